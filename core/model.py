@@ -1,0 +1,517 @@
+"""The mechanism document: bodies (nodes), joints (edges), drivers, and the edit API the GUI's commands call."""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from .errors import LinkwrightError
+from .joints import JOINT_TYPES
+
+__all__ = [
+    "Vec3",
+    "Pose",
+    "Velocity",
+    "Body",
+    "Joint",
+    "Driver",
+    "PairOverride",
+    "ContactSettings",
+    "SimulationSettings",
+    "Mechanism",
+    "SPACES",
+]
+
+Vec3 = tuple[float, float, float]
+SPACES = ("planar", "spatial")
+_Z = (0.0, 0.0, 1.0)
+_X = (1.0, 0.0, 0.0)
+_PLANAR_TOL = 1e-9  # how far from the z axis a planar revolute axis may be (relative)
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A body's initial placement: position and unit quaternion (w, x, y, z), world frame."""
+
+    position: Vec3 = (0.0, 0.0, 0.0)
+    orientation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Velocity:
+    """A body's initial velocity: linear and angular, world frame."""
+
+    linear: Vec3 = (0.0, 0.0, 0.0)
+    angular: Vec3 = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A rigid body (graph node); everything attached to it is in its own frame."""
+
+    name: str
+    ground: bool = False
+    mass: float | None = None  # kg
+    density: float | None = None  # kg/m³, with a shape instead of mass
+    inertia: tuple[Vec3, Vec3, Vec3] | None = None  # about the centre of mass, body axes
+    com: Vec3 | None = None  # centre of mass, body frame
+    points: dict[str, Vec3] = field(default_factory=dict)  # named points, body frame
+    shape: dict | None = None  # the format's shape object (validated by core.shapes.parse_shape)
+    pose: Pose | None = None  # initial pose; None = the world frame (design configuration)
+    velocity: Velocity | None = None  # initial velocity of a free body
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint (graph edge) between exactly two bodies, placed in world coordinates of the design configuration."""
+
+    name: str
+    type: str
+    bodies: tuple[str, str]
+    at: Vec3 = (0.0, 0.0, 0.0)
+    axis: Vec3 | None = None  # None = the type's default (z; x for sliding types)
+    axis2: Vec3 | None = None  # universal joints: the second axis (default: perpendicular to axis)
+    pitch: float | None = None  # helical: advance along the axis per full turn (m)
+
+    def axis_vector(self) -> Vec3:
+        """The unit joint axis (the type's default when none is given)."""
+        if self.axis is None:
+            return _X if self.type in ("prismatic", "slot") else _Z
+        return _unit(self.axis)
+
+    def axis2_vector(self) -> Vec3:
+        """The unit second axis of a universal joint (default: a unit vector normal to the first)."""
+        a = self.axis_vector()
+        if self.axis2 is not None:
+            return _unit(self.axis2)
+        ref = _X if abs(a[0]) < 0.9 else (0.0, 1.0, 0.0)
+        d = sum(x * y for x, y in zip(ref, a))
+        return _unit(tuple(r - d * x for r, x in zip(ref, a)))
+
+    def other(self, body: str) -> str:
+        """The body at the other end of this joint from `body`."""
+        return self.bodies[1] if self.bodies[0] == body else self.bodies[0]
+
+
+@dataclass(frozen=True)
+class Driver:
+    """A driven joint coordinate: an expression of time t (radians or metres from the design configuration)."""
+
+    joint: str
+    value: str
+    coordinate: int = 0
+
+
+@dataclass(frozen=True)
+class PairOverride:
+    """A friction coefficient for one pair of bodies."""
+
+    bodies: tuple[str, str]
+    friction: float
+
+
+@dataclass(frozen=True)
+class ContactSettings:
+    """Contact parameters: Coulomb friction and the friction ellipsoid (e_t, e_o, e_r)."""
+
+    friction: float = 0.5
+    ellipsoid: Vec3 = (1.0, 1.0, 0.0)
+    pairs: tuple[PairOverride, ...] = ()
+
+    def friction_for(self, a: str, b: str) -> float:
+        """The friction coefficient of the pair (a, b): its override, else the default."""
+        for p in self.pairs:
+            if set(p.bodies) == {a, b}:
+                return p.friction
+        return self.friction
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """Time-stepping defaults of the document."""
+
+    dt: float = 0.01
+    duration: float = 1.0
+    method: str = "implicit"
+
+
+def _unit(v: Iterable[float]) -> Vec3:
+    v = tuple(float(x) for x in v)
+    n = math.sqrt(sum(x * x for x in v))
+    return (v[0] / n, v[1] / n, v[2] / n)
+
+
+def _norm(v: Iterable[float]) -> float:
+    return math.sqrt(sum(float(x) ** 2 for x in v))
+
+
+def check_name(name: object, location: str) -> None:
+    """Raise unless `name` is a usable name (a non-empty string without surrounding spaces)."""
+    if not isinstance(name, str) or not name.strip():
+        raise LinkwrightError(location, "a name must be a non-empty string")
+    if name != name.strip():
+        raise LinkwrightError(location, f"name '{name}' has leading or trailing spaces")
+    if len(name) > 200:
+        raise LinkwrightError(location, "name too long (limit 200 characters)")
+
+
+@dataclass
+class Mechanism:
+    """One mechanism document; edit it only through its methods so every change is validated and counted."""
+
+    name: str = "Untitled"
+    space: str = "planar"
+    gravity: Vec3 | None = None
+    bodies: list[Body] = field(default_factory=list)
+    joints: list[Joint] = field(default_factory=list)
+    drivers: list[Driver] = field(default_factory=list)
+    layout: dict[str, tuple[float, float]] = field(default_factory=dict)  # graph-editor node positions
+    contact: ContactSettings | None = None
+    simulation: SimulationSettings | None = None
+    revision: int = field(default=0, compare=False)  # bumped by every edit; views cache on it
+
+    # ---- look-up -------------------------------------------------------------------------------------------
+    def body_index(self, name: str) -> int:
+        """Index of the body called `name` (LinkwrightError if none)."""
+        for i, b in enumerate(self.bodies):
+            if b.name == name:
+                return i
+        raise LinkwrightError("bodies", f"unknown body '{name}'{self._known_bodies()}")
+
+    def joint_index(self, name: str) -> int:
+        """Index of the joint called `name` (LinkwrightError if none)."""
+        for i, j in enumerate(self.joints):
+            if j.name == name:
+                return i
+        raise LinkwrightError("joints", f"unknown joint '{name}'")
+
+    def body(self, name: str) -> Body:
+        """The body called `name`."""
+        return self.bodies[self.body_index(name)]
+
+    def joint(self, name: str) -> Joint:
+        """The joint called `name`."""
+        return self.joints[self.joint_index(name)]
+
+    def body_names(self) -> list[str]:
+        """Names of the bodies in document order."""
+        return [b.name for b in self.bodies]
+
+    def joint_names(self) -> list[str]:
+        """Names of the joints in document order."""
+        return [j.name for j in self.joints]
+
+    def joints_of(self, body: str) -> list[int]:
+        """Indices of the joints that attach `body`."""
+        return [i for i, j in enumerate(self.joints) if body in j.bodies]
+
+    def unique_name(self, stem: str) -> str:
+        """A body/joint name starting with `stem` that is not used yet."""
+        used = set(self.body_names()) | set(self.joint_names())
+        k = 1
+        while f"{stem}{k}" in used:
+            k += 1
+        return f"{stem}{k}"
+
+    def copy(self) -> "Mechanism":
+        """A deep, independent snapshot (for workers, undo and reset)."""
+        return copy.deepcopy(self)
+
+    def _known_bodies(self) -> str:
+        names = self.body_names()
+        if not names:
+            return " (the document has no bodies)"
+        shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+        return f" (known: {shown})"
+
+    # ---- validation shared by the loader and the edit API ---------------------------------------------------
+    def check_body(self, body: Body, location: str, replacing: str | None = None) -> None:
+        """Raise a located LinkwrightError if `body` cannot be in this document."""
+        check_name(body.name, f"{location}.name")
+        if body.name != replacing and (body.name in self.body_names() or body.name in self.joint_names()):
+            raise LinkwrightError(f"{location}.name", f"duplicate name '{body.name}'")
+        for key in ("mass", "density"):
+            v = getattr(body, key)
+            if v is not None and not (math.isfinite(v) and v > 0):
+                raise LinkwrightError(f"{location}.{key}", f"must be a positive number, got {v}")
+        if body.pose is not None:
+            q = body.pose.orientation
+            if _norm(q) < 1e-12:
+                raise LinkwrightError(f"{location}.pose.orientation", "zero quaternion (need a unit quaternion [w, x, y, z])")
+        for pname in body.points:
+            check_name(pname, f"{location}.points")
+
+    def check_joint(self, joint: Joint, location: str, replacing: str | None = None) -> None:
+        """Raise a located LinkwrightError if `joint` cannot be in this document."""
+        check_name(joint.name, f"{location}.name")
+        if joint.name != replacing and (joint.name in self.joint_names() or joint.name in self.body_names()):
+            raise LinkwrightError(f"{location}.name", f"duplicate name '{joint.name}'")
+        jt = JOINT_TYPES.get(joint.type)
+        if jt is None:
+            raise LinkwrightError(f"{location}.type", f"unknown joint type '{joint.type}' (known: {', '.join(JOINT_TYPES)})")
+        if jt.dof(self.space) is None:
+            allowed = [n for n, t in JOINT_TYPES.items() if t.dof(self.space) is not None]
+            raise LinkwrightError(
+                f"{location}.type", f"'{joint.type}' joints are not allowed in a {self.space} document (allowed: {', '.join(allowed)})"
+            )
+        if len(joint.bodies) != 2:
+            raise LinkwrightError(f"{location}.bodies", "a joint joins exactly two bodies")
+        names = self.body_names()
+        for k, b in enumerate(joint.bodies):
+            if b not in names:
+                raise LinkwrightError(f"{location}.bodies[{k}]", f"unknown body '{b}'{self._known_bodies()}")
+        if joint.bodies[0] == joint.bodies[1]:
+            raise LinkwrightError(f"{location}.bodies", f"a joint cannot join body '{joint.bodies[0]}' to itself")
+        for key in ("axis", "axis2"):
+            v = getattr(joint, key)
+            if v is not None and _norm(v) < 1e-12:
+                raise LinkwrightError(f"{location}.{key}", "zero length")
+        if self.space == "planar":
+            a = joint.axis_vector()
+            if joint.type in ("revolute",) and (abs(a[0]) > _PLANAR_TOL or abs(a[1]) > _PLANAR_TOL):
+                raise LinkwrightError(f"{location}.axis", "a revolute axis in a planar document must be along z")
+            if joint.type in ("prismatic", "slot") and abs(a[2]) > _PLANAR_TOL:
+                raise LinkwrightError(f"{location}.axis", f"a {joint.type} axis in a planar document must lie in the x-y plane")
+        if jt.pitch:
+            if joint.pitch is None:
+                raise LinkwrightError(f"{location}.pitch", "a helical joint needs a pitch (length per turn)")
+        if jt.axis2 and joint.axis2 is not None:
+            a, b = joint.axis_vector(), _unit(joint.axis2)
+            if abs(sum(x * y for x, y in zip(a, b))) > 1 - 1e-9:
+                raise LinkwrightError(f"{location}.axis2", "must not be parallel to axis")
+
+    def check_driver(self, driver: Driver, location: str) -> None:
+        """Raise a located LinkwrightError if `driver` names no joint, a bad coordinate or a bad expression."""
+        from .expr import check_expression  # local: expr pulls in sympy, not needed for plain model edits
+
+        if driver.joint not in self.joint_names():
+            raise LinkwrightError(f"{location}.joint", f"unknown joint '{driver.joint}' (known: {', '.join(self.joint_names()) or 'none'})")
+        j = self.joint(driver.joint)
+        dof = JOINT_TYPES[j.type].dof(self.space) or 0
+        if not (0 <= driver.coordinate < max(dof, 1)) or dof == 0:
+            raise LinkwrightError(
+                f"{location}.coordinate",
+                f"joint '{j.name}' ({j.type}) has {dof} coordinate(s); coordinate {driver.coordinate} does not exist",
+            )
+        check_expression(driver.value, f"{location}.value")
+
+    def validate(self) -> None:
+        """Check the whole document, raising the first problem found with its location."""
+        if self.space not in SPACES:
+            raise LinkwrightError("space", f"must be 'planar' or 'spatial', got '{self.space}'")
+        seen: list[Body] = []
+        full, self.bodies = self.bodies, seen
+        try:
+            for i, b in enumerate(full):
+                self.check_body(b, f"bodies[{i}]")
+                seen.append(b)
+        finally:
+            self.bodies = full
+        js, self.joints = self.joints, []
+        try:
+            for i, j in enumerate(js):
+                self.check_joint(j, f"joints[{i}]")
+                self.joints.append(j)
+        finally:
+            self.joints = js
+        for i, d in enumerate(self.drivers):
+            self.check_driver(d, f"drivers[{i}]")
+        driven = [(d.joint, d.coordinate) for d in self.drivers]
+        for i, key in enumerate(driven):
+            if key in driven[:i]:
+                raise LinkwrightError(f"drivers[{i}]", f"joint '{key[0]}' coordinate {key[1]} is driven twice")
+        names = set(self.body_names())
+        for name in self.layout:
+            if name not in names:
+                raise LinkwrightError("layout", f"unknown body '{name}'{self._known_bodies()}")
+        if self.contact is not None:
+            for i, p in enumerate(self.contact.pairs):
+                for k, b in enumerate(p.bodies):
+                    if b not in names:
+                        raise LinkwrightError(f"contact.pairs[{i}].bodies[{k}]", f"unknown body '{b}'{self._known_bodies()}")
+
+    # ---- the edit API (every method validates first, then changes, then bumps the revision) ----------------------
+    def _touch(self) -> None:
+        self.revision += 1
+
+    def add_body(self, body: Body, index: int | None = None, position: tuple[float, float] | None = None) -> int:
+        """Insert `body` (at `index`, default last) and optionally its graph position; returns its index."""
+        self.check_body(body, f"bodies[{len(self.bodies) if index is None else index}]")
+        index = len(self.bodies) if index is None else index
+        self.bodies.insert(index, body)
+        if position is not None:
+            self.layout[body.name] = (float(position[0]), float(position[1]))
+        self._touch()
+        return index
+
+    def remove_body(self, name: str) -> dict[str, Any]:
+        """Remove a body with its joints and their drivers; returns what `restore_body` needs to undo it."""
+        bi = self.body_index(name)
+        removed_joints = [(i, self.joints[i]) for i in self.joints_of(name)]
+        gone = {j.name for _, j in removed_joints}
+        removed_drivers = [(i, d) for i, d in enumerate(self.drivers) if d.joint in gone]
+        record = {
+            "index": bi,
+            "body": self.bodies[bi],
+            "joints": removed_joints,
+            "drivers": removed_drivers,
+            "layout": self.layout.get(name),
+        }
+        self.drivers = [d for d in self.drivers if d.joint not in gone]
+        self.joints = [j for j in self.joints if j.name not in gone]
+        del self.bodies[bi]
+        self.layout.pop(name, None)
+        self._touch()
+        return record
+
+    def restore_body(self, record: dict[str, Any]) -> None:
+        """Undo `remove_body` exactly (same indices)."""
+        self.bodies.insert(record["index"], record["body"])
+        for i, j in record["joints"]:
+            self.joints.insert(i, j)
+        for i, d in record["drivers"]:
+            self.drivers.insert(i, d)
+        if record["layout"] is not None:
+            self.layout[record["body"].name] = record["layout"]
+        self._touch()
+
+    def rename_body(self, old: str, new: str) -> None:
+        """Rename a body, updating every joint, layout entry and contact pair that names it."""
+        self.update_body(old, name=new)
+
+    def update_body(self, name: str, **changes: Any) -> Body:
+        """Replace fields of the body `name` (e.g. name=, ground=, mass=, points=); returns the old body."""
+        bi = self.body_index(name)
+        old = self.bodies[bi]
+        new = replace(old, **changes)
+        self.check_body(new, f"bodies[{bi}]", replacing=old.name)
+        self.bodies[bi] = new
+        if new.name != old.name:
+            self.joints = [
+                replace(j, bodies=tuple(new.name if b == old.name else b for b in j.bodies)) if old.name in j.bodies else j
+                for j in self.joints
+            ]
+            if old.name in self.layout:
+                self.layout[new.name] = self.layout.pop(old.name)
+            if self.contact is not None and self.contact.pairs:
+                pairs = tuple(
+                    replace(p, bodies=tuple(new.name if b == old.name else b for b in p.bodies)) for p in self.contact.pairs
+                )
+                self.contact = replace(self.contact, pairs=pairs)
+        self._touch()
+        return old
+
+    def set_ground(self, name: str, ground: bool = True) -> Body:
+        """Mark (or unmark) the body `name` as the fixed ground; returns the old body."""
+        return self.update_body(name, ground=ground)
+
+    def add_joint(self, joint: Joint, index: int | None = None) -> int:
+        """Insert `joint` (at `index`, default last); returns its index."""
+        index = len(self.joints) if index is None else index
+        self.check_joint(joint, f"joints[{index}]")
+        self.joints.insert(index, joint)
+        self._touch()
+        return index
+
+    def remove_joint(self, name: str) -> dict[str, Any]:
+        """Remove a joint and its drivers; returns what `restore_joint` needs to undo it."""
+        ji = self.joint_index(name)
+        record = {
+            "index": ji,
+            "joint": self.joints[ji],
+            "drivers": [(i, d) for i, d in enumerate(self.drivers) if d.joint == name],
+        }
+        self.drivers = [d for d in self.drivers if d.joint != name]
+        del self.joints[ji]
+        self._touch()
+        return record
+
+    def restore_joint(self, record: dict[str, Any]) -> None:
+        """Undo `remove_joint` exactly."""
+        self.joints.insert(record["index"], record["joint"])
+        for i, d in record["drivers"]:
+            self.drivers.insert(i, d)
+        self._touch()
+
+    def update_joint(self, name: str, **changes: Any) -> Joint:
+        """Replace fields of the joint `name` (type=, bodies=, at=, axis=, pitch=, name=); returns the old joint.
+
+        Drivers of the joint follow a rename; a type change that removes a driven coordinate is refused."""
+        ji = self.joint_index(name)
+        old = self.joints[ji]
+        if "bodies" in changes:
+            changes["bodies"] = tuple(changes["bodies"])
+        new = replace(old, **changes)
+        self.check_joint(new, f"joints[{ji}]", replacing=old.name)
+        dof = JOINT_TYPES[new.type].dof(self.space) or 0
+        for k, d in enumerate(self.drivers):
+            if d.joint == old.name and d.coordinate >= dof:
+                raise LinkwrightError(
+                    f"joints[{ji}].type", f"drivers[{k}] drives coordinate {d.coordinate}, which a {new.type} joint does not have"
+                )
+        self.joints[ji] = new
+        if new.name != old.name:
+            self.drivers = [replace(d, joint=new.name) if d.joint == old.name else d for d in self.drivers]
+        self._touch()
+        return old
+
+    def add_driver(self, driver: Driver, index: int | None = None) -> int:
+        """Insert a driver (validated, expression checked); returns its index."""
+        index = len(self.drivers) if index is None else index
+        self.check_driver(driver, f"drivers[{index}]")
+        if any(d.joint == driver.joint and d.coordinate == driver.coordinate for d in self.drivers):
+            raise LinkwrightError(f"drivers[{index}]", f"joint '{driver.joint}' coordinate {driver.coordinate} is already driven")
+        self.drivers.insert(index, driver)
+        self._touch()
+        return index
+
+    def remove_driver(self, index: int) -> Driver:
+        """Remove the driver at `index`; returns it."""
+        if not 0 <= index < len(self.drivers):
+            raise LinkwrightError(f"drivers[{index}]", "no such driver")
+        d = self.drivers.pop(index)
+        self._touch()
+        return d
+
+    def update_driver(self, index: int, **changes: Any) -> Driver:
+        """Replace fields of the driver at `index` (joint=, value=, coordinate=); returns the old driver."""
+        if not 0 <= index < len(self.drivers):
+            raise LinkwrightError(f"drivers[{index}]", "no such driver")
+        old = self.drivers[index]
+        new = replace(old, **changes)
+        self.check_driver(new, f"drivers[{index}]")
+        if any(k != index and d.joint == new.joint and d.coordinate == new.coordinate for k, d in enumerate(self.drivers)):
+            raise LinkwrightError(f"drivers[{index}]", f"joint '{new.joint}' coordinate {new.coordinate} is already driven")
+        self.drivers[index] = new
+        self._touch()
+        return old
+
+    def set_layout(self, name: str, position: tuple[float, float] | None) -> tuple[float, float] | None:
+        """Set (or clear, with None) the graph-editor position of a body; returns the old one."""
+        self.body_index(name)
+        old = self.layout.get(name)
+        if position is None:
+            self.layout.pop(name, None)
+        else:
+            x, y = float(position[0]), float(position[1])
+            if not (math.isfinite(x) and math.isfinite(y)):
+                raise LinkwrightError(f"layout.{name}", "position must be finite")
+            self.layout[name] = (x, y)
+        self._touch()
+        return old
+
+    def set_properties(self, **changes: Any) -> dict[str, Any]:
+        """Change document-level fields (name, space, gravity, contact, simulation); returns the old values."""
+        allowed = {"name", "space", "gravity", "contact", "simulation"}
+        bad = set(changes) - allowed
+        if bad:
+            raise LinkwrightError(sorted(bad)[0], "not a document property")
+        old = {k: getattr(self, k) for k in changes}
+        trial = replace(self, **changes)
+        trial.validate()
+        for k, v in changes.items():
+            setattr(self, k, v)
+        self._touch()
+        return old

@@ -1,0 +1,244 @@
+"""Structure of a mechanism graph: incidence matrix, loops, chain class and Gruebler–Kutzbach mobility.
+
+A pure function of the model, cheap enough to re-run on every edit (any half-drawn graph is accepted)."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .joints import joint_dof
+from .model import Mechanism
+
+__all__ = ["StructureReport", "analyze"]
+
+
+@dataclass(frozen=True)
+class StructureReport:
+    """Everything the structure analysis finds; indices refer to document order of bodies and joints."""
+
+    space: str
+    bodies: list[str]  # body names, document order (rows of the incidence matrix)
+    joints: list[str]  # joint names, document order (columns)
+    incidence: np.ndarray  # (n_bodies, n_joints) int8, a_ij = 1 when joint j attaches body i
+    adjacency: list[list[tuple[int, int]]]  # per body: (neighbour body, joint) pairs
+    degrees: list[int]  # joints per body (1 unary, 2 binary, 3 ternary, ...)
+    grounds: list[int]  # indices of bodies marked ground
+    ground: int | None  # the ground used as the root (first marked), None if none
+    components: list[list[int]]  # connected components (body indices), the ground's first
+    loops: int  # independent loops L = j - n + c
+    fundamental_loops: list[list[int]]  # per loop, joint indices in traversal order (chord first)
+    loop_directions: list[list[int]]  # per loop joint: +1 traversed bodies[0] -> bodies[1], else -1
+    loop_bodies: list[list[int]]  # per loop, the bodies visited (same order; body k is left by joint k)
+    tree_joints: list[int]  # joints of the spanning forest (rooted at ground)
+    chords: list[int]  # joints closing one fundamental loop each
+    tree_parent: list[tuple[int, int] | None]  # per body: (parent body, joint) in the forest, None at roots
+    chain: str  # "open" (no loop), "closed" (every body and joint on a loop), "mixed"
+    simple: bool  # every body binary
+    mobility: int  # Gruebler–Kutzbach count
+    mobility_formula: str  # e.g. "M = 3(4-1) - 2·4 = 1"
+    joint_classes: dict[int, int]  # constraints imposed (class) -> number of joints of that class
+    coordinates: int  # sum of joint freedoms (joint coordinates)
+    dependent_coordinates: int  # coordinates fixed by the loops (coordinates - mobility)
+    n_drivers: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The report as JSON-ready data (names instead of indices)."""
+        return {
+            "space": self.space,
+            "bodies": self.bodies,
+            "joints": self.joints,
+            "incidence": self.incidence.astype(int).tolist(),
+            "mobility": self.mobility,
+            "mobility_formula": self.mobility_formula,
+            "loops": self.loops,
+            "fundamental_loops": [[self.joints[j] for j in loop] for loop in self.fundamental_loops],
+            "chain": self.chain,
+            "simple": self.simple,
+            "degrees": {b: d for b, d in zip(self.bodies, self.degrees)},
+            "ground": None if self.ground is None else self.bodies[self.ground],
+            "components": [[self.bodies[b] for b in comp] for comp in self.components],
+            "joint_classes": {str(k): v for k, v in sorted(self.joint_classes.items(), reverse=True)},
+            "coordinates": self.coordinates,
+            "dependent_coordinates": self.dependent_coordinates,
+            "drivers": self.n_drivers,
+            "warnings": self.warnings,
+        }
+
+
+def _formula(space: str, n_eff: int, classes: Counter, mobility: int) -> str:
+    lam = 3 if space == "planar" else 6
+    terms = "".join(f" - {c}·{k}" for c, k in sorted(classes.items(), reverse=True) if c > 0)
+    return f"M = {lam}({n_eff}-1){terms} = {mobility}"
+
+
+def analyze(mech: Mechanism) -> StructureReport:
+    """Analyse the body-joint graph of `mech` (never raises for any graph the edit API can build)."""
+    names = [b.name for b in mech.bodies]
+    index = {nm: i for i, nm in enumerate(names)}
+    n, m = len(names), len(mech.joints)
+    ends = np.zeros((m, 2), dtype=np.int64)
+    adjacency: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for k, j in enumerate(mech.joints):
+        a, b = index[j.bodies[0]], index[j.bodies[1]]
+        ends[k] = (a, b)
+        adjacency[a].append((b, k))
+        adjacency[b].append((a, k))
+    incidence = np.zeros((n, m), dtype=np.int8)
+    if m:
+        cols = np.arange(m)
+        incidence[ends[:, 0], cols] = 1
+        incidence[ends[:, 1], cols] = 1
+    degrees = [len(a) for a in adjacency]
+    grounds = [i for i, b in enumerate(mech.bodies) if b.ground]
+    ground = grounds[0] if grounds else None
+
+    # Spanning forest by breadth-first search, rooted at the ground (shallow trees keep loops short).
+    parent: list[tuple[int, int] | None] = [None] * n
+    depth = [-1] * n
+    components: list[list[int]] = []
+    tree_joints: list[int] = []
+    order = ([ground] if ground is not None else []) + list(range(n))
+    for root in order:
+        if depth[root] >= 0:
+            continue
+        depth[root] = 0
+        comp = [root]
+        queue = deque([root])
+        while queue:
+            u = queue.popleft()
+            for v, k in adjacency[u]:
+                if depth[v] < 0:
+                    depth[v] = depth[u] + 1
+                    parent[v] = (u, k)
+                    tree_joints.append(k)
+                    comp.append(v)
+                    queue.append(v)
+        components.append(comp)
+    in_tree = np.zeros(m, dtype=bool)
+    in_tree[tree_joints] = True
+    chords = [k for k in range(m) if not in_tree[k]]
+
+    loops_j: list[list[int]] = []
+    loops_d: list[list[int]] = []
+    loops_b: list[list[int]] = []
+    on_loop = np.zeros(m, dtype=bool)
+    for k in chords:
+        u, v = int(ends[k, 0]), int(ends[k, 1])
+        # Walk both ends up to their lowest common ancestor.
+        up_v: list[tuple[int, int]] = []  # (body left, joint) going v -> lca
+        up_u: list[tuple[int, int]] = []
+        a, b = v, u
+        while depth[a] > depth[b]:
+            p, jk = parent[a]  # type: ignore[misc]
+            up_v.append((a, jk))
+            a = p
+        while depth[b] > depth[a]:
+            p, jk = parent[b]  # type: ignore[misc]
+            up_u.append((b, jk))
+            b = p
+        while a != b:
+            p, jk = parent[a]  # type: ignore[misc]
+            up_v.append((a, jk))
+            a = p
+            p, jk = parent[b]  # type: ignore[misc]
+            up_u.append((b, jk))
+            b = p
+        # Traversal: u --chord--> v --up--> lca --down--> u.
+        seq = [(u, k)] + up_v
+        lca = a
+        down = []
+        prev = lca
+        for body, jk in reversed(up_u):
+            down.append((prev, jk))
+            prev = body
+        seq += down
+        joints_seq = [jk for _, jk in seq]
+        bodies_seq = [body for body, _ in seq]
+        dirs = [1 if int(ends[jk, 0]) == body else -1 for body, jk in seq]
+        loops_j.append(joints_seq)
+        loops_d.append(dirs)
+        loops_b.append(bodies_seq)
+        on_loop[joints_seq] = True
+    loops = m - n + len(components)
+
+    # A body lies on a loop when one of its joints does (non-bridge joints are exactly the loop joints).
+    body_on_loop = np.zeros(n, dtype=bool)
+    if m:
+        body_on_loop[ends[on_loop].ravel()] = True
+    if loops == 0:
+        chain = "open"
+    elif on_loop.all() and body_on_loop.all():
+        chain = "closed"
+    else:
+        chain = "mixed"
+    simple = n > 0 and all(d == 2 for d in degrees)
+
+    lam = 3 if mech.space == "planar" else 6
+    dofs = [joint_dof(j.type, mech.space) for j in mech.joints]
+    classes = Counter(lam - f for f in dofs)
+    # Several ground bodies are one fixed frame: count them once.
+    n_eff = n - max(len(grounds) - 1, 0)
+    mobility = lam * (n_eff - 1) - sum(lam - f for f in dofs) if n_eff > 0 else 0
+    coords = sum(dofs)
+
+    warnings: list[str] = []
+    if n and not grounds:
+        warnings.append("no ground body: mark one body as the fixed ground")
+    if len(grounds) > 1:
+        warnings.append(f"{len(grounds)} ground bodies ({', '.join(names[g] for g in grounds)}): they count as one fixed frame")
+    free = {i for i, b in enumerate(mech.bodies) if b.shape is not None and not b.ground}
+    for i in range(n):
+        if degrees[i] == 0 and i not in free and not mech.bodies[i].ground:
+            warnings.append(f"body '{names[i]}' has no joint")
+    ground_set = set(grounds)
+    # Isolated bodies were reported above; what is left are parts with joints that never reach a ground.
+    parts = [c for c in components if len(c) > 1 and not ground_set.intersection(c)]
+    if parts and (ground is not None or len(parts) > 1):
+        shown = "; ".join(", ".join(names[b] for b in c[:6]) + (", ..." if len(c) > 6 else "") for c in parts[:4])
+        what = "not connected to the ground" if ground is not None else "disconnected from each other"
+        warnings.append(f"{len(parts)} part(s) {what}: {shown}")
+    if n > 1 and m:
+        if mobility == 0:
+            warnings.append("M = 0: a structure as counted by Gruebler–Kutzbach (it cannot move unless its geometry is special)")
+        elif mobility < 0:
+            warnings.append(
+                f"M = {mobility}: overconstrained as counted by Gruebler–Kutzbach ({-mobility} redundant constraint(s) "
+                "unless its geometry is special)"
+            )
+    nd = len(mech.drivers)
+    if nd and nd != mobility and mobility > 0:
+        warnings.append(f"{nd} driver(s) for mobility {mobility}: the motion is {'not fully determined' if nd < mobility else 'over-determined'}")
+    elif not nd and mobility > 0 and m:
+        warnings.append(f"no drivers: mobility {mobility} needs {mobility} driver(s) to define a motion")
+
+    return StructureReport(
+        space=mech.space,
+        bodies=names,
+        joints=[j.name for j in mech.joints],
+        incidence=incidence,
+        adjacency=adjacency,
+        degrees=degrees,
+        grounds=grounds,
+        ground=ground,
+        components=components,
+        loops=loops,
+        fundamental_loops=loops_j,
+        loop_directions=loops_d,
+        loop_bodies=loops_b,
+        tree_joints=tree_joints,
+        chords=chords,
+        tree_parent=parent,
+        chain=chain,
+        simple=simple,
+        mobility=mobility,
+        mobility_formula=_formula(mech.space, n_eff, classes, mobility),
+        joint_classes=dict(classes),
+        coordinates=coords,
+        dependent_coordinates=coords - mobility,
+        n_drivers=nd,
+        warnings=warnings,
+    )
