@@ -1,0 +1,211 @@
+"""Mixed complementarity solver: semismooth Newton on the (penalised) Fischer-Burmeister reformulation.
+
+Problem (MCP with lower bounds): find z with, for every index i,
+  - free i (lower[i] = -inf):      F_i(z) = 0
+  - bounded i (lower[i] finite):  z_i - l_i >= 0,  F_i(z) >= 0,  (z_i - l_i) F_i(z) = 0.
+
+Each bounded pair is replaced by phi(a, b) = lam*(sqrt(a^2+b^2) - a - b) - (1-lam)*max(a,0)*max(b,0)
+(Chen-Chen-Kanzow; lam = 1 is plain Fischer-Burmeister), giving a semismooth system Phi(z) = 0 whose
+merit psi = 0.5*|Phi|^2 is continuously differentiable.  Newton steps use an element of the
+generalised Jacobian; when the Newton direction does not exist or is not a good descent direction the
+step falls back to a Levenberg-Marquardt step (which also converges on non-isolated solutions, e.g. a
+friction multiplier that is free while the normal impulse is zero).  Armijo backtracking on psi; on
+stagnation the solver restarts from a perturbed point with stronger regularisation.
+
+Stopping: the scaled natural residual max_i |nat_i(z)| / (1 + max|z|) <= tol, with
+nat_i = F_i for free i and min(z_i - l_i, F_i) for bounded i (the normalisation PATH reports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+__all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function"]
+
+_SQRT_HALF = np.sqrt(0.5)
+
+
+@dataclass(frozen=True)
+class MCPResult:
+    """Outcome of one MCP solve (a result, never an exception)."""
+
+    z: np.ndarray  # final iterate (the solution when converged)
+    converged: bool  # scaled natural residual <= tol
+    iterations: int  # Newton iterations over all attempts
+    residual: float  # scaled natural residual at z
+    reason: str  # "converged" or why it stopped
+    restarts: int = 0  # number of perturbed restarts used
+
+
+def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray) -> float:
+    """Scaled natural residual max|nat(z)| / (1 + max|z|) of an MCP with lower bounds."""
+    bounded = np.isfinite(lower)
+    nat = np.where(bounded, np.minimum(np.where(bounded, z - lower, 0.0), F), F)
+    if nat.size == 0:
+        return 0.0
+    return float(np.max(np.abs(nat)) / (1.0 + np.max(np.abs(z))))
+
+
+def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Penalised Fischer-Burmeister value and one element (da, db) of its generalised gradient."""
+    rho = np.sqrt(a * a + b * b)
+    small = rho < 1e-300
+    rs = np.where(small, 1.0, rho)
+    phi = lam * (rho - a - b)
+    # at the kink (0, 0) any (xi - 1, eta - 1) with xi^2 + eta^2 <= 1 is a generalised gradient; take the diagonal
+    da = lam * (np.where(small, _SQRT_HALF, a / rs) - 1.0)
+    db = lam * (np.where(small, _SQRT_HALF, b / rs) - 1.0)
+    if lam < 1.0:
+        ap = np.maximum(a, 0.0)
+        bp = np.maximum(b, 0.0)
+        phi = phi - (1.0 - lam) * ap * bp
+        da = da - (1.0 - lam) * (a > 0) * bp
+        db = db - (1.0 - lam) * (b > 0) * ap
+    return phi, da, db
+
+
+def _reformulate(z, F, J, lower, bounded, lam):
+    """Phi(z) and its generalised Jacobian H = Da + Db J (rows of free indices are J's rows)."""
+    a = np.where(bounded, z - lower, 0.0)
+    phi, da, db = fb_function(a, F, lam)
+    Phi = np.where(bounded, phi, F)
+    dA = np.where(bounded, da, 0.0)  # d Phi_i / d z_i from the 'a' argument
+    dB = np.where(bounded, db, 1.0)  # scales row i of J
+    if sp.issparse(J):
+        H = (sp.diags(dB) @ J + sp.diags(dA)).tocsc()
+    else:
+        H = dB[:, None] * J
+        H[np.diag_indices_from(H)] += dA
+    return Phi, H
+
+
+def _solve_linear(H, rhs):
+    """Newton direction H d = rhs, or None when H is (numerically) singular."""
+    try:
+        if sp.issparse(H):
+            d = spla.splu(H.tocsc()).solve(rhs)
+        else:
+            d = np.linalg.solve(H, rhs)
+    except (np.linalg.LinAlgError, RuntimeError, ValueError):
+        return None
+    if not np.all(np.isfinite(d)):
+        return None
+    return d
+
+
+def _lm_direction(H, Phi, nu):
+    """Levenberg-Marquardt direction (H^T H + nu I) d = -H^T Phi."""
+    g = H.T @ Phi
+    if sp.issparse(H):
+        A = (H.T @ H + nu * sp.identity(H.shape[1], format="csc")).tocsc()
+        try:
+            d = spla.splu(A).solve(-g)
+        except RuntimeError:
+            return -g
+    else:
+        A = H.T @ H
+        A[np.diag_indices_from(A)] += nu
+        try:
+            d = np.linalg.solve(A, -g)
+        except np.linalg.LinAlgError:
+            return -g
+    return d if np.all(np.isfinite(d)) else -g
+
+
+def solve_mcp(
+    fun: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    z0: np.ndarray,
+    lower: np.ndarray,
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 60,
+    lam: float = 1.0,
+    max_restarts: int = 3,
+    rng_seed: int = 0,
+) -> MCPResult:
+    """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J)."""
+    lower = np.asarray(lower, dtype=float)
+    bounded = np.isfinite(lower)
+    lower0 = np.where(bounded, lower, 0.0)
+    z = np.array(z0, dtype=float)
+    n = z.size
+    if n == 0:
+        return MCPResult(z, True, 0, 0.0, "converged")
+    rng = np.random.default_rng(rng_seed)
+    total_iter = 0
+    best = None  # (residual, z) of the best iterate seen, returned on failure
+    reason = "iteration limit"
+    beta, sigma_armijo, rho_descent, p_descent = 0.5, 1e-4, 1e-10, 2.1
+    for restart in range(max_restarts + 1):
+        nu_extra = 0.0 if restart == 0 else 1e-6 * 10.0**restart
+        try:
+            F, J = fun(z)
+        except (FloatingPointError, ValueError, np.linalg.LinAlgError) as exc:
+            F, J = None, None
+            reason = f"function evaluation failed ({exc})"
+        if F is not None and np.all(np.isfinite(F)):
+            for _ in range(max_iter):
+                res = natural_residual(z, F, lower)
+                if best is None or res < best[0]:
+                    best = (res, z.copy())
+                if res <= tol:
+                    return MCPResult(z, True, total_iter, res, "converged", restart)
+                total_iter += 1
+                Phi, H = _reformulate(z, F, J, lower0, bounded, lam)
+                psi = 0.5 * float(Phi @ Phi)
+                grad = H.T @ Phi
+                d = None if nu_extra > 0 else _solve_linear(H, -Phi)
+                gd = float(grad @ d) if d is not None else 0.0
+                if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
+                    # Newton direction missing or uphill: LM step (regularised by the residual size)
+                    d = _lm_direction(H, Phi, min(1e-2, np.sqrt(2 * psi)) + nu_extra + 1e-14)
+                    gd = float(grad @ d)
+                    if gd >= 0.0:
+                        d = -grad
+                        gd = -float(grad @ grad)
+                t = 1.0
+                accepted = False
+                while t > 1e-12:
+                    zt = z + t * d
+                    try:
+                        Ft, Jt = fun(zt)
+                    except (FloatingPointError, ValueError, np.linalg.LinAlgError):
+                        Ft = None
+                    if Ft is not None and np.all(np.isfinite(Ft)):
+                        Phit, _ = _reformulate_value(zt, Ft, lower0, bounded, lam)
+                        if 0.5 * float(Phit @ Phit) <= psi + sigma_armijo * t * gd:
+                            accepted = True
+                            break
+                    t *= beta
+                if not accepted:
+                    reason = "line search failed"
+                    break
+                z, F, J = zt, Ft, Jt
+            else:
+                res = natural_residual(z, F, lower)
+                if res <= tol:
+                    return MCPResult(z, True, total_iter, res, "converged", restart)
+                if best is None or res < best[0]:
+                    best = (res, z.copy())
+                reason = "iteration limit"
+        # restart from the best point seen, perturbed, with regularised steps
+        base = best[1] if best is not None else np.array(z0, dtype=float)
+        z = base + 1e-6 * (1.0 + np.abs(base)) * rng.standard_normal(n)
+        z = np.where(bounded, np.maximum(z, lower0), z)
+    res, zb = best if best is not None else (float("inf"), np.array(z0, dtype=float))
+    return MCPResult(zb, False, total_iter, res, reason, max_restarts)
+
+
+def _reformulate_value(z, F, lower, bounded, lam):
+    """Phi(z) only (for the line search)."""
+    a = np.where(bounded, z - lower, 0.0)
+    rho = np.sqrt(a * a + F * F)
+    phi = lam * (rho - a - F)
+    if lam < 1.0:
+        phi = phi - (1.0 - lam) * np.maximum(a, 0.0) * np.maximum(F, 0.0)
+    return np.where(bounded, phi, F), None

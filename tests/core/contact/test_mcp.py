@@ -1,0 +1,158 @@
+"""Tests of the semismooth Newton MCP solver on problems with known solutions."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from core.contact.mcp import fb_function, natural_residual, solve_mcp
+
+
+def _lcp(M, q):
+    """F(z) = M z + q with its Jacobian (an LCP is an MCP with all bounds at 0)."""
+    return lambda z: (M @ z + q, M)
+
+
+def _random_monotone_lcp(n, rng, skew=True):
+    """Monotone LCP with a planted complementary solution: M = A^T A (+ skew), z*, w* disjoint supports."""
+    A = rng.standard_normal((n, n))
+    M = A.T @ A / n
+    if skew:
+        S = rng.standard_normal((n, n))
+        M = M + (S - S.T)  # skew part keeps M monotone (z^T M z unchanged)
+    support = rng.random(n) < 0.5
+    z_star = np.where(support, rng.random(n) + 0.1, 0.0)
+    w_star = np.where(support, 0.0, rng.random(n) + 0.1)
+    q = w_star - M @ z_star  # so that M z* + q = w*, complementary to z*
+    return M, q, z_star
+
+
+@pytest.mark.parametrize("n,seed", [(5, 0), (20, 1), (50, 2), (50, 3)])
+def test_random_monotone_lcp_recovers_planted_solution(n, seed):
+    rng = np.random.default_rng(seed)
+    M, q, z_star = _random_monotone_lcp(n, rng)
+    res = solve_mcp(_lcp(M, q), np.zeros(n), np.zeros(n))
+    assert res.converged, res.reason
+    assert res.residual <= 1e-10
+    # M = A^T A/n + skew is positive definite for a square random A, so the solution is unique
+    np.testing.assert_allclose(res.z, z_star, atol=1e-8)
+
+
+def test_sparse_lcp_uses_sparse_path_and_converges():
+    rng = np.random.default_rng(7)
+    n = 400
+    # tridiagonal, strictly diagonally dominant: a P-matrix, unique solution
+    main = 4.0 + rng.random(n)
+    off = -rng.random(n - 1)
+    M = sp.diags([off, main, off], [-1, 0, 1], format="csc")
+    support = rng.random(n) < 0.5
+    z_star = np.where(support, rng.random(n) + 0.1, 0.0)
+    w_star = np.where(support, 0.0, rng.random(n) + 0.1)
+    q = w_star - M @ z_star
+    res = solve_mcp(lambda z: (M @ z + q, M), np.zeros(n), np.zeros(n))
+    assert res.converged
+    np.testing.assert_allclose(res.z, z_star, atol=1e-8)
+
+
+def _kojima_shindo(x):
+    """Kojima-Shindo NCP (Kojima & Shindo 1986), solutions (1,0,3,0) and (sqrt(6)/2,0,0,1/2)."""
+    x1, x2, x3, x4 = x
+    F = np.array([
+        3 * x1**2 + 2 * x1 * x2 + 2 * x2**2 + x3 + 3 * x4 - 6,
+        2 * x1**2 + x1 + x2**2 + 3 * x3 + 2 * x4 - 2,
+        3 * x1**2 + x1 * x2 + 2 * x2**2 + 2 * x3 + 3 * x4 - 1,
+        x1**2 + 3 * x2**2 + 2 * x3 + 3 * x4 - 3,
+    ])
+    J = np.array([
+        [6 * x1 + 2 * x2, 2 * x1 + 4 * x2, 1, 3],
+        [4 * x1 + 1, 2 * x2, 3, 2],
+        [6 * x1 + x2, x1 + 4 * x2, 2, 3],
+        [2 * x1, 6 * x2, 2, 3],
+    ], dtype=float)
+    return F, J
+
+
+@pytest.mark.parametrize("z0", [[0, 0, 0, 0], [1, 1, 1, 1], [1, 0, 1, 0], [1, 0, 0, 0], [0.5, 2, 0.1, 3]])
+def test_kojima_shindo_reaches_one_of_its_two_solutions(z0):
+    res = solve_mcp(_kojima_shindo, np.array(z0, float), np.zeros(4))
+    assert res.converged, res.reason
+    sols = [np.array([1.0, 0, 3, 0]), np.array([np.sqrt(6) / 2, 0, 0, 0.5])]
+    assert min(np.max(np.abs(res.z - s)) for s in sols) < 1e-7
+
+
+def test_degenerate_lcp_with_both_sides_zero():
+    # q = 0 and M = I: the solution z = 0 has z_i = F_i = 0 for every i (fully degenerate)
+    n = 6
+    res = solve_mcp(_lcp(np.eye(n), np.zeros(n)), np.ones(n), np.zeros(n))
+    assert res.converged
+    np.testing.assert_allclose(res.z, 0.0, atol=1e-9)
+
+
+def test_rank_deficient_lcp_with_a_continuum_of_solutions():
+    # M = [[1,1],[1,1]], q = [-1,-1]: every z >= 0 with z1 + z2 = 1 solves it; the Jacobian is singular there
+    M = np.array([[1.0, 1.0], [1.0, 1.0]])
+    q = np.array([-1.0, -1.0])
+    res = solve_mcp(_lcp(M, q), np.array([3.0, 0.2]), np.zeros(2))
+    assert res.converged, res.reason
+    assert np.all(res.z >= -1e-12)
+    assert abs(res.z.sum() - 1.0) < 1e-9
+
+
+def test_mixed_problem_qp_kkt_matches_closed_form():
+    # min 0.5|x|^2 - c.x  s.t.  x1 + x2 <= 1 with c = (1, 2): KKT x = c - y (1,1), y = max(0, (c1+c2-1)/2) = 1
+    # so x = (0, 1), y = 1.  Unknowns (x1, x2 free; y >= 0 paired with the slack 1 - x1 - x2).
+    c = np.array([1.0, 2.0])
+
+    def fun(z):
+        x, y = z[:2], z[2]
+        F = np.array([x[0] - c[0] + y, x[1] - c[1] + y, 1.0 - x[0] - x[1]])
+        J = np.array([[1.0, 0, 1], [0, 1.0, 1], [-1.0, -1.0, 0]])
+        return F, J
+
+    res = solve_mcp(fun, np.zeros(3), np.array([-np.inf, -np.inf, 0.0]))
+    assert res.converged
+    np.testing.assert_allclose(res.z, [0.0, 1.0, 1.0], atol=1e-10)
+
+
+def test_penalised_fb_variant_also_converges():
+    rng = np.random.default_rng(11)
+    M, q, z_star = _random_monotone_lcp(30, rng)
+    res = solve_mcp(_lcp(M, q), np.zeros(30), np.zeros(30), lam=0.9)
+    assert res.converged
+    np.testing.assert_allclose(res.z, z_star, atol=1e-8)
+
+
+def test_unsolvable_lcp_is_a_result_not_an_exception():
+    # M = 0, q = -1: F(z) = -1 < 0 for all z, no solution exists
+    res = solve_mcp(_lcp(np.zeros((1, 1)), np.array([-1.0])), np.zeros(1), np.zeros(1), max_iter=20)
+    assert not res.converged
+    assert np.all(np.isfinite(res.z))
+    assert res.reason
+
+
+def test_warm_start_from_solution_takes_no_iterations():
+    rng = np.random.default_rng(4)
+    M, q, z_star = _random_monotone_lcp(10, rng)
+    res = solve_mcp(_lcp(M, q), z_star, np.zeros(10))
+    assert res.converged and res.iterations == 0
+
+
+def test_fb_function_zero_exactly_on_complementarity_and_gradient_matches_fd():
+    a = np.array([0.0, 2.0, 0.0, 1.0, -1.0, 0.3])
+    b = np.array([3.0, 0.0, 0.0, 1.0, 0.5, -0.2])
+    phi, da, db = fb_function(a, b)
+    assert np.allclose(phi[:3], 0.0) and np.all(np.abs(phi[3:]) > 1e-3)
+    eps = 1e-7
+    for lam in (1.0, 0.8):
+        phi, da, db = fb_function(a[3:], b[3:], lam)
+        fda = (fb_function(a[3:] + eps, b[3:], lam)[0] - fb_function(a[3:] - eps, b[3:], lam)[0]) / (2 * eps)
+        fdb = (fb_function(a[3:], b[3:] + eps, lam)[0] - fb_function(a[3:], b[3:] - eps, lam)[0]) / (2 * eps)
+        np.testing.assert_allclose(da, fda, atol=1e-6)
+        np.testing.assert_allclose(db, fdb, atol=1e-6)
+
+
+def test_natural_residual_definition():
+    z = np.array([1.0, 0.0, 2.0])
+    F = np.array([0.0, -0.5, 0.25])
+    lower = np.array([0.0, 0.0, -np.inf])
+    # nat = (min(1,0), min(0,-0.5), 0.25) = (0, -0.5, 0.25), scaled by 1 + max|z| = 3
+    assert natural_residual(z, F, lower) == pytest.approx(0.5 / 3.0)
