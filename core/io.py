@@ -268,6 +268,7 @@ def from_dict(data: Any) -> Mechanism:
         layout = {k: _vec(p, f"layout.{k}", 2) for k, p in lay.items()}
     mech = Mechanism(
         name=_str(d["name"], "name") if "name" in d else "Untitled",
+        description=_str(d["description"], "description") if "description" in d else "",
         space=space,
         gravity=_vec(d["gravity"], "gravity") if "gravity" in d else None,  # type: ignore[arg-type]
         bodies=[_body(b, f"bodies[{i}]") for i, b in enumerate(_list(d["bodies"], "bodies"))],
@@ -351,7 +352,10 @@ def _v(t) -> list:
 
 def to_dict(mech: Mechanism) -> dict:
     """The format v1 JSON object of `mech` (only keys that carry information are written)."""
-    out: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": mech.name, "space": mech.space}
+    out: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": mech.name}
+    if mech.description:
+        out["description"] = mech.description
+    out["space"] = mech.space
     if mech.gravity is not None:
         out["gravity"] = _v(mech.gravity)
     bodies = []

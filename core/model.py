@@ -162,6 +162,7 @@ class Mechanism:
     """One mechanism document; edit it only through its methods so every change is validated and counted."""
 
     name: str = "Untitled"
+    description: str = ""
     space: str = "planar"
     gravity: Vec3 | None = None
     bodies: list[Body] = field(default_factory=list)
@@ -504,7 +505,7 @@ class Mechanism:
 
     def set_properties(self, **changes: Any) -> dict[str, Any]:
         """Change document-level fields (name, space, gravity, contact, simulation); returns the old values."""
-        allowed = {"name", "space", "gravity", "contact", "simulation"}
+        allowed = {"name", "description", "space", "gravity", "contact", "simulation"}
         bad = set(changes) - allowed
         if bad:
             raise LinkwrightError(sorted(bad)[0], "not a document property")

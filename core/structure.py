@@ -211,7 +211,10 @@ def analyze(mech: Mechanism) -> StructureReport:
             )
     nd = len(mech.drivers)
     if nd and nd != mobility and mobility > 0:
-        warnings.append(f"{nd} driver(s) for mobility {mobility}: the motion is {'not fully determined' if nd < mobility else 'over-determined'}")
+        warnings.append(
+            f"{nd} driver(s) for mobility {mobility} as counted: the motion is "
+            + ("not fully determined (unless the rest are idle freedoms, such as a coupler's spin)" if nd < mobility else "over-determined")
+        )
     elif not nd and mobility > 0 and m:
         warnings.append(f"no drivers: mobility {mobility} needs {mobility} driver(s) to define a motion")
 

@@ -1,0 +1,1 @@
+"""Linkwright desktop application (PySide6)."""

@@ -1,0 +1,63 @@
+"""Headless sub-commands of the `linkwright` command, one module each, discovered automatically."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from types import ModuleType
+from typing import Sequence
+
+from .. import __version__
+from ..errors import LinkwrightError
+
+__all__ = ["commands", "build_parser", "run_command", "main"]
+
+
+def commands() -> dict[str, ModuleType]:
+    """The sub-command modules in this package (each defines NAME, HELP, add_arguments, run)."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if all(hasattr(mod, a) for a in ("NAME", "HELP", "add_arguments", "run")):
+            found[mod.NAME] = mod
+    return found
+
+
+def build_parser(prog: str = "linkwright") -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The top-level parser with one sub-parser per command."""
+    parser = argparse.ArgumentParser(prog=prog, description="Linkwright: design, analyse and simulate mechanisms.")
+    parser.add_argument("--version", action="version", version=f"linkwright {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, mod in commands().items():
+        p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
+        mod.add_arguments(p)
+        p.set_defaults(_run=mod.run)
+    return parser, sub
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed sub-command: user errors become a located message on stderr and status 2."""
+    try:
+        return int(args._run(args) or 0)
+    except LinkwrightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point for the headless commands (`python -m core.cli ...`)."""
+    parser, _ = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    return run_command(args)

@@ -1,0 +1,64 @@
+"""`linkwright analyze FILE [--json]`: the structure report of a mechanism file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .. import io, structure
+
+NAME = "analyze"
+HELP = "print the structure analysis of a mechanism file (incidence matrix, loops, mobility)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `analyze`."""
+    parser.add_argument("file", metavar="FILE", help="a Linkwright mechanism file (.json)")
+    parser.add_argument("--json", action="store_true", help="print a JSON object instead of the text report")
+
+
+def report_text(mech, rep: structure.StructureReport) -> str:
+    """The human-readable structure report."""
+    lines = [f"{mech.name} ({rep.space})", f"bodies: {len(rep.bodies)}, joints: {len(rep.joints)}, loops: {rep.loops}"]
+    lines.append(f"mobility: {rep.mobility_formula}")
+    lines.append(f"chain: {rep.chain}{' (simple)' if rep.simple and rep.loops else ''}")
+    w = max([len(b) for b in rep.bodies] + [6])
+    header = " " * (w + 1) + " ".join(f"{j:>4}" for j in rep.joints)
+    lines.append("incidence matrix (rows: bodies, columns: joints):")
+    lines.append(header)
+    for b, row in zip(rep.bodies, rep.incidence):
+        lines.append(f"{b:<{w}} " + " ".join(f"{int(x):>4}" for x in row))
+    lines.append("degrees: " + ", ".join(f"{b}={d}" for b, d in zip(rep.bodies, rep.degrees)))
+    for i, loop in enumerate(rep.fundamental_loops):
+        lines.append(f"loop {i + 1}: " + " - ".join(rep.joints[j] for j in loop))
+    for w_ in rep.warnings:
+        lines.append(f"warning: {w_}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load, analyse and print."""
+    mech = io.load(args.file)
+    rep = structure.analyze(mech)
+    data = rep.to_json()
+    data["name"] = mech.name
+    extra = _rank_mobility(mech)
+    data.update(extra)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(report_text(mech, rep))
+        if "mobility_rank" in extra:
+            print(f"mobility (rank of the constraint Jacobian): {extra['mobility_rank']}, "
+                  f"redundant constraints: {extra['redundant_constraints']}")
+    return 0
+
+
+def _rank_mobility(mech) -> dict:
+    """The kinematics engine's rank-based mobility, when that engine is present."""
+    try:
+        from ..kinematics import rank_mobility
+    except ImportError:
+        return {}
+    r = rank_mobility(mech)
+    return {"mobility_rank": r.mobility, "redundant_constraints": r.redundant_constraints}
