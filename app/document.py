@@ -1,0 +1,79 @@
+"""The one document the GUI edits: the core Mechanism, its undo stack and file state, with change signals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from core import structure
+from core.model import Mechanism
+
+__all__ = ["Document"]
+
+
+class Document(QObject):
+    """Owns the Mechanism; views observe `changed`/`replaced` and re-read; edits arrive as undo commands."""
+
+    changed = Signal()  # after every edit of the mechanism (including undo/redo)
+    replaced = Signal()  # a different mechanism was loaded (new/open/revert): views rebuild
+    pathChanged = Signal()  # the file name changed
+    modifiedChanged = Signal(bool)  # the undo stack's clean state changed
+
+    def __init__(self, mechanism: Mechanism | None = None, path: Path | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._mech = mechanism if mechanism is not None else Mechanism()
+        self._path = Path(path) if path else None
+        self._report: structure.StructureReport | None = None
+        self._report_rev = -1
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(lambda clean: self.modifiedChanged.emit(not clean))
+        self.undo_stack.indexChanged.connect(lambda _i: self.changed.emit())
+
+    @property
+    def mechanism(self) -> Mechanism:
+        """The model; read it freely, change it only through commands pushed with `push`."""
+        return self._mech
+
+    @property
+    def path(self) -> Path | None:
+        """The file this document was loaded from or saved to (None for a new document)."""
+        return self._path
+
+    def set_path(self, path: Path | None) -> None:
+        """Record the file name (after Save As)."""
+        self._path = Path(path) if path else None
+        self.pathChanged.emit()
+
+    @property
+    def modified(self) -> bool:
+        """Whether there are edits since the last save/load."""
+        return not self.undo_stack.isClean()
+
+    def structure(self) -> structure.StructureReport:
+        """The structure analysis of the current mechanism, computed once per revision."""
+        if self._report is None or self._report_rev != self._mech.revision:
+            self._report = structure.analyze(self._mech)
+            self._report_rev = self._mech.revision
+        return self._report
+
+    def push(self, command: QUndoCommand) -> None:
+        """Run an edit command and put it on the undo stack (emits `changed`)."""
+        self.undo_stack.push(command)
+
+    def replace(self, mechanism: Mechanism, path: Path | None = None) -> None:
+        """Swap in another mechanism (a loaded file, a new document): clears undo history."""
+        self._mech = mechanism
+        self._report = None
+        self.undo_stack.clear()
+        self.undo_stack.setClean()
+        self.set_path(path)
+        self.replaced.emit()
+        self.changed.emit()
+        self.modifiedChanged.emit(False)
+
+    def mark_saved(self, path: Path) -> None:
+        """The document was written to `path`: it is clean now."""
+        self.undo_stack.setClean()
+        self.set_path(path)
