@@ -182,6 +182,8 @@ def _joint(v: Any, loc: str) -> Joint:
     bodies = _list(d["bodies"], f"{loc}.bodies")
     if len(bodies) != 2:
         raise LinkwrightError(f"{loc}.bodies", f"a joint joins exactly two bodies, got {len(bodies)}")
+    if d.get("type") == "helical" and "pitch" not in d:
+        raise LinkwrightError(f"{loc}.pitch", "a helical joint needs a pitch (advance per full turn)")
     return Joint(
         name=_str(d["name"], f"{loc}.name"),
         type=_str(d["type"], f"{loc}.type"),

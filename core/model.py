@@ -73,7 +73,11 @@ class Joint:
     at: Vec3 = (0.0, 0.0, 0.0)
     axis: Vec3 | None = None  # None = the type's default (z; x for sliding types)
     axis2: Vec3 | None = None  # universal joints: the second axis (default: perpendicular to axis)
-    pitch: float | None = None  # helical: advance along the axis per full turn (m)
+    pitch: float | None = None  # helical: advance along the axis per full turn (m); None reads as 0 in the model
+
+    def pitch_value(self) -> float:
+        """The helical pitch (advance per full turn), 0 when not given."""
+        return 0.0 if self.pitch is None else float(self.pitch)
 
     def axis_vector(self) -> Vec3:
         """The unit joint axis (the type's default when none is given)."""
@@ -275,9 +279,8 @@ class Mechanism:
                 raise LinkwrightError(f"{location}.axis", "a revolute axis in a planar document must be along z")
             if joint.type in ("prismatic", "slot") and abs(a[2]) > _PLANAR_TOL:
                 raise LinkwrightError(f"{location}.axis", f"a {joint.type} axis in a planar document must lie in the x-y plane")
-        if jt.pitch:
-            if joint.pitch is None:
-                raise LinkwrightError(f"{location}.pitch", "a helical joint needs a pitch (length per turn)")
+        if joint.pitch is not None and not math.isfinite(joint.pitch):
+            raise LinkwrightError(f"{location}.pitch", "must be a finite number")
         if jt.axis2 and joint.axis2 is not None:
             a, b = joint.axis_vector(), _unit(joint.axis2)
             if abs(sum(x * y for x, y in zip(a, b))) > 1 - 1e-9:
@@ -382,9 +385,9 @@ class Mechanism:
         """Rename a body, updating every joint, layout entry and contact pair that names it."""
         self.update_body(old, name=new)
 
-    def update_body(self, name: str, **changes: Any) -> Body:
-        """Replace fields of the body `name` (e.g. name=, ground=, mass=, points=); returns the old body."""
-        bi = self.body_index(name)
+    def update_body(self, target: str, /, **changes: Any) -> Body:
+        """Replace fields of the body `target` (e.g. name=, ground=, mass=, points=); returns the old body."""
+        bi = self.body_index(target)
         old = self.bodies[bi]
         new = replace(old, **changes)
         self.check_body(new, f"bodies[{bi}]", replacing=old.name)
@@ -436,11 +439,11 @@ class Mechanism:
             self.drivers.insert(i, d)
         self._touch()
 
-    def update_joint(self, name: str, **changes: Any) -> Joint:
-        """Replace fields of the joint `name` (type=, bodies=, at=, axis=, pitch=, name=); returns the old joint.
+    def update_joint(self, target: str, /, **changes: Any) -> Joint:
+        """Replace fields of the joint `target` (type=, bodies=, at=, axis=, pitch=, name=); returns the old joint.
 
         Drivers of the joint follow a rename; a type change that removes a driven coordinate is refused."""
-        ji = self.joint_index(name)
+        ji = self.joint_index(target)
         old = self.joints[ji]
         if "bodies" in changes:
             changes["bodies"] = tuple(changes["bodies"])

@@ -1,0 +1,237 @@
+"""Format v1: lossless round trip, atomic save, and one located message per kind of bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from core import io
+from core.errors import LinkwrightError
+from tests.conftest import EXAMPLES
+
+
+def load_error(data) -> LinkwrightError:
+    text = data if isinstance(data, (str, bytes)) else json.dumps(data)
+    with pytest.raises(LinkwrightError) as info:
+        io.loads(text)
+    return info.value
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
+def test_every_example_round_trips_losslessly(path, tmp_path):
+    mech = io.load(path)
+    out = tmp_path / "copy.json"
+    io.save(mech, out)
+    assert io.load(out) == mech
+    # Saving again gives byte-identical text: the writer is deterministic.
+    assert io.dumps(io.load(out)) == out.read_text()
+
+
+def test_round_trip_keeps_optional_keys(fourbar_dict):
+    d = copy.deepcopy(fourbar_dict)
+    d["layout"] = {"crank": [10.5, -3]}
+    d["bodies"][1]["points"] = {"tip": [0.5, 0.866, 0]}
+    d["bodies"][3]["com"] = [3.6, 1.5, 0]
+    d["drivers"][0]["value"] = "0.5*sin(2*pi*t)"
+    m = io.loads(json.dumps(d))
+    assert m.layout == {"crank": (10.5, -3.0)}
+    assert io.loads(io.dumps(m)) == m
+    assert json.loads(io.dumps(m))["bodies"][3]["com"] == [3.6, 1.5, 0]
+
+
+def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path, fourbar_dict, monkeypatch):
+    mech = io.loads(json.dumps(fourbar_dict))
+    target = tmp_path / "m.json"
+    target.write_text("previous content")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    # A failure in the middle of writing must leave the old file intact and no temp file behind.
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        io.save(mech, target)
+    assert target.read_text() == "previous content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    monkeypatch.undo()
+    io.save(mech, target)
+    assert io.load(target) == mech
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+
+
+def test_unknown_body_names_the_known_ones(fourbar_dict):
+    fourbar_dict["joints"][2]["bodies"][1] = "cranck"
+    e = load_error(fourbar_dict)
+    assert e.location == "joints[2].bodies[1]"
+    assert str(e) == "joints[2].bodies[1]: unknown body 'cranck' (known: ground, crank, coupler, rocker)"
+
+
+def test_wrong_type_of_value(fourbar_dict):
+    fourbar_dict["bodies"][3]["mass"] = "heavy"
+    e = load_error(fourbar_dict)
+    assert (e.location, e.message) == ("bodies[3].mass", "expected a number, got a string")
+
+
+def test_boolean_is_not_a_number(fourbar_dict):
+    fourbar_dict["joints"][0]["at"] = [0, True, 0]
+    assert load_error(fourbar_dict).location == "joints[0].at[1]"
+
+
+def test_missing_key(fourbar_dict):
+    del fourbar_dict["joints"][1]["type"]
+    e = load_error(fourbar_dict)
+    assert e.location == "joints[1]" and "missing key 'type'" in e.message
+
+
+def test_unknown_key_is_reported_not_dropped(fourbar_dict):
+    fourbar_dict["bodies"][1]["mas"] = 1.0
+    e = load_error(fourbar_dict)
+    assert e.location == "bodies[1].mas" and "unknown key" in e.message
+
+
+def test_duplicate_body_name(fourbar_dict):
+    fourbar_dict["bodies"][2]["name"] = "crank"
+    e = load_error(fourbar_dict)
+    assert (e.location, e.message) == ("bodies[2].name", "duplicate name 'crank'")
+
+
+def test_duplicate_joint_name(fourbar_dict):
+    fourbar_dict["joints"][3]["name"] = "A"
+    assert load_error(fourbar_dict).location == "joints[3].name"
+
+
+def test_joint_to_itself_is_rejected(fourbar_dict):
+    fourbar_dict["joints"][1]["bodies"] = ["crank", "crank"]
+    e = load_error(fourbar_dict)
+    assert e.location == "joints[1].bodies" and "itself" in e.message
+
+
+@pytest.mark.parametrize("vec", [[1, 2], "up", [1, 2, "x"], [1, 2, 3, 4]])
+def test_bad_vector(fourbar_dict, vec):
+    fourbar_dict["joints"][0]["at"] = vec
+    assert load_error(fourbar_dict).location.startswith("joints[0].at")
+
+
+def test_zero_axis(fourbar_dict):
+    fourbar_dict["joints"][2]["axis"] = [0, 0, 0]
+    e = load_error(fourbar_dict)
+    assert str(e) == "joints[2].axis: zero length"
+
+
+def test_planar_revolute_axis_must_be_z(fourbar_dict):
+    fourbar_dict["joints"][1]["axis"] = [1, 0, 0]
+    e = load_error(fourbar_dict)
+    assert e.location == "joints[1].axis" and "along z" in e.message
+
+
+def test_unknown_joint_type(fourbar_dict):
+    fourbar_dict["joints"][0]["type"] = "hinge"
+    e = load_error(fourbar_dict)
+    assert e.location == "joints[0].type" and "unknown joint type 'hinge'" in e.message and "revolute" in e.message
+
+
+def test_type_not_allowed_in_space(fourbar_dict):
+    fourbar_dict["joints"][0]["type"] = "spherical"
+    e = load_error(fourbar_dict)
+    assert e.location == "joints[0].type" and "planar document" in e.message
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_rejected(fourbar_dict, token):
+    text = json.dumps(fourbar_dict).replace('"mass": 0.4', f'"mass": {token}')
+    e = load_error(text)
+    assert "not a number in JSON" in e.message
+
+
+def test_huge_number_overflowing_to_infinity(fourbar_dict):
+    text = json.dumps(fourbar_dict).replace('"mass": 0.4', '"mass": 1e999')
+    e = load_error(text)
+    assert e.location == "bodies[3].mass" and "finite" in e.message
+
+
+def test_not_json():
+    e = load_error("{ this is not json")
+    assert e.location == "" and e.message.startswith("not valid JSON") and "line 1" in e.message
+
+
+def test_not_utf8():
+    assert "UTF-8" in load_error(b"\xff\xfe\x00garbage").message
+
+
+@pytest.mark.parametrize("key,value,loc", [("format", "something.else", "format"), ("version", 2, "version")])
+def test_wrong_format_or_version(fourbar_dict, key, value, loc):
+    fourbar_dict[key] = value
+    assert load_error(fourbar_dict).location == loc
+
+
+def test_top_level_must_be_object():
+    assert "JSON object" in load_error("[1, 2, 3]").message
+
+
+def test_fifty_megabyte_file_is_refused_quickly(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(50 * 1024 * 1024)
+    with pytest.raises(LinkwrightError) as info:
+        io.load(big)
+    assert "too large" in info.value.message
+
+
+def test_deeply_nested_json_is_refused(fourbar_dict):
+    fourbar_dict["name"] = "x"
+    text = json.dumps(fourbar_dict)[:-1] + ', "layout": ' + "[" * 100000 + "]" * 100000 + "}"
+    assert "nested too deeply" in load_error(text).message
+
+
+def test_driver_expression_is_checked_at_load(fourbar_dict):
+    fourbar_dict["drivers"][0]["value"] = "omega*t"
+    e = load_error(fourbar_dict)
+    assert e.location == "drivers[0].value" and "unknown name 'omega'" in e.message
+
+
+def test_driver_of_unknown_joint(fourbar_dict):
+    fourbar_dict["drivers"][0]["joint"] = "Z"
+    assert load_error(fourbar_dict).location == "drivers[0].joint"
+
+
+def test_driver_coordinate_out_of_range(fourbar_dict):
+    fourbar_dict["drivers"][0]["coordinate"] = 1
+    assert load_error(fourbar_dict).location == "drivers[0].coordinate"
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(LinkwrightError, match="no such file"):
+        io.load(tmp_path / "nope.json")
+    with pytest.raises(LinkwrightError, match="directory"):
+        io.load(tmp_path)
+
+
+def test_zero_quaternion_and_non_unit_quaternion(fourbar_dict):
+    fourbar_dict["bodies"][1]["pose"] = {"orientation": [0, 0, 0, 0]}
+    assert load_error(fourbar_dict).location == "bodies[1].pose.orientation"
+    fourbar_dict["bodies"][1]["pose"] = {"orientation": [1, 1, 0, 0]}
+    assert "unit quaternion" in load_error(fourbar_dict).message
+
+
+def test_zero_or_negative_mass(fourbar_dict):
+    fourbar_dict["bodies"][3]["mass"] = 0
+    e = load_error(fourbar_dict)
+    assert e.location == "bodies[3].mass" and "positive" in e.message
+
+
+def test_negative_friction(fourbar_dict):
+    fourbar_dict["contact"] = {"friction": -0.1}
+    assert load_error(fourbar_dict).location == "contact.friction"
+
+
+def test_schema_accepts_every_example_and_names_the_format():
+    jsonschema = pytest.importorskip("jsonschema")  # optional test extra
+    schema = json.loads((EXAMPLES.parent / "schema" / "mechanism-v1.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for path in sorted(EXAMPLES.glob("*.json")):
+        jsonschema.validate(json.loads(path.read_text()), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"format": "linkwright.mechanism", "version": 1, "space": "curved", "bodies": []}, schema)

@@ -1,0 +1,112 @@
+"""The edit API the GUI's commands call: each edit validates, applies, and can be undone exactly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core import io
+from core.errors import LinkwrightError
+from core.model import Body, Driver, Joint
+
+
+@pytest.fixture
+def mech(fourbar_dict):
+    return io.loads(json.dumps(fourbar_dict))
+
+
+def test_remove_body_removes_its_joints_and_drivers_and_restores_exactly(mech):
+    before = mech.copy()
+    rec = mech.remove_body("crank")
+    assert mech.body_names() == ["ground", "coupler", "rocker"]
+    assert mech.joint_names() == ["C", "D"]  # A and B attached the crank
+    assert mech.drivers == []  # the driver of A went with it
+    mech.restore_body(rec)
+    assert mech == before
+
+
+def test_rename_body_follows_into_joints_and_layout(mech):
+    mech.set_layout("crank", (1, 2))
+    mech.rename_body("crank", "input")
+    assert mech.joint("A").bodies == ("ground", "input")
+    assert mech.joint("B").bodies == ("input", "coupler")
+    assert mech.layout == {"input": (1.0, 2.0)}
+    with pytest.raises(LinkwrightError, match="duplicate name 'rocker'"):
+        mech.rename_body("input", "rocker")
+
+
+def test_rename_joint_follows_into_drivers(mech):
+    mech.update_joint("A", name="A1")
+    assert mech.drivers[0].joint == "A1"
+
+
+def test_change_joint_type_and_bodies(mech):
+    old = mech.update_joint("C", type="prismatic", axis=(1.0, 0.0, 0.0))
+    assert old.type == "revolute" and mech.joint("C").type == "prismatic"
+    mech.update_joint("C", bodies=("crank", "rocker"))
+    assert mech.joint("C").bodies == ("crank", "rocker")
+    with pytest.raises(LinkwrightError, match="unknown body"):
+        mech.update_joint("C", bodies=("crank", "nobody"))
+    with pytest.raises(LinkwrightError, match="not allowed in a planar"):
+        mech.update_joint("C", type="spherical")
+
+
+def test_type_change_refused_when_it_drops_a_driven_coordinate(mech):
+    with pytest.raises(LinkwrightError, match="drivers\\[0\\]"):
+        mech.update_joint("A", type="fixed")
+
+
+def test_failed_edit_changes_nothing(mech):
+    before, rev = mech.copy(), mech.revision
+    with pytest.raises(LinkwrightError):
+        mech.update_joint("B", axis=(0.0, 0.0, 0.0))
+    assert mech == before and mech.revision == rev
+
+
+def test_every_edit_bumps_revision(mech):
+    rev = mech.revision
+    mech.add_body(Body("extra"))
+    mech.add_joint(Joint("E", "revolute", ("extra", "ground")))
+    mech.move = None
+    mech.update_joint("E", at=(1.0, 1.0, 0.0))
+    mech.set_ground("extra")
+    mech.add_driver(Driver("E", "t"))
+    mech.update_driver(1, value="2*t")
+    mech.remove_driver(1)
+    mech.remove_joint("E")
+    assert mech.revision == rev + 8
+
+
+def test_remove_joint_restores_drivers(mech):
+    before = mech.copy()
+    rec = mech.remove_joint("A")
+    assert mech.drivers == []
+    mech.restore_joint(rec)
+    assert mech == before
+
+
+def test_bad_driver_expression_is_refused(mech):
+    with pytest.raises(LinkwrightError) as info:
+        mech.update_driver(0, value="__import__('os')")
+    assert info.value.location == "drivers[0].value"
+
+
+def test_double_driving_is_refused(mech):
+    with pytest.raises(LinkwrightError, match="already driven"):
+        mech.add_driver(Driver("A", "t"))
+
+
+def test_unique_name(mech):
+    assert mech.unique_name("body") == "body1"
+    mech.add_body(Body("body1"))
+    assert mech.unique_name("body") == "body2"
+
+
+def test_default_axes(mech):
+    assert mech.joint("A").axis_vector() == (0.0, 0.0, 1.0)
+    j = Joint("P", "prismatic", ("a", "b"))
+    assert j.axis_vector() == (1.0, 0.0, 0.0)
+    u = Joint("U", "universal", ("a", "b"), axis=(0.0, 0.0, 2.0))
+    a, b = u.axis_vector(), u.axis2_vector()
+    assert abs(sum(x * y for x, y in zip(a, b))) < 1e-12 and abs(sum(x * x for x in b) - 1) < 1e-12
