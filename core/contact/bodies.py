@@ -1,0 +1,214 @@
+"""Rigid-body model and state for contact simulation (model/data split: the model is never changed).
+
+Frames: every body has a body frame (the document's pose is that frame's origin and orientation) and a
+centre of mass `com_body` in it.  Inside the stepper a body's state is its centre-of-mass position p,
+its orientation quaternion Q = (w, x, y, z) (body -> world), and the world-frame linear velocity of the
+centre of mass v and angular velocity w.  A body point y (body frame) is at x = p + R(Q) (y - com_body).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import LinkwrightError
+from ..transforms import quat_to_matrix
+
+__all__ = ["ContactModel", "State", "build_model", "initial_state", "cayley", "cayley_jacobian", "origin_pose"]
+
+
+def cayley(u: np.ndarray) -> np.ndarray:
+    """Rotation matrix of the unit quaternion (1, u)/sqrt(1+|u|^2) (the position update's rotation)."""
+    ux, uy, uz = u
+    D = 1.0 + ux * ux + uy * uy + uz * uz
+    a = 1.0 - (ux * ux + uy * uy + uz * uz)
+    return np.array([
+        [a + 2 * ux * ux, 2 * (ux * uy - uz), 2 * (ux * uz + uy)],
+        [2 * (ux * uy + uz), a + 2 * uy * uy, 2 * (uy * uz - ux)],
+        [2 * (ux * uz - uy), 2 * (uy * uz + ux), a + 2 * uz * uz],
+    ]) / D
+
+
+def cayley_jacobian(w: np.ndarray, h: float) -> np.ndarray:
+    """T with dtheta = T dw: world rotation perturbation of cayley(h w / 2) per change of w."""
+    u = 0.5 * h * w
+    D = 1.0 + float(u @ u)
+    ux, uy, uz = u
+    # (h / D) (I + [u]x), from omega = 2 (I + [u]x) du / (1 + |u|^2) for q = (1, u)/sqrt(1 + |u|^2)
+    return (h / D) * np.array([[1.0, -uz, uy], [uz, 1.0, -ux], [-uy, ux, 1.0]])
+
+
+@dataclass(frozen=True)
+class ContactModel:
+    """Constant description of a contact scene (built once from a Mechanism)."""
+
+    names: tuple[str, ...]  # body names, index = body index
+    dynamic: np.ndarray  # (N,) bool: integrated bodies; the others are fixed obstacles
+    mass: np.ndarray  # (N,) kg (1 for static bodies, unused)
+    inertia_body: np.ndarray  # (N,3,3) about the centre of mass, body axes
+    com_body: np.ndarray  # (N,3) centre of mass in the body frame
+    shapes: tuple  # (N,) core.shapes.Shape or None
+    radius: np.ndarray  # (N,) bounding radius about the centre of mass (inf for half-spaces)
+    halfspace: tuple  # (N,) None or (normal(3), offset) in the body frame for half-space shapes
+    pairs: tuple[tuple[int, int, float], ...]  # candidate pairs (a, b, mu): a dynamic; b dynamic or static
+    ellipsoid: tuple[float, float, float]  # (e_t, e_o, e_r)
+    gravity: np.ndarray  # (3,) m/s^2
+    force: np.ndarray  # (N,3) constant external force at the centre of mass, N
+    torque: np.ndarray  # (N,3) constant external torque, world frame, N m
+    init_pose: tuple  # (N,) (origin position, quaternion) from the document
+    init_velocity: tuple  # (N,) (linear velocity of the origin, angular velocity), world
+    dt: float = 0.01  # the document's default step
+    duration: float = 1.0  # the document's default end time
+    method: str = "implicit"  # the document's default method
+
+    @property
+    def n_bodies(self) -> int:
+        """Number of bodies (dynamic and static)."""
+        return len(self.names)
+
+
+@dataclass
+class State:
+    """Data: the bodies' state at one instant (static bodies keep their initial values)."""
+
+    t: float  # s
+    p: np.ndarray  # (N,3) centre-of-mass positions, world
+    q: np.ndarray  # (N,4) orientations (w, x, y, z), body -> world
+    v: np.ndarray  # (N,3) linear velocities of the centres of mass, world
+    w: np.ndarray  # (N,3) angular velocities, world
+    warm: dict = field(default_factory=dict)  # per pair index: last step's pair unknowns (warm start)
+
+    def copy(self) -> "State":
+        """An independent snapshot."""
+        return State(self.t, self.p.copy(), self.q.copy(), self.v.copy(), self.w.copy(), dict(self.warm))
+
+
+def origin_pose(model: ContactModel, state: State, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Position of body i's frame origin and the velocity of that origin (world)."""
+    R = quat_to_matrix(state.q[i])
+    r = R @ model.com_body[i]
+    return state.p[i] - r, state.v[i] - np.cross(state.w[i], r)
+
+
+def _attached(mech) -> set[str]:
+    names = set()
+    for j in mech.joints:
+        names.update(j.bodies)
+    return names
+
+
+def build_model(mech, *, forces: dict | None = None) -> ContactModel:
+    """ContactModel of a Mechanism: shaped ground bodies are obstacles, free shaped bodies with mass are dynamic."""
+    from ..shapes import mass_properties, parse_shape
+
+    attached = _attached(mech)
+    names, dyn, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], []
+    for i, b in enumerate(mech.bodies):
+        loc = f"bodies[{i}]"
+        shape = parse_shape(b.shape, f"{loc}.shape") if b.shape is not None else None
+        is_dyn = not b.ground and (b.mass is not None or b.density is not None)
+        if is_dyn and b.name in attached:
+            raise LinkwrightError(loc, f"body '{b.name}' is attached by a joint; the contact time-stepper simulates free bodies only")
+        if not b.ground and not is_dyn:
+            if shape is not None:
+                raise LinkwrightError(loc, f"body '{b.name}' has a shape but neither mass nor density (or mark it ground)")
+            continue  # a massless helper body takes no part in contact dynamics
+        if is_dyn:
+            if shape is not None:
+                m, c, I = mass_properties(shape, b.mass, b.density)
+            else:
+                if b.mass is None:
+                    raise LinkwrightError(f"{loc}.mass", "a body without a shape needs a mass")
+                m, c, I = b.mass, (0.0, 0.0, 0.0), None
+            if b.com is not None:
+                c = b.com
+            if b.inertia is not None:
+                I = b.inertia
+            if I is None:
+                raise LinkwrightError(f"{loc}.inertia", "a body without a shape needs an inertia")
+            I = np.asarray(I, dtype=float)
+            if not np.all(np.linalg.eigvalsh(0.5 * (I + I.T)) > 0):
+                raise LinkwrightError(f"{loc}.inertia", "inertia must be symmetric positive definite")
+        else:
+            m, c, I = 1.0, (b.com or (0.0, 0.0, 0.0)), np.eye(3)
+        c = np.asarray(c, dtype=float)
+        hs = None
+        rad = np.inf
+        if shape is not None:
+            d = shape.to_dict()
+            if d.get("type") == "halfspace":
+                nrm = np.asarray(d.get("normal", (0.0, 0.0, 1.0)), dtype=float)
+                off = float(d.get("offset", 0.0))
+                ln = np.linalg.norm(nrm)
+                hs = (nrm / ln, off / ln)
+            else:
+                # bounding radius is about the body origin; move it to the centre of mass (conservative)
+                rad = float(shape.bounding_radius) + float(np.linalg.norm(c))
+        names.append(b.name)
+        dyn.append(is_dyn)
+        mass.append(float(m))
+        inertia.append(np.asarray(I, dtype=float))
+        com.append(c)
+        shapes.append(shape)
+        radius.append(rad)
+        half.append(hs)
+        pose = b.pose
+        poses.append((np.asarray(pose.position if pose else (0, 0, 0), float),
+                      np.asarray(pose.orientation if pose else (1, 0, 0, 0), float)))
+        vel = b.velocity
+        vels.append((np.asarray(vel.linear if vel else (0, 0, 0), float),
+                     np.asarray(vel.angular if vel else (0, 0, 0), float)))
+    contact = mech.contact
+    ell = tuple(float(e) for e in (contact.ellipsoid if contact else (1.0, 1.0, 0.0)))
+    pairs = []
+    n = len(names)
+    for a in range(n):
+        for b in range(a + 1, n):
+            if shapes[a] is None or shapes[b] is None or not (dyn[a] or dyn[b]):
+                continue
+            if half[a] is not None and half[b] is not None:
+                continue
+            mu = contact.friction_for(names[a], names[b]) if contact else 0.5
+            # body A of a pair is always dynamic; a half-space is always B
+            if not dyn[a] or half[a] is not None:
+                pairs.append((b, a, float(mu)))
+            else:
+                pairs.append((a, b, float(mu)))
+    F = np.zeros((n, 3))
+    T = np.zeros((n, 3))
+    for name, (f, tau) in (forces or {}).items():
+        k = names.index(name)
+        F[k] = f
+        T[k] = tau
+    sim = mech.simulation
+    return ContactModel(
+        names=tuple(names), dynamic=np.array(dyn, bool), mass=np.array(mass), inertia_body=np.array(inertia).reshape(n, 3, 3),
+        com_body=np.array(com).reshape(n, 3), shapes=tuple(shapes), radius=np.array(radius), halfspace=tuple(half),
+        pairs=tuple(pairs), ellipsoid=ell,
+        gravity=np.asarray(mech.gravity if mech.gravity is not None else (0.0, 0.0, 0.0), float),
+        force=F, torque=T, init_pose=tuple(poses), init_velocity=tuple(vels),
+        dt=float(sim.dt) if sim else 0.01, duration=float(sim.duration) if sim else 1.0,
+        method=str(sim.method) if sim else "implicit",
+    )
+
+
+def initial_state(model: ContactModel) -> State:
+    """The state at t = 0 from the document's poses and velocities."""
+    n = model.n_bodies
+    p = np.zeros((n, 3))
+    q = np.zeros((n, 4))
+    v = np.zeros((n, 3))
+    w = np.zeros((n, 3))
+    for i in range(n):
+        pos, quat = model.init_pose[i]
+        quat = quat / np.linalg.norm(quat)
+        R = quat_to_matrix(quat)
+        r = R @ model.com_body[i]
+        p[i] = pos + r
+        q[i] = quat
+        lin, ang = model.init_velocity[i]
+        if model.dynamic[i]:
+            w[i] = ang
+            v[i] = lin + np.cross(ang, r)  # the document gives the origin's velocity
+    return State(0.0, p, q, v, w)

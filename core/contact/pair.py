@@ -1,0 +1,303 @@
+"""One contact pair of the geometrically implicit step: residual rows and their analytic local Jacobian.
+
+Unknowns of a pair (in this order, "pair block"):
+    a1 (3)   point of body A, world, end of step
+    a2 (3)   point of body B, world, end of step
+    lam (m)  multipliers of A's inequalities f_i        (>= 0, complementary to -f_i(a1))
+    mu (k)   multipliers of B's inequalities g_j        (>= 0, complementary to -g_j(a2))
+    s        separation multiplier: a2 - a1 = s n_A     (free; the gap)
+    pn       normal impulse / m_ref                     (>= 0, complementary to s / h)
+    pk       friction impulses / (m_ref e_k), k = t, o (and r when e_r > 0)   (free)
+    sig      sliding-speed multiplier                   (>= 0, complementary to the ellipsoid slack)
+Equations (paired with the unknowns slot by slot, as the MCP needs):
+    [a1 slot]  n_A + n_B = 0                    n_A = sum lam_i grad f_i(a1), n_B = sum mu_j grad g_j(a2)
+    [a2 slot]  a2 - a1 - s n_A = 0              (a2 lies off A along A's outward normal)
+    [lam]      -f_i(a1)                         [mu] -g_j(a2)
+    [s slot]   (|n_A|^2 - 1)/2 = 0              (normalisation: s is the signed separation in metres)
+    [pn]       s / h                            (non-penetration of the END-OF-STEP closest points)
+    [pk]       mu_f pn (e_k v_k) + pk sig = 0   (maximal dissipation; v_k end-of-step sliding/spin speeds)
+    [sig]      mu_f^2 pn^2 - sum pk^2           (friction ellipsoid)
+With s >= 0 the two support planes through a1 and a2 (normals n_A, n_B = -n_A) separate the bodies, so
+complementarity on s is exactly "no interpenetration at the end of the step".  The contact normal is
+n = n_B (from B towards A); A receives +[F; r_A x F + p_r n], B the opposite, with
+F = m_ref (pn n + e_t pt t + e_o po o).
+
+The "local" columns are [vA, wA, vB, wB, pair block]; derivatives flow through the position update
+p+ = p + h v, R+ = cayley(h w / 2) R (world rotation perturbation dtheta = T(w) dw).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bodies import cayley, cayley_jacobian
+
+__all__ = ["PairLayout", "pair_layout", "eval_pair", "eval_geometry", "tangent_frame", "contact_frame_aux"]
+
+
+def _sk(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+@dataclass(frozen=True)
+class PairLayout:
+    """Offsets of the pair unknowns inside the pair block."""
+
+    m: int  # inequalities of A
+    k: int  # inequalities of B
+    nf: int  # friction impulse components (0 = frictionless, 2 = tangential, 3 = with torsion)
+
+    @property
+    def a1(self):
+        return 0
+
+    @property
+    def a2(self):
+        return 3
+
+    @property
+    def lam(self):
+        return 6
+
+    @property
+    def mu(self):
+        return 6 + self.m
+
+    @property
+    def s(self):
+        return 6 + self.m + self.k
+
+    @property
+    def pn(self):
+        return 7 + self.m + self.k
+
+    @property
+    def pf(self):
+        return 8 + self.m + self.k
+
+    @property
+    def sig(self):
+        return 8 + self.m + self.k + self.nf
+
+    @property
+    def size(self):
+        return 8 + self.m + self.k + (self.nf + 1 if self.nf else 0)
+
+    @property
+    def n_geom(self):
+        """Number of geometric unknowns (a1, a2, lam, mu, s)."""
+        return 7 + self.m + self.k
+
+    def lower(self) -> np.ndarray:
+        """Lower bounds of the pair block (-inf = free)."""
+        lo = np.full(self.size, -np.inf)
+        lo[self.lam:self.s] = 0.0
+        lo[self.pn] = 0.0
+        if self.nf:
+            lo[self.sig] = 0.0
+        return lo
+
+
+def pair_layout(m: int, k: int, mu_f: float, e_r: float) -> PairLayout:
+    """Layout for shapes with m and k inequalities, friction mu_f and torsion length e_r."""
+    nf = 0 if mu_f <= 0.0 else (3 if e_r > 0.0 else 2)
+    return PairLayout(m, k, nf)
+
+
+def contact_frame_aux(n: np.ndarray) -> np.ndarray:
+    """A fixed auxiliary axis far from n, used to build the tangent frame during one step."""
+    ax = np.abs(n)
+    e = np.zeros(3)
+    e[int(np.argmin(ax))] = 1.0
+    return e
+
+
+def tangent_frame(n: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tangents t = (e x n)/|e x n|, o = n x t."""
+    u = np.cross(e, n)
+    t = u / np.linalg.norm(u)
+    return t, np.cross(n, t)
+
+
+def _shape_eval(shape, y):
+    """Values (m), gradients (m,3), Hessians (m,3,3) of a shape's inequalities at body point y."""
+    return (np.asarray(shape.values(y), float), np.asarray(shape.gradients(y), float),
+            np.asarray(shape.hessians(y), float))
+
+
+def eval_geometry(shapeA, RA, pA, cA, shapeB, RB, pB, cB, z):
+    """Geometric rows (a1, a2, lam, mu, s slots) and their Jacobian w.r.t. the geometric unknowns at fixed poses."""
+    m, k = shapeA.m, shapeB.m
+    lay = PairLayout(m, k, 0)
+    a1, a2 = z[0:3], z[3:6]
+    lam, mu, s = z[6:6 + m], z[6 + m:6 + m + k], z[6 + m + k]
+    FA, dFA, HFA = _shape_eval(shapeA, RA.T @ (a1 - pA) + cA)
+    GB, dGB, HGB = _shape_eval(shapeB, RB.T @ (a2 - pB) + cB)
+    NA = RA @ dFA.T
+    NB = RB @ dGB.T
+    HA = RA @ np.tensordot(lam, HFA, 1) @ RA.T
+    HB = RB @ np.tensordot(mu, HGB, 1) @ RB.T
+    nA = NA @ lam
+    nB = NB @ mu
+    ng = lay.n_geom
+    r = np.empty(ng)
+    J = np.zeros((ng, ng))
+    r[0:3] = nA + nB
+    J[0:3, 0:3] = HA
+    J[0:3, 3:6] = HB
+    J[0:3, 6:6 + m] = NA
+    J[0:3, 6 + m:6 + m + k] = NB
+    r[3:6] = a2 - a1 - s * nA
+    J[3:6, 0:3] = -np.eye(3) - s * HA
+    J[3:6, 3:6] = np.eye(3)
+    J[3:6, 6:6 + m] = -s * NA
+    J[3:6, 6 + m + k] = -nA
+    r[6:6 + m] = -FA
+    J[6:6 + m, 0:3] = -NA.T
+    r[6 + m:6 + m + k] = -GB
+    J[6 + m:6 + m + k, 3:6] = -NB.T
+    r[6 + m + k] = 0.5 * (nA @ nA - 1.0)
+    J[6 + m + k, 0:3] = nA @ HA
+    J[6 + m + k, 6:6 + m] = nA @ NA
+    return r, J
+
+
+def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: np.ndarray,
+              shapeA, pA0, RA0, cA, vA, wA, shapeB, pB0, RB0, cB, vB, wB, dynB: bool, z: np.ndarray):
+    """Pair residual (lay.size), its local Jacobian (lay.size x (12 + lay.size)), the impulse wrench on A
+    [F; tau] (6) with its local Jacobian (6 x nloc), and the wrench on B likewise."""
+    m, k, nf = lay.m, lay.k, lay.nf
+    nloc = 12 + lay.size
+    o = 12  # offset of the pair block among local columns
+    ia1, ia2, ilam, imu, i_s, ipn, ipf, isig = (o + lay.a1, o + lay.a2, o + lay.lam, o + lay.mu, o + lay.s,
+                                               o + lay.pn, o + lay.pf, o + lay.sig)
+    a1, a2 = z[lay.a1:lay.a1 + 3], z[lay.a2:lay.a2 + 3]
+    lam, mu = z[lay.lam:lay.mu], z[lay.mu:lay.s]
+    s, pn = z[lay.s], z[lay.pn]
+    I3 = np.eye(3)
+
+    # end-of-step poses and their local Jacobians (dp = J_p dx, dtheta = J_th dx)
+    RA = cayley(0.5 * h * wA) @ RA0
+    pA = pA0 + h * vA
+    J_pA = np.zeros((3, nloc)); J_pA[:, 0:3] = h * I3
+    J_thA = np.zeros((3, nloc)); J_thA[:, 3:6] = cayley_jacobian(wA, h)
+    if dynB:
+        RB = cayley(0.5 * h * wB) @ RB0
+        pB = pB0 + h * vB
+        J_pB = np.zeros((3, nloc)); J_pB[:, 6:9] = h * I3
+        J_thB = np.zeros((3, nloc)); J_thB[:, 9:12] = cayley_jacobian(wB, h)
+    else:
+        RB, pB = RB0, pB0
+        J_pB = J_thB = np.zeros((3, nloc))
+
+    d1 = a1 - pA
+    d2 = a2 - pB
+    J_d1 = -J_pA.copy(); J_d1[:, ia1:ia1 + 3] += I3
+    J_d2 = -J_pB.copy(); J_d2[:, ia2:ia2 + 3] += I3
+    J_x1 = J_d1 + _sk(d1) @ J_thA  # world displacement of a1 relative to body A
+    J_x2 = J_d2 + _sk(d2) @ J_thB
+
+    FA, dFA, HFA = _shape_eval(shapeA, RA.T @ d1 + cA)
+    GB, dGB, HGB = _shape_eval(shapeB, RB.T @ d2 + cB)
+    NA = RA @ dFA.T  # (3, m) world gradients
+    NB = RB @ dGB.T
+    HA = RA @ np.tensordot(lam, HFA, 1) @ RA.T
+    HB = RB @ np.tensordot(mu, HGB, 1) @ RB.T
+    nA = NA @ lam
+    nB = NB @ mu
+    J_nA = HA @ J_x1 - _sk(nA) @ J_thA
+    J_nA[:, ilam:imu] += NA
+    J_nB = HB @ J_x2 - _sk(nB) @ J_thB
+    J_nB[:, imu:i_s] += NB
+
+    r = np.empty(lay.size)
+    J = np.zeros((lay.size, nloc))
+    # closest-point (KKT) rows
+    r[0:3] = nA + nB
+    J[0:3] = J_nA + J_nB
+    r[3:6] = a2 - a1 - s * nA
+    J[3:6] = -s * J_nA
+    J[3:6, ia2:ia2 + 3] += I3
+    J[3:6, ia1:ia1 + 3] -= I3
+    J[3:6, i_s] -= nA
+    r[lay.lam:lay.mu] = -FA
+    J[lay.lam:lay.mu] = -(NA.T @ J_x1)
+    r[lay.mu:lay.s] = -GB
+    J[lay.mu:lay.s] = -(NB.T @ J_x2)
+    r[lay.s] = 0.5 * (nA @ nA - 1.0)
+    J[lay.s] = nA @ J_nA
+    # non-penetration (in velocity units so that it is commensurate with pn)
+    r[lay.pn] = s / h
+    J[lay.pn, i_s] = 1.0 / h
+
+    # contact frame from B's normal
+    n = nB
+    J_n = J_nB
+    F = m_ref * pn * n
+    J_F = m_ref * pn * J_n
+    J_F[:, ipn] += m_ref * n
+    tauA_extra = np.zeros(3)
+    J_tauA_extra = np.zeros((3, nloc))
+    if nf:
+        e_t, e_o, e_r = ell
+        u = np.cross(e_aux, n)
+        lu = np.linalg.norm(u)
+        t = u / lu
+        J_t = ((I3 - np.outer(t, t)) / lu) @ _sk(e_aux) @ J_n
+        ov = np.cross(n, t)
+        J_o = -_sk(t) @ J_n + _sk(n) @ J_t
+        vrel = vA + np.cross(wA, d1)
+        J_vrel = _sk(wA) @ J_d1
+        J_vrel[:, 0:3] += I3
+        J_vrel[:, 3:6] -= _sk(d1)
+        if dynB:
+            vrel = vrel - vB - np.cross(wB, d2)
+            J_vrel -= _sk(wB) @ J_d2
+            J_vrel[:, 6:9] -= I3
+            J_vrel[:, 9:12] += _sk(d2)
+        xi = np.empty(nf)
+        J_xi = np.empty((nf, nloc))
+        xi[0] = e_t * (t @ vrel)
+        J_xi[0] = e_t * (t @ J_vrel + vrel @ J_t)
+        xi[1] = e_o * (ov @ vrel)
+        J_xi[1] = e_o * (ov @ J_vrel + vrel @ J_o)
+        if nf == 3:
+            dw = wA - (wB if dynB else 0.0)
+            xi[2] = e_r * (n @ dw)
+            J_xi[2] = e_r * (dw @ J_n)
+            J_xi[2, 3:6] += e_r * n
+            if dynB:
+                J_xi[2, 9:12] -= e_r * n
+        pf = z[lay.pf:lay.pf + nf]
+        sig = z[lay.sig]
+        r[lay.pf:lay.pf + nf] = mu_f * pn * xi + pf * sig
+        J[lay.pf:lay.pf + nf] = mu_f * pn * J_xi
+        J[lay.pf:lay.pf + nf, ipn] += mu_f * xi
+        J[lay.pf:lay.pf + nf, ipf:ipf + nf] += sig * np.eye(nf)
+        J[lay.pf:lay.pf + nf, isig] += pf
+        r[lay.sig] = mu_f * mu_f * pn * pn - pf @ pf
+        J[lay.sig, ipn] = 2.0 * mu_f * mu_f * pn
+        J[lay.sig, ipf:ipf + nf] = -2.0 * pf
+        # friction impulse on A
+        F = F + m_ref * (e_t * pf[0] * t + e_o * pf[1] * ov)
+        J_F += m_ref * (e_t * pf[0] * J_t + e_o * pf[1] * J_o)
+        J_F[:, ipf] += m_ref * e_t * t
+        J_F[:, ipf + 1] += m_ref * e_o * ov
+        if nf == 3:
+            tauA_extra = m_ref * e_r * pf[2] * n
+            J_tauA_extra = m_ref * e_r * pf[2] * J_n
+            J_tauA_extra[:, ipf + 2] += m_ref * e_r * n
+    tauA = np.cross(d1, F) + tauA_extra
+    J_tauA = -_sk(F) @ J_d1 + _sk(d1) @ J_F + J_tauA_extra
+    WA = np.concatenate((F, tauA))
+    J_WA = np.vstack((J_F, J_tauA))
+    if dynB:
+        tauB = -np.cross(d2, F) - tauA_extra
+        J_tauB = _sk(F) @ J_d2 - _sk(d2) @ J_F - J_tauA_extra
+        WB = np.concatenate((-F, tauB))
+        J_WB = np.vstack((-J_F, J_tauB))
+    else:
+        WB, J_WB = None, None
+    return r, J, WA, J_WA, WB, J_WB
