@@ -188,6 +188,11 @@ def _syntax_tree(text: str, location: str) -> ast.AST:
         raise LinkwrightError(location, "expression cannot be parsed (too complex)") from None
 
 
+def _almost_everywhere(expr: sympy.Expr) -> sympy.Expr:
+    """Drop Dirac impulses from derivatives of kinks (abs, min, max): they vanish except at isolated instants."""
+    return expr.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0))
+
+
 def check_expression(text: str, location: str) -> None:
     """Raise a located LinkwrightError unless `text` is an allowed expression of t (no sympy work)."""
     _Converter(location).convert(_syntax_tree(text, location))
@@ -196,8 +201,8 @@ def check_expression(text: str, location: str) -> None:
 def parse_expression(text: str, location: str) -> DriverExpression:
     """Parse a driver expression of t into sympy, differentiate it twice and compile it to numpy."""
     sym, _ = _Converter(location).convert(_syntax_tree(text, location))
-    d1 = sympy.diff(sym, T)
-    d2 = sympy.diff(d1, T)
+    d1 = _almost_everywhere(sympy.diff(sym, T))
+    d2 = _almost_everywhere(sympy.diff(d1, T))
     # lambdify generates code from the sympy tree we built from the whitelist, never from the user's string.
     funcs = tuple(sympy.lambdify(T, e, modules="numpy") for e in (sym, d1, d2))
     return DriverExpression(text, location, sym, d1, d2, funcs)

@@ -1,0 +1,75 @@
+"""The `linkwright` command as a user runs it: help, version, analyze, and bad input with status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from core import __version__, io, structure
+from tests.conftest import EXAMPLES, ROOT
+
+
+def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    # Run the installed entry point's module so the test uses the same code path as the console script.
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=ROOT, input=stdin, timeout=120)
+
+
+def test_version_and_help():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"linkwright {__version__}"
+    r = run("--help")
+    assert r.returncode == 0 and "analyze" in r.stdout and "--screenshot" in r.stdout
+
+
+def test_every_subcommand_has_help():
+    from core.cli import commands
+
+    for name in commands():
+        r = run(name, "--help")
+        assert r.returncode == 0, (name, r.stderr)
+        assert r.stdout.startswith(f"usage: linkwright {name}")
+
+
+def test_headless_commands_do_not_import_qt():
+    code = "import sys; from app.cli import main; main(['analyze', sys.argv[1]]); assert 'PySide6' not in sys.modules, 'Qt imported'"
+    r = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "fourbar.json")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.stem)
+def test_analyze_json_matches_the_core(path):
+    r = run("analyze", "--json", str(path))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    rep = structure.analyze(io.load(path))
+    for key in ("space", "bodies", "joints", "incidence", "mobility", "mobility_formula", "loops", "fundamental_loops", "chain",
+                "degrees", "warnings"):
+        assert key in data
+    assert data["mobility"] == rep.mobility and data["incidence"] == rep.incidence.tolist()
+    assert data["chain"] in ("open", "closed", "mixed")
+
+
+def test_analyze_text_report():
+    r = run("analyze", str(EXAMPLES / "fourbar.json"))
+    assert r.returncode == 0
+    assert "M = 3(4-1) - 2·4 = 1" in r.stdout and "incidence matrix" in r.stdout
+
+
+def test_bad_file_gives_located_message_and_status_2(tmp_path, fourbar_dict):
+    fourbar_dict["joints"][2]["bodies"][1] = "cranck"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(fourbar_dict))
+    r = run("analyze", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: joints[2].bodies[1]: unknown body 'cranck' (known: ground, crank, coupler, rocker)"
+    assert "Traceback" not in r.stderr and r.stdout == ""
+
+
+def test_missing_file_and_bad_arguments_status_2(tmp_path):
+    r = run("analyze", str(tmp_path / "nope.json"))
+    assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+    r = run("analyze")
+    assert r.returncode == 2 and "usage" in r.stderr

@@ -1,0 +1,101 @@
+"""Driver expressions: the whitelist parser, symbolic derivatives, and the safety cases."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+import sympy
+
+from core.errors import LinkwrightError
+from core.expr import check_expression, parse_expression
+
+
+def test_derivatives_of_a_harmonic_driver():
+    e = parse_expression("0.5*sin(2*pi*t) + t**2", "drivers[0].value")
+    t = np.linspace(0, 1, 7)
+    q, qd, qdd = e.evaluate(t)
+    w = 2 * math.pi
+    # d/dt (0.5 sin wt + t²) = 0.5 w cos wt + 2t; second derivative -0.5 w² sin wt + 2.
+    assert np.allclose(q, 0.5 * np.sin(w * t) + t**2, atol=1e-14)
+    assert np.allclose(qd, 0.5 * w * np.cos(w * t) + 2 * t, atol=1e-12)
+    assert np.allclose(qdd, -0.5 * w**2 * np.sin(w * t) + 2, atol=1e-11)
+    assert e.d1 == sympy.diff(e.sym, sympy.Symbol("t", real=True))
+
+
+def test_constant_driver_broadcasts():
+    q, qd, qdd = parse_expression("pi/4", "x").evaluate(np.array([0.0, 1.0, 2.0]))
+    assert q.shape == (3,) and np.allclose(q, math.pi / 4) and not qd.any() and not qdd.any()
+
+
+def test_every_whitelisted_function_parses_and_evaluates():
+    text = "sin(t)+cos(t)+tan(t)+asin(t)+acos(t)+atan(t)+atan2(t,1)+sinh(t)+cosh(t)+tanh(t)+exp(t)+log(1+t)+sqrt(1+t)+abs(t-1)+min(t,1,2)+max(t,e)"
+    q, qd, _ = parse_expression(text, "x").evaluate(np.array([0.25]))
+    t = 0.25
+    ref = (math.sin(t) + math.cos(t) + math.tan(t) + math.asin(t) + math.acos(t) + math.atan(t) + math.atan2(t, 1) + math.sinh(t)
+           + math.cosh(t) + math.tanh(t) + math.exp(t) + math.log(1 + t) + math.sqrt(1 + t) + abs(t - 1) + min(t, 1, 2) + max(t, math.e))
+    assert q[0] == pytest.approx(ref, rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("omega*t", "unknown name 'omega'"),
+        ("t.real", "attribute access"),
+        ("__import__('os').system('echo hi')", "attribute access"),
+        ("__import__('os')", "unknown function '__import__'"),
+        ("(lambda: 1)()", "only the listed functions"),
+        ("lambda t: t", "lambda"),
+        ("9**9**9", "exponent"),
+        ("2**1000000", "exponent"),
+        ("sin", "must be called"),
+        ("sin(t, 1)", "takes 1 argument"),
+        ("min(t)", "two or more"),
+        ("'abc'", "only numbers"),
+        ("t > 1", "comparisons"),
+        ("t ^ 2", "'^'"),
+        ("[t]", "List"),
+        ("1/0", "division by zero"),
+        ("sin(x=t)", "keyword"),
+        ("2*", "syntax error"),
+        ("", "empty"),
+        ("True", "only numbers"),
+        ("1e400", "too large"),
+    ],
+)
+def test_rejected_expressions_give_a_located_message(text, fragment):
+    with pytest.raises(LinkwrightError) as info:
+        parse_expression(text, "drivers[0].value")
+    assert info.value.location == "drivers[0].value"
+    assert fragment in info.value.message
+
+
+def test_ten_thousand_deep_nesting_is_refused_quickly():
+    for text in ("(" * 10000 + "t" + ")" * 10000, "-" * 10000 + "t", "sin(" * 10000 + "t" + ")" * 10000):
+        start = time.perf_counter()
+        with pytest.raises(LinkwrightError, match="too"):
+            check_expression(text, "drivers[1].value")
+        assert time.perf_counter() - start < 2.0  # refused, not computed (loose bound: no hang)
+
+
+def test_non_finite_values_at_requested_times_are_located():
+    e = parse_expression("log(t)", "drivers[2].value")
+    with pytest.raises(LinkwrightError) as info:
+        e.evaluate(np.array([0.0, 1.0]))
+    assert info.value.location == "drivers[2].value" and "not finite at t = 0" in info.value.message
+    e.evaluate(np.array([0.5, 1.0]))  # fine away from 0
+
+
+def test_user_text_never_reaches_eval(monkeypatch):
+    import builtins
+
+    def forbidden(*a, **k):
+        raise AssertionError("eval/exec called")
+
+    monkeypatch.setattr(builtins, "eval", forbidden)
+    monkeypatch.setattr(sympy, "sympify", forbidden)
+    with pytest.raises(LinkwrightError):
+        check_expression("__import__('os')", "x")
+    check_expression("2*pi*t", "x")
