@@ -80,11 +80,12 @@ def analyze(mech: Mechanism) -> StructureReport:
     names = [b.name for b in mech.bodies]
     index = {nm: i for i, nm in enumerate(names)}
     n, m = len(names), len(mech.joints)
-    ends = np.zeros((m, 2), dtype=np.int64)
+    end0 = [index[j.bodies[0]] for j in mech.joints]
+    end1 = [index[j.bodies[1]] for j in mech.joints]
+    ends = np.array([end0, end1], dtype=np.int64).T.reshape(m, 2)
     adjacency: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    for k, j in enumerate(mech.joints):
-        a, b = index[j.bodies[0]], index[j.bodies[1]]
-        ends[k] = (a, b)
+    for k in range(m):
+        a, b = end0[k], end1[k]
         adjacency[a].append((b, k))
         adjacency[b].append((a, k))
     incidence = np.zeros((n, m), dtype=np.int8)
@@ -127,7 +128,7 @@ def analyze(mech: Mechanism) -> StructureReport:
     loops_b: list[list[int]] = []
     on_loop = np.zeros(m, dtype=bool)
     for k in chords:
-        u, v = int(ends[k, 0]), int(ends[k, 1])
+        u, v = end0[k], end1[k]
         # Walk both ends up to their lowest common ancestor.
         up_v: list[tuple[int, int]] = []  # (body left, joint) going v -> lca
         up_u: list[tuple[int, int]] = []
@@ -158,12 +159,13 @@ def analyze(mech: Mechanism) -> StructureReport:
         seq += down
         joints_seq = [jk for _, jk in seq]
         bodies_seq = [body for body, _ in seq]
-        dirs = [1 if int(ends[jk, 0]) == body else -1 for body, jk in seq]
+        dirs = [1 if end0[jk] == body else -1 for body, jk in seq]
         loops_j.append(joints_seq)
         loops_d.append(dirs)
         loops_b.append(bodies_seq)
-        on_loop[joints_seq] = True
     loops = m - n + len(components)
+    for joints_seq in loops_j:
+        on_loop[joints_seq] = True
 
     # A body lies on a loop when one of its joints does (non-bridge joints are exactly the loop joints).
     body_on_loop = np.zeros(n, dtype=bool)
