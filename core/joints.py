@@ -30,7 +30,8 @@ class JointType:
     # T_joint(q) = F · M(q) · F^-1 with M(q) the product of these steps in order.
     motion: Motion = ()
     # How F is built from the joint: "axis": origin `at`, z along `axis` (x along `axis2` when the type has one);
-    # "plane": origin `at`, z normal to the x-y plane, x along `axis` (pin-in-slot of planar documents).
+    # "plane": origin `at`, z normal to the x-y plane, x along `axis` (pin-in-slot of planar documents: the
+    # rotation comes first, so the slide direction is fixed in bodies[1], which carries the slot; bodies[0] the pin).
     frame: str = "axis"
 
     def dof(self, space: str) -> int | None:
@@ -78,7 +79,7 @@ JOINT_TYPES: dict[str, JointType] = {
     for t in (
         JointType("revolute", "R", 1, 1, motion=((RZ, 0, "1"),), description="rotation about the axis"),
         JointType("prismatic", "P", 1, 1, motion=((TZ, 0, "1"),), description="sliding along the axis"),
-        JointType("slot", "Sl", None, 2, motion=((TX, 0, "1"), (RZ, 1, "1")), frame="plane",  description="pin in slot: slide along the axis and rotate (higher pair)"),
+        JointType("slot", "Sl", None, 2, motion=((RZ, 1, "1"), (TX, 0, "1")), frame="plane",  description="pin in slot: slide along the axis and rotate (higher pair)"),
         JointType("cylindrical", "C", 2, None, motion=((TZ, 0, "1"), (RZ, 1, "1")), description="slide along and rotate about the axis"),
         JointType("universal", "U", 2, None, axis2=True, motion=((RZ, 0, "1"), (RX, 1, "1")), description="rotations about the axis and axis2"),
         JointType("spherical", "S", 3, None, motion=((RX, 0, "1"), (RY, 1, "1"), (RZ, 2, "1")), description="any rotation about the point"),

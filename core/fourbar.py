@@ -1,0 +1,233 @@
+"""Four-bar teaching analysis: Grashof class, limits, transmission angle, toggles, closed-form positions, coupler curves.
+
+Layout: ground pivots A = (0, 0) and D = (g, 0); crank AB (length a) at absolute angle theta2, coupler BC (b),
+rocker DC (c) at absolute angle theta4. Branch +1 puts C to the left of the line B -> D (the usual "open"
+drawing with C above the ground), branch -1 is the crossed assembly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import LinkwrightError
+from .model import Mechanism
+
+__all__ = ["FourBar", "closed_form", "closed_form_motion", "classify", "report", "coupler_curve", "find_fourbar"]
+
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class FourBar:
+    """Link lengths of a planar four-bar: ground g, crank a (input), coupler b, rocker c (output)."""
+
+    g: float
+    a: float
+    b: float
+    c: float
+
+    def __post_init__(self) -> None:
+        for name in ("g", "a", "b", "c"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                label = {"g": "ground", "a": "crank", "b": "coupler", "c": "rocker"}[name]
+                raise LinkwrightError(f"lengths.{label}", f"must be a positive finite length, got {v}")
+
+
+def closed_form(fb: FourBar, theta2, branch: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(theta3, theta4, assembles) for crank angles theta2 (vector-loop circle intersection); NaN-free."""
+    t2 = np.atleast_1d(np.asarray(theta2, dtype=float))
+    bx, by = fb.a * np.cos(t2), fb.a * np.sin(t2)
+    dx, dy = fb.g - bx, -by
+    L = np.hypot(dx, dy)
+    ok = (L <= fb.b + fb.c + _EPS) & (L >= abs(fb.b - fb.c) - _EPS) & (L > _EPS)
+    Ls = np.where(L > _EPS, L, 1.0)
+    x = (Ls**2 + fb.b**2 - fb.c**2) / (2 * Ls)
+    y = branch * np.sqrt(np.clip(fb.b**2 - x**2, 0.0, None))
+    ex, ey = dx / Ls, dy / Ls
+    cx, cy = bx + x * ex - y * ey, by + x * ey + y * ex
+    t3 = np.arctan2(cy - by, cx - bx)
+    t4 = np.arctan2(cy, cx - fb.g)
+    return t3, t4, ok
+
+
+def closed_form_motion(fb: FourBar, theta2, omega2, alpha2, branch: int = 1):
+    """Angles, angular velocities and accelerations of coupler and rocker from the differentiated vector loop.
+
+    Returns (t3, t4, w3, w4, a3, a4); from a e^{i t2} + b e^{i t3} - c e^{i t4} - g = 0."""
+    t2 = np.atleast_1d(np.asarray(theta2, dtype=float))
+    t3, t4, _ = closed_form(fb, t2, branch)
+    a, b, c = fb.a, fb.b, fb.c
+    s34 = np.sin(t3 - t4)
+    w3 = a * omega2 * np.sin(t4 - t2) / (b * s34)
+    w4 = a * omega2 * np.sin(t3 - t2) / (c * s34)
+    # second derivative: b a3 i e3 - c a4 i e4 = -(a a2 i e2 - a w2^2 e2 - b w3^2 e3 + c w4^2 e4) =: r
+    rx = -(-a * alpha2 * np.sin(t2) - a * omega2**2 * np.cos(t2) - b * w3**2 * np.cos(t3) + c * w4**2 * np.cos(t4))
+    ry = -(a * alpha2 * np.cos(t2) - a * omega2**2 * np.sin(t2) - b * w3**2 * np.sin(t3) + c * w4**2 * np.sin(t4))
+    # [-b sin t3, c sin t4; b cos t3, -c cos t4] [a3, a4] = [rx, ry]
+    det = b * c * (np.sin(t3) * np.cos(t4) - np.sin(t4) * np.cos(t3))
+    a3 = (rx * (-c * np.cos(t4)) - c * np.sin(t4) * ry) / det
+    a4 = (-b * np.sin(t3) * ry - b * np.cos(t3) * rx) / det
+    return t3, t4, w3, w4, a3, a4
+
+
+def classify(fb: FourBar) -> dict:
+    """Grashof condition (s, l, p, q), class, and which links fully rotate relative to the ground."""
+    links = {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}
+    order = sorted(links.items(), key=lambda kv: kv[1])
+    (sn, s), (_, p), (_, q), (ln, l) = order
+    lhs, rhs = s + l, p + q
+    tol = 1e-12 * rhs
+    if abs(lhs - rhs) <= tol:
+        kind, grashof = "change point", "equal"
+    elif lhs < rhs:
+        grashof = "grashof"
+        kind = {"ground": "double-crank (drag link)", "crank": "crank-rocker", "rocker": "crank-rocker (the rocker turns fully)",
+                "coupler": "double-rocker"}[sn]
+    else:
+        kind, grashof = "triple-rocker (non-Grashof)", "non-grashof"
+    if grashof == "non-grashof":
+        rotating = []
+    elif sn == "ground":
+        rotating = ["crank", "rocker"]
+    elif sn in ("crank", "rocker"):
+        rotating = [sn]
+    else:
+        rotating = []
+    if grashof == "equal":  # change point: the shortest link (or both adjacent to a shortest ground) turns fully
+        rotating = ["crank", "rocker"] if sn == "ground" else ([sn] if sn in ("crank", "rocker") else [])
+    return {"s": s, "l": l, "p": p, "q": q, "shortest": sn, "longest": ln, "s_plus_l": lhs, "p_plus_q": rhs,
+            "grashof": grashof, "class": kind, "fully_rotating": rotating}
+
+
+def _tri_angle(x: float, y: float, opposite: float) -> float | None:
+    """Angle between sides x and y of a triangle with the third side `opposite` (None if impossible)."""
+    cosv = (x * x + y * y - opposite * opposite) / (2 * x * y)
+    if cosv < -1 - 1e-12 or cosv > 1 + 1e-12:
+        return None
+    return math.acos(max(-1.0, min(1.0, cosv)))
+
+
+def _input_range(fb: FourBar) -> list[float] | None:
+    """[min, max] crank angle when the crank cannot turn fully (limits: coupler and rocker collinear)."""
+    lims = []
+    for r in (fb.b + fb.c, abs(fb.b - fb.c)):
+        ang = _tri_angle(fb.a, fb.g, r)  # angle at A between AB and AD
+        if ang is not None and 1e-12 < ang < math.pi - 1e-12:
+            lims.append(ang)
+    if not lims:
+        return None
+    return [-max(lims), max(lims)] if len(lims) == 1 else [min(lims), max(lims)]
+
+
+def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
+    """The teaching report: class, rotatable links, rocker limits, transmission angle, toggles (angles in degrees)."""
+    cls = classify(fb)
+    deg = math.degrees
+    full_crank = "crank" in cls["fully_rotating"]
+    rng = None if full_crank else _input_range(fb)
+    if full_crank:
+        t2 = np.linspace(-math.pi, math.pi, samples)
+    elif rng is not None:
+        t2 = np.linspace(rng[0], rng[1], samples)
+        # the range found may be the excluded side: keep the side that assembles
+        if not closed_form(fb, 0.5 * (rng[0] + rng[1]), branch)[2][0]:
+            t2 = np.linspace(rng[1], 2 * math.pi + rng[0], samples)
+    else:
+        t2 = np.linspace(-math.pi, math.pi, samples)
+    _, t4, ok = closed_form(fb, t2, branch)
+    t2, t4 = t2[ok], t4[ok]
+    # transmission angle mu between coupler and rocker: |BD|^2 = a^2 + g^2 - 2 a g cos t2 = b^2 + c^2 - 2 b c cos mu
+    bd2 = fb.a**2 + fb.g**2 - 2 * fb.a * fb.g * np.cos(t2)
+    mu = np.arccos(np.clip((fb.b**2 + fb.c**2 - bd2) / (2 * fb.b * fb.c), -1.0, 1.0))
+    out: dict = {"lengths": {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}, **cls}
+    out["crank_range_deg"] = None if full_crank or rng is None else [deg(float(t2.min())), deg(float(t2.max()))]
+    # rocker limits: crank and coupler collinear (extended |AC| = a + b, folded |AC| = |b - a|)
+    limits = []
+    toggles = []
+    for name, r in (("extended", fb.a + fb.b), ("folded", abs(fb.b - fb.a))):
+        ang_d = _tri_angle(fb.g, fb.c, r)  # angle at D between DA and DC
+        ang_a = _tri_angle(fb.g, r, fb.c)  # angle at A between AD and AC
+        if ang_d is None or ang_a is None:
+            continue
+        t4l = math.pi - branch * ang_d
+        t2l = branch * ang_a if name == "extended" else branch * ang_a + math.pi
+        limits.append(deg(math.atan2(math.sin(t4l), math.cos(t4l))))
+        toggles.append({"kind": f"crank and coupler {name}", "crank_deg": deg(math.atan2(math.sin(t2l), math.cos(t2l))),
+                        "rocker_deg": limits[-1]})
+    if rng is not None and not full_crank:
+        for lim in rng:
+            toggles.append({"kind": "coupler and rocker collinear (crank limit)", "crank_deg": deg(lim)})
+    out["rocker_limits_deg"] = sorted(limits) if "rocker" not in cls["fully_rotating"] and limits else None
+    out["rocker_swing_deg"] = (abs(limits[0] - limits[1]) if out["rocker_limits_deg"] and len(limits) == 2 else None)
+    if len(mu):
+        i, j = int(np.argmin(mu)), int(np.argmax(mu))
+        out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": deg(float(t2[i])),
+                                         "max": deg(float(mu[j])), "max_at_crank_deg": deg(float(t2[j]))}
+    else:
+        out["transmission_angle_deg"] = None
+    out["toggles"] = toggles
+    out["branch"] = branch
+    return out
+
+
+def coupler_curve(fb: FourBar, point: tuple[float, float], theta2=None, branch: int = 1) -> np.ndarray:
+    """Path (k, 2) of a coupler point given as (along BC, left of BC) from B, over crank angles (assembling only)."""
+    t2 = np.linspace(-math.pi, math.pi, 361) if theta2 is None else np.atleast_1d(np.asarray(theta2, dtype=float))
+    t3, _, ok = closed_form(fb, t2, branch)
+    u, v = point
+    x = fb.a * np.cos(t2) + u * np.cos(t3) - v * np.sin(t3)
+    y = fb.a * np.sin(t2) + u * np.sin(t3) + v * np.cos(t3)
+    return np.column_stack((x, y))[ok]
+
+
+@dataclass(frozen=True)
+class FoundFourBar:
+    """A four-bar found in a document: lengths and which bodies/joints play which role."""
+
+    fourbar: FourBar
+    ground: str
+    crank: str
+    coupler: str
+    rocker: str
+    joints: tuple[str, str, str, str]  # A (ground-crank), B, C, D (rocker-ground)
+    theta2_design: float  # absolute crank angle in the design configuration (from the line A -> D)
+    branch: int  # assembly branch of the design drawing
+
+
+def find_fourbar(mech: Mechanism) -> FoundFourBar:
+    """The planar four-bar of `mech` (4 bodies, 4 revolute joints in one loop, one ground), or LinkwrightError."""
+    if mech.space != "planar":
+        raise LinkwrightError("space", "the four-bar analysis needs a planar document")
+    if len(mech.bodies) != 4 or len(mech.joints) != 4 or any(j.type != "revolute" for j in mech.joints):
+        raise LinkwrightError("joints", "a four-bar has exactly 4 bodies and 4 revolute joints")
+    grounds = [b.name for b in mech.bodies if b.ground]
+    if len(grounds) != 1:
+        raise LinkwrightError("bodies", "a four-bar needs exactly one ground body")
+    g = grounds[0]
+    at_ground = [j for j in mech.joints if g in j.bodies]
+    if len(at_ground) != 2:
+        raise LinkwrightError("joints", "the ground must carry exactly two joints")
+    driven = {d.joint for d in mech.drivers}
+    ja, jd = sorted(at_ground, key=lambda j: (j.name not in driven, mech.joints.index(j)))
+    crank, rocker = ja.other(g), jd.other(g)
+    rest = [j for j in mech.joints if j not in (ja, jd)]
+    jb = next((j for j in rest if crank in j.bodies), None)
+    jc = next((j for j in rest if rocker in j.bodies), None)
+    if jb is None or jc is None or jb is jc:
+        raise LinkwrightError("joints", "the joints do not form a single four-bar loop")
+    coupler = jb.other(crank)
+    if jc.other(rocker) != coupler:
+        raise LinkwrightError("joints", "the joints do not form a single four-bar loop")
+    A, B, C, D = (np.array(j.at[:2], dtype=float) for j in (ja, jb, jc, jd))
+    fb = FourBar(float(np.linalg.norm(D - A)), float(np.linalg.norm(B - A)), float(np.linalg.norm(C - B)),
+                 float(np.linalg.norm(C - D)))
+    ex = (D - A) / fb.g
+    rel = lambda v: np.array([v @ ex, -v[0] * ex[1] + v[1] * ex[0]])  # noqa: E731  (frame with x along A -> D)
+    b2, c2, d2 = rel(B - A), rel(C - A), rel(D - A)
+    theta2 = math.atan2(b2[1], b2[0])
+    side = (d2[0] - b2[0]) * (c2[1] - b2[1]) - (d2[1] - b2[1]) * (c2[0] - b2[0])
+    return FoundFourBar(fb, g, crank, coupler, rocker, (ja.name, jb.name, jc.name, jd.name), theta2, 1 if side > 0 else -1)

@@ -1,0 +1,150 @@
+"""Rank-based mobility at the design configuration, idle freedoms, and the check that drivers determine the motion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import LinkwrightError
+from ..model import Mechanism
+from ..structure import analyze
+from ..transforms import skew
+from .model import KinematicModel, compile_model
+from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
+
+__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian"]
+
+
+@dataclass(frozen=True)
+class RankMobility:
+    """Mobility from the rank of the loop-closure Jacobian, next to the Gruebler–Kutzbach count."""
+
+    coordinates: int  # joint coordinates n_q
+    equations: int  # scalar loop-closure equations (3 or 6 per loop)
+    rank: int  # rank of the constraint Jacobian at the design configuration
+    mobility_rank: int  # n_q - rank (+ 3 or 6 per part held by no ground)
+    redundant_constraints: int  # equations - rank
+    idle_freedoms: int  # freedoms that move no joint centre (e.g. an RSSR coupler spinning about its axis)
+    gruebler: int  # the structure analysis' count
+    drivers: int
+    design_closed: bool  # the loops close in the design configuration (else the rank is of an unassembled drawing)
+
+    @property
+    def mobility(self) -> int:
+        """Alias of `mobility_rank`."""
+        return self.mobility_rank
+
+    @property
+    def effective(self) -> int:
+        """Freedoms that need a driver: rank-based mobility without the idle freedoms."""
+        return self.mobility_rank - self.idle_freedoms
+
+    def to_json(self) -> dict:
+        """JSON-ready summary."""
+        return {
+            "mobility_rank": self.mobility_rank,
+            "redundant_constraints": self.redundant_constraints,
+            "idle_freedoms": self.idle_freedoms,
+            "rank": self.rank,
+            "equations": self.equations,
+            "coordinates": self.coordinates,
+            "gruebler": self.gruebler,
+            "drivers": self.drivers,
+            "design_closed": self.design_closed,
+        }
+
+
+def _rank(A: np.ndarray) -> int:
+    if A.size == 0:
+        return 0
+    s = np.linalg.svd(A, compute_uv=False)
+    return int((s > RANK_RTOL * max(s[0], 1.0)).sum()) if len(s) else 0
+
+
+def body_twist_jacobian(ws: Workspace) -> np.ndarray:
+    """(n_bodies, 6, nq): world twist (v, w) of each body per unit rate of each coordinate, at the last `forward`."""
+    km = ws.km
+    S = _step_twists(ws)
+    Jb = np.zeros((km.n_bodies, 6, km.nq))
+    for child, par, jt in km.levels:
+        for c, p, j in zip(child, par, jt):
+            sign = 1.0 if km.tree_forward[j] else -1.0
+            Jb[c] = Jb[p]
+            for s in range(3):
+                Jb[c, :, km.step_coord[j, s]] += sign * S[j, s]
+    return Jb
+
+
+def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
+    """Rows that vanish on idle motions: velocities of every joint centre (in both its bodies) and leaf-body twists."""
+    Jb = body_twist_jacobian(ws)
+    rows = []
+    for j in range(km.n_joints):
+        at = km.joint_at[j]  # world position of the joint centre (evaluated in the design configuration)
+        P = np.hstack((np.eye(3), -skew(at)))  # velocity of the body point at `at`: v - at x w
+        rows.append(P @ Jb[km.ja[j]])
+        rows.append(P @ Jb[km.jb[j]])
+    degree = np.bincount(np.concatenate((km.ja, km.jb)), minlength=km.n_bodies) if km.n_joints else np.zeros(km.n_bodies)
+    for k in range(km.n_bodies):
+        if degree[k] <= 1:
+            rows.append(Jb[k])  # a body on one joint carries whatever it is attached to: its motion is never idle
+    return np.vstack(rows) if rows else np.zeros((0, km.nq))
+
+
+def _analysis(km: KinematicModel):
+    ws = Workspace(km)
+    forward(ws, np.zeros(km.nq))
+    closed = bool(np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale)
+    G = twist_jacobian(ws)
+    extra = _idle_constraints(km, ws)
+    return ws, closed, G, extra
+
+
+def rank_mobility(mech: Mechanism) -> RankMobility:
+    """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration."""
+    km = compile_model(mech, drivers=False)
+    _, closed, G, extra = _analysis(km)
+    lam = 3 if km.space == "planar" else 6
+    rank = _rank(G)
+    idle = km.nq - _rank(np.vstack((G, extra))) if km.nq else 0
+    return RankMobility(
+        coordinates=km.nq,
+        equations=km.n_rows,
+        rank=rank,
+        mobility_rank=km.nq - rank + lam * km.floating_roots,
+        redundant_constraints=km.n_rows - rank,
+        idle_freedoms=idle,
+        gruebler=analyze(mech).mobility,
+        drivers=len(mech.drivers),
+        design_closed=closed,
+    )
+
+
+def check_drivers(km: KinematicModel) -> int:
+    """Raise a located LinkwrightError unless the drivers determine the motion; returns the expected rank of the unknowns."""
+    _, closed, G, extra = _analysis(km)
+    rank = _rank(G)
+    full = np.vstack((G, extra))
+    idle = km.nq - _rank(full) if km.nq else 0
+    need = km.nq - rank - idle
+    nd = len(km.driven)
+    idle_note = f", {idle} idle freedom(s) set aside" if idle else ""
+    if nd != need:
+        what = "add" if nd < need else "remove"
+        raise LinkwrightError(
+            "drivers",
+            f"the mechanism has {need} degree(s) of freedom (rank-based{idle_note}) but {nd} driver(s) are given: "
+            f"{what} {abs(need - nd)} driver(s) so the motion is determined",
+        )
+    U = km.unknown
+    rank_u = _rank(G[:, U])
+    # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows])
+    if rank_u < rank or _rank(full[:, U]) > rank_u:
+        names = ", ".join(km.coord_names[c] for c in km.driven)
+        raise LinkwrightError(
+            "drivers",
+            f"the driven coordinates ({names}) do not determine the motion: they are fixed by the loops "
+            "or leave another freedom free; drive other joints",
+        )
+    return rank_u

@@ -1,0 +1,238 @@
+"""Driven trajectories: solve every frame on the same assembly branch, stop with a located reason on failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ..errors import LinkwrightError
+from .mobility import check_drivers
+from .model import KinematicModel
+from .solver import (
+    Workspace,
+    body_twists,
+    forward,
+    point_positions,
+    solve_accelerations,
+    solve_positions,
+    solve_velocities,
+)
+
+__all__ = ["Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "driver_values", "MAX_SUBDIVISION"]
+
+MAX_SUBDIVISION = 6  # a step that fails is halved up to this many times (64 sub-steps) before giving up
+_BISECTIONS = 40  # locating the limit time between the last solved and the first failed time
+
+
+@dataclass
+class Frame:
+    """One solved time: coordinates, rates, accelerations, body poses and named points (world)."""
+
+    index: int
+    t: float
+    q: np.ndarray  # (nq,)
+    qd: np.ndarray
+    qdd: np.ndarray
+    poses: np.ndarray  # (n_bodies, 4, 4) world transforms
+    points: np.ndarray  # (n_points, 3)
+    point_vel: np.ndarray
+    point_acc: np.ndarray
+
+
+@dataclass
+class Trajectory:
+    """Every frame solved (stacked arrays); `ok` False with `reason` and `stop_time` when it stopped early."""
+
+    coord_names: list[str]
+    point_names: list[str]
+    body_names: list[str]
+    times: np.ndarray  # (K,) solved times (a prefix of the requested ones)
+    q: np.ndarray  # (K, nq)
+    qd: np.ndarray
+    qdd: np.ndarray
+    poses: np.ndarray  # (K, n_bodies, 4, 4)
+    points: np.ndarray  # (K, n_points, 3)
+    point_vel: np.ndarray
+    point_acc: np.ndarray
+    requested: int  # number of requested times
+    ok: bool = True
+    reason: str = ""  # one line: at which time and why it stopped
+    stop_time: float | None = None  # first requested time that could not be solved
+    limit_time: float | None = None  # where the motion ends, located between the last solved and stop_time
+
+
+def driver_values(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Driven coordinates, rates and accelerations (each (len(times), n_drivers)); LinkwrightError if not finite."""
+    tt = np.atleast_1d(np.asarray(times, dtype=float))
+    out = [np.zeros((len(tt), len(km.drivers))) for _ in range(3)]
+    for i, d in enumerate(km.drivers):
+        for arr, v in zip(out, d.evaluate(tt)):
+            arr[:, i] = v
+    return out[0], out[1], out[2]
+
+
+@dataclass
+class _State:
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+
+
+class TrajectoryRun:
+    """Iterate to solve frames one by one (for a worker thread); `ok`, `reason`, `stop_time` are set at the end."""
+
+    def __init__(self, km: KinematicModel, times, cancel: Callable[[], bool] | None = None) -> None:
+        self.km = km
+        self.times = np.asarray(times, dtype=float).ravel()
+        if not np.all(np.isfinite(self.times)):
+            raise LinkwrightError("times", "times must be finite")
+        if len(self.times) > 1 and np.any(np.diff(self.times) <= 0):
+            raise LinkwrightError("times", "times must increase")
+        self.cancel = cancel
+        self.ws = Workspace(km)
+        self.expected_rank = check_drivers(km)  # located error before any solving
+        self.values = driver_values(km, self.times)  # located error for non-finite driver values
+        self.ok = True
+        self.reason = ""
+        self.stop_time: float | None = None
+        self.limit_time: float | None = None
+        self.cancelled = False
+
+    # ---- one configuration ---------------------------------------------------------------------------------
+    def _drive(self, t: float):
+        d, dd, ddd = driver_values(self.km, [t])
+        return d[0], dd[0], ddd[0]
+
+    def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None) -> tuple[_State | None, str]:
+        """Solve at t from `guess`; reject results that leave the branch (far from the prediction)."""
+        d, dd, ddd = self._drive(t) if drive is None else drive
+        res = solve_positions(self.ws, d, guess)
+        if not res.converged or not np.all(np.isfinite(res.q)):
+            return None, f"cannot assemble ({res.reason or 'not converged'}, loop residual {res.residual:.2e})"
+        if prev is not None:
+            moved = np.abs(guess - prev).max(initial=0.0)
+            err = np.abs(res.q - guess).max(initial=0.0)
+            if err > max(0.5 * moved, 1e-4):  # a jump the extrapolation did not foresee: maybe the other branch
+                return None, "the solution jumps (near a singular position)"
+        forward(self.ws, res.q)
+        qd, rank = solve_velocities(self.ws, dd)
+        if self.km.n_loops and len(self.km.unknown) and rank < self.expected_rank:
+            return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
+                          "or change-point position")
+        qdd = solve_accelerations(self.ws, qd, ddd)
+        if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(qdd))):
+            return None, "velocities are not finite (singular position)"
+        return _State(t, res.q, qd, qdd), ""
+
+    def _advance(self, s: _State, t: float, depth: int = 0) -> tuple[_State | None, str]:
+        dt = t - s.t
+        guess = s.q + s.qd * dt + 0.5 * s.qdd * dt * dt  # stay on the branch: extrapolate along the motion
+        new, why = self._solve(t, guess, s.q)
+        if new is not None or depth >= MAX_SUBDIVISION:
+            return new, why
+        mid, why = self._advance(s, s.t + 0.5 * dt, depth + 1)
+        if mid is None:
+            return None, why
+        return self._advance(mid, t, depth + 1)
+
+    def _start(self) -> tuple[_State | None, str]:
+        t0 = float(self.times[0])
+        drive = tuple(v[0] for v in self.values)
+        q0 = np.zeros(self.km.nq)
+        s, why = self._solve(t0, q0, None, drive)
+        if s is not None:
+            return s, ""
+        # continuation from the design configuration (all coordinates 0) to the first driven values
+        q = q0
+        for lam in np.linspace(0.0, 1.0, 33)[1:]:
+            res = solve_positions(self.ws, lam * drive[0], q)
+            if not res.converged:
+                return None, why
+            q = res.q
+        return self._solve(t0, q, None, drive)
+
+    def _locate(self, s: _State, t_fail: float) -> float:
+        lo, hi, cur = s.t, t_fail, s
+        for _ in range(_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            new, _ = self._advance(cur, mid, MAX_SUBDIVISION - 2)
+            if new is None:
+                hi = mid
+            else:
+                lo, cur = mid, new
+        return lo
+
+    def _frame(self, k: int, s: _State) -> Frame:
+        km = self.km
+        forward(self.ws, s.q)
+        poses = self.ws.T.copy()
+        p = point_positions(self.ws)
+        if len(km.point_names):
+            xi, alpha, _, _ = body_twists(self.ws, s.qd, s.qdd)
+            x, a = xi[km.point_body], alpha[km.point_body]
+            v = np.cross(x[:, 3:], p) + x[:, :3]
+            acc = np.cross(a[:, 3:], p) + a[:, :3] + np.cross(x[:, 3:], v)
+        else:
+            v = acc = np.zeros((0, 3))
+        return Frame(k, s.t, s.q.copy(), s.qd.copy(), s.qdd.copy(), poses, p, v, acc)
+
+    def _stop(self, t: float, why: str, s: _State | None) -> None:
+        self.ok = False
+        self.stop_time = float(t)
+        if s is not None:
+            self.limit_time = self._locate(s, t)
+            self.reason = f"stopped at t = {t:.6g}: {why}; the motion ends near t = {self.limit_time:.9g}"
+        else:
+            self.reason = f"stopped at t = {t:.6g}: {why}"
+
+    def __iter__(self) -> Iterator[Frame]:
+        if not len(self.times):
+            return
+        s, why = self._start()
+        if s is None:
+            self._stop(self.times[0], why, None)
+            return
+        yield self._frame(0, s)
+        for k in range(1, len(self.times)):
+            if self.cancel is not None and self.cancel():
+                self.cancelled, self.ok = True, False
+                self.reason = f"cancelled at t = {self.times[k]:.6g}"
+                return
+            new, why = self._advance(s, float(self.times[k]))
+            if new is None:
+                self._stop(self.times[k], why, s)
+                return
+            s = new
+            yield self._frame(k, s)
+
+
+def solve_trajectory(km: KinematicModel, times, cancel: Callable[[], bool] | None = None) -> Trajectory:
+    """Solve the driven motion at `times`; stops early with a reason, keeping the frames solved before."""
+    run = TrajectoryRun(km, times, cancel)
+    frames = list(run)
+    n, nb, npt = km.nq, km.n_bodies, len(km.point_names)
+
+    def stack(attr, shape):
+        return np.stack([getattr(f, attr) for f in frames]) if frames else np.zeros((0,) + shape)
+
+    return Trajectory(
+        coord_names=list(km.coord_names),
+        point_names=list(km.point_names),
+        body_names=list(km.body_names),
+        times=np.array([f.t for f in frames]),
+        q=stack("q", (n,)),
+        qd=stack("qd", (n,)),
+        qdd=stack("qdd", (n,)),
+        poses=stack("poses", (nb, 4, 4)),
+        points=stack("points", (npt, 3)),
+        point_vel=stack("point_vel", (npt, 3)),
+        point_acc=stack("point_acc", (npt, 3)),
+        requested=len(run.times),
+        ok=run.ok,
+        reason=run.reason,
+        stop_time=run.stop_time,
+        limit_time=run.limit_time,
+    )
