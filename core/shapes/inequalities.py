@@ -55,6 +55,19 @@ class Quadric:
         return np.broadcast_to(self._h, x.shape[:-1] + (1, 3, 3)).copy()
 
 
+def _times(big: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """big * t with 0 wherever t is 0, so an overflowed power (far outside) times a zero factor is 0, not NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(t == 0.0, 0.0, big * t)
+
+
+def _pnorm(u: np.ndarray, w: np.ndarray, p: float) -> np.ndarray:
+    """(u^p + w^p)^(1/p) for u, w >= 0, scaled by the larger so that it cannot overflow."""
+    big = np.maximum(u, w)
+    safe = np.where(big > 0.0, big, 1.0)
+    return big * ((u / safe) ** p + (w / safe) ** p) ** (1.0 / p)
+
+
 class Superquadric:
     """One inequality (rho/e1)(F - 1) <= 0 with F = (|x/a|^e2 + |y/b|^e2)^(e1/e2) + |z/c|^e1.
 
@@ -76,7 +89,7 @@ class Superquadric:
         s = np.abs(u)
         sg = np.sign(u)
         p, q = self.e2, self.e1
-        n = (s[..., 0] ** p + s[..., 1] ** p) ** (1.0 / p)  # e2-norm of the scaled (x, y)
+        n = _pnorm(s[..., 0], s[..., 1], p)  # e2-norm of the scaled (x, y)
         safe = np.where(n > 0.0, n, 1.0)
         # ratios |x'|/N, |y'|/N lie in [0, 1]; at N = 0 they are set to 0, which gives the correct limits
         r = np.where((n > 0.0)[..., None], s[..., :2] / safe[..., None], 0.0)
@@ -86,18 +99,20 @@ class Superquadric:
         """(rho/e1)(F - 1)."""
         p, q = self.e2, self.e1
         s = np.abs(x / self.radii)
-        n = (s[..., 0] ** p + s[..., 1] ** p) ** (1.0 / p)
-        return ((self.rho / q) * (n**q + s[..., 2] ** q - 1.0))[..., None]
+        n = _pnorm(s[..., 0], s[..., 1], p)
+        with np.errstate(over="ignore"):
+            return ((self.rho / q) * (n**q + s[..., 2] ** q - 1.0))[..., None]
 
     def gradients(self, x: np.ndarray) -> np.ndarray:
         """(rho/e1) dF/dx in closed form."""
         p, q = self.e2, self.e1
         u, s, sg, n, r = self._parts(x)
         g = np.empty(x.shape)
-        nq1 = n ** (q - 1.0)
-        g[..., 0] = nq1 * r[..., 0] ** (p - 1.0) * sg[..., 0]
-        g[..., 1] = nq1 * r[..., 1] ** (p - 1.0) * sg[..., 1]
-        g[..., 2] = s[..., 2] ** (q - 1.0) * sg[..., 2]
+        with np.errstate(over="ignore"):
+            nq1 = n ** (q - 1.0)
+            g[..., 2] = s[..., 2] ** (q - 1.0) * sg[..., 2]
+        g[..., 0] = _times(nq1, r[..., 0] ** (p - 1.0) * sg[..., 0])
+        g[..., 1] = _times(nq1, r[..., 1] ** (p - 1.0) * sg[..., 1])
         return (self.rho * g / self.radii)[..., None, :]
 
     def hessians(self, x: np.ndarray) -> np.ndarray:
@@ -105,11 +120,13 @@ class Superquadric:
         p, q = self.e2, self.e1
         u, s, sg, n, r = self._parts(x)
         rx, ry = r[..., 0], r[..., 1]
-        nq2 = n ** (q - 2.0)  # 0**0 = 1: the constant Hessian of the ellipsoid case at the z axis
+        with np.errstate(over="ignore"):
+            nq2 = n ** (q - 2.0)  # 0**0 = 1: the constant Hessian of the ellipsoid case at the z axis
+            hzz = (q - 1.0) * s[..., 2] ** (q - 2.0)
         h = np.zeros(x.shape + (3,))
         for i, ri in ((0, rx), (1, ry)):
-            h[..., i, i] = nq2 * ((q - 1.0) * ri ** (2 * p - 2) + (p - 1.0) * (ri ** (p - 2) - ri ** (2 * p - 2)))
-        h[..., 0, 1] = h[..., 1, 0] = nq2 * (q - p) * (rx * ry) ** (p - 1.0) * sg[..., 0] * sg[..., 1]
-        h[..., 2, 2] = (q - 1.0) * s[..., 2] ** (q - 2.0)
+            h[..., i, i] = _times(nq2, (q - 1.0) * ri ** (2 * p - 2) + (p - 1.0) * (ri ** (p - 2) - ri ** (2 * p - 2)))
+        h[..., 0, 1] = h[..., 1, 0] = _times(nq2, (q - p) * (rx * ry) ** (p - 1.0) * sg[..., 0] * sg[..., 1])
+        h[..., 2, 2] = hzz
         h *= self.rho / np.multiply.outer(self.radii, self.radii)
         return h[..., None, :, :]

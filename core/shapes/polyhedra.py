@@ -78,8 +78,11 @@ def hull_of_planes(normals: np.ndarray, offsets: np.ndarray, location: str):
     if res.status != 0 or res.x[3] <= _REL * scale:
         raise LinkwrightError(location, "the planes enclose no volume (the polytope is flat)")
     centre = res.x[:3]
-    hs = HalfspaceIntersection(np.hstack([normals, -offsets[:, None]]), centre)
-    verts, tris, _ = _oriented_hull(hs.intersections)
+    try:
+        hs = HalfspaceIntersection(np.hstack([normals, -offsets[:, None]]), centre)
+        verts, tris, _ = _oriented_hull(hs.intersections)
+    except (QhullError, ValueError):  # only for numerically degenerate input that passed the LP checks
+        raise LinkwrightError(location, "the planes are too nearly degenerate to build the polytope") from None
     return verts, tris
 
 

@@ -125,3 +125,15 @@ def test_single_point_and_batched_shapes():
     assert s.values(np.zeros(3)).shape == (3,)
     assert s.gradients(np.zeros(3)).shape == (3, 3)
     assert s.hessians(np.zeros((2, 5, 3))).shape == (2, 5, 3, 3, 3)
+
+
+def test_steep_superellipsoid_far_outside_has_no_nan():
+    # |x/a|^e2 with e = 50 overflows at ~1e6 radii; zero factors times an overflowed power must stay 0, not NaN
+    s = parse_shape({"type": "superellipsoid", "radii": [1, 1, 1], "exponents": [50, 50]}, "s")
+    far = np.array([[1e8, 0.0, 0.0], [0.0, 1e8, 1.0], [1e8, 1e8, 1e8], [0.0, 0.0, -1e8]])
+    for out in (s.values(far), s.gradients(far), s.hessians(far)):
+        assert not np.any(np.isnan(out))
+    assert np.all(s.values(far) > 0)
+    # the gradient direction far out along +y is still +y (the x-y norm is computed without overflow)
+    g = s.gradients(np.array([0.0, 1e8, 0.0]))[0]
+    assert g[1] > 0 and g[0] == 0 and g[2] == 0
