@@ -1,0 +1,557 @@
+"""What the viewport draws, as plain numpy: meshes of links, joint glyphs and points in body frames, and pick geometry.
+
+No Qt and no OpenGL here, so the scene description and the ray casting are testable on their own.
+Frames: every body's geometry is in its body frame; a body's design pose D_b (its `pose`, else identity) places that
+frame in the world for the design configuration, so a joint at world point `at` sits at D_b^-1 · at in body b.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from core.joints import JOINT_TYPES, joint_design_frame
+from core.model import Body, Mechanism
+from core.transforms import frame_from_axis, inverse, quat_to_matrix
+
+__all__ = [
+    "Mesh",
+    "BodyGeometry",
+    "JointGeometry",
+    "PointGeometry",
+    "Scene",
+    "build_scene",
+    "geometry_signature",
+    "design_pose",
+    "box_mesh",
+    "cylinder_mesh",
+    "sphere_mesh",
+    "prism_mesh",
+    "stadium_mesh",
+    "merge_meshes",
+    "transform_mesh",
+    "ray_triangles",
+    "ray_capsules",
+    "ray_spheres",
+    "JOINT_GLYPHS",
+]
+
+Mesh = tuple[np.ndarray, np.ndarray]  # (vertices (V, 3) float, faces (F, 3) int), faces counter-clockwise outward
+
+
+# ---- primitive meshes (creases get their own vertices so smooth vertex normals stay sharp at edges) --------------
+def box_mesh(size, centre=(0.0, 0.0, 0.0)) -> Mesh:
+    """An axis-aligned box of edge lengths `size` around `centre`, four own vertices per face."""
+    h = 0.5 * np.asarray(size, dtype=float)
+    verts, faces = [], []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            u, v = (axis + 1) % 3, (axis + 2) % 3
+            quad = []
+            for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                p = np.zeros(3)
+                p[axis], p[u], p[v] = sign * h[axis], a * h[u], b * sign * h[v]
+                quad.append(p)
+            k = len(verts)
+            verts.extend(quad)
+            faces += [[k, k + 1, k + 2], [k, k + 2, k + 3]]
+    return np.array(verts) + np.asarray(centre, float), np.array(faces)
+
+
+def prism_mesh(outline: np.ndarray, z0: float, z1: float, smooth_sides: bool = False) -> Mesh:
+    """A prism over a convex counter-clockwise outline (n, 2) from z0 to z1: two fan caps and the side band."""
+    outline = np.asarray(outline, dtype=float)
+    n = len(outline)
+    lo = np.column_stack([outline, np.full(n, z0)])
+    hi = np.column_stack([outline, np.full(n, z1)])
+    verts = [lo, hi]
+    faces = []
+    # caps: fans from vertex 0 (convex outline), bottom reversed so it faces -z
+    idx = np.arange(1, n - 1)
+    faces.append(np.column_stack([np.zeros(n - 2, int), idx + 1, idx]))
+    faces.append(np.column_stack([np.full(n - 2, n), n + idx, n + idx + 1]))
+    k = 2 * n
+    if smooth_sides:
+        verts += [lo, hi]
+        a = k + np.arange(n)
+        b = k + (np.arange(n) + 1) % n
+        faces += [np.column_stack([a, b, b + n]), np.column_stack([a, b + n, a + n])]
+    else:
+        for i in range(n):
+            j = (i + 1) % n
+            verts.append(np.array([lo[i], lo[j], hi[j], hi[i]]))
+            faces.append(np.array([[k, k + 1, k + 2], [k, k + 2, k + 3]]))
+            k += 4
+    return np.concatenate(verts), np.concatenate(faces).astype(int)
+
+
+def cylinder_mesh(radius: float, length: float, sides: int = 24, z0: float | None = None) -> Mesh:
+    """A z-axis cylinder (centred on z=0 unless z0 gives its bottom), smooth side, flat caps."""
+    w = 2 * np.pi * np.arange(sides) / sides
+    outline = radius * np.column_stack([np.cos(w), np.sin(w)])
+    lo = -length / 2 if z0 is None else z0
+    return prism_mesh(outline, lo, lo + length, smooth_sides=sides > 8)
+
+
+def sphere_mesh(radius: float, centre=(0.0, 0.0, 0.0), rows: int = 12, cols: int = 20) -> Mesh:
+    """A UV sphere (shared vertices: smooth)."""
+    th = np.linspace(0, np.pi, rows + 1)[1:-1]
+    ph = 2 * np.pi * np.arange(cols) / cols
+    ring = np.stack([np.outer(np.sin(th), np.cos(ph)), np.outer(np.sin(th), np.sin(ph)),
+                     np.outer(np.cos(th), np.ones(cols))], -1).reshape(-1, 3)
+    verts = np.concatenate([[[0, 0, 1.0]], ring, [[0, 0, -1.0]]]) * radius + np.asarray(centre, float)
+    faces = []
+    for c in range(cols):
+        faces.append([0, 1 + c, 1 + (c + 1) % cols])
+    for r in range(rows - 2):
+        for c in range(cols):
+            a, b = 1 + r * cols + c, 1 + r * cols + (c + 1) % cols
+            faces += [[a, a + cols, b], [b, a + cols, b + cols]]
+    last = len(verts) - 1
+    base = 1 + (rows - 2) * cols
+    for c in range(cols):
+        faces.append([last, base + (c + 1) % cols, base + c])
+    return verts, np.array(faces)
+
+
+def stadium_mesh(p0, p1, half_width: float, z0: float, z1: float, arc: int = 10) -> Mesh:
+    """A planar link: the stadium (rounded ends of radius half_width) around segment p0-p1 (x-y), from z0 to z1."""
+    p0, p1 = np.asarray(p0, float)[:2], np.asarray(p1, float)[:2]
+    d = p1 - p0
+    ang = math.atan2(d[1], d[0])
+    a1 = ang - np.pi / 2 + np.pi * np.arange(arc + 1) / arc  # right-hand half circle around p1
+    a0 = a1 + np.pi
+    outline = np.concatenate([p1 + half_width * np.column_stack([np.cos(a1), np.sin(a1)]),
+                              p0 + half_width * np.column_stack([np.cos(a0), np.sin(a0)])])
+    return prism_mesh(outline, z0, z1, smooth_sides=True)
+
+
+def transform_mesh(mesh: Mesh, T: np.ndarray) -> Mesh:
+    """The mesh with its vertices mapped by the 4x4 transform T."""
+    v, f = mesh
+    return np.asarray(v, float) @ T[:3, :3].T + T[:3, 3], f
+
+
+def merge_meshes(meshes: list[Mesh]) -> Mesh:
+    """One mesh holding all of `meshes` (face indices shifted)."""
+    verts, faces, k = [], [], 0
+    for v, f in meshes:
+        verts.append(np.asarray(v, float))
+        faces.append(np.asarray(f, int) + k)
+        k += len(v)
+    if not verts:
+        return np.zeros((0, 3)), np.zeros((0, 3), int)
+    return np.concatenate(verts), np.concatenate(faces)
+
+
+def _segment_frame(p0: np.ndarray, p1: np.ndarray) -> np.ndarray:
+    """A frame at p0 whose z axis points to p1."""
+    return frame_from_axis(p0, p1 - p0)
+
+
+# ---- joint glyphs: one table row per joint type ------------------------------------------------------------------
+# Each part is (primitive, size in link widths, placement): "cyl" (radius, length, sides) along the frame's z,
+# "cylx" the same along x (universal joints' second axis), "box" (sx, sy, sz), "sphere" (radius,).
+# A length of None means "span the layers of the two bodies" (planar pins), at least the given minimum.
+JOINT_GLYPHS: dict[str, dict] = {
+    "revolute": {"parts": [("cyl", (0.30, None, 20))], "color": "pin"},
+    "prismatic": {"parts": [("box", (0.95, 0.95, 2.4))], "color": "slide"},
+    "slot": {"parts": [("box", (3.2, 0.75, None)), ("cyl", (0.22, None, 16))], "color": "slide"},
+    "cylindrical": {"parts": [("cyl", (0.24, 3.0, 16)), ("cyl", (0.48, 0.7, 20))], "color": "slide"},
+    "universal": {"parts": [("cyl", (0.2, 1.9, 12)), ("cylx", (0.2, 1.9, 12)), ("sphere", (0.32,))], "color": "pin"},
+    "spherical": {"parts": [("sphere", (0.58,))], "color": "pin"},
+    "planar": {"parts": [("cyl", (1.1, 0.22, 28))], "color": "slide"},
+    "helical": {"parts": [("cyl", (0.30, 2.4, 6)), ("cyl", (0.55, 0.45, 6))], "color": "pin"},
+    "fixed": {"parts": [("box", (0.8, 0.8, 0.8))], "color": "fixed"},
+}
+_ROT_Z_TO_X = np.array([[0, 0, 1, 0], [0, 1, 0, 0], [-1, 0, 0, 0], [0, 0, 0, 1]], float)  # maps z onto x
+
+
+def _glyph_mesh(jtype: str, width: float, span: float) -> Mesh:
+    """The glyph of a joint type in the joint's design frame, sized by the link width and the layer span."""
+    row = JOINT_GLYPHS.get(jtype, JOINT_GLYPHS["fixed"])
+    parts = []
+    for kind, dims in row["parts"]:
+        if kind in ("cyl", "cylx"):
+            r, length, sides = dims
+            length = max(span, 1.6 * width) if length is None else length * width
+            m = cylinder_mesh(r * width, length, sides)
+            parts.append(transform_mesh(m, _ROT_Z_TO_X) if kind == "cylx" else m)
+        elif kind == "box":
+            sx, sy, sz = dims
+            sz = max(span * 0.6, 0.8 * width) if sz is None else sz * width
+            parts.append(box_mesh((sx * width, sy * width, sz)))
+        else:
+            parts.append(sphere_mesh(dims[0] * width))
+    return merge_meshes(parts)
+
+
+# ---- the scene ----------------------------------------------------------------------------------------------------
+@dataclass
+class BodyGeometry:
+    """A body's drawing in its body frame, with what picking intersects."""
+
+    name: str
+    ground: bool
+    design: np.ndarray  # 4x4 design pose of the body frame (world)
+    mesh: Mesh
+    capsules: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))  # (K, 2, 3) segment ends
+    radii: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (K,) capsule radii
+    triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))  # (T, 3, 3) pick triangles
+    from_shape: bool = False  # drawn from its `shape` (else bars/plates between joints)
+
+
+@dataclass
+class JointGeometry:
+    """A joint glyph, carried by its first body: `local` places the glyph frame in that body's frame."""
+
+    name: str
+    type: str
+    body: str
+    local: np.ndarray  # 4x4, glyph frame in the body frame
+    mesh: Mesh
+    color: str  # key of the palette ("pin", "slide", "fixed")
+
+
+@dataclass
+class PointGeometry:
+    """A named point of a body (a small sphere), at `position` in the body frame."""
+
+    name: str
+    body: str
+    position: np.ndarray
+    mesh: Mesh
+
+
+@dataclass
+class Scene:
+    """Everything the viewport draws for one mechanism geometry."""
+
+    bodies: list[BodyGeometry]
+    joints: list[JointGeometry]
+    points: list[PointGeometry]
+    width: float  # link width (m): the scale of glyphs
+    extent: tuple[np.ndarray, np.ndarray]  # world bounding box (min, max) of the design configuration
+    planar: bool
+    problems: list[str] = field(default_factory=list)  # shapes that could not be meshed (drawn as links instead)
+
+
+def design_pose(body: Body) -> np.ndarray:
+    """The 4x4 world pose of a body's frame in the design configuration (identity without a `pose`)."""
+    T = np.eye(4)
+    if body.pose is not None:
+        T[:3, :3] = quat_to_matrix(body.pose.orientation)
+        T[:3, 3] = body.pose.position
+    return T
+
+
+def geometry_signature(mech: Mechanism) -> tuple:
+    """What the drawn meshes depend on: equal signatures mean only poses (transforms) may differ."""
+    joined = {n for j in mech.joints for n in j.bodies}
+
+    def body_key(b: Body) -> tuple:
+        # the pose of a body without joints only moves it; with joints it changes where they sit in its frame
+        pose = (b.pose.position, b.pose.orientation) if (b.pose is not None and b.name in joined) else None
+        return (b.name, b.ground, tuple(sorted(b.points.items())), repr(b.shape), pose)
+
+    return (
+        mech.space,
+        tuple(body_key(b) for b in mech.bodies),
+        tuple((j.name, j.type, j.bodies, j.at, j.axis, j.axis2) for j in mech.joints),
+    )
+
+
+def _unique_points(pts: np.ndarray, tol: float) -> np.ndarray:
+    out: list[np.ndarray] = []
+    for p in pts:
+        if all(np.linalg.norm(p - q) > tol for q in out):
+            out.append(p)
+    return np.array(out).reshape(-1, 3)
+
+
+def _hull_2d(pts: np.ndarray) -> np.ndarray:
+    """Indices of the convex hull of 2-D points, counter-clockwise (monotone chain; collinear points dropped)."""
+    order = sorted(range(len(pts)), key=lambda i: (pts[i][0], pts[i][1]))
+
+    def cross(o, a, b):
+        return (pts[a][0] - pts[o][0]) * (pts[b][1] - pts[o][1]) - (pts[a][1] - pts[o][1]) * (pts[b][0] - pts[o][0])
+
+    lower: list[int] = []
+    for i in order:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], i) <= 0:
+            lower.pop()
+        lower.append(i)
+    upper: list[int] = []
+    for i in reversed(order):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], i) <= 0:
+            upper.pop()
+        upper.append(i)
+    return np.array(lower[:-1] + upper[:-1], dtype=int)
+
+
+def _colouring(mech: Mechanism) -> dict[str, int]:
+    """A greedy colouring of the body adjacency graph: planar layer per body, so joined links never overlap in z."""
+    adj: dict[str, set[str]] = {b.name: set() for b in mech.bodies}
+    for j in mech.joints:
+        a, b = j.bodies
+        if a in adj and b in adj:
+            adj[a].add(b)
+            adj[b].add(a)
+    layer: dict[str, int] = {}
+    for b in mech.bodies:
+        used = {layer[n] for n in adj[b.name] if n in layer}
+        layer[b.name] = next(k for k in range(len(adj) + 1) if k not in used)
+    return layer
+
+
+def _link_parts(local: np.ndarray, planar: bool, w: float, z0: float, z1: float, tol: float,
+                slide_axis: np.ndarray | None) -> tuple[list[Mesh], list[tuple[np.ndarray, np.ndarray]], list[np.ndarray]]:
+    """Meshes, pick capsules and pick triangles of the default link drawing through the joint points `local`."""
+    meshes: list[Mesh] = []
+    caps: list[tuple[np.ndarray, np.ndarray]] = []
+    tris: list[np.ndarray] = []
+    pts = _unique_points(local, tol)
+    zc = 0.5 * (z0 + z1)
+    if len(pts) == 0:
+        pts = np.zeros((1, 3))
+    if len(pts) == 1:
+        # a block: the slider of a slider-crank, a free body; long side along a sliding joint's axis if any
+        c = pts[0]
+        size = np.array([2.6 * w, 1.7 * w, (z1 - z0) if planar else 1.7 * w])
+        T = np.eye(4)
+        if slide_axis is not None:
+            T = frame_from_axis(np.zeros(3), np.array([0.0, 0.0, 1.0]) if planar else slide_axis,
+                                axis2=slide_axis if planar else None)
+            if not planar:
+                T = T @ _ROT_Z_TO_X
+        T[:3, 3] = c + (np.array([0.0, 0.0, zc]) if planar else 0.0)
+        meshes.append(transform_mesh(box_mesh(size), T))
+        tris.append(meshes[-1][0][meshes[-1][1]])
+        return meshes, caps, tris
+    if len(pts) == 2:
+        edges = [(0, 1)]
+        plate = None
+    else:
+        edges, plate = _outline_edges(pts, planar)
+    for i, k in edges:
+        p0, p1 = pts[i], pts[k]
+        if planar:
+            meshes.append(stadium_mesh(p0, p1, 0.5 * w, z0, z1))
+            off = np.array([0.0, 0.0, zc])
+            caps.append((p0[:3] * [1, 1, 0] + off, p1[:3] * [1, 1, 0] + off))
+        else:
+            L = float(np.linalg.norm(p1 - p0))
+            meshes.append(transform_mesh(cylinder_mesh(0.45 * w, L, 16, z0=0.0), _segment_frame(p0, p1)))
+            caps.append((p0, p1))
+    if plate is not None:
+        # a plate filling the hull polygon (slightly thinner than the bars so its faces sit inside them)
+        poly, frame = plate
+        t = 0.7 * (z1 - z0) if planar else 0.35 * w
+        zp = zc if planar else 0.0
+        m = transform_mesh(prism_mesh(poly, zp - t / 2, zp + t / 2), frame)
+        meshes.append(m)
+        tris.append(m[0][m[1]])
+    return meshes, caps, tris
+
+
+def _outline_edges(pts: np.ndarray, planar: bool):
+    """Bars along the convex hull of 3+ joint points, and the plate polygon (2-D outline, frame) when they are flat."""
+    n = len(pts)
+    if planar:
+        hull = _hull_2d(pts[:, :2])
+        if len(hull) < 3:  # collinear: bars between neighbours along the line
+            d = pts[:, :2] - pts[0, :2]
+            axis = d[np.argmax(np.linalg.norm(d, axis=1))]
+            order = np.argsort(d @ axis)
+            return [(int(order[i]), int(order[i + 1])) for i in range(n - 1)], None
+        edges = [(int(hull[i]), int(hull[(i + 1) % len(hull)])) for i in range(len(hull))]
+        return edges, (pts[hull, :2], np.eye(4))
+    c = pts.mean(axis=0)
+    _, s, vt = np.linalg.svd(pts - c)
+    size = max(s[0], 1e-12)
+    if s[1] < 1e-6 * size:  # collinear in space
+        order = np.argsort((pts - c) @ vt[0])
+        return [(int(order[i]), int(order[i + 1])) for i in range(n - 1)], None
+    if s[2] < 1e-6 * size:  # coplanar: hull in the fitted plane
+        frame = np.eye(4)
+        frame[:3, :3] = np.column_stack([vt[0], vt[1], np.cross(vt[0], vt[1])])
+        frame[:3, 3] = c
+        uv = (pts - c) @ vt[:2].T
+        hull = _hull_2d(uv)
+        edges = [(int(hull[i]), int(hull[(i + 1) % len(hull)])) for i in range(len(hull))]
+        return edges, (uv[hull], frame)
+    # a solid spread of joints: bars along the edges of its 3-D hull
+    from scipy.spatial import ConvexHull
+
+    simplices = ConvexHull(pts).simplices
+    edges = sorted({tuple(sorted((int(a), int(b)))) for tri in simplices for a, b in ((tri[0], tri[1]), (tri[1], tri[2]), (tri[2], tri[0]))})
+    return edges, None
+
+
+def _span(lo: float, hi: float) -> tuple[float, float]:
+    return min(lo, hi), max(lo, hi)
+
+
+def build_scene(mech: Mechanism, shape_mesher: Callable[[Body, str], Mesh | None] | None = None) -> Scene:
+    """The drawing of `mech` in its design configuration (meshes in body frames, sized to the mechanism)."""
+    planar = mech.space == "planar"
+    designs = {b.name: design_pose(b) for b in mech.bodies}
+    world = [np.asarray(j.at, float) for j in mech.joints]
+    world += [designs[b.name][:3, :3] @ np.asarray(p, float) + designs[b.name][:3, 3] for b in mech.bodies for p in b.points.values()]
+    world += [designs[b.name][:3, 3] for b in mech.bodies if not mech.joints_of(b.name)]
+    pts = np.array(world).reshape(-1, 3)
+    if len(pts):
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+    else:
+        lo, hi = np.zeros(3), np.zeros(3)
+    L = float(np.linalg.norm(hi - lo)) or 1.0
+    w = 0.035 * L  # link width: readable at "fit" zoom for anything from a watch to a crane
+    tol = 1e-6 * L
+    thick = 0.38 * w
+    pitch = 1.25 * thick  # planar layer spacing along z
+    layers = _colouring(mech) if planar else {b.name: 0 for b in mech.bodies}
+    nl = max(layers.values(), default=0)
+    zof = {n: (k - 0.5 * nl) * pitch for n, k in layers.items()}  # centre the stack on z = 0
+
+    problems: list[str] = []
+    bodies: list[BodyGeometry] = []
+    for bi, b in enumerate(mech.bodies):
+        D = designs[b.name]
+        Dinv = inverse(D)
+        jidx = mech.joints_of(b.name)
+        local = np.array([Dinv[:3, :3] @ np.asarray(mech.joints[i].at, float) + Dinv[:3, 3] for i in jidx]).reshape(-1, 3)
+        if len(local):
+            # named points belong to the link too (a coupler point makes the coupler a triangle, as textbooks draw it)
+            local = np.concatenate([local, np.array(list(b.points.values()), float).reshape(-1, 3)])
+        shape_mesh = None
+        if b.shape is not None and shape_mesher is not None:
+            try:
+                shape_mesh = shape_mesher(b, f"bodies[{bi}].shape")
+            except Exception as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
+                problems.append(f"bodies[{bi}].shape: {exc}")
+        if shape_mesh is not None:
+            v, f = np.asarray(shape_mesh[0], float), np.asarray(shape_mesh[1], int)
+            bodies.append(BodyGeometry(b.name, b.ground, D, (v, f), triangles=v[f], from_shape=True))
+            continue
+        if len(local) == 0:
+            local = np.zeros((1, 3))
+        slide = next((np.asarray(mech.joints[i].axis_vector(), float) for i in jidx
+                      if mech.joints[i].type in ("prismatic", "slot")), None)
+        z = zof[b.name]
+        meshes, caps, tris = _link_parts(local, planar, w, z - thick / 2, z + thick / 2, tol, slide)
+        mesh = merge_meshes(meshes)
+        capsules = np.array([[p, q] for p, q in caps]).reshape(-1, 2, 3)
+        bodies.append(BodyGeometry(
+            b.name, b.ground, D, mesh, capsules=capsules, radii=np.full(len(capsules), 0.5 * w),
+            triangles=np.concatenate(tris) if tris else np.zeros((0, 3, 3)),
+        ))
+
+    joints: list[JointGeometry] = []
+    for j in mech.joints:
+        F = joint_design_frame(j)
+        b0 = j.bodies[0]
+        span = 0.0
+        if planar:
+            z0, z1 = _span(zof[j.bodies[0]], zof[j.bodies[1]])
+            span = (z1 - z0) + 2.2 * thick  # through both links and out a little on each side
+            F = F.copy()
+            F[2, 3] += 0.5 * (z0 + z1)
+        row = JOINT_GLYPHS.get(j.type, JOINT_GLYPHS["fixed"])
+        local = inverse(designs[b0]) @ F
+        joints.append(JointGeometry(j.name, j.type, b0, local, _glyph_mesh(j.type, w, span), row["color"]))
+
+    points: list[PointGeometry] = []
+    for b in mech.bodies:
+        for pname, p in b.points.items():
+            pos = np.asarray(p, float).copy()
+            if planar:
+                pos[2] += zof[b.name] + 0.7 * thick  # just above its link so it is not buried in it
+            points.append(PointGeometry(pname, b.name, pos, sphere_mesh(0.42 * w, rows=10, cols=16)))
+
+    return Scene(bodies, joints, points, w, (lo, hi), planar, problems)
+
+
+def default_shape_mesher(resolution: int = 32) -> Callable[[Body, str], Mesh | None] | None:
+    """A mesher using core.shapes when that package is importable (None otherwise)."""
+    try:
+        from core.shapes import parse_shape
+    except Exception:  # the shape library is optional for drawing: without it shapes draw as links
+        return None
+
+    def mesher(body: Body, location: str) -> Mesh | None:
+        v, f = parse_shape(body.shape, location).mesh(resolution)
+        return np.asarray(v, float), np.asarray(f, int)
+
+    return mesher
+
+
+# ---- ray casting (picking) ----------------------------------------------------------------------------------------
+def ray_triangles(o: np.ndarray, d: np.ndarray, tri: np.ndarray) -> float:
+    """Nearest ray parameter t >= 0 at which o + t d hits one of the triangles (T, 3, 3) (Möller–Trumbore); inf if none."""
+    if len(tri) == 0:
+        return math.inf
+    e1 = tri[:, 1] - tri[:, 0]
+    e2 = tri[:, 2] - tri[:, 0]
+    p = np.cross(d, e2)
+    det = np.einsum("ij,ij->i", e1, p)
+    ok = np.abs(det) > 1e-14
+    inv = np.where(ok, 1.0 / np.where(ok, det, 1.0), 0.0)
+    s = o - tri[:, 0]
+    u = np.einsum("ij,ij->i", s, p) * inv
+    q = np.cross(s, e1)
+    v = (q @ d) * inv
+    t = np.einsum("ij,ij->i", e2, q) * inv
+    hit = ok & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+    return float(t[hit].min()) if hit.any() else math.inf
+
+
+def ray_capsules(o: np.ndarray, d: np.ndarray, seg: np.ndarray, r: np.ndarray) -> float:
+    """Ray parameter of the closest approach to the nearest segment (K, 2, 3) passing within its radius; inf if none."""
+    if len(seg) == 0:
+        return math.inf
+    a, b = seg[:, 0], seg[:, 1]
+    u = b - a
+    w0 = o - a
+    dd = d @ d
+    uu = np.einsum("ij,ij->i", u, u)
+    du = u @ d
+    dw = w0 @ d
+    uw = np.einsum("ij,ij->i", u, w0)
+    den = dd * uu - du * du
+    # closest points of the two lines, then clamp the segment parameter and re-project onto the ray
+    sc = np.where(den > 1e-14 * np.maximum(uu, 1e-300), (dd * uw - du * dw) / np.where(den > 0, den, 1.0), 0.0)
+    sc = np.where(uu > 0, np.clip(sc, 0.0, 1.0), 0.0)
+    pc = a + sc[:, None] * u
+    tc = np.maximum(((pc - o) @ d) / dd, 0.0)
+    dist = np.linalg.norm(o + tc[:, None] * d - pc, axis=1)
+    hit = dist <= r
+    if not hit.any():
+        return math.inf
+    # back off to the capsule surface along the ray (the depth order of hits is what picking needs)
+    back = np.sqrt(np.maximum(r**2 - dist**2, 0.0)) / math.sqrt(dd)
+    return float(np.maximum(tc - back, 0.0)[hit].min())
+
+
+def ray_spheres(o: np.ndarray, d: np.ndarray, centres: np.ndarray, r: np.ndarray) -> float:
+    """Nearest ray parameter t >= 0 at which o + t d enters one of the spheres; inf if none."""
+    if len(centres) == 0:
+        return math.inf
+    oc = o - centres
+    a = d @ d
+    b = oc @ d
+    c = np.einsum("ij,ij->i", oc, oc) - r**2
+    disc = b * b - a * c
+    ok = disc >= 0
+    sq = np.sqrt(np.where(ok, disc, 0.0))
+    t0, t1 = (-b - sq) / a, (-b + sq) / a
+    t = np.where(t0 >= 0, t0, t1)
+    hit = ok & (t >= 0)
+    return float(t[hit].min()) if hit.any() else math.inf
+
+
+def known_joint_types() -> list[str]:
+    """Joint types with a glyph row (every type of core.joints)."""
+    return [t for t in JOINT_TYPES if t in JOINT_GLYPHS]

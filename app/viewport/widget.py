@@ -1,0 +1,477 @@
+"""The 3D viewport: a pyqtgraph GLViewWidget that listens to the document and the selection and draws the mechanism."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph.opengl as gl
+from pyqtgraph.opengl import shaders
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QAction, QColor, QFont, QQuaternion, QVector3D
+from PySide6.QtWidgets import QToolBar, QVBoxLayout, QWidget
+
+from app.document import Document
+from app.selection import Selection
+
+from .camera import VIEWS, from_qmatrix, pixel_ray, to_qmatrix, up_axis, view_quaternion
+from .geometry import (
+    Scene, build_scene, cylinder_mesh, default_shape_mesher, geometry_signature, merge_meshes, ray_capsules,
+    ray_triangles, sphere_mesh, transform_mesh,
+)
+
+__all__ = ["Viewport3D"]
+
+# ---- look ----------------------------------------------------------------------------------------------------------
+BACKGROUND = (232, 235, 239)
+GRID = (120, 128, 140, 90)
+PALETTE = {  # RGBA floats
+    "body": (0.47, 0.62, 0.80, 1.0),  # soft steel blue
+    "shape": (0.55, 0.70, 0.82, 1.0),
+    "ground": (0.56, 0.57, 0.55, 1.0),  # warm grey
+    "pin": (0.86, 0.66, 0.33, 1.0),  # brass
+    "slide": (0.36, 0.64, 0.60, 1.0),  # teal
+    "fixed": (0.40, 0.42, 0.46, 1.0),
+    "point": (0.84, 0.33, 0.30, 1.0),
+    "selected": (1.00, 0.55, 0.10, 1.0),
+    "highlight": (0.30, 0.80, 0.90, 1.0),
+}
+LABEL = (40, 44, 52)
+_CLICK_SLOP = 4.0  # pixels a press may move and still count as a click
+
+# Two-sided lambert with a head light and a fill light, in eye space: legible on any winding, never black.
+_SHADER = shaders.ShaderProgram("linkwright_lit", [
+    shaders.VertexShader("""
+        uniform mat4 u_mvp;
+        uniform mat3 u_normal;
+        attribute vec4 a_position;
+        attribute vec3 a_normal;
+        attribute vec4 a_color;
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            v_normal = normalize(u_normal * a_normal);
+            v_color = a_color;
+            gl_Position = u_mvp * a_position;
+        }
+    """),
+    shaders.FragmentShader("""
+        #ifdef GL_ES
+        precision mediump float;
+        #endif
+        varying vec4 v_color;
+        varying vec3 v_normal;
+        void main() {
+            vec3 n = normalize(v_normal);
+            float key = abs(dot(n, normalize(vec3(-0.35, 0.45, 1.0))));
+            float fill = abs(dot(n, normalize(vec3(0.8, -0.3, 0.4))));
+            float spec = pow(key, 24.0) * 0.18;
+            vec3 rgb = v_color.rgb * (0.34 + 0.56 * key + 0.16 * fill) + vec3(spec);
+            gl_FragColor = vec4(min(rgb, vec3(1.0)), v_color.a);
+        }
+    """),
+])
+
+
+class _GLView(gl.GLViewWidget):
+    """GLViewWidget with a turntable orbit about the document's up axis, view-plane panning and click detection."""
+
+    clicked = Signal(float, float, object)  # x, y (widget pixels), keyboard modifiers
+    contextReady = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, rotationMethod="quaternion")
+        self.up = np.array([0.0, 0.0, 1.0])
+        self.renderer = ""
+        self._press: QPointF | None = None
+        self._dragged = False
+
+    def initializeGL(self) -> None:
+        """Initialise items and record the renderer strings of the new context."""
+        super().initializeGL()
+        from OpenGL import GL
+
+        def text(name: int) -> str:
+            v = GL.glGetString(name)
+            return v.decode(errors="replace") if isinstance(v, bytes) else str(v)
+
+        self.renderer = f"{text(GL.GL_RENDERER)}; OpenGL {text(GL.GL_VERSION)}"
+        self.contextReady.emit()
+
+    def orbit(self, azim: float, elev: float) -> None:
+        """Turn the scene about the world up axis (azim, degrees) and tilt it about the screen's x axis (elev)."""
+        q = self.opts["rotation"]
+        turn = QQuaternion.fromAxisAndAngle(QVector3D(*self.up), -azim)
+        tilt = QQuaternion.fromAxisAndAngle(QVector3D(1.0, 0.0, 0.0), elev)
+        self.opts["rotation"] = (tilt * q * turn).normalized()
+        self.update()
+
+    def mousePressEvent(self, ev) -> None:
+        self._press = ev.position()
+        self._dragged = False
+        super().mousePressEvent(ev)
+
+    def mouseMoveEvent(self, ev) -> None:
+        pos = ev.position()
+        if self._press is not None and (pos - self._press).manhattanLength() > _CLICK_SLOP:
+            self._dragged = True
+        if not self._dragged:
+            self.mousePos = pos  # no motion until the press becomes a drag (a click must not nudge the camera)
+            return
+        diff = pos - self.mousePos
+        self.mousePos = pos
+        buttons, mods = ev.buttons(), ev.modifiers()
+        left = buttons == Qt.MouseButton.LeftButton
+        if left and not (mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier)):
+            self.orbit(-diff.x(), diff.y())
+        elif left or buttons in (Qt.MouseButton.MiddleButton, Qt.MouseButton.RightButton):
+            self.pan(diff.x(), diff.y(), 0, relative="view")
+
+    def mouseReleaseEvent(self, ev) -> None:
+        if self._press is not None and not self._dragged and ev.button() == Qt.MouseButton.LeftButton:
+            p = ev.position()
+            self.clicked.emit(p.x(), p.y(), ev.modifiers())
+        self._press = None
+        self._dragged = False
+
+
+class Viewport3D(QWidget):
+    """The mechanism in 3D: observes the document (geometry, poses) and the selection (highlight colours)."""
+
+    def __init__(self, document: Document, selection: Selection, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._doc = document
+        self._sel = selection
+        self.view = _GLView(self)
+        self.view.setBackgroundColor(BACKGROUND)
+        self.view.opts["fov"] = 35  # a long lens: little perspective distortion, as engineering views expect
+        self._mesher = default_shape_mesher()
+        self._show_labels = True
+        self._scene: Scene | None = None
+        self._sig: tuple | None = None
+        self._space = "planar"
+        self._static: list = []
+        self._groups: dict[str, gl.GLGraphicsItem.GLGraphicsItem] = {}
+        self._body_items: dict[str, gl.GLMeshItem] = {}
+        self._joint_items: dict[str, gl.GLMeshItem] = {}
+        self._point_items: list[gl.GLMeshItem] = []
+        self._labels: list[gl.GLTextItem] = []
+        self._poses: dict[str, np.ndarray] = {}
+        self._designs: dict[str, np.ndarray] = {}
+        self._fitted: tuple | None = None  # camera state after the last fit (re-fit on resize while unchanged)
+
+        bar = QToolBar(self)
+        bar.setIconSize(bar.iconSize() * 0.75)
+        for name, key, tip in (("Front", "front", "Front view (1)"), ("Top", "top", "Top view (7)"),
+                               ("Iso", "iso", "Isometric view (0)"), ("Fit", "fit", "Frame all (F)")):
+            act = QAction(name, self)
+            act.setToolTip(tip)
+            act.setShortcut(tip[tip.index("(") + 1])
+            act.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            act.triggered.connect(lambda _=False, k=key: self.set_view(k))
+            bar.addAction(act)
+            self.addAction(act)
+        self._labels_action = QAction("Labels", self, checkable=True, checked=True)
+        self._labels_action.setToolTip("Show point labels")
+        self._labels_action.toggled.connect(self.set_labels_visible)
+        bar.addSeparator()
+        bar.addAction(self._labels_action)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(bar)
+        lay.addWidget(self.view, 1)
+        self.setMinimumSize(200, 160)
+
+        self.view.clicked.connect(self._on_click)
+        document.changed.connect(self._on_changed)
+        document.replaced.connect(self._on_replaced)
+        selection.changed.connect(self._recolour)
+        selection.highlightChanged.connect(self._recolour)
+        self._rebuild()
+        self._initial_view()
+
+    # ---- public API -------------------------------------------------------------------------------------------
+    def set_view(self, name: str) -> None:
+        """Look from a preset direction ('front', 'top', 'iso') and frame everything, or just frame it ('fit')."""
+        if name != "fit":
+            views = VIEWS[self._space]
+            if name not in views:
+                raise ValueError(f"unknown view '{name}' (known: {', '.join(views)}, fit)")
+            back, up = views[name]
+            self.view.opts["rotation"] = view_quaternion(back, up)
+        self._fit()
+
+    def renderer_info(self) -> str:
+        """GL_RENDERER and GL_VERSION of the viewport's context ('' before the context exists)."""
+        return self.view.renderer
+
+    def set_body_poses(self, poses: dict[str, np.ndarray]) -> None:
+        """Place bodies by world 4x4 transforms of their frames (unknown names are ignored); no mesh is re-uploaded."""
+        for name, T in poses.items():
+            group = self._groups.get(name)
+            if group is None:
+                continue
+            T = np.asarray(T, dtype=float).reshape(4, 4)
+            self._poses[name] = T
+            group.setTransform(to_qmatrix(T))
+
+    def body_poses(self) -> dict[str, np.ndarray]:
+        """The current world 4x4 pose of every drawn body frame."""
+        return {k: v.copy() for k, v in self._poses.items()}
+
+    def item_count(self) -> dict:
+        """How many body, joint and point items are drawn."""
+        return {"bodies": len(self._body_items), "joints": len(self._joint_items), "points": len(self._point_items)}
+
+    def pick(self, x: float, y: float) -> str | None:
+        """The body under widget pixel (x, y), by casting the camera ray against link capsules and mesh triangles."""
+        hit = self._pick(x, y, joints=False)
+        return hit[1] if hit else None
+
+    def pick_item(self, x: float, y: float) -> tuple[str, str] | None:
+        """('body' | 'joint', name) of the nearest thing under widget pixel (x, y), or None."""
+        return self._pick(x, y, joints=True)
+
+    def set_labels_visible(self, on: bool) -> None:
+        """Show or hide the names of points."""
+        self._show_labels = bool(on)
+        for t in self._labels:
+            t.setVisible(self._show_labels)
+        if self._labels_action.isChecked() != self._show_labels:
+            self._labels_action.setChecked(self._show_labels)
+
+    def camera_matrices(self) -> tuple[np.ndarray, np.ndarray]:
+        """The current (projection, view) 4x4 matrices of the widget in numpy."""
+        vp = (0, 0, max(self.view.width(), 1), max(self.view.height(), 1))
+        return from_qmatrix(self.view.projectionMatrix(vp, vp)), from_qmatrix(self.view.viewMatrix())
+
+    def project(self, p) -> tuple[float, float]:
+        """Widget pixel (x, y) at which the world point p appears."""
+        P, V = self.camera_matrices()
+        c = P @ V @ np.append(np.asarray(p, float), 1.0)
+        ndc = c[:3] / c[3]
+        return (ndc[0] + 1) * 0.5 * self.view.width(), (1 - ndc[1]) * 0.5 * self.view.height()
+
+    def scene(self) -> Scene | None:
+        """The drawn scene description (meshes in body frames)."""
+        return self._scene
+
+    # ---- document -----------------------------------------------------------------------------------------------
+    def _on_replaced(self) -> None:
+        self._sig = None
+        self._rebuild()
+        self._initial_view()
+
+    def _on_changed(self) -> None:
+        mech = self._doc.mechanism
+        sig = geometry_signature(mech)
+        if sig != self._sig:
+            self._rebuild()
+            return
+        # same geometry: a changed design pose only moves the body (a free body's initial placement)
+        from .geometry import design_pose
+
+        moved = {}
+        for b in mech.bodies:
+            D = design_pose(b)
+            if not np.array_equal(D, self._designs.get(b.name)):
+                self._designs[b.name] = D
+                moved[b.name] = D
+        if moved:
+            self.set_body_poses(moved)
+        self._recolour()
+
+    def _initial_view(self) -> None:
+        self.set_view("front" if self._space == "planar" else "iso")
+
+    def _clear(self) -> None:
+        for item in list(self.view.items):
+            self.view.removeItem(item)
+        self._static.clear()
+        self._groups.clear()
+        self._body_items.clear()
+        self._joint_items.clear()
+        self._point_items.clear()
+        self._labels.clear()
+        self._poses.clear()
+
+    def _mesh_item(self, mesh, colour, parent) -> gl.GLMeshItem:
+        v, f = mesh
+        item = gl.GLMeshItem(
+            parentItem=parent, meshdata=gl.MeshData(vertexes=np.asarray(v, np.float32), faces=np.asarray(f, np.uint32)),
+            color=colour, smooth=True, shader=_SHADER, glOptions="opaque",
+        )
+        return item
+
+    def _rebuild(self) -> None:
+        mech = self._doc.mechanism
+        self._space = mech.space
+        self.view.up = up_axis(mech.space)
+        self._clear()
+        scene = build_scene(mech, self._mesher)
+        self._scene = scene
+        self._sig = geometry_signature(mech)
+        self._add_ground(scene)
+        for bg in scene.bodies:
+            group = gl.GLGraphicsItem.GLGraphicsItem()
+            self.view.addItem(group)
+            self._groups[bg.name] = group
+            self._body_items[bg.name] = self._mesh_item(bg.mesh, self._body_colour(bg.name), group)
+            self._designs[bg.name] = bg.design
+        for jg in scene.joints:
+            item = self._mesh_item(jg.mesh, PALETTE[jg.color], self._groups[jg.body])
+            item.setTransform(to_qmatrix(jg.local))
+            self._joint_items[jg.name] = item
+        font = QFont()
+        font.setPointSizeF(9.0)
+        for pg_ in scene.points:
+            item = self._mesh_item(pg_.mesh, PALETTE["point"], self._groups[pg_.body])
+            T = np.eye(4)
+            T[:3, 3] = pg_.position
+            item.setTransform(to_qmatrix(T))
+            self._point_items.append(item)
+            label = gl.GLTextItem(parentItem=self._groups[pg_.body], pos=pg_.position + np.array([0.6, 0.6, 0.0]) * scene.width,
+                                  text=pg_.name, color=LABEL, font=font)
+            label.setVisible(self._show_labels)
+            self._labels.append(label)
+        self.set_body_poses({bg.name: bg.design for bg in scene.bodies})
+        self._recolour()
+
+    def _add_ground(self, scene: Scene) -> None:
+        """Grid in the document's ground plane (x-y) behind the mechanism, and a small axis triad at the origin."""
+        lo, hi = scene.extent
+        L = max(float(np.linalg.norm(hi - lo)), 10 * scene.width, 1e-9)
+        step = _nice(L / 8)
+        half = step * math.ceil(0.5 * max(hi[0] - lo[0], hi[1] - lo[1], L) / step + 2)
+        grid = gl.GLGridItem(color=GRID, glOptions="translucent")
+        grid.setSpacing(step, step, step)
+        grid.setSize(2 * half, 2 * half, 1)
+        cx, cy = step * round(0.5 * (lo[0] + hi[0]) / step), step * round(0.5 * (lo[1] + hi[1]) / step)
+        z = (lo[2] - 3 * scene.width) if scene.planar else min(0.0, lo[2])
+        grid.translate(cx, cy, z)
+        grid.setDepthValue(-10)
+        self.view.addItem(grid)
+        self._static.append(grid)
+        length = 1.2 * step
+        for k, colour in enumerate(((0.85, 0.25, 0.25, 1.0), (0.25, 0.65, 0.30, 1.0), (0.25, 0.40, 0.85, 1.0))):
+            shaft = cylinder_mesh(0.06 * scene.width * 1.5, length, 10, z0=0.0)
+            tip = cylinder_mesh(0.2 * scene.width, 0.35 * scene.width, 10, z0=length)
+            mesh = merge_meshes([shaft, tip, sphere_mesh(0.12 * scene.width, rows=6, cols=10)])
+            R = np.eye(4)
+            if k == 0:
+                R[:3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]
+            elif k == 1:
+                R[:3, :3] = [[1, 0, 0], [0, 0, 1], [0, -1, 0]]
+            R[2, 3] = z if scene.planar else 0.0
+            item = self._mesh_item(transform_mesh(mesh, R), colour, None)
+            self.view.addItem(item)
+            self._static.append(item)
+
+    # ---- selection ----------------------------------------------------------------------------------------------
+    def _body_colour(self, name: str) -> tuple:
+        if name in self._sel.bodies:
+            return PALETTE["selected"]
+        if name in self._sel.highlighted_bodies:
+            return PALETTE["highlight"]
+        bg = next((b for b in (self._scene.bodies if self._scene else []) if b.name == name), None)
+        if bg is not None and bg.ground:
+            return PALETTE["ground"]
+        return PALETTE["shape"] if (bg is not None and bg.from_shape) else PALETTE["body"]
+
+    def _recolour(self) -> None:
+        for name, item in self._body_items.items():
+            item.setColor(self._body_colour(name))
+        for jg in (self._scene.joints if self._scene else []):
+            if jg.name in self._sel.joints:
+                c = PALETTE["selected"]
+            elif jg.name in self._sel.highlighted_joints:
+                c = PALETTE["highlight"]
+            else:
+                c = PALETTE[jg.color]
+            self._joint_items[jg.name].setColor(c)
+
+    def _on_click(self, x: float, y: float, mods) -> None:
+        hit = self.pick_item(x, y)
+        add = bool(mods & Qt.KeyboardModifier.ControlModifier)
+        bodies, joints = (set(self._sel.bodies), set(self._sel.joints)) if add else (set(), set())
+        if hit is not None:
+            target = bodies if hit[0] == "body" else joints
+            if add and hit[1] in target:
+                target.discard(hit[1])  # Ctrl-click on a selected item takes it out again
+            else:
+                target.add(hit[1])
+        self._sel.set(bodies=bodies, joints=joints)
+
+    # ---- picking and framing ------------------------------------------------------------------------------------
+    def _pick(self, x: float, y: float, joints: bool) -> tuple[str, str] | None:
+        if self._scene is None:
+            return None
+        P, V = self.camera_matrices()
+        o, d = pixel_ray(P, V, x, y, max(self.view.width(), 1), max(self.view.height(), 1))
+        best: tuple[float, tuple[str, str] | None] = (math.inf, None)
+        for bg in self._scene.bodies:
+            T = self._poses.get(bg.name, bg.design)
+            R, p = T[:3, :3], T[:3, 3]
+            ol, dl = R.T @ (o - p), R.T @ d  # the ray in the body frame (rigid: same parameter t)
+            t = min(ray_capsules(ol, dl, bg.capsules, bg.radii), ray_triangles(ol, dl, bg.triangles))
+            if t < best[0]:
+                best = (t, ("body", bg.name))
+        if joints:
+            for jg in self._scene.joints:
+                T = self._poses.get(jg.body, np.eye(4)) @ jg.local
+                R, p = T[:3, :3], T[:3, 3]
+                v, f = jg.mesh
+                t = ray_triangles(R.T @ (o - p), R.T @ d, v[f])
+                if t <= best[0]:  # a joint glyph sits on its links: at a tie the joint is what was aimed at
+                    best = (t, ("joint", jg.name))
+        return best[1]
+
+    def _world_vertices(self) -> np.ndarray:
+        if self._scene is None:
+            return np.zeros((0, 3))
+        out = []
+        for bg in self._scene.bodies:
+            v = bg.mesh[0]
+            if len(v):
+                T = self._poses.get(bg.name, bg.design)
+                out.append(v @ T[:3, :3].T + T[:3, 3])
+        for jg in self._scene.joints:
+            T = self._poses.get(jg.body, np.eye(4)) @ jg.local
+            out.append(jg.mesh[0] @ T[:3, :3].T + T[:3, 3])
+        return np.concatenate(out) if out else np.zeros((0, 3))
+
+    def _fit(self) -> None:
+        pts = self._world_vertices()
+        if len(pts) == 0:
+            centre, radius = np.zeros(3), 1.0
+        else:
+            lo, hi = pts.min(axis=0), pts.max(axis=0)
+            centre, radius = 0.5 * (lo + hi), max(0.5 * float(np.linalg.norm(hi - lo)), 1e-6)
+        w, h = max(self.view.width(), 1), max(self.view.height(), 1)
+        half_h = math.radians(self.view.opts["fov"]) / 2  # the widget's fov is horizontal
+        half_v = math.atan(math.tan(half_h) * h / w)
+        dist = radius / math.sin(min(half_h, half_v)) * 1.04
+        self.view.opts["center"] = QVector3D(*centre)
+        self.view.opts["distance"] = dist
+        self.view.update()
+        self._fitted = self._camera_state()
+
+    def _camera_state(self) -> tuple:
+        o = self.view.opts
+        return (o["rotation"].toVector4D().toTuple(), o["center"].toTuple(), o["distance"], self.view.size().toTuple())
+
+    def resizeEvent(self, ev) -> None:
+        """Re-frame on a resize while the camera is still where the last preset view put it."""
+        super().resizeEvent(ev)
+        if self._fitted is not None and self._fitted[:3] == self._camera_state()[:3]:
+            self._fit()
+
+
+def _nice(x: float) -> float:
+    """The 1-2-5 number nearest above x (grid spacing)."""
+    e = 10 ** math.floor(math.log10(x))
+    for m in (1, 2, 5, 10):
+        if m * e >= x:
+            return m * e
+    return 10 * e
