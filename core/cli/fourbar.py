@@ -1,0 +1,47 @@
+"""`linkwright fourbar --lengths G A B C`: the four-bar teaching report (Grashof class, limits, transmission angle)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..fourbar import FourBar, report
+
+NAME = "fourbar"
+HELP = "four-bar teaching report: Grashof condition, class, rotating links, limits, transmission angle, toggles"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `fourbar`."""
+    parser.add_argument("--lengths", nargs=4, type=float, required=True, metavar=("GROUND", "CRANK", "COUPLER", "ROCKER"),
+                        help="link lengths")
+    parser.add_argument("--branch", type=int, choices=(1, -1), default=1, help="assembly branch (+1 open, -1 crossed)")
+    parser.add_argument("--json", action="store_true", help="print a JSON object")
+
+
+def text(rep: dict) -> str:
+    """The human-readable report."""
+    L = rep["lengths"]
+    lines = [f"four-bar: ground {L['ground']:g}, crank {L['crank']:g}, coupler {L['coupler']:g}, rocker {L['rocker']:g}",
+             f"s + l = {rep['s']:g} + {rep['l']:g} = {rep['s_plus_l']:g}; p + q = {rep['p']:g} + {rep['q']:g} = {rep['p_plus_q']:g}"
+             f" ({rep['grashof']})",
+             f"class: {rep['class']}",
+             f"fully rotating links: {', '.join(rep['fully_rotating']) or 'none'}"]
+    if rep["crank_range_deg"]:
+        lines.append("crank range: {:.3f} .. {:.3f} deg".format(*rep["crank_range_deg"]))
+    if rep["rocker_limits_deg"]:
+        lines.append("rocker limit angles: " + ", ".join(f"{a:.3f}" for a in rep["rocker_limits_deg"]) + " deg")
+    mu = rep["transmission_angle_deg"]
+    if mu:
+        lines.append(f"transmission angle: min {mu['min']:.3f} deg at crank {mu['at_crank_deg']:.3f} deg, "
+                     f"max {mu['max']:.3f} deg at crank {mu['max_at_crank_deg']:.3f} deg")
+    for tg in rep["toggles"]:
+        lines.append(f"toggle: {tg['kind']} at crank {tg['crank_deg']:.3f} deg")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the report."""
+    rep = report(FourBar(*args.lengths), branch=args.branch)
+    print(json.dumps(rep, indent=2) if args.json else text(rep))
+    return 0

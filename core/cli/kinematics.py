@@ -1,0 +1,71 @@
+"""`linkwright kinematics FILE`: solve the driven trajectory and write coordinates and named points as CSV or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+
+import numpy as np
+
+from .. import io
+from ..errors import LinkwrightError
+from ..kinematics import compile_model, solve_trajectory
+
+NAME = "kinematics"
+HELP = "solve the driven motion (positions, velocities, accelerations) at N+1 times and write CSV or JSON"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `kinematics`."""
+    parser.add_argument("file", metavar="FILE", help="a Linkwright mechanism file (.json)")
+    parser.add_argument("--t-end", type=float, default=1.0, metavar="T", help="end time in seconds (default 1)")
+    parser.add_argument("--steps", type=int, default=100, metavar="N", help="number of steps: N+1 frames (default 100)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--csv", metavar="OUT", help="write CSV to OUT ('-' for standard output; the default)")
+    out.add_argument("--json", action="store_true", help="print a JSON object instead of CSV")
+
+
+def columns(traj) -> tuple[list[str], np.ndarray]:
+    """CSV header and the (frames, columns) table of a trajectory."""
+    head = ["t"]
+    cols = [traj.times[:, None]]
+    for i, name in enumerate(traj.coord_names):
+        head += [name, f"{name}.vel", f"{name}.acc"]
+        cols.append(np.stack((traj.q[:, i], traj.qd[:, i], traj.qdd[:, i]), axis=1))
+    for i, name in enumerate(traj.point_names):
+        head += [f"{name}.{c}" for c in ("x", "y", "z", "vx", "vy", "vz", "ax", "ay", "az")]
+        cols.append(np.concatenate((traj.points[:, i], traj.point_vel[:, i], traj.point_acc[:, i]), axis=1))
+    return head, np.concatenate(cols, axis=1) if len(traj.times) else np.zeros((0, len(head)))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Solve and write; exit status 3 when the trajectory stops early."""
+    if not (np.isfinite(args.t_end) and args.t_end > 0):
+        raise LinkwrightError("--t-end", f"must be a positive number of seconds, got {args.t_end}")
+    if args.steps < 1 or args.steps > 1_000_000:
+        raise LinkwrightError("--steps", f"must be between 1 and 1000000, got {args.steps}")
+    mech = io.load(args.file)
+    km = compile_model(mech)
+    times = np.arange(args.steps + 1) * (args.t_end / args.steps)
+    traj = solve_trajectory(km, times)
+    head, table = columns(traj)
+    if args.json:
+        data = {"name": mech.name, "ok": traj.ok, "reason": traj.reason or None, "stop_time": traj.stop_time,
+                "limit_time": traj.limit_time, "columns": head, "rows": table.tolist()}
+        print(json.dumps(data))
+    else:
+        fh = sys.stdout if args.csv in (None, "-") else open(args.csv, "w", newline="", encoding="utf-8")
+        try:
+            w = csv.writer(fh)
+            w.writerow(head)
+            for row in table:
+                w.writerow([repr(float(x)) for x in row])
+        finally:
+            if fh is not sys.stdout:
+                fh.close()
+    if not traj.ok:
+        print(f"kinematics: {traj.reason}", file=sys.stderr)
+        return 3
+    return 0

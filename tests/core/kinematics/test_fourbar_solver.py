@@ -1,0 +1,155 @@
+"""The generic solver against the four-bar and slider-crank closed forms; branches; limits; the teaching report."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy
+
+from core.fourbar import FourBar, closed_form, closed_form_motion, report, classify, coupler_curve, find_fourbar
+from core.kinematics import compile_model, solve_trajectory
+from core.model import Body, Driver, Joint, Mechanism
+
+
+def fourbar_doc(fb: FourBar, theta0: float, branch: int = 1, drive: str = "2*pi*t") -> Mechanism:
+    """A planar four-bar drawn at crank angle theta0 on `branch` (positions from the closed form)."""
+    t3, t4, ok = closed_form(fb, theta0, branch)
+    assert ok[0]
+    A, D = np.array([0.0, 0.0]), np.array([fb.g, 0.0])
+    B = fb.a * np.array([math.cos(theta0), math.sin(theta0)])
+    C = D + fb.c * np.array([math.cos(t4[0]), math.sin(t4[0])])
+    m = Mechanism(name="fb", space="planar")
+    m.bodies += [Body("ground", ground=True), Body("crank"), Body("coupler", points={"P": (float(B[0]) + 0.5, float(B[1]) + 1.0, 0.0)}),
+                 Body("rocker")]
+    for name, bodies, p in [("A", ("ground", "crank"), A), ("B", ("crank", "coupler"), B),
+                            ("C", ("coupler", "rocker"), C), ("D", ("rocker", "ground"), D)]:
+        m.joints.append(Joint(name, "revolute", bodies, (float(p[0]), float(p[1]), 0.0)))
+    m.drivers.append(Driver("A", drive))
+    return m
+
+
+def _angle(R):
+    return math.atan2(R[1, 0], R[0, 0])
+
+
+CASES = {
+    "crank-rocker": (FourBar(4.0, 1.0, 3.5, 3.0), 0.6),
+    "double-crank": (FourBar(1.0, 3.0, 3.5, 3.0), 0.6),
+    "crank-rocker, rocker shortest": (FourBar(4.0, 3.0, 3.5, 1.0), 1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("branch", [1, -1])
+def test_full_cycle_matches_closed_form(case, branch):
+    fb, th0 = CASES[case]
+    t = sympy.Symbol("t")
+    if "rocker shortest" in case:  # the crank cannot turn fully: oscillate it inside its range
+        drive, qt = "0.2*sin(2*pi*t)", 0.2 * sympy.sin(2 * sympy.pi * t)
+    else:  # non-uniform rate so the accelerations are not trivial
+        drive, qt = "2*pi*t + 0.2*sin(2*pi*t)", 2 * sympy.pi * t + 0.2 * sympy.sin(2 * sympy.pi * t)
+    m = fourbar_doc(fb, th0, branch, drive)
+    km = compile_model(m)
+    traj = solve_trajectory(km, np.linspace(0.0, 1.0, 101))
+    assert traj.ok, traj.reason
+    # driver: theta2 = th0 + q(t); reference derivatives of q(t) by sympy
+    f = [sympy.lambdify(t, e) for e in (qt, sympy.diff(qt, t), sympy.diff(qt, t, 2))]
+    t2 = th0 + np.array([f[0](x) for x in traj.times])
+    w2 = np.array([f[1](x) for x in traj.times])
+    a2 = np.array([f[2](x) for x in traj.times])
+    t3, t4, w3, w4, a3, a4 = closed_form_motion(fb, t2, w2, a2, branch)
+    t3_0, t4_0, _ = closed_form(fb, th0, branch)
+    ic, ir = km.body_names.index("coupler"), km.body_names.index("rocker")
+    # body angles from the solved poses (design drawing at angle t3_0 / t4_0)
+    coup = np.array([_angle(P[ic]) for P in traj.poses]) + t3_0[0]
+    rock = np.array([_angle(P[ir]) for P in traj.poses]) + t4_0[0]
+    wrap = lambda x: (x + np.pi) % (2 * np.pi) - np.pi  # noqa: E731
+    assert np.abs(wrap(coup - t3)).max() < 1e-10
+    assert np.abs(wrap(rock - t4)).max() < 1e-10
+    iA, iB, iD = (km.coord_names.index(n) for n in "ABD")
+    # absolute rates: coupler = crank + relative B; rocker = -(D: ground relative to rocker)
+    assert np.abs(traj.qd[:, iA] + traj.qd[:, iB] - w3).max() < 1e-8
+    assert np.abs(-traj.qd[:, iD] - w4).max() < 1e-8
+    assert np.abs(traj.qdd[:, iA] + traj.qdd[:, iB] - a3).max() < 1e-8
+    assert np.abs(-traj.qdd[:, iD] - a4).max() < 1e-8
+    # loop residual: C lands on the rocker's C
+    assert np.all(np.isfinite(traj.points))
+
+
+def test_crossed_branch_is_kept_over_the_cycle():
+    fb = FourBar(4.0, 1.0, 3.5, 3.0)
+    m = fourbar_doc(fb, 0.6, branch=-1)
+    traj = solve_trajectory(compile_model(m), np.linspace(0, 1, 41))
+    assert traj.ok
+    t3_0, t4_0, _ = closed_form(fb, 0.6, -1)
+    ir = 3
+    rock = np.array([_angle(P[ir]) for P in traj.poses]) + t4_0[0]
+    _, open4, _ = closed_form(fb, 0.6 + 2 * np.pi * traj.times, 1)
+    _, cross4, _ = closed_form(fb, 0.6 + 2 * np.pi * traj.times, -1)
+    wrap = lambda x: np.abs((x + np.pi) % (2 * np.pi) - np.pi)  # noqa: E731
+    assert wrap(rock - cross4).max() < 1e-10
+    assert wrap(rock - open4).min() > 0.1  # never jumped to the open branch
+
+
+def test_non_grashof_crank_stops_at_its_limit_angle():
+    fb = FourBar(3.0, 3.5, 2.2, 2.5)  # s + l = 2.2 + 3.5 > 2.5 + 3: triple rocker
+    assert classify(fb)["grashof"] == "non-grashof"
+    m = fourbar_doc(fb, 0.0, 1, "2*pi*t")
+    traj = solve_trajectory(compile_model(m), np.linspace(0, 0.5, 101))
+    assert not traj.ok and "stopped at t =" in traj.reason
+    # limit: coupler and rocker collinear, |BD| = b + c: cos t2 = (a^2 + g^2 - (b+c)^2) / (2 a g)
+    t_lim = math.acos((3.5**2 + 3.0**2 - 4.7**2) / (2 * 3.5 * 3.0)) / (2 * math.pi)
+    assert traj.times[-1] <= t_lim < traj.stop_time
+    assert traj.limit_time == pytest.approx(t_lim, abs=1e-6)
+    assert np.all(np.isfinite(traj.q)) and len(traj.times) > 10
+
+
+def test_slider_crank_matches_closed_form():
+    a, b, th0 = 1.0, 3.0, 0.4
+    B = (a * math.cos(th0), a * math.sin(th0), 0.0)
+    xc0 = a * math.cos(th0) + math.sqrt(b**2 - (a * math.sin(th0)) ** 2)
+    m = Mechanism(name="sc", space="planar")
+    m.bodies += [Body("ground", ground=True), Body("crank"), Body("rod"), Body("slider")]
+    m.joints += [Joint("A", "revolute", ("ground", "crank"), (0.0, 0.0, 0.0)),
+                 Joint("B", "revolute", ("crank", "rod"), B),
+                 Joint("C", "revolute", ("rod", "slider"), (xc0, 0.0, 0.0)),
+                 Joint("P", "prismatic", ("ground", "slider"), (xc0, 0.0, 0.0), axis=(1.0, 0.0, 0.0))]
+    m.drivers.append(Driver("A", "2*pi*t"))
+    km = compile_model(m)
+    traj = solve_trajectory(km, np.linspace(0, 1, 101))
+    assert traj.ok
+    # x_C(theta) = a cos theta + sqrt(b^2 - a^2 sin^2 theta), theta = th0 + 2 pi t, differentiated by sympy
+    t = sympy.Symbol("t")
+    th = th0 + 2 * sympy.pi * t
+    x = a * sympy.cos(th) + sympy.sqrt(b**2 - a**2 * sympy.sin(th) ** 2) - xc0
+    fs = [sympy.lambdify(t, e) for e in (x, sympy.diff(x, t), sympy.diff(x, t, 2))]
+    iP = km.coord_names.index("P")
+    for k, arr in enumerate((traj.q, traj.qd, traj.qdd)):
+        ref = np.array([fs[k](s) for s in traj.times])
+        assert np.abs(arr[:, iP] - ref).max() < (1e-10 if k == 0 else 1e-8)
+
+
+def test_report_classes_and_limits():
+    assert classify(FourBar(4, 1, 3.5, 3))["class"] == "crank-rocker"
+    assert classify(FourBar(1, 3, 3.5, 3))["class"].startswith("double-crank")
+    assert classify(FourBar(4, 3, 1, 3.5))["class"] == "double-rocker"
+    assert classify(FourBar(4, 2, 3, 3))["class"] == "change point"  # 2 + 4 = 3 + 3
+    assert classify(FourBar(3, 3.5, 2.2, 2.5))["class"].startswith("triple-rocker")
+    rep = report(FourBar(4, 1, 3.5, 3))
+    # rocker limits: crank and coupler collinear; angle at D from the triangle (g, c, a +- b)
+    lims = sorted(180 - math.degrees(math.acos((16 + 9 - r * r) / 24)) for r in (4.5, 2.5))
+    assert rep["rocker_limits_deg"] == pytest.approx(lims, abs=1e-9)
+    # transmission angle extremes at crank 0 (|BD| = 3) and 180 deg (|BD| = 5)
+    mu = rep["transmission_angle_deg"]
+    assert mu["min"] == pytest.approx(math.degrees(math.acos((3.5**2 + 9 - 9) / (2 * 3.5 * 3))), abs=1e-9)
+    assert mu["max"] == pytest.approx(math.degrees(math.acos((3.5**2 + 9 - 25) / 21)), abs=1e-9)
+
+
+def test_coupler_curve_and_document_detection():
+    fb = FourBar(4.0, 1.0, 3.5, 3.0)
+    curve = coupler_curve(fb, (3.5, 0.0), np.linspace(0, 2 * np.pi, 50))
+    # a point at C on the coupler stays on the rocker's circle about D
+    assert np.abs(np.hypot(curve[:, 0] - 4.0, curve[:, 1]) - 3.0).max() < 1e-12
+    found = find_fourbar(fourbar_doc(fb, 0.6))
+    assert (found.fourbar.g, found.fourbar.a, found.fourbar.b, found.fourbar.c) == pytest.approx((4, 1, 3.5, 3))
+    assert found.theta2_design == pytest.approx(0.6) and found.branch == 1
