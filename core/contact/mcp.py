@@ -51,9 +51,10 @@ def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray) -> float:
     return float(np.max(np.abs(nat)) / (1.0 + np.max(np.abs(z))))
 
 
-def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Penalised Fischer-Burmeister value and one element (da, db) of its generalised gradient."""
-    rho = np.sqrt(a * a + b * b)
+def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0, eps: float = 0.0
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Penalised (and, for eps > 0, smoothed) Fischer-Burmeister value and one element (da, db) of its gradient."""
+    rho = np.sqrt(a * a + b * b + 2.0 * eps * eps)
     small = rho < 1e-300
     rs = np.where(small, 1.0, rho)
     phi = lam * (rho - a - b)
@@ -69,10 +70,10 @@ def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0) -> tuple[np.ndar
     return phi, da, db
 
 
-def _reformulate(z, F, J, lower, bounded, lam):
+def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
     """Phi(z) and its generalised Jacobian H = Da + Db J (rows of free indices are J's rows)."""
     a = np.where(bounded, z - lower, 0.0)
-    phi, da, db = fb_function(a, F, lam)
+    phi, da, db = fb_function(a, F, lam, eps)
     Phi = np.where(bounded, phi, F)
     dA = np.where(bounded, da, 0.0)  # d Phi_i / d z_i from the 'a' argument
     dB = np.where(bounded, db, 1.0)  # scales row i of J
@@ -82,6 +83,16 @@ def _reformulate(z, F, J, lower, bounded, lam):
         H = dB[:, None] * J
         H[np.diag_indices_from(H)] += dA
     return Phi, H
+
+
+def _phi_value(z, F, lower, bounded, lam, eps=0.0):
+    """Phi(z) only (for the line search)."""
+    a = np.where(bounded, z - lower, 0.0)
+    rho = np.sqrt(a * a + F * F + 2.0 * eps * eps)
+    phi = lam * (rho - a - F)
+    if lam < 1.0:
+        phi = phi - (1.0 - lam) * np.maximum(a, 0.0) * np.maximum(F, 0.0)
+    return np.where(bounded, phi, F)
 
 
 def _solve_linear(H, rhs):
@@ -94,6 +105,10 @@ def _solve_linear(H, rhs):
     except (np.linalg.LinAlgError, RuntimeError, ValueError):
         return None
     if not np.all(np.isfinite(d)):
+        return None
+    # a nearly singular H gives a direction dominated by rounding (e.g. a contact point free along a flat
+    # face of a separated pair): let the caller take the minimum-norm LM step instead
+    if np.linalg.norm(H @ d - rhs) > 1e-8 * (1.0 + np.linalg.norm(rhs)):
         return None
     return d
 
@@ -138,74 +153,74 @@ def solve_mcp(
         return MCPResult(z, True, 0, 0.0, "converged")
     rng = np.random.default_rng(rng_seed)
     total_iter = 0
-    best = None  # (residual, z) of the best iterate seen, returned on failure
+    best = [np.inf, z.copy()]  # residual and point of the best iterate seen, returned on failure
     reason = "iteration limit"
-    beta, sigma_armijo, rho_descent, p_descent = 0.5, 1e-4, 1e-10, 2.1
     for restart in range(max_restarts + 1):
-        nu_extra = 0.0 if restart == 0 else 1e-6 * 10.0**restart
-        try:
-            F, J = fun(z)
-        except (FloatingPointError, ValueError, np.linalg.LinAlgError) as exc:
-            F, J = None, None
-            reason = f"function evaluation failed ({exc})"
-        if F is not None and np.all(np.isfinite(F)):
-            for _ in range(max_iter):
-                res = natural_residual(z, F, lower)
-                if best is None or res < best[0]:
-                    best = (res, z.copy())
-                if res <= tol:
-                    return MCPResult(z, True, total_iter, res, "converged", restart)
-                total_iter += 1
-                Phi, H = _reformulate(z, F, J, lower0, bounded, lam)
-                psi = 0.5 * float(Phi @ Phi)
-                grad = H.T @ Phi
-                d = None if nu_extra > 0 else _solve_linear(H, -Phi)
-                gd = float(grad @ d) if d is not None else 0.0
-                if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
-                    # Newton direction missing or uphill: LM step (regularised by the residual size)
-                    d = _lm_direction(H, Phi, min(1e-2, np.sqrt(2 * psi)) + nu_extra + 1e-14)
-                    gd = float(grad @ d)
-                    if gd >= 0.0:
-                        d = -grad
-                        gd = -float(grad @ grad)
-                t = 1.0
-                accepted = False
-                while t > 1e-12:
-                    zt = z + t * d
-                    try:
-                        Ft, Jt = fun(zt)
-                    except (FloatingPointError, ValueError, np.linalg.LinAlgError):
-                        Ft = None
-                    if Ft is not None and np.all(np.isfinite(Ft)):
-                        Phit, _ = _reformulate_value(zt, Ft, lower0, bounded, lam)
-                        if 0.5 * float(Phit @ Phit) <= psi + sigma_armijo * t * gd:
-                            accepted = True
-                            break
-                    t *= beta
-                if not accepted:
-                    reason = "line search failed"
+        # attempt 0: plain semismooth Newton from z0; later attempts: smoothing continuation (eps -> 0), which
+        # leaves the kinks of the FB function and so escapes most non-solution minima of the merit function
+        if restart == 0:
+            zs, eps0 = z, 0.0
+        elif restart == 1:
+            zs, eps0 = np.array(z0, dtype=float), 1e-2
+        else:
+            zs = best[1] + 1e-3 * restart * (1.0 + np.abs(best[1])) * rng.standard_normal(n)
+            eps0 = 10.0 ** (restart - 3)
+        zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
+        ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best)
+        total_iter += it
+        if ok:
+            return MCPResult(zf, True, total_iter, best[0], "converged", restart)
+        reason = why
+    return MCPResult(best[1], False, total_iter, float(best[0]), reason, max_restarts)
+
+
+def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
+    """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place."""
+    beta, sigma_armijo, rho_descent, p_descent = 0.5, 1e-4, 1e-10, 2.1
+    try:
+        F, J = fun(z)
+    except (FloatingPointError, ValueError, np.linalg.LinAlgError) as exc:
+        return False, z, 0, f"function evaluation failed ({exc})"
+    if not np.all(np.isfinite(F)):
+        return False, z, 0, "function not finite at the starting point"
+    for it in range(max_iter + 1):
+        res = natural_residual(z, F, lower)
+        if res < best[0]:
+            best[0], best[1] = res, z.copy()
+        if res <= tol:
+            return True, z, it, "converged"
+        if it == max_iter:
+            break
+        Phi, H = _reformulate(z, F, J, lower0, bounded, lam, eps)
+        if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
+            eps = 0.0 if eps < 1e-13 else 0.1 * eps  # continuation: tighten the smoothing
+            Phi, H = _reformulate(z, F, J, lower0, bounded, lam, eps)
+        psi = 0.5 * float(Phi @ Phi)
+        grad = H.T @ Phi
+        d = _solve_linear(H, -Phi)
+        gd = float(grad @ d) if d is not None else 0.0
+        if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
+            # Newton direction missing or uphill: LM step (regularised by the residual size)
+            d = _lm_direction(H, Phi, min(1e-2, np.sqrt(2 * psi)) + 1e-14)
+            gd = float(grad @ d)
+            if gd >= 0.0:
+                d = -grad
+                gd = -float(grad @ grad)
+        t = 1.0
+        accepted = False
+        while t > 1e-12:
+            zt = z + t * d
+            try:
+                Ft, Jt = fun(zt)
+            except (FloatingPointError, ValueError, np.linalg.LinAlgError):
+                Ft = None
+            if Ft is not None and np.all(np.isfinite(Ft)):
+                Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps)
+                if 0.5 * float(Phit @ Phit) <= psi + sigma_armijo * t * gd:
+                    accepted = True
                     break
-                z, F, J = zt, Ft, Jt
-            else:
-                res = natural_residual(z, F, lower)
-                if res <= tol:
-                    return MCPResult(z, True, total_iter, res, "converged", restart)
-                if best is None or res < best[0]:
-                    best = (res, z.copy())
-                reason = "iteration limit"
-        # restart from the best point seen, perturbed, with regularised steps
-        base = best[1] if best is not None else np.array(z0, dtype=float)
-        z = base + 1e-6 * (1.0 + np.abs(base)) * rng.standard_normal(n)
-        z = np.where(bounded, np.maximum(z, lower0), z)
-    res, zb = best if best is not None else (float("inf"), np.array(z0, dtype=float))
-    return MCPResult(zb, False, total_iter, res, reason, max_restarts)
-
-
-def _reformulate_value(z, F, lower, bounded, lam):
-    """Phi(z) only (for the line search)."""
-    a = np.where(bounded, z - lower, 0.0)
-    rho = np.sqrt(a * a + F * F)
-    phi = lam * (rho - a - F)
-    if lam < 1.0:
-        phi = phi - (1.0 - lam) * np.maximum(a, 0.0) * np.maximum(F, 0.0)
-    return np.where(bounded, phi, F), None
+            t *= beta
+        if not accepted:
+            return False, z, it + 1, "line search failed"
+        z, F, J = zt, Ft, Jt
+    return False, z, max_iter, "iteration limit"

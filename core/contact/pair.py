@@ -7,7 +7,7 @@ Unknowns of a pair (in this order, "pair block"):
     mu (k)   multipliers of B's inequalities g_j        (>= 0, complementary to -g_j(a2))
     s        separation multiplier: a2 - a1 = s n_A     (free; the gap)
     pn       normal impulse / m_ref                     (>= 0, complementary to s / h)
-    pk       friction impulses / (m_ref e_k), k = t, o (and r when e_r > 0)   (free)
+    phi_k    friction impulses / (m_ref e_k pn), k = t, o (and r when e_r > 0)   (free)
     sig      sliding-speed multiplier                   (>= 0, complementary to the ellipsoid slack)
 Equations (paired with the unknowns slot by slot, as the MCP needs):
     [a1 slot]  n_A + n_B = 0                    n_A = sum lam_i grad f_i(a1), n_B = sum mu_j grad g_j(a2)
@@ -15,12 +15,15 @@ Equations (paired with the unknowns slot by slot, as the MCP needs):
     [lam]      -f_i(a1)                         [mu] -g_j(a2)
     [s slot]   (|n_A|^2 - 1)/2 = 0              (normalisation: s is the signed separation in metres)
     [pn]       s / h                            (non-penetration of the END-OF-STEP closest points)
-    [pk]       mu_f pn (e_k v_k) + pk sig = 0   (maximal dissipation; v_k end-of-step sliding/spin speeds)
-    [sig]      mu_f^2 pn^2 - sum pk^2           (friction ellipsoid)
+    [phi_k]    mu_f (e_k v_k) + phi_k sig = 0   (maximal dissipation; v_k end-of-step sliding/spin speeds)
+    [sig]      mu_f^2 - sum phi_k^2             (friction ellipsoid)
+The friction impulses are p_k = m_ref e_k pn phi_k: multiplying the [phi_k] rows by pn gives exactly the
+formulation's e_k^2 mu p_n v_k + p_k sigma' = 0 and the [sig] row by pn^2 its ellipsoid, so for pn > 0
+the solutions coincide; the normalised form stays regular (no double root) when the pair separates.
 With s >= 0 the two support planes through a1 and a2 (normals n_A, n_B = -n_A) separate the bodies, so
 complementarity on s is exactly "no interpenetration at the end of the step".  The contact normal is
 n = n_B (from B towards A); A receives +[F; r_A x F + p_r n], B the opposite, with
-F = m_ref (pn n + e_t pt t + e_o po o).
+F = m_ref pn (n + e_t phi_t t + e_o phi_o o).
 
 The "local" columns are [vA, wA, vB, wB, pair block]; derivatives flow through the position update
 p+ = p + h v, R+ = cayley(h w / 2) R (world rotation perturbation dtheta = T(w) dw).
@@ -270,25 +273,28 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
             J_xi[2, 3:6] += e_r * n
             if dynB:
                 J_xi[2, 9:12] -= e_r * n
-        pf = z[lay.pf:lay.pf + nf]
+        phi = z[lay.pf:lay.pf + nf]
         sig = z[lay.sig]
-        r[lay.pf:lay.pf + nf] = mu_f * pn * xi + pf * sig
-        J[lay.pf:lay.pf + nf] = mu_f * pn * J_xi
-        J[lay.pf:lay.pf + nf, ipn] += mu_f * xi
+        # friction impulses are pn * phi_k (phi = impulse per unit normal impulse): the max-dissipation rows
+        # mu pn xi + p sig = 0 divided by pn > 0, which keeps them regular when the pair separates (pn = 0)
+        r[lay.pf:lay.pf + nf] = mu_f * xi + phi * sig
+        J[lay.pf:lay.pf + nf] = mu_f * J_xi
         J[lay.pf:lay.pf + nf, ipf:ipf + nf] += sig * np.eye(nf)
-        J[lay.pf:lay.pf + nf, isig] += pf
-        r[lay.sig] = mu_f * mu_f * pn * pn - pf @ pf
-        J[lay.sig, ipn] = 2.0 * mu_f * mu_f * pn
-        J[lay.sig, ipf:ipf + nf] = -2.0 * pf
+        J[lay.pf:lay.pf + nf, isig] += phi
+        r[lay.sig] = mu_f * mu_f - phi @ phi
+        J[lay.sig, ipf:ipf + nf] = -2.0 * phi
         # friction impulse on A
-        F = F + m_ref * (e_t * pf[0] * t + e_o * pf[1] * ov)
-        J_F += m_ref * (e_t * pf[0] * J_t + e_o * pf[1] * J_o)
-        J_F[:, ipf] += m_ref * e_t * t
-        J_F[:, ipf + 1] += m_ref * e_o * ov
+        dirF = n + e_t * phi[0] * t + e_o * phi[1] * ov
+        F = m_ref * pn * dirF
+        J_F = m_ref * pn * (J_n + e_t * phi[0] * J_t + e_o * phi[1] * J_o)
+        J_F[:, ipn] += m_ref * dirF
+        J_F[:, ipf] += m_ref * pn * e_t * t
+        J_F[:, ipf + 1] += m_ref * pn * e_o * ov
         if nf == 3:
-            tauA_extra = m_ref * e_r * pf[2] * n
-            J_tauA_extra = m_ref * e_r * pf[2] * J_n
-            J_tauA_extra[:, ipf + 2] += m_ref * e_r * n
+            tauA_extra = m_ref * e_r * pn * phi[2] * n
+            J_tauA_extra = m_ref * e_r * pn * phi[2] * J_n
+            J_tauA_extra[:, ipf + 2] += m_ref * e_r * pn * n
+            J_tauA_extra[:, ipn] += m_ref * e_r * phi[2] * n
     tauA = np.cross(d1, F) + tauA_extra
     J_tauA = -_sk(F) @ J_d1 + _sk(d1) @ J_F + J_tauA_extra
     WA = np.concatenate((F, tauA))

@@ -166,6 +166,7 @@ class _Pair:
     n: np.ndarray | None = None
     gap0: float = 0.0
     geo0: np.ndarray | None = None  # implicit: starting closest-point unknowns
+    zf0: np.ndarray | None = None  # implicit: starting impulse unknowns (warm start or predictor)
 
 
 def _layout_for(model, ip, method):
@@ -180,6 +181,11 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
          max_iter: int = 60, max_halvings: int = 2) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state)."""
     res = _step_once(model, state, h, method, tol, max_iter)
+    if not res.converged and method == "implicit":
+        # the warm start may be what failed: restart every pair from the explicit predictor
+        again = _step_once(model, state, h, method, tol, max_iter, predict=True)
+        again.iterations += res.iterations
+        res = again
     if res.converged or max_halvings <= 0:
         return res
     first = step(model, state, 0.5 * h, method, tol=tol, max_iter=max_iter, max_halvings=max_halvings - 1)
@@ -212,7 +218,8 @@ def _merge_contacts(c1, c2):
     return sorted(out, key=lambda c: c.pair)
 
 
-def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int) -> StepResult:
+def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
+               predict: bool = False) -> StepResult:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
@@ -238,6 +245,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     off = 6 * nb
     geo_iters = 0
     new_warm_geo = {}
+    pred = None
+    if method == "implicit" and (predict or any(
+            state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand)):
+        # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
+        # velocities and impulses, and the closest points at its end configuration start the implicit solve
+        pred = _step_once(model, state, h, "explicit", tol, max_iter)
+        if not pred.converged:
+            pred = None
     for ip in cand:
         a, b, mu = model.pairs[ip]
         lay = _layout_for(model, ip, method)
@@ -245,11 +260,15 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         pr = _Pair(ip, a, b, mu, lay, off, m_ref, np.zeros(3))
         warm = state.warm.get(ip)
         if method == "implicit":
-            if warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
+            pr.zf0 = None
+            if not predict and warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
                 geo = warm["z"][: lay.n_geom]
+                pr.zf0 = warm["z"][lay.n_geom:]
             else:
                 geo, r = closest_points(model, state, ip)
-                geo_iters += r.iterations
+                if pred is not None:
+                    geo, r = closest_points(model, pred.state, ip, geo)
+                    pr.zf0 = pred.state.warm[ip]["zx"]
             yb = R0[b].T @ (geo[3:6] - state.p[b]) + model.com_body[b]
             n0 = R0[b] @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[lay.mu:lay.s])
             pr.e_aux = contact_frame_aux(n0)
@@ -257,7 +276,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         else:
             sa, sb = model.shapes[a], model.shapes[b]
             glay = PairLayout(sa.m, sb.m, 0)
-            g0 = warm.get("geo") if warm is not None else None
+            g0 = None
+            if warm is not None:
+                g0 = warm.get("geo")
+                if g0 is None and warm.get("z") is not None:
+                    g0 = warm["z"][: glay.n_geom]
             if g0 is not None and g0.size != glay.n_geom:
                 g0 = None
             geo, r = closest_points(model, state, ip, g0)
@@ -277,18 +300,18 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # initial guess and bounds
     z0 = np.zeros(ntot)
     lower = np.full(ntot, -np.inf)
+    start = pred.state if pred is not None else state
     for k, i in enumerate(dyn):
-        z0[6 * k:6 * k + 3] = state.v[i]
-        z0[6 * k + 3:6 * k + 6] = state.w[i]
+        z0[6 * k:6 * k + 3] = start.v[i]
+        z0[6 * k + 3:6 * k + 6] = start.w[i]
     for pr in pairs:
         warm = state.warm.get(pr.ip)
         if method == "implicit":
             sz = pr.lay.size
             lower[pr.off:pr.off + sz] = pr.lay.lower()
-            if warm is not None and warm.get("z") is not None and warm["z"].size == sz:
-                z0[pr.off:pr.off + sz] = warm["z"]
-            else:
-                z0[pr.off:pr.off + pr.lay.n_geom] = pr.geo0
+            z0[pr.off:pr.off + pr.lay.n_geom] = pr.geo0
+            if pr.zf0 is not None and pr.zf0.size == sz - pr.lay.n_geom:
+                z0[pr.off + pr.lay.n_geom:pr.off + sz] = pr.zf0
         else:
             sz = _explicit_size(pr.lay)
             lower[pr.off] = 0.0
@@ -426,9 +449,9 @@ def _contact_implicit(model, new, pr: _Pair, zp) -> ContactResult:
     if lay.nf:
         e_t, e_o, e_r = model.ellipsoid
         t, o = tangent_frame(n, pr.e_aux)
-        pf = pr.m_ref * (e_t * zp[lay.pf] * t + e_o * zp[lay.pf + 1] * o)
+        pf = pn * (e_t * zp[lay.pf] * t + e_o * zp[lay.pf + 1] * o)
         if lay.nf == 3:
-            prr = pr.m_ref * e_r * zp[lay.pf + 2]
+            prr = pn * e_r * zp[lay.pf + 2]
     return ContactResult(pr.ip, a1, a2, n, float(zp[lay.s]), float(pn), pf, float(prr),
                          _slip(model, new, pr.a, pr.b, a1, a2, n), pr.mu)
 
@@ -481,20 +504,22 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
             if dynB:
                 J_xi[2, 9:12] = -e_r * n
         mu = pr.mu
-        r[1:1 + nf] = mu * pn * xi + pf * sig
-        J[1:1 + nf] = mu * pn * J_xi
-        J[1:1 + nf, 12] += mu * xi
+        # the same normalised friction rows as the implicit pair (impulse = pn * phi)
+        r[1:1 + nf] = mu * xi + pf * sig
+        J[1:1 + nf] = mu * J_xi
         J[1:1 + nf, 13:13 + nf] += sig * np.eye(nf)
         J[1:1 + nf, 13 + nf] += pf
-        r[1 + nf] = mu * mu * pn * pn - pf @ pf
-        J[1 + nf, 12] = 2 * mu * mu * pn
+        r[1 + nf] = mu * mu - pf @ pf
         J[1 + nf, 13:13 + nf] = -2 * pf
-        F = F + pr.m_ref * (e_t * pf[0] * t + e_o * pf[1] * o)
-        J_F[:, 13] += pr.m_ref * e_t * t
-        J_F[:, 14] += pr.m_ref * e_o * o
+        dirF = n + e_t * pf[0] * t + e_o * pf[1] * o
+        F = pr.m_ref * pn * dirF
+        J_F[:, 12] = pr.m_ref * dirF
+        J_F[:, 13] += pr.m_ref * pn * e_t * t
+        J_F[:, 14] += pr.m_ref * pn * e_o * o
         if nf == 3:
-            tx = pr.m_ref * e_r * pf[2] * n
-            J_tx[:, 15] = pr.m_ref * e_r * n
+            tx = pr.m_ref * e_r * pn * pf[2] * n
+            J_tx[:, 15] = pr.m_ref * e_r * pn * n
+            J_tx[:, 12] = pr.m_ref * e_r * pf[2] * n
     WA = np.concatenate((F, np.cross(d1, F) + tx))
     JWA = np.vstack((J_F, _sk(d1) @ J_F + J_tx))
     if dynB:
@@ -513,9 +538,9 @@ def _contact_explicit(model, state, new, pr: _Pair, zp, h) -> ContactResult:
     if nf:
         e_t, e_o, e_r = model.ellipsoid
         t, o = tangent_frame(pr.n, pr.e_aux)
-        pf = pr.m_ref * (e_t * zp[1] * t + e_o * zp[2] * o)
+        pf = pn * (e_t * zp[1] * t + e_o * zp[2] * o)
         if nf == 3:
-            prr = pr.m_ref * e_r * zp[3]
+            prr = pn * e_r * zp[3]
     vrel = new.v[pr.a] + np.cross(new.w[pr.a], pr.a1 - state.p[pr.a])
     if model.dynamic[pr.b]:
         vrel = vrel - new.v[pr.b] - np.cross(new.w[pr.b], pr.a2 - state.p[pr.b])
