@@ -141,6 +141,18 @@ def graphs(draw):
             b = b + 1 if b >= a else b  # never a self-joint
             axis = (1.0, 0.0, 0.0) if draw(st.booleans()) and space == "spatial" else None
             m.add_joint(Joint(f"j{k}", draw(st.sampled_from(types)), (f"b{a}", f"b{b}"), axis=axis))
+    # Then some of the other edits the GUI makes: removals, renames, re-pointing joints.
+    for step in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["remove_body", "remove_joint", "rename", "repoint"]))
+        if kind == "remove_body" and m.bodies:
+            m.remove_body(draw(st.sampled_from(m.body_names())))
+        elif kind == "remove_joint" and m.joints:
+            m.remove_joint(draw(st.sampled_from(m.joint_names())))
+        elif kind == "rename" and m.bodies:
+            m.rename_body(draw(st.sampled_from(m.body_names())), f"renamed{step}")
+        elif kind == "repoint" and m.joints and len(m.bodies) >= 2:
+            a, b = draw(st.permutations(m.body_names()))[:2]
+            m.update_joint(draw(st.sampled_from(m.joint_names())), bodies=(a, b))
     return m
 
 
