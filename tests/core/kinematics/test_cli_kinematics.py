@@ -1,0 +1,53 @@
+"""`linkwright kinematics` and `linkwright fourbar`: columns, early stop (status 3), located errors (status 2)."""
+
+import csv
+import io as _io
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def test_kinematics_csv_columns_and_rows(tmp_path, capsys):
+    out = tmp_path / "fb.csv"
+    assert main(["kinematics", str(EXAMPLES / "fourbar.json"), "--t-end", "0.5", "--steps", "10", "--csv", str(out)]) == 0
+    rows = list(csv.reader(out.open()))
+    head = rows[0]
+    assert head[:4] == ["t", "A", "A.vel", "A.acc"]
+    assert head[-9:] == [f"coupler.P.{c}" for c in ("x", "y", "z", "vx", "vy", "vz", "ax", "ay", "az")]
+    assert len(rows) == 12  # header + N+1 frames
+    # t = k T / N and the driver A = 2 pi t
+    last = dict(zip(head, map(float, rows[-1])))
+    assert last["t"] == pytest.approx(0.5) and last["A"] == pytest.approx(math.pi) and last["A.vel"] == pytest.approx(2 * math.pi)
+
+
+def test_kinematics_stops_early_with_status_3(capsys):
+    code = main(["kinematics", str(EXAMPLES / "rssr.json"), "--steps", "20", "--json"])
+    cap = capsys.readouterr()
+    assert code == 3
+    data = json.loads(cap.out)
+    assert not data["ok"] and 0 < len(data["rows"]) < 21
+    assert "stopped at t =" in cap.err and cap.err.count("\n") == 1
+
+
+def test_bad_expression_exits_2_with_location(tmp_path, capsys):
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    doc["drivers"][0]["value"] = "omega*t"
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(doc))
+    assert main(["kinematics", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "drivers[0].value" in err and "omega" in err and "Traceback" not in err
+
+
+def test_fourbar_report_json(capsys):
+    assert main(["fourbar", "--lengths", "4", "1", "3.5", "3", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["class"] == "crank-rocker" and rep["fully_rotating"] == ["crank"]
+    assert (rep["s"], rep["l"], rep["p"], rep["q"]) == (1, 4, 3, 3.5)
+    assert main(["fourbar", "--lengths", "4", "0", "3.5", "3"]) == 2

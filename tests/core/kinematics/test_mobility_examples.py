@@ -1,0 +1,148 @@
+"""Rank-based mobility (redundant constraints, idle freedoms), driver checks, and the example documents."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import io
+from core.errors import LinkwrightError
+from core.kinematics import compile_model, rank_mobility, solve_trajectory, body_poses, Workspace, forward, loop_residual
+from core.kinematics.symbolic import planar_loop_equations
+from core.model import Body, Driver, Joint, Mechanism
+from core.transforms import compose, rot_x, rot_z, trans_x
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def _chain_doc(points, axes, space="spatial", drive="A"):
+    """A single loop ground-l1-l2-l3 of revolute joints A, B, C, D at `points` with `axes`."""
+    m = Mechanism(name="loop", space=space)
+    m.bodies += [Body("ground", ground=True), Body("l1"), Body("l2"), Body("l3")]
+    names = ["A", "B", "C", "D"]
+    pairs = [("ground", "l1"), ("l1", "l2"), ("l2", "l3"), ("l3", "ground")]
+    for n, pr, p, ax in zip(names, pairs, points, axes):
+        m.joints.append(Joint(n, "revolute", pr, tuple(map(float, p)), axis=tuple(map(float, ax))))
+    if drive:
+        m.drivers.append(Driver(drive, "t"))
+    return m
+
+
+def test_planar_fourbar_in_a_spatial_file_has_three_redundant_constraints():
+    pts = [(0, 0, 0), (0.5, 0.866, 0), (3.331, 2.924, 0), (4, 0, 0)]
+    m = _chain_doc(pts, [(0, 0, 1)] * 4)
+    r = rank_mobility(m)
+    # Gruebler spatial: 6(4-1) - 5*4 = -2; rank 3 of 6 loop equations -> mobility 1, 3 redundant
+    assert (r.gruebler, r.mobility_rank, r.redundant_constraints, r.idle_freedoms) == (-2, 1, 3, 0)
+    traj = solve_trajectory(compile_model(m), np.linspace(0, 1, 21))
+    assert traj.ok  # the min-norm Newton step copes with the redundant rows
+
+
+def test_bennett_linkage_is_mobile_despite_gruebler():
+    # DH loop (a, alpha), (b, beta), (a, alpha), (b, beta) with a / sin(alpha) = b / sin(beta) (Bennett condition)
+    a, alpha, beta = 1.0, math.radians(40), math.radians(70)
+    b = a * math.sin(beta) / math.sin(alpha)
+    th1 = 0.7
+    # closure: th3 = -th1, th4 = -th2, tan(th1/2) tan(th2/2) = sin((beta+alpha)/2) / sin((beta-alpha)/2)
+    k = math.sin((beta + alpha) / 2) / math.sin((beta - alpha) / 2)
+    th2 = 2 * math.atan(k / math.tan(th1 / 2))
+    ths = [th1, th2, -th1, -th2]
+    links = [(a, alpha), (b, beta), (a, alpha), (b, beta)]
+    frames, T = [np.eye(4)], np.eye(4)
+    for th, (L, tw) in zip(ths, links):
+        T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
+        frames.append(T)
+    def closes(signs):
+        T = np.eye(4)
+        for th, (L, tw) in zip([s * x for s, x in zip(signs, ths)], links):
+            T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
+        return np.abs(T - np.eye(4)).max()
+    if np.abs(frames[-1] - np.eye(4)).max() > 1e-9:  # the other sign convention of the Bennett relation
+        ths = [th1, -th2 if closes([1, -1, 1, 1]) < 1e-9 else th2, -th1, th2]
+        frames, T = [np.eye(4)], np.eye(4)
+        for th, (L, tw) in zip(ths, links):
+            T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
+            frames.append(T)
+    assert np.abs(frames[-1] - np.eye(4)).max() < 1e-12
+    # joint i sits at the origin of frame i-1 with axis z of frame i-1
+    m = _chain_doc([f[:3, 3] for f in frames[:4]], [f[:3, 2] for f in frames[:4]])
+    r = rank_mobility(m)
+    assert (r.gruebler, r.mobility_rank, r.redundant_constraints) == (-2, 1, 3)
+    traj = solve_trajectory(compile_model(m), np.linspace(0, 0.5, 11))
+    assert traj.ok, traj.reason
+
+
+def test_rssr_has_one_idle_freedom_and_assembles():
+    m = io.load(EXAMPLES / "rssr.json")
+    r = rank_mobility(m)
+    # 6(4-1) - 5*2 - 3*2 = 2, of which the coupler's spin about BC is idle
+    assert (r.gruebler, r.mobility_rank, r.idle_freedoms, r.effective) == (2, 2, 1, 1)
+    km = compile_model(m)
+    traj = solve_trajectory(km, np.linspace(0, 0.25, 26))
+    assert traj.ok, traj.reason
+    # the coupler length BC is preserved (world positions of the two sphere centres)
+    ws = Workspace(km)
+    for q in traj.q[::5]:
+        T = forward(ws, q)
+        B = T[1] @ np.r_[1.0, 0, 0, 1]
+        C = T[3] @ np.r_[3.0, 1.2, 2.5, 1]
+        assert np.linalg.norm(B - C) == pytest.approx(math.sqrt(4 + 1.44 + 6.25), abs=1e-11)
+        assert np.abs(loop_residual(ws)).max() <= 1e-12
+
+
+def test_stewart_platform_assembles_and_moves():
+    m = io.load(EXAMPLES / "stewart_6ups.json")
+    r = rank_mobility(m)
+    assert r.mobility_rank == 6 and r.idle_freedoms == 0
+    traj = solve_trajectory(compile_model(m), np.linspace(0, 0.5, 11))
+    assert traj.ok, traj.reason
+    assert np.abs(traj.q).max() > 1e-3
+
+
+@pytest.mark.parametrize("name", ["fourbar", "slider_crank", "watt_sixbar", "stephenson_sixbar", "fivebar", "jansen",
+                                  "quick_return", "double_pendulum"])
+def test_planar_examples_solve_a_full_second(name):
+    m = io.load(EXAMPLES / f"{name}.json")
+    km = compile_model(m)
+    traj = solve_trajectory(km, np.linspace(0, 1, 51))
+    assert traj.ok, traj.reason
+    assert rank_mobility(m).mobility_rank == rank_mobility(m).gruebler  # no special geometry in these
+    assert np.all(np.isfinite(traj.point_acc))
+    # the body poses stay rigid transforms
+    P = body_poses(km, traj.q[-1])
+    np.testing.assert_allclose(np.einsum("nji,njk->nik", P[:, :3, :3], P[:, :3, :3]), np.broadcast_to(np.eye(3), P[:, :3, :3].shape), atol=1e-12)
+
+
+def test_wrong_number_of_drivers_is_a_located_error_before_solving():
+    pts = [(0, 0, 0), (0.5, 0.866, 0), (3.331, 2.924, 0), (4, 0, 0)]
+    m = _chain_doc(pts, [(0, 0, 1)] * 4, space="planar", drive=None)
+    with pytest.raises(LinkwrightError) as e:
+        solve_trajectory(compile_model(m), [0.0, 0.1])
+    assert e.value.location == "drivers" and "1 degree(s) of freedom" in e.value.message
+    m.drivers += [Driver("A", "t"), Driver("D", "t")]
+    with pytest.raises(LinkwrightError, match="remove 1"):
+        solve_trajectory(compile_model(m), [0.0, 0.1])
+
+
+def test_bad_driver_expression_is_located():
+    pts = [(0, 0, 0), (0.5, 0.866, 0), (3.331, 2.924, 0), (4, 0, 0)]
+    m = _chain_doc(pts, [(0, 0, 1)] * 4, space="planar", drive=None)
+    m.drivers.append(Driver("A", "omega*t"))
+    with pytest.raises(LinkwrightError) as e:
+        compile_model(m)
+    assert e.value.location == "drivers[0].value" and "omega" in e.value.message
+    m.drivers[0] = Driver("A", "log(t - 0.5)")
+    with pytest.raises(LinkwrightError) as e:
+        solve_trajectory(compile_model(m), np.linspace(0, 1, 5))
+    assert e.value.location == "drivers[0].value"
+
+
+def test_symbolic_loop_equations_vanish_on_the_numeric_solution():
+    import sympy
+    m = io.load(EXAMPLES / "fourbar.json")
+    eqs = planar_loop_equations(m, numeric=True)
+    km = compile_model(m)
+    traj = solve_trajectory(km, [0.0, 0.13])
+    subs = {sympy.Symbol(f"q_{n}", real=True): v for n, v in zip(km.coord_names, traj.q[-1])}
+    assert max(abs(float(e.subs(subs))) for e in eqs) < 1e-12
