@@ -117,7 +117,8 @@ class TrajectoryRun:
             err = np.abs(res.q - guess).max(initial=0.0)
             if err > max(0.5 * moved, 1e-4):  # a jump the extrapolation did not foresee: maybe the other branch
                 return None, "the solution jumps (near a singular position)"
-        forward(self.ws, res.q)
+        if not np.array_equal(self.ws.q, res.q):  # the solver leaves ws at its last iterate
+            forward(self.ws, res.q)
         qd, rank = solve_velocities(self.ws, dd)
         if self.km.n_loops and len(self.km.unknown) and rank < self.expected_rank:
             return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
@@ -167,7 +168,8 @@ class TrajectoryRun:
 
     def _frame(self, k: int, s: _State) -> Frame:
         km = self.km
-        forward(self.ws, s.q)
+        if not np.array_equal(self.ws.q, s.q):
+            forward(self.ws, s.q)
         poses = self.ws.T.copy()
         p = point_positions(self.ws)
         if len(km.point_names):
