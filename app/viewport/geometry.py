@@ -357,6 +357,32 @@ def _link_parts(local: np.ndarray, planar: bool, w: float, z0: float, z1: float,
     return meshes, caps, tris
 
 
+def _ground_parts(joints, Dinv: np.ndarray, planar: bool, w: float, z0: float, z1: float):
+    """Mounts of a ground body: a rail along each sliding joint, a pedestal under every other joint."""
+    meshes: list[Mesh] = []
+    for j in joints:
+        c = Dinv[:3, :3] @ np.asarray(j.at, float) + Dinv[:3, 3]
+        axis = Dinv[:3, :3] @ np.asarray(j.axis_vector(), float)
+        sliding = j.type in ("prismatic", "slot", "cylindrical")
+        if planar:
+            if sliding:
+                a = axis[:2] / max(np.linalg.norm(axis[:2]), 1e-12)
+                meshes.append(stadium_mesh(c - 5.0 * w * np.append(a, 0), c + 5.0 * w * np.append(a, 0), 0.22 * w, z0, z1))
+            else:
+                tri = c[:2] + w * np.array([[-1.15, -2.1], [1.15, -2.1], [0.0, 0.0]])
+                meshes.append(prism_mesh(tri, z0, z1))
+                meshes.append(box_mesh((3.4 * w, 0.4 * w, z1 - z0), (c[0], c[1] - 2.3 * w, 0.5 * (z0 + z1))))
+        else:
+            if sliding:
+                L = 10.0 * w
+                meshes.append(transform_mesh(cylinder_mesh(0.2 * w, L, 12), frame_from_axis(c, axis)))
+            else:
+                meshes.append(transform_mesh(cylinder_mesh(0.16 * w, 1.6 * w, 12, z0=0.0), frame_from_axis(c, (0.0, 0.0, -1.0))))
+                meshes.append(box_mesh((2.6 * w, 2.6 * w, 0.35 * w), c - np.array([0.0, 0.0, 1.75 * w])))
+    tris = [m[0][m[1]] for m in meshes]
+    return meshes, [], tris
+
+
 def _outline_edges(pts: np.ndarray, planar: bool):
     """Bars along the convex hull of 3+ joint points, and the plate polygon (2-D outline, frame) when they are flat."""
     n = len(pts)
@@ -441,7 +467,11 @@ def build_scene(mech: Mechanism, shape_mesher: Callable[[Body, str], Mesh | None
         slide = next((np.asarray(mech.joints[i].axis_vector(), float) for i in jidx
                       if mech.joints[i].type in ("prismatic", "slot")), None)
         z = zof[b.name]
-        meshes, caps, tris = _link_parts(local, planar, w, z - thick / 2, z + thick / 2, tol, slide)
+        if b.ground and jidx:
+            # the frame is drawn as a mount at each of its joints, not as a plate spanning all pivots
+            meshes, caps, tris = _ground_parts([mech.joints[i] for i in jidx], Dinv, planar, w, z - thick / 2, z + thick / 2)
+        else:
+            meshes, caps, tris = _link_parts(local, planar, w, z - thick / 2, z + thick / 2, tol, slide)
         mesh = merge_meshes(meshes)
         capsules = np.array([[p, q] for p, q in caps]).reshape(-1, 2, 3)
         bodies.append(BodyGeometry(

@@ -423,7 +423,7 @@ class Viewport3D(QWidget):
                 R, p = T[:3, :3], T[:3, 3]
                 v, f = jg.mesh
                 t = ray_triangles(R.T @ (o - p), R.T @ d, v[f])
-                if t <= best[0]:  # a joint glyph sits on its links: at a tie the joint is what was aimed at
+                if t < math.inf and t <= best[0]:  # a joint glyph sits on its links: at a tie the joint is what was aimed at
                     best = (t, ("joint", jg.name))
         return best[1]
 

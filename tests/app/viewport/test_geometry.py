@@ -1,0 +1,89 @@
+"""The viewport's scene description and ray casting, without OpenGL."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app.viewport.geometry import (
+    JOINT_GLYPHS, box_mesh, build_scene, default_shape_mesher, geometry_signature, ray_capsules, ray_spheres,
+    ray_triangles,
+)
+from core import io
+from core.joints import JOINT_TYPES
+from core.model import Body, Joint, Mechanism
+from tests.conftest import EXAMPLES
+
+
+def test_every_joint_type_has_a_glyph_row():
+    assert set(JOINT_TYPES) <= set(JOINT_GLYPHS)
+
+
+def test_ray_hits_unit_box_face_at_distance():
+    # a ray from (0, 0, 5) straight down meets the top face z = 0.5 of the unit box after 4.5
+    v, f = box_mesh((1.0, 1.0, 1.0))
+    t = ray_triangles(np.array([0.0, 0.0, 5.0]), np.array([0.0, 0.0, -1.0]), v[f])
+    assert t == pytest.approx(4.5)
+    assert ray_triangles(np.array([2.0, 0.0, 5.0]), np.array([0.0, 0.0, -1.0]), v[f]) == math.inf
+
+
+def test_ray_capsule_and_sphere_distances():
+    seg = np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]])
+    # passing 0.05 above the segment middle, radius 0.1: surface entry at 5 - sqrt(0.1^2 - 0.05^2)
+    t = ray_capsules(np.array([0.5, 0.05, 5.0]), np.array([0.0, 0.0, -1.0]), seg, np.array([0.1]))
+    assert t == pytest.approx(5.0 - math.sqrt(0.01 - 0.0025))
+    # beyond the end cap by more than the radius: no hit
+    assert ray_capsules(np.array([1.2, 0.0, 5.0]), np.array([0.0, 0.0, -1.0]), seg, np.array([0.1])) == math.inf
+    # sphere radius 1 at the origin, ray from x = -3: enters at t = 2
+    t = ray_spheres(np.array([-3.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0]), np.zeros((1, 3)), np.array([1.0]))
+    assert t == pytest.approx(2.0)
+
+
+def test_fourbar_scene_links_follow_joint_count():
+    mech = io.load(EXAMPLES / "fourbar.json")
+    scene = build_scene(mech)
+    by = {b.name: b for b in scene.bodies}
+    # crank and rocker: two joints each -> one bar; the coupler has 2 joints + point P -> a triangle: 3 hull bars
+    assert len(by["crank"].capsules) == 1 and len(by["rocker"].capsules) == 1
+    assert len(by["coupler"].capsules) == 3
+    assert len(by["coupler"].triangles) > 0  # the plate
+    # the crank bar runs from A to B (x-y), whatever its layer depth
+    ends = by["crank"].capsules[0][:, :2]
+    assert {tuple(np.round(e, 6)) for e in ends} == {(0.0, 0.0), (0.5, 0.866)}
+    assert [j.type for j in scene.joints] == ["revolute"] * 4
+    assert len(scene.points) == 1 and scene.points[0].body == "coupler"
+
+
+def test_signature_ignores_non_geometric_edits():
+    mech = io.load(EXAMPLES / "fourbar.json")
+    s0 = geometry_signature(mech)
+    mech.update_body("rocker", mass=2.0)
+    assert geometry_signature(mech) == s0
+    mech.update_joint("B", at=(0.5, 0.9, 0.0))
+    assert geometry_signature(mech) != s0
+
+
+def test_shape_body_is_drawn_as_its_mesh():
+    assert default_shape_mesher() is not None  # core.shapes is part of the project now
+    mech = Mechanism(space="spatial")
+    mech.add_body(Body("ground", ground=True))
+    mech.add_body(Body("ball", shape={"type": "sphere", "radius": 0.25}))
+    mech.add_joint(Joint("S", "spherical", ("ground", "ball"), at=(0.0, 0.0, 1.0)))
+    scene = build_scene(mech, default_shape_mesher())
+    ball = next(b for b in scene.bodies if b.name == "ball")
+    assert ball.from_shape
+    # every mesh vertex of a radius-0.25 sphere lies on it (body frame)
+    assert np.allclose(np.linalg.norm(ball.mesh[0], axis=1), 0.25, atol=1e-9)
+
+
+def test_every_example_builds_a_scene():
+    for path in sorted(EXAMPLES.glob("*.json")):
+        mech = io.load(path)
+        scene = build_scene(mech, default_shape_mesher())
+        assert len(scene.bodies) == len(mech.bodies), path.name
+        assert len(scene.joints) == len(mech.joints), path.name
+        for b in scene.bodies:
+            v, f = b.mesh
+            assert len(f) > 0 and np.isfinite(v).all() and f.max() < len(v), (path.name, b.name)

@@ -1,0 +1,238 @@
+"""The 3D viewport widget: renders, poses by transforms only, picks by numpy rays, follows document and selection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pyqtgraph.opengl as gl
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QUndoCommand, QVector3D
+
+from app.document import Document
+from app.selection import Selection
+from app.viewport import Viewport3D
+from app.viewport.camera import from_qmatrix, to_qmatrix
+from app.viewport.widget import BACKGROUND, PALETTE
+from core import io
+from core.transforms import axis_angle_to_matrix, from_rotation_translation, rot_z, translation
+from tests.conftest import EXAMPLES
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def fourbar_view(qtbot):
+    doc = Document(io.load(EXAMPLES / "fourbar.json"))
+    sel = Selection()
+    vp = Viewport3D(doc, sel)
+    qtbot.addWidget(vp)
+    vp.resize(640, 480)
+    vp.show()
+    qtbot.waitExposed(vp)
+    return vp, doc, sel
+
+
+def _pixels(vp) -> np.ndarray:
+    img = vp.view.grabFramebuffer().convertToFormat(vp.view.grabFramebuffer().Format.Format_RGB888)
+    ptr = img.constBits()
+    arr = np.frombuffer(ptr, np.uint8, count=img.sizeInBytes()).reshape(img.height(), img.bytesPerLine())
+    return arr[:, : 3 * img.width()].reshape(img.height(), img.width(), 3).astype(int)
+
+
+def _scale(vp) -> float:
+    """Framebuffer pixels per widget pixel (device pixel ratio)."""
+    return vp.view.grabFramebuffer().width() / vp.view.width()
+
+
+def _body_midpoint(vp, name: str) -> np.ndarray:
+    """World midpoint of a body's first link bar (its pick capsule) in the current pose."""
+    bg = next(b for b in vp.scene().bodies if b.name == name)
+    T = vp.body_poses()[name]
+    m = bg.capsules[0].mean(axis=0)
+    return T[:3, :3] @ m + T[:3, 3]
+
+
+class _Edit(QUndoCommand):
+    """A minimal command calling the core edit API, as the app's commands do."""
+
+    def __init__(self, doc, fn, undo):
+        super().__init__("edit")
+        self.doc, self.fn, self.undo_fn = doc, fn, undo
+
+    def redo(self):
+        self.fn(self.doc.mechanism)
+
+    def undo(self):
+        self.undo_fn(self.doc.mechanism)
+
+
+def test_fourbar_renders_nonblank_with_expected_items(fourbar_view):
+    vp, doc, _ = fourbar_view
+    mech = doc.mechanism
+    n_points = sum(len(b.points) for b in mech.bodies)
+    assert vp.item_count() == {"bodies": len(mech.bodies), "joints": len(mech.joints), "points": n_points}
+    assert vp.item_count() == {"bodies": 4, "joints": 4, "points": 1}
+    px = _pixels(vp)
+    differs = np.abs(px - np.array(BACKGROUND)).sum(axis=2) > 30
+    assert differs.mean() > 0.02  # links, grid and glyphs cover a visible part of the frame
+    # the link colour (soft blue: blue channel well above red) is actually on screen
+    bluish = (px[..., 2] - px[..., 0] > 40) & (px[..., 2] > 120)
+    assert bluish.sum() > 500
+    info = vp.renderer_info()
+    assert "OpenGL" in info and len(info) > len("; OpenGL ")
+
+
+def test_numpy_transform_to_qmatrix_is_row_major():
+    # a rotation of 0.7 rad about (1, 2, 3) followed by a translation: asymmetric, so a transposed copy would fail
+    T = from_rotation_translation(axis_angle_to_matrix(np.array([1.0, 2.0, 3.0]) / np.sqrt(14), 0.7), (0.3, -1.2, 2.5))
+    item = gl.GLMeshItem()
+    item.setTransform(to_qmatrix(T))
+    for p in ([0.0, 0.0, 0.0], [1.0, -2.0, 0.5], [0.25, 4.0, -3.0]):
+        q = item.transform().map(QVector3D(*p))
+        expect = T @ np.append(p, 1.0)
+        assert np.allclose([q.x(), q.y(), q.z()], expect[:3], atol=1e-6)
+    assert np.allclose(from_qmatrix(to_qmatrix(T)), T)
+    # the translation of a pure translation is the fourth column of the numpy matrix
+    q = to_qmatrix(translation((1.0, 2.0, 3.0))).map(QVector3D(0, 0, 0))
+    assert (q.x(), q.y(), q.z()) == (1.0, 2.0, 3.0)
+
+
+def test_pick_at_projected_midpoint_returns_that_body(fourbar_view):
+    vp, _, _ = fourbar_view
+    for name in ("crank", "coupler", "rocker"):
+        x, y = vp.project(_body_midpoint(vp, name))
+        assert vp.pick(x, y) == name, name
+    assert vp.pick(2.0, 2.0) is None  # top-left corner: only background
+    assert vp.pick(vp.view.width() - 3.0, vp.view.height() - 3.0) is None
+
+
+def test_pick_follows_body_poses(fourbar_view):
+    vp, _, _ = fourbar_view
+    old = _body_midpoint(vp, "crank")
+    # turn the crank 180 degrees about joint A (the origin): its midpoint goes to minus itself in x-y
+    T = rot_z(np.pi)
+    vp.set_body_poses({"crank": T})
+    new = _body_midpoint(vp, "crank")
+    assert np.allclose(new[:2], -old[:2])
+    assert vp.pick(*vp.project(new)) == "crank"
+    assert vp.pick(*vp.project(old)) != "crank"
+
+
+def test_set_body_poses_changes_transforms_only(fourbar_view, monkeypatch, qtbot):
+    vp, _, _ = fourbar_view
+    calls = []
+    monkeypatch.setattr(gl.GLMeshItem, "setMeshData", lambda self, **kw: calls.append("setMeshData"))
+    monkeypatch.setattr(gl.GLMeshItem, "meshDataChanged", lambda self: calls.append("meshDataChanged"))
+    items = dict(vp._body_items)
+    mesh_data = {n: it.opts["meshdata"] for n, it in items.items()}
+    before = _pixels(vp)  # paints: every item has parsed (uploaded) its mesh
+    uploaded = {n: it.vertexes for n, it in items.items()}
+    assert all(v is not None for v in uploaded.values())
+    poses = {"crank": rot_z(0.9), "coupler": translation((0.4, -0.3, 0.0)), "rocker": rot_z(-0.2)}
+    vp.set_body_poses(poses)
+    after = _pixels(vp)
+    assert calls == []
+    assert {n: it.opts["meshdata"] for n, it in vp._body_items.items()} == mesh_data
+    assert all(vp._body_items[n].opts["meshdata"] is mesh_data[n] for n in mesh_data)
+    # the arrays pyqtgraph uploaded are the same objects: nothing was re-parsed or re-uploaded
+    assert all(vp._body_items[n].vertexes is uploaded[n] for n in uploaded)
+    for name, T in poses.items():
+        assert np.allclose(from_qmatrix(vp._groups[name].transform()), T)
+    assert np.abs(after - before).sum() > 0  # and the picture did move
+
+
+def test_selection_and_highlight_change_colours(fourbar_view):
+    vp, _, sel = fourbar_view
+    base = vp._body_items["coupler"].opts["color"]
+    assert base == PALETTE["body"]
+    assert vp._body_items["ground"].opts["color"] == PALETTE["ground"]
+    x, y = vp.project(_body_midpoint(vp, "coupler"))
+    s = _scale(vp)
+    before = _pixels(vp)[int(y * s), int(x * s)]
+    sel.set(bodies=["coupler"], joints=["B"])
+    assert vp._body_items["coupler"].opts["color"] == PALETTE["selected"]
+    assert vp._joint_items["B"].opts["color"] == PALETTE["selected"]
+    assert vp._body_items["crank"].opts["color"] == PALETTE["body"]
+    after = _pixels(vp)[int(y * s), int(x * s)]
+    # the selection colour is orange: red well above blue, where the link was blue before
+    assert before[2] > before[0] and after[0] > after[2] + 60
+    sel.highlight(bodies=["rocker"], joints=["A"])
+    assert vp._body_items["rocker"].opts["color"] == PALETTE["highlight"]
+    assert vp._joint_items["A"].opts["color"] == PALETTE["highlight"]
+    sel.clear()
+    assert vp._body_items["coupler"].opts["color"] == PALETTE["body"]
+
+
+def test_front_view_of_planar_document_shows_xy_plane(fourbar_view):
+    vp, _, _ = fourbar_view
+    vp.set_view("iso")
+    vp.set_view("front")
+    x0, y0 = vp.project((1.0, 1.0, 0.0))
+    x1, y1 = vp.project((2.0, 1.0, 0.0))
+    x2, y2 = vp.project((1.0, 2.0, 0.0))
+    # +x goes right, +y goes up the screen (pixel y decreases), both with no sideways component
+    assert x1 - x0 > 10 and abs(y1 - y0) < 1e-6
+    assert y0 - y2 > 10 and abs(x2 - x0) < 1e-6
+    _, V = vp.camera_matrices()
+    # the camera looks down -z: the world z axis maps onto the eye-space z axis (towards the viewer)
+    assert np.allclose(V[2, :3], [0.0, 0.0, 1.0], atol=1e-6)
+
+
+def test_initial_views_and_fit_frames_everything(qtbot):
+    doc = Document(io.load(EXAMPLES / "stewart_6ups.json"))
+    vp = Viewport3D(doc, Selection())
+    qtbot.addWidget(vp)
+    vp.resize(500, 400)
+    vp.show()
+    qtbot.waitExposed(vp)
+    _, V = vp.camera_matrices()
+    assert abs(V[2, 2]) < 0.99 and abs(V[2, 1]) > 0.1  # a spatial document starts oblique (iso), not axis-on
+    for name in ("front", "top", "iso", "fit"):
+        vp.set_view(name)
+        pts = vp._world_vertices()
+        xy = np.array([vp.project(p) for p in pts[:: max(1, len(pts) // 400)]])
+        assert (xy[:, 0] >= 0).all() and (xy[:, 0] <= vp.view.width()).all(), name
+        assert (xy[:, 1] >= 0).all() and (xy[:, 1] <= vp.view.height()).all(), name
+    with pytest.raises(ValueError):
+        vp.set_view("sideways")
+
+
+def test_document_edits_rebuild_only_for_geometry(fourbar_view):
+    vp, doc, _ = fourbar_view
+    items = dict(vp._body_items)
+    old_mass = doc.mechanism.body("rocker").mass
+    doc.push(_Edit(doc, lambda m: m.update_body("rocker", mass=1.5), lambda m: m.update_body("rocker", mass=old_mass)))
+    assert vp._body_items == items and all(vp._body_items[n] is items[n] for n in items)
+    doc.push(_Edit(doc, lambda m: m.update_joint("B", at=(0.6, 0.8, 0.0)), lambda m: m.update_joint("B", at=(0.5, 0.866, 0.0))))
+    assert vp._body_items["crank"] is not items["crank"]
+    ends = next(b for b in vp.scene().bodies if b.name == "crank").capsules[0][:, :2]
+    assert any(np.allclose(e, (0.6, 0.8)) for e in ends)
+    doc.undo_stack.undo()
+    ends = next(b for b in vp.scene().bodies if b.name == "crank").capsules[0][:, :2]
+    assert any(np.allclose(e, (0.5, 0.866)) for e in ends)
+    doc.replace(io.load(EXAMPLES / "slider_crank.json"))
+    mech = doc.mechanism
+    assert vp.item_count() == {"bodies": len(mech.bodies), "joints": len(mech.joints),
+                               "points": sum(len(b.points) for b in mech.bodies)}
+
+
+def test_click_selects_body_and_ctrl_adds(fourbar_view, qtbot):
+    vp, _, sel = fourbar_view
+    def at(name):
+        x, y = vp.project(_body_midpoint(vp, name))
+        return QPoint(round(x), round(y))
+    qtbot.mouseClick(vp.view, Qt.MouseButton.LeftButton, pos=at("crank"))
+    assert sel.bodies == {"crank"}
+    qtbot.mouseClick(vp.view, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, pos=at("rocker"))
+    assert sel.bodies == {"crank", "rocker"}
+    qtbot.mouseClick(vp.view, Qt.MouseButton.LeftButton, pos=QPoint(3, 3))
+    assert sel.bodies == frozenset() and sel.joints == frozenset()
+
+
+def test_pick_item_prefers_the_joint_glyph_on_its_link(fourbar_view):
+    vp, doc, _ = fourbar_view
+    # joint B's pin sits where crank and coupler meet: aiming at it selects the joint, aiming at nothing selects nothing
+    x, y = vp.project(np.asarray(doc.mechanism.joint("B").at))
+    assert vp.pick_item(x, y) == ("joint", "B")
+    assert vp.pick(x, y) in ("crank", "coupler")
+    assert vp.pick_item(3.0, 3.0) is None
