@@ -28,8 +28,15 @@ class Document(QObject):
         self._report: structure.StructureReport | None = None
         self._report_rev = -1
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.modifiedChanged.emit(not clean))
-        self.undo_stack.indexChanged.connect(lambda _i: self.changed.emit())
+        # Bound methods, not lambdas: Qt drops them when the document is destroyed, before its stack's final clear().
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.undo_stack.indexChanged.connect(self._index_changed)
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.modifiedChanged.emit(not clean)
+
+    def _index_changed(self, _index: int) -> None:
+        self.changed.emit()
 
     @property
     def mechanism(self) -> Mechanism:

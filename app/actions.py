@@ -1,0 +1,90 @@
+"""The window's QActions: text, shortcut, tooltip, icon and the controller verb each one triggers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import QStyle, QWidget
+
+__all__ = ["Actions", "icon"]
+
+ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
+
+
+def icon(name: str) -> QIcon:
+    """An icon from resources/icons (SVG)."""
+    return QIcon(str(ICONS / f"{name}.svg"))
+
+
+class Actions:
+    """Creates every action of the main window and connects it to the file controller, editor and views."""
+
+    def __init__(self, window: QWidget, files, editor, graph, document, viewport) -> None:
+        st = window.style()
+        self._window = window
+
+        def act(text: str, slot, shortcut=None, tip: str = "", ico: QIcon | None = None, checkable: bool = False) -> QAction:
+            a = QAction(text, window)
+            if shortcut is not None:
+                keys = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
+                a.setShortcuts([QKeySequence(k) for k in keys])
+            label = tip or text.replace("&", "").rstrip(".")
+            if a.shortcut().toString():
+                label += f" ({a.shortcut().toString(QKeySequence.NativeText)})"
+            a.setToolTip(label)
+            a.setStatusTip(tip or label)
+            if ico is not None:
+                a.setIcon(ico)
+            a.setCheckable(checkable)
+            if checkable:
+                a.toggled.connect(slot)
+            else:
+                a.triggered.connect(lambda _checked=False: slot())
+            window.addAction(a)  # shortcuts work whichever dock has focus
+            return a
+
+        # File
+        self.new = act("&New", files.new, QKeySequence.New, "Start an empty document", st.standardIcon(QStyle.SP_FileIcon))
+        self.open = act("&Open…", files.open, QKeySequence.Open, "Open a mechanism file", st.standardIcon(QStyle.SP_DialogOpenButton))
+        self.save = act("&Save", files.save, QKeySequence.Save, "Save the document", st.standardIcon(QStyle.SP_DialogSaveButton))
+        self.save_as = act("Save &As…", files.save_as, QKeySequence("Ctrl+Shift+S"), "Save under another name")
+        self.revert = act("&Revert", files.revert, None, "Reload the file, dropping unsaved changes", st.standardIcon(QStyle.SP_BrowserReload))
+        self.quit = act("&Quit", window.close, QKeySequence("Ctrl+Q"), "Quit Linkwright")
+
+        # Edit
+        self.undo = document.undo_stack.createUndoAction(window, "&Undo")
+        self.undo.setShortcuts([QKeySequence("Ctrl+Z")])
+        self.undo.setIcon(st.standardIcon(QStyle.SP_ArrowBack))
+        self.undo.setToolTip("Undo (Ctrl+Z)")
+        self.redo = document.undo_stack.createRedoAction(window, "&Redo")
+        self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.redo.setIcon(st.standardIcon(QStyle.SP_ArrowForward))
+        self.redo.setToolTip("Redo (Ctrl+Shift+Z)")
+        window.addAction(self.undo)
+        window.addAction(self.redo)
+        self.add_body = act("Add &Body", graph.add_body_here, "B", "Add a body under the mouse (or double-click the canvas)", icon("add_body"))
+        self.connect_mode = act(
+            "&Connect Mode", graph.set_connect_mode, "J", "Drag from body to body to add joints (or drag from a body's + handle)", icon("connect"), checkable=True
+        )
+        graph.connectModeChanged.connect(self.connect_mode.setChecked)
+        self.ground = act("Toggle &Ground", editor.toggle_ground, "G", "Mark the selected body as the fixed ground", icon("ground"))
+        self.delete = act(
+            "&Delete", editor.delete_selection, [QKeySequence.Delete, QKeySequence("Backspace")], "Delete the selection (a body takes its joints)", st.standardIcon(QStyle.SP_TrashIcon)
+        )
+        self.rename = act("Re&name", graph.start_rename, "F2", "Rename the selected body or joint in place", icon("rename"))
+        self.select_all = act("Select &All", lambda: editor.selection.set(editor.document.mechanism.body_names(), editor.document.mechanism.joint_names()), QKeySequence.SelectAll)
+        self.add_driver = act("Add D&river", lambda: editor.add_driver(next(iter(editor.selection.joints)) if len(editor.selection.joints) == 1 else None), "Ctrl+D", "Drive the selected joint with q = t")
+
+        # View
+        self.layout = act("Auto &Layout", editor.layout_all, "Ctrl+L", "Lay the graph out automatically (Kamada–Kawai)", icon("layout"))
+        self.fit_graph = act("&Fit Graph", graph.fit, "F", "Zoom the graph editor to show every body", icon("fit"))
+        self.views = []
+        if viewport is not None:
+            for key, (text, sc) in {"front": ("Front View", "Ctrl+1"), "top": ("Top View", "Ctrl+2"), "iso": ("Iso View", "Ctrl+3"), "fit": ("Fit 3D View", "Ctrl+0")}.items():
+                self.views.append(act(text, lambda k=key: viewport.set_view(k), sc, f"3D viewport: {text.lower()}"))
+
+    def toolbar_icon_size(self) -> QSize:
+        """Icon size of the main toolbar."""
+        return QSize(22, 22)

@@ -1,0 +1,187 @@
+"""Edit operations the views and actions call: they build commands and push them (no widget code here)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from core.errors import LinkwrightError
+from core.joints import JOINT_TYPES
+from core.model import Body, Driver, Joint
+
+from . import commands as cmd
+from .layout import auto_layout
+
+__all__ = ["Editor", "SCENE_TO_METRES", "joint_types_for"]
+
+SCENE_TO_METRES = 0.01  # a new joint is placed between its bodies' graph nodes, 100 scene units = 1 m
+
+
+def joint_types_for(space: str) -> list[str]:
+    """Joint type names allowed in a document of `space`, table order."""
+    return [n for n, t in JOINT_TYPES.items() if t.dof(space) is not None]
+
+
+class Editor(QObject):
+    """The editing verbs of the app over one Document and Selection; reports refusals through `message`."""
+
+    message = Signal(str)  # a line for the status bar (what was done, or why it was refused)
+    jointTypeChanged = Signal(str)
+
+    def __init__(self, document, selection, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.selection = selection
+        self._joint_type = "revolute"
+        document.changed.connect(self._prune_selection)
+        document.replaced.connect(self._on_replaced)
+
+    # ---- state of the editing tools (not document truth) --------------------------------------------------------
+    @property
+    def joint_type(self) -> str:
+        """The type a newly drawn joint gets."""
+        return self._joint_type
+
+    def set_joint_type(self, name: str) -> None:
+        """Choose the type of joints drawn from now on."""
+        if name in JOINT_TYPES and name != self._joint_type:
+            self._joint_type = name
+            self.jointTypeChanged.emit(name)
+
+    def _on_replaced(self) -> None:
+        self.selection.clear()
+        allowed = joint_types_for(self.document.mechanism.space)
+        if self._joint_type not in allowed:
+            self.set_joint_type(allowed[0])
+
+    def _prune_selection(self) -> None:
+        m = self.document.mechanism
+        self.selection.prune(m.body_names(), m.joint_names())
+
+    # ---- helpers --------------------------------------------------------------------------------------------------
+    def run(self, command: cmd.EditCommand) -> LinkwrightError | None:
+        """Execute a command; on refusal report the located reason and return the error (nothing changes)."""
+        try:
+            cmd.execute(self.document, command)
+        except LinkwrightError as exc:
+            self.message.emit(f"Refused: {exc}")
+            return exc
+        self.message.emit(command.text())
+        return None
+
+    # ---- verbs ------------------------------------------------------------------------------------------------------
+    def add_body(self, position: tuple[float, float]) -> str:
+        """Add a new body at a graph position and select it; returns its name."""
+        m = self.document.mechanism
+        name = m.unique_name("body")
+        self.run(cmd.AddBody(self.document, Body(name), (round(position[0], 1), round(position[1], 1))))
+        self.selection.set(bodies=[name])
+        return name
+
+    def connect(self, a: str, b: str, type_name: str | None = None) -> str | None:
+        """Add a joint of the current (or given) type between bodies `a` and `b`; returns its name or None."""
+        m = self.document.mechanism
+        if a == b:
+            self.message.emit("A joint joins two different bodies: drop on another body")
+            return None
+        t = type_name or self._joint_type
+        pa, pb = m.layout.get(a), m.layout.get(b)
+        at = (0.0, 0.0, 0.0)
+        if pa is not None and pb is not None:
+            # Scene y grows downwards; the drawing's y grows upwards.
+            at = (
+                round((pa[0] + pb[0]) / 2 * SCENE_TO_METRES, 3),
+                round(-(pa[1] + pb[1]) / 2 * SCENE_TO_METRES, 3),
+                0.0,
+            )
+        stem = JOINT_TYPES[t].letter if t in JOINT_TYPES else "J"
+        name = m.unique_name(stem)
+        pitch = 0.01 if t in JOINT_TYPES and JOINT_TYPES[t].pitch else None
+        if self.run(cmd.AddJoint(self.document, Joint(name, t, (a, b), at=at, pitch=pitch))) is not None:
+            return None
+        self.selection.set(joints=[name])
+        return name
+
+    def delete(self, bodies=(), joints=()) -> bool:
+        """Delete bodies (and their joints) and joints as one undo step."""
+        bodies, joints = list(bodies), list(joints)
+        if not bodies and not joints:
+            return False
+        return self.run(cmd.RemoveItems(self.document, bodies, joints)) is None
+
+    def delete_selection(self) -> bool:
+        """Delete what is selected."""
+        return self.delete(sorted(self.selection.bodies), sorted(self.selection.joints))
+
+    def toggle_ground(self, names=None) -> None:
+        """Mark the selected body as ground (or unmark it if it is ground already)."""
+        names = sorted(self.selection.bodies) if names is None else list(names)
+        if not names:
+            self.message.emit("Select a body to mark as ground")
+            return
+        m = self.document.mechanism
+        self.document.undo_stack.beginMacro("Toggle ground")
+        try:
+            for n in names:
+                self.run(cmd.UpdateBody(self.document, n, ground=not m.body(n).ground))
+        finally:
+            self.document.undo_stack.endMacro()
+
+    def rename(self, old: str, new: str) -> LinkwrightError | None:
+        """Rename a body or a joint."""
+        new = new.strip()
+        if new == old:
+            return None
+        m = self.document.mechanism
+        was_selected = old in self.selection.bodies or old in self.selection.joints
+        if old in m.body_names():
+            err = self.run(cmd.UpdateBody(self.document, old, name=new))
+            if err is None and was_selected:
+                self.selection.set(bodies=(self.selection.bodies - {old}) | {new}, joints=self.selection.joints)
+        else:
+            err = self.run(cmd.UpdateJoint(self.document, old, name=new))
+            if err is None and was_selected:
+                self.selection.set(bodies=self.selection.bodies, joints=(self.selection.joints - {old}) | {new})
+        return err
+
+    def update_body(self, target: str, /, **changes) -> LinkwrightError | None:
+        """Change fields of a body (name= renames it)."""
+        return self.run(cmd.UpdateBody(self.document, target, **changes))
+
+    def update_joint(self, target: str, /, **changes) -> LinkwrightError | None:
+        """Change fields of a joint (name= renames it)."""
+        return self.run(cmd.UpdateJoint(self.document, target, **changes))
+
+    def move(self, positions: dict[str, tuple[float, float]], nudge: bool = False) -> None:
+        """Record new graph positions (one undo step)."""
+        m = self.document.mechanism
+        changed = {k: (round(float(x), 1), round(float(y), 1)) for k, (x, y) in positions.items() if m.layout.get(k) != (round(float(x), 1), round(float(y), 1))}
+        if changed:
+            self.run(cmd.MoveNodes(self.document, changed, merge=nudge))
+
+    def layout_all(self) -> None:
+        """Lay the whole graph out automatically (undoable)."""
+        m = self.document.mechanism
+        if m.bodies:
+            self.run(cmd.MoveNodes(self.document, auto_layout(m), text="Auto layout"))
+
+    def add_driver(self, joint: str | None = None) -> LinkwrightError | None:
+        """Drive the first undriven joint coordinate (or `joint`'s) with the expression t."""
+        m = self.document.mechanism
+        driven = {(d.joint, d.coordinate) for d in m.drivers}
+        candidates = [joint] if joint else [j.name for j in m.joints]
+        for name in candidates:
+            j = m.joint(name)
+            dof = JOINT_TYPES[j.type].dof(m.space) or 0
+            for c in range(dof):
+                if (name, c) not in driven:
+                    return self.run(cmd.AddDriver(self.document, Driver(name, "t", c)))
+        self.message.emit("Every joint coordinate is driven already" if m.joints else "Add a joint first")
+        return None
+
+    def update_driver(self, index: int, **changes) -> LinkwrightError | None:
+        """Change fields of the driver at `index`."""
+        return self.run(cmd.UpdateDriver(self.document, index, **changes))
+
+    def remove_driver(self, index: int) -> LinkwrightError | None:
+        """Delete the driver at `index`."""
+        return self.run(cmd.RemoveDriver(self.document, index))

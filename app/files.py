@@ -1,0 +1,296 @@
+"""Document files: new/open/save/save-as/revert, recent files, examples, autosave and crash recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QSettings, QStandardPaths, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from core import io
+from core.errors import LinkwrightError
+from core.model import Mechanism
+
+from .layout import auto_layout
+
+__all__ = ["FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "MAX_RECENT", "AUTOSAVE_MS"]
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
+MAX_RECENT = 10
+AUTOSAVE_MS = 60_000
+FILE_FILTER = "Linkwright mechanisms (*.json);;All files (*)"
+
+
+def examples() -> list[Path]:
+    """The shipped example files, sorted by name."""
+    return sorted(EXAMPLES_DIR.glob("*.json"))
+
+
+def recovery_dir() -> Path:
+    """Where autosaves of unsaved documents go (the platform's app data location)."""
+    base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or str(Path.home() / ".linkwright")
+    return Path(base) / "recovery"
+
+
+def prepare_loaded(mech: Mechanism) -> Mechanism:
+    """Give bodies without a stored graph position an automatic layout (before the document takes the model)."""
+    missing = [b.name for b in mech.bodies if b.name not in mech.layout]
+    if missing:
+        pos = auto_layout(mech)
+        if len(missing) == len(mech.bodies):
+            mech.layout.update(pos)
+        else:
+            # Keep the user's positions; place the others near the automatic ones, shifted clear of the stored part.
+            xs = [p[0] for p in mech.layout.values()]
+            dx = (max(xs) + 200.0) if xs else 0.0
+            for n in missing:
+                mech.layout[n] = (pos[n][0] + dx, pos[n][1])
+    return mech
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class FileController(QObject):
+    """File operations of one window over its Document; dialogs go through QMessageBox/QFileDialog statics."""
+
+    message = Signal(str)
+    recentChanged = Signal()
+
+    def __init__(self, window: QWidget, document, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.window, self.document = window, document
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(AUTOSAVE_MS)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.autosave_timer.start()
+        self.recovery_file = recovery_dir() / f"autosave-{os.getpid()}.json"
+        document.modifiedChanged.connect(self._modified_changed)
+
+    # ---- dialogs (one place, so tests can replace them) ----------------------------------------------------------
+    def _error(self, title: str, text: str) -> None:
+        QMessageBox.critical(self.window, title, text)
+
+    # ---- queries --------------------------------------------------------------------------------------------------
+    def maybe_save(self) -> bool:
+        """Ask to save unsaved changes; True when it is fine to discard the current document now."""
+        if not self.document.modified:
+            return True
+        name = self.document.path.name if self.document.path else "Untitled"
+        answer = QMessageBox.question(
+            self.window,
+            "Save changes?",
+            f"“{name}” has unsaved changes. Save them before closing it?",
+            QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel,
+            QMessageBox.Save,
+        )
+        if answer == QMessageBox.Save:
+            return self.save()
+        return answer == QMessageBox.Discard
+
+    # ---- operations -----------------------------------------------------------------------------------------------
+    def new(self) -> bool:
+        """Start an empty planar document."""
+        if not self.maybe_save():
+            return False
+        self.document.replace(Mechanism(name="Untitled"), None)
+        self.message.emit("New document")
+        return True
+
+    def open(self) -> bool:
+        """Ask for a file and open it."""
+        if not self.maybe_save():
+            return False
+        start = str(self.document.path.parent) if self.document.path else str(EXAMPLES_DIR)
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open mechanism", start, FILE_FILTER)
+        return bool(path) and self.open_path(path, ask=False)
+
+    def open_path(self, path, ask: bool = True) -> bool:
+        """Open `path`; a bad file shows the loader's located message and leaves the current document untouched."""
+        if ask and not self.maybe_save():
+            return False
+        p = Path(path)
+        try:
+            mech = prepare_loaded(io.load(p))
+        except LinkwrightError as exc:
+            where = f"at {exc.location}: " if exc.location else ""
+            self._error("Cannot open file", f"{p.name} could not be opened.\n\n{where}{exc.message}")
+            self.message.emit(f"Cannot open {p.name}: {exc}")
+            return False
+        self.document.replace(mech, p.resolve())
+        self.add_recent(p)
+        self.message.emit(f"Opened {p.name}")
+        return True
+
+    def open_example(self, path) -> bool:
+        """Open a shipped example as a new, unsaved document (so Save does not overwrite the example)."""
+        if not self.maybe_save():
+            return False
+        try:
+            mech = prepare_loaded(io.load(path))
+        except LinkwrightError as exc:  # pragma: no cover - the shipped examples load (tested in core)
+            self._error("Cannot open example", str(exc))
+            return False
+        self.document.replace(mech, None)
+        self.message.emit(f"Example {Path(path).stem} (Save As to keep changes)")
+        return True
+
+    def save(self) -> bool:
+        """Save to the document's file (Save As when it has none)."""
+        if self.document.path is None:
+            return self.save_as()
+        return self.write(self.document.path)
+
+    def save_as(self) -> bool:
+        """Ask for a file name and save there."""
+        start = str(self.document.path) if self.document.path else str(Path.home() / f"{self.document.mechanism.name or 'mechanism'}.json")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save mechanism as", start, FILE_FILTER)
+        if not path:
+            return False
+        p = Path(path)
+        if not p.suffix:
+            p = p.with_suffix(".json")
+        return self.write(p)
+
+    def write(self, path) -> bool:
+        """Write the document atomically to `path` and mark it saved."""
+        p = Path(path)
+        try:
+            io.save(self.document.mechanism, p)
+        except (OSError, LinkwrightError) as exc:
+            self._error("Cannot save file", f"{p} could not be written:\n\n{exc}")
+            return False
+        self.document.mark_saved(p.resolve())
+        self.add_recent(p)
+        self.discard_recovery()
+        self.message.emit(f"Saved {p.name}")
+        return True
+
+    def revert(self) -> bool:
+        """Reload the file from disk, dropping unsaved changes (after confirmation)."""
+        path = self.document.path
+        if path is None:
+            self.message.emit("Nothing to revert to: the document was never saved")
+            return False
+        if self.document.modified:
+            answer = QMessageBox.question(
+                self.window, "Revert?", f"Discard all changes since {path.name} was last saved?", QMessageBox.Yes | QMessageBox.No, QMessageBox.No
+            )
+            if answer != QMessageBox.Yes:
+                return False
+        return self.open_path(path, ask=False)
+
+    # ---- recent files ---------------------------------------------------------------------------------------------
+    def recent(self) -> list[str]:
+        """Recently opened or saved files, newest first (missing files dropped)."""
+        value = QSettings().value("recentFiles", [])
+        if isinstance(value, str):
+            value = [value]
+        return [v for v in (value or []) if Path(v).is_file()]
+
+    def add_recent(self, path) -> None:
+        """Put `path` at the top of the recent files."""
+        p = str(Path(path).resolve())
+        items = [p] + [v for v in self.recent() if v != p]
+        QSettings().setValue("recentFiles", items[:MAX_RECENT])
+        self.recentChanged.emit()
+
+    def clear_recent(self) -> None:
+        """Forget the recent files."""
+        QSettings().setValue("recentFiles", [])
+        self.recentChanged.emit()
+
+    # ---- autosave and recovery ------------------------------------------------------------------------------------
+    def autosave(self) -> bool:
+        """Write the unsaved document to the recovery file (nothing when it is saved)."""
+        if not self.document.modified:
+            return False
+        try:
+            self.recovery_file.parent.mkdir(parents=True, exist_ok=True)
+            data = {
+                "path": str(self.document.path) if self.document.path else None,
+                "time": time.time(),
+                "document": io.to_dict(self.document.mechanism),
+            }
+            tmp = self.recovery_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, self.recovery_file)
+        except (OSError, LinkwrightError, ValueError) as exc:
+            self.message.emit(f"Autosave failed: {exc}")
+            return False
+        return True
+
+    def discard_recovery(self) -> None:
+        """Remove this window's recovery file (after a save or a clean exit)."""
+        try:
+            self.recovery_file.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass
+
+    def _modified_changed(self, modified: bool) -> None:
+        if not modified:
+            self.discard_recovery()
+
+    def orphaned_recoveries(self) -> list[Path]:
+        """Recovery files left by instances that did not exit cleanly."""
+        d = recovery_dir()
+        out = []
+        for f in sorted(d.glob("autosave-*.json")):
+            try:
+                pid = int(f.stem.split("-", 1)[1])
+            except ValueError:
+                continue
+            if pid != os.getpid() and not _pid_alive(pid):
+                out.append(f)
+        return out
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer the newest orphaned autosave; True if one was restored."""
+        files = self.orphaned_recoveries()
+        if not files:
+            return False
+        newest = max(files, key=lambda f: f.stat().st_mtime)
+        try:
+            data = json.loads(newest.read_text(encoding="utf-8"))
+            mech = prepare_loaded(io.from_dict(data["document"]))
+        except (OSError, ValueError, KeyError, TypeError, LinkwrightError) as exc:
+            self.message.emit(f"An unreadable recovery file was ignored: {exc}")
+            for f in files:
+                f.unlink(missing_ok=True)
+            return False
+        orig = data.get("path")
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("time", newest.stat().st_mtime)))
+        answer = QMessageBox.question(
+            self.window,
+            "Recover unsaved document?",
+            f"Linkwright did not close properly. An autosave of “{Path(orig).name if orig else mech.name}” from {when} exists.\n\n"
+            "Recover it?",
+            QMessageBox.Yes | QMessageBox.No,
+            QMessageBox.Yes,
+        )
+        for f in files:
+            f.unlink(missing_ok=True)
+        if answer != QMessageBox.Yes:
+            return False
+        self.document.replace(mech, Path(orig) if orig else None)
+        # The recovered edits are not on disk: the document must show as modified until saved.
+        self.document.undo_stack.resetClean()
+        self.message.emit("Recovered the autosaved document: save it to keep it")
+        return True
+
+    def shutdown(self) -> None:
+        """The window closes normally: stop autosaving and drop the recovery file."""
+        self.autosave_timer.stop()
+        self.discard_recovery()

@@ -1,0 +1,70 @@
+"""Automatic graph layout for the graph editor (Kamada–Kawai with numpy/scipy; no Qt)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import shortest_path
+
+from core.model import Mechanism
+
+__all__ = ["kamada_kawai", "auto_layout", "NODE_SPACING"]
+
+NODE_SPACING = 140.0  # scene units between neighbouring nodes
+
+
+def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndarray:
+    """Node positions (n, 2) whose distances approximate the graph distances (unit edge length)."""
+    if n == 0:
+        return np.zeros((0, 2))
+    if n == 1:
+        return np.zeros((1, 2))
+    rows = [a for a, b in edges] + [b for a, b in edges]
+    cols = [b for a, b in edges] + [a for a, b in edges]
+    g = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
+    d = shortest_path(g, unweighted=True, directed=False)
+    finite = d[np.isfinite(d)]
+    # Disconnected parts sit a little further than the graph's diameter from each other.
+    d[~np.isfinite(d)] = (finite.max() if finite.size else 1.0) + 1.0
+    iu = np.triu_indices(n, 1)
+    target = d[iu]
+    weight = 1.0 / target**2
+    # Start on a circle (deterministic, with a small seeded jitter to break symmetric saddles).
+    rng = np.random.default_rng(seed)
+    ang = 2 * np.pi * np.arange(n) / n
+    x0 = np.column_stack([np.cos(ang), np.sin(ang)]) * (n / (2 * np.pi)) + 0.01 * rng.standard_normal((n, 2))
+
+    def energy(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        p = flat.reshape(n, 2)
+        diff = p[iu[0]] - p[iu[1]]
+        dist = np.sqrt((diff**2).sum(axis=1)) + 1e-9
+        r = dist - target
+        e = 0.5 * np.sum(weight * r**2)
+        coef = (weight * r / dist)[:, None] * diff
+        grad = np.zeros((n, 2))
+        np.add.at(grad, iu[0], coef)
+        np.add.at(grad, iu[1], -coef)
+        return float(e), grad.ravel()
+
+    res = minimize(energy, x0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    p = res.x.reshape(n, 2)
+    return p - p.mean(axis=0)
+
+
+def auto_layout(mech: Mechanism, spacing: float = NODE_SPACING) -> dict[str, tuple[float, float]]:
+    """Positions for every body of `mech` (scene units, y down), ground bodies towards the bottom."""
+    names = mech.body_names()
+    index = {nm: i for i, nm in enumerate(names)}
+    edges = [(index[j.bodies[0]], index[j.bodies[1]]) for j in mech.joints]
+    p = kamada_kawai(len(names), edges) * spacing
+    if len(names) > 1:
+        grounds = [index[b.name] for b in mech.bodies if b.ground]
+        if grounds:
+            # Rotate so the ground's direction from the centre points down (y grows downwards in the scene).
+            g = p[grounds].mean(axis=0)
+            if np.hypot(*g) > 1e-9:
+                a = np.pi / 2 - np.arctan2(g[1], g[0])
+                c, s = np.cos(a), np.sin(a)
+                p = p @ np.array([[c, s], [-s, c]])
+    return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}

@@ -1,0 +1,94 @@
+"""Start the desktop app (or render its window to a PNG with --screenshot)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QEventLoop, Qt, QTimer
+from PySide6.QtWidgets import QApplication
+
+from core import io
+from core.errors import LinkwrightError
+
+__all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window"]
+
+ORGANIZATION = "Linkwright"
+APPLICATION = "Linkwright"
+START_DOCUMENT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "fourbar.json"
+SCREENSHOT_SIZE = (1440, 900)
+
+
+def application(argv: list[str] | None = None) -> QApplication:
+    """The QApplication (created once), with the names QSettings and QStandardPaths use."""
+    if QApplication.instance() is None:
+        # The 3D viewport's GL widgets share compiled shaders: one context group (must precede the QApplication).
+        QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+    app = QApplication.instance() or QApplication(argv if argv is not None else [sys.argv[0]])
+    QCoreApplication.setOrganizationName(ORGANIZATION)
+    QCoreApplication.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName("Linkwright")
+    return app  # type: ignore[return-value]
+
+
+def create_window(file: str | None = None):
+    """A main window with `file` (or the four-bar example) open; LinkwrightError if `file` is bad."""
+    from .document import Document
+    from .files import prepare_loaded
+    from .window import MainWindow
+
+    if file:
+        mech, path = prepare_loaded(io.load(file)), Path(file).resolve()
+    else:
+        mech, path = prepare_loaded(io.load(START_DOCUMENT)), None
+    return MainWindow(Document(mech, path))
+
+
+def _wait(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
+    """Run the GUI; with `screenshot`, render the window (3D viewport included) to that PNG and return 0."""
+    app = application()
+    if screenshot:
+        try:
+            win = create_window(file)
+        except LinkwrightError as exc:
+            print(f"error: {file}: {exc}", file=sys.stderr)
+            return 2
+        win.resize(*SCREENSHOT_SIZE)
+        win.show()
+        win.graph.fit()
+        _wait(600)  # let the docks settle and the GL viewport render its first frames
+        win.graph.fit()
+        _wait(200)
+        image = win.grab()
+        ok = image.save(screenshot, "PNG")
+        win.files.shutdown()
+        win.document.undo_stack.setClean()
+        win.close()
+        win.deleteLater()
+        app.processEvents()
+        if not ok:
+            print(f"error: {screenshot}: cannot write the PNG", file=sys.stderr)
+            return 2
+        return 0
+
+    from PySide6.QtWidgets import QMessageBox
+
+    error = None
+    try:
+        win = create_window(file)
+    except LinkwrightError as exc:
+        error = exc
+        win = create_window(None)
+    win.show()
+    if error is not None:
+        where = f"at {error.location}: " if error.location else ""
+        QMessageBox.critical(win, "Cannot open file", f"{Path(file).name} could not be opened.\n\n{where}{error.message}")
+    else:
+        win.files.offer_recovery()
+    return app.exec()

@@ -1,0 +1,46 @@
+"""Status bar readouts: mobility and DOF versus drivers (from the structure report), and the last message."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QStatusBar
+
+__all__ = ["StatusReadout"]
+
+
+class StatusReadout:
+    """Fills a QStatusBar from the document: permanent mobility/driver labels plus transient messages."""
+
+    def __init__(self, bar: QStatusBar, document) -> None:
+        self.bar, self.document = bar, document
+        self.mobility = QLabel()
+        self.mobility.setObjectName("statusMobility")
+        self.drivers = QLabel()
+        self.drivers.setObjectName("statusDrivers")
+        for w in (self.drivers, self.mobility):
+            w.setContentsMargins(8, 0, 8, 0)
+        bar.addPermanentWidget(self.drivers)
+        bar.addPermanentWidget(self.mobility)
+        document.changed.connect(self.refresh)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the structure report."""
+        rep = self.document.structure()
+        self.mobility.setText(f"<b>M = {rep.mobility}</b>")
+        self.mobility.setToolTip(rep.mobility_formula)
+        nd, mob = rep.n_drivers, rep.mobility
+        if not rep.joints:
+            state, color = "", "#455a64"
+        elif mob <= 0:
+            state, color = "structure", "#b71c1c"
+        elif nd == mob:
+            state, color = "fully driven", "#1b5e20"
+        elif nd < mob:
+            state, color = f"{mob - nd} undriven", "#e65100"
+        else:
+            state, color = f"{nd - mob} too many", "#b71c1c"
+        self.drivers.setText(f"DOF {max(mob, 0)} · drivers {nd}" + (f" — <span style='color:{color}'>{state}</span>" if state else ""))
+
+    def show(self, text: str, timeout_ms: int = 8000) -> None:
+        """Show the last message."""
+        self.bar.showMessage(text, timeout_ms)

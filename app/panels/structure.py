@@ -1,0 +1,282 @@
+"""Structure panel: incidence matrix, mobility with its formula, loops, chain class, degrees and warnings.
+
+Re-reads the document's (cached) structure report on every `changed`, in the same event-loop turn."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QItemSelection, QItemSelectionModel, QModelIndex, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFormLayout,
+    QFrame,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QStyle,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.joints import JOINT_TYPES
+
+__all__ = ["IncidenceModel", "StructurePanel"]
+
+_DEGREE_NAMES = {0: "isolated", 1: "unary", 2: "binary", 3: "ternary", 4: "quaternary", 5: "quinary"}
+
+
+class IncidenceModel(QAbstractTableModel):
+    """The incidence matrix of the structure report: rows bodies, columns joints, a 1 where a joint attaches a body."""
+
+    def __init__(self, document, parent=None) -> None:
+        super().__init__(parent)
+        self.document = document
+        self._report = document.structure()
+        self._types: list[str] = []
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._one = QBrush(QColor("#cfe0f5"))
+        self._ground = QBrush(QColor("#e4e6ea"))
+
+    def refresh(self) -> None:
+        """Re-read the report (a reset: the shape of the matrix may have changed)."""
+        self.beginResetModel()
+        self._report = self.document.structure()
+        self._types = [j.type for j in self.document.mechanism.joints]
+        self.endResetModel()
+
+    @property
+    def report(self):
+        """The report this model shows."""
+        return self._report
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: D102 - Qt API
+        return 0 if parent.isValid() else len(self._report.bodies)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: D102 - Qt API
+        return 0 if parent.isValid() else len(self._report.joints)
+
+    def data(self, index: QModelIndex, role: int = Qt.DisplayRole):  # noqa: D102 - Qt API
+        if not index.isValid():
+            return None
+        r, c = index.row(), index.column()
+        v = int(self._report.incidence[r, c])
+        if role == Qt.DisplayRole:
+            return "1" if v else ""
+        if role == Qt.TextAlignmentRole:
+            return int(Qt.AlignCenter)
+        if role == Qt.BackgroundRole:
+            if v:
+                return self._one
+            if r in self._report.grounds:
+                return self._ground
+        if role == Qt.FontRole and v:
+            return self._bold
+        if role == Qt.ToolTipRole:
+            j, b = self._report.joints[c], self._report.bodies[r]
+            return f"joint {j} {'attaches' if v else 'does not attach'} body {b}"
+        if role == Qt.UserRole:
+            return v
+        return None
+
+    def headerData(self, section: int, orientation, role: int = Qt.DisplayRole):  # noqa: D102 - Qt API
+        rep = self._report
+        if orientation == Qt.Horizontal:
+            if section >= len(rep.joints):
+                return None
+            t = self._types[section] if section < len(self._types) else ""
+            letter = JOINT_TYPES[t].letter if t in JOINT_TYPES else "?"
+            if role == Qt.DisplayRole:
+                return f"{rep.joints[section]}\n{letter}"
+            if role == Qt.ToolTipRole:
+                return f"joint {rep.joints[section]} ({t})"
+        else:
+            if section >= len(rep.bodies):
+                return None
+            ground = section in rep.grounds
+            if role == Qt.DisplayRole:
+                return f"{rep.bodies[section]}{' [G]' if ground else ''}  ({rep.degrees[section]})"
+            if role == Qt.ToolTipRole:
+                d = rep.degrees[section]
+                return f"body {rep.bodies[section]}{' (ground)' if ground else ''}: {d} joint(s), {_DEGREE_NAMES.get(d, f'{d}-ary')}"
+            if role == Qt.FontRole and ground:
+                return self._bold
+        return None
+
+
+class StructurePanel(QWidget):
+    """Shows the structure analysis of the document; incidence selection is synced with the shared Selection."""
+
+    def __init__(self, document, selection, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document, self.selection = document, selection
+        self._syncing = False
+
+        self.model = IncidenceModel(document, self)
+        self.table = QTableView()
+        self.table.setObjectName("incidenceTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Fixed)
+        self.table.horizontalHeader().setDefaultSectionSize(38)
+        self.table.horizontalHeader().setMinimumHeight(38)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
+        self.table.setToolTip("Incidence matrix: rows are bodies (with their degree), columns joints (with their type)")
+        self.table.selectionModel().selectionChanged.connect(self._table_to_selection)
+
+        self.mobility = QLabel()
+        self.mobility.setObjectName("mobilityLabel")
+        f = QFont(self.mobility.font())
+        f.setPointSizeF(f.pointSizeF() * 1.6)
+        f.setBold(True)
+        self.mobility.setFont(f)
+        self.formula = QLabel()
+        self.formula.setObjectName("formulaLabel")
+        self.formula.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.formula.setToolTip("Gruebler–Kutzbach count: λ(n−1) − Σ (constraints per joint)")
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.chain = QLabel()
+        self.degrees = QLabel()
+        self.degrees.setWordWrap(True)
+        self.loops = QListWidget()
+        self.loops.setObjectName("loopsList")
+        self.loops.setMouseTracking(True)
+        self.loops.setToolTip("Fundamental loops (hover one to highlight its joints)")
+        self.loops.itemEntered.connect(self._hover_loop)
+        self.loops.viewport().installEventFilter(self)
+        self.warnings = QListWidget()
+        self.warnings.setObjectName("warningsList")
+        self.warnings.setWordWrap(True)
+
+        side = QWidget()
+        form = QFormLayout()
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow(self.mobility)
+        form.addRow(self.formula)
+        form.addRow("Counts:", self.summary)
+        form.addRow("Chain:", self.chain)
+        form.addRow("Degrees:", self.degrees)
+        lay = QVBoxLayout(side)
+        lay.setContentsMargins(6, 2, 2, 2)
+        lay.addLayout(form)
+        lay.addWidget(_caption("Fundamental loops"))
+        lay.addWidget(self.loops, 1)
+        lay.addWidget(_caption("Warnings"))
+        lay.addWidget(self.warnings, 1)
+
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(self.table)
+        split.addWidget(side)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(2, 2, 2, 2)
+        outer.addWidget(split)
+
+        document.changed.connect(self.refresh)
+        selection.changed.connect(self._selection_to_table)
+        self.refresh()
+
+    def sizeHint(self) -> QSize:  # noqa: D102 - Qt API
+        return QSize(640, 260)
+
+    # ---- model -> widgets -------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Re-read the structure report into every widget."""
+        rep = self.document.structure()
+        self._syncing = True
+        try:
+            self.model.refresh()
+        finally:
+            self._syncing = False
+        n, m = len(rep.bodies), len(rep.joints)
+        ok = rep.mobility > 0 and rep.n_drivers == rep.mobility
+        color = "#1b5e20" if ok else ("#b71c1c" if rep.mobility <= 0 and m else "#0d47a1")
+        self.mobility.setText(f"M = {rep.mobility}")
+        self.mobility.setStyleSheet(f"color: {color};")
+        self.formula.setText(rep.mobility_formula)
+        self.summary.setText(
+            f"{n} bodies, {m} joints, {rep.loops} loop{'s' if rep.loops != 1 else ''}; "
+            f"{rep.coordinates} joint coordinates, {rep.n_drivers} driver{'s' if rep.n_drivers != 1 else ''}"
+        )
+        self.chain.setText(f"{rep.chain}{', simple' if rep.simple else ''}" if n else "—")
+        counts: dict[int, int] = {}
+        for d in rep.degrees:
+            counts[d] = counts.get(d, 0) + 1
+        self.degrees.setText(", ".join(f"{k} {_DEGREE_NAMES.get(d, f'{d}-ary')}" for d, k in sorted(counts.items())) or "—")
+        self.loops.clear()
+        for i, loop in enumerate(rep.fundamental_loops):
+            bodies = [rep.bodies[b] for b in rep.loop_bodies[i]]
+            text = f"L{i + 1}: " + " – ".join(rep.joints[j] for j in loop) + f"   ({len(loop)} joints)"
+            item = QListWidgetItem(text)
+            item.setData(Qt.UserRole, ([rep.joints[j] for j in loop], bodies))
+            item.setToolTip("bodies: " + " → ".join(bodies))
+            self.loops.addItem(item)
+        self.warnings.clear()
+        icon = self.style().standardIcon(QStyle.SP_MessageBoxWarning)
+        for w in rep.warnings:
+            self.warnings.addItem(QListWidgetItem(icon, w))
+        self._selection_to_table()
+
+    def _selection_to_table(self) -> None:
+        rep = self.model.report
+        rows = [i for i, b in enumerate(rep.bodies) if b in self.selection.bodies]
+        cols = [k for k, j in enumerate(rep.joints) if j in self.selection.joints]
+        sel = QItemSelection()
+        last_row, last_col = self.model.rowCount() - 1, self.model.columnCount() - 1
+        for r in rows:
+            if last_col >= 0:
+                sel.select(self.model.index(r, 0), self.model.index(r, last_col))
+        for c in cols:
+            if last_row >= 0:
+                sel.select(self.model.index(0, c), self.model.index(last_row, c))
+        self._syncing = True
+        try:
+            self.table.selectionModel().select(sel, QItemSelectionModel.ClearAndSelect)
+        finally:
+            self._syncing = False
+
+    # ---- widgets -> selection ---------------------------------------------------------------------------------
+    def _table_to_selection(self, *_args) -> None:
+        if self._syncing:
+            return
+        rep = self.model.report
+        sm = self.table.selectionModel()
+        bodies = {rep.bodies[i.row()] for i in sm.selectedRows()}
+        joints = {rep.joints[i.column()] for i in sm.selectedColumns()}
+        if not bodies and not joints:
+            # Single cells: a 1 means that joint, an empty cell that body.
+            for idx in sm.selectedIndexes():
+                if rep.incidence[idx.row(), idx.column()]:
+                    joints.add(rep.joints[idx.column()])
+                else:
+                    bodies.add(rep.bodies[idx.row()])
+        self.selection.set(bodies=bodies, joints=joints)
+
+    def _hover_loop(self, item: QListWidgetItem) -> None:
+        joints, bodies = item.data(Qt.UserRole)
+        self.selection.highlight(bodies=bodies, joints=joints)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: D102 - Qt API
+        if obj is self.loops.viewport() and event.type() == event.Type.Leave:
+            self.selection.highlight()
+        return super().eventFilter(obj, event)
+
+
+def _caption(text: str) -> QLabel:
+    lab = QLabel(text)
+    lab.setStyleSheet("font-weight: bold; color: #37474f; margin-top: 4px;")
+    return lab
+
+
+def _separator() -> QFrame:
+    f = QFrame()
+    f.setFrameShape(QFrame.HLine)
+    f.setFrameShadow(QFrame.Sunken)
+    return f

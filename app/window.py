@@ -1,0 +1,227 @@
+"""The main window: wires one Document and Selection to the panels, docks, menus and actions (no logic here)."""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import numpy as np
+import PySide6
+from PySide6.QtCore import QSettings, Qt, qVersion
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar, QWidget
+
+from core import __version__
+from core.joints import JOINT_TYPES
+
+from .actions import Actions, icon
+from .document import Document
+from .editing import Editor, joint_types_for
+from .files import FileController, examples
+from .panels.graph import GraphView
+from .panels.properties import PropertiesPanel
+from .panels.status import StatusReadout
+from .panels.structure import StructurePanel
+from .selection import Selection
+from .viewport import Viewport3D
+
+__all__ = ["MainWindow"]
+
+STATE_VERSION = 1  # bump when the dock set changes, so an old saved layout is not applied
+
+
+class MainWindow(QMainWindow):
+    """Linkwright's main window over one document."""
+
+    def __init__(self, document: Document | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("LinkwrightMainWindow")
+        self.setWindowIcon(icon("app"))
+        self.setAcceptDrops(True)
+        self.setDockOptions(QMainWindow.AnimatedDocks | QMainWindow.AllowTabbedDocks | QMainWindow.AllowNestedDocks)
+        self.document = document if document is not None else Document()
+        self.selection = Selection(self)
+        self.editor = Editor(self.document, self.selection, self)
+        self.files = FileController(self, self.document, self)
+
+        self.graph = GraphView(self.document, self.selection, self.editor)
+        self.graph.setObjectName("graphEditor")
+        self.setCentralWidget(self.graph)
+        self.properties = PropertiesPanel(self.document, self.selection, self.editor)
+        self.structure = StructurePanel(self.document, self.selection)
+        self.viewport = Viewport3D(self.document, self.selection)
+        self.viewport.setObjectName("viewport3d")
+        self.viewport.setMinimumSize(280, 220)
+        self.dock_properties = self._dock("Properties", "propertiesDock", self.properties, Qt.LeftDockWidgetArea)
+        self.dock_viewport = self._dock("3D View", "viewportDock", self.viewport, Qt.RightDockWidgetArea)
+        self.dock_structure = self._dock("Structure", "structureDock", self.structure, Qt.BottomDockWidgetArea)
+        self.resizeDocks([self.dock_properties, self.dock_viewport], [300, 460], Qt.Horizontal)
+        self.resizeDocks([self.dock_structure], [270], Qt.Vertical)
+
+        self.status = StatusReadout(self.statusBar(), self.document)
+        self.editor.message.connect(self.status.show)
+        self.files.message.connect(self.status.show)
+        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport)
+        self._build_menus()
+        self._build_toolbar()
+
+        self.document.pathChanged.connect(self._update_title)
+        self.document.modifiedChanged.connect(self._update_title)
+        self.document.changed.connect(self._update_title)
+        self.files.recentChanged.connect(self._fill_recent)
+        self._update_title()
+        self._fill_recent()
+        self.resize(1440, 900)
+        self.restore_layout()
+
+    # ---- construction -----------------------------------------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
+        d = QDockWidget(title, self)
+        d.setObjectName(name)
+        d.setWidget(widget)
+        self.addDockWidget(area, d)
+        return d
+
+    def _build_menus(self) -> None:
+        a = self.action_set
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        f.addActions([a.new, a.open])
+        self.recent_menu = f.addMenu("Open &Recent")
+        self.examples_menu = f.addMenu("&Examples")
+        for p in examples():
+            self.examples_menu.addAction(p.stem.replace("_", " "), lambda p=p: self.files.open_example(p)).setToolTip(str(p))
+        f.addSeparator()
+        f.addActions([a.save, a.save_as, a.revert])
+        f.addSeparator()
+        f.addAction(a.quit)
+        e = mb.addMenu("&Edit")
+        e.addActions([a.undo, a.redo])
+        e.addSeparator()
+        e.addActions([a.add_body, a.connect_mode, a.ground, a.rename, a.delete, a.add_driver])
+        e.addSeparator()
+        e.addAction(a.select_all)
+        v = mb.addMenu("&View")
+        v.addActions([a.layout, a.fit_graph])
+        if a.views:
+            v.addSeparator()
+            v.addActions(a.views)
+        v.addSeparator()
+        for d in (self.dock_properties, self.dock_viewport, self.dock_structure):
+            v.addAction(d.toggleViewAction())
+        h = mb.addMenu("&Help")
+        h.addAction("&About Linkwright", self.about)
+        h.addAction("Keyboard &Shortcuts", self.shortcuts)
+
+    def _build_toolbar(self) -> None:
+        a = self.action_set
+        tb = QToolBar("Main", self)
+        tb.setObjectName("mainToolbar")
+        tb.setIconSize(a.toolbar_icon_size())
+        tb.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
+        tb.addActions([a.new, a.open, a.save])
+        tb.addSeparator()
+        tb.addActions([a.undo, a.redo])
+        tb.addSeparator()
+        tb.addActions([a.add_body, a.connect_mode])
+        tb.addWidget(QLabel(" Joint: "))
+        self.joint_combo = QComboBox()
+        self.joint_combo.setObjectName("jointTypeCombo")
+        self.joint_combo.setToolTip("Type of the next joint drawn (change a joint's type in Properties or by right-click)")
+        self.joint_combo.activated.connect(lambda _i: self.editor.set_joint_type(self.joint_combo.currentData()))
+        self.editor.jointTypeChanged.connect(self._show_joint_type)
+        self.document.replaced.connect(self._fill_joint_types)
+        tb.addWidget(self.joint_combo)
+        self._fill_joint_types()
+        tb.addActions([a.ground, a.delete])
+        tb.addSeparator()
+        tb.addActions([a.layout, a.fit_graph])
+        self.addToolBar(Qt.TopToolBarArea, tb)
+        self.toolbar = tb
+
+    def _fill_joint_types(self) -> None:
+        self.joint_combo.blockSignals(True)
+        self.joint_combo.clear()
+        for t in joint_types_for(self.document.mechanism.space):
+            self.joint_combo.addItem(f"{JOINT_TYPES[t].letter} — {t}", t)
+        self.joint_combo.blockSignals(False)
+        self._show_joint_type(self.editor.joint_type)
+
+    def _show_joint_type(self, name: str) -> None:
+        self.joint_combo.blockSignals(True)
+        self.joint_combo.setCurrentIndex(max(self.joint_combo.findData(name), 0))
+        self.joint_combo.blockSignals(False)
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        items = self.files.recent()
+        for i, p in enumerate(items):
+            self.recent_menu.addAction(f"&{i + 1} {Path(p).name}", lambda p=p: self.files.open_path(p)).setToolTip(p)
+        if items:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear Menu", self.files.clear_recent)
+        self.recent_menu.setEnabled(bool(items))
+
+    def _update_title(self, *_args) -> None:
+        name = self.document.path.name if self.document.path else "Untitled"
+        self.setWindowTitle(f"{name}[*] — {self.document.mechanism.name} — Linkwright")
+        self.setWindowModified(self.document.modified)
+
+    # ---- help ---------------------------------------------------------------------------------------------------------
+    def about_text(self) -> str:
+        """Versions shown in Help ▸ About."""
+        renderer = self.viewport.renderer_info() or "unknown (the 3D view has not drawn yet)"
+        return (
+            f"<h3>Linkwright {__version__}</h3><p>Draw mechanisms as graphs, see their structure, animate their motion.</p>"
+            f"<table><tr><td>Qt</td><td>{qVersion()}</td></tr><tr><td>PySide6</td><td>{PySide6.__version__}</td></tr>"
+            f"<tr><td>numpy</td><td>{np.__version__}</td></tr><tr><td>Python</td><td>{platform.python_version()}</td></tr>"
+            f"<tr><td>OpenGL renderer</td><td>{renderer}</td></tr></table>"
+        )
+
+    def about(self) -> None:
+        """Help ▸ About."""
+        QMessageBox.about(self, "About Linkwright", self.about_text())
+
+    def shortcuts(self) -> None:
+        """Help ▸ Keyboard Shortcuts."""
+        rows = "".join(
+            f"<tr><td>{a.text().replace('&', '')}</td><td><b>{a.shortcut().toString()}</b></td></tr>"
+            for a in self.action_set.__dict__.values()
+            if hasattr(a, "shortcut") and a.shortcut().toString()
+        )
+        QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table><p>Double-click the canvas: add a body. Drag from a body's + handle to another body: add a joint.</p>")
+
+    # ---- settings, drops, close ------------------------------------------------------------------------------------
+    def save_layout(self) -> None:
+        """Remember the window geometry and dock layout."""
+        s = QSettings()
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/state", self.saveState(STATE_VERSION))
+
+    def restore_layout(self) -> None:
+        """Restore the remembered geometry and dock layout, if any."""
+        s = QSettings()
+        geo, state = s.value("window/geometry"), s.value("window/state")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        if state is not None:
+            self.restoreState(state, STATE_VERSION)
+
+    def dragEnterEvent(self, event) -> None:  # noqa: D102 - Qt API
+        urls = event.mimeData().urls()
+        if urls and urls[0].isLocalFile():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: D102 - Qt API
+        urls = [u for u in event.mimeData().urls() if u.isLocalFile()]
+        if urls:
+            event.acceptProposedAction()
+            self.files.open_path(urls[0].toLocalFile())
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: D102 - Qt API
+        if not self.files.maybe_save():
+            event.ignore()
+            return
+        self.save_layout()
+        self.files.shutdown()
+        event.accept()
