@@ -202,6 +202,7 @@ class BodyGeometry:
     radii: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (K,) capsule radii
     triangles: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))  # (T, 3, 3) pick triangles
     from_shape: bool = False  # drawn from its `shape` (else bars/plates between joints)
+    unbounded: bool = False  # an unbounded shape (halfspace): drawn translucent, left out of "fit"
 
 
 @dataclass
@@ -421,13 +422,30 @@ def _span(lo: float, hi: float) -> tuple[float, float]:
     return min(lo, hi), max(lo, hi)
 
 
-def build_scene(mech: Mechanism, shape_mesher: Callable[[Body, str], Mesh | None] | None = None) -> Scene:
+ShapeMesher = Callable[[Body, str], "tuple[np.ndarray, np.ndarray, bool] | None"]  # (vertices, faces, bounded)
+
+
+def build_scene(mech: Mechanism, shape_mesher: ShapeMesher | None = None) -> Scene:
     """The drawing of `mech` in its design configuration (meshes in body frames, sized to the mechanism)."""
     planar = mech.space == "planar"
     designs = {b.name: design_pose(b) for b in mech.bodies}
+    problems: list[str] = []
+    shaped: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
+    for bi, b in enumerate(mech.bodies):
+        if b.shape is not None and shape_mesher is not None:
+            try:
+                got = shape_mesher(b, f"bodies[{bi}].shape")
+            except Exception as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
+                problems.append(f"bodies[{bi}].shape: {exc}")
+                continue
+            if got is not None:
+                shaped[b.name] = (np.asarray(got[0], float), np.asarray(got[1], int), bool(got[2]))
     world = [np.asarray(j.at, float) for j in mech.joints]
     world += [designs[b.name][:3, :3] @ np.asarray(p, float) + designs[b.name][:3, 3] for b in mech.bodies for p in b.points.values()]
-    world += [designs[b.name][:3, 3] for b in mech.bodies if not mech.joints_of(b.name)]
+    world += [designs[b.name][:3, 3] for b in mech.bodies if not mech.joints_of(b.name) and b.name not in shaped]
+    for name, (v, _f, bounded) in shaped.items():
+        if bounded and len(v):
+            world += list(v @ designs[name][:3, :3].T + designs[name][:3, 3])
     pts = np.array(world).reshape(-1, 3)
     if len(pts):
         lo, hi = pts.min(axis=0), pts.max(axis=0)
@@ -442,7 +460,6 @@ def build_scene(mech: Mechanism, shape_mesher: Callable[[Body, str], Mesh | None
     nl = max(layers.values(), default=0)
     zof = {n: (k - 0.5 * nl) * pitch for n, k in layers.items()}  # centre the stack on z = 0
 
-    problems: list[str] = []
     bodies: list[BodyGeometry] = []
     for bi, b in enumerate(mech.bodies):
         D = designs[b.name]
@@ -452,15 +469,12 @@ def build_scene(mech: Mechanism, shape_mesher: Callable[[Body, str], Mesh | None
         if len(local):
             # named points belong to the link too (a coupler point makes the coupler a triangle, as textbooks draw it)
             local = np.concatenate([local, np.array(list(b.points.values()), float).reshape(-1, 3)])
-        shape_mesh = None
-        if b.shape is not None and shape_mesher is not None:
-            try:
-                shape_mesh = shape_mesher(b, f"bodies[{bi}].shape")
-            except Exception as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
-                problems.append(f"bodies[{bi}].shape: {exc}")
-        if shape_mesh is not None:
-            v, f = np.asarray(shape_mesh[0], float), np.asarray(shape_mesh[1], int)
-            bodies.append(BodyGeometry(b.name, b.ground, D, (v, f), triangles=v[f], from_shape=True))
+        if b.name in shaped:
+            v, f, bounded = shaped[b.name]
+            if not bounded:
+                # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene around its centre
+                v, f = _plane_patch_near(v, f, Dinv[:3, :3] @ (0.5 * (lo + hi)) + Dinv[:3, 3], 1.6 * L)
+            bodies.append(BodyGeometry(b.name, b.ground, D, (v, f), triangles=v[f], from_shape=True, unbounded=not bounded))
             continue
         if len(local) == 0:
             local = np.zeros((1, 3))
@@ -504,18 +518,31 @@ def build_scene(mech: Mechanism, shape_mesher: Callable[[Body, str], Mesh | None
     return Scene(bodies, joints, points, w, (lo, hi), planar, problems)
 
 
-def default_shape_mesher(resolution: int = 32) -> Callable[[Body, str], Mesh | None] | None:
+def default_shape_mesher(resolution: int = 32) -> ShapeMesher | None:
     """A mesher using core.shapes when that package is importable (None otherwise)."""
     try:
         from core.shapes import parse_shape
     except Exception:  # the shape library is optional for drawing: without it shapes draw as links
         return None
 
-    def mesher(body: Body, location: str) -> Mesh | None:
-        v, f = parse_shape(body.shape, location).mesh(resolution)
-        return np.asarray(v, float), np.asarray(f, int)
+    def mesher(body: Body, location: str):
+        shape = parse_shape(body.shape, location)
+        v, f = shape.mesh(resolution)
+        return np.asarray(v, float), np.asarray(f, int), bool(getattr(shape, "bounded", True))
 
     return mesher
+
+
+def _plane_patch_near(v: np.ndarray, f: np.ndarray, centre: np.ndarray, size: float) -> Mesh:
+    """A square of side `size` in the plane of the flat mesh (v, f), centred where `centre` projects onto it."""
+    tri = v[f[0]]
+    n = np.cross(tri[1] - tri[0], tri[2] - tri[0])
+    n = n / np.linalg.norm(n)
+    c = centre - n * ((centre - tri[0]) @ n)
+    T = frame_from_axis(c, n)
+    h = size / 2
+    quad = np.array([[-h, -h, 0.0], [h, -h, 0.0], [h, h, 0.0], [-h, h, 0.0]]) @ T[:3, :3].T + c
+    return quad, np.array([[0, 1, 2], [0, 2, 3]])
 
 
 # ---- ray casting (picking) ----------------------------------------------------------------------------------------

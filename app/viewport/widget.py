@@ -33,6 +33,7 @@ PALETTE = {  # RGBA floats
     "slide": (0.36, 0.64, 0.60, 1.0),  # teal
     "fixed": (0.40, 0.42, 0.46, 1.0),
     "point": (0.84, 0.33, 0.30, 1.0),
+    "plane": (0.62, 0.64, 0.66, 0.22),  # halfspaces (floors, walls): translucent
     "selected": (1.00, 0.55, 0.10, 1.0),
     "highlight": (0.30, 0.80, 0.90, 1.0),
 }
@@ -216,6 +217,11 @@ class Viewport3D(QWidget):
             self._poses[name] = T
             group.setTransform(to_qmatrix(T))
 
+    def set_pose_array(self, poses: np.ndarray, names: list[str] | None = None) -> None:
+        """Pose bodies from a stacked (n_bodies, 4, 4) array (core.kinematics order: the document's bodies)."""
+        names = self._doc.mechanism.body_names() if names is None else names
+        self.set_body_poses(dict(zip(names, np.asarray(poses, dtype=float))))
+
     def body_poses(self) -> dict[str, np.ndarray]:
         """The current world 4x4 pose of every drawn body frame."""
         return {k: v.copy() for k, v in self._poses.items()}
@@ -317,7 +323,11 @@ class Viewport3D(QWidget):
             group = gl.GLGraphicsItem.GLGraphicsItem()
             self.view.addItem(group)
             self._groups[bg.name] = group
-            self._body_items[bg.name] = self._mesh_item(bg.mesh, self._body_colour(bg.name), group)
+            item = self._mesh_item(bg.mesh, self._body_colour(bg.name), group)
+            if bg.unbounded:
+                item.setGLOptions("translucent")  # a wall or floor must not hide what it bounds
+                group.setDepthValue(10)  # drawn after the opaque items
+            self._body_items[bg.name] = item
             self._designs[bg.name] = bg.design
         for jg in scene.joints:
             item = self._mesh_item(jg.mesh, PALETTE[jg.color], self._groups[jg.body])
@@ -375,6 +385,8 @@ class Viewport3D(QWidget):
         if name in self._sel.highlighted_bodies:
             return PALETTE["highlight"]
         bg = next((b for b in (self._scene.bodies if self._scene else []) if b.name == name), None)
+        if bg is not None and bg.unbounded:
+            return PALETTE["plane"]
         if bg is not None and bg.ground:
             return PALETTE["ground"]
         return PALETTE["shape"] if (bg is not None and bg.from_shape) else PALETTE["body"]
@@ -415,6 +427,8 @@ class Viewport3D(QWidget):
             R, p = T[:3, :3], T[:3, 3]
             ol, dl = R.T @ (o - p), R.T @ d  # the ray in the body frame (rigid: same parameter t)
             t = min(ray_capsules(ol, dl, bg.capsules, bg.radii), ray_triangles(ol, dl, bg.triangles))
+            if bg.unbounded and t < math.inf:
+                t = 1e300  # a floor or wall is picked only where nothing else is under the cursor
             if t < best[0]:
                 best = (t, ("body", bg.name))
         if joints:
@@ -433,7 +447,7 @@ class Viewport3D(QWidget):
         out = []
         for bg in self._scene.bodies:
             v = bg.mesh[0]
-            if len(v):
+            if len(v) and not bg.unbounded:
                 T = self._poses.get(bg.name, bg.design)
                 out.append(v @ T[:3, :3].T + T[:3, 3])
         for jg in self._scene.joints:

@@ -236,3 +236,25 @@ def test_pick_item_prefers_the_joint_glyph_on_its_link(fourbar_view):
     assert vp.pick_item(x, y) == ("joint", "B")
     assert vp.pick(x, y) in ("crank", "coupler")
     assert vp.pick_item(3.0, 3.0) is None
+
+
+def test_kinematic_poses_keep_joint_glyphs_on_both_bodies(fourbar_view):
+    # poses from core.kinematics (world transforms of body frames) close the loop: every joint's world position is the
+    # same whether carried by its first or its second body, so the glyphs drawn on bodies[0] stay on both links
+    from core.kinematics import compile_model, solve_trajectory
+
+    vp, doc, _ = fourbar_view
+    mech = doc.mechanism
+    traj = solve_trajectory(compile_model(mech), np.array([0.0, 0.1, 0.2]))
+    assert traj.ok
+    vp.set_pose_array(traj.poses[-1], traj.body_names)
+    world = {n: from_qmatrix(g.transform()) for n, g in vp._groups.items()}
+    for jg in vp.scene().joints:
+        j = mech.joint(jg.name)
+        carried = (world[jg.body] @ jg.local)[:2, 3]  # the glyph frame's origin (x-y; z is the layer depth)
+        other = world[j.other(jg.body)] @ np.append(j.at, 1.0)  # design frames are the world frame here
+        assert np.allclose(carried, other[:2], atol=1e-6), jg.name
+    # the crank turned by 2*pi*0.2 rad about A (driver 2*pi*t): its B end moved accordingly
+    ang = 2 * np.pi * 0.2
+    b = world["crank"] @ np.array([0.5, 0.866, 0.0, 1.0])
+    assert np.allclose(b[:2], rot_z(ang)[:2, :2] @ [0.5, 0.866], atol=1e-9)
