@@ -26,8 +26,13 @@ def test_kinematics_csv_columns_and_rows(tmp_path, capsys):
     assert last["t"] == pytest.approx(0.5) and last["A"] == pytest.approx(math.pi) and last["A.vel"] == pytest.approx(2 * math.pi)
 
 
-def test_kinematics_stops_early_with_status_3(capsys):
-    code = main(["kinematics", str(EXAMPLES / "rssr.json"), "--steps", "20", "--json"])
+def test_kinematics_stops_early_with_status_3(capsys, tmp_path):
+    # The RSSR crank locks near 107 degrees (see the example's description): driving it a full turn must stop early.
+    doc = json.loads((EXAMPLES / "rssr.json").read_text())
+    doc["drivers"][0]["value"] = "2*pi*t"
+    p = tmp_path / "rssr_full_turn.json"
+    p.write_text(json.dumps(doc))
+    code = main(["kinematics", str(p), "--steps", "20", "--json"])
     cap = capsys.readouterr()
     assert code == 3
     data = json.loads(cap.out)
