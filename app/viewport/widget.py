@@ -149,6 +149,7 @@ class Viewport3D(QWidget):
         self._mesher = default_shape_mesher()
         self._show_labels = True
         self._scene: Scene | None = None
+        self._by_name: dict = {}
         self._sig: tuple | None = None
         self._space = "planar"
         self._static: list = []
@@ -317,6 +318,7 @@ class Viewport3D(QWidget):
         self._clear()
         scene = build_scene(mech, self._mesher)
         self._scene = scene
+        self._by_name = {b.name: b for b in scene.bodies}
         self._sig = geometry_signature(mech)
         self._add_ground(scene)
         for bg in scene.bodies:
@@ -384,7 +386,7 @@ class Viewport3D(QWidget):
             return PALETTE["selected"]
         if name in self._sel.highlighted_bodies:
             return PALETTE["highlight"]
-        bg = next((b for b in (self._scene.bodies if self._scene else []) if b.name == name), None)
+        bg = self._by_name.get(name)
         if bg is not None and bg.unbounded:
             return PALETTE["plane"]
         if bg is not None and bg.ground:
