@@ -201,13 +201,14 @@ class DriversModel(QAbstractTableModel):
         if role != Qt.EditRole or not index.isValid():
             return False
         r, c = index.row(), index.column()
-        text = str(value).strip()
+        raw = str(value)
+        text = raw.strip()
         key = ("joint", "coordinate", "value")[c]
         if c == 1:
             try:
                 v: Any = int(text)
             except ValueError:
-                self._draft(r, c, text, f"'{text}' is not a whole number")
+                self._draft(r, c, raw, f"'{text}' is not a whole number")
                 return False
         else:
             v = text
@@ -218,7 +219,7 @@ class DriversModel(QAbstractTableModel):
             return True
         err = self.editor.update_driver(r, **{key: v})
         if err is not None:
-            self._draft(r, c, text, err.message)
+            self._draft(r, c, raw, err.message)  # exactly as typed
             return False
         self.drafts.pop((r, c), None)
         return True

@@ -1,0 +1,95 @@
+"""Undo commands: refused edits never reach the stack; nudges merge; a multi-delete is one step; layout."""
+
+from __future__ import annotations
+
+import pytest
+
+from app import commands as cmd
+from app.document import Document
+from app.layout import auto_layout, kamada_kawai
+from core import io
+from core.errors import LinkwrightError
+from core.model import Body, Joint, Mechanism
+
+
+def four_bar() -> Mechanism:
+    m = Mechanism(name="fb")
+    for n in ("g", "a", "b", "c"):
+        m.add_body(Body(n, ground=(n == "g")), position=(0.0, 0.0))
+    for k, (x, y) in enumerate((("g", "a"), ("a", "b"), ("b", "c"), ("c", "g"))):
+        m.add_joint(Joint(f"J{k}", "revolute", (x, y)))
+    return m
+
+
+def test_a_refused_edit_changes_nothing_and_is_not_on_the_stack(qapp):
+    doc = Document(four_bar())
+    before = io.dumps(doc.mechanism)
+    with pytest.raises(LinkwrightError) as e:
+        cmd.execute(doc, cmd.AddJoint(doc, Joint("J9", "revolute", ("a", "nowhere"))))
+    assert e.value.location == "joints[4].bodies[1]"
+    with pytest.raises(LinkwrightError):
+        cmd.execute(doc, cmd.UpdateBody(doc, "a", name="b"))  # duplicate
+    assert io.dumps(doc.mechanism) == before and doc.undo_stack.count() == 0
+
+
+def test_remove_items_is_one_step_and_restores_exactly(qapp):
+    doc = Document(four_bar())
+    before = io.dumps(doc.mechanism)
+    # J0 g-a, J1 a-b, J2 b-c, J3 c-g: deleting body a (with J0, J1) and joint J3 leaves only J2.
+    cmd.execute(doc, cmd.RemoveItems(doc, bodies=["a"], joints=["J1", "J3"]))
+    m = doc.mechanism
+    assert m.body_names() == ["g", "b", "c"] and m.joint_names() == ["J2"]
+    assert doc.undo_stack.count() == 1
+    doc.undo_stack.undo()
+    assert io.dumps(doc.mechanism) == before
+    doc.undo_stack.redo()
+    assert doc.mechanism.body_names() == ["g", "b", "c"]
+
+
+def test_rename_follows_into_joints_and_undoes(qapp):
+    doc = Document(four_bar())
+    cmd.execute(doc, cmd.UpdateBody(doc, "a", name="crank"))
+    assert doc.mechanism.joint("J0").bodies == ("g", "crank") and "crank" in doc.mechanism.layout
+    doc.undo_stack.undo()
+    assert doc.mechanism.joint("J0").bodies == ("g", "a") and "a" in doc.mechanism.layout
+
+
+def test_nudges_merge_but_drags_do_not(qapp):
+    doc = Document(four_bar())
+    for k in range(3):
+        cmd.execute(doc, cmd.MoveNodes(doc, {"a": (10.0 * (k + 1), 0.0)}, merge=True))
+    assert doc.undo_stack.count() == 1 and doc.mechanism.layout["a"] == (30.0, 0.0)
+    cmd.execute(doc, cmd.MoveNodes(doc, {"a": (50.0, 0.0)}))
+    cmd.execute(doc, cmd.MoveNodes(doc, {"a": (60.0, 0.0)}))
+    assert doc.undo_stack.count() == 3
+    doc.undo_stack.undo()
+    doc.undo_stack.undo()
+    assert doc.mechanism.layout["a"] == (30.0, 0.0)
+    doc.undo_stack.undo()
+    assert doc.mechanism.layout["a"] == (0.0, 0.0)
+
+
+def test_changed_is_emitted_once_per_edit_and_undo(qapp):
+    doc = Document(four_bar())
+    seen = []
+    doc.changed.connect(lambda: seen.append(doc.mechanism.revision))
+    cmd.execute(doc, cmd.UpdateJoint(doc, "J0", type="prismatic"))
+    doc.undo_stack.undo()
+    assert len(seen) == 2 and doc.mechanism.joint("J0").type == "revolute"
+
+
+def test_kamada_kawai_distances_follow_graph_distances():
+    # A path of 4 nodes: graph distances 1, 2, 3 between the first node and the others.
+    p = kamada_kawai(4, [(0, 1), (1, 2), (2, 3)])
+    d = [float(((p[0] - p[k]) ** 2).sum() ** 0.5) for k in (1, 2, 3)]
+    assert d == pytest.approx([1, 2, 3], abs=0.05)
+    # Disconnected parts are kept apart instead of collapsing onto each other.
+    q = kamada_kawai(4, [(0, 1), (2, 3)])
+    assert min(float(((q[i] - q[j]) ** 2).sum() ** 0.5) for i in range(4) for j in range(i + 1, 4)) > 0.5
+
+
+def test_auto_layout_covers_every_body_and_is_deterministic():
+    m = four_bar()
+    a, b = auto_layout(m), auto_layout(m)
+    assert a == b and set(a) == set(m.body_names())
+    assert a["g"][1] == max(p[1] for p in a.values())  # ground at the bottom

@@ -1,0 +1,202 @@
+"""Files: save and reopen, bad files, save-changes prompts, recent files, drag-and-drop, autosave and recovery."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from app.files import EXAMPLES_DIR, recovery_dir
+from core import io
+from core.model import Body, Mechanism
+
+pytestmark = pytest.mark.gui
+
+SHIPPED = EXAMPLES_DIR / "fourbar.json"
+
+
+@pytest.fixture(autouse=True)
+def fourbar_copy(tmp_path, monkeypatch):
+    """Tests open (and may save over) a private copy of the four-bar example, never the shipped file."""
+    global FOURBAR
+    work = tmp_path / "work"
+    work.mkdir()
+    FOURBAR = work / "fourbar.json"
+    FOURBAR.write_bytes(SHIPPED.read_bytes())
+    before = SHIPPED.read_bytes()
+    yield FOURBAR
+    assert SHIPPED.read_bytes() == before, "a test changed the shipped example"
+
+
+def edited_fourbar(win) -> None:
+    """Open the four-bar file and make one undoable edit."""
+    assert win.files.open_path(FOURBAR)
+    win.editor.add_body((300.0, 0.0))
+
+
+def test_save_and_reopen_gives_the_same_document(make_window, dialogs, tmp_path, qtbot):
+    win = make_window(Mechanism(name="empty"))
+    assert win.files.open_example(SHIPPED)  # an example has no file of its own
+    win.editor.add_body((300.0, 0.0))
+    win.editor.connect("body1", "rocker")
+    win.editor.toggle_ground(["body1"])
+    before = io.to_dict(win.document.mechanism)
+    assert win.document.modified and win.isWindowModified()
+    dialogs.save_path = str(tmp_path / "mine")  # no suffix: .json is added
+    qtbot.keyClick(win.graph, Qt.Key_S, Qt.ControlModifier)  # no path yet: Save behaves as Save As
+    saved = tmp_path / "mine.json"
+    assert saved.is_file() and not win.document.modified and not win.isWindowModified()
+    assert win.document.path == saved.resolve()
+    assert "mine.json" in win.windowTitle()
+    other = make_window(Mechanism(name="other"))
+    dialogs.open_path = str(saved)
+    other.action_set.open.trigger()
+    assert io.to_dict(other.document.mechanism) == before
+    assert other.document.mechanism.layout == win.document.mechanism.layout  # graph positions are saved
+    assert not other.document.modified and other.document.undo_stack.count() == 0
+    assert str(saved.resolve()) in other.files.recent()
+    assert "save" in dialogs.kinds() and "open" in dialogs.kinds()
+
+
+def test_bad_file_shows_the_located_message_and_leaves_the_document_intact(make_window, dialogs, tmp_path):
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    before, path, undo = io.dumps(win.document.mechanism), win.document.path, win.document.undo_stack.count()
+    data = json.loads(FOURBAR.read_text())
+    data["joints"][2]["bodies"] = ["coupler", "nowhere"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    dialogs.open_path = str(bad)
+    dialogs.answer = QMessageBox.Discard
+    win.action_set.open.trigger()
+    kinds = dialogs.kinds()
+    assert kinds[-1] == "critical"
+    text = dialogs.calls[-1][2]
+    assert "joints[2].bodies[1]" in text and "nowhere" in text
+    # Untouched: same model, same file, same undo history, still modified.
+    assert io.dumps(win.document.mechanism) == before
+    assert win.document.path == path and win.document.undo_stack.count() == undo and win.document.modified
+    (tmp_path / "junk.json").write_text("{ not json")
+    assert not win.files.open_path(tmp_path / "junk.json", ask=False)
+    assert "not valid JSON" in dialogs.calls[-1][2]
+    assert io.dumps(win.document.mechanism) == before
+
+
+def test_new_asks_to_save_changes_and_cancel_keeps_the_document(make_window, dialogs):
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    before = io.dumps(win.document.mechanism)
+    dialogs.answer = QMessageBox.Cancel
+    win.action_set.new.trigger()
+    assert dialogs.kinds()[-1] == "question" and "unsaved" in dialogs.calls[-1][2]
+    assert io.dumps(win.document.mechanism) == before
+    dialogs.answer = QMessageBox.Discard
+    win.action_set.new.trigger()
+    assert win.document.mechanism.bodies == [] and win.document.path is None and not win.document.modified
+    # Nothing unsaved now: New asks nothing.
+    n = len(dialogs.calls)
+    win.action_set.new.trigger()
+    assert len(dialogs.calls) == n
+
+
+def test_close_with_changes_can_be_cancelled(make_window, dialogs):
+    win = make_window(Mechanism(name="empty"))
+    win.editor.add_body((0.0, 0.0))
+    dialogs.answer = QMessageBox.Cancel
+    assert not win.close()
+    assert win.isVisible()
+    dialogs.answer = QMessageBox.Discard
+    assert win.close()
+
+
+def test_revert_reloads_the_file(make_window, dialogs):
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    dialogs.answer = QMessageBox.Yes
+    win.action_set.revert.trigger()
+    assert io.to_dict(win.document.mechanism) == io.to_dict(io.load(FOURBAR)) | {"layout": io.to_dict(win.document.mechanism)["layout"]}
+    assert not win.document.modified
+
+
+def test_examples_menu_lists_every_example(make_window):
+    win = make_window(Mechanism(name="empty"))
+    titles = [a.text() for a in win.examples_menu.actions()]
+    assert len(titles) == len(list(EXAMPLES_DIR.glob("*.json"))) and "fourbar" in titles
+    next(a for a in win.examples_menu.actions() if a.text() == "slider crank").trigger()
+    assert win.document.mechanism.name == io.load(EXAMPLES_DIR / "slider_crank.json").name
+    assert win.document.path is None  # an example opens as a new document: Save does not overwrite it
+
+
+def test_recent_files_menu_and_settings_isolation(make_window, tmp_path):
+    win = make_window(Mechanism(name="empty"))
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for p in (a, b):
+        io.save(io.load(FOURBAR), p)
+        win.files.open_path(p, ask=False)
+    assert win.files.recent()[:2] == [str(b.resolve()), str(a.resolve())]
+    assert [x.text() for x in win.recent_menu.actions()][:2] == ["&1 b.json", "&2 a.json"]
+    # The settings went to the test's folder, not the user's.
+    assert any(Path(tmp_path / "config").rglob("*.conf")) or any(Path(tmp_path / "config").rglob("*.ini"))
+
+
+def test_drop_a_file_on_the_window_opens_it(make_window, tmp_path):
+    win = make_window(Mechanism(name="empty"))
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(FOURBAR))])
+    enter = QDragEnterEvent(QPoint(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    QApplication.sendEvent(win, drop)
+    assert win.document.path == FOURBAR.resolve()
+    assert win.document.mechanism.body_names() == ["ground", "crank", "coupler", "rocker"]
+
+
+def test_a_file_without_layout_gets_an_automatic_layout(make_window):
+    win = make_window(Mechanism(name="empty"))
+    assert "layout" not in json.loads(FOURBAR.read_text())
+    win.files.open_path(FOURBAR, ask=False)
+    lay = win.document.mechanism.layout
+    assert set(lay) == {"ground", "crank", "coupler", "rocker"}
+    pts = list(lay.values())
+    # Kamada–Kawai on a 4-cycle: neighbours ~ one spacing apart, no two nodes on top of each other.
+    d = [((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2) ** 0.5 for i, p in enumerate(pts) for q in pts[i + 1 :]]
+    assert min(d) > 100
+    # The ground is drawn at the bottom (largest scene y).
+    assert lay["ground"][1] == max(p[1] for p in pts)
+    assert not win.document.modified
+
+
+def test_autosave_writes_a_recovery_file_that_the_next_start_offers(make_window, dialogs, qtbot):
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    assert win.files.autosave_timer.interval() == 60_000 and win.files.autosave_timer.isActive()
+    assert win.files.autosave()
+    rec = win.files.recovery_file
+    assert rec.is_file() and rec.parent == recovery_dir()
+    assert str(recovery_dir()).startswith(os.environ["XDG_DATA_HOME"])
+    expected = io.to_dict(win.document.mechanism)
+    # Simulate a crash: the file is left behind under the name of a process that no longer exists.
+    dead = rec.with_name("autosave-999999.json")
+    rec.rename(dead)
+    nxt = make_window(Mechanism(name="fresh"))
+    dialogs.answer = QMessageBox.Yes
+    assert nxt.files.offer_recovery()
+    assert dialogs.calls[-1][1] == "Recover unsaved document?"
+    assert io.to_dict(nxt.document.mechanism) == expected
+    assert nxt.document.modified  # recovered edits are not on disk yet
+    assert not dead.exists()
+    # A saved (clean) document leaves no recovery file behind.
+    win.document.undo_stack.setClean()
+    assert not win.files.autosave() and not rec.exists()
+
+
+def test_unmodified_document_is_not_autosaved(make_window):
+    win = make_window(Mechanism(name="empty"))
+    assert not win.files.autosave()
+    assert not win.files.recovery_file.exists()

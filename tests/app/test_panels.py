@@ -1,0 +1,178 @@
+"""Structure and properties panels: selection sync, loop hover, validation on entry, drivers with live check."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import QLineEdit
+
+from app.files import EXAMPLES_DIR, prepare_loaded
+from core import io, structure
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def fourbar_win(make_window):
+    """A window with the four-bar example (ground, crank, coupler, rocker; joints A B C D)."""
+    return make_window(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))
+
+
+def test_incidence_rows_and_columns_select_bodies_and_joints_both_ways(fourbar_win):
+    win = fourbar_win
+    table, model = win.structure.table, win.structure.model
+    sm = table.selectionModel()
+    # Row 1 (crank) in the table -> the body is selected in the graph.
+    table.selectRow(1)
+    assert win.selection.bodies == {"crank"} and win.graph.bodies["crank"].isSelected()
+    # Column 2 (joint C) -> the joint.
+    table.selectColumn(2)
+    assert win.selection.joints == {"C"} and win.selection.bodies == frozenset()
+    assert win.graph.joints["C"].isSelected()
+    # And back: selecting in the shared selection (the graph, the viewport) selects the row and column.
+    win.selection.set(bodies=["rocker"], joints=["A"])
+    assert [i.row() for i in sm.selectedRows()] == [3]
+    assert [i.column() for i in sm.selectedColumns()] == [0]
+    # A single "1" cell means its joint; an empty cell its body.
+    sm.select(model.index(1, 1), QItemSelectionModel.ClearAndSelect)  # crank x B: 1
+    assert win.selection.joints == {"B"}
+    sm.select(model.index(0, 1), QItemSelectionModel.ClearAndSelect)  # ground x B: 0
+    assert win.selection.bodies == {"ground"}
+
+
+def test_hovering_a_loop_highlights_its_joints(fourbar_win):
+    win = fourbar_win
+    rep = structure.analyze(win.document.mechanism)
+    assert win.structure.loops.count() == rep.loops == 1
+    item = win.structure.loops.item(0)
+    win.structure.loops.itemEntered.emit(item)
+    assert win.selection.highlighted_joints == {"A", "B", "C", "D"}
+    assert all(win.graph.joints[j].highlighted for j in "ABCD")
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendEvent(win.structure.loops.viewport(), QEvent(QEvent.Leave))
+    assert win.selection.highlighted_joints == frozenset()
+
+
+def test_warnings_and_chain_follow_edits(fourbar_win):
+    win = fourbar_win
+    assert win.structure.chain.text().startswith("closed")
+    win.editor.toggle_ground(["ground"])  # no ground any more
+    texts = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
+    assert texts == structure.analyze(win.document.mechanism).warnings
+    assert any("no ground" in t for t in texts)
+
+
+def test_bad_number_is_red_with_the_reason_and_not_applied(fourbar_win, qtbot):
+    win = fourbar_win
+    win.selection.set(bodies=["rocker"])
+    p = win.properties
+    assert p.pages.currentIndex() == 1 and p.body_mass.text() == "0.4"
+    n = win.document.undo_stack.count()
+    p.body_mass.setText("heavy")
+    p.body_mass.editingFinished.emit()
+    assert p.body_mass.error == "'heavy' is not a number" and "c62828" in p.body_mass.styleSheet()
+    assert "mass" in p.error.text() and "not a number" in p.error.text()
+    assert win.document.mechanism.body("rocker").mass == 0.4 and win.document.undo_stack.count() == n
+    # Another edit elsewhere refreshes the panel, but the refused entry is not lost.
+    win.editor.move({"crank": (5.0, 5.0)})
+    assert p.body_mass.text() == "heavy"
+    # The core refuses a negative mass: shown the same way.
+    p.body_mass.setText("-2")
+    p.body_mass.editingFinished.emit()
+    assert "positive" in p.body_mass.error and win.document.mechanism.body("rocker").mass == 0.4
+    p.body_mass.setText("1.25")
+    p.body_mass.editingFinished.emit()
+    assert p.body_mass.error == "" and p.body_mass.styleSheet() == ""
+    assert win.document.mechanism.body("rocker").mass == 1.25
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.body("rocker").mass == 0.4 and p.body_mass.text() == "0.4"
+
+
+def test_joint_fields_edit_through_commands(fourbar_win):
+    win = fourbar_win
+    win.selection.set(joints=["B"])
+    p = win.properties
+    assert p.pages.currentIndex() == 2 and p.joint_at.text() == "0.5, 0.866, 0"
+    p.joint_at.setText("0.5 0.9")
+    p.joint_at.editingFinished.emit()
+    assert "three numbers" in p.joint_at.error
+    p.joint_at.setText("0.5, 0.9, 0")
+    p.joint_at.editingFinished.emit()
+    assert win.document.mechanism.joint("B").at == (0.5, 0.9, 0.0)
+    # A spatial axis is refused in a planar document (the core's rule), the entry stays red.
+    p.joint_axis.setText("1, 0, 0")
+    p.joint_axis.editingFinished.emit()
+    assert "along z" in p.joint_axis.error and win.document.mechanism.joint("B").axis is None
+    # Type change through the combo is one undoable command; the edge letter follows.
+    idx = p.joint_type.findData("prismatic")
+    p.joint_type.setCurrentIndex(idx)
+    p.joint_type.activated.emit(idx)
+    assert win.document.mechanism.joint("B").type == "prismatic" and win.graph.joints["B"].letter == "P"
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.joint("B").type == "revolute" and win.graph.joints["B"].letter == "R"
+
+
+def test_driver_expression_live_syntax_check_and_commit(fourbar_win, qtbot):
+    win = fourbar_win
+    p = win.properties
+    table, model = p.driver_table, p.drivers
+    assert model.rowCount() == 1 and model.data(model.index(0, 2)) == "2*pi*t"
+    idx = model.index(0, 2)
+    table.setCurrentIndex(idx)
+    table.edit(idx)
+    ed = table.findChild(QLineEdit)
+    assert ed is not None and ed.text() == "2*pi*t"
+    qtbot.keyClick(ed, Qt.Key_End)
+    qtbot.keyClicks(ed, "+")  # "2*pi*t+" is incomplete
+    assert "syntax error" in p.driver_check.text() and "c62828" in ed.styleSheet()
+    qtbot.keyClicks(ed, "sin(t)")
+    assert p.driver_check.text().startswith("✓") and ed.styleSheet() == ""
+    qtbot.keyClick(ed, Qt.Key_Return)  # the delegate commits on the next event-loop turn
+    qtbot.waitUntil(lambda: win.document.mechanism.drivers[0].value == "2*pi*t+sin(t)", timeout=2000)
+    # Committing a bad expression is refused: the cell keeps the text, drawn red, with the reason.
+    assert not model.setData(idx, "2*t +* ")
+    assert model.data(idx) == "2*t +* " and model.data(idx, Qt.BackgroundRole) is not None
+    assert "not applied" in model.data(idx, Qt.ToolTipRole)
+    assert win.document.mechanism.drivers[0].value == "2*pi*t+sin(t)"
+    # Names outside the whitelist are refused too (never evaluated).
+    assert not model.setData(idx, "__import__('os')")
+    assert win.document.mechanism.drivers[0].value == "2*pi*t+sin(t)"
+
+
+def test_add_and_remove_driver(fourbar_win):
+    win = fourbar_win
+    win.selection.set(joints=["D"])
+    win.action_set.add_driver.trigger()
+    m = win.document.mechanism
+    assert [(d.joint, d.value) for d in m.drivers] == [("A", "2*pi*t"), ("D", "t")]
+    assert "2 drivers" in win.structure.summary.text()
+    assert "1 too many" in win.status.drivers.text()
+    win.properties.driver_table.selectRow(1)
+    win.properties._remove_driver()
+    assert [d.joint for d in win.document.mechanism.drivers] == ["A"]
+    assert "fully driven" in win.status.drivers.text()
+
+
+def test_about_lists_versions_and_the_gl_renderer(fourbar_win, dialogs, qtbot):
+    import numpy as np
+    import PySide6
+    from PySide6.QtCore import qVersion
+
+    win = fourbar_win
+    qtbot.waitUntil(lambda: bool(win.viewport.renderer_info()), timeout=5000)
+    text = win.about_text()
+    assert qVersion() in text and PySide6.__version__ in text and np.__version__ in text
+    assert win.viewport.renderer_info() in text
+    win.about()
+    assert dialogs.kinds()[-1] == "about"
+
+
+def test_status_bar_shows_mobility_and_messages(fourbar_win):
+    win = fourbar_win
+    assert "M = 1" in win.status.mobility.text()
+    win.editor.add_body((0.0, 0.0))
+    assert win.statusBar().currentMessage() == "Add body body1"
+    win.editor.connect("body1", "body1")
+    assert "two different bodies" in win.statusBar().currentMessage()
