@@ -22,11 +22,14 @@ def test_incidence_rows_and_columns_select_bodies_and_joints_both_ways(fourbar_w
     win = fourbar_win
     table, model = win.structure.table, win.structure.model
     sm = table.selectionModel()
+    # Clicking the header of row 1 is what a user does; the selection model gets the same request.
+    rows = QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Rows
+    cols = QItemSelectionModel.ClearAndSelect | QItemSelectionModel.Columns
     # Row 1 (crank) in the table -> the body is selected in the graph.
-    table.selectRow(1)
+    sm.select(model.index(1, 0), rows)
     assert win.selection.bodies == {"crank"} and win.graph.bodies["crank"].isSelected()
     # Column 2 (joint C) -> the joint.
-    table.selectColumn(2)
+    sm.select(model.index(0, 2), cols)
     assert win.selection.joints == {"C"} and win.selection.bodies == frozenset()
     assert win.graph.joints["C"].isSelected()
     # And back: selecting in the shared selection (the graph, the viewport) selects the row and column.
