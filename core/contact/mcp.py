@@ -169,6 +169,8 @@ def solve_mcp(
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best)
         total_iter += it
         if ok:
+            # project onto the bounds: moves bounded entries by at most tol (no tiny negative multipliers out)
+            zf = np.where(bounded, np.maximum(zf, lower0), zf)
             return MCPResult(zf, True, total_iter, best[0], "converged", restart)
         reason = why
     return MCPResult(best[1], False, total_iter, float(best[0]), reason, max_restarts)

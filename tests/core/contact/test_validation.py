@@ -1,0 +1,211 @@
+"""Validation of the geometrically implicit time-stepper against analytic solutions (issue section 4).
+
+Every run also passes check_invariants: gap >= -1e-9, p_n gap <= 1e-9, impulses inside the friction
+ellipsoid, friction opposing slip, energy never increasing, no NaN.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from contact_scenes import G, body, check_invariants, floor, incline_gravity, mechanism, run
+
+H = 0.01
+SPHERE = {"type": "sphere", "radius": 0.1}
+CUBE = {"type": "box", "size": [0.2, 0.2, 0.2]}
+C45 = math.sqrt(0.5)
+
+
+def test_sphere_sliding_to_rolling_transition_time_and_speed():
+    mu, v0, r = 0.3, 2.0, 0.1
+    model, rec = run(mechanism([floor(), body("ball", SPHERE, position=(0, 0, r), linear=(v0, 0, 0))], mu=mu), 0.5)
+    assert rec.completed
+    check_invariants(model, rec)
+    v = rec.velocity[:, 0, 0]
+    w = rec.angular[:, 0, 1]
+    # angular momentum about the contact line is conserved (friction acts at the contact, gravity/normal through
+    # it): m r v0 = m r v + (2/5) m r^2 w and rolling w = v / r give v = 5/7 v0
+    assert v[-1] == pytest.approx(5.0 / 7.0 * v0, abs=1e-9)
+    assert w[-1] * r == pytest.approx(v[-1], abs=1e-9)
+    # sliding phase: dv/dt = -mu g, d(w r)/dt = (5/2) mu g, so they meet at t* = 2 v0 / (7 mu g)
+    t_star = 2 * v0 / (7 * mu * G)
+    rolling = np.flatnonzero(np.abs(v - w * r) < 1e-9)[0]
+    assert t_star <= rec.t[rolling] < t_star + H + 1e-12
+    # before t*: the discrete deceleration is exactly mu g per step
+    k = int(t_star / H) - 1
+    assert v[k] == pytest.approx(v0 - mu * G * k * H, abs=1e-9)
+
+
+def test_disc_sliding_to_rolling_with_backspin():
+    mu, v0, w0, r = 0.3, 2.0, -5.0, 0.1
+    disc = {"type": "disc", "radius": r, "thickness": 0.02}
+    mech = mechanism([floor(), body("disc", disc, position=(0, 0, r), orientation=(C45, C45, 0, 0),
+                                    linear=(v0, 0, 0), angular=(0, w0, 0))], mu=mu)
+    model, rec = run(mech, 0.6)
+    assert rec.completed
+    check_invariants(model, rec)
+    # the disc axis is world y; I_axis = m r^2 / 2.  L about the contact: m r v0 + I w0 = (m r + I / r) v_f
+    v_f = (v0 + 0.5 * r * w0) / 1.5
+    assert rec.velocity[-1, 0, 0] == pytest.approx(v_f, abs=1e-8)
+    assert rec.angular[-1, 0, 1] * r == pytest.approx(v_f, abs=1e-8)
+    # sliding decelerates at mu g, so rolling starts at t* = (v0 - v_f) / (mu g)
+    t_star = (v0 - v_f) / (mu * G)
+    slip = np.abs(rec.velocity[:, 0, 0] - rec.angular[:, 0, 1] * r)
+    first = rec.t[np.flatnonzero(slip < 1e-8)[0]]
+    assert t_star <= first < t_star + H + 1e-12
+    # it stays upright while rolling straight (no tipping from the rim's flat edge across the thickness)
+    assert np.max(np.abs(rec.position[:, 0, 1])) < 1e-9
+    assert np.max(np.abs(rec.position[:, 0, 2] - r)) < 1e-9
+
+
+@pytest.mark.parametrize("alpha,mu,slips", [(0.3, 0.5, False), (0.6, 0.1, True)])
+def test_sphere_rolling_down_incline_with_and_without_slip(alpha, mu, slips):
+    r = 0.1
+    model, rec = run(mechanism([floor(), body("ball", SPHERE, position=(0, 0, r))], mu=mu,
+                               gravity=incline_gravity(alpha)), 0.5)
+    assert rec.completed
+    check_invariants(model, rec)
+    # rolling needs friction (2/7) m g sin(alpha) <= mu m g cos(alpha), i.e. tan(alpha) <= 7 mu / 2
+    assert (math.tan(alpha) > 3.5 * mu) == slips
+    t = rec.t[-1]
+    v = rec.velocity[-1, 0, 0]
+    if not slips:
+        # rolling: a = g sin(alpha) / (1 + I/(m r^2)) = 5/7 g sin(alpha); semi-implicit Euler is exact in v
+        assert v == pytest.approx(5 / 7 * G * math.sin(alpha) * t, rel=1e-9)
+        assert rec.angular[-1, 0, 1] * r == pytest.approx(v, rel=1e-9)
+    else:
+        # sliding: a = g (sin - mu cos), angular acceleration (5/2) mu g cos / r
+        assert v == pytest.approx(G * (math.sin(alpha) - mu * math.cos(alpha)) * t, rel=1e-9)
+        assert rec.angular[-1, 0, 1] * r == pytest.approx(2.5 * mu * G * math.cos(alpha) * t, rel=1e-9)
+
+
+def test_box_sticks_on_incline_below_friction_angle_with_zero_creep():
+    alpha, mu = 0.3, 0.5  # tan(0.3) = 0.309 < 0.5
+    model, rec = run(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1))], mu=mu,
+                               gravity=incline_gravity(alpha)), 1.0)
+    assert rec.completed
+    check_invariants(model, rec)
+    # sticking: friction m g sin(alpha) inside the cone, no motion at all (no creep, no tipping)
+    assert np.max(np.abs(rec.position[:, 0] - rec.position[0, 0])) < 1e-12
+    assert np.max(np.abs(rec.angular)) < 1e-12
+    # the friction impulse per step balances the slope component of gravity
+    assert rec.pf[-1, 0, 0] == pytest.approx(-G * math.sin(alpha) * H, rel=1e-9)
+
+
+def test_box_slides_on_incline_above_friction_angle_without_tipping():
+    alpha, mu = 0.5, 0.3  # tan(0.5) = 0.546 > 0.3
+    model, rec = run(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1))], mu=mu,
+                               gravity=incline_gravity(alpha)), 0.5)
+    assert rec.completed
+    check_invariants(model, rec)
+    # a = g (sin(alpha) - mu cos(alpha)); the flat face keeps full contact, the contact point moves to the
+    # centre of pressure (ahead of the centre by mu*h/2 ... see docs) and the box neither tips nor rocks
+    a = G * (math.sin(alpha) - mu * math.cos(alpha))
+    assert rec.velocity[-1, 0, 0] == pytest.approx(a * rec.t[-1], rel=1e-9)
+    assert np.max(np.abs(rec.angular)) < 1e-10
+    assert np.max(np.abs(rec.position[:, 0, 2] - 0.1)) < 1e-10
+    # torque balance about the centre: the normal impulse acts at x_c + d with d * pn = 0.1 * |pf|
+    d = rec.point_a[-1, 0, 0] - rec.position[-1, 0, 0]
+    assert d * rec.pn[-1, 0] == pytest.approx(0.1 * np.linalg.norm(rec.pf[-1, 0]), rel=1e-6)
+
+
+def test_box_sliding_on_floor_stops_at_the_discrete_distance():
+    mu, v0 = 0.3, 2.0
+    model, rec = run(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1), linear=(v0, 0, 0))], mu=mu), 1.0)
+    assert rec.completed
+    check_invariants(model, rec)
+    # v_k = v0 - k mu g h until it would change sign; x advances by h v_k (semi-implicit Euler)
+    dv = mu * G * H
+    n = int(v0 / dv)
+    x = H * sum(v0 - k * dv for k in range(1, n + 1))
+    assert rec.position[-1, 0, 0] == pytest.approx(x, abs=1e-9)
+    assert np.max(np.abs(rec.angular)) < 1e-10
+    assert np.all(rec.velocity[-1, 0] == pytest.approx(0.0, abs=1e-12))
+
+
+@pytest.mark.parametrize("shape,rest_height", [
+    (SPHERE, 0.1),
+    (CUBE, 0.1),
+    ({"type": "ellipsoid", "radii": [0.2, 0.1, 0.05]}, 0.05),
+])
+def test_body_dropped_at_rest_stops_without_rebound(shape, rest_height):
+    model, rec = run(mechanism([floor(), body("b", shape, position=(0, 0, 0.4))]), 0.6)
+    assert rec.completed
+    check_invariants(model, rec)
+    z = rec.position[:, 0, 2]
+    landed = np.flatnonzero(rec.pn[:, 0] > 1e-6)[0]
+    # free fall until contact; afterwards it stays on the floor at its half-height, with zero velocity
+    assert np.all(z[landed:] == pytest.approx(rest_height, abs=1e-9))
+    # (the solver's 1e-10 tolerance is on positions in metres; divided by h it allows ~1e-8 m/s in velocity)
+    assert np.all(np.abs(rec.velocity[landed + 1:, 0]) < 1e-7)
+    assert np.all(rec.velocity[:, 0, 2] <= 1e-7)  # never moving up: no rebound
+    # impact needs at most two steps (arrive, then stop); after that the normal impulse is m g h
+    assert rec.pn[-1, 0] == pytest.approx(G * H, rel=1e-9)
+
+
+def test_resting_box_for_ten_seconds_has_no_drift_and_no_jitter():
+    model, rec = run(mechanism([floor(), body("box", CUBE, position=(0.3, -0.2, 0.1),
+                                              orientation=(math.cos(0.2), 0, 0, math.sin(0.2)))]), 10.0)
+    assert rec.completed and rec.n_frames == 1001
+    check_invariants(model, rec)
+    assert np.max(np.abs(rec.position[:, 0] - rec.position[0, 0])) < 1e-12
+    assert np.max(np.abs(rec.orientation[:, 0] - rec.orientation[0, 0])) < 1e-12
+    assert np.max(np.abs(rec.velocity)) < 1e-12 and np.max(np.abs(rec.angular)) < 1e-12
+    # the resting contact is solved exactly each step: the normal impulse equals m g h (no oscillation)
+    assert np.allclose(rec.pn[1:, 0], G * H, rtol=1e-9)
+
+
+def test_frictionless_two_sphere_collision_conserves_momentum():
+    m1, m2 = 1.0, 2.0
+    mech = mechanism([body("left", {"type": "sphere", "radius": 0.1}, mass=m1, position=(-0.3, 0, 0), linear=(1.0, 0, 0)),
+                      body("right", {"type": "sphere", "radius": 0.15}, mass=m2, position=(0.3, 0.1, 0), linear=(-0.5, 0, 0))],
+                     mu=0.0, gravity=(0, 0, 0))
+    model, rec = run(mech, 1.0)
+    assert rec.completed
+    check_invariants(model, rec)
+    P = m1 * rec.velocity[:, 0] + m2 * rec.velocity[:, 1]
+    # no external force: total linear momentum is constant; the impulse is along the line of centres
+    assert np.max(np.abs(P - P[0])) < 1e-10
+    assert rec.pn.max() > 0.1  # they did collide
+    # frictionless spheres do not spin up, and the centres separate after the collision (inelastic: KE lost)
+    assert np.max(np.abs(rec.angular)) < 1e-10
+    KE = rec.kinetic_energy()
+    assert KE[-1] < KE[0] - 1e-3
+    d = np.linalg.norm(rec.position[:, 0] - rec.position[:, 1], axis=1)
+    assert np.all(d >= 0.25 - 1e-9)
+
+
+def _ellipsoid_plane_gap(rec, radii):
+    """True signed distance of an ellipsoid above z = 0: z_c - sqrt(e_z^T R diag(a^2) R^T e_z)."""
+    from core.transforms import quat_to_matrix
+
+    out = []
+    for k in range(rec.n_frames):
+        R = quat_to_matrix(rec.orientation[k, 0])
+        col = R[2, :]  # R^T e_z
+        out.append(rec.position[k, 0, 2] - math.sqrt(np.sum((np.asarray(radii) * col) ** 2)))
+    return np.array(out)
+
+
+def test_explicit_method_penetrates_where_implicit_does_not(record_property):
+    """A spinning ellipsoid dropped on the floor: the explicit scheme's linearised gap lets it penetrate (recorded,
+    not a failure); the implicit scheme's end-of-step closest points keep the true gap >= 0."""
+    radii = [0.2, 0.1, 0.05]
+    mech = mechanism([floor(), body("egg", {"type": "ellipsoid", "radii": radii}, position=(0, 0, 0.25),
+                                    angular=(0, 12.0, 0))], mu=0.5)
+    results = {}
+    for method in ("implicit", "explicit"):
+        model, rec = run(mech, 0.5, method=method)
+        assert rec.completed
+        results[method] = float(_ellipsoid_plane_gap(rec, radii).min())
+        if method == "implicit":
+            check_invariants(model, rec)
+            # the recorded gap is the true distance at the end of every step
+            act = rec.active[:, 0]
+            assert np.allclose(rec.gap[act, 0], _ellipsoid_plane_gap(rec, radii)[act], atol=1e-9)
+    record_property("min_true_gap_implicit", results["implicit"])
+    record_property("min_true_gap_explicit", results["explicit"])
+    print("minimum true gap (m):", results)
+    assert results["implicit"] >= -1e-9
+    assert results["explicit"] < -1e-4, results  # the explicit scheme's penetration (millimetres at h = 0.01)
