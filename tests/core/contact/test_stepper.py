@@ -1,0 +1,218 @@
+"""Analytic Jacobians vs finite differences, closest points, failure handling, recording and the CLI."""
+
+import csv
+import io as _io
+import json
+import math
+
+import numpy as np
+import pytest
+
+from contact_scenes import body, floor, mechanism
+from core.cli import main as cli_main
+from core.contact import build_model, initial_state, load_npz, simulate, step
+from core.contact import recording as recording_mod
+from core.contact.mcp import MCPResult
+from core.contact.pair import eval_pair, pair_layout
+from core.contact.stepper import closest_points
+from core.shapes import parse_shape
+from core.transforms import quat_to_matrix
+
+
+@pytest.mark.parametrize("a,b,dyn_b", [
+    ({"type": "ellipsoid", "radii": [0.3, 0.2, 0.1]}, {"type": "sphere", "radius": 0.2}, True),
+    ({"type": "box", "size": [0.3, 0.2, 0.1]}, {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}, False),
+    ({"type": "box", "size": [0.3, 0.2, 0.1]}, {"type": "ellipsoid", "radii": [0.3, 0.2, 0.1]}, True),
+    ({"type": "cylinder", "radius": 0.1, "length": 0.3}, {"type": "box", "size": [1, 1, 1]}, True),
+])
+@pytest.mark.parametrize("e_r", [0.0, 0.05])
+def test_pair_jacobian_matches_finite_differences(a, b, dyn_b, e_r):
+    rng = np.random.default_rng(3)
+    sa, sb = parse_shape(a, "a"), parse_shape(b, "b")
+    lay = pair_layout(sa.m, sb.m, 0.4, e_r)
+    RA0, RB0 = quat_to_matrix(rng.standard_normal(4)), quat_to_matrix(rng.standard_normal(4))
+    pA0, pB0 = rng.standard_normal(3), rng.standard_normal(3)
+    cA, cB = 0.1 * rng.standard_normal(3), 0.1 * rng.standard_normal(3)
+    x = np.concatenate((rng.standard_normal(3), 20 * rng.standard_normal(3), rng.standard_normal(3),
+                        20 * rng.standard_normal(3), rng.standard_normal(6), rng.random(lay.size - 6)))
+
+    def f(xx):
+        return eval_pair(lay, 0.01, 0.4, (1.0, 0.7, e_r), 1.3, np.array([0, 0, 1.0]), sa, pA0, RA0, cA, xx[0:3],
+                         xx[3:6], sb, pB0, RB0, cB, xx[6:9], xx[9:12], dyn_b, xx[12:])
+
+    r, J, WA, JWA, WB, JWB = f(x)
+    eps = 1e-6
+    cols = range(x.size) if dyn_b else [i for i in range(x.size) if not 6 <= i < 12]
+    for i in cols:
+        e = np.zeros_like(x)
+        e[i] = eps
+        p, m = f(x + e), f(x - e)
+        np.testing.assert_allclose(J[:, i], (p[0] - m[0]) / (2 * eps), atol=2e-6, rtol=1e-5)
+        np.testing.assert_allclose(JWA[:, i], (p[2] - m[2]) / (2 * eps), atol=2e-6, rtol=1e-5)
+        if dyn_b:
+            np.testing.assert_allclose(JWB[:, i], (p[4] - m[4]) / (2 * eps), atol=2e-6, rtol=1e-5)
+
+
+def test_closest_points_ellipsoid_over_plane_match_the_support_formula():
+    radii = np.array([0.2, 0.1, 0.05])
+    q = np.array([0.9, 0.3, -0.2, 0.25])
+    q /= np.linalg.norm(q)
+    mech = mechanism([floor(), body("e", {"type": "ellipsoid", "radii": list(radii)}, position=(0.1, 0.2, 0.5),
+                                    orientation=tuple(q))])
+    model = build_model(mech)
+    st = initial_state(model)
+    z, res = closest_points(model, st, 0)
+    assert res.converged
+    R = quat_to_matrix(q)
+    # lowest point of the ellipsoid: x = c - R A^2 R^T e_z / sqrt(e_z^T R A^2 R^T e_z), distance c_z - sqrt(...)
+    M = R @ np.diag(radii**2) @ R.T
+    c = st.p[1]  # body 0 of the model is the floor
+    low = c - M[:, 2] / math.sqrt(M[2, 2])
+    np.testing.assert_allclose(z[0:3], low, atol=1e-10)
+    assert z[8] == pytest.approx(c[2] - math.sqrt(M[2, 2]), abs=1e-10)  # s (after a1, a2, lam, mu) = the distance
+    np.testing.assert_allclose(z[3:6], low * [1, 1, 0], atol=1e-10)
+
+
+def test_closest_points_of_two_spheres_lie_on_the_line_of_centres():
+    mech = mechanism([body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0)),
+                      body("b", {"type": "sphere", "radius": 0.2}, position=(0.5, 0.4, -0.3))], gravity=(0, 0, 0))
+    model = build_model(mech)
+    st = initial_state(model)
+    z, res = closest_points(model, st, 0)
+    assert res.converged
+    c = np.array([0.5, 0.4, -0.3])
+    u = c / np.linalg.norm(c)
+    np.testing.assert_allclose(z[0:3], 0.1 * u, atol=1e-10)
+    np.testing.assert_allclose(z[3:6], c - 0.2 * u, atol=1e-10)
+    assert z[8] == pytest.approx(np.linalg.norm(c) - 0.3, abs=1e-10)
+
+
+def _drop():
+    return mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.3))])
+
+
+def test_failed_step_stops_the_run_and_keeps_every_frame(monkeypatch):
+    model = build_model(_drop())
+    calls = {"n": 0}
+    real = recording_mod.step
+
+    def flaky(model_, state, h, method="implicit", **kw):
+        calls["n"] += 1
+        if calls["n"] > 5:
+            res = real(model_, state, h, method, **kw)
+            res.converged, res.reason, res.state = False, "forced failure", state
+            return res
+        return real(model_, state, h, method, **kw)
+
+    monkeypatch.setattr(recording_mod, "step", flaky)
+    rec = simulate(model, t_end=0.2, dt=0.01)
+    assert not rec.completed and "forced failure" in rec.reason
+    assert rec.n_frames == 6  # the initial state plus five good steps
+    assert np.all(np.isfinite(rec.position)) and np.all(np.isfinite(rec.velocity))
+
+
+def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch):
+    import core.contact.stepper as stp
+
+    model = build_model(_drop())
+    st = initial_state(model)
+    st.p[1, 2] = 0.1  # resting, so the pair is a candidate
+    monkeypatch.setattr(stp, "solve_mcp", lambda fun, z0, lower, **kw: MCPResult(z0, False, 3, 1.0, "stub"))
+    res = step(model, st, 0.01)
+    assert not res.converged and "halved" in res.reason and res.halvings >= 1
+    assert res.state is st  # state unchanged
+
+
+def test_npz_round_trip_and_csv_columns(tmp_path):
+    rec = simulate(build_model(_drop()), t_end=0.3, dt=0.01)
+    p = tmp_path / "run.npz"
+    rec.save(p)
+    back = load_npz(p)
+    for name in ("t", "position", "orientation", "gap", "pn", "iterations", "residual"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(rec, name))
+    assert back.body_names == rec.body_names and back.pair_names == rec.pair_names
+    c = tmp_path / "run.csv"
+    rec.save(c)
+    rows = list(csv.reader(open(c)))
+    expect = ["t"] + [f"ball.{k}" for k in ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")]
+    expect += [f"ball/floor.{k}" for k in ("gap", "pn", "pt", "px", "py", "pz")] + ["solver.iters", "solver.residual"]
+    assert rows[0] == expect
+    assert len(rows) == 1 + 31
+    # t = k h from k = 0 (the initial state)
+    assert [float(r[0]) for r in rows[1:4]] == pytest.approx([0.0, 0.01, 0.02])
+    assert float(rows[1][3]) == pytest.approx(0.3)
+
+
+def _write(tmp_path, mech_dict):
+    p = tmp_path / "scene.json"
+    p.write_text(json.dumps(mech_dict))
+    return str(p)
+
+
+SCENE = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+         "bodies": [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}},
+                    {"name": "ball", "mass": 1, "shape": {"type": "sphere", "radius": 0.1}, "pose": {"position": [0, 0, 0.2]}}],
+         "simulation": {"dt": 0.01, "duration": 0.1}}
+
+
+def test_cli_simulate_writes_csv_and_npz(tmp_path, capsys):
+    f = _write(tmp_path, SCENE)
+    out = tmp_path / "r.csv"
+    assert cli_main(["simulate", f, "--out", str(out)]) == 0
+    rows = list(csv.reader(open(out)))
+    assert len(rows) == 1 + 11  # duration 0.1 at dt 0.01
+    assert cli_main(["simulate", f, "--t-end", "0.05", "--dt", "0.005", "--method", "explicit", "--out", str(tmp_path / "r.npz")]) == 0
+    rec = load_npz(tmp_path / "r.npz")
+    assert rec.method == "explicit" and rec.n_frames == 11
+    assert cli_main(["simulate", f, "--t-end", "0.02"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("t,ball.x")
+
+
+@pytest.mark.parametrize("bad,where", [
+    ({"bodies": [{"name": "ball", "mass": 1, "shape": {"type": "sphere", "radius": -1}}]}, "bodies[0].shape"),
+    ({"contact": {"friction": -0.1}}, "contact.friction"),
+])
+def test_cli_simulate_bad_input_is_status_2(tmp_path, capsys, bad, where):
+    f = _write(tmp_path, {**SCENE, **bad})
+    assert cli_main(["simulate", f]) == 2
+    assert where in capsys.readouterr().err
+
+
+def test_cli_simulate_bad_options_are_status_2(tmp_path, capsys):
+    f = _write(tmp_path, SCENE)
+    assert cli_main(["simulate", f, "--dt", "-1"]) == 2
+    assert "--dt" in capsys.readouterr().err
+    assert cli_main(["simulate", f, "--out", str(tmp_path / "x.txt")]) == 2
+    assert cli_main(["simulate", str(tmp_path / "missing.json")]) == 2
+
+
+def test_cli_simulate_stopped_early_is_status_3(tmp_path, capsys, monkeypatch):
+    f = _write(tmp_path, SCENE)
+    real = recording_mod.step
+    calls = {"n": 0}
+
+    def flaky(model_, state, h, method="implicit", **kw):
+        calls["n"] += 1
+        res = real(model_, state, h, method, **kw)
+        if calls["n"] > 3:
+            res.converged, res.reason = False, "forced"
+        return res
+
+    monkeypatch.setattr(recording_mod, "step", flaky)
+    out = tmp_path / "r.csv"
+    assert cli_main(["simulate", f, "--out", str(out)]) == 3
+    assert "stopped" in capsys.readouterr().err
+    assert len(list(csv.reader(open(out)))) == 1 + 4
+
+
+@pytest.mark.parametrize("name", ["contact_sphere_drop", "contact_box_slide", "contact_two_spheres",
+                                  "contact_disc_roll", "contact_ellipsoid_drop"])
+def test_examples_run_from_the_cli(tmp_path, name):
+    from pathlib import Path
+
+    f = Path(__file__).resolve().parents[3] / "resources" / "examples" / f"{name}.json"
+    assert cli_main(["simulate", str(f), "--t-end", "0.3", "--out", str(tmp_path / "r.npz")]) == 0
+    rec = load_npz(tmp_path / "r.npz")
+    assert rec.completed and rec.n_frames == 31
+    act = rec.active
+    assert np.all(rec.gap[act] >= -1e-9)
