@@ -137,10 +137,11 @@ def frame_from_axis(origin, axis, axis2=None) -> np.ndarray:
 def inverse(T: np.ndarray) -> np.ndarray:
     """Inverse of a homogeneous transform by the block formula [[R^T, -R^T p], [0, 1]] (works on (..., 4, 4))."""
     T = np.asarray(T, dtype=float)
-    out = np.zeros_like(T)
+    out = np.empty_like(T)
     rt = np.swapaxes(T[..., :3, :3], -1, -2)
     out[..., :3, :3] = rt
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, T[..., :3, 3])
+    out[..., :3, 3:] = -(rt @ T[..., :3, 3:])
+    out[..., 3, :3] = 0.0
     out[..., 3, 3] = 1.0
     return out
 

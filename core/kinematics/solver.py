@@ -73,7 +73,8 @@ class Workspace:
         self.q = np.zeros(km.nq)  # joint coordinates of the last evaluation
         self.T = km.design_pose.copy()  # (n, 4, 4) world poses of the bodies
         self.J = np.tile(np.eye(4), (m, 1, 1))  # (m, 4, 4) joint transforms aTb
-        self.Mpre = np.tile(np.eye(4), (m, 3, 1, 1))  # (m, 3, 4, 4) motion before each step (step 0: E4)
+        # (m, 3, 4, 4) motion before each step (step 0: E4; steps past the model's last moving step stay E4)
+        self.Mpre = np.tile(np.eye(4), (m, 3, 1, 1))
         self._E = np.tile(np.eye(4), (m, 3, 1, 1))  # (m, 3, 4, 4) elementary step matrices (buffer)
         self.S: np.ndarray | None = None  # (m, 3, 6) world twists of the steps at q
         kind, scale = km.step_kind, km.step_scale
@@ -91,6 +92,7 @@ class Workspace:
         self._r_flat = np.concatenate((base + ri * 5, base + rj * 5, base + ri * 4 + rj, base + rj * 4 + ri))
         self._r_coord, self._r_scale = km.step_coord[act][r], scale[act][r]
         self._act_flat = flat  # (A,) active steps
+        self._nsteps = int(as_.max()) + 1 if len(as_) else 0  # steps that move in some joint (1: all R/P)
         self._act_j, self._act_s = aj, as_
         self._act_a = km.ja[aj]
         self._act_Fa = km.Fa[aj]
@@ -149,10 +151,17 @@ def forward(ws: Workspace, q: np.ndarray) -> np.ndarray:
         a = q[ws._r_coord] * ws._r_scale
         c, s = np.cos(a), np.sin(a)
         flat[ws._r_flat] = np.concatenate((c, c, -s, s))
-        Mp = ws.Mpre
-        Mp[:, 1] = E[:, 0]
-        np.matmul(Mp[:, 1], E[:, 1], out=Mp[:, 2])
-        ws.J = km.Fa @ (Mp[:, 2] @ E[:, 2]) @ km.Fb_inv
+        ns, Mp = ws._nsteps, ws.Mpre
+        if ns <= 1:  # only first steps move (revolute, prismatic): M = E0
+            M = E[:, 0]
+        else:
+            Mp[:, 1] = E[:, 0]
+            if ns == 2:
+                M = Mp[:, 1] @ E[:, 1]
+            else:
+                np.matmul(Mp[:, 1], E[:, 1], out=Mp[:, 2])
+                M = Mp[:, 2] @ E[:, 2]
+        ws.J = km.Fa @ M @ km.Fb_inv
     T = km.design_pose.copy()
     for child, par, jt, rev, _ in ws._levels:
         rel = ws.J[jt]  # a copy (fancy index)
@@ -179,13 +188,23 @@ def _vee_antisym(X: np.ndarray) -> np.ndarray:
     return np.stack((X[..., 2, 1] - X[..., 1, 2], X[..., 0, 2] - X[..., 2, 0], X[..., 1, 0] - X[..., 0, 1]), -1)
 
 
-def _lin(C: np.ndarray) -> np.ndarray:
-    """The 6 residual entries of closure matrices C (..., 4, 4): translation and the Rodrigues vector.
+# Flat (4x4 -> 16) indices of the residual entries: translation C[:3, 3] and vee(R - R^T) = hi - lo
+# (lo of a translation row is C[3, 0], which is 0 in every homogeneous transform).
+_RES_HI = np.array([3, 7, 11, 9, 2, 4])
+_RES_LO = np.array([12, 12, 12, 6, 8, 1])
+
+
+def _lin(C: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Residual entries `rows` (of 6) of closure matrices C (L, 4, 4): translation and the Rodrigues vector.
 
     vee(R - R^T) / (1 + tr R) = tan(theta/2) axis vanishes only at R = E3 (the bare antisymmetric part
     would also vanish at a half-turn, a false closure Newton can be drawn to)."""
-    den = np.maximum(1.0 + C[..., 0, 0] + C[..., 1, 1] + C[..., 2, 2], _MIN_DEN)
-    return np.concatenate((C[..., :3, 3], _vee_antisym(C[..., :3, :3]) / den[..., None]), axis=-1)
+    Cf = C.reshape(len(C), 16)
+    r = Cf[:, _RES_HI[rows]] - Cf[:, _RES_LO[rows]]
+    rot = rows >= 3
+    den = np.maximum(1.0 + Cf[:, 0] + Cf[:, 5] + Cf[:, 10], _MIN_DEN)
+    r[:, rot] /= den[:, None]
+    return r
 
 
 def loop_residual(ws: Workspace) -> np.ndarray:
@@ -194,13 +213,15 @@ def loop_residual(ws: Workspace) -> np.ndarray:
     if not km.n_loops:
         return np.zeros(0)
     _, C = _closure(ws)
-    return _lin(C)[:, km.rows].ravel()
+    return _lin(C, km.rows).ravel()
 
 
 def _active_twists(ws: Workspace) -> np.ndarray:
     """(A, 6) world twists of the moving steps: S = scale * (p x u, u) for rotations, (u, 0) for translations."""
     if ws._Sact is None:
-        W = ws.T[ws._act_a] @ ws._act_Fa @ ws.Mpre[ws._act_j, ws._act_s]  # world frame just before each step
+        W = ws.T[ws._act_a] @ ws._act_Fa  # world frame just before each step
+        if ws._nsteps > 1:
+            W = W @ ws.Mpre[ws._act_j, ws._act_s]
         u = W.reshape(-1)[ws._u_idx]  # step axis, world
         p = W[:, :3, 3]
         rot = ws._act_rot
@@ -404,8 +425,10 @@ def body_twists(ws: Workspace, qd: np.ndarray, qdd: np.ndarray | None = None):
 
 def _bracket(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Lie bracket [a, b] of twists (v, w): (w_a x v_b - w_b x v_a, w_a x w_b)."""
-    va, wa, vb, wb = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
-    return np.concatenate((_cross(wa, vb) - _cross(wb, va), _cross(wa, wb)), axis=-1)
+    wa = a[..., None, 3:]
+    ab = _cross(wa, b.reshape(b.shape[:-1] + (2, 3)))  # (w_a x v_b, w_a x w_b) in one product
+    ab[..., 0, :] -= _cross(b[..., 3:], a[..., :3])
+    return ab.reshape(b.shape)
 
 
 def solve_velocities(ws: Workspace, qd_driven: np.ndarray) -> tuple[np.ndarray, int]:

@@ -12,9 +12,8 @@ from .mobility import check_drivers
 from .model import KinematicModel
 from .solver import (
     Workspace,
-    body_twists,
     forward,
-    point_positions,
+    point_kinematics,
     solve_accelerations,
     solve_positions,
     solve_velocities,
@@ -128,10 +127,10 @@ class TrajectoryRun:
             return None, "velocities are not finite (singular position)"
         return _State(t, res.q, qd, qdd), ""
 
-    def _advance(self, s: _State, t: float, depth: int = 0) -> tuple[_State | None, str]:
+    def _advance(self, s: _State, t: float, depth: int = 0, drive=None) -> tuple[_State | None, str]:
         dt = t - s.t
         guess = s.q + s.qd * dt + 0.5 * s.qdd * dt * dt  # stay on the branch: extrapolate along the motion
-        new, why = self._solve(t, guess, s.q)
+        new, why = self._solve(t, guess, s.q, drive)
         if new is not None or depth >= MAX_SUBDIVISION:
             return new, why
         mid, why = self._advance(s, s.t + 0.5 * dt, depth + 1)
@@ -171,14 +170,10 @@ class TrajectoryRun:
         if not np.array_equal(self.ws.q, s.q):
             forward(self.ws, s.q)
         poses = self.ws.T.copy()
-        p = point_positions(self.ws)
         if len(km.point_names):
-            xi, alpha, _, _ = body_twists(self.ws, s.qd, s.qdd)
-            x, a = xi[km.point_body], alpha[km.point_body]
-            v = np.cross(x[:, 3:], p) + x[:, :3]
-            acc = np.cross(a[:, 3:], p) + a[:, :3] + np.cross(x[:, 3:], v)
+            p, v, acc = point_kinematics(self.ws, s.qd, s.qdd)  # reuses the twists of the acceleration solve
         else:
-            v = acc = np.zeros((0, 3))
+            p = v = acc = np.zeros((0, 3))
         return Frame(k, s.t, s.q.copy(), s.qd.copy(), s.qdd.copy(), poses, p, v, acc)
 
     def _stop(self, t: float, why: str, s: _State | None) -> None:
@@ -203,7 +198,9 @@ class TrajectoryRun:
                 self.cancelled, self.ok = True, False
                 self.reason = f"cancelled at t = {self.times[k]:.6g}"
                 return
-            new, why = self._advance(s, float(self.times[k]))
+            # the driver values at the requested times were evaluated at once in __init__
+            drive = (self.values[0][k], self.values[1][k], self.values[2][k])
+            new, why = self._advance(s, float(self.times[k]), 0, drive)
             if new is None:
                 self._stop(self.times[k], why, s)
                 return
