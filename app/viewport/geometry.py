@@ -24,6 +24,7 @@ __all__ = [
     "PointGeometry",
     "Scene",
     "build_scene",
+    "SceneBuilder",
     "geometry_signature",
     "design_pose",
     "box_mesh",
@@ -293,18 +294,28 @@ def _hull_2d(pts: np.ndarray) -> np.ndarray:
     return np.array(lower[:-1] + upper[:-1], dtype=int)
 
 
-def _colouring(mech: Mechanism) -> dict[str, int]:
-    """A greedy colouring of the body adjacency graph: planar layer per body, so joined links never overlap in z."""
+def _colouring(mech: Mechanism, keep: dict[str, int] | None = None) -> dict[str, int]:
+    """A greedy colouring of the body adjacency graph: planar layer per body, so joined links never overlap in z.
+
+    Bodies in `keep` (a previous colouring) hold their layer wherever no joined body has taken it first, so an edit
+    changes the layers of as few bodies as possible; they are coloured before the new bodies."""
     adj: dict[str, set[str]] = {b.name: set() for b in mech.bodies}
     for j in mech.joints:
         a, b = j.bodies
         if a in adj and b in adj:
             adj[a].add(b)
             adj[b].add(a)
+    keep = keep or {}
     layer: dict[str, int] = {}
-    for b in mech.bodies:
-        used = {layer[n] for n in adj[b.name] if n in layer}
-        layer[b.name] = next(k for k in range(len(adj) + 1) if k not in used)
+    order = [b.name for b in mech.bodies if b.name in keep] + [b.name for b in mech.bodies if b.name not in keep]
+    for name in order:
+        used = {layer[n] for n in adj[name] if n in layer}
+        k = keep.get(name)
+        if k is None or k in used:
+            k = 0
+            while k in used:
+                k += 1
+        layer[name] = k
     return layer
 
 
@@ -425,97 +436,222 @@ def _span(lo: float, hi: float) -> tuple[float, float]:
 ShapeMesher = Callable[[Body, str], "tuple[np.ndarray, np.ndarray, bool] | None"]  # (vertices, faces, bounded)
 
 
+_STICKY_SCALE = 1.25  # the link width is kept while the ideal one (3.5 % of the diagonal) stays within this factor
+
+
+def _pose_key(b: Body) -> tuple | None:
+    return None if b.pose is None else (tuple(b.pose.position), tuple(b.pose.orientation))
+
+
+class SceneBuilder:
+    """Builds the Scene of successive versions of one document, re-meshing only the parts whose inputs changed.
+
+    Each body mesh, joint glyph and point sphere is cached under a key of everything it depends on (the model values,
+    the link width, the planar layer); an unchanged part gets the *same* mesh object back, which is how the viewport
+    knows it need not re-upload it. So that one edit does not re-mesh everything, the drawing scale is sticky (kept
+    while the ideal width is within a factor of 1.25) and planar layers are kept where they still separate joined links.
+    """
+
+    def __init__(self, shape_mesher: "ShapeMesher | None" = None) -> None:
+        self.shape_mesher = shape_mesher
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the scale, the layers and every cached mesh (the next build is from scratch)."""
+        self._width: float | None = None
+        self._layers: dict[str, int] = {}
+        self._names: list[str] = []  # body names of the last build (to recognise a rename)
+        self._top = 0  # the layer count the stack is centred for
+        self._shapes: dict = {}  # (shape repr, index) -> (vertices, faces, bounded) or an error message
+        self._bodies: dict = {}  # body key -> (mesh, capsules, triangles)
+        self._joints: dict = {}  # joint key -> local 4x4
+        self._glyphs: dict = {}  # (type, width, span) -> mesh
+        self._spheres: dict = {}  # width -> point mesh
+        self._design_cache: dict = {}  # pose key -> read-only design 4x4
+        self.meshed = 0  # body meshes and glyphs computed by the last build (cache misses)
+
+    def _shape(self, b: Body, bi: int):
+        key = (repr(b.shape), bi)
+        got = self._shapes.get(key)
+        if got is None:
+            try:
+                out = self.shape_mesher(b, f"bodies[{bi}].shape")
+                got = None if out is None else (np.asarray(out[0], float), np.asarray(out[1], int), bool(out[2]))
+            except Exception as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
+                got = f"bodies[{bi}].shape: {exc}"
+            got = got if got is not None else "none"
+        return key, got
+
+    def build(self, mech: Mechanism) -> Scene:
+        """The drawing of `mech` in its design configuration (meshes in body frames, sized to the mechanism)."""
+        planar = mech.space == "planar"
+        poses = {b.name: _pose_key(b) for b in mech.bodies}
+        dcache = {}
+        for b in mech.bodies:  # design poses, shared per distinct pose and read-only (most bodies: the identity)
+            k = poses[b.name]
+            if k not in dcache:
+                D = self._design_cache.get(k)
+                if D is None:
+                    D = design_pose(b)
+                    D.flags.writeable = False
+                dcache[k] = D
+        self._design_cache = dcache
+        designs = {b.name: dcache[poses[b.name]] for b in mech.bodies}
+        jidx: dict[str, list[int]] = {b.name: [] for b in mech.bodies}
+        for i, j in enumerate(mech.joints):
+            for n in dict.fromkeys(j.bodies):
+                if n in jidx:
+                    jidx[n].append(i)
+        problems: list[str] = []
+        shaped: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
+        shapes: dict = {}
+        if self.shape_mesher is not None:
+            for bi, b in enumerate(mech.bodies):
+                if b.shape is not None:
+                    key, got = self._shape(b, bi)
+                    shapes[key] = got
+                    if isinstance(got, str):
+                        if got != "none":
+                            problems.append(got)
+                    else:
+                        shaped[b.name] = got
+        self._shapes = shapes
+
+        world = [np.array([j.at for j in mech.joints], float).reshape(-1, 3)]
+        world += [designs[b.name][:3, :3] @ np.asarray(p, float) + designs[b.name][:3, 3] for b in mech.bodies for p in b.points.values()]
+        world += [designs[b.name][:3, 3] for b in mech.bodies if not jidx[b.name] and b.name not in shaped]
+        for name, (v, _f, bounded) in shaped.items():
+            if bounded and len(v):
+                world += list(v @ designs[name][:3, :3].T + designs[name][:3, 3])
+        pts = np.concatenate([world[0], np.array(world[1:]).reshape(-1, 3)])
+        lo, hi = (pts.min(axis=0), pts.max(axis=0)) if len(pts) else (np.zeros(3), np.zeros(3))
+        L = float(np.linalg.norm(hi - lo)) or 1.0
+        ideal = 0.035 * L  # link width: readable at "fit" zoom for anything from a watch to a crane
+        if self._width is None or not (1 / _STICKY_SCALE <= ideal / self._width <= _STICKY_SCALE):
+            self._width = ideal
+        w = self._width
+        tol = 1e-6 * w / 0.035
+        thick = 0.38 * w
+        pitch = 1.25 * thick  # planar layer spacing along z
+        if planar:
+            keep = dict(self._layers)
+            names = [b.name for b in mech.bodies]
+            for i, (old, new) in enumerate(zip(self._names, names)):
+                if new not in keep and old not in names and old in self._layers:
+                    keep[new] = self._layers[old]  # a renamed body (same place in the list) keeps its layer
+            layers = _colouring(mech, keep)
+            top = max(layers.values(), default=0)
+            if top > self._top or not self._layers:
+                self._top = top
+            self._layers = layers
+        else:
+            layers = {b.name: 0 for b in mech.bodies}
+        self._names = [b.name for b in mech.bodies]
+        zof = {n: (k - 0.5 * self._top) * pitch for n, k in layers.items()}  # the stack centred on z = 0
+        meshed = 0
+
+        bodies: list[BodyGeometry] = []
+        cache: dict = {}
+        for b in mech.bodies:
+            D = designs[b.name]
+            js = [mech.joints[i] for i in jidx[b.name]]
+            z = zof[b.name]
+            if b.name in shaped:
+                v, f, bounded = shaped[b.name]
+                if bounded:
+                    key = ("shape", repr(b.shape))
+                else:  # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene
+                    key = ("plane", repr(b.shape), _pose_key(b), tuple(lo), tuple(hi))
+            elif b.ground and js:
+                key = ("ground", planar, w, z, _pose_key(b), tuple((j.type, j.at, j.axis) for j in js))
+            elif js:
+                slide = next((j.axis_vector() for j in js if j.type in ("prismatic", "slot")), None)
+                key = ("link", planar, w, z, _pose_key(b), tuple(j.at for j in js), tuple(b.points.values()), slide)
+            else:
+                key = ("block", planar, w, z)
+            got = self._bodies.get(key) or cache.get(key)
+            if got is None:
+                mesh, capsules, triangles = self._body_parts(b, D, js, shaped.get(b.name), planar, w, tol, z, thick, lo, hi, L)
+                got = (mesh, capsules, np.full(len(capsules), 0.5 * w), triangles)
+                meshed += 1
+            cache[key] = got
+            mesh, capsules, radii, triangles = got
+            bodies.append(BodyGeometry(
+                b.name, b.ground, D, mesh, capsules=capsules, radii=radii, triangles=triangles,
+                from_shape=b.name in shaped, unbounded=b.name in shaped and not shaped[b.name][2],
+            ))
+        self._bodies = cache
+
+        joints: list[JointGeometry] = []
+        jcache: dict = {}
+        gcache: dict = {}
+        for j in mech.joints:
+            b0 = j.bodies[0]
+            span = 0.0
+            z0 = z1 = 0.0
+            if planar:
+                z0, z1 = _span(zof[j.bodies[0]], zof[j.bodies[1]])
+                span = (z1 - z0) + 2.2 * thick  # through both links and out a little on each side
+            gkey = (j.type, w, span)
+            mesh = self._glyphs.get(gkey) or gcache.get(gkey)
+            if mesh is None:
+                mesh = _glyph_mesh(j.type, w, span)
+                meshed += 1
+            gcache[gkey] = mesh
+            jkey = (j.type, j.at, j.axis, j.axis2, poses[b0], z0, z1)
+            local = self._joints.get(jkey)
+            if local is None:
+                local = jcache.get(jkey)
+            if local is None:
+                F = joint_design_frame(j)
+                if planar:
+                    F = F.copy()
+                    F[2, 3] += 0.5 * (z0 + z1)
+                local = inverse(designs[b0]) @ F
+            jcache[jkey] = local
+            row = JOINT_GLYPHS.get(j.type, JOINT_GLYPHS["fixed"])
+            joints.append(JointGeometry(j.name, j.type, b0, local, mesh, row["color"]))
+        self._joints, self._glyphs = jcache, gcache
+
+        sphere = self._spheres.get(w) or sphere_mesh(0.42 * w, rows=10, cols=16)
+        self._spheres = {w: sphere}
+        points: list[PointGeometry] = []
+        for b in mech.bodies:
+            for pname, p in b.points.items():
+                pos = np.asarray(p, float).copy()
+                if planar:
+                    pos[2] += zof[b.name] + 0.7 * thick  # just above its link so it is not buried in it
+                points.append(PointGeometry(pname, b.name, pos, sphere))
+        self.meshed = meshed
+        return Scene(bodies, joints, points, w, (lo, hi), planar, problems)
+
+    def _body_parts(self, b: Body, D, js, shape, planar, w, tol, z, thick, lo, hi, L):
+        """(mesh, pick capsules, pick triangles) of one body in its frame."""
+        Dinv = inverse(D)
+        if shape is not None:
+            v, f, bounded = shape
+            if not bounded:
+                v, f = _plane_patch_near(v, f, Dinv[:3, :3] @ (0.5 * (lo + hi)) + Dinv[:3, 3], 1.6 * L)
+            return (v, f), np.zeros((0, 2, 3)), v[f]
+        if b.ground and js:
+            # the frame is drawn as a mount at each of its joints, not as a plate spanning all pivots
+            meshes, caps, tris = _ground_parts(js, Dinv, planar, w, z - thick / 2, z + thick / 2)
+        else:
+            local = np.array([Dinv[:3, :3] @ np.asarray(j.at, float) + Dinv[:3, 3] for j in js]).reshape(-1, 3)
+            if len(local):
+                # named points belong to the link too (a coupler point makes the coupler a triangle, as textbooks draw it)
+                local = np.concatenate([local, np.array(list(b.points.values()), float).reshape(-1, 3)])
+            else:
+                local = np.zeros((1, 3))
+            slide = next((np.asarray(j.axis_vector(), float) for j in js if j.type in ("prismatic", "slot")), None)
+            meshes, caps, tris = _link_parts(local, planar, w, z - thick / 2, z + thick / 2, tol, slide)
+        capsules = np.array([[p, q] for p, q in caps]).reshape(-1, 2, 3)
+        return merge_meshes(meshes), capsules, np.concatenate(tris) if tris else np.zeros((0, 3, 3))
+
+
 def build_scene(mech: Mechanism, shape_mesher: ShapeMesher | None = None) -> Scene:
     """The drawing of `mech` in its design configuration (meshes in body frames, sized to the mechanism)."""
-    planar = mech.space == "planar"
-    designs = {b.name: design_pose(b) for b in mech.bodies}
-    problems: list[str] = []
-    shaped: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
-    for bi, b in enumerate(mech.bodies):
-        if b.shape is not None and shape_mesher is not None:
-            try:
-                got = shape_mesher(b, f"bodies[{bi}].shape")
-            except Exception as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
-                problems.append(f"bodies[{bi}].shape: {exc}")
-                continue
-            if got is not None:
-                shaped[b.name] = (np.asarray(got[0], float), np.asarray(got[1], int), bool(got[2]))
-    world = [np.asarray(j.at, float) for j in mech.joints]
-    world += [designs[b.name][:3, :3] @ np.asarray(p, float) + designs[b.name][:3, 3] for b in mech.bodies for p in b.points.values()]
-    world += [designs[b.name][:3, 3] for b in mech.bodies if not mech.joints_of(b.name) and b.name not in shaped]
-    for name, (v, _f, bounded) in shaped.items():
-        if bounded and len(v):
-            world += list(v @ designs[name][:3, :3].T + designs[name][:3, 3])
-    pts = np.array(world).reshape(-1, 3)
-    if len(pts):
-        lo, hi = pts.min(axis=0), pts.max(axis=0)
-    else:
-        lo, hi = np.zeros(3), np.zeros(3)
-    L = float(np.linalg.norm(hi - lo)) or 1.0
-    w = 0.035 * L  # link width: readable at "fit" zoom for anything from a watch to a crane
-    tol = 1e-6 * L
-    thick = 0.38 * w
-    pitch = 1.25 * thick  # planar layer spacing along z
-    layers = _colouring(mech) if planar else {b.name: 0 for b in mech.bodies}
-    nl = max(layers.values(), default=0)
-    zof = {n: (k - 0.5 * nl) * pitch for n, k in layers.items()}  # centre the stack on z = 0
-
-    bodies: list[BodyGeometry] = []
-    for bi, b in enumerate(mech.bodies):
-        D = designs[b.name]
-        Dinv = inverse(D)
-        jidx = mech.joints_of(b.name)
-        local = np.array([Dinv[:3, :3] @ np.asarray(mech.joints[i].at, float) + Dinv[:3, 3] for i in jidx]).reshape(-1, 3)
-        if len(local):
-            # named points belong to the link too (a coupler point makes the coupler a triangle, as textbooks draw it)
-            local = np.concatenate([local, np.array(list(b.points.values()), float).reshape(-1, 3)])
-        if b.name in shaped:
-            v, f, bounded = shaped[b.name]
-            if not bounded:
-                # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene around its centre
-                v, f = _plane_patch_near(v, f, Dinv[:3, :3] @ (0.5 * (lo + hi)) + Dinv[:3, 3], 1.6 * L)
-            bodies.append(BodyGeometry(b.name, b.ground, D, (v, f), triangles=v[f], from_shape=True, unbounded=not bounded))
-            continue
-        if len(local) == 0:
-            local = np.zeros((1, 3))
-        slide = next((np.asarray(mech.joints[i].axis_vector(), float) for i in jidx
-                      if mech.joints[i].type in ("prismatic", "slot")), None)
-        z = zof[b.name]
-        if b.ground and jidx:
-            # the frame is drawn as a mount at each of its joints, not as a plate spanning all pivots
-            meshes, caps, tris = _ground_parts([mech.joints[i] for i in jidx], Dinv, planar, w, z - thick / 2, z + thick / 2)
-        else:
-            meshes, caps, tris = _link_parts(local, planar, w, z - thick / 2, z + thick / 2, tol, slide)
-        mesh = merge_meshes(meshes)
-        capsules = np.array([[p, q] for p, q in caps]).reshape(-1, 2, 3)
-        bodies.append(BodyGeometry(
-            b.name, b.ground, D, mesh, capsules=capsules, radii=np.full(len(capsules), 0.5 * w),
-            triangles=np.concatenate(tris) if tris else np.zeros((0, 3, 3)),
-        ))
-
-    joints: list[JointGeometry] = []
-    for j in mech.joints:
-        F = joint_design_frame(j)
-        b0 = j.bodies[0]
-        span = 0.0
-        if planar:
-            z0, z1 = _span(zof[j.bodies[0]], zof[j.bodies[1]])
-            span = (z1 - z0) + 2.2 * thick  # through both links and out a little on each side
-            F = F.copy()
-            F[2, 3] += 0.5 * (z0 + z1)
-        row = JOINT_GLYPHS.get(j.type, JOINT_GLYPHS["fixed"])
-        local = inverse(designs[b0]) @ F
-        joints.append(JointGeometry(j.name, j.type, b0, local, _glyph_mesh(j.type, w, span), row["color"]))
-
-    points: list[PointGeometry] = []
-    for b in mech.bodies:
-        for pname, p in b.points.items():
-            pos = np.asarray(p, float).copy()
-            if planar:
-                pos[2] += zof[b.name] + 0.7 * thick  # just above its link so it is not buried in it
-            points.append(PointGeometry(pname, b.name, pos, sphere_mesh(0.42 * w, rows=10, cols=16)))
-
-    return Scene(bodies, joints, points, w, (lo, hi), planar, problems)
+    return SceneBuilder(shape_mesher).build(mech)
 
 
 def default_shape_mesher(resolution: int = 32) -> ShapeMesher | None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pyqtgraph.opengl as gl
 from pyqtgraph.opengl import shaders
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QFont, QQuaternion, QVector3D
 from PySide6.QtWidgets import QToolBar, QVBoxLayout, QWidget
 
@@ -16,8 +16,8 @@ from app.selection import Selection
 
 from .camera import VIEWS, from_qmatrix, pixel_ray, to_qmatrix, up_axis, view_quaternion
 from .geometry import (
-    Scene, build_scene, cylinder_mesh, default_shape_mesher, geometry_signature, merge_meshes, ray_capsules,
-    ray_triangles, sphere_mesh, transform_mesh,
+    Scene, SceneBuilder, cylinder_mesh, default_shape_mesher, design_pose, merge_meshes, ray_capsules, ray_triangles,
+    sphere_mesh, transform_mesh,
 )
 
 __all__ = ["Viewport3D"]
@@ -84,6 +84,7 @@ class _GLView(gl.GLViewWidget):
         super().__init__(parent, rotationMethod="quaternion")
         self.up = np.array([0.0, 0.0, 1.0])
         self.renderer = ""
+        self.before_paint = None  # called first in every paint (the viewport brings itself up to date)
         self._press: QPointF | None = None
         self._dragged = False
 
@@ -98,6 +99,12 @@ class _GLView(gl.GLViewWidget):
 
         self.renderer = f"{text(GL.GL_RENDERER)}; OpenGL {text(GL.GL_VERSION)}"
         self.contextReady.emit()
+
+    def paintGL(self) -> None:
+        """Paint the items, after any pending document update (so no frame shows a stale mechanism)."""
+        if self.before_paint is not None:
+            self.before_paint()
+        super().paintGL()
 
     def orbit(self, azim: float, elev: float) -> None:
         """Turn the scene about the world up axis (azim, degrees) and tilt it about the screen's x axis (elev)."""
@@ -146,21 +153,31 @@ class Viewport3D(QWidget):
         self.view = _GLView(self)
         self.view.setBackgroundColor(BACKGROUND)
         self.view.opts["fov"] = 35  # a long lens: little perspective distortion, as engineering views expect
-        self._mesher = default_shape_mesher()
+        self._builder = SceneBuilder(default_shape_mesher())
         self._show_labels = True
         self._scene: Scene | None = None
         self._by_name: dict = {}
-        self._sig: tuple | None = None
         self._space = "planar"
-        self._static: list = []
-        self._groups: dict[str, gl.GLGraphicsItem.GLGraphicsItem] = {}
+        self._static: list = []  # grid and axis triad
+        self._static_key: tuple | None = None  # what they were built for
+        self._groups: dict[str, gl.GLGraphicsItem.GLGraphicsItem] = {}  # per body: its frame (transform) node
         self._body_items: dict[str, gl.GLMeshItem] = {}
+        self._body_meshes: dict[str, tuple] = {}  # the scene mesh object each body item shows (same object: unchanged)
         self._joint_items: dict[str, gl.GLMeshItem] = {}
-        self._point_items: list[gl.GLMeshItem] = []
-        self._labels: list[gl.GLTextItem] = []
+        self._joint_meshes: dict[str, tuple] = {}
+        self._joint_locals: dict[str, np.ndarray] = {}
+        self._points: dict[tuple[str, str], tuple[gl.GLMeshItem, gl.GLTextItem]] = {}  # (body, point) -> sphere, label
+        self._point_state: dict[tuple[str, str], tuple] = {}  # (body, point) -> (mesh, position, label position)
         self._poses: dict[str, np.ndarray] = {}
         self._designs: dict[str, np.ndarray] = {}
         self._fitted: tuple | None = None  # camera state after the last fit (re-fit on resize while unchanged)
+        # several `changed` signals in one event-loop turn make one update, at the next turn or at the first query
+        self._pending = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._sync)
+        self.view.before_paint = self._sync
 
         bar = QToolBar(self)
         bar.setIconSize(bar.iconSize() * 0.75)
@@ -190,7 +207,7 @@ class Viewport3D(QWidget):
         document.replaced.connect(self._on_replaced)
         selection.changed.connect(self._recolour)
         selection.highlightChanged.connect(self._recolour)
-        self._rebuild()
+        self._update()
         self._initial_view()
 
     # ---- public API -------------------------------------------------------------------------------------------
@@ -202,6 +219,7 @@ class Viewport3D(QWidget):
                 raise ValueError(f"unknown view '{name}' (known: {', '.join(views)}, fit)")
             back, up = views[name]
             self.view.opts["rotation"] = view_quaternion(back, up)
+        self._sync()
         self._fit()
 
     def renderer_info(self) -> str:
@@ -210,6 +228,10 @@ class Viewport3D(QWidget):
 
     def set_body_poses(self, poses: dict[str, np.ndarray]) -> None:
         """Place bodies by world 4x4 transforms of their frames (unknown names are ignored); no mesh is re-uploaded."""
+        self._sync()  # a pending document update must not later overwrite these poses
+        self._apply_poses(poses)
+
+    def _apply_poses(self, poses: dict[str, np.ndarray]) -> None:
         for name, T in poses.items():
             group = self._groups.get(name)
             if group is None:
@@ -225,25 +247,30 @@ class Viewport3D(QWidget):
 
     def body_poses(self) -> dict[str, np.ndarray]:
         """The current world 4x4 pose of every drawn body frame."""
+        self._sync()
         return {k: v.copy() for k, v in self._poses.items()}
 
     def item_count(self) -> dict:
         """How many body, joint and point items are drawn."""
-        return {"bodies": len(self._body_items), "joints": len(self._joint_items), "points": len(self._point_items)}
+        self._sync()
+        return {"bodies": len(self._body_items), "joints": len(self._joint_items), "points": len(self._points)}
 
     def pick(self, x: float, y: float) -> str | None:
         """The body under widget pixel (x, y), by casting the camera ray against link capsules and mesh triangles."""
+        self._sync()
         hit = self._pick(x, y, joints=False)
         return hit[1] if hit else None
 
     def pick_item(self, x: float, y: float) -> tuple[str, str] | None:
         """('body' | 'joint', name) of the nearest thing under widget pixel (x, y), or None."""
+        self._sync()
         return self._pick(x, y, joints=True)
 
     def set_labels_visible(self, on: bool) -> None:
         """Show or hide the names of points."""
         self._show_labels = bool(on)
-        for t in self._labels:
+        self._sync()
+        for _, t in self._points.values():
             t.setVisible(self._show_labels)
         if self._labels_action.isChecked() != self._show_labels:
             self._labels_action.setChecked(self._show_labels)
@@ -262,105 +289,205 @@ class Viewport3D(QWidget):
 
     def scene(self) -> Scene | None:
         """The drawn scene description (meshes in body frames)."""
+        self._sync()
         return self._scene
 
     # ---- document -----------------------------------------------------------------------------------------------
     def _on_replaced(self) -> None:
-        self._sig = None
-        self._rebuild()
+        self._pending = False
+        self._timer.stop()
+        self._builder.reset()  # a new document: its own scale and layers
+        self._update()
         self._initial_view()
 
     def _on_changed(self) -> None:
-        mech = self._doc.mechanism
-        sig = geometry_signature(mech)
-        if sig != self._sig:
-            self._rebuild()
-            return
-        # same geometry: a changed design pose only moves the body (a free body's initial placement)
-        from .geometry import design_pose
+        self._pending = True
+        self._timer.start()
 
-        moved = {}
-        for b in mech.bodies:
-            D = design_pose(b)
-            if not np.array_equal(D, self._designs.get(b.name)):
-                self._designs[b.name] = D
-                moved[b.name] = D
-        if moved:
-            self.set_body_poses(moved)
-        self._recolour()
+    def _sync(self) -> None:
+        """Apply a pending document change now (every query and every paint calls this first)."""
+        if self._pending:
+            self._pending = False
+            self._timer.stop()
+            self._update()
 
     def _initial_view(self) -> None:
         self.set_view("front" if self._space == "planar" else "iso")
 
-    def _clear(self) -> None:
-        for item in list(self.view.items):
-            self.view.removeItem(item)
-        self._static.clear()
-        self._groups.clear()
-        self._body_items.clear()
-        self._joint_items.clear()
-        self._point_items.clear()
-        self._labels.clear()
-        self._poses.clear()
-
     def _mesh_item(self, mesh, colour, parent) -> gl.GLMeshItem:
-        v, f = mesh
-        item = gl.GLMeshItem(
-            parentItem=parent, meshdata=gl.MeshData(vertexes=np.asarray(v, np.float32), faces=np.asarray(f, np.uint32)),
-            color=colour, smooth=True, shader=_SHADER, glOptions="opaque",
-        )
-        return item
+        return gl.GLMeshItem(parentItem=parent, meshdata=_mesh_data(mesh), color=colour, smooth=True, shader=_SHADER,
+                             glOptions="opaque")
 
-    def _rebuild(self) -> None:
+    def _renew(self, item: gl.GLMeshItem, mesh, colour) -> gl.GLMeshItem:
+        """A new item for a changed mesh in the old one's place (an item shows one mesh for its whole life)."""
+        parent = item.parentItem()
+        item.setParentItem(None)
+        return self._mesh_item(mesh, colour, parent)
+
+    def _update(self) -> None:
+        """Bring the items up to the document: re-mesh only parts whose mesh changed, add new ones, drop vanished."""
         mech = self._doc.mechanism
         self._space = mech.space
         self.view.up = up_axis(mech.space)
-        self._clear()
-        scene = build_scene(mech, self._mesher)
+        scene = self._builder.build(mech)
         self._scene = scene
         self._by_name = {b.name: b for b in scene.bodies}
-        self._sig = geometry_signature(mech)
-        self._add_ground(scene)
-        for bg in scene.bodies:
-            group = gl.GLGraphicsItem.GLGraphicsItem()
-            self.view.addItem(group)
-            self._groups[bg.name] = group
-            item = self._mesh_item(bg.mesh, self._body_colour(bg.name), group)
-            if bg.unbounded:
-                item.setGLOptions("translucent")  # a wall or floor must not hide what it bounds
-                group.setDepthValue(10)  # drawn after the opaque items
-            self._body_items[bg.name] = item
-            self._designs[bg.name] = bg.design
-        for jg in scene.joints:
-            item = self._mesh_item(jg.mesh, PALETTE[jg.color], self._groups[jg.body])
-            item.setTransform(to_qmatrix(jg.local))
-            self._joint_items[jg.name] = item
-        font = QFont()
-        font.setPointSizeF(9.0)
-        for pg_ in scene.points:
-            item = self._mesh_item(pg_.mesh, PALETTE["point"], self._groups[pg_.body])
-            T = np.eye(4)
-            T[:3, 3] = pg_.position
-            item.setTransform(to_qmatrix(T))
-            self._point_items.append(item)
-            label = gl.GLTextItem(parentItem=self._groups[pg_.body], pos=pg_.position + np.array([0.6, 0.6, 0.0]) * scene.width,
-                                  text=pg_.name, color=LABEL, font=font)
-            label.setVisible(self._show_labels)
-            self._labels.append(label)
-        self.set_body_poses({bg.name: bg.design for bg in scene.bodies})
+        self._sync_static(scene)
+        leftover, moved = self._sync_bodies(scene)
+        moved |= self._sync_joints(scene)
+        self._sync_points(scene)
+        for name in leftover:  # after the joints and points moved off them
+            self.view.removeItem(self._groups.pop(name))
+            for d in (self._body_items, self._body_meshes, self._poses, self._designs):
+                d.pop(name, None)
+        designs = {bg.name: bg.design for bg in scene.bodies}
+        # after a change of geometry every body goes back to its design pose (a pose solved before belongs to another
+        # mechanism); otherwise only bodies whose design pose changed (a free body's placement) move
+        reset = designs if (moved or leftover) else {n: D for n, D in designs.items() if not _same(D, self._designs.get(n))}
+        self._designs = designs
+        self._apply_poses({n: D for n, D in reset.items() if not _same(D, self._poses.get(n))})
         self._recolour()
 
-    def _add_ground(self, scene: Scene) -> None:
+    def _sync_bodies(self, scene: Scene) -> tuple[list[str], bool]:
+        """Create, re-mesh or re-key body items; returns the names whose items are no longer needed and whether any
+        mesh changed."""
+        names = {bg.name for bg in scene.bodies}
+        pool: dict[int, list[str]] = {}  # vanished bodies by the mesh they show: a renamed body takes its old item
+        for n in self._groups:
+            if n not in names:
+                pool.setdefault(id(self._body_meshes[n]), []).append(n)
+        changed = False
+        for bg in scene.bodies:
+            name = bg.name
+            item = self._body_items.get(name)
+            if item is None and pool.get(id(bg.mesh)):
+                old = pool[id(bg.mesh)].pop()
+                for d in (self._groups, self._body_items, self._body_meshes, self._poses, self._designs):
+                    if old in d:
+                        d[name] = d.pop(old)
+                continue
+            if item is None:
+                group = gl.GLGraphicsItem.GLGraphicsItem()
+                self.view.addItem(group)
+                self._groups[name] = group
+                item = self._mesh_item(bg.mesh, self._body_colour(name), group)
+                self._body_items[name] = item
+            elif self._body_meshes[name] is not bg.mesh:
+                item = self._body_items[name] = self._renew(item, bg.mesh, self._body_colour(name))
+            else:
+                continue
+            changed = True
+            self._body_meshes[name] = bg.mesh
+            # a wall or floor is translucent and drawn after the opaque items, so it never hides what it bounds
+            item.setGLOptions("translucent" if bg.unbounded else "opaque")
+            self._groups[name].setDepthValue(10 if bg.unbounded else 0)
+        return [n for ns in pool.values() for n in ns], changed
+
+    def _sync_joints(self, scene: Scene) -> bool:
+        """Create, re-mesh, re-parent or re-place joint glyphs; returns whether any glyph changed."""
+        names = {jg.name for jg in scene.joints}
+        pool: dict[int, list[str]] = {}
+        for n in self._joint_items:
+            if n not in names:
+                pool.setdefault(id(self._joint_meshes[n]), []).append(n)
+        changed = False
+        for jg in scene.joints:
+            name = jg.name
+            item = self._joint_items.get(name)
+            if item is None and pool.get(id(jg.mesh)):
+                old = pool[id(jg.mesh)].pop()  # a renamed joint (or one of the same look) takes a vanished item
+                for d in (self._joint_items, self._joint_meshes, self._joint_locals):
+                    d[name] = d.pop(old)
+                item = self._joint_items[name]
+            parent = self._groups[jg.body]
+            if item is None:
+                item = self._mesh_item(jg.mesh, PALETTE[jg.color], parent)
+                self._joint_items[name], self._joint_meshes[name] = item, jg.mesh
+                self._joint_locals[name] = None
+                changed = True
+            elif self._joint_meshes[name] is not jg.mesh:
+                item = self._joint_items[name] = self._renew(item, jg.mesh, item.opts["color"])
+                item.setTransform(to_qmatrix(self._joint_locals[name]))
+                self._joint_meshes[name] = jg.mesh
+                changed = True
+            if item.parentItem() is not parent:
+                item.setParentItem(parent)
+                changed = True
+            if not _same(self._joint_locals[name], jg.local):
+                item.setTransform(to_qmatrix(jg.local))
+                self._joint_locals[name] = jg.local
+                changed = True
+        for ns in pool.values():
+            for n in ns:
+                self._joint_items.pop(n).setParentItem(None)
+                self._joint_meshes.pop(n)
+                self._joint_locals.pop(n)
+                changed = True
+        return changed
+
+    def _sync_points(self, scene: Scene) -> None:
+        """Named points: a sphere and a label per point, re-used across edits (all share one sphere mesh)."""
+        keys = {(p.body, p.name) for p in scene.points}
+        pool = [k for k in self._points if k not in keys]
+        font = None
+        for pg_ in scene.points:
+            key = (pg_.body, pg_.name)
+            parent = self._groups[pg_.body]
+            entry = self._points.get(key)
+            if entry is None and pool:
+                old = pool.pop()
+                entry = self._points[key] = self._points.pop(old)
+                self._point_state[key] = self._point_state.pop(old)
+            if entry is None:
+                if font is None:
+                    font = QFont()
+                    font.setPointSizeF(9.0)
+                item = self._mesh_item(pg_.mesh, PALETTE["point"], parent)
+                label = gl.GLTextItem(parentItem=parent, text=pg_.name, color=LABEL, font=font)
+                label.setVisible(self._show_labels)
+                entry = self._points[key] = (item, label)
+                self._point_state[key] = (pg_.mesh, None, None)
+            item, label = entry
+            if item.parentItem() is not parent:
+                item.setParentItem(parent)
+                label.setParentItem(parent)
+            mesh, pos, text = self._point_state[key]
+            if mesh is not pg_.mesh:
+                item = self._renew(item, pg_.mesh, PALETTE["point"])
+                self._points[key] = (item, label)
+                pos = None
+            if pos is None or not np.array_equal(pos, pg_.position):
+                T = np.eye(4)
+                T[:3, 3] = pg_.position
+                item.setTransform(to_qmatrix(T))
+            label_pos = pg_.position + np.array([0.6, 0.6, 0.0]) * scene.width
+            if text != (pg_.name, tuple(label_pos)):
+                label.setData(pos=label_pos, text=pg_.name)
+            self._point_state[key] = (pg_.mesh, pg_.position, (pg_.name, tuple(label_pos)))
+        for k in pool:
+            item, label = self._points.pop(k)
+            self._point_state.pop(k)
+            item.setParentItem(None)
+            label.setParentItem(None)
+
+    def _sync_static(self, scene: Scene) -> None:
         """Grid in the document's ground plane (x-y) behind the mechanism, and a small axis triad at the origin."""
         lo, hi = scene.extent
         L = max(float(np.linalg.norm(hi - lo)), 10 * scene.width, 1e-9)
         step = _nice(L / 8)
         half = step * math.ceil(0.5 * max(hi[0] - lo[0], hi[1] - lo[1], L) / step + 2)
+        cx, cy = step * round(0.5 * (lo[0] + hi[0]) / step), step * round(0.5 * (lo[1] + hi[1]) / step)
+        z = (lo[2] - 3 * scene.width) if scene.planar else min(0.0, lo[2])
+        key = (step, half, cx, cy, z, scene.width, scene.planar)
+        if key == self._static_key:
+            return
+        self._static_key = key
+        for item in self._static:
+            self.view.removeItem(item)
+        self._static.clear()
         grid = gl.GLGridItem(color=GRID, glOptions="translucent")
         grid.setSpacing(step, step, step)
         grid.setSize(2 * half, 2 * half, 1)
-        cx, cy = step * round(0.5 * (lo[0] + hi[0]) / step), step * round(0.5 * (lo[1] + hi[1]) / step)
-        z = (lo[2] - 3 * scene.width) if scene.planar else min(0.0, lo[2])
         grid.translate(cx, cy, z)
         grid.setDepthValue(-10)
         self.view.addItem(grid)
@@ -395,7 +522,9 @@ class Viewport3D(QWidget):
 
     def _recolour(self) -> None:
         for name, item in self._body_items.items():
-            item.setColor(self._body_colour(name))
+            c = self._body_colour(name)
+            if item.opts["color"] != c:  # setColor repaints: only items whose colour changes
+                item.setColor(c)
         for jg in (self._scene.joints if self._scene else []):
             if jg.name in self._sel.joints:
                 c = PALETTE["selected"]
@@ -403,7 +532,9 @@ class Viewport3D(QWidget):
                 c = PALETTE["highlight"]
             else:
                 c = PALETTE[jg.color]
-            self._joint_items[jg.name].setColor(c)
+            item = self._joint_items[jg.name]
+            if item.opts["color"] != c:
+                item.setColor(c)
 
     def _on_click(self, x: float, y: float, mods) -> None:
         hit = self.pick_item(x, y)
@@ -458,6 +589,7 @@ class Viewport3D(QWidget):
         return np.concatenate(out) if out else np.zeros((0, 3))
 
     def _fit(self) -> None:
+        self._sync()
         pts = self._world_vertices()
         if len(pts) == 0:
             centre, radius = np.zeros(3), 1.0
@@ -482,6 +614,16 @@ class Viewport3D(QWidget):
         super().resizeEvent(ev)
         if self._fitted is not None and self._fitted[:3] == self._camera_state()[:3]:
             self._fit()
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Equal arrays (the scene builder hands back the very same object for an unchanged value: checked first)."""
+    return a is b or (a is not None and b is not None and np.array_equal(a, b))
+
+
+def _mesh_data(mesh) -> gl.MeshData:
+    v, f = mesh
+    return gl.MeshData(vertexes=np.asarray(v, np.float32), faces=np.asarray(f, np.uint32))
 
 
 def _nice(x: float) -> float:

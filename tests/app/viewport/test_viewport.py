@@ -7,6 +7,7 @@ import pytest
 import pyqtgraph.opengl as gl
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QUndoCommand, QVector3D
+from PySide6.QtWidgets import QApplication
 
 from app.document import Document
 from app.selection import Selection
@@ -202,8 +203,10 @@ def test_document_edits_rebuild_only_for_geometry(fourbar_view):
     items = dict(vp._body_items)
     old_mass = doc.mechanism.body("rocker").mass
     doc.push(_Edit(doc, lambda m: m.update_body("rocker", mass=1.5), lambda m: m.update_body("rocker", mass=old_mass)))
+    QApplication.processEvents()  # updates are coalesced to the next event-loop turn (or the next query)
     assert vp._body_items == items and all(vp._body_items[n] is items[n] for n in items)
     doc.push(_Edit(doc, lambda m: m.update_joint("B", at=(0.6, 0.8, 0.0)), lambda m: m.update_joint("B", at=(0.5, 0.866, 0.0))))
+    QApplication.processEvents()
     assert vp._body_items["crank"] is not items["crank"]
     ends = next(b for b in vp.scene().bodies if b.name == "crank").capsules[0][:, :2]
     assert any(np.allclose(e, (0.6, 0.8)) for e in ends)
