@@ -1,0 +1,89 @@
+"""Contact time-stepper benchmark: steps/s and solver iterations (numbers for the README, not a test).
+
+    python bench/bench_contact.py [--pile-steps N]
+
+Scenes: one sphere resting/rolling on a plane; the disc example; 27 spheres settling in a box.
+Targets on one core: >= 2000 steps/s for the sphere on a plane, >= 20 steps/s for the 27-sphere pile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from core import io  # noqa: E402
+from core.contact import build_model, initial_state, step  # noqa: E402
+
+
+def _doc(bodies, mu=0.5, ell=(1, 1, 0), gravity=(0, 0, -9.81)):
+    return io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                                "gravity": list(gravity), "bodies": bodies,
+                                "contact": {"friction": mu, "ellipsoid": list(ell)}}))
+
+
+FLOOR = {"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}
+
+
+def sphere_on_plane():
+    return _doc([FLOOR, {"name": "ball", "mass": 1, "shape": {"type": "sphere", "radius": 0.1},
+                         "pose": {"position": [0, 0, 0.1]}, "velocity": {"linear": [1.0, 0, 0]}}], mu=0.3)
+
+
+def pile27():
+    walls = [FLOOR] + [
+        {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": n, "offset": -0.2}}
+        for i, n in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
+    rng = np.random.default_rng(0)
+    balls = []
+    for i in range(3):
+        for j in range(3):
+            for k in range(3):
+                p = [-0.12 + 0.12 * i + 0.005 * rng.standard_normal(), -0.12 + 0.12 * j + 0.005 * rng.standard_normal(),
+                     0.06 + 0.125 * k]
+                balls.append({"name": f"s{i}{j}{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
+                              "pose": {"position": p}})
+    return _doc(walls + balls, mu=0.4)
+
+
+def bench(name, mech, n_steps, h=0.01, method="implicit"):
+    model = build_model(mech)
+    st = initial_state(model)
+    its = []
+    t0 = time.perf_counter()
+    done = 0
+    for _ in range(n_steps):
+        r = step(model, st, h, method)
+        if not r.converged:
+            print(f"  {name}: step {done} failed: {r.reason}")
+            break
+        st = r.state
+        its.append(r.iterations)
+        done += 1
+    dt = time.perf_counter() - t0
+    rate = done / dt if dt > 0 else float("inf")
+    print(f"{name:28s} {method:8s} steps={done:5d}  {rate:9.1f} steps/s  iterations/step mean={np.mean(its):.2f} max={max(its)}")
+    return rate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--pile-steps", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=500)
+    args = ap.parse_args()
+    for method in ("implicit", "explicit"):
+        bench("sphere on plane (rolling)", sphere_on_plane(), args.steps, method=method)
+        bench("disc example", io.load(ROOT / "resources/examples/contact_disc_roll.json"), args.steps // 2, method=method)
+        bench("27 spheres in a box", pile27(), args.pile_steps, method=method)
+    print("targets: sphere on plane >= 2000 steps/s, 27-sphere pile >= 20 steps/s (one core)")
+
+
+if __name__ == "__main__":
+    main()
