@@ -29,7 +29,7 @@ class StructureReport:
     ground: int | None  # the ground used as the root (first marked), None if none
     components: list[list[int]]  # connected components (body indices), the ground's first
     loops: int  # independent loops L = j - n + c
-    fundamental_loops: list[list[int]]  # per loop, joint indices in traversal order (chord first)
+    fundamental_loops: list[list[int]]  # per loop, joint indices in traversal order, from the body nearest the ground
     loop_directions: list[list[int]]  # per loop joint: +1 traversed bodies[0] -> bodies[1], else -1
     loop_bodies: list[list[int]]  # per loop, the bodies visited (same order; body k is left by joint k)
     tree_joints: list[int]  # joints of the spanning forest (rooted at ground)
@@ -157,6 +157,9 @@ def analyze(mech: Mechanism) -> StructureReport:
             down.append((prev, jk))
             prev = body
         seq += down
+        # Read the loop from the body nearest the ground (the common ancestor): the four-bar reads A-B-C-D.
+        start = len(up_v) + 1
+        seq = seq[start:] + seq[:start]
         joints_seq = [jk for _, jk in seq]
         bodies_seq = [body for body, _ in seq]
         dirs = [1 if end0[jk] == body else -1 for body, jk in seq]
