@@ -11,7 +11,8 @@ from core.model import Mechanism
 
 __all__ = ["kamada_kawai", "auto_layout", "NODE_SPACING"]
 
-NODE_SPACING = 140.0  # scene units between neighbouring nodes
+NODE_SPACING = 150.0  # scene units between neighbouring nodes
+X_STRETCH = 1.35  # nodes are wider than tall: spread the layout horizontally so labels stay clear
 
 
 def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndarray:
@@ -67,4 +68,5 @@ def auto_layout(mech: Mechanism, spacing: float = NODE_SPACING) -> dict[str, tup
                 a = np.pi / 2 - np.arctan2(g[1], g[0])
                 c, s = np.cos(a), np.sin(a)
                 p = p @ np.array([[c, s], [-s, c]])
+    p = p * np.array([X_STRETCH, 1.0])
     return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}

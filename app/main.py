@@ -34,7 +34,7 @@ def application(argv: list[str] | None = None) -> QApplication:
     return app  # type: ignore[return-value]
 
 
-def create_window(file: str | None = None):
+def create_window(file: str | None = None, remember_layout: bool = True):
     """A main window with `file` (or the four-bar example) open; LinkwrightError if `file` is bad."""
     from .document import Document
     from .files import prepare_loaded
@@ -44,7 +44,7 @@ def create_window(file: str | None = None):
         mech, path = prepare_loaded(io.load(file)), Path(file).resolve()
     else:
         mech, path = prepare_loaded(io.load(START_DOCUMENT)), None
-    return MainWindow(Document(mech, path))
+    return MainWindow(Document(mech, path), remember_layout=remember_layout)
 
 
 def _wait(ms: int) -> None:
@@ -58,7 +58,7 @@ def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
     app = application()
     if screenshot:
         try:
-            win = create_window(file)
+            win = create_window(file, remember_layout=False)
         except LinkwrightError as exc:
             print(f"error: {file}: {exc}", file=sys.stderr)
             return 2

@@ -33,8 +33,9 @@ STATE_VERSION = 1  # bump when the dock set changes, so an old saved layout is n
 class MainWindow(QMainWindow):
     """Linkwright's main window over one document."""
 
-    def __init__(self, document: Document | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, document: Document | None = None, parent: QWidget | None = None, remember_layout: bool = True) -> None:
         super().__init__(parent)
+        self.remember_layout = remember_layout  # False for --screenshot: a fixed layout, the user's settings untouched
         self.setObjectName("LinkwrightMainWindow")
         self.setWindowIcon(icon("app"))
         self.setAcceptDrops(True)
@@ -56,7 +57,7 @@ class MainWindow(QMainWindow):
         self.dock_viewport = self._dock("3D View", "viewportDock", self.viewport, Qt.RightDockWidgetArea)
         self.dock_structure = self._dock("Structure", "structureDock", self.structure, Qt.BottomDockWidgetArea)
         self.resizeDocks([self.dock_properties, self.dock_viewport], [300, 460], Qt.Horizontal)
-        self.resizeDocks([self.dock_structure], [270], Qt.Vertical)
+        self.resizeDocks([self.dock_structure], [240], Qt.Vertical)
 
         self.status = StatusReadout(self.statusBar(), self.document)
         self.editor.message.connect(self.status.show)
@@ -72,7 +73,8 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._fill_recent()
         self.resize(1440, 900)
-        self.restore_layout()
+        if remember_layout:
+            self.restore_layout()
 
     # ---- construction -----------------------------------------------------------------------------------------------
     def _dock(self, title: str, name: str, widget: QWidget, area) -> QDockWidget:
@@ -222,6 +224,7 @@ class MainWindow(QMainWindow):
         if not self.files.maybe_save():
             event.ignore()
             return
-        self.save_layout()
+        if self.remember_layout:
+            self.save_layout()
         self.files.shutdown()
         event.accept()

@@ -36,6 +36,11 @@ C_EDGE = QColor("#3b3f45")
 C_PORT = QColor("#ffffff")
 
 
+def exec_menu(menu: QMenu, global_pos):
+    """Show a popup menu and return the chosen action (one place, so tests can answer without a modal loop)."""
+    return menu.exec(global_pos)
+
+
 class BodyItem(QGraphicsItem):
     """A body node: a rounded box with its name; ground bodies are dark with a hatched ground symbol."""
 
@@ -428,7 +433,12 @@ class GraphView(QGraphicsView):
             if target is None:
                 self.editor.message.emit("Drop on another body to add a joint")
             elif source is not None:
-                self.editor.connect(source, target.name)
+                if event.modifiers() & Qt.ShiftModifier and source != target.name:
+                    t = self._ask_joint_type(event.globalPosition().toPoint())
+                    if t is not None:
+                        self.editor.connect(source, target.name, t)
+                else:
+                    self.editor.connect(source, target.name)
             return
         super().mouseReleaseEvent(event)
         if event.button() == Qt.LeftButton:
@@ -440,6 +450,17 @@ class GraphView(QGraphicsView):
             self._press_positions = {}
             if moved:
                 self.editor.move(moved)  # the whole drag is one undo step
+
+    def _ask_joint_type(self, global_pos) -> str | None:
+        """The compact joint-type popup (Shift while dropping a joint); None if dismissed."""
+        menu = QMenu(self)
+        menu.setObjectName("jointTypePopup")
+        for t in joint_types_for(self.document.mechanism.space):
+            a = menu.addAction(f"{JOINT_TYPES[t].letter}   {t}")
+            a.setData(t)
+            a.setToolTip(JOINT_TYPES[t].description)
+        chosen = exec_menu(menu, global_pos)
+        return chosen.data() if chosen is not None else None
 
     def mouseDoubleClickEvent(self, event) -> None:  # noqa: D102 - Qt API
         if event.button() != Qt.LeftButton:
@@ -467,7 +488,6 @@ class GraphView(QGraphicsView):
         steps = {Qt.Key_Left: (-10, 0), Qt.Key_Right: (10, 0), Qt.Key_Up: (0, -10), Qt.Key_Down: (0, 10)}
         if event.key() in steps and self.selection.bodies:
             dx, dy = steps[event.key()]
-            m = self.document.mechanism
             new = {}
             for n in self.selection.bodies:
                 p = self.bodies[n].pos()
@@ -515,7 +535,7 @@ class GraphView(QGraphicsView):
             menu.addAction("Add body here", lambda: self.editor.add_body((sp.x(), sp.y())))
             menu.addAction("Auto layout", self.editor.layout_all)
             menu.addAction("Fit graph", self.fit)
-        menu.exec(event.globalPos())
+        exec_menu(menu, event.globalPos())
 
     # ---- rename in place (F2) ----------------------------------------------------------------------------------
     def start_rename(self, name: str | None = None) -> bool:

@@ -153,6 +153,7 @@ class StructurePanel(QWidget):
         self.warnings = QListWidget()
         self.warnings.setObjectName("warningsList")
         self.warnings.setWordWrap(True)
+        self.warnings.setMaximumHeight(96)
 
         side = QWidget()
         form = QFormLayout()
@@ -168,7 +169,7 @@ class StructurePanel(QWidget):
         lay.addWidget(_caption("Fundamental loops"))
         lay.addWidget(self.loops, 1)
         lay.addWidget(_caption("Warnings"))
-        lay.addWidget(self.warnings, 1)
+        lay.addWidget(self.warnings)
 
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.table)

@@ -65,6 +65,13 @@ def isolated(tmp_path, monkeypatch, qapp):
         monkeypatch.setattr(QMessageBox, name, dialogs._record(kind))
     monkeypatch.setattr(QFileDialog, "getOpenFileName", dialogs._record("open"))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", dialogs._record("save"))
+    import app.panels.graph as graph_module
+
+    def no_popup(menu, pos):
+        dialogs.calls.append(("menu", menu.objectName(), ""))
+        return None  # dismissed
+
+    monkeypatch.setattr(graph_module, "exec_menu", no_popup)
     threads_before = {t.ident for t in threading.enumerate()}
     yield dialogs
     QApplication.processEvents()

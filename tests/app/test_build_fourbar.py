@@ -190,3 +190,27 @@ def test_joint_type_from_toolbar_and_edge_letters(make_window, qtbot):
     # Dropping on empty canvas adds nothing.
     drag(vp, port_pos(win, a), win.graph.mapFromScene(0, 300))
     assert len(win.document.mechanism.joints) == 1
+
+
+def test_shift_drop_offers_the_compact_joint_type_popup(make_window, monkeypatch):
+    import app.panels.graph as graph_module
+
+    win = make_window(Mechanism(name="popup"))
+    vp = win.graph.viewport()
+    win.graph.resetTransform()
+    win.graph.centerOn(0, 0)
+    for x in (-150, 150):
+        double_click(vp, win.graph.mapFromScene(x, 0))
+    a, b = win.document.mechanism.body_names()
+    offered = []
+
+    def fake_exec(menu, *args):
+        offered.extend(act.data() for act in menu.actions())
+        return next(act for act in menu.actions() if act.data() == "slot")
+
+    monkeypatch.setattr(graph_module, "exec_menu", fake_exec)
+    drag(vp, port_pos(win, a), node_pos(win, b), modifiers=Qt.ShiftModifier)
+    assert offered == ["revolute", "prismatic", "slot", "fixed"]  # the planar types, table order
+    j = win.document.mechanism.joints[0]
+    assert j.type == "slot" and win.graph.joints[j.name].letter == "Sl"
+    assert win.editor.joint_type == "revolute"  # the toolbar's choice is unchanged

@@ -200,3 +200,12 @@ def test_unmodified_document_is_not_autosaved(make_window):
     win = make_window(Mechanism(name="empty"))
     assert not win.files.autosave()
     assert not win.files.recovery_file.exists()
+
+
+def test_dock_layout_is_remembered_across_windows(make_window):
+    win = make_window(Mechanism(name="empty"))
+    assert win.dock_structure.isVisible()
+    win.dock_structure.hide()
+    win.save_layout()
+    again = make_window(Mechanism(name="empty"))
+    assert not again.dock_structure.isVisible() and again.dock_properties.isVisible()
