@@ -7,7 +7,7 @@ SYSTEM_PACKAGES = xvfb xauth libgl1-mesa-dri libglx-mesa0 libgl1 libegl1 libxkbc
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-render-util0 libxcb-image0 \
   libxcb-xinerama0 libxcb-randr0 libdbus-1-3 libfontconfig1 fonts-dejavu-core
 
-.PHONY: run test bench system-packages clean
+.PHONY: run test bench compare system-packages clean
 
 $(BIN)/linkwright: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,11 @@ test: $(VENV)/.test-installed system-packages
 
 bench: $(BIN)/linkwright
 	$(BIN)/python -m pip install -q -e '.[bench]'
-	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
+	for f in bench/bench_*.py; do OPENBLAS_NUM_THREADS=1 QT_QPA_PLATFORM=xcb $(BIN)/python $$f || exit 1; done
+
+compare: $(BIN)/linkwright
+	$(BIN)/python -m pip install -q -e '.[compare]'
+	$(BIN)/python bench/compare_engines.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
