@@ -56,8 +56,7 @@ class MainWindow(QMainWindow):
         self.dock_properties = self._dock("Properties", "propertiesDock", self.properties, Qt.LeftDockWidgetArea)
         self.dock_viewport = self._dock("3D View", "viewportDock", self.viewport, Qt.RightDockWidgetArea)
         self.dock_structure = self._dock("Structure", "structureDock", self.structure, Qt.BottomDockWidgetArea)
-        self.resizeDocks([self.dock_properties, self.dock_viewport], [300, 460], Qt.Horizontal)
-        self.resizeDocks([self.dock_structure], [240], Qt.Vertical)
+        self._layout_restored = False
 
         self.status = StatusReadout(self.statusBar(), self.document)
         self.editor.message.connect(self.status.show)
@@ -207,7 +206,19 @@ class MainWindow(QMainWindow):
         if geo is not None:
             self.restoreGeometry(geo)
         if state is not None:
-            self.restoreState(state, STATE_VERSION)
+            self._layout_restored = self.restoreState(state, STATE_VERSION)
+
+    def default_dock_sizes(self) -> None:
+        """The first-start proportions: graph editor largest, a wide 3D view, a compact structure strip."""
+        w = max(self.width(), 1000)
+        self.resizeDocks([self.dock_properties, self.dock_viewport], [int(w * 0.2), int(w * 0.32)], Qt.Horizontal)
+        self.resizeDocks([self.dock_structure], [int(max(self.height(), 700) * 0.3)], Qt.Vertical)
+
+    def showEvent(self, event) -> None:  # noqa: D102 - Qt API
+        super().showEvent(event)
+        if not self._layout_restored:
+            self._layout_restored = True  # only once, and never over a remembered layout
+            self.default_dock_sizes()
 
     def dragEnterEvent(self, event) -> None:  # noqa: D102 - Qt API
         urls = event.mimeData().urls()
