@@ -13,7 +13,7 @@ from core.errors import LinkwrightError
 
 from .compat import guard_singleton_refcounts
 
-__all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window"]
+__all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window", "open_start_window", "application"]
 
 ORGANIZATION = "Linkwright"
 APPLICATION = "Linkwright"
@@ -80,6 +80,12 @@ def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
             return 2
         return 0
 
+    win = open_start_window(file)
+    return app.exec()
+
+
+def open_start_window(file: str | None = None):
+    """Show the interactive main window: `file`, or the four-bar after a dialog if `file` is bad; then offer recovery."""
     from PySide6.QtWidgets import QMessageBox
 
     error = None
@@ -94,4 +100,4 @@ def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
         QMessageBox.critical(win, "Cannot open file", f"{Path(file).name} could not be opened.\n\n{where}{error.message}")
     else:
         win.files.offer_recovery()
-    return app.exec()
+    return win
