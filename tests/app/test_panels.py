@@ -179,3 +179,20 @@ def test_status_bar_shows_mobility_and_messages(fourbar_win):
     assert win.statusBar().currentMessage() == "Add body body1"
     win.editor.connect("body1", "body1")
     assert "two different bodies" in win.statusBar().currentMessage()
+
+
+def test_named_points_are_edited_with_validation(fourbar_win):
+    win = fourbar_win
+    win.selection.set(bodies=["coupler"])
+    p = win.properties
+    assert p.points.rowCount() == 1 and p.points.item(0, 0).text() == "P"
+    p._add_point()
+    assert list(win.document.mechanism.body("coupler").points) == ["P", "P1"]
+    assert p.points.rowCount() == 2
+    p.points.item(1, 1).setText("1, two, 3")  # itemChanged -> parsed -> refused
+    assert "not a number" in p.error.text() and win.document.mechanism.body("coupler").points["P1"] == (0.0, 0.0, 0.0)
+    assert p.points.item(1, 1).text() == "1, two, 3"  # the entry stays, marked
+    p.points.item(1, 1).setText("1, 2, 3")
+    assert win.document.mechanism.body("coupler").points["P1"] == (1.0, 2.0, 3.0) and p.error.text() == ""
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.body("coupler").points["P1"] == (0.0, 0.0, 0.0)
