@@ -9,10 +9,11 @@ from scipy.sparse.csgraph import shortest_path
 
 from core.model import Mechanism
 
-__all__ = ["kamada_kawai", "auto_layout", "NODE_SPACING"]
+__all__ = ["kamada_kawai", "auto_layout", "separate", "NODE_SPACING"]
 
 NODE_SPACING = 150.0  # scene units between neighbouring nodes
 X_STRETCH = 1.35  # nodes are wider than tall: spread the layout horizontally so labels stay clear
+CLEARANCE = (112.0 + 40.0, 38.0 + 40.0)  # node box plus a margin for edge labels (scene units)
 
 
 def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndarray:
@@ -53,6 +54,36 @@ def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndar
     return p - p.mean(axis=0)
 
 
+def separate(p: np.ndarray, box: tuple[float, float], iterations: int = 200) -> np.ndarray:
+    """Push apart nodes whose boxes (w, h) overlap, along the axis of least overlap (keeps the overall shape)."""
+    p = np.array(p, dtype=float)
+    n = len(p)
+    if n < 2:
+        return p
+    w, h = box
+    iu = np.triu_indices(n, 1)
+    for _ in range(iterations):
+        d = p[iu[1]] - p[iu[0]]
+        ox = w - np.abs(d[:, 0])
+        oy = h - np.abs(d[:, 1])
+        hit = (ox > 0) & (oy > 0)
+        if not hit.any():
+            break
+        push = np.zeros((int(hit.sum()), 2))
+        dx, dy = d[hit, 0], d[hit, 1]
+        along_x = ox[hit] / w <= oy[hit] / h
+        # Coincident nodes get a deterministic direction (by index) instead of a zero one.
+        sx = np.where(dx == 0, 1.0, np.sign(dx))
+        sy = np.where(dy == 0, 1.0, np.sign(dy))
+        push[along_x, 0] = sx[along_x] * (ox[hit][along_x] / 2 + 0.5)
+        push[~along_x, 1] = sy[~along_x] * (oy[hit][~along_x] / 2 + 0.5)
+        delta = np.zeros_like(p)
+        np.add.at(delta, iu[1][hit], push)
+        np.add.at(delta, iu[0][hit], -push)
+        p += delta
+    return p
+
+
 def auto_layout(mech: Mechanism, spacing: float = NODE_SPACING) -> dict[str, tuple[float, float]]:
     """Positions for every body of `mech` (scene units, y down), ground bodies towards the bottom."""
     names = mech.body_names()
@@ -68,5 +99,5 @@ def auto_layout(mech: Mechanism, spacing: float = NODE_SPACING) -> dict[str, tup
                 a = np.pi / 2 - np.arctan2(g[1], g[0])
                 c, s = np.cos(a), np.sin(a)
                 p = p @ np.array([[c, s], [-s, c]])
-    p = p * np.array([X_STRETCH, 1.0])
+    p = separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE)
     return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}

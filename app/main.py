@@ -60,7 +60,8 @@ def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
         try:
             win = create_window(file, remember_layout=False)
         except LinkwrightError as exc:
-            print(f"error: {file}: {exc}", file=sys.stderr)
+            msg = str(exc)
+            print(f"error: {msg}" if file and msg.startswith(str(file)) else f"error: {file}: {msg}", file=sys.stderr)
             return 2
         win.resize(*SCREENSHOT_SIZE)
         win.show()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from app import commands as cmd
@@ -93,3 +94,26 @@ def test_auto_layout_covers_every_body_and_is_deterministic():
     a, b = auto_layout(m), auto_layout(m)
     assert a == b and set(a) == set(m.body_names())
     assert a["g"][1] == max(p[1] for p in a.values())  # ground at the bottom
+
+
+def test_auto_layout_boxes_do_not_overlap():
+    from app.layout import CLEARANCE
+
+    from core import io as _io
+    from app.files import EXAMPLES_DIR
+
+    for name in ("stewart_6ups", "jansen", "fivebar"):
+        m = _io.load(EXAMPLES_DIR / f"{name}.json")
+        pos = list(auto_layout(m).values())
+        for i, a in enumerate(pos):
+            for b in pos[i + 1 :]:
+                # Two node boxes (with label margin) overlap only if they overlap along both axes.
+                assert abs(a[0] - b[0]) >= CLEARANCE[0] - 1.0 or abs(a[1] - b[1]) >= CLEARANCE[1] - 1.0, name
+
+
+def test_separate_pushes_coincident_nodes_apart():
+    from app.layout import separate
+
+    p = separate(np.zeros((3, 2)), (10.0, 4.0))
+    d = [abs(p[i] - p[j]) for i in range(3) for j in range(i + 1, 3)]
+    assert all(x[0] >= 9.0 or x[1] >= 3.0 for x in d)
