@@ -11,8 +11,6 @@ from PySide6.QtWidgets import QApplication
 from core import io
 from core.errors import LinkwrightError
 
-from .compat import guard_singleton_refcounts
-
 __all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window", "open_start_window", "application"]
 
 ORGANIZATION = "Linkwright"
@@ -27,7 +25,6 @@ def application(argv: list[str] | None = None) -> QApplication:
         # The 3D viewport's GL widgets share compiled shaders: one context group (must precede the QApplication).
         QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
     app = QApplication.instance() or QApplication(argv if argv is not None else [sys.argv[0]])
-    guard_singleton_refcounts()  # PySide6 6.12.0 + CPython 3.11 would otherwise abort after a while of use
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("Linkwright")

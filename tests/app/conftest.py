@@ -14,13 +14,9 @@ from PySide6.QtCore import QCoreApplication, QPointF, QSettings, Qt  # noqa: E40
 from PySide6.QtGui import QMouseEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox  # noqa: E402
 
-from app.compat import guard_singleton_refcounts  # noqa: E402
-
 # The viewport's GL widgets share one context group; this must precede the QApplication pytest-qt creates.
 if QCoreApplication.instance() is None:
     QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
-# PySide6 6.12.0 on CPython 3.11 loses a reference to None per void call: without this the suite aborts.
-guard_singleton_refcounts()
 
 
 class Dialogs:
