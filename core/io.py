@@ -53,7 +53,10 @@ def _obj(v: Any, loc: str, keys: dict[str, bool]) -> dict:
 def _num(v: Any, loc: str, positive: bool = False, nonneg: bool = False) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise LinkwrightError(loc, f"expected a number, got {_typename(v)}")
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # a JSON integer with hundreds of digits
+        raise LinkwrightError(loc, "number too large") from None
     if not math.isfinite(f):
         raise LinkwrightError(loc, f"must be a finite number, got {v}")
     if positive and f <= 0:
@@ -323,6 +326,8 @@ def loads(text: str | bytes) -> Mechanism:
         raise LinkwrightError("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise LinkwrightError("", "JSON nested too deeply for a mechanism file") from None
+    except ValueError:  # Python's limit on digits in an integer literal (thousands of digits)
+        raise LinkwrightError("", "not valid JSON for a mechanism: a number has too many digits") from None
     return from_dict(data)
 
 

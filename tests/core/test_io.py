@@ -152,6 +152,15 @@ def test_huge_number_overflowing_to_infinity(fourbar_dict):
     assert e.location == "bodies[3].mass" and "finite" in e.message
 
 
+def test_huge_integer_literals(fourbar_dict):
+    # 10**400 parses as a Python int but has no float; 5000 digits exceed Python's int-parsing limit (4300).
+    text = json.dumps(fourbar_dict).replace('"mass": 0.4', '"mass": 1' + "0" * 400)
+    e = load_error(text)
+    assert e.location == "bodies[3].mass" and "too large" in e.message
+    text = json.dumps(fourbar_dict).replace('"mass": 0.4', '"mass": ' + "9" * 5000)
+    assert "too many digits" in load_error(text).message
+
+
 def test_not_json():
     e = load_error("{ this is not json")
     assert e.location == "" and e.message.startswith("not valid JSON") and "line 1" in e.message
