@@ -47,6 +47,21 @@ def run(args: argparse.Namespace) -> int:
     if args.steps < 1 or args.steps > 1_000_000:
         raise LinkwrightError("--steps", f"must be between 1 and 1000000, got {args.steps}")
     mech = io.load(args.file)
+    fh = sys.stdout
+    if not args.json and args.csv not in (None, "-"):
+        # Opened before solving, so a bad path is reported at once and not after a long solve.
+        try:
+            fh = open(args.csv, "w", newline="", encoding="utf-8")
+        except OSError as exc:
+            raise LinkwrightError("--csv", f"cannot write '{args.csv}': {exc.strerror or exc}") from None
+    try:
+        return _solve_and_write(args, mech, fh)
+    finally:
+        if fh is not sys.stdout:
+            fh.close()
+
+
+def _solve_and_write(args: argparse.Namespace, mech, fh) -> int:
     km = compile_model(mech)
     times = np.arange(args.steps + 1) * (args.t_end / args.steps)
     traj = solve_trajectory(km, times)
@@ -56,15 +71,10 @@ def run(args: argparse.Namespace) -> int:
                 "limit_time": traj.limit_time, "columns": head, "rows": table.tolist()}
         print(json.dumps(data))
     else:
-        fh = sys.stdout if args.csv in (None, "-") else open(args.csv, "w", newline="", encoding="utf-8")
-        try:
-            w = csv.writer(fh)
-            w.writerow(head)
-            for row in table:
-                w.writerow([repr(float(x)) for x in row])
-        finally:
-            if fh is not sys.stdout:
-                fh.close()
+        w = csv.writer(fh)
+        w.writerow(head)
+        for row in table:
+            w.writerow([repr(float(x)) for x in row])
     if not traj.ok:
         print(f"kinematics: {traj.reason}", file=sys.stderr)
         return 3

@@ -56,3 +56,11 @@ def test_fourbar_report_json(capsys):
     assert rep["class"] == "crank-rocker" and rep["fully_rotating"] == ["crank"]
     assert (rep["s"], rep["l"], rep["p"], rep["q"]) == (1, 4, 3, 3.5)
     assert main(["fourbar", "--lengths", "4", "0", "3.5", "3"]) == 2
+
+
+def test_unwritable_csv_path_exits_2_with_location(tmp_path, capsys):
+    out = tmp_path / "no_such_folder" / "fb.csv"
+    assert main(["kinematics", str(EXAMPLES / "fourbar.json"), "--csv", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --csv: cannot write") and "Traceback" not in err
+    assert not out.parent.exists()
