@@ -16,7 +16,7 @@ from app.selection import Selection
 
 from .camera import VIEWS, from_qmatrix, pixel_ray, to_qmatrix, up_axis, view_quaternion
 from .geometry import (
-    Scene, SceneBuilder, cylinder_mesh, default_shape_mesher, design_pose, merge_meshes, ray_capsules, ray_triangles,
+    Scene, SceneBuilder, cylinder_mesh, default_shape_mesher, merge_meshes, ray_capsules, ray_triangles,
     sphere_mesh, transform_mesh,
 )
 
