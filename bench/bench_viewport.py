@@ -38,23 +38,6 @@ def _ensure_display() -> subprocess.Popen | None:
     return proc
 
 
-def _guard_none() -> None:
-    """PySide6 6.12.0 on CPython < 3.12 drops a reference to None on every void call (a 200-body repaint makes ~1,400)
-    until CPython aborts with "deallocating None"; if these bindings do, give None headroom so the benchmark can run."""
-    if sys.version_info >= (3, 12):  # None is immortal there
-        return
-    import ctypes
-
-    from PySide6.QtCore import QObject
-
-    probe, before = QObject(), sys.getrefcount(None)
-    for _ in range(50):
-        probe.setObjectName("probe")  # returns void
-    if sys.getrefcount(None) < before - 25:
-        ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40  # ob_refcnt is the object's first field
-        print("note: these PySide6 bindings leak references to None (guarded for this run)", file=sys.stderr)
-
-
 def serpentine(n: int = 200):
     """A planar mechanism of n bodies: a revolute chain snaking over a 20-wide grid, a cross link every third body."""
     from core.model import Body, Joint, Mechanism
@@ -89,7 +72,6 @@ def main() -> int:
         from PySide6.QtWidgets import QApplication
 
         QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
-        _guard_none()
         app = QApplication.instance() or QApplication([])
         import numpy as np
 
