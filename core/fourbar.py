@@ -89,6 +89,8 @@ def classify(fb: FourBar) -> dict:
                 "coupler": "double-rocker"}[sn]
     else:
         kind, grashof = "triple-rocker (non-Grashof)", "non-grashof"
+    if l >= s + p + q - tol:  # the loop cannot close (or only as a flat line)
+        kind = "cannot be assembled (the longest link is not shorter than the other three together)"
     if grashof == "non-grashof":
         rotating = []
     elif sn == "ground":
@@ -105,6 +107,8 @@ def classify(fb: FourBar) -> dict:
 
 def _tri_angle(x: float, y: float, opposite: float) -> float | None:
     """Angle between sides x and y of a triangle with the third side `opposite` (None if impossible)."""
+    if x * y <= _EPS:  # a side of zero length (e.g. crank = coupler folded): no angle there
+        return None
     cosv = (x * x + y * y - opposite * opposite) / (2 * x * y)
     if cosv < -1 - 1e-12 or cosv > 1 + 1e-12:
         return None
@@ -154,15 +158,26 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
         if ang_d is None or ang_a is None:
             continue
         t4l = math.pi - branch * ang_d
-        t2l = branch * ang_a if name == "extended" else branch * ang_a + math.pi
+        # B lies on the ray A -> C when extended, or folded with the crank longer than the coupler; else opposite C.
+        # (Folded with a > b is reached on the other assembly branch of the same circuit, as in a double-rocker.)
+        t2l = branch * ang_a if name == "extended" or fb.a > fb.b else branch * ang_a + math.pi
         limits.append(deg(math.atan2(math.sin(t4l), math.cos(t4l))))
         toggles.append({"kind": f"crank and coupler {name}", "crank_deg": deg(math.atan2(math.sin(t2l), math.cos(t2l))),
                         "rocker_deg": limits[-1]})
+    swing = abs(limits[0] - limits[1]) if len(limits) == 2 else None
+    if len(limits) == 1 and cls["grashof"] != "grashof":
+        # One collinear position only: the circuit joins its mirror image, so the rocker swings between +-limit,
+        # through 0 when the extended position is missing (a + b > g + c), else through 180 degrees.
+        mirror = dict(toggles[-1], crank_deg=-toggles[-1]["crank_deg"], rocker_deg=-limits[0])
+        toggles.append(mirror)
+        missing_extended = toggles[-1]["kind"].endswith("folded")
+        swing = 2 * abs(limits[0]) if missing_extended else 2 * (180.0 - abs(limits[0]))
+        limits.append(-limits[0])
     if rng is not None and not full_crank:
         for lim in rng:
             toggles.append({"kind": "coupler and rocker collinear (crank limit)", "crank_deg": deg(lim)})
     out["rocker_limits_deg"] = sorted(limits) if "rocker" not in cls["fully_rotating"] and limits else None
-    out["rocker_swing_deg"] = (abs(limits[0] - limits[1]) if out["rocker_limits_deg"] and len(limits) == 2 else None)
+    out["rocker_swing_deg"] = swing if out["rocker_limits_deg"] else None
     if len(mu):
         i, j = int(np.argmin(mu)), int(np.argmax(mu))
         out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": deg(float(t2[i])),

@@ -153,3 +153,52 @@ def test_coupler_curve_and_document_detection():
     found = find_fourbar(fourbar_doc(fb, 0.6))
     assert (found.fourbar.g, found.fourbar.a, found.fourbar.b, found.fourbar.c) == pytest.approx((4, 1, 3.5, 3))
     assert found.theta2_design == pytest.approx(0.6) and found.branch == 1
+
+
+def _circuit(fb: FourBar, n: int = 20001):
+    """Crank angle, coupler and rocker angles of every assembling configuration on both branches (dense sampling)."""
+    t2 = np.linspace(-np.pi, np.pi, n)
+    out = []
+    for br in (1, -1):
+        t3, t4, ok = closed_form(fb, t2, br)
+        out.append(np.column_stack((t2[ok], t3[ok], t4[ok])))
+    return np.vstack(out)
+
+
+@pytest.mark.parametrize("lengths", [(4, 3, 1, 3.5), (3, 3.5, 2.2, 2.5), (4, 1, 3.5, 3)])
+def test_toggles_are_collinear_configurations_that_assemble(lengths):
+    fb = FourBar(*lengths)
+    for tg in report(fb)["toggles"]:
+        if not tg["kind"].startswith("crank and coupler"):
+            continue
+        # at the toggle's crank angle one of the branches has the coupler along the crank (extended: same
+        # direction; folded: opposite), with the rocker at the reported angle
+        t2 = math.radians(tg["crank_deg"])
+        want = 0.0 if tg["kind"].endswith("extended") else math.pi
+        hits = []
+        for br in (1, -1):
+            t3, t4, ok = closed_form(fb, t2, br)
+            d = abs((t3[0] - t2 - want + math.pi) % (2 * math.pi) - math.pi)
+            if ok[0] and d < 1e-6:
+                hits.append(math.degrees(t4[0]))
+        assert hits and min(abs(h - tg["rocker_deg"]) for h in hits) < 1e-6, tg
+
+
+def test_non_grashof_rocker_swings_between_symmetric_limits():
+    fb = FourBar(3.0, 3.5, 2.2, 2.5)
+    rep = report(fb)
+    # only the folded position exists (a + b = 5.7 > g + c = 5.5): |AC| = a - b = 1.3 at the limits, and the
+    # circuit joins its mirror image through rocker angle 0, so the limits are +-phi with
+    # |AC|^2 = g^2 + c^2 + 2 g c cos(phi) (C = D + c e^{i phi}, D = (g, 0))
+    phi = math.degrees(math.acos((1.3**2 - 9 - 6.25) / (2 * 3 * 2.5)))
+    assert rep["rocker_limits_deg"] == pytest.approx([-phi, phi], abs=1e-9)
+    assert rep["rocker_swing_deg"] == pytest.approx(2 * phi, abs=1e-9)
+    t4 = np.degrees(_circuit(fb)[:, 2])
+    assert np.abs(t4).max() == pytest.approx(phi, abs=1e-2) and np.abs(t4).min() < 0.1
+
+
+def test_degenerate_lengths_do_not_crash_the_report():
+    # crank = coupler: the folded position has |AC| = 0 (no triangle); 10 > 1 + 1 + 1 never closes
+    assert report(FourBar(4, 2, 2, 3))["rocker_limits_deg"] is not None
+    rep = report(FourBar(10, 1, 1, 1))
+    assert rep["class"].startswith("cannot be assembled") and rep["transmission_angle_deg"] is None
