@@ -32,20 +32,24 @@ def _angle(R):
     return math.atan2(R[1, 0], R[0, 0])
 
 
+# (lengths, design crank angle, oscillation amplitude: None = full turns of the crank). Where the crank cannot turn
+# fully it oscillates inside its range (double-rocker: 38.6..78.6 deg; triple-rocker: -92.3..92.3 deg, see report()).
 CASES = {
-    "crank-rocker": (FourBar(4.0, 1.0, 3.5, 3.0), 0.6),
-    "double-crank": (FourBar(1.0, 3.0, 3.5, 3.0), 0.6),
-    "crank-rocker, rocker shortest": (FourBar(4.0, 3.0, 3.5, 1.0), 1.0),
+    "crank-rocker": (FourBar(4.0, 1.0, 3.5, 3.0), 0.6, None),
+    "double-crank": (FourBar(1.0, 3.0, 3.5, 3.0), 0.6, None),
+    "crank-rocker, rocker shortest": (FourBar(4.0, 3.0, 3.5, 1.0), 1.0, 0.2),
+    "double-rocker": (FourBar(4.0, 3.0, 1.0, 3.5), math.radians(58.6), 0.2),
+    "triple-rocker": (FourBar(3.0, 3.5, 2.2, 2.5), 0.0, 0.6),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("branch", [1, -1])
 def test_full_cycle_matches_closed_form(case, branch):
-    fb, th0 = CASES[case]
+    fb, th0, amp = CASES[case]
     t = sympy.Symbol("t")
-    if "rocker shortest" in case:  # the crank cannot turn fully: oscillate it inside its range
-        drive, qt = "0.2*sin(2*pi*t)", 0.2 * sympy.sin(2 * sympy.pi * t)
+    if amp is not None:  # the crank cannot turn fully: oscillate it inside its range
+        drive, qt = f"{amp}*sin(2*pi*t)", amp * sympy.sin(2 * sympy.pi * t)
     else:  # non-uniform rate so the accelerations are not trivial
         drive, qt = "2*pi*t + 0.2*sin(2*pi*t)", 2 * sympy.pi * t + 0.2 * sympy.sin(2 * sympy.pi * t)
     m = fourbar_doc(fb, th0, branch, drive)
