@@ -67,6 +67,8 @@ def body_twist_jacobian(ws: Workspace) -> np.ndarray:
     km = ws.km
     S = _step_twists(ws)
     Jb = np.zeros((km.n_bodies, 6, km.nq))
+    if km.nq == 0:  # only fixed joints: nothing moves (and the padded step indices point at no coordinate)
+        return Jb
     for child, par, jt in km.levels:
         for c, p, j in zip(child, par, jt):
             sign = 1.0 if km.tree_forward[j] else -1.0

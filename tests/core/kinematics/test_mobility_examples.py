@@ -146,3 +146,27 @@ def test_symbolic_loop_equations_vanish_on_the_numeric_solution():
     traj = solve_trajectory(km, [0.0, 0.13])
     subs = {sympy.Symbol(f"q_{n}", real=True): v for n, v in zip(km.coord_names, traj.q[-1])}
     assert max(abs(float(e.subs(subs))) for e in eqs) < 1e-12
+
+
+def test_only_fixed_joints_has_rank_mobility_zero():
+    # a body welded to the ground: no coordinates at all, Gruebler 3(2-1) - 3 = 0
+    m = Mechanism(name="weld", space="planar")
+    m.bodies += [Body("ground", ground=True), Body("b")]
+    m.joints.append(Joint("W", "fixed", ("ground", "b")))
+    r = rank_mobility(m)
+    assert (r.gruebler, r.mobility_rank, r.coordinates, r.redundant_constraints) == (0, 0, 0, 0)
+
+
+from hypothesis import given, settings  # noqa: E402
+
+from tests.core.test_structure import graphs  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(graphs())
+def test_rank_mobility_never_raises_on_editable_graphs(m):
+    # `linkwright analyze --json` reports it for every document that loads, half-drawn ones included
+    r = rank_mobility(m)
+    assert 0 <= r.rank <= min(r.equations, r.coordinates)
+    assert r.redundant_constraints == r.equations - r.rank >= 0
+    assert 0 <= r.idle_freedoms <= r.mobility_rank
