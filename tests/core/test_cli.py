@@ -50,6 +50,10 @@ def test_analyze_json_matches_the_core(path):
         assert key in data
     assert data["mobility"] == rep.mobility and data["incidence"] == rep.incidence.tolist()
     assert data["chain"] in ("open", "closed", "mixed")
+    from core.kinematics import rank_mobility
+
+    r = rank_mobility(io.load(path))
+    assert (data["mobility_rank"], data["redundant_constraints"]) == (r.mobility_rank, r.redundant_constraints)
 
 
 def test_analyze_text_report():
