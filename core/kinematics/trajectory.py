@@ -17,6 +17,7 @@ from .solver import (
     solve_accelerations,
     solve_positions,
     solve_velocities,
+    twist_jacobian,
 )
 
 __all__ = ["Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "driver_values", "MAX_SUBDIVISION"]
@@ -78,6 +79,7 @@ class _State:
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
+    sign: float = 0.0  # sign of det of the square unknown-coordinate Jacobian (0: not square / not computed)
 
 
 class TrajectoryRun:
@@ -105,7 +107,15 @@ class TrajectoryRun:
         d, dd, ddd = driver_values(self.km, [t])
         return d[0], dd[0], ddd[0]
 
-    def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None) -> tuple[_State | None, str]:
+    def _det_sign(self) -> float:
+        """Sign of det of the loop Jacobian in the unknowns at the configuration in ws (0 unless it is square)."""
+        U = self.km.unknown
+        if not self.km.n_loops or len(U) != self.km.n_rows or not len(U):
+            return 0.0
+        return float(np.sign(np.linalg.det(twist_jacobian(self.ws)[:, U])))
+
+    def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None,
+               prev_sign: float = 0.0) -> tuple[_State | None, str]:
         """Solve at t from `guess`; reject results that leave the branch (far from the prediction)."""
         d, dd, ddd = self._drive(t) if drive is None else drive
         res = solve_positions(self.ws, d, guess)
@@ -122,15 +132,20 @@ class TrajectoryRun:
         if self.km.n_loops and len(self.km.unknown) and rank < self.expected_rank:
             return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
                           "or change-point position")
+        sign = self._det_sign()
+        if sign * prev_sign < 0:
+            # The determinant changed sign between two solved times: the motion went through a singular position
+            # (e.g. a change point) that no sample hit, and may have continued on the other assembly branch.
+            return None, "passed a singular position (toggle, dead-centre or change point) between two frames"
         qdd = solve_accelerations(self.ws, qd, ddd)
         if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(qdd))):
             return None, "velocities are not finite (singular position)"
-        return _State(t, res.q, qd, qdd), ""
+        return _State(t, res.q, qd, qdd, sign), ""
 
     def _advance(self, s: _State, t: float, depth: int = 0, drive=None) -> tuple[_State | None, str]:
         dt = t - s.t
         guess = s.q + s.qd * dt + 0.5 * s.qdd * dt * dt  # stay on the branch: extrapolate along the motion
-        new, why = self._solve(t, guess, s.q, drive)
+        new, why = self._solve(t, guess, s.q, drive, s.sign)
         if new is not None or depth >= MAX_SUBDIVISION:
             return new, why
         mid, why = self._advance(s, s.t + 0.5 * dt, depth + 1)

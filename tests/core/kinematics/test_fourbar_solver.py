@@ -206,3 +206,21 @@ def test_degenerate_lengths_do_not_crash_the_report():
     assert report(FourBar(4, 2, 2, 3))["rocker_limits_deg"] is not None
     rep = report(FourBar(10, 1, 1, 1))
     assert rep["class"].startswith("cannot be assembled") and rep["transmission_angle_deg"] is None
+
+
+def test_change_point_stops_instead_of_switching_branch():
+    # g + a = b + c (4 + 2 = 3 + 3): at crank angle pi all four pivots are collinear, B = (-2, 0), C = (1, 0), and
+    # the two assembly branches meet; no frame hits it exactly, so the solver must notice it passed it.
+    fb = FourBar(4.0, 2.0, 3.0, 3.0)
+    assert classify(fb)["class"] == "change point"
+    m = fourbar_doc(fb, 0.6, 1, "2*pi*t")
+    traj = solve_trajectory(compile_model(m), np.linspace(0, 1, 201))
+    t_change = (math.pi - 0.6) / (2 * math.pi)  # crank angle 0.6 + 2 pi t reaches pi
+    assert not traj.ok and "singular" in traj.reason
+    assert traj.times[-1] < t_change < traj.stop_time
+    assert traj.limit_time == pytest.approx(t_change, abs=1e-6)
+    # every frame kept is on the drawn branch
+    t3_0, t4_0, _ = closed_form(fb, 0.6, 1)
+    rock = np.array([_angle(P[3]) for P in traj.poses]) + t4_0[0]
+    _, ref, _ = closed_form(fb, 0.6 + 2 * np.pi * traj.times, 1)
+    assert np.abs((rock - ref + np.pi) % (2 * np.pi) - np.pi).max() < 1e-9
