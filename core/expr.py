@@ -67,16 +67,20 @@ class DriverExpression:
     def evaluate(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Values, velocities and accelerations at `times`; LinkwrightError where not finite."""
         tt = np.atleast_1d(np.asarray(times, dtype=float))
-        out = []
+        out, unreal = [], []
         with np.errstate(all="ignore"):
             for f in self._funcs:
-                v = np.broadcast_to(np.asarray(f(tt), dtype=float), tt.shape).copy()
-                out.append(v)
-        for name, v in zip(("value", "velocity", "acceleration"), out):
+                raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
+                # sympy keeps sqrt(-1), log(-1), (-8)**(1/3) complex: a coordinate must be real, never its real part
+                imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
+                unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
+                out.append(np.where(unreal[-1], np.nan, raw.real).astype(float))
+        for name, v, im in zip(("value", "velocity", "acceleration"), out, unreal):
             bad = ~np.isfinite(v)
             if bad.any():
-                t0 = float(tt[np.argmax(bad)])
-                raise LinkwrightError(self.location, f"{name} of '{self.text}' is not finite at t = {t0:g}")
+                k = int(np.argmax(bad))
+                what = "not a real number" if im[k] else "not finite"
+                raise LinkwrightError(self.location, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}")
         return out[0], out[1], out[2]
 
 
@@ -128,12 +132,15 @@ class _Converter:
             value = None
             if av is not None and bv is not None:
                 try:
-                    value = float(_BINOPS[op](av, bv))
+                    raw = _BINOPS[op](av, bv)
+                    if isinstance(raw, complex):  # e.g. (-8)**(1/3) in floating point
+                        raise self.fail("constant part of the expression is not a real number")
+                    value = float(raw)
                 except ZeroDivisionError:
                     raise self.fail("division by zero") from None
                 except (OverflowError, ValueError):
                     raise self.fail("constant part of the expression is too large or undefined") from None
-                if isinstance(value, complex) or not math.isfinite(value) or abs(value) > MAX_CONSTANT:
+                if not math.isfinite(value) or abs(value) > MAX_CONSTANT:
                     raise self.fail("constant part of the expression is too large or undefined")
             if op is ast.Div and bv == 0.0:
                 raise self.fail("division by zero")

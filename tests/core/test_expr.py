@@ -63,6 +63,7 @@ def test_every_whitelisted_function_parses_and_evaluates():
         ("", "empty"),
         ("True", "only numbers"),
         ("1e400", "too large"),
+        ("(-8)**(1/3)", "not a real number"),
     ],
 )
 def test_rejected_expressions_give_a_located_message(text, fragment):
@@ -99,3 +100,13 @@ def test_user_text_never_reaches_eval(monkeypatch):
     with pytest.raises(LinkwrightError):
         check_expression("__import__('os')", "x")
     check_expression("2*pi*t", "x")
+
+
+@pytest.mark.parametrize("text,bad_t", [("sqrt(-1)", 0.0), ("log(-1)*t", 0.0), ("sqrt(-1)*t", 0.5)])
+def test_complex_values_are_located_not_truncated_to_their_real_part(text, bad_t):
+    # sympy keeps sqrt(-1) = I; numpy would then cast I*t to 0 (dropping the imaginary part) or fail on float(I)
+    e = parse_expression(text, "drivers[0].value")
+    with pytest.raises(LinkwrightError) as info:
+        e.evaluate(np.array([0.0, 0.5]) if bad_t else np.array([0.0]))
+    assert info.value.location == "drivers[0].value" and "not a real number" in info.value.message
+    assert f"t = {bad_t:g}" in info.value.message
