@@ -491,23 +491,28 @@ class PropertiesPanel(QWidget):
     def _points_edited(self, item: QTableWidgetItem) -> None:
         if self._target is None or self._target[0] != "body":
             return
-        points: dict[str, tuple[float, float, float]] = {}
-        for r in range(self.points.rowCount()):
-            name_item, vec_item = self.points.item(r, 0), self.points.item(r, 1)
-            try:
-                name = parse_name(name_item.text() if name_item else "")
-                vec = parse_vector(vec_item.text() if vec_item else "")
-                if name in points:
+        # Only the edited cell is read: the other rows come from the model (a refused entry elsewhere, still shown
+        # in red, must not block or leak into this edit).
+        items = list(self.document.mechanism.body(self._target[1]).points.items())
+        r, c = item.row(), item.column()
+        if not 0 <= r < len(items):
+            return
+        name, vec = items[r]
+        try:
+            if c == 0:
+                name = parse_name(item.text())
+                if name != items[r][0] and any(n == name for n, _ in items):
                     raise ValueError(f"duplicate point name '{name}'")
-            except ValueError as exc:
-                bad = item
-                self.points.blockSignals(True)
-                bad.setBackground(QBrush(QColor("#ffcdd2")))
-                bad.setToolTip(str(exc))
-                self.points.blockSignals(False)
-                self.error.setText(f"points row {r + 1}: {exc}")
-                return
-            points[name] = vec  # type: ignore[assignment]
+            else:
+                vec = parse_vector(item.text())
+        except ValueError as exc:
+            self.points.blockSignals(True)
+            item.setBackground(QBrush(QColor("#ffcdd2")))
+            item.setToolTip(str(exc))
+            self.points.blockSignals(False)
+            self.error.setText(f"points row {r + 1}: {exc}")
+            return
+        points = {(name if k == r else n): (vec if k == r else v) for k, (n, v) in enumerate(items)}
         err = self.editor.update_body(self._target[1], points=points)
         if err is not None:
             self.error.setText(f"points: {err.message}")

@@ -196,3 +196,19 @@ def test_named_points_are_edited_with_validation(fourbar_win):
     assert win.document.mechanism.body("coupler").points["P1"] == (1.0, 2.0, 3.0) and p.error.text() == ""
     win.document.undo_stack.undo()
     assert win.document.mechanism.body("coupler").points["P1"] == (0.0, 0.0, 0.0)
+
+
+def test_a_refused_point_entry_does_not_block_editing_another_point(fourbar_win):
+    win = fourbar_win
+    win.selection.set(bodies=["coupler"])
+    p = win.properties
+    p._add_point()
+    p.points.item(1, 1).setText("1, two, 3")  # refused, stays shown in red
+    p.points.item(0, 1).setText("2, 3, 0")  # another row: taken from the model, applied
+    pts = win.document.mechanism.body("coupler").points
+    assert pts == {"P": (2.0, 3.0, 0.0), "P1": (0.0, 0.0, 0.0)} and p.error.text() == ""
+    p.points.item(1, 0).setText("P")  # renaming P1 to an existing name is refused with the reason
+    assert "duplicate point name 'P'" in p.error.text()
+    assert list(win.document.mechanism.body("coupler").points) == ["P", "P1"]
+    p.points.item(1, 0).setText("tip")
+    assert list(win.document.mechanism.body("coupler").points) == ["P", "tip"]
