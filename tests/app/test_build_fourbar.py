@@ -214,3 +214,24 @@ def test_shift_drop_offers_the_compact_joint_type_popup(make_window, monkeypatch
     j = win.document.mechanism.joints[0]
     assert j.type == "slot" and win.graph.joints[j.name].letter == "Sl"
     assert win.editor.joint_type == "revolute"  # the toolbar's choice is unchanged
+
+
+def test_ctrl_click_and_rubber_band_select_several_bodies(make_window, qtbot):
+    win = make_window(Mechanism(name="drawn"))
+    names = build_fourbar(win, qtbot)
+    vp = win.graph.viewport()
+    click(vp, node_pos(win, names[1]))
+    click(vp, node_pos(win, names[2]), modifiers=Qt.ControlModifier)
+    assert win.selection.bodies == {names[1], names[2]}
+    # A rubber band from an empty corner across the whole drawing selects every body (and the joints inside it).
+    pts = [node_pos(win, n) for n in names]
+    top_left = QPoint(min(p.x() for p in pts) - 90, min(p.y() for p in pts) - 60)
+    bottom_right = QPoint(max(p.x() for p in pts) + 90, max(p.y() for p in pts) + 60)
+    assert win.graph.itemAt(top_left) is None  # the drag starts on empty canvas
+    drag(vp, top_left, bottom_right, steps=10)
+    assert win.selection.bodies == set(names)
+    # Delete removes the whole selection in one undo step.
+    qtbot.keyClick(win.graph, Qt.Key_Delete)
+    assert win.document.mechanism.bodies == [] and win.document.mechanism.joints == []
+    win.document.undo_stack.undo()
+    assert len(win.document.mechanism.bodies) == 4 and len(win.document.mechanism.joints) == 4
