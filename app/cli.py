@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from typing import Sequence
@@ -26,6 +27,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return run_command(args)
     # GUI mode: optional FILE, optional --screenshot; sub-commands are listed in --help.
+    first = argv[0] if argv else ""
+    if first and not first.startswith("-") and not first.lower().endswith(".json") and not os.path.exists(first):
+        # Neither a command nor a file: most likely a mistyped command (`linkwright analyse FILE`).
+        close = difflib.get_close_matches(first, sorted(names), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        print(f"linkwright: error: '{first}' is not a command or a file (commands: {', '.join(sorted(names))}){hint}",
+              file=sys.stderr)
+        return 2
     opts = [a for a in argv if a.startswith("-")]
     if any(o in ("-h", "--help", "--version") for o in opts):
         parser.parse_args(argv)  # prints and exits

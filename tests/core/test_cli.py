@@ -77,3 +77,9 @@ def test_missing_file_and_bad_arguments_status_2(tmp_path):
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
     r = run("analyze")
     assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_a_mistyped_command_is_named_not_opened_as_a_file():
+    r = run("analyse", str(EXAMPLES / "fourbar.json"))
+    assert r.returncode == 2 and "'analyse' is not a command" in r.stderr and "did you mean 'analyze'" in r.stderr
+    assert "Traceback" not in r.stderr
