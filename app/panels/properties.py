@@ -311,7 +311,7 @@ class PropertiesPanel(QWidget):
         self.joint_b = QComboBox()
         for k, combo in enumerate((self.joint_a, self.joint_b)):
             combo.setToolTip(f"body {k + 1} of the joint")
-            combo.activated.connect(lambda _i: self._joint_set(bodies=(self.joint_a.currentText(), self.joint_b.currentText())))
+            combo.activated.connect(lambda _i, k=k, combo=combo: self._joint_body_chosen(k, combo.currentText()))
         self.joint_at = self._field(parse_vector, lambda v: self._joint_set(at=v), "x, y, z", "joint location in the design configuration, m")
         self.joint_axis = self._field(
             lambda t: parse_vector(t, optional=True), lambda v: self._joint_set(axis=v), "default", "joint axis (empty: the type's default)"
@@ -487,6 +487,14 @@ class PropertiesPanel(QWidget):
             self.refresh()
             self.error.setText(f"{next(iter(changes))}: {err.message}")
         return err
+
+    def _joint_body_chosen(self, k: int, name: str) -> None:
+        # The other end comes from the model, not from the other combo box.
+        if self._target is None or self._target[0] != "joint":
+            return
+        bodies = list(self.document.mechanism.joint(self._target[1]).bodies)
+        bodies[k] = name
+        self._joint_set(bodies=tuple(bodies))
 
     def _points_edited(self, item: QTableWidgetItem) -> None:
         if self._target is None or self._target[0] != "body":

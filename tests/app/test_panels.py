@@ -212,3 +212,21 @@ def test_a_refused_point_entry_does_not_block_editing_another_point(fourbar_win)
     assert list(win.document.mechanism.body("coupler").points) == ["P", "P1"]
     p.points.item(1, 0).setText("tip")
     assert list(win.document.mechanism.body("coupler").points) == ["P", "tip"]
+
+
+def test_joint_body_combos_change_one_end_and_refusals_restore_the_model(fourbar_win):
+    win = fourbar_win
+    win.selection.set(joints=["B"])  # B joins crank and coupler
+    p = win.properties
+    i = p.joint_b.findText("rocker")
+    p.joint_b.setCurrentIndex(i)
+    p.joint_b.activated.emit(i)
+    assert win.document.mechanism.joint("B").bodies == ("crank", "rocker")
+    # Choosing the same body for both ends is refused by the core: the combo shows the model again, with the reason.
+    i = p.joint_a.findText("rocker")
+    p.joint_a.setCurrentIndex(i)
+    p.joint_a.activated.emit(i)
+    assert win.document.mechanism.joint("B").bodies == ("crank", "rocker")
+    assert p.joint_a.currentText() == "crank" and "itself" in p.error.text()
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.joint("B").bodies == ("crank", "coupler")
