@@ -64,3 +64,11 @@ def test_unwritable_csv_path_exits_2_with_location(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: --csv: cannot write") and "Traceback" not in err
     assert not out.parent.exists()
+
+
+def test_multi_coordinate_joints_get_numbered_columns(capsys):
+    # quick_return: the slot joint 'pin' has two coordinates (0: slide, 1: rotation), the others one
+    assert main(["kinematics", str(EXAMPLES / "quick_return.json"), "--steps", "2"]) == 0
+    head = capsys.readouterr().out.splitlines()[0].split(",")
+    assert head[:10] == ["t", "A", "A.vel", "A.acc", "pin.0", "pin.0.vel", "pin.0.acc", "pin.1", "pin.1.vel", "pin.1.acc"]
+    assert "pin" not in head
