@@ -11,9 +11,10 @@ from core.model import Body, Driver, Joint
 from . import commands as cmd
 from .layout import auto_layout
 
-__all__ = ["Editor", "SCENE_TO_METRES", "joint_types_for"]
+__all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "joint_types_for"]
 
 SCENE_TO_METRES = 0.01  # a new joint is placed between its bodies' graph nodes, 100 scene units = 1 m
+DEFAULT_PITCH = 0.01  # m per turn, given to a new helical joint (or a joint changed to helical) until the user edits it
 
 
 def joint_types_for(space: str) -> list[str]:
@@ -95,7 +96,7 @@ class Editor(QObject):
             )
         stem = JOINT_TYPES[t].letter if t in JOINT_TYPES else "J"
         name = m.unique_name(stem)
-        pitch = 0.01 if t in JOINT_TYPES and JOINT_TYPES[t].pitch else None
+        pitch = DEFAULT_PITCH if t in JOINT_TYPES and JOINT_TYPES[t].pitch else None
         if self.run(cmd.AddJoint(self.document, Joint(name, t, (a, b), at=at, pitch=pitch))) is not None:
             return None
         self.selection.set(joints=[name])
@@ -149,6 +150,11 @@ class Editor(QObject):
 
     def update_joint(self, target: str, /, **changes) -> LinkwrightError | None:
         """Change fields of a joint (name= renames it)."""
+        new_type = changes.get("type")
+        if new_type in JOINT_TYPES and JOINT_TYPES[new_type].pitch and "pitch" not in changes:
+            m = self.document.mechanism
+            if target in m.joint_names() and m.joint(target).pitch is None:
+                changes["pitch"] = DEFAULT_PITCH  # a helical joint needs one; the user edits it in Properties
         return self.run(cmd.UpdateJoint(self.document, target, **changes))
 
     def move(self, positions: dict[str, tuple[float, float]], nudge: bool = False) -> None:

@@ -281,6 +281,8 @@ class Mechanism:
                 raise LinkwrightError(f"{location}.axis", f"a {joint.type} axis in a planar document must lie in the x-y plane")
         if joint.pitch is not None and not math.isfinite(joint.pitch):
             raise LinkwrightError(f"{location}.pitch", "must be a finite number")
+        if jt.pitch and joint.pitch is None:  # as the loader requires it: what the edit API builds must load again
+            raise LinkwrightError(f"{location}.pitch", f"a {joint.type} joint needs a pitch (advance per full turn)")
         if jt.axis2 and joint.axis2 is not None:
             a, b = joint.axis_vector(), _unit(joint.axis2)
             if abs(sum(x * y for x, y in zip(a, b))) > 1 - 1e-9:

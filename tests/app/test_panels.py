@@ -230,3 +230,23 @@ def test_joint_body_combos_change_one_end_and_refusals_restore_the_model(fourbar
     assert p.joint_a.currentText() == "crank" and "itself" in p.error.text()
     win.document.undo_stack.undo()
     assert win.document.mechanism.joint("B").bodies == ("crank", "coupler")
+
+
+def test_changing_a_joint_to_helical_gives_it_a_pitch_and_the_file_reopens(make_window, tmp_path):
+    from app.editing import DEFAULT_PITCH
+
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "rssr.json")))  # spatial: helical is offered
+    win.selection.set(joints=["A"])
+    p = win.properties
+    idx = p.joint_type.findData("helical")
+    assert idx >= 0
+    p.joint_type.setCurrentIndex(idx)
+    p.joint_type.activated.emit(idx)
+    j = win.document.mechanism.joint("A")
+    assert j.type == "helical" and j.pitch == DEFAULT_PITCH and p.joint_pitch.isEnabled()
+    win.files.write(tmp_path / "h.json")
+    assert io.load(tmp_path / "h.json") == win.document.mechanism
+    # Clearing the pitch of a helical joint is refused with the reason, not saved as a file that cannot load.
+    p.joint_pitch.setText("")
+    p.joint_pitch.editingFinished.emit()
+    assert "needs a pitch" in p.joint_pitch.error and win.document.mechanism.joint("A").pitch == DEFAULT_PITCH

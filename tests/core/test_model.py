@@ -110,3 +110,20 @@ def test_default_axes(mech):
     u = Joint("U", "universal", ("a", "b"), axis=(0.0, 0.0, 2.0))
     a, b = u.axis_vector(), u.axis2_vector()
     assert abs(sum(x * y for x, y in zip(a, b))) < 1e-12 and abs(sum(x * x for x in b) - 1) < 1e-12
+
+
+def test_a_helical_joint_needs_a_pitch_so_that_saved_files_load_again(tmp_path):
+    from core.model import Mechanism
+
+    m = Mechanism(space="spatial")
+    m.add_body(Body("g", ground=True))
+    m.add_body(Body("a"))
+    m.add_joint(Joint("H", "revolute", ("g", "a")))
+    with pytest.raises(LinkwrightError) as info:
+        m.update_joint("H", type="helical")  # the loader refuses a helical joint without pitch: so does the model
+    assert info.value.location == "joints[0].pitch"
+    m.update_joint("H", type="helical", pitch=0.02)
+    io.save(m, tmp_path / "h.json")
+    assert io.load(tmp_path / "h.json") == m
+    with pytest.raises(LinkwrightError, match="needs a pitch"):
+        m.update_joint("H", pitch=None)

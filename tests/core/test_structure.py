@@ -140,7 +140,9 @@ def graphs(draw):
             b = draw(st.integers(0, n - 2))
             b = b + 1 if b >= a else b  # never a self-joint
             axis = (1.0, 0.0, 0.0) if draw(st.booleans()) and space == "spatial" else None
-            m.add_joint(Joint(f"j{k}", draw(st.sampled_from(types)), (f"b{a}", f"b{b}"), axis=axis))
+            jtype = draw(st.sampled_from(types))
+            pitch = 0.1 if JOINT_TYPES[jtype].pitch else None  # helical joints need one
+            m.add_joint(Joint(f"j{k}", jtype, (f"b{a}", f"b{b}"), axis=axis, pitch=pitch))
     # Then some of the other edits the GUI makes: removals, renames, re-pointing joints.
     for step in range(draw(st.integers(0, 4))):
         kind = draw(st.sampled_from(["remove_body", "remove_joint", "rename", "repoint"]))
