@@ -209,3 +209,15 @@ def test_dock_layout_is_remembered_across_windows(make_window):
     win.save_layout()
     again = make_window(Mechanism(name="empty"))
     assert not again.dock_structure.isVisible() and again.dock_properties.isVisible()
+
+
+def test_a_save_that_cannot_be_written_shows_why_and_keeps_the_document_modified(make_window, dialogs, tmp_path):
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    path = win.document.path
+    target = tmp_path / "no_such_folder" / "mine.json"
+    assert not win.files.write(target)
+    assert dialogs.kinds()[-1] == "critical" and str(target) in dialogs.calls[-1][2]
+    # Nothing was written, the document still belongs to its old file and still has unsaved edits.
+    assert not target.parent.exists() and win.document.path == path and win.document.modified
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
