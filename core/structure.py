@@ -28,10 +28,11 @@ class StructureReport:
     grounds: list[int]  # indices of bodies marked ground
     ground: int | None  # the ground used as the root (first marked), None if none
     components: list[list[int]]  # connected components (body indices), the ground's first
-    loops: int  # independent loops L = j - n + c
+    loops: int  # independent loops L = j - n + c (all ground bodies counted as one)
     fundamental_loops: list[list[int]]  # per loop, joint indices in traversal order, from the body nearest the ground
     loop_directions: list[list[int]]  # per loop joint: +1 traversed bodies[0] -> bodies[1], else -1
-    loop_bodies: list[list[int]]  # per loop, the bodies visited (same order; body k is left by joint k)
+    loop_bodies: list[list[int]]  # per loop, the bodies visited (same order; body k is left by joint k); a loop
+    # through two ground bodies passes from one to the other through the fixed frame, without a joint
     tree_joints: list[int]  # joints of the spanning forest (rooted at ground)
     chords: list[int]  # joints closing one fundamental loop each
     tree_parent: list[tuple[int, int] | None]  # per body: (parent body, joint) in the forest, None at roots
@@ -102,13 +103,16 @@ def analyze(mech: Mechanism) -> StructureReport:
     depth = [-1] * n
     components: list[list[int]] = []
     tree_joints: list[int] = []
-    order = ([ground] if ground is not None else []) + list(range(n))
-    for root in order:
-        if depth[root] >= 0:
+    # All ground bodies are one fixed frame: they start the first search together (one component, several roots),
+    # so a loop may run from one ground to another and close through the fixed frame.
+    starts: list[list[int]] = ([grounds] if grounds else []) + [[i] for i in range(n)]
+    for roots in starts:
+        if depth[roots[0]] >= 0:
             continue
-        depth[root] = 0
-        comp = [root]
-        queue = deque([root])
+        for r in roots:
+            depth[r] = 0
+        comp = list(roots)
+        queue = deque(roots)
         while queue:
             u = queue.popleft()
             for v, k in adjacency[u]:
@@ -141,7 +145,7 @@ def analyze(mech: Mechanism) -> StructureReport:
             p, jk = parent[b]  # type: ignore[misc]
             up_u.append((b, jk))
             b = p
-        while a != b:
+        while a != b and parent[a] is not None:  # two different grounds at the top: joined by the fixed frame
             p, jk = parent[a]  # type: ignore[misc]
             up_v.append((a, jk))
             a = p
@@ -150,9 +154,8 @@ def analyze(mech: Mechanism) -> StructureReport:
             b = p
         # Traversal: u --chord--> v --up--> lca --down--> u.
         seq = [(u, k)] + up_v
-        lca = a
         down = []
-        prev = lca
+        prev = b  # the top of u's side: the common ancestor, or the other ground
         for body, jk in reversed(up_u):
             down.append((prev, jk))
             prev = body
@@ -166,7 +169,8 @@ def analyze(mech: Mechanism) -> StructureReport:
         loops_j.append(joints_seq)
         loops_d.append(dirs)
         loops_b.append(bodies_seq)
-    loops = m - n + len(components)
+    n_eff = n - max(len(grounds) - 1, 0)  # several grounds count as one fixed frame
+    loops = m - n_eff + len(components)
     for joints_seq in loops_j:
         on_loop[joints_seq] = True
 
@@ -185,8 +189,6 @@ def analyze(mech: Mechanism) -> StructureReport:
     lam = 3 if mech.space == "planar" else 6
     dofs = [joint_dof(j.type, mech.space) for j in mech.joints]
     classes = Counter(lam - f for f in dofs)
-    # Several ground bodies are one fixed frame: count them once.
-    n_eff = n - max(len(grounds) - 1, 0)
     mobility = lam * (n_eff - 1) - sum(lam - f for f in dofs) if n_eff > 0 else 0
     coords = sum(dofs)
 

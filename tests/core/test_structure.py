@@ -165,7 +165,8 @@ def test_random_graph_invariants(m):
     n, j = len(m.bodies), len(m.joints)
     if j:
         assert (rep.incidence.sum(axis=0) == 2).all()  # every joint joins exactly two distinct bodies
-    assert rep.loops == j - n + len(rep.components)
+    n_eff = n - max(len(rep.grounds) - 1, 0)  # all grounds are one fixed frame
+    assert rep.loops == j - n_eff + len(rep.components)
     assert len(rep.fundamental_loops) == rep.loops
     assert sorted(rep.tree_joints + rep.chords) == list(range(j))
     assert sum(len(c) for c in rep.components) == n
@@ -199,3 +200,23 @@ def test_large_graph_analyses():
         m.joints.append(Joint(f"j{k}", "revolute", (f"b{a}", f"b{b}")))
     rep = structure.analyze(m)
     assert rep.loops == 1500 - 1000 + 1 == len(rep.fundamental_loops)
+
+
+def test_four_bar_with_two_ground_bodies_is_the_same_four_bar(fourbar_dict):
+    import json
+
+    from core.kinematics import compile_model, solve_trajectory
+
+    one = io.loads(json.dumps(fourbar_dict))
+    # The same linkage drawn with the second pivot on its own ground body "base2".
+    fourbar_dict["bodies"].append({"name": "base2", "ground": True})
+    fourbar_dict["joints"][3]["bodies"] = ["rocker", "base2"]
+    two = io.loads(json.dumps(fourbar_dict))
+    r1, r2 = structure.analyze(one), structure.analyze(two)
+    # n_eff = 5 - 1 = 4 bodies, 4 joints: L = 4 - 4 + 1 = 1 loop, closed through the fixed frame; M = 3·3 - 2·4 = 1.
+    assert (r2.loops, r2.mobility, r2.chain, len(r2.components)) == (1, 1, "closed", 1)
+    assert sorted(r2.fundamental_loops[0]) == [0, 1, 2, 3]
+    times = np.linspace(0.0, 1.0, 21)
+    t1, t2 = solve_trajectory(compile_model(one), times), solve_trajectory(compile_model(two), times)
+    assert t1.ok and t2.ok
+    assert np.allclose(t1.q, t2.q, atol=1e-10) and np.allclose(t1.points, t2.points, atol=1e-10)
