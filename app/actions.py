@@ -21,7 +21,7 @@ def icon(name: str) -> QIcon:
 class Actions:
     """Creates every action of the main window and connects it to the file controller, editor and views."""
 
-    def __init__(self, window: QWidget, files, editor, graph, document, viewport) -> None:
+    def __init__(self, window: QWidget, files, editor, graph, document, viewport, playback=None) -> None:
         st = window.style()
         self._window = window
 
@@ -84,6 +84,8 @@ class Actions:
         if viewport is not None:
             for key, (text, sc) in {"front": ("Front View", "Ctrl+1"), "top": ("Top View", "Ctrl+2"), "iso": ("Iso View", "Ctrl+3"), "fit": ("Fit 3D View", "Ctrl+0")}.items():
                 self.views.append(act(text, lambda k=key: viewport.set_view(k), sc, f"3D viewport: {text.lower()}"))
+        if playback is not None:
+            self.play = act("&Play / Pause", playback.toggle, "Space", "Play or pause the motion", st.standardIcon(QStyle.SP_MediaPlay))
 
     def toolbar_icon_size(self) -> QSize:
         """Icon size of the main toolbar."""

@@ -22,12 +22,13 @@ from .panels.graph import GraphView
 from .panels.properties import PropertiesPanel
 from .panels.status import StatusReadout
 from .panels.structure import StructurePanel
+from .playback import MotionPanel, Playback
 from .selection import Selection
 from .viewport import Viewport3D
 
 __all__ = ["MainWindow"]
 
-STATE_VERSION = 1  # bump when the dock set changes, so an old saved layout is not applied
+STATE_VERSION = 2  # bump when the dock set changes, so an old saved layout is not applied
 
 
 class MainWindow(QMainWindow):
@@ -56,12 +57,16 @@ class MainWindow(QMainWindow):
         self.dock_properties = self._dock("Properties", "propertiesDock", self.properties, Qt.LeftDockWidgetArea)
         self.dock_viewport = self._dock("3D View", "viewportDock", self.viewport, Qt.RightDockWidgetArea)
         self.dock_structure = self._dock("Structure", "structureDock", self.structure, Qt.BottomDockWidgetArea)
+        self.playback = Playback(self.document, self.viewport, self)
+        self.motion = MotionPanel(self.playback)
+        self.dock_motion = self._dock("Motion", "motionDock", self.motion, Qt.RightDockWidgetArea)
         self._layout_restored = False
 
         self.status = StatusReadout(self.statusBar(), self.document)
         self.editor.message.connect(self.status.show)
         self.files.message.connect(self.status.show)
-        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport)
+        self.playback.mobilityChanged.connect(self.status.set_rank_mobility)
+        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback)
         self._build_menus()
         self._build_toolbar()
 
@@ -108,7 +113,9 @@ class MainWindow(QMainWindow):
             v.addSeparator()
             v.addActions(a.views)
         v.addSeparator()
-        for d in (self.dock_properties, self.dock_viewport, self.dock_structure):
+        v.addAction(a.play)
+        v.addSeparator()
+        for d in (self.dock_properties, self.dock_viewport, self.dock_motion, self.dock_structure):
             v.addAction(d.toggleViewAction())
         h = mb.addMenu("&Help")
         h.addAction("&About Linkwright", self.about)
@@ -238,4 +245,5 @@ class MainWindow(QMainWindow):
         if self.remember_layout:
             self.save_layout()
         self.files.shutdown()
+        self.playback.shutdown()  # cancel the solve and join its thread
         event.accept()

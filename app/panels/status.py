@@ -1,4 +1,5 @@
-"""Status bar readouts: mobility and DOF versus drivers (from the structure report), and the last message."""
+"""Status bar readouts: mobility, DOF versus drivers (rank-based once known, else the structure report's count), and
+the last message."""
 
 from __future__ import annotations
 
@@ -20,7 +21,13 @@ class StatusReadout:
             w.setContentsMargins(8, 0, 8, 0)
         bar.addPermanentWidget(self.drivers)
         bar.addPermanentWidget(self.mobility)
+        self.rank = None  # core.kinematics.RankMobility of the current geometry (computed off the GUI thread)
         document.changed.connect(self.refresh)
+        self.refresh()
+
+    def set_rank_mobility(self, rank) -> None:
+        """Use this rank-based mobility (None: not known yet for the current geometry, show the Gruebler count)."""
+        self.rank = rank
         self.refresh()
 
     def refresh(self) -> None:
@@ -29,6 +36,13 @@ class StatusReadout:
         self.mobility.setText(f"<b>M = {rep.mobility}</b>")
         self.mobility.setToolTip(rep.mobility_formula)
         nd, mob = rep.n_drivers, rep.mobility
+        tip = "Gruebler–Kutzbach count (the rank-based mobility is being computed)"
+        if self.rank is not None:
+            # the freedoms that need a driver: rank-based mobility less idle freedoms (an RSSR coupler's spin)
+            mob = self.rank.effective
+            idle = f" less {self.rank.idle_freedoms} idle" if self.rank.idle_freedoms else ""
+            tip = f"rank-based mobility {self.rank.mobility_rank}{idle} (Gruebler–Kutzbach count {rep.mobility})"
+        self.drivers.setToolTip(tip)
         if not rep.joints:
             state, color = "", "#455a64"
         elif mob <= 0:

@@ -1,0 +1,136 @@
+"""The Motion panel: play/pause, a time slider over the recorded frames, t readout, end time, steps and solve status."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QStyle,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .player import Playback
+
+__all__ = ["MotionPanel"]
+
+
+class MotionPanel(QWidget):
+    """Widgets over a Playback: they show its recording and cursor and forward the user's requests (no state here)."""
+
+    def __init__(self, playback: Playback, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("motionPanel")
+        self.playback = playback
+        rec = playback.recording
+        st = self.style()
+        self._icons = (st.standardIcon(QStyle.SP_MediaPlay), st.standardIcon(QStyle.SP_MediaPause))
+
+        self.play_button = QToolButton()
+        self.play_button.setObjectName("motionPlay")
+        self.play_button.setIcon(self._icons[0])
+        self.play_button.setToolTip("Play / pause the motion (Space)")
+        self.play_button.setAutoRaise(True)
+        self.play_button.clicked.connect(playback.toggle)
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setObjectName("motionSlider")
+        self.slider.setToolTip("Scrub through the solved frames")
+        self.slider.setRange(0, 0)
+        self.slider.valueChanged.connect(rec.set_cursor)
+        self.slider.sliderPressed.connect(playback.pause)  # grabbing the slider stops playing
+        self.time_label = QLabel()
+        self.time_label.setObjectName("motionTime")
+        self.time_label.setMinimumWidth(self.fontMetrics().horizontalAdvance("t = 00.000 s  000/000"))
+        self.time_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+
+        self.end_box = QDoubleSpinBox()
+        self.end_box.setObjectName("motionEnd")
+        self.end_box.setRange(0.001, 1e5)
+        self.end_box.setDecimals(3)
+        self.end_box.setSuffix(" s")
+        self.end_box.setKeyboardTracking(False)
+        self.end_box.setToolTip("Solve the motion from t = 0 to this time")
+        self.steps_box = QSpinBox()
+        self.steps_box.setObjectName("motionSteps")
+        self.steps_box.setRange(1, 100000)
+        self.steps_box.setKeyboardTracking(False)
+        self.steps_box.setToolTip("Number of time steps (frames = steps + 1)")
+        self.end_box.valueChanged.connect(self._range_edited)
+        self.steps_box.valueChanged.connect(self._range_edited)
+        self.status_label = QLabel()
+        self.status_label.setObjectName("motionStatus")
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.status_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+
+        top = QHBoxLayout()
+        top.setSpacing(6)
+        top.addWidget(self.play_button)
+        top.addWidget(self.slider, 1)
+        top.addWidget(self.time_label)
+        bottom = QHBoxLayout()
+        bottom.setSpacing(6)
+        bottom.addWidget(QLabel("End"))
+        bottom.addWidget(self.end_box)
+        bottom.addWidget(QLabel("Steps"))
+        bottom.addWidget(self.steps_box)
+        bottom.addSpacing(8)
+        bottom.addWidget(self.status_label, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.setSpacing(2)
+        lay.addLayout(top)
+        lay.addLayout(bottom)
+        self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
+
+        rec.cleared.connect(self._refresh_slider)
+        rec.grew.connect(self._refresh_slider)
+        rec.cursorChanged.connect(self._show_cursor)
+        playback.statusChanged.connect(self._show_status)
+        playback.playingChanged.connect(self._show_playing)
+        playback.rangeChanged.connect(self._show_range)
+        self._show_range(playback.t_end, playback.steps)
+        self._show_status(playback.status, playback.status_tip)
+        self._refresh_slider()
+
+    # ---- model -> widgets (signals blocked so nothing echoes back) ---------------------------------------------
+    def _refresh_slider(self, *_args) -> None:
+        rec = self.playback.recording
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, max(rec.count - 1, 0))
+        self.slider.setValue(rec.cursor)
+        self.slider.blockSignals(False)
+        self.slider.setEnabled(rec.count > 1)
+        self._show_cursor(rec.cursor)
+
+    def _show_cursor(self, k: int) -> None:
+        rec = self.playback.recording
+        self.slider.blockSignals(True)
+        self.slider.setValue(k)
+        self.slider.blockSignals(False)
+        t = rec.time_at(k)
+        total = len(rec.requested)
+        self.time_label.setText(f"t = {t:.3f} s  {k}/{max(total - 1, 0)}" if t is not None else "t = —")
+
+    def _show_status(self, text: str, tip: str) -> None:
+        self.status_label.setText(text)
+        self.status_label.setToolTip(tip or text)
+
+    def _show_playing(self, playing: bool) -> None:
+        self.play_button.setIcon(self._icons[1 if playing else 0])
+
+    def _show_range(self, t_end: float, steps: int) -> None:
+        for box, v in ((self.end_box, t_end), (self.steps_box, steps)):
+            box.blockSignals(True)
+            box.setValue(v)
+            box.blockSignals(False)
+
+    # ---- widgets -> playback -------------------------------------------------------------------------------------
+    def _range_edited(self, *_args) -> None:
+        self.playback.set_range(self.end_box.value(), self.steps_box.value())
