@@ -153,6 +153,7 @@ class Playback(QObject):
         analyse = self.mobility is None
         if not mech.joints:
             self.worker.cancel()
+            self._show_design()
             self._set_status("nothing to move: the document has no joints", "")
             return
         token = self.worker.start(mech, self.times(), analyse=analyse)
@@ -180,6 +181,7 @@ class Playback(QObject):
         if token == self.worker.token:
             self.pause()
             self.recording.clear()
+            self._show_design()
             self._set_status(message, "The motion cannot be solved; the design configuration is shown.")
 
     def _on_ended(self, token: int, end: RunEnd) -> None:
@@ -200,6 +202,12 @@ class Playback(QObject):
         P = self.recording.pose_at_cursor()
         if P is not None and self.viewport is not None:
             self.viewport.set_pose_array(P, self.recording.body_names)
+
+    def _show_design(self) -> None:
+        """Put every body back in its design pose (the viewport keeps solved poses across edits of drivers only)."""
+        scene = self.viewport.scene() if self.viewport is not None else None
+        if scene is not None:
+            self.viewport.set_body_poses({bg.name: bg.design for bg in scene.bodies})
 
     def _tick(self) -> None:
         rec = self.recording

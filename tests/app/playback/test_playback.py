@@ -1,0 +1,204 @@
+"""Kinematic playback in the window: background solve, recording, scrubbing, re-solve on edits, stop reasons, threads."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from core import io
+from core.kinematics import compile_model, rank_mobility, solve_trajectory
+from core.model import Body, Driver, Joint, Mechanism
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def fourbar(g: float, a: float, b: float, c: float, theta: float = math.pi / 3, drive: str | None = "2*pi*t") -> Mechanism:
+    """A planar four-bar drawn with ground pivots A=(0,0), D=(g,0), crank a at angle theta, coupler b, rocker c."""
+    B = (a * math.cos(theta), a * math.sin(theta))
+    # C: intersection of the circles |C-B| = b and |C-D| = c (the upper one): the loop closes in the drawing
+    dx, dy = g - B[0], -B[1]
+    d = math.hypot(dx, dy)
+    x = (b * b - c * c + d * d) / (2 * d)
+    h = math.sqrt(b * b - x * x)
+    C = (B[0] + (x * dx - h * dy) / d, B[1] + (x * dy + h * dx) / d)
+    m = Mechanism(name="fourbar test")
+    for name, ground in (("ground", True), ("crank", False), ("coupler", False), ("rocker", False)):
+        m.add_body(Body(name, ground=ground), position=(0.0, 0.0))
+    for name, bodies, at in (("A", ("ground", "crank"), (0, 0)), ("B", ("crank", "coupler"), B),
+                             ("C", ("coupler", "rocker"), C), ("D", ("rocker", "ground"), (g, 0))):
+        m.add_joint(Joint(name, "revolute", bodies, at=(float(at[0]), float(at[1]), 0.0)))
+    if drive:
+        m.add_driver(Driver("A", drive))
+    return m
+
+
+def solved(win, frames: int | None = None, timeout: int = 10000) -> None:
+    """Wait until the window's recording is complete (with `frames` frames, if given)."""
+    rec = win.playback.recording
+    win.qtbot.waitUntil(lambda: rec.complete and (frames is None or rec.count == frames), timeout=timeout)
+
+
+@pytest.fixture
+def window(make_window, qtbot):
+    def make(mech=None):
+        win = make_window(mech if mech is not None else io.load(EXAMPLES / "fourbar.json"))
+        win.qtbot = qtbot
+        return win
+
+    return make
+
+
+def crank_pose(win) -> np.ndarray:
+    return win.viewport.body_poses()["crank"]
+
+
+def test_fourbar_solves_in_the_background_and_scrubbing_poses_the_crank(window, qtbot):
+    win = window()
+    assert win.motion.end_box.value() == 1.0 and win.motion.steps_box.value() == 100
+    solved(win, 101)  # t = k/100, k = 0..100
+    rec = win.playback.recording
+    assert rec.ok and win.motion.slider.maximum() == 100
+    ref = solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
+    ci = ref.body_names.index("crank")
+    for k in (0, 17, 63, 100):
+        win.motion.slider.setValue(k)  # the user scrubs
+        assert rec.cursor == k
+        np.testing.assert_allclose(crank_pose(win), ref.poses[k, ci], atol=1e-9)
+        # the crank is driven by 2*pi*t about A = origin: its rotation is Rz(2*pi*t_k)
+        phi = 2 * math.pi * k / 100
+        np.testing.assert_allclose(crank_pose(win)[:2, :2], [[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]], atol=1e-9)
+        assert win.motion.time_label.text().startswith(f"t = {k / 100:.3f} s")
+    assert "101 frames" in win.motion.status_label.text()
+    qtbot.waitUntil(lambda: not win.playback.worker.running(), timeout=3000)  # the job thread ends with the solve
+
+
+def test_play_advances_the_cursor_in_real_time_and_loops(window, qtbot):
+    win = window()
+    solved(win, 101)
+    rec = win.playback.recording
+    win.motion.slider.setValue(90)
+    win.action_set.play.trigger()  # Space
+    assert win.playback.playing
+    # 0.1 s of motion remain; real time playback wraps to the start within ~0.3 s wall time
+    qtbot.waitUntil(lambda: rec.cursor < 50, timeout=3000)
+    qtbot.waitUntil(lambda: rec.cursor > 5, timeout=3000)
+    win.action_set.play.trigger()
+    assert not win.playback.playing
+    k = rec.cursor
+    qtbot.wait(100)
+    assert rec.cursor == k  # paused: the cursor stays
+
+
+def test_space_key_toggles_play(window, qtbot):
+    win = window()
+    solved(win, 101)
+    win.graph.setFocus()
+    qtbot.keyClick(win.graph, Qt.Key_Space)
+    assert win.playback.playing
+    qtbot.keyClick(win.graph, Qt.Key_Space)
+    assert not win.playback.playing
+
+
+def test_edit_while_solving_cancels_and_rebuilds_with_the_new_geometry(window, qtbot):
+    win = window()
+    solved(win, 101)
+    pb = win.playback
+    ended = []
+    pb.worker.ended.connect(pb_record(ended))
+    pb.set_range(1.0, 50000)  # a long solve (tens of seconds), so the edit surely arrives while it runs
+    rec = pb.recording
+    qtbot.waitUntil(lambda: rec.count > 0, timeout=5000)
+    long_token = pb.worker.token
+    assert not rec.complete and win.motion.slider.maximum() == rec.count - 1  # the slider grows with the frames
+    # move B along the crank's direction: crank length 0.8 instead of 1 (the drawing still closes)
+    assert win.editor.update_joint("B", at=(0.4, 0.4 * math.sqrt(3), 0.0)) is None
+    assert rec.count == 0  # the old frames belong to the old geometry: dropped at once
+    pb.set_range(1.0, 100)  # within the debounce: one new solve
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    assert pb.worker.token == long_token + 1
+    qtbot.waitUntil(lambda: not pb.worker.running(), timeout=5000)
+    assert all(not t.is_alive() for t in pb.worker.threads())
+    assert [e.cancelled for tok, e in ended if tok == long_token] == [True]  # cancelled, never completed
+    ref = solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
+    np.testing.assert_allclose(rec.poses[:101], ref.poses, atol=1e-9)
+    # the coupler's joint B now sits 0.8 from A: at t = 0.25 the crank is at 60 + 90 degrees
+    win.motion.slider.setValue(25)
+    B = crank_pose(win) @ np.array([0.4, 0.4 * math.sqrt(3), 0.0, 1.0])
+    np.testing.assert_allclose(B[:2], [0.8 * math.cos(math.radians(150)), 0.8 * math.sin(math.radians(150))], atol=1e-9)
+
+
+def pb_record(out: list):
+    """A slot appending (token, end) to `out` (list.append is safe from any thread)."""
+    return lambda token, end: out.append((token, end))
+
+
+def test_non_grashof_stops_early_with_the_reason_and_keeps_the_frames(window, qtbot):
+    # g = 4, a = b = c = 3: s + l = 7 > p + q = 6, non-Grashof; the crank cannot turn a full revolution
+    mech = fourbar(4.0, 3.0, 3.0, 3.0)
+    win = window(mech)
+    solved(win)
+    rec = win.playback.recording
+    ref = solve_trajectory(compile_model(mech), np.linspace(0.0, 1.0, 101))
+    assert not ref.ok and 1 < len(ref.times) < 101
+    assert not rec.ok and rec.count == len(ref.times)
+    status = win.motion.status_label.text()
+    assert status.startswith(f"stopped at t = {ref.stop_time:.2f} s: ")
+    why = ref.reason.split(": ", 1)[1].split(" (")[0].split(";")[0]
+    assert status.endswith(why), (status, ref.reason)
+    assert ref.reason in win.motion.status_label.toolTip()
+    assert win.motion.slider.maximum() == rec.count - 1
+    for k in (0, rec.count - 1):
+        win.motion.slider.setValue(k)
+        np.testing.assert_allclose(win.viewport.body_poses()["rocker"], ref.poses[k, ref.body_names.index("rocker")], atol=1e-9)
+
+
+def test_underdriven_document_shows_the_driver_message_and_solves_nothing(window, qtbot, dialogs):
+    win = window()
+    solved(win, 101)
+    pb = win.playback
+    win.motion.slider.setValue(30)
+    assert not np.allclose(crank_pose(win), np.eye(4))
+    started = pb.worker.solves_started
+    assert win.editor.remove_driver(0) is None
+    qtbot.waitUntil(lambda: "driver" in win.motion.status_label.text(), timeout=5000)
+    text = win.motion.status_label.text()
+    assert text.startswith("drivers: ") and "1 degree(s) of freedom" in text and "0 driver(s)" in text
+    assert pb.worker.solves_started == started  # no trajectory was started
+    qtbot.waitUntil(lambda: not pb.worker.running(), timeout=3000)
+    assert pb.recording.count == 0 and not win.motion.slider.isEnabled()
+    np.testing.assert_allclose(crank_pose(win), np.eye(4))  # back in the design configuration
+    assert not dialogs.calls  # background work never opens a dialog
+
+
+def test_bad_driver_expression_shows_the_located_message(window, qtbot, dialogs):
+    # a driver value that is not finite at t = 0 is a located error, reported in the status line
+    mech = fourbar(4.0, 1.0, 3.5, 3.0, drive="1/t")
+    win = window(mech)
+    qtbot.waitUntil(lambda: win.motion.status_label.text().startswith("drivers"), timeout=5000)
+    assert win.playback.recording.count == 0 and not dialogs.calls
+
+
+def test_status_bar_uses_rank_mobility_less_idle_freedoms(window, qtbot):
+    win = window(io.load(EXAMPLES / "rssr.json"))
+    rm = rank_mobility(win.document.mechanism)
+    # RSSR: Gruebler counts 2 (the coupler's spin about its own axis), one of them idle; one driver suffices
+    assert (rm.gruebler, rm.idle_freedoms, rm.effective, len(win.document.mechanism.drivers)) == (2, 1, 1, 1)
+    qtbot.waitUntil(lambda: "fully driven" in win.status.drivers.text(), timeout=8000)
+    assert win.status.drivers.text().startswith("DOF 1 · drivers 1")
+    assert "idle" in win.status.drivers.toolTip()
+    solved(win, 101)
+    assert win.playback.recording.ok
+
+
+def test_closing_the_window_joins_the_solver_thread(window, qtbot):
+    win = window()
+    win.playback.set_range(1.0, 50000)
+    qtbot.waitUntil(lambda: win.playback.recording.count > 0, timeout=5000)
+    threads = win.playback.worker.threads()
+    assert any(t.is_alive() for t in threads) and all(isinstance(t, threading.Thread) for t in threads)
+    win.close()
+    assert not any(t.is_alive() for t in threads)
