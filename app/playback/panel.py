@@ -20,6 +20,8 @@ from .player import Playback
 
 __all__ = ["MotionPanel"]
 
+STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "error": "#b71c1c"}  # as the status bar
+
 
 class MotionPanel(QWidget):
     """Widgets over a Playback: they show its recording and cursor and forward the user's requests (no state here)."""
@@ -67,7 +69,10 @@ class MotionPanel(QWidget):
         self.status_label.setObjectName("motionStatus")
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.status_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.status_label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.status_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        # room for three lines: a driver message wraps, and the dock should not jump in height as messages change
+        self.status_label.setFixedHeight(3 * self.fontMetrics().lineSpacing() + 2)
 
         top = QHBoxLayout()
         top.setSpacing(6)
@@ -80,13 +85,13 @@ class MotionPanel(QWidget):
         bottom.addWidget(self.end_box)
         bottom.addWidget(QLabel("Steps"))
         bottom.addWidget(self.steps_box)
-        bottom.addSpacing(8)
-        bottom.addWidget(self.status_label, 1)
+        bottom.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.setSpacing(2)
         lay.addLayout(top)
         lay.addLayout(bottom)
+        lay.addWidget(self.status_label)
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
         rec.cleared.connect(self._refresh_slider)
@@ -96,7 +101,7 @@ class MotionPanel(QWidget):
         playback.playingChanged.connect(self._show_playing)
         playback.rangeChanged.connect(self._show_range)
         self._show_range(playback.t_end, playback.steps)
-        self._show_status(playback.status, playback.status_tip)
+        self._show_status(playback.status, playback.status_tip, playback.status_kind)
         self._refresh_slider()
 
     # ---- model -> widgets (signals blocked so nothing echoes back) ---------------------------------------------
@@ -118,8 +123,9 @@ class MotionPanel(QWidget):
         total = len(rec.requested)
         self.time_label.setText(f"t = {t:.3f} s  {k}/{max(total - 1, 0)}" if t is not None else "t = —")
 
-    def _show_status(self, text: str, tip: str) -> None:
+    def _show_status(self, text: str, tip: str, kind: str = "busy") -> None:
         self.status_label.setText(text)
+        self.status_label.setStyleSheet(f"color: {STATUS_COLOURS.get(kind, '')}")
         self.status_label.setToolTip(tip or text)
 
     def _show_playing(self, playing: bool) -> None:

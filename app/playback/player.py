@@ -12,10 +12,11 @@ from core.kinematics import RankMobility
 from .recording import Recording
 from .worker import RunEnd, RunInfo, SolveWorker
 
-__all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "short_reason"]
+__all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "short_reason"]
 
 DEBOUNCE_MS = 150  # edits closer together than this make one solve
 TICK_MS = 30  # playback timer (about 33 frames per second of wall time)
+STATUS_KINDS = ("busy", "ok", "stopped", "error")  # what the status line reports
 
 
 def _geometry_key(mech) -> tuple:
@@ -37,7 +38,7 @@ def short_reason(end: RunEnd) -> str:
 class Playback(QObject):
     """Owns the worker, the recording and the play timer for one document; the viewport is posed from the cursor."""
 
-    statusChanged = Signal(str, str)  # text for the status line, its tooltip (details)
+    statusChanged = Signal(str, str, str)  # text for the status line, its tooltip (details), kind (STATUS_KINDS)
     mobilityChanged = Signal(object)  # core.kinematics.RankMobility of the current geometry, None while unknown
     playingChanged = Signal(bool)
     rangeChanged = Signal(float, int)  # t_end, steps
@@ -52,6 +53,7 @@ class Playback(QObject):
         self.steps = 100
         self.status = ""
         self.status_tip = ""
+        self.status_kind = "busy"
         self.mobility: RankMobility | None = None
         self._key = None  # kinematic content of the last solve started
         self._geo_key = None  # geometry of the last analysis asked for
@@ -145,7 +147,7 @@ class Playback(QObject):
         """Drop the recording at once (it belongs to the old mechanism) and solve again after the debounce."""
         self.worker.cancel()
         self.recording.clear()
-        self._set_status("solving…", "")
+        self._set_status("solving…", "", "busy")
         self._debounce.start()
 
     def _start(self) -> None:
@@ -154,7 +156,7 @@ class Playback(QObject):
         if not mech.joints:
             self.worker.cancel()
             self._show_design()
-            self._set_status("nothing to move: the document has no joints", "")
+            self._set_status("nothing to move: the document has no joints", "", "error")
             return
         token = self.worker.start(mech, self.times(), analyse=analyse)
         if analyse:
@@ -169,20 +171,20 @@ class Playback(QObject):
     def _on_began(self, token: int, info: RunInfo) -> None:
         if token == self.worker.token:
             self.recording.begin(info.body_names, info.coord_names, info.point_names, info.times)
-            self._set_status(f"solving… 0 / {len(info.times)} frames", "")
+            self._set_status(f"solving… 0 / {len(info.times)} frames", "", "busy")
 
     def _on_frames(self, token: int, frames) -> None:
         if token != self.worker.token:
             return
         self.recording.extend(frames)
-        self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "")
+        self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "", "busy")
 
     def _on_failed(self, token: int, message: str) -> None:
         if token == self.worker.token:
             self.pause()
             self.recording.clear()
             self._show_design()
-            self._set_status(message, "The motion cannot be solved; the design configuration is shown.")
+            self._set_status(message, "The motion cannot be solved; the design configuration is shown.", "error")
 
     def _on_ended(self, token: int, end: RunEnd) -> None:
         if token != self.worker.token or end.cancelled:
@@ -190,12 +192,12 @@ class Playback(QObject):
         rec = self.recording
         rec.finish(end.ok, end.reason, end.stop_time)
         if end.ok:
-            self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "")
+            self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "", "ok")
         else:
             tip = end.reason
             if rec.count:
                 tip += f"\nThe {rec.count} frames before it can be played and scrubbed."
-            self._set_status(short_reason(end), tip)
+            self._set_status(short_reason(end), tip, "stopped")
 
     # ---- cursor ------------------------------------------------------------------------------------------------
     def _pose(self, _k: int) -> None:
@@ -225,6 +227,6 @@ class Playback(QObject):
                 t = first
         rec.set_cursor(rec.index_at(t))
 
-    def _set_status(self, text: str, tip: str) -> None:
-        self.status, self.status_tip = text, tip
-        self.statusChanged.emit(text, tip)
+    def _set_status(self, text: str, tip: str, kind: str) -> None:
+        self.status, self.status_tip, self.status_kind = text, tip, kind
+        self.statusChanged.emit(text, tip, kind)
