@@ -202,3 +202,42 @@ def test_closing_the_window_joins_the_solver_thread(window, qtbot):
     assert any(t.is_alive() for t in threads) and all(isinstance(t, threading.Thread) for t in threads)
     win.close()
     assert not any(t.is_alive() for t in threads)
+
+
+def test_steps_field_resolves_and_moving_a_node_does_not(window, qtbot):
+    win = window()
+    solved(win, 101)
+    token = win.playback.worker.token
+    rev = win.document.mechanism.revision
+    win.editor.move({"crank": (123.0, 45.0)})  # a graph-editor position is not part of the motion
+    assert win.document.mechanism.revision > rev and win.document.mechanism.layout["crank"] == (123.0, 45.0)
+    qtbot.wait(250)  # longer than the debounce
+    assert win.playback.worker.token == token and win.playback.recording.count == 101
+    win.motion.steps_box.setValue(40)  # as the user commits a new step count
+    solved(win, 41)
+    assert win.playback.worker.token == token + 1
+    np.testing.assert_allclose(win.playback.recording.times[:41], np.linspace(0.0, 1.0, 41))
+    win.motion.end_box.setValue(2.0)
+    solved(win, 41)
+    assert win.playback.recording.time_at(40) == pytest.approx(2.0)
+
+
+def test_replacing_the_document_joins_the_old_solve_and_solves_the_new_one(window, qtbot):
+    win = window()
+    win.playback.set_range(1.0, 50000)
+    qtbot.waitUntil(lambda: win.playback.recording.count > 0, timeout=5000)
+    old = win.playback.worker.threads()
+    win.document.replace(io.load(EXAMPLES / "slider_crank.json"))  # what File ▸ Open does
+    assert not any(t.is_alive() for t in old)  # cancelled and joined at once
+    win.playback.set_range(1.0, 100)
+    solved(win, 101)
+    ref = solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
+    assert win.playback.recording.body_names == ref.body_names
+    np.testing.assert_allclose(win.playback.recording.poses[:101], ref.poses, atol=1e-9)
+
+
+def test_an_empty_document_has_nothing_to_move(window, qtbot):
+    win = window()
+    win.document.replace(Mechanism())  # File ▸ New
+    qtbot.waitUntil(lambda: "nothing to move" in win.motion.status_label.text(), timeout=3000)
+    assert win.playback.recording.count == 0 and not win.playback.worker.running()
