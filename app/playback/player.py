@@ -57,6 +57,7 @@ class Playback(QObject):
         self.mobility: RankMobility | None = None
         self._key = None  # kinematic content of the last solve started
         self._geo_key = None  # geometry of the last analysis asked for
+        self._token = -1  # the job whose frames are wanted (-1: none; a cancelled job's late signals are dropped)
         self._analysis_token = -1  # job whose analysis is the one wanted
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -121,6 +122,7 @@ class Playback(QObject):
     def shutdown(self) -> None:
         """Stop the timers, cancel the solve and join its thread (window close)."""
         self._debounce.stop()
+        self._token = -1
         self.pause()
         self.worker.shutdown()
 
@@ -146,6 +148,7 @@ class Playback(QObject):
     def _restart(self) -> None:
         """Drop the recording at once (it belongs to the old mechanism) and solve again after the debounce."""
         self.worker.cancel()
+        self._token = -1
         self.recording.clear()
         self._set_status("solving…", "", "busy")
         self._debounce.start()
@@ -158,7 +161,7 @@ class Playback(QObject):
             self._show_design()
             self._set_status("nothing to move: the document has no joints", "", "error")
             return
-        token = self.worker.start(mech, self.times(), analyse=analyse)
+        token = self._token = self.worker.start(mech, self.times(), analyse=analyse)
         if analyse:
             self._analysis_token = token
 
@@ -169,25 +172,25 @@ class Playback(QObject):
             self.mobilityChanged.emit(rm)
 
     def _on_began(self, token: int, info: RunInfo) -> None:
-        if token == self.worker.token:
+        if token == self._token:
             self.recording.begin(info.body_names, info.coord_names, info.point_names, info.times)
             self._set_status(f"solving… 0 / {len(info.times)} frames", "", "busy")
 
     def _on_frames(self, token: int, frames) -> None:
-        if token != self.worker.token:
+        if token != self._token:
             return
         self.recording.extend(frames)
         self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "", "busy")
 
     def _on_failed(self, token: int, message: str) -> None:
-        if token == self.worker.token:
+        if token == self._token:
             self.pause()
             self.recording.clear()
             self._show_design()
             self._set_status(message, "The motion cannot be solved; the design configuration is shown.", "error")
 
     def _on_ended(self, token: int, end: RunEnd) -> None:
-        if token != self.worker.token or end.cancelled:
+        if token != self._token or end.cancelled:
             return
         rec = self.recording
         rec.finish(end.ok, end.reason, end.stop_time)
