@@ -44,7 +44,7 @@ class MotionPanel(QWidget):
         self.slider.setObjectName("motionSlider")
         self.slider.setToolTip("Scrub through the solved frames")
         self.slider.setRange(0, 0)
-        self.slider.valueChanged.connect(rec.set_cursor)
+        self.slider.valueChanged.connect(playback.seek)
         self.slider.sliderPressed.connect(playback.pause)  # grabbing the slider stops playing
         self.time_label = QLabel()
         self.time_label.setObjectName("motionTime")

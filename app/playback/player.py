@@ -67,6 +67,7 @@ class Playback(QObject):
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)
         self._play_origin = (0.0, 0.0)  # (wall time, motion time) when playing started
+        self._resume_t: float | None = None  # after a re-solve, put the cursor back at this time once it is solved
         self.worker.analysed.connect(self._on_analysed)
         self.worker.began.connect(self._on_began)
         self.worker.framesReady.connect(self._on_frames)
@@ -76,6 +77,7 @@ class Playback(QObject):
         document.changed.connect(self._on_changed)
         document.replaced.connect(self._on_replaced)
         self._on_changed()
+        self._start_now()
 
     # ---- public --------------------------------------------------------------------------------------------------
     def times(self) -> np.ndarray:
@@ -93,6 +95,11 @@ class Playback(QObject):
         self.rangeChanged.emit(t_end, steps)
         self._restart()
 
+    def seek(self, k: int) -> None:
+        """Show frame k (the user scrubs; a cursor position waiting for a re-solve is forgotten)."""
+        self._resume_t = None
+        self.recording.set_cursor(k)
+
     @property
     def playing(self) -> bool:
         """Whether the cursor is advancing in real time."""
@@ -102,6 +109,7 @@ class Playback(QObject):
         """Advance the cursor at real time from where it is (looping at the end)."""
         if self.playing or not self.recording.count:
             return
+        self._resume_t = None
         rec = self.recording
         if rec.complete and rec.cursor >= rec.count - 1:
             rec.set_cursor(0)  # play from the start again
@@ -130,7 +138,9 @@ class Playback(QObject):
     def _on_replaced(self) -> None:
         self.worker.shutdown()  # the old document's solve: cancel and join now
         self._key = self._geo_key = None
+        self._resume_t = None
         self._on_changed()
+        self._start_now()  # a new document, not a burst of edits: no need to wait
 
     def _on_changed(self) -> None:
         mech = self.document.mechanism
@@ -149,9 +159,15 @@ class Playback(QObject):
         """Drop the recording at once (it belongs to the old mechanism) and solve again after the debounce."""
         self.worker.cancel()
         self._token = -1
+        if self.recording.count and not self.playing:
+            self._resume_t = self.recording.time_at()  # an edit while looking at t: show t again once re-solved
         self.recording.clear()
         self._set_status("solving…", "", "busy")
         self._debounce.start()
+
+    def _start_now(self) -> None:
+        self._debounce.stop()
+        self._start()
 
     def _start(self) -> None:
         mech = self.document.mechanism
@@ -179,7 +195,11 @@ class Playback(QObject):
     def _on_frames(self, token: int, frames) -> None:
         if token != self._token:
             return
-        self.recording.extend(frames)
+        rec = self.recording
+        rec.extend(frames)
+        if self._resume_t is not None and not self.playing and rec.times[rec.count - 1] >= self._resume_t - 1e-12:
+            rec.set_cursor(rec.index_at(self._resume_t))
+            self._resume_t = None
         self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "", "busy")
 
     def _on_failed(self, token: int, message: str) -> None:
@@ -193,6 +213,9 @@ class Playback(QObject):
         if token != self._token or end.cancelled:
             return
         rec = self.recording
+        if self._resume_t is not None and rec.count and not self.playing:
+            rec.set_cursor(rec.count - 1)  # stopped before the time shown: the nearest solved frame
+        self._resume_t = None
         rec.finish(end.ok, end.reason, end.stop_time)
         if end.ok:
             self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "", "ok")

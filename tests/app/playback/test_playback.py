@@ -241,3 +241,15 @@ def test_an_empty_document_has_nothing_to_move(window, qtbot):
     win.document.replace(Mechanism())  # File ▸ New
     qtbot.waitUntil(lambda: "nothing to move" in win.motion.status_label.text(), timeout=3000)
     assert win.playback.recording.count == 0 and not win.playback.worker.running()
+
+
+def test_after_an_edit_the_cursor_returns_to_the_time_shown(window, qtbot):
+    win = window()
+    solved(win, 101)
+    win.motion.slider.setValue(30)
+    assert win.editor.update_joint("B", at=(0.4, 0.4 * math.sqrt(3), 0.0)) is None  # crank length 0.8
+    solved(win, 101)
+    rec = win.playback.recording
+    assert rec.cursor == 30 and win.motion.slider.value() == 30
+    ref = solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
+    np.testing.assert_allclose(crank_pose(win), ref.poses[30, ref.body_names.index("crank")], atol=1e-9)
