@@ -213,8 +213,11 @@ def test_steps_field_resolves_and_moving_a_node_does_not(window, qtbot):
     assert win.document.mechanism.revision > rev and win.document.mechanism.layout["crank"] == (123.0, 45.0)
     qtbot.wait(250)  # longer than the debounce
     assert win.playback.worker.token == token and win.playback.recording.count == 101
+    grew_in = set()
+    win.playback.recording.grew.connect(lambda _n: grew_in.add(threading.get_ident()))
     win.motion.steps_box.setValue(40)  # as the user commits a new step count
     solved(win, 41)
+    assert grew_in == {threading.main_thread().ident}  # frames reach the recording on the GUI thread only
     assert win.playback.worker.token == token + 1
     np.testing.assert_allclose(win.playback.recording.times[:41], np.linspace(0.0, 1.0, 41))
     win.motion.end_box.setValue(2.0)
