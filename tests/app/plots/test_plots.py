@@ -1,0 +1,145 @@
+"""The Plots dock: joint coordinates over time and the coupler curve from the streamed frames, following the cursor."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from core import io
+from core.kinematics import compile_model, solve_trajectory
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def curve_xy(curve) -> tuple[np.ndarray, np.ndarray]:
+    """The whole data set of a curve (getData() would give only the part clipped to the view)."""
+    x, y = curve.getOriginalDataset()
+    return (np.zeros(0), np.zeros(0)) if x is None else (np.asarray(x), np.asarray(y))
+
+
+@pytest.fixture
+def win(make_window, qtbot):
+    w = make_window(io.load(EXAMPLES / "fourbar.json"))
+    qtbot.waitUntil(lambda: w.playback.recording.complete and w.playback.recording.count == 101, timeout=10000)
+    return w
+
+
+def reference(win):
+    return solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
+
+
+def test_joint_curves_show_the_driver_and_the_solved_coordinates(win):
+    plots, ref = win.plots, reference(win)
+    assert plots.mode == "positions" and ref.coord_names == ["A", "B", "C", "D"]
+    assert [c.name() for c in plots.q_curves] == ["A", "B", "C", "D"]  # one curve per coordinate, named in the legend
+    legend_names = [label.text for _sample, label in plots.q_legend.items]
+    assert legend_names == ["A", "B", "C", "D"]
+    t = np.linspace(0.0, 1.0, 101)
+    x, y = curve_xy(plots.q_curves[0])
+    np.testing.assert_allclose(x, t, atol=1e-12)
+    np.testing.assert_allclose(y, 2 * math.pi * t, atol=1e-9)  # joint A is the driver q = 2*pi*t
+    for i, c in enumerate(plots.q_curves):
+        np.testing.assert_allclose(curve_xy(c)[1], ref.q[:, i], atol=1e-9)
+    plots.set_mode("velocities")
+    x, y = curve_xy(plots.q_curves[0])
+    np.testing.assert_allclose(y, np.full(101, 2 * math.pi), atol=1e-9)  # d/dt (2 pi t) = 2 pi
+    for i, c in enumerate(plots.q_curves):
+        np.testing.assert_allclose(curve_xy(c)[1], ref.qd[:, i], atol=1e-8)
+    plots.set_mode("accelerations")
+    np.testing.assert_allclose(curve_xy(plots.q_curves[0])[1], np.zeros(101), atol=1e-9)  # constant crank speed
+    for i, c in enumerate(plots.q_curves):
+        np.testing.assert_allclose(curve_xy(c)[1], ref.qdd[:, i], atol=1e-6)
+    assert "q̈" in plots.q_plot.getAxis("left").labelText
+
+
+def test_coupler_point_trace_equals_the_solver_points(win):
+    plots, ref = win.plots, reference(win)
+    assert ref.point_names == ["coupler.P"] and [c.name() for c in plots.xy_curves] == ["coupler.P"]
+    x, y = curve_xy(plots.xy_curves[0])
+    np.testing.assert_allclose(x, ref.points[:, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(y, ref.points[:, 0, 1], atol=1e-9)
+    # a crank-rocker's crank turns once in 1 s: the coupler curve closes
+    np.testing.assert_allclose([x[-1], y[-1]], [x[0], y[0]], atol=1e-6)
+
+
+def test_the_markers_follow_the_time_cursor(win, qtbot):
+    plots, ref = win.plots, reference(win)
+    for k in (0, 37, 100):
+        win.motion.slider.setValue(k)  # the user scrubs
+        assert plots.cursor_time() == pytest.approx(k / 100, abs=1e-12)
+        np.testing.assert_allclose(plots.marker_points(), ref.points[k, :, :2], atol=1e-9)
+    win.motion.slider.setValue(0)
+    win.playback.play()
+    qtbot.waitUntil(lambda: win.playback.recording.cursor > 5, timeout=3000)
+    win.playback.pause()
+    k = win.playback.recording.cursor
+    assert plots.cursor_time() == pytest.approx(win.playback.recording.times[k])
+    np.testing.assert_allclose(plots.marker_points(), ref.points[k, :, :2], atol=1e-9)
+
+
+def test_curves_grow_with_the_stream_and_are_reused_after_an_edit(win, qtbot):
+    plots, rec = win.plots, win.playback.recording
+    items = list(plots.q_curves) + list(plots.xy_curves)
+    lengths = []
+    rec.grew.connect(lambda n: lengths.append((n, len(curve_xy(plots.q_curves[0])[0]))))
+    win.playback.set_range(1.0, 3000)  # a longer solve: several batches
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 3001, timeout=15000)
+    assert len(lengths) > 1 and all(n == m for n, m in lengths)  # each batch drawn at once, nothing more
+    x, y = curve_xy(plots.q_curves[0])
+    np.testing.assert_allclose(y, 2 * math.pi * np.linspace(0, 1, 3001), atol=1e-9)
+    assert plots.qd.shape == (3001, 4)  # rates kept in arrays preallocated for the requested frames
+    np.testing.assert_allclose(plots.qd[:, 0], 2 * math.pi, atol=1e-9)
+    # an edit (crank 0.8 instead of 1) clears the curves at once; the next solve refills the same items
+    assert win.editor.update_joint("B", at=(0.4, 0.4 * math.sqrt(3), 0.0)) is None
+    assert rec.count == 0 and all(len(curve_xy(c)[0]) == 0 for c in items) and plots.cursor_time() is None
+    win.playback.set_range(1.0, 100)
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    assert list(plots.q_curves) + list(plots.xy_curves) == items  # no item was re-created
+    ref = reference(win)
+    np.testing.assert_allclose(curve_xy(plots.xy_curves[0])[1], ref.points[:, 0, 1], atol=1e-9)
+    np.testing.assert_allclose(plots.qd[:101], ref.qd, atol=1e-8)
+
+
+def test_another_document_gets_its_own_curves_and_an_empty_one_none(win, qtbot):
+    plots, rec = win.plots, win.playback.recording
+    win.document.replace(io.load(EXAMPLES / "double_pendulum.json"))  # what File ▸ Open does
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    ref = reference(win)
+    assert [c.name() for c in plots.q_curves] == ref.coord_names
+    assert [c.name() for c in plots.xy_curves] == ref.point_names and len(ref.point_names) == 2
+    assert [label.text for _s, label in plots.xy_legend.items] == ref.point_names
+    for i, c in enumerate(plots.xy_curves):
+        np.testing.assert_allclose(np.column_stack(curve_xy(c)), ref.points[:, i, :2], atol=1e-9)
+    # the shoulder is driven by 0.5 sin(2 pi t)
+    np.testing.assert_allclose(curve_xy(plots.q_curves[ref.coord_names.index("shoulder")])[1],
+                               0.5 * np.sin(2 * math.pi * np.linspace(0, 1, 101)), atol=1e-9)
+    from core.model import Mechanism
+
+    win.document.replace(Mechanism())  # File ▸ New: nothing to solve, nothing drawn
+    qtbot.waitUntil(lambda: "nothing to move" in win.motion.status_label.text(), timeout=5000)
+    assert all(len(curve_xy(c)[0]) == 0 for c in plots.q_curves + plots.xy_curves)
+    assert plots.cursor_time() is None and not plots.empty_label.isHidden()
+
+
+def test_a_panel_made_after_the_solve_still_has_the_rates(qtbot):
+    # The window's first solve starts in Playback's constructor, before the panel subscribes to the frames.
+    from app.document import Document
+    from app.playback import Playback
+    from app.plots import PlotsPanel
+
+    pb = Playback(Document(io.load(EXAMPLES / "fourbar.json")))
+    try:
+        rec = pb.recording
+        qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+        plots = PlotsPanel(pb)  # every batch was sent before this
+        plots.set_mode("velocities")
+        ref = solve_trajectory(compile_model(pb.document.mechanism), np.linspace(0.0, 1.0, 101))
+        for i, c in enumerate(plots.q_curves):
+            np.testing.assert_allclose(curve_xy(c)[1], ref.qd[:, i], atol=1e-8)
+        np.testing.assert_allclose(plots.qdd[:101], ref.qdd, atol=1e-6)
+        np.testing.assert_allclose(curve_xy(plots.xy_curves[0])[0], ref.points[:, 0, 0], atol=1e-9)
+        plots.deleteLater()
+    finally:
+        pb.shutdown()
