@@ -23,12 +23,14 @@ from .panels.properties import PropertiesPanel
 from .panels.status import StatusReadout
 from .panels.structure import StructurePanel
 from .playback import MotionPanel, Playback
+from .plots import PlotsPanel
 from .selection import Selection
+from .teaching import FourBarPanel
 from .viewport import Viewport3D
 
 __all__ = ["MainWindow"]
 
-STATE_VERSION = 2  # bump when the dock set changes, so an old saved layout is not applied
+STATE_VERSION = 3  # bump when the dock set changes, so an old saved layout is not applied
 
 
 class MainWindow(QMainWindow):
@@ -60,6 +62,13 @@ class MainWindow(QMainWindow):
         self.playback = Playback(self.document, self.viewport, self)
         self.motion = MotionPanel(self.playback)
         self.dock_motion = self._dock("Motion", "motionDock", self.motion, Qt.RightDockWidgetArea)
+        self.plots = PlotsPanel(self.playback)
+        self.dock_plots = self._dock("Plots", "plotsDock", self.plots, Qt.BottomDockWidgetArea)
+        self.fourbar = FourBarPanel(self.document)
+        self.dock_fourbar = self._dock("Four-bar", "fourBarDock", self.fourbar, Qt.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.dock_structure, self.dock_plots)  # bottom tabs: the graph and 3D view stay large
+        self.tabifyDockWidget(self.dock_plots, self.dock_fourbar)
+        self.dock_structure.raise_()
         self._layout_restored = False
 
         self.status = StatusReadout(self.statusBar(), self.document)
@@ -115,7 +124,8 @@ class MainWindow(QMainWindow):
         v.addSeparator()
         v.addAction(a.play)
         v.addSeparator()
-        for d in (self.dock_properties, self.dock_viewport, self.dock_motion, self.dock_structure):
+        for d in (self.dock_properties, self.dock_viewport, self.dock_motion, self.dock_structure, self.dock_plots,
+                  self.dock_fourbar):
             v.addAction(d.toggleViewAction())
         h = mb.addMenu("&Help")
         h.addAction("&About Linkwright", self.about)

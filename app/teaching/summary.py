@@ -1,0 +1,99 @@
+"""The four-bar teaching report as rows of text, and the transmission-angle curve to plot (no Qt here)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from core.fourbar import FoundFourBar, FourBar, closed_form
+
+__all__ = ["ROWS", "num", "grashof_text", "summary_rows", "transmission_curve"]
+
+# (key, label) of the report's rows, in the order shown
+ROWS = (
+    ("ground", "Ground g"),
+    ("crank", "Crank a"),
+    ("coupler", "Coupler b"),
+    ("rocker", "Rocker c"),
+    ("slpq", "s, l, p, q"),
+    ("grashof", "Grashof"),
+    ("class", "Class"),
+    ("rotating", "Fully rotating"),
+    ("crank_range", "Crank range"),
+    ("rocker_limits", "Rocker limits"),
+    ("transmission", "Transmission angle μ"),
+    ("toggles", "Toggle positions"),
+    ("convention", "Angles"),
+)
+_ROLE_JOINTS = {"ground": (0, 3), "crank": (0, 1), "coupler": (1, 2), "rocker": (2, 3)}  # A-D, A-B, B-C, C-D
+
+
+def num(x: float) -> str:
+    """A length as the teaching text shows it (4 significant digits, no trailing zeros)."""
+    return f"{x:.4g}"
+
+
+def _deg(x: float) -> str:
+    return f"{x:.1f}°".replace("-", "−")
+
+
+def grashof_text(rep: dict) -> str:
+    """'1 + 4 = 5 ≤ 3 + 3.5 = 6.5' — s + l against p + q with the numbers, the sign telling the case."""
+    sign = {"grashof": "≤", "equal": "=", "non-grashof": ">"}[rep["grashof"]]
+    return f"{num(rep['s'])} + {num(rep['l'])} = {num(rep['s_plus_l'])} {sign} {num(rep['p'])} + {num(rep['q'])} = {num(rep['p_plus_q'])}"
+
+
+def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:
+    """Text of every row of ROWS for the four-bar `found` and its `core.fourbar.report`."""
+    roles = {"ground": found.ground, "crank": found.crank, "coupler": found.coupler, "rocker": found.rocker}
+    out: dict[str, str] = {}
+    for role, (i, j) in _ROLE_JOINTS.items():
+        out[role] = f"{num(rep['lengths'][role])} m   body {roles[role]}, joints {found.joints[i]}–{found.joints[j]}"
+    out["slpq"] = (f"s = {num(rep['s'])} ({rep['shortest']}), l = {num(rep['l'])} ({rep['longest']}), "
+                   f"p = {num(rep['p'])}, q = {num(rep['q'])}")
+    sign = {"grashof": "≤", "equal": "=", "non-grashof": ">"}[rep["grashof"]]
+    verdict = {"grashof": "Grashof", "equal": "change point", "non-grashof": "non-Grashof"}[rep["grashof"]]
+    out["grashof"] = f"s + l {sign} p + q:   {grashof_text(rep)}   ({verdict})"
+    out["class"] = rep["class"]
+    rot = rep["fully_rotating"]
+    out["rotating"] = ", ".join(f"{r} ({roles[r]})" for r in rot) + " — relative to the ground" if rot else "none"
+    cr = rep["crank_range_deg"]
+    out["crank_range"] = "full turn" if "crank" in rot else (f"{_deg(cr[0])} … {_deg(cr[1])}" if cr else "—")
+    lim = rep["rocker_limits_deg"]
+    if lim:
+        out["rocker_limits"] = f"θ4 = {_deg(lim[0])} and {_deg(lim[1])}   (swing {rep['rocker_swing_deg']:.1f}°)"
+    else:
+        out["rocker_limits"] = "the rocker turns fully" if "rocker" in rot else "—"
+    mu = rep["transmission_angle_deg"]
+    if mu:
+        out["transmission"] = (f"min {_deg(mu['min'])} at θ2 = {_deg(mu['at_crank_deg'])},   "
+                               f"max {_deg(mu['max'])} at θ2 = {_deg(mu['max_at_crank_deg'])}")
+        if mu["min"] < 40.0 or mu["max"] > 140.0:
+            out["transmission"] += "   (outside 40°…140°: poor force transmission there)"
+    else:
+        out["transmission"] = "— (the loop does not assemble)"
+    tg = []
+    for t in rep["toggles"]:
+        s = f"{t['kind']}: θ2 = {_deg(t['crank_deg'])}"
+        if "rocker_deg" in t:
+            s += f", θ4 = {_deg(t['rocker_deg'])}"
+        tg.append(s)
+    out["toggles"] = "\n".join(tg) if tg else "none"
+    branch = "open (C left of B→D)" if rep["branch"] == 1 else "crossed"
+    out["convention"] = (f"θ2 (crank) and θ4 (rocker) counter-clockwise from the ground line "
+                         f"{found.joints[0]}→{found.joints[3]}; drawn at θ2 = {_deg(math.degrees(found.theta2_design))}; "
+                         f"assembly {branch}")
+    return out
+
+
+def transmission_curve(fb: FourBar, branch: int = 1, samples: int = 721) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(theta2_deg, mu_deg, connect) over a full crank turn, only where the loop assembles; connect[i]: join i to i+1."""
+    t2 = np.linspace(-math.pi, math.pi, samples)
+    t3, t4, ok = closed_form(fb, t2, branch)
+    # mu is the angle at C between the coupler (C->B) and the rocker (C->D): the angle between directions t3 and t4
+    mu = np.abs(np.angle(np.exp(1j * (t4 - t3))))
+    idx = np.flatnonzero(ok)
+    connect = np.zeros(len(idx), dtype=bool)
+    connect[:-1] = np.diff(idx) == 1  # no line across an interval where the loop does not close
+    return np.degrees(t2[idx]), np.degrees(mu[idx]), connect

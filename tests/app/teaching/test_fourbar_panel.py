@@ -1,0 +1,111 @@
+"""The Four-bar dock: the teaching report of the open four-bar, recomputed once per burst of edits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from app.teaching import DEBOUNCE_MS, NOT_A_FOURBAR, grashof_text, transmission_curve
+from core import io
+from core.fourbar import FourBar, report
+from tests.app.playback.test_playback import fourbar
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def law_of_cosines_angle(x: float, y: float, opposite: float) -> float:
+    """Angle (degrees) between sides x and y of a triangle whose third side is `opposite`."""
+    return math.degrees(math.acos((x * x + y * y - opposite * opposite) / (2 * x * y)))
+
+
+def test_builtin_example_shows_a_crank_rocker_with_its_grashof_numbers(make_window):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    fb = win.fourbar
+    assert fb.is_fourbar() and fb.found.crank == "crank" and fb.found.joints == ("A", "B", "C", "D")
+    # Drawn lengths: g = |D - A| = 4, a = |(0.5, 0.866)| = 1, b = |(3.331, 2.924) - (0.5, 0.866)| = 3.5,
+    # c = |(3.331, 2.924) - (4, 0)| = 3 (to 4 digits). s = a = 1, l = g = 4, p = c = 3, q = b = 3.5:
+    # s + l = 5 < p + q = 6.5 (Grashof) and the shortest link is the crank: a crank-rocker.
+    assert fb.text("class") == "crank-rocker"
+    assert "1 + 4 = 5 ≤ 3 + 3.5 = 6.5" in fb.text("grashof") and "(Grashof)" in fb.text("grashof")
+    assert fb.text("rotating").startswith("crank (crank)")
+    assert fb.text("crank_range") == "full turn"
+    a, b, c, g = 1.0, 3.5, 3.0, 4.0
+    # rocker limits: crank and coupler extended (|AC| = a + b) or folded (|AC| = b - a); theta4 = 180 - angle at D
+    ext = 180 - law_of_cosines_angle(g, c, a + b)
+    fold = 180 - law_of_cosines_angle(g, c, b - a)
+    assert f"θ4 = {ext:.1f}° and {fold:.1f}°" in fb.text("rocker_limits")
+    assert f"swing {fold - ext:.1f}°" in fb.text("rocker_limits")
+    # transmission angle: |BD| = g - a at theta2 = 0 (smallest mu), g + a at theta2 = 180 (largest)
+    mu_min, mu_max = law_of_cosines_angle(b, c, g - a), law_of_cosines_angle(b, c, g + a)
+    assert f"min {mu_min:.1f}° at θ2 = 0.0°" in fb.text("transmission")
+    assert f"max {mu_max:.1f}° at θ2 = −180.0°" in fb.text("transmission")
+    assert "crank and coupler extended" in fb.text("toggles") and "crank and coupler folded" in fb.text("toggles")
+    # the plot: mu over a full crank turn, its extremes where the text says
+    x, y = fb.mu_curve.getOriginalDataset()
+    assert x[0] == pytest.approx(-180) and x[-1] == pytest.approx(180) and len(x) == 721
+    assert y.min() == pytest.approx(mu_min, abs=0.05) and x[np.argmin(y)] == pytest.approx(0.0, abs=0.5)
+    assert y.max() == pytest.approx(mu_max, abs=0.05)
+
+
+def test_jansen_linkage_is_not_a_fourbar(make_window):
+    win = make_window(io.load(EXAMPLES / "jansen.json"))
+    fb = win.fourbar
+    assert not fb.is_fourbar() and fb.found is None
+    assert fb.message.text().startswith(NOT_A_FOURBAR) and fb.reason in fb.message.text()
+    assert fb.stack.currentWidget() is fb.message
+
+
+def test_an_edit_updates_the_report_after_one_debounce(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    fb = win.fourbar
+    n = fb.analyses
+    # two edits in a burst: crank 0.8 along its direction, then 0.6 (the drawing still closes)
+    for r in (0.8, 0.6):
+        assert win.editor.update_joint("B", at=(r / 2, r / 2 * math.sqrt(3), 0.0)) is None
+    assert fb.pending() and fb.analyses == n and "1 + 4 = 5" in fb.text("grashof")  # not yet: debounced
+    qtbot.waitUntil(lambda: not fb.pending(), timeout=DEBOUNCE_MS * 20)
+    assert fb.analyses == n + 1  # one analysis for the burst
+    b = math.hypot(3.331 - 0.3, 2.924 - 0.3 * math.sqrt(3))  # new coupler |C - B|
+    c = math.hypot(3.331 - 4, 2.924)
+    # s = a = 0.6, l = g = 4, p = c ~ 3, q = b: s + l = 4.6 < p + q: still a crank-rocker
+    assert f"0.6 + 4 = 4.6 ≤ {c:.4g} + {b:.4g} = {b + c:.4g}" in fb.text("grashof")
+    assert fb.text("class") == "crank-rocker"
+    # the Plots dock follows the same edit: the coupler curve of the new geometry
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    from core.kinematics import compile_model, solve_trajectory
+
+    ref = solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
+    np.testing.assert_allclose(np.column_stack(win.plots.xy_curves[0].getOriginalDataset()), ref.points[:, 0, :2], atol=1e-9)
+    # deleting the rocker leaves no four-bar
+    assert win.editor.delete(bodies=["rocker"])
+    qtbot.waitUntil(lambda: not fb.pending(), timeout=DEBOUNCE_MS * 20)
+    assert not fb.is_fourbar()
+    win.action_set.undo.trigger()
+    qtbot.waitUntil(lambda: fb.is_fourbar(), timeout=DEBOUNCE_MS * 20)
+    assert fb.text("class") == "crank-rocker"
+
+
+def test_non_grashof_document_reports_a_triple_rocker_with_crank_limits(make_window):
+    # g = 4, a = b = c = 3: s + l = 3 + 4 = 7 > p + q = 3 + 3 = 6, non-Grashof
+    win = make_window(fourbar(4.0, 3.0, 3.0, 3.0))
+    fb = win.fourbar
+    assert "3 + 4 = 7 > 3 + 3 = 6" in fb.text("grashof") and "(non-Grashof)" in fb.text("grashof")
+    assert fb.text("class").startswith("triple-rocker") and fb.text("rotating") == "none"
+    # crank limit: coupler and rocker extended, |BD| = b + c = 6: angle at A between AB and AD
+    lim = law_of_cosines_angle(3.0, 4.0, 6.0)
+    assert f"{-lim:.1f}°".replace("-", "−") in fb.text("crank_range") and f"{lim:.1f}°" in fb.text("crank_range")
+    assert "coupler and rocker collinear (crank limit)" in fb.text("toggles")
+
+
+def test_transmission_curve_breaks_where_the_loop_does_not_close():
+    fb = FourBar(4.0, 3.0, 3.0, 3.0)  # the crank swings within +-117.3 degrees (|BD| <= b + c = 6)
+    x, y, connect = transmission_curve(fb)
+    lim = law_of_cosines_angle(3.0, 4.0, 6.0)
+    assert x.min() >= -lim - 0.5 and x.max() <= lim + 0.5 and connect[:-1].all() and not connect[-1]
+    # mu from the law of cosines at each crank angle: |BD|^2 = a^2 + g^2 - 2 a g cos theta2 = b^2 + c^2 - 2 b c cos mu
+    bd2 = 9 + 16 - 24 * np.cos(np.radians(x))
+    np.testing.assert_allclose(y, np.degrees(np.arccos((9 + 9 - bd2) / 18)), atol=1e-6)
+    assert grashof_text(report(FourBar(4, 2, 3, 3))) == "2 + 4 = 6 ≤ 3 + 3 = 6".replace("≤", "=")  # change point
