@@ -12,10 +12,7 @@ __all__ = ["ROWS", "num", "grashof_text", "summary_rows", "transmission_curve"]
 
 # (key, label) of the report's rows, in the order shown
 ROWS = (
-    ("ground", "Ground g"),
-    ("crank", "Crank a"),
-    ("coupler", "Coupler b"),
-    ("rocker", "Rocker c"),
+    ("links", "Links"),
     ("slpq", "s, l, p, q"),
     ("grashof", "Grashof"),
     ("class", "Class"),
@@ -27,6 +24,7 @@ ROWS = (
     ("convention", "Angles"),
 )
 _ROLE_JOINTS = {"ground": (0, 3), "crank": (0, 1), "coupler": (1, 2), "rocker": (2, 3)}  # A-D, A-B, B-C, C-D
+_SYMBOL = {"ground": "g", "crank": "a", "coupler": "b", "rocker": "c"}
 
 
 def num(x: float) -> str:
@@ -48,8 +46,9 @@ def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:
     """Text of every row of ROWS for the four-bar `found` and its `core.fourbar.report`."""
     roles = {"ground": found.ground, "crank": found.crank, "coupler": found.coupler, "rocker": found.rocker}
     out: dict[str, str] = {}
-    for role, (i, j) in _ROLE_JOINTS.items():
-        out[role] = f"{num(rep['lengths'][role])} m   body {roles[role]}, joints {found.joints[i]}–{found.joints[j]}"
+    out["links"] = "   ".join(
+        f"{role} {_SYMBOL[role]} = {num(rep['lengths'][role])} m ({roles[role]}, {found.joints[i]}–{found.joints[j]})"
+        for role, (i, j) in _ROLE_JOINTS.items())
     out["slpq"] = (f"s = {num(rep['s'])} ({rep['shortest']}), l = {num(rep['l'])} ({rep['longest']}), "
                    f"p = {num(rep['p'])}, q = {num(rep['q'])}")
     sign = {"grashof": "≤", "equal": "=", "non-grashof": ">"}[rep["grashof"]]

@@ -109,3 +109,12 @@ def test_transmission_curve_breaks_where_the_loop_does_not_close():
     bd2 = 9 + 16 - 24 * np.cos(np.radians(x))
     np.testing.assert_allclose(y, np.degrees(np.arccos((9 + 9 - bd2) / 18)), atol=1e-6)
     assert grashof_text(report(FourBar(4, 2, 3, 3))) == "2 + 4 = 6 ≤ 3 + 3 = 6".replace("≤", "=")  # change point
+
+
+def test_links_row_names_the_bodies_and_joints_of_each_role(make_window):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    links = win.fourbar.text("links")
+    # lengths from the drawing as in the Grashof test: g = 4 (A-D), a = 1 (A-B), b = 3.5 (B-C), c = 3 (C-D)
+    for part in ("ground g = 4 m (ground, A–D)", "crank a = 1 m (crank, A–B)", "coupler b = 3.5 m (coupler, B–C)",
+                 "rocker c = 3 m (rocker, C–D)"):
+        assert part in links
