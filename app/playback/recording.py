@@ -1,4 +1,4 @@
-"""The growing recording of a solved motion (poses, coordinates, named points) and the one time cursor over it."""
+"""The growing recording of a solved motion (poses, coordinates with rates, named points) and the one time cursor over it."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ class Recording(QObject):
         self.requested = np.zeros(0)  # the times asked for
         self.times = np.zeros(0)  # (capacity,) solved times; valid up to `count`
         self.q = np.zeros((0, 0))  # (capacity, nq) joint coordinates
+        self.qd = np.zeros((0, 0))  # (capacity, nq) their rates
+        self.qdd = np.zeros((0, 0))  # (capacity, nq) their accelerations
         self.poses = np.zeros((0, 0, 4, 4))  # (capacity, n_bodies, 4, 4) world transforms of the body frames
         self.points = np.zeros((0, 0, 3))  # (capacity, n_points, 3) named points, world
         self.count = 0  # frames recorded
@@ -47,6 +49,8 @@ class Recording(QObject):
         k = len(self.requested)
         self.times = np.zeros(k)
         self.q = np.zeros((k, len(self.coord_names)))
+        self.qd = np.zeros((k, len(self.coord_names)))
+        self.qdd = np.zeros((k, len(self.coord_names)))
         self.poses = np.zeros((k, len(self.body_names), 4, 4))
         self.points = np.zeros((k, len(self.point_names), 3))
 
@@ -61,6 +65,8 @@ class Recording(QObject):
                 break
             self.times[k] = f.t
             self.q[k] = f.q
+            self.qd[k] = f.qd
+            self.qdd[k] = f.qdd
             self.poses[k] = f.poses
             if len(self.point_names):
                 self.points[k] = f.points

@@ -12,8 +12,6 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from core.errors import LinkwrightError
-from core.kinematics import compile_model, solve_trajectory
 
 __all__ = ["PlotsPanel", "MODES", "LEGEND_MAX"]
 
@@ -56,11 +54,6 @@ class PlotsPanel(QWidget):
         self.setObjectName("plotsPanel")
         self.playback = playback
         self.recording = rec = playback.recording
-        self.qd = np.zeros((0, 0))  # (capacity, nq) joint rates of the recorded frames (valid up to recording.count)
-        self.qdd = np.zeros((0, 0))  # (capacity, nq) joint accelerations
-        self._count = 0  # frames of the recording already drawn
-        self._grown_from: int | None = None  # frames recorded before the batch just appended (None: no batch pending)
-        self._rated = 0  # leading frames whose rates and accelerations are in qd / qdd
         cursor_pen, marker_pen = pg.mkPen("#212121", width=1.5, style=Qt.DashLine), pg.mkPen("#212121", width=2)  # built once
 
         self.mode_combo = QComboBox()
@@ -118,14 +111,9 @@ class PlotsPanel(QWidget):
         rec.cleared.connect(self._on_cleared)
         rec.grew.connect(self._on_grew)
         rec.cursorChanged.connect(self._on_cursor)
-        rec.completed.connect(self._on_completed)
-        # Connected after the Playback's own slot, so a batch it accepted has already grown the recording here.
-        playback.worker.framesReady.connect(self._on_frames)
         self._on_cleared()
         if rec.count:  # frames recorded before this panel existed
             self._on_grew(rec.count)
-            self._grown_from = None
-            self._on_completed()
 
     # ---- reading (tests, readouts) -----------------------------------------------------------------------------
     @property
@@ -141,15 +129,11 @@ class PlotsPanel(QWidget):
         """(count, nq) view of the plotted joint quantity over the recorded frames."""
         n = self.recording.count
         which = MODES[self.mode][1]
-        arr = self.recording.q if which == "q" else getattr(self, which)
-        return arr[:n] if len(arr) >= n else np.zeros((0, len(self._coord_names)))
+        return getattr(self.recording, which)[:n]
 
     # ---- recording events --------------------------------------------------------------------------------------
     def _on_cleared(self) -> None:
         """A new solve is coming: empty every curve (items are kept for the next recording's names)."""
-        self._grown_from = None
-        self._count = self._rated = 0
-        self.qd = self.qdd = np.zeros((0, 0))
         for c in self.q_curves + self.xy_curves:
             c.setData([], [])
         self.cursor_line.setVisible(False)
@@ -160,9 +144,6 @@ class PlotsPanel(QWidget):
     def _ensure_items(self) -> None:
         """Buffers sized for the recording, and one curve per coordinate / point (rebuilt only when names change)."""
         rec = self.recording
-        cap, nq = len(rec.requested), len(rec.coord_names)
-        if self.qd.shape != (cap, nq):
-            self.qd, self.qdd = np.zeros((cap, nq)), np.zeros((cap, nq))
         if rec.coord_names != self._coord_names:
             self._coord_names = list(rec.coord_names)
             self.q_curves = self._rebuild(self.q_plot, self.q_legend, self.q_curves, self._coord_names)
@@ -184,46 +165,10 @@ class PlotsPanel(QWidget):
 
     def _on_grew(self, count: int) -> None:
         self._ensure_items()
-        # The Playback appends a batch it accepted from inside its framesReady slot; ours runs next (_on_frames).
-        self._grown_from, self._count = self._count, count
         self.empty_label.setVisible(False)
         self._update_joint_curves()
         self._update_point_curves()
         self._on_cursor(self.recording.cursor)
-
-    def _on_frames(self, _token: int, frames) -> None:
-        """Keep the rates and accelerations of a batch the recording took (a dropped batch did not grow it)."""
-        start = self._grown_from
-        self._grown_from = None
-        if start is None:
-            return  # a late batch of a cancelled solve: the Playback dropped it
-        if start > self._rated:
-            self._fill_missed(self._rated, start)
-        n = self.recording.count - start
-        for k, f in enumerate(frames[:n]):
-            self.qd[start + k] = f.qd
-            self.qdd[start + k] = f.qdd
-        self._rated = start + n
-        if self.mode != "positions":
-            self._update_joint_curves()
-            self._on_cursor(self.recording.cursor)
-
-    def _on_completed(self) -> None:
-        if self._rated < self.recording.count:  # every batch was sent before this panel subscribed
-            self._fill_missed(self._rated, self.recording.count)
-            self._rated = self.recording.count
-            self._update_joint_curves()
-
-    def _fill_missed(self, a: int, b: int) -> None:
-        """Rates of frames a..b-1 sent before this panel subscribed (the window's first solve starts in Playback's
-        constructor): solve them again with the same solver. Only a few frames at start-up, so this is cheap."""
-        rec = self.recording
-        try:
-            traj = solve_trajectory(compile_model(self.playback.document.mechanism), rec.times[:b])
-        except LinkwrightError:
-            return  # cannot happen for a document that just solved; the rates stay unknown (zero) then
-        m = min(b, len(traj.times))
-        self.qd[a:m], self.qdd[a:m] = traj.qd[a:m], traj.qdd[a:m]
 
     # ---- drawing -----------------------------------------------------------------------------------------------
     def _show_mode(self) -> None:

@@ -89,8 +89,8 @@ def test_curves_grow_with_the_stream_and_are_reused_after_an_edit(win, qtbot):
     assert len(lengths) > 1 and all(n == m for n, m in lengths)  # each batch drawn at once, nothing more
     x, y = curve_xy(plots.q_curves[0])
     np.testing.assert_allclose(y, 2 * math.pi * np.linspace(0, 1, 3001), atol=1e-9)
-    assert plots.qd.shape == (3001, 4)  # rates kept in arrays preallocated for the requested frames
-    np.testing.assert_allclose(plots.qd[:, 0], 2 * math.pi, atol=1e-9)
+    assert rec.qd.shape == (3001, 4)  # rates kept in arrays preallocated for the requested frames
+    np.testing.assert_allclose(rec.qd[:, 0], 2 * math.pi, atol=1e-9)
     # an edit (crank 0.8 instead of 1) clears the curves at once; the next solve refills the same items
     assert win.editor.update_joint("B", at=(0.4, 0.4 * math.sqrt(3), 0.0)) is None
     assert rec.count == 0 and all(len(curve_xy(c)[0]) == 0 for c in items) and plots.cursor_time() is None
@@ -99,7 +99,7 @@ def test_curves_grow_with_the_stream_and_are_reused_after_an_edit(win, qtbot):
     assert list(plots.q_curves) + list(plots.xy_curves) == items  # no item was re-created
     ref = reference(win)
     np.testing.assert_allclose(curve_xy(plots.xy_curves[0])[1], ref.points[:, 0, 1], atol=1e-9)
-    np.testing.assert_allclose(plots.qd[:101], ref.qd, atol=1e-8)
+    np.testing.assert_allclose(win.playback.recording.qd[:101], ref.qd, atol=1e-8)
 
 
 def test_another_document_gets_its_own_curves_and_an_empty_one_none(win, qtbot):
@@ -123,8 +123,8 @@ def test_another_document_gets_its_own_curves_and_an_empty_one_none(win, qtbot):
     assert plots.cursor_time() is None and not plots.empty_label.isHidden()
 
 
-def test_a_panel_made_after_the_solve_still_has_the_rates(qtbot):
-    # The window's first solve starts in Playback's constructor, before the panel subscribes to the frames.
+def test_a_panel_made_after_the_solve_shows_the_recorded_rates(qtbot):
+    # A panel made after the solve finished reads everything (rates included) from the recording.
     from app.document import Document
     from app.playback import Playback
     from app.plots import PlotsPanel
@@ -138,7 +138,7 @@ def test_a_panel_made_after_the_solve_still_has_the_rates(qtbot):
         ref = solve_trajectory(compile_model(pb.document.mechanism), np.linspace(0.0, 1.0, 101))
         for i, c in enumerate(plots.q_curves):
             np.testing.assert_allclose(curve_xy(c)[1], ref.qd[:, i], atol=1e-8)
-        np.testing.assert_allclose(plots.qdd[:101], ref.qdd, atol=1e-6)
+        np.testing.assert_allclose(rec.qdd[:101], ref.qdd, atol=1e-6)
         np.testing.assert_allclose(curve_xy(plots.xy_curves[0])[0], ref.points[:, 0, 0], atol=1e-9)
         plots.deleteLater()
     finally:
