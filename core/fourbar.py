@@ -15,7 +15,7 @@ import numpy as np
 from .errors import LinkwrightError
 from .model import Mechanism
 
-__all__ = ["FourBar", "closed_form", "closed_form_motion", "classify", "report", "coupler_curve", "find_fourbar"]
+__all__ = ["FourBar", "closed_form", "closed_form_motion", "transmission_angle", "classify", "report", "coupler_curve", "find_fourbar"]
 
 _EPS = 1e-12
 
@@ -52,6 +52,16 @@ def closed_form(fb: FourBar, theta2, branch: int = 1) -> tuple[np.ndarray, np.nd
     t3 = np.arctan2(cy - by, cx - bx)
     t4 = np.arctan2(cy, cx - fb.g)
     return t3, t4, ok
+
+
+def transmission_angle(fb: FourBar, theta2, branch: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Transmission angle mu (between coupler and rocker, radians) at crank angles theta2, and where the loop closes."""
+    t2 = np.asarray(theta2, dtype=float)
+    ok = closed_form(fb, t2, branch)[2]
+    # |BD|^2 = a^2 + g^2 - 2 a g cos t2 = b^2 + c^2 - 2 b c cos mu (the same for both assembly branches)
+    bd2 = fb.a**2 + fb.g**2 - 2 * fb.a * fb.g * np.cos(t2)
+    mu = np.arccos(np.clip((fb.b**2 + fb.c**2 - bd2) / (2 * fb.b * fb.c), -1.0, 1.0))
+    return mu, ok
 
 
 def closed_form_motion(fb: FourBar, theta2, omega2, alpha2, branch: int = 1):
@@ -142,11 +152,8 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
             t2 = np.linspace(rng[1], 2 * math.pi + rng[0], samples)
     else:
         t2 = np.linspace(-math.pi, math.pi, samples)
-    _, t4, ok = closed_form(fb, t2, branch)
-    t2, t4 = t2[ok], t4[ok]
-    # transmission angle mu between coupler and rocker: |BD|^2 = a^2 + g^2 - 2 a g cos t2 = b^2 + c^2 - 2 b c cos mu
-    bd2 = fb.a**2 + fb.g**2 - 2 * fb.a * fb.g * np.cos(t2)
-    mu = np.arccos(np.clip((fb.b**2 + fb.c**2 - bd2) / (2 * fb.b * fb.c), -1.0, 1.0))
+    mu, ok = transmission_angle(fb, t2, branch)
+    t2, mu = t2[ok], mu[ok]
     out: dict = {"lengths": {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}, **cls}
     out["crank_range_deg"] = None if full_crank or rng is None else [deg(float(t2.min())), deg(float(t2.max()))]
     # rocker limits: crank and coupler collinear (extended |AC| = a + b, folded |AC| = |b - a|)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from core.fourbar import FoundFourBar, FourBar, closed_form
+from core.fourbar import FoundFourBar, FourBar, transmission_angle
 
 __all__ = ["ROWS", "num", "grashof_text", "summary_rows", "transmission_curve"]
 
@@ -89,9 +89,7 @@ def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:
 def transmission_curve(fb: FourBar, branch: int = 1, samples: int = 721) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(theta2_deg, mu_deg, connect) over a full crank turn, only where the loop assembles; connect[i]: join i to i+1."""
     t2 = np.linspace(-math.pi, math.pi, samples)
-    t3, t4, ok = closed_form(fb, t2, branch)
-    # mu is the angle at C between the coupler (C->B) and the rocker (C->D): the angle between directions t3 and t4
-    mu = np.abs(np.angle(np.exp(1j * (t4 - t3))))
+    mu, ok = transmission_angle(fb, t2, branch)
     idx = np.flatnonzero(ok)
     connect = np.zeros(len(idx), dtype=bool)
     connect[:-1] = np.diff(idx) == 1  # no line across an interval where the loop does not close
