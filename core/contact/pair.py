@@ -15,7 +15,8 @@ Equations (paired with the unknowns slot by slot, as the MCP needs):
     [lam]      -f_i(a1)                         [mu] -g_j(a2)
     [s slot]   (|n_A|^2 - 1)/2 = 0              (normalisation: s is the signed separation in metres)
     [pn]       s / h                            (non-penetration of the END-OF-STEP closest points)
-    [phi_k]    mu_f (e_k v_k) + phi_k sig = 0   (maximal dissipation; v_k end-of-step sliding/spin speeds)
+    [phi_k]    mu_f (e_k v_k) + phi_k (sig + max(s,0)/h) = 0   (maximal dissipation; v_k end-of-step
+               sliding/spin speeds; the s term vanishes under load and pins phi of a separated pair)
     [sig]      mu_f^2 - sum phi_k^2             (friction ellipsoid)
 The friction impulses are p_k = m_ref e_k pn phi_k: multiplying the [phi_k] rows by pn gives exactly the
 formulation's e_k^2 mu p_n v_k + p_k sigma' = 0 and the [sig] row by pn^2 its ellipsoid, so for pn > 0
@@ -37,11 +38,24 @@ import numpy as np
 
 from .bodies import cayley, cayley_jacobian
 
-__all__ = ["PairLayout", "pair_layout", "eval_pair", "eval_geometry", "tangent_frame", "contact_frame_aux"]
+__all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_geometry", "tangent_frame", "contact_frame_aux"]
 
 
 def _sk(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    """Skew matrix [v]x (from a Python float triple: numpy scalar indexing is slow)."""
+    x, y, z = v.tolist()
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
+
+
+def cross3(a, b):
+    """a x b for 3-vectors (np.cross costs ~20 us per call on small arrays)."""
+    ax, ay, az = a.tolist()
+    bx, by, bz = b.tolist()
+    return np.array([ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx])
+
+
+_I3 = np.eye(3)
+_I3.setflags(write=False)
 
 
 @dataclass(frozen=True)
@@ -119,9 +133,9 @@ def contact_frame_aux(n: np.ndarray) -> np.ndarray:
 
 def tangent_frame(n: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Tangents t = (e x n)/|e x n|, o = n x t."""
-    u = np.cross(e, n)
+    u = cross3(e, n)
     t = u / np.linalg.norm(u)
-    return t, np.cross(n, t)
+    return t, cross3(n, t)
 
 
 def _shape_eval(shape, y):
@@ -179,7 +193,7 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
     a1, a2 = z[lay.a1:lay.a1 + 3], z[lay.a2:lay.a2 + 3]
     lam, mu = z[lay.lam:lay.mu], z[lay.mu:lay.s]
     s, pn = z[lay.s], z[lay.pn]
-    I3 = np.eye(3)
+    I3 = _I3
 
     # end-of-step poses and their local Jacobians (dp = J_p dx, dtheta = J_th dx)
     RA = cayley(0.5 * h * wA) @ RA0
@@ -245,18 +259,18 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
     J_tauA_extra = np.zeros((3, nloc))
     if nf:
         e_t, e_o, e_r = ell
-        u = np.cross(e_aux, n)
+        u = cross3(e_aux, n)
         lu = np.linalg.norm(u)
         t = u / lu
         J_t = ((I3 - np.outer(t, t)) / lu) @ _sk(e_aux) @ J_n
-        ov = np.cross(n, t)
+        ov = cross3(n, t)
         J_o = -_sk(t) @ J_n + _sk(n) @ J_t
-        vrel = vA + np.cross(wA, d1)
+        vrel = vA + cross3(wA, d1)
         J_vrel = _sk(wA) @ J_d1
         J_vrel[:, 0:3] += I3
         J_vrel[:, 3:6] -= _sk(d1)
         if dynB:
-            vrel = vrel - vB - np.cross(wB, d2)
+            vrel = vrel - vB - cross3(wB, d2)
             J_vrel -= _sk(wB) @ J_d2
             J_vrel[:, 6:9] -= I3
             J_vrel[:, 9:12] += _sk(d2)
@@ -277,10 +291,16 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
         sig = z[lay.sig]
         # friction impulses are pn * phi_k (phi = impulse per unit normal impulse): the max-dissipation rows
         # mu pn xi + p sig = 0 divided by pn > 0, which keeps them regular when the pair separates (pn = 0)
-        r[lay.pf:lay.pf + nf] = mu_f * xi + phi * sig
+        # + phi max(s, 0)/h: zero whenever the pair carries load (pn > 0 forces s = 0), but for a separated pair
+        # it fixes the otherwise arbitrary phi (with equal tangential velocities, e.g. bodies falling side by
+        # side, any |phi| <= mu solves the rows and the Jacobian is singular in these columns)
+        sp = max(s, 0.0) / h
+        r[lay.pf:lay.pf + nf] = mu_f * xi + phi * (sig + sp)
         J[lay.pf:lay.pf + nf] = mu_f * J_xi
-        J[lay.pf:lay.pf + nf, ipf:ipf + nf] += sig * np.eye(nf)
+        J[lay.pf:lay.pf + nf, ipf:ipf + nf] += (sig + sp) * np.eye(nf)
         J[lay.pf:lay.pf + nf, isig] += phi
+        if s > 0.0:
+            J[lay.pf:lay.pf + nf, i_s] += phi / h
         r[lay.sig] = mu_f * mu_f - phi @ phi
         J[lay.sig, ipf:ipf + nf] = -2.0 * phi
         # friction impulse on A
@@ -295,12 +315,12 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
             J_tauA_extra = m_ref * e_r * pn * phi[2] * J_n
             J_tauA_extra[:, ipf + 2] += m_ref * e_r * pn * n
             J_tauA_extra[:, ipn] += m_ref * e_r * phi[2] * n
-    tauA = np.cross(d1, F) + tauA_extra
+    tauA = cross3(d1, F) + tauA_extra
     J_tauA = -_sk(F) @ J_d1 + _sk(d1) @ J_F + J_tauA_extra
     WA = np.concatenate((F, tauA))
     J_WA = np.vstack((J_F, J_tauA))
     if dynB:
-        tauB = -np.cross(d2, F) - tauA_extra
+        tauB = -cross3(d2, F) - tauA_extra
         J_tauB = _sk(F) @ J_d2 - _sk(d2) @ J_F - J_tauA_extra
         WB = np.concatenate((-F, tauB))
         J_WB = np.vstack((-J_F, J_tauB))

@@ -19,20 +19,29 @@ The step size h is fixed (the caller's dt).  A step that does not converge is re
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from .bodies import ContactModel, State, cayley
-from .mcp import solve_mcp
-from .pair import PairLayout, contact_frame_aux, eval_geometry, eval_pair, pair_layout, tangent_frame
+from .mcp import MCPResult, natural_residual, solve_mcp
+from .pair import PairLayout, cross3, contact_frame_aux, eval_geometry, eval_pair, pair_layout, tangent_frame
 from ..transforms import quat_to_matrix
 
 __all__ = ["ContactResult", "StepResult", "step", "closest_points", "candidate_pairs", "METHODS"]
 
 METHODS = ("implicit", "explicit")
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
+_PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
+_MANY_FIRST_ITER = 25  # global Newton iterations before a many-pair step switches to block Gauss-Seidel
+_NSGS_SWEEPS = 300  # block Gauss-Seidel sweeps at most
+_NSGS_SECONDS = 60.0  # and at most this long per step
+_POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
+_POLISH_EVERY = 2  # sweeps between such attempts
+_I3 = np.eye(3)
+_I6 = np.eye(6)
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,15 @@ class _Pair:
     gap0: float = 0.0
     geo0: np.ndarray | None = None  # implicit: starting closest-point unknowns
     zf0: np.ndarray | None = None  # implicit: starting impulse unknowns (warm start or predictor)
+    # assembly data, set once per step
+    ka: int = -1  # index of A among the dynamic bodies
+    kb: int = -1  # index of B, -1 when B is static
+    sz: int = 0  # size of the pair block
+    cols: np.ndarray | None = None  # global indices of the local unknowns [nuA, nuB?, pair block]
+    valid: np.ndarray | None = None  # which of the 12 + sz local Jacobian columns exist
+    rows: np.ndarray | None = None
+    rr: np.ndarray | None = None  # sparse pattern of the pair's block (row, column indices)
+    cc: np.ndarray | None = None
 
 
 def _layout_for(model, ip, method):
@@ -238,7 +256,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     for k, i in enumerate(dyn):
         c_v[k] = state.v[i] + h * (model.gravity + model.force[i] / model.mass[i])
         w0 = state.w[i]
-        c_w[k] = w0 + h * Iw_inv[i] @ (model.torque[i] - np.cross(w0, Iw[i] @ w0))
+        c_w[k] = w0 + h * Iw_inv[i] @ (model.torque[i] - cross3(w0, Iw[i] @ w0))
 
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     pairs: list[_Pair] = []
@@ -246,10 +264,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     geo_iters = 0
     new_warm_geo = {}
     pred = None
-    if method == "implicit" and (predict or any(
-            state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand)):
+    if method == "implicit" and (predict or (len(cand) <= _PREDICT_MAX_PAIRS and any(
+            state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand))):
         # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
         # velocities and impulses, and the closest points at its end configuration start the implicit solve
+        # (with many pairs it costs as much as the step itself; new pairs then start from their closest points
+        # at the start of the step, no impulse and consistent friction unknowns)
         pred = _step_once(model, state, h, "explicit", tol, max_iter)
         if not pred.converged:
             pred = None
@@ -321,74 +341,212 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 z0[pr.off:pr.off + sz] = warm["zx"]
 
     dense = ntot <= _DENSE_LIMIT
+    # M^-1 per dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
+    Sinv = np.zeros((nb, 6, 6))
+    for k, i in enumerate(dyn):
+        Sinv[k, 0:3, 0:3] = _I3 / model.mass[i]
+        Sinv[k, 3:6, 3:6] = Iw_inv[i]
+    c_body = np.hstack((c_v, c_w)) if nb else np.zeros((0, 6))
+    zero3 = np.zeros(3)
+    for pr in pairs:
+        ka, kb = bidx[pr.a], bidx[pr.b]
+        sz = pr.lay.size if method == "implicit" else _explicit_size(pr.lay)
+        pr.ka, pr.kb, pr.sz = int(ka), int(kb), sz
+        # global columns of the local unknowns [nuA, nuB (dynamic B only), pair block]
+        pr.cols = np.concatenate((np.arange(6 * ka, 6 * ka + 6),
+                                  np.arange(6 * kb, 6 * kb + 6) if kb >= 0 else np.zeros(0, int),
+                                  np.arange(pr.off, pr.off + sz)))
+        pr.valid = np.ones(12 + sz, bool)
+        if kb < 0:
+            pr.valid[6:12] = False
+        pr.rows = pr.cols  # the MCP pairs rows with unknowns slot by slot
+        if not dense:
+            pr.rr, pr.cc = (a.ravel() for a in np.meshgrid(pr.cols, pr.cols, indexing="ij"))
 
-    def fun(z):
-        Fv = np.empty(ntot)
-        rows, cols, vals = [], [], []
-        Jd = np.zeros((ntot, ntot)) if dense else None
-        # body rows
-        for k, i in enumerate(dyn):
-            Fv[6 * k:6 * k + 3] = z[6 * k:6 * k + 3] - c_v[k]
-            Fv[6 * k + 3:6 * k + 6] = z[6 * k + 3:6 * k + 6] - c_w[k]
-        if dense:
-            Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
+    def terms(pr, vA, wA, vB, wB, zp):
+        """Pair rows and the velocity change M^-1 W it gives its bodies, with Jacobians in local columns."""
+        if method == "implicit":
+            r, Jl, WA, JWA, WB, JWB = eval_pair(
+                pr.lay, h, pr.mu, model.ellipsoid, pr.m_ref, pr.e_aux,
+                model.shapes[pr.a], state.p[pr.a], R0[pr.a], model.com_body[pr.a], vA, wA,
+                model.shapes[pr.b], state.p[pr.b], R0[pr.b], model.com_body[pr.b], vB, wB, pr.kb >= 0, zp)
         else:
-            rows.append(np.arange(6 * nb)); cols.append(np.arange(6 * nb)); vals.append(np.ones(6 * nb))
+            r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, pr.kb >= 0, zp, h)
+        SA = Sinv[pr.ka]
+        dA, JdA = SA @ WA, SA @ JWA
+        if pr.kb >= 0:
+            SB = Sinv[pr.kb]
+            dB, JdB = SB @ WB, SB @ JWB
+        else:
+            dB = JdB = None
+        return r, Jl, dA, JdA, dB, JdB
+
+    def local_velocities(pr, z):
+        ka, kb = pr.ka, pr.kb
+        vA, wA = z[6 * ka:6 * ka + 3], z[6 * ka + 3:6 * ka + 6]
+        if kb >= 0:
+            return vA, wA, z[6 * kb:6 * kb + 3], z[6 * kb + 3:6 * kb + 6]
+        return vA, wA, zero3, zero3
+
+    def friction_slots(pr):
+        """Offsets (in the pair block) of pn, the friction unknowns phi and sig."""
+        if method == "implicit":
+            return pr.lay.pn, pr.lay.pf, pr.lay.sig
+        return 0, 1, 1 + pr.lay.nf
+
+    def consistent_friction(z, which):
+        """For pairs without normal impulse, friction unknowns that satisfy their rows at the current velocities.
+
+        With pn = 0 the rows mu xi + phi (sig + sp) = 0, 0 <= sig perp mu^2 - |phi|^2 >= 0 (sp = max(s, 0)/h)
+        fix phi and sig and nothing else depends on them; starting from phi = sig = 0 instead gives a
+        Newton direction that ignores these rows."""
+        for pr in which:
+            if not pr.lay.nf:
+                continue
+            ipn, ipf, isig = friction_slots(pr)
+            zp = z[pr.off:pr.off + pr.sz].copy()
+            if zp[ipn] > 0.0:
+                continue
+            nf = pr.lay.nf
+            zp[ipf:ipf + nf] = 0.0
+            zp[isig] = 0.0
+            rows = terms(pr, *local_velocities(pr, z), zp)[0]
+            r = rows[ipf:ipf + nf]  # = mu xi
+            sp = max(rows[ipn], 0.0)  # max(s, 0)/h (implicit) or max(gap_lin, 0) (explicit)
+            nr = float(np.sqrt(r @ r))
+            if pr.mu <= 0.0 or nr == 0.0:
+                continue
+            xi = nr / pr.mu
+            if xi <= sp:  # inside the disc: sig = 0, phi = -mu xi / sp
+                z[pr.off + ipf:pr.off + ipf + nf] = -r / sp
+            else:  # on its rim: phi = -mu xi/|xi|, sig = |xi| - sp
+                z[pr.off + ipf:pr.off + ipf + nf] = -pr.mu * r / nr
+                z[pr.off + isig] = xi - sp
+        return z
+
+    def fun(z, jac=True):
+        Fv = np.empty(ntot)
+        Fv[:6 * nb] = z[:6 * nb] - c_body.ravel()
+        Jd = np.zeros((ntot, ntot)) if dense and jac else None
+        if Jd is not None:
+            Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
+        rows, cols, vals = [np.arange(6 * nb)], [np.arange(6 * nb)], [np.ones(6 * nb)]
         for pr in pairs:
-            a, b = pr.a, pr.b
-            ka, kb = bidx[a], bidx[b]
-            dynB = kb >= 0
-            vA, wA = z[6 * ka:6 * ka + 3], z[6 * ka + 3:6 * ka + 6]
-            vB = z[6 * kb:6 * kb + 3] if dynB else np.zeros(3)
-            wB = z[6 * kb + 3:6 * kb + 6] if dynB else np.zeros(3)
-            if method == "implicit":
-                sz = pr.lay.size
-                zp = z[pr.off:pr.off + sz]
-                r, Jl, WA, JWA, WB, JWB = eval_pair(
-                    pr.lay, h, pr.mu, model.ellipsoid, pr.m_ref, pr.e_aux,
-                    model.shapes[a], state.p[a], R0[a], model.com_body[a], vA, wA,
-                    model.shapes[b], state.p[b], R0[b], model.com_body[b], vB, wB, dynB, zp)
+            vA, wA, vB, wB = local_velocities(pr, z)
+            r, Jl, dA, JdA, dB, JdB = terms(pr, vA, wA, vB, wB, z[pr.off:pr.off + pr.sz])
+            Fv[pr.off:pr.off + pr.sz] = r
+            ka = pr.ka
+            Fv[6 * ka:6 * ka + 6] -= dA
+            if dB is not None:
+                Fv[6 * pr.kb:6 * pr.kb + 6] -= dB
+            if not jac:
+                continue
+            blk = np.zeros((pr.cols.size, pr.cols.size))
+            blk[0:6] = -JdA[:, pr.valid]
+            if dB is not None:
+                blk[6:12] = -JdB[:, pr.valid]
+            blk[-pr.sz:] = Jl[:, pr.valid]
+            if Jd is not None:
+                Jd[np.ix_(pr.cols, pr.cols)] += blk
             else:
-                sz = _explicit_size(pr.lay)
-                zp = z[pr.off:pr.off + sz]
-                r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, dynB, zp, h)
-            colmap = np.empty(12 + sz, int)
-            colmap[0:6] = np.arange(6 * ka, 6 * ka + 6)
-            colmap[6:12] = np.arange(6 * kb, 6 * kb + 6) if dynB else -1
-            colmap[12:] = np.arange(pr.off, pr.off + sz)
-            valid = colmap >= 0
-            cv = colmap[valid]
-            Fv[pr.off:pr.off + sz] = r
-            # body rows: subtract M^-1 W
-            scaleA = np.zeros((6, 6))
-            scaleA[0:3, 0:3] = np.eye(3) / model.mass[a]
-            scaleA[3:6, 3:6] = Iw_inv[a]
-            Fv[6 * ka:6 * ka + 6] -= scaleA @ WA
-            blkA = -(scaleA @ JWA)[:, valid]
-            prow = np.arange(pr.off, pr.off + sz)
-            arow = np.arange(6 * ka, 6 * ka + 6)
-            if dynB:
-                scaleB = np.zeros((6, 6))
-                scaleB[0:3, 0:3] = np.eye(3) / model.mass[b]
-                scaleB[3:6, 3:6] = Iw_inv[b]
-                Fv[6 * kb:6 * kb + 6] -= scaleB @ WB
-                blkB = -(scaleB @ JWB)[:, valid]
-                brow = np.arange(6 * kb, 6 * kb + 6)
-            if dense:
-                Jd[np.ix_(prow, cv)] += Jl[:, valid]
-                Jd[np.ix_(arow, cv)] += blkA
-                if dynB:
-                    Jd[np.ix_(brow, cv)] += blkB
-            else:
-                for rr, blk in ((prow, Jl[:, valid]), (arow, blkA)) + (((brow, blkB),) if dynB else ()):
-                    R_, C_ = np.meshgrid(rr, cv, indexing="ij")
-                    rows.append(R_.ravel()); cols.append(C_.ravel()); vals.append(blk.ravel())
+                rows.append(pr.rr); cols.append(pr.cc); vals.append(blk.ravel())
+        if not jac:
+            return Fv
         if dense:
             return Fv, Jd
         J = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(ntot, ntot)).tocsc()
         return Fv, J
 
-    res = solve_mcp(fun, z0, lower, tol=tol, max_iter=max_iter)
+    def nsgs(z, max_sweeps, max_seconds):
+        """Nonsmooth block Gauss-Seidel over pairs: each pair's local MCP (its unknowns and its bodies'
+        velocities, the other pairs' impulses frozen) solved by semismooth Newton; returns (z, residual, iters)."""
+        z = z.copy()
+        acc = np.zeros((nb, 6))  # sum of M^-1 W of all pairs per body at the current z
+        contrib = {}
+        for pr in pairs:
+            r, Jl, dA, JdA, dB, JdB = terms(pr, *local_velocities(pr, z), z[pr.off:pr.off + pr.sz])
+            contrib[pr.ip] = (dA, dB)
+            acc[pr.ka] += dA
+            if dB is not None:
+                acc[pr.kb] += dB
+        # bodies never touched by a pair move freely
+        for k in range(nb):
+            z[6 * k:6 * k + 6] = c_body[k] + acc[k]
+        # bottom-up order (along gravity): supports first, as in a stack
+        gdir = model.gravity / (np.linalg.norm(model.gravity) or 1.0)
+        order = sorted(pairs, key=lambda pr: -float(gdir @ state.p[pr.a]))
+        lo = np.concatenate([lower[pr.cols] for pr in order]) if order else np.zeros(0)
+        iters = 0
+        t_start = time.perf_counter()
+        res_nat = natural_residual(z, fun(z, jac=False), lower)
+        for sweep in range(max_sweeps):
+            seq = order if sweep % 2 == 0 else order[::-1]
+            for pr in seq:
+                dA0, dB0 = contrib[pr.ip]
+                ka, kb = pr.ka, pr.kb
+                cA = c_body[ka] + acc[ka] - dA0
+                cB = c_body[kb] + acc[kb] - dB0 if kb >= 0 else None
+                valid = pr.valid
+                sz = pr.sz
+
+                def lfun(x, pr=pr, cA=cA, cB=cB):
+                    vA, wA = x[0:3], x[3:6]
+                    if cB is not None:
+                        vB, wB, zp = x[6:9], x[9:12], x[12:]
+                    else:
+                        vB, wB, zp = zero3, zero3, x[6:]
+                    r, Jl, dA, JdA, dB, JdB = terms(pr, vA, wA, vB, wB, zp)
+                    F = np.empty(x.size)
+                    J = np.zeros((x.size, x.size))
+                    F[0:6] = x[0:6] - cA - dA
+                    J[0:6] = -JdA[:, valid]
+                    J[0:6, 0:6] += _I6
+                    if cB is not None:
+                        F[6:12] = x[6:12] - cB - dB
+                        J[6:12] = -JdB[:, valid]
+                        J[6:12, 6:12] += _I6
+                    F[-sz:] = r
+                    J[-sz:] = Jl[:, valid]
+                    return F, J
+
+                consistent_friction(z, (pr,))
+                x0 = z[pr.cols]
+                lres = solve_mcp(lfun, x0, lower[pr.cols], tol=0.1 * tol, max_iter=30, max_restarts=1)
+                iters += lres.iterations
+                x = lres.z
+                z[pr.cols] = x
+                vA, wA = x[0:3], x[3:6]
+                vB, wB = (x[6:9], x[9:12]) if kb >= 0 else (zero3, zero3)
+                _r, _J, dA, _JdA, dB, _JdB = terms(pr, vA, wA, vB, wB, x[-sz:])
+                acc[ka] += dA - dA0
+                if kb >= 0:
+                    acc[kb] += dB - dB0
+                contrib[pr.ip] = (dA, dB)
+            res_nat = natural_residual(z, fun(z, jac=False), lower)
+            if res_nat <= tol or time.perf_counter() - t_start > max_seconds:
+                break
+            if res_nat <= _POLISH_BELOW and sweep % _POLISH_EVERY == _POLISH_EVERY - 1:
+                # close to the solution: the global Newton converges fast from here (and handles the coupling)
+                pol = solve_mcp(fun, z, lower, tol=tol, max_iter=15, max_restarts=0)
+                iters += pol.iterations
+                if pol.converged:
+                    return pol.z, pol.residual, iters, True
+        return z, res_nat, iters, res_nat <= tol
+
+    z0 = consistent_friction(z0, pairs)
+    many = len(pairs) > 2
+    res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_MANY_FIRST_ITER if many else max_iter,
+                    max_restarts=0 if many else 3)
+    if not res.converged and many:
+        # tens of simultaneous frictional contacts: the global semismooth Newton often stalls far from the
+        # solution; block Gauss-Seidel over pairs (each a small, well-behaved local MCP) gets close, then the
+        # global Newton polishes (or the sweeps reach the tolerance themselves)
+        zg, rg, it_g, ok = nsgs(z0, _NSGS_SWEEPS, _NSGS_SECONDS)
+        if ok:
+            zg = np.where(np.isfinite(lower), np.maximum(zg, np.where(np.isfinite(lower), lower, 0.0)), zg)
+            res = MCPResult(zg, True, res.iterations + it_g, rg, "converged (block Gauss-Seidel)")
+        else:
+            res = MCPResult(zg, False, res.iterations + it_g, rg, f"block Gauss-Seidel stalled")
     iters = res.iterations
     if not res.converged:
         return StepResult(state, False, iters, res.residual, f"MCP solver: {res.reason} (residual {res.residual:.3g})")
@@ -429,9 +587,9 @@ def _qmul(a, b):
 
 def _slip(model, st, a, b, a1, a2, n):
     """Tangential velocity of A's material point at a1 relative to B's at a2 (world)."""
-    vrel = st.v[a] + np.cross(st.w[a], a1 - st.p[a])
+    vrel = st.v[a] + cross3(st.w[a], a1 - st.p[a])
     if model.dynamic[b]:
-        vrel = vrel - st.v[b] - np.cross(st.w[b], a2 - st.p[b])
+        vrel = vrel - st.v[b] - cross3(st.w[b], a2 - st.p[b])
     return vrel - (vrel @ n) * n
 
 
@@ -471,12 +629,12 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
     n = pr.n
     d1 = pr.a1 - state.p[pr.a]
     d2 = pr.a2 - state.p[pr.b]
-    vrel = vA + np.cross(wA, d1)
+    vrel = vA + cross3(wA, d1)
     J_vrel = np.zeros((3, nloc))
     J_vrel[:, 0:3] = np.eye(3)
     J_vrel[:, 3:6] = -_sk(d1)
     if dynB:
-        vrel = vrel - vB - np.cross(wB, d2)
+        vrel = vrel - vB - cross3(wB, d2)
         J_vrel[:, 6:9] = -np.eye(3)
         J_vrel[:, 9:12] = _sk(d2)
     r = np.empty(sz)
@@ -505,10 +663,14 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
                 J_xi[2, 9:12] = -e_r * n
         mu = pr.mu
         # the same normalised friction rows as the implicit pair (impulse = pn * phi)
-        r[1:1 + nf] = mu * xi + pf * sig
+        # + pf max(gap_lin, 0): as for the implicit pair, pins the friction unknowns of a separating pair
+        sp = max(r[0], 0.0)
+        r[1:1 + nf] = mu * xi + pf * (sig + sp)
         J[1:1 + nf] = mu * J_xi
-        J[1:1 + nf, 13:13 + nf] += sig * np.eye(nf)
+        J[1:1 + nf, 13:13 + nf] += (sig + sp) * np.eye(nf)
         J[1:1 + nf, 13 + nf] += pf
+        if r[0] > 0.0:
+            J[1:1 + nf] += np.outer(pf, J[0])
         r[1 + nf] = mu * mu - pf @ pf
         J[1 + nf, 13:13 + nf] = -2 * pf
         dirF = n + e_t * pf[0] * t + e_o * pf[1] * o
@@ -520,10 +682,10 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
             tx = pr.m_ref * e_r * pn * pf[2] * n
             J_tx[:, 15] = pr.m_ref * e_r * pn * n
             J_tx[:, 12] = pr.m_ref * e_r * pf[2] * n
-    WA = np.concatenate((F, np.cross(d1, F) + tx))
+    WA = np.concatenate((F, cross3(d1, F) + tx))
     JWA = np.vstack((J_F, _sk(d1) @ J_F + J_tx))
     if dynB:
-        WB = np.concatenate((-F, -np.cross(d2, F) - tx))
+        WB = np.concatenate((-F, -cross3(d2, F) - tx))
         JWB = np.vstack((-J_F, -_sk(d2) @ J_F - J_tx))
     else:
         WB = JWB = None
@@ -541,13 +703,12 @@ def _contact_explicit(model, state, new, pr: _Pair, zp, h) -> ContactResult:
         pf = pn * (e_t * zp[1] * t + e_o * zp[2] * o)
         if nf == 3:
             prr = pn * e_r * zp[3]
-    vrel = new.v[pr.a] + np.cross(new.w[pr.a], pr.a1 - state.p[pr.a])
+    vrel = new.v[pr.a] + cross3(new.w[pr.a], pr.a1 - state.p[pr.a])
     if model.dynamic[pr.b]:
-        vrel = vrel - new.v[pr.b] - np.cross(new.w[pr.b], pr.a2 - state.p[pr.b])
+        vrel = vrel - new.v[pr.b] - cross3(new.w[pr.b], pr.a2 - state.p[pr.b])
     gap_lin = pr.gap0 + h * (pr.n @ vrel)
     slip = vrel - (vrel @ pr.n) * pr.n
     return ContactResult(pr.ip, pr.a1, pr.a2, pr.n, float(gap_lin), float(pn), pf, float(prr), slip, pr.mu)
 
 
-def _sk(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+from .pair import _sk  # noqa: E402  (one definition)

@@ -1,0 +1,54 @@
+"""Many simultaneous frictional contacts: spheres settling in a box (floor and four walls are half-spaces).
+
+Every step of the run must converge (scaled natural residual <= 1e-10) and pass check_invariants: gap >= -1e-9,
+p_n gap <= 1e-9, impulses inside the friction cone, friction opposing slip, energy never increasing, no NaN.
+"""
+
+import numpy as np
+
+from contact_scenes import G, body, check_invariants, floor, mechanism, run
+
+R, M, HALF = 0.05, 0.1, 0.13  # sphere radius (m), mass (kg), half-width of the box (m)
+
+
+def _walls():
+    return [floor()] + [{"name": f"wall{i}", "ground": True,
+                         "shape": {"type": "halfspace", "normal": n, "offset": -HALF}}
+                        for i, n in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
+
+
+def _pile(n_side=2, layers=2, seed=0):
+    rng = np.random.default_rng(seed)
+    balls = []
+    for i in range(n_side):
+        for j in range(n_side):
+            for k in range(layers):
+                x = (i - 0.5 * (n_side - 1)) * 0.11 + 0.004 * rng.standard_normal()
+                y = (j - 0.5 * (n_side - 1)) * 0.11 + 0.004 * rng.standard_normal()
+                balls.append(body(f"s{i}{j}{k}", {"type": "sphere", "radius": R}, mass=M,
+                                  position=(x, y, R + 0.01 + 0.115 * k)))
+    return mechanism(_walls() + balls, mu=0.4)
+
+
+def test_eight_spheres_settle_in_a_box_with_every_invariant_at_every_step():
+    model, rec = run(_pile(), 0.5)
+    assert rec.completed, rec.reason
+    assert rec.n_frames == 51
+    check_invariants(model, rec)
+    assert np.all(rec.residual <= 1e-10)
+    # tens of pairs were in contact range at once (sphere-sphere and sphere-wall), several of them loaded
+    assert rec.active.sum(axis=1).max() >= 20
+    assert (rec.pn > 1e-9).sum(axis=1).max() >= 8
+    # every sphere stays inside the box: centre at least a radius from the floor and from each wall
+    p = rec.position
+    assert np.all(p[..., 2] >= R - 1e-9)
+    assert np.all(np.abs(p[..., 0:2]) <= HALF - R + 1e-9)
+    # no two spheres interpenetrate (centre distance >= 2 R)
+    d = np.linalg.norm(p[:, :, None, :] - p[:, None, :, :], axis=-1)
+    iu = np.triu_indices(p.shape[1], 1)
+    assert np.all(d[:, iu[0], iu[1]] >= 2 * R - 1e-9)
+    # the bottom layer lands: the total normal impulse on the floor per step approaches the weight of the
+    # spheres resting on it directly or through others, at most the whole pile's m g h
+    floor_pairs = [p_ for p_, (a, b, _mu) in enumerate(model.pairs) if model.names[b] == "floor"]
+    total = rec.pn[-1, floor_pairs].sum()
+    assert 0.0 < total <= len(rec.body_names) * M * G * 0.01 * (1 + 1e-6) + 1e-9
