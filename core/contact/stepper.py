@@ -282,8 +282,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         if method == "implicit":
             pr.zf0 = None
             if not predict and warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
-                geo = warm["z"][: lay.n_geom]
+                geo = warm["z"][: lay.n_geom].copy()
                 pr.zf0 = warm["z"][lay.n_geom:]
+                # the closest points travel with the bodies: shift last step's points by this step's predicted
+                # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
+                # (on a static body the point follows A's, as for rolling)
+                geo[0:3] += h * state.v[a]
+                geo[3:6] += h * (state.v[b] if model.dynamic[b] else state.v[a])
             else:
                 geo, r = closest_points(model, state, ip)
                 if pred is not None:
@@ -461,14 +466,22 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         """Nonsmooth block Gauss-Seidel over pairs: each pair's local MCP (its unknowns and its bodies'
         velocities, the other pairs' impulses frozen) solved by semismooth Newton; returns (z, residual, iters)."""
         z = z.copy()
-        acc = np.zeros((nb, 6))  # sum of M^-1 W of all pairs per body at the current z
-        contrib = {}
-        for pr in pairs:
-            r, Jl, dA, JdA, dB, JdB = terms(pr, *local_velocities(pr, z), z[pr.off:pr.off + pr.sz])
-            contrib[pr.ip] = (dA, dB)
-            acc[pr.ka] += dA
-            if dB is not None:
-                acc[pr.kb] += dB
+
+        def gather():
+            # M^-1 W of every pair at the current z, summed per body; redone every sweep because a pair's
+            # wrench depends on its bodies' velocities (lever arms at the end-of-step pose), which the other
+            # pairs' local solves have changed since
+            acc = np.zeros((nb, 6))
+            contrib = {}
+            for pr in pairs:
+                r, Jl, dA, JdA, dB, JdB = terms(pr, *local_velocities(pr, z), z[pr.off:pr.off + pr.sz])
+                contrib[pr.ip] = (dA, dB)
+                acc[pr.ka] += dA
+                if dB is not None:
+                    acc[pr.kb] += dB
+            return acc, contrib
+
+        acc, contrib = gather()
         # bodies never touched by a pair move freely
         for k in range(nb):
             z[6 * k:6 * k + 6] = c_body[k] + acc[k]
@@ -481,6 +494,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         res_nat = natural_residual(z, fun(z, jac=False), lower)
         for sweep in range(max_sweeps):
             seq = order if sweep % 2 == 0 else order[::-1]
+            if sweep:
+                acc, contrib = gather()
             for pr in seq:
                 dA0, dB0 = contrib[pr.ip]
                 ka, kb = pr.ka, pr.kb
@@ -531,6 +546,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 iters += pol.iterations
                 if pol.converged:
                     return pol.z, pol.residual, iters, True
+                if pol.residual < 0.5 * res_nat:
+                    z = pol.z.copy()  # Newton got closer: sweep on from there
+                    res_nat = pol.residual
         return z, res_nat, iters, res_nat <= tol
 
     z0 = consistent_friction(z0, pairs)
