@@ -53,35 +53,61 @@ def pile27():
     return _doc(walls + balls, mu=0.4)
 
 
-def bench(name, mech, n_steps, h=0.01, method="implicit"):
+def pile8():
+    """The 2x2x2 pile of tests/core/contact/test_pile.py (box half-width 0.13 m)."""
+    walls = [FLOOR] + [
+        {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": n, "offset": -0.13}}
+        for i, n in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
+    rng = np.random.default_rng(0)
+    balls = []
+    for i in range(2):
+        for j in range(2):
+            for k in range(2):
+                p = [(i - 0.5) * 0.11 + 0.004 * rng.standard_normal(), (j - 0.5) * 0.11 + 0.004 * rng.standard_normal(),
+                     0.06 + 0.115 * k]
+                balls.append({"name": f"s{i}{j}{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
+                              "pose": {"position": p}})
+    return _doc(walls + balls, mu=0.4)
+
+
+def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None):
     model = build_model(mech)
     st = initial_state(model)
-    its = []
+    its, pairs = [], []
     t0 = time.perf_counter()
     done = 0
+    note = ""
     for _ in range(n_steps):
         r = step(model, st, h, method)
         if not r.converged:
-            print(f"  {name}: step {done} failed: {r.reason}")
+            note = f"  FAILED at step {done} (t = {done * h:.2f} s): {r.reason[:80]}"
             break
         st = r.state
         its.append(r.iterations)
+        pairs.append(len(r.contacts))
         done += 1
+        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            note = f"  (stopped after {max_seconds:.0f} s)"
+            break
     dt = time.perf_counter() - t0
     rate = done / dt if dt > 0 else float("inf")
-    print(f"{name:28s} {method:8s} steps={done:5d}  {rate:9.1f} steps/s  iterations/step mean={np.mean(its):.2f} max={max(its)}")
+    print(f"{name:28s} {method:8s} steps={done:5d}  {rate:9.1f} steps/s  iterations/step mean={np.mean(its or [0]):.2f} "
+          f"max={max(its or [0])}  pairs in range max={max(pairs or [0])}{note}", flush=True)
     return rate
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--pile-steps", type=int, default=30)
+    ap.add_argument("--pile-steps", type=int, default=100)
     ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--max-seconds", type=float, default=300.0, help="wall-clock limit per pile run")
+    ap.add_argument("--methods", default="implicit,explicit")
     args = ap.parse_args()
-    for method in ("implicit", "explicit"):
+    for method in args.methods.split(","):
         bench("sphere on plane (rolling)", sphere_on_plane(), args.steps, method=method)
         bench("disc example", io.load(ROOT / "resources/examples/contact_disc_roll.json"), args.steps // 2, method=method)
-        bench("27 spheres in a box", pile27(), args.pile_steps, method=method)
+        bench("8 spheres in a box", pile8(), args.pile_steps, method=method, max_seconds=args.max_seconds)
+        bench("27 spheres in a box", pile27(), args.pile_steps, method=method, max_seconds=args.max_seconds)
     print("targets: sphere on plane >= 2000 steps/s, 27-sphere pile >= 20 steps/s (one core)")
 
 
