@@ -68,3 +68,22 @@ def test_mixed_pile_example_runs_from_the_cli(tmp_path):
     assert np.all(rec.gap[rec.active] >= -1e-9)
     assert np.all(rec.residual <= 1e-10)
     assert rec.pn[-1].sum() > 0.0  # something rests on the floor
+
+
+def test_spheres_falling_side_by_side_give_a_regular_step():
+    """Separated bodies with equal velocities (zero relative slip): the friction unknowns of their pair are pinned
+    by the phi max(s, 0)/h term, so the step is a regular Newton solve with no impulse between them."""
+    from core.contact import build_model, initial_state, step
+
+    mech = mechanism([body("a", {"type": "sphere", "radius": R}, mass=M, position=(0, 0, 1.0)),
+                      body("b", {"type": "sphere", "radius": R}, mass=M, position=(2 * R + 0.003, 0, 1.0)),
+                      body("c", {"type": "sphere", "radius": R}, mass=M, position=(R + 0.0015, 3 ** 0.5 * R + 0.003, 1.0))], mu=0.4)
+    model = build_model(mech)
+    st = initial_state(model)
+    res = step(model, st, 0.01)
+    assert res.converged and len(res.contacts) == 3
+    # free fall: v = -g h for all three, no contact impulse, no spin
+    np.testing.assert_allclose(res.state.v[:, 2], -G * 0.01, rtol=1e-12)
+    assert all(c.pn == 0.0 and np.all(c.pf == 0.0) for c in res.contacts)
+    assert np.max(np.abs(res.state.w)) == 0.0
+    assert res.iterations <= 10  # a handful of Newton steps, not a stalled or regularised solve
