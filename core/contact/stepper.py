@@ -43,6 +43,7 @@ _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps wit
 _MANY_FIRST_ITER = 25  # global Newton iterations before a many-pair step switches to block Gauss-Seidel
 _NSGS_SWEEPS = 300  # block Gauss-Seidel sweeps at most
 _NSGS_SECONDS = 60.0  # and at most this long per step
+_NSGS_STALL = 40  # sweeps without halving the residual that count as a stall
 _POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
 _POLISH_EVERY = 2  # sweeps between such attempts
 _I3 = np.eye(3)
@@ -497,6 +498,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         iters = 0
         t_start = time.perf_counter()
         res_nat = natural_residual(z, fun(z, jac=False), lower)
+        history = []
         for sweep in range(max_sweeps):
             seq = order if sweep % 2 == 0 else order[::-1]
             if sweep:
@@ -531,7 +533,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
                 consistent_friction(z, (pr,))
                 x0 = z[pr.cols]
-                lres = solve_mcp(lfun, x0, lower[pr.cols], tol=0.1 * tol, max_iter=30, max_restarts=1)
+                lres = solve_mcp(lfun, x0, lower[pr.cols], tol=tol, max_iter=30, max_restarts=1)
                 iters += lres.iterations
                 x = lres.z
                 z[pr.cols] = x
@@ -545,6 +547,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             res_nat = natural_residual(z, fun(z, jac=False), lower)
             if res_nat <= tol or time.perf_counter() - t_start > max_seconds:
                 break
+            history.append(res_nat)
+            if len(history) > _NSGS_STALL and res_nat > 0.5 * history[-1 - _NSGS_STALL]:
+                break  # no halving of the residual in _NSGS_STALL sweeps: stalled (cycling), let the caller retry
             if res_nat <= _POLISH_BELOW and sweep % _POLISH_EVERY == _POLISH_EVERY - 1:
                 # close to the solution: the global Newton converges fast from here (and handles the coupling)
                 pol = solve_mcp(fun, z, lower, tol=tol, max_iter=15, max_restarts=0)
