@@ -14,22 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core.model import Body, Joint, Mechanism  # noqa: E402
-
-
-def ladder(n: int = 200) -> Mechanism:
-    """A planar mechanism of n bodies: a chain of revolutes plus a cross link every third body (many loops)."""
-    m = Mechanism(name=f"ladder{n}")
-    for i in range(n):
-        m.add_body(Body(f"b{i}", ground=(i == 0)), position=(160.0 * (i % 20), 110.0 * (i // 20)))
-    k = 0
-    for i in range(n - 1):
-        m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 1}"), at=(float(i), 0.0, 0.0)))
-        k += 1
-        if i % 3 == 0 and i + 3 < n:
-            m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 3}"), at=(float(i), 1.0, 0.0)))
-            k += 1
-    return m
+from core.generate import ladder  # noqa: E402
 
 
 def measure(window, repeats: int = 15, structural: int = 3) -> dict[str, float]:

@@ -38,29 +38,6 @@ def _ensure_display() -> subprocess.Popen | None:
     return proc
 
 
-def serpentine(n: int = 200):
-    """A planar mechanism of n bodies: a revolute chain snaking over a 20-wide grid, a cross link every third body."""
-    from core.model import Body, Joint, Mechanism
-
-    m = Mechanism(name=f"serpentine{n}")
-    for i in range(n):
-        m.add_body(Body(f"b{i}", ground=(i == 0)))
-
-    def cell(i: int) -> tuple[float, float, float]:
-        row, col = divmod(i, 20)
-        return (float(col if row % 2 == 0 else 19 - col), float(row), 0.0)
-
-    k = 0
-    for i in range(n - 1):
-        m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 1}"), at=cell(i)))
-        k += 1
-        if i % 3 == 0 and i + 3 < n:
-            x, y, _ = cell(i)
-            m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 3}"), at=(x + 0.5, y + 0.5, 0.0)))
-            k += 1
-    return m
-
-
 def main() -> int:
     """Build a viewport over a 200-body document and print the timings."""
     xvfb = _ensure_display()
@@ -78,6 +55,7 @@ def main() -> int:
         from app.document import Document
         from app.selection import Selection
         from app.viewport import Viewport3D
+        from core.generate import ladder
         from core.transforms import rot_z
 
         class Edit(QUndoCommand):
@@ -92,7 +70,7 @@ def main() -> int:
                 self.undo_fn(doc.mechanism)
 
         med = statistics.median
-        doc, sel = Document(serpentine(200)), Selection()
+        doc, sel = Document(ladder(200)), Selection()
         t0 = time.perf_counter()
         vp = Viewport3D(doc, sel)
         builds = [(time.perf_counter() - t0) * 1e3]

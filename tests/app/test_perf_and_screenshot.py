@@ -12,26 +12,11 @@ import pytest
 from PySide6.QtGui import QImage
 
 from core import structure
-from core.model import Body, Joint, Mechanism
+from core.generate import ladder
 
 pytestmark = pytest.mark.gui
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def ladder(n: int) -> Mechanism:
-    """n bodies in a chain of revolutes, plus a cross link every third body (the same generator as the bench)."""
-    m = Mechanism(name=f"ladder{n}")
-    for i in range(n):
-        m.add_body(Body(f"b{i}", ground=(i == 0)), position=(160.0 * (i % 20), 110.0 * (i // 20)))
-    k = 0
-    for i in range(n - 1):
-        m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 1}"), at=(float(i), 0.0, 0.0)))
-        k += 1
-        if i % 3 == 0 and i + 3 < n:
-            m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 3}"), at=(float(i), 1.0, 0.0)))
-            k += 1
-    return m
 
 
 def test_200_body_edit_analysis_and_refresh_is_fast(make_window):

@@ -14,6 +14,7 @@ from app.viewport import Viewport3D
 from app.viewport.camera import from_qmatrix
 from app.viewport.geometry import SceneBuilder
 from app.viewport.widget import PALETTE
+from core.generate import ladder
 from core.model import Body, Joint, Mechanism
 from core.transforms import rot_z
 
@@ -21,23 +22,9 @@ pytestmark = pytest.mark.gui
 
 
 def serpentine(n: int = 200) -> Mechanism:
-    """A planar revolute chain of n bodies snaking over a 20-wide grid, with a cross link every third body."""
-    m = Mechanism(name=f"serpentine{n}")
-    for i in range(n):
-        m.add_body(Body(f"b{i}", ground=(i == 0), points={"P": (0.3, 0.2, 0.0)} if i == 50 else {}))
-
-    def cell(i: int) -> tuple[float, float, float]:
-        row, col = divmod(i, 20)
-        return (float(col if row % 2 == 0 else 19 - col), float(row), 0.0)
-
-    k = 0
-    for i in range(n - 1):
-        m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 1}"), at=cell(i)))
-        k += 1
-        if i % 3 == 0 and i + 3 < n:
-            x, y, _ = cell(i)
-            m.add_joint(Joint(f"J{k}", "revolute", (f"b{i}", f"b{i + 3}"), at=(x + 0.5, y + 0.5, 0.0)))
-            k += 1
+    """The benchmark's 200-body ladder, with a named point on body b50."""
+    m = ladder(n)
+    m.update_body("b50", points={"P": (0.3, 0.2, 0.0)})
     return m
 
 
