@@ -170,14 +170,18 @@ def test_rename_in_place_with_f2_and_refusal_keeps_the_text(make_window, qtbot):
     assert win.structure.model.headerData(1, Qt.Vertical).startswith("crank")
 
 
-def test_joint_type_from_toolbar_and_edge_letters(make_window, qtbot):
-    win = make_window(Mechanism(name="slider"))
-    vp = win.graph.viewport()
+def two_bodies_by_double_click(win) -> list[str]:
+    """Add two bodies left and right of the scene centre by double-clicking the canvas; returns their names."""
     win.graph.resetTransform()
     win.graph.centerOn(0, 0)
     for x in (-150, 150):
-        double_click(vp, win.graph.mapFromScene(x, 0))
-    a, b = win.document.mechanism.body_names()
+        double_click(win.graph.viewport(), win.graph.mapFromScene(x, 0))
+    return win.document.mechanism.body_names()
+
+
+def test_joint_type_from_toolbar_and_edge_letters(make_window, qtbot):
+    win = make_window(Mechanism(name="slider"))
+    vp, (a, b) = win.graph.viewport(), two_bodies_by_double_click(win)
     win.joint_combo.setCurrentIndex(win.joint_combo.findData("prismatic"))
     win.joint_combo.activated.emit(win.joint_combo.currentIndex())
     assert win.editor.joint_type == "prismatic"
@@ -196,12 +200,7 @@ def test_shift_drop_offers_the_compact_joint_type_popup(make_window, monkeypatch
     import app.panels.graph as graph_module
 
     win = make_window(Mechanism(name="popup"))
-    vp = win.graph.viewport()
-    win.graph.resetTransform()
-    win.graph.centerOn(0, 0)
-    for x in (-150, 150):
-        double_click(vp, win.graph.mapFromScene(x, 0))
-    a, b = win.document.mechanism.body_names()
+    vp, (a, b) = win.graph.viewport(), two_bodies_by_double_click(win)
     offered = []
 
     def fake_exec(menu, *args):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph.opengl as gl
 import pytest
-from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QApplication
 
 from app.document import Document
@@ -17,6 +16,7 @@ from app.viewport.widget import PALETTE
 from core.generate import ladder
 from core.model import Body, Joint, Mechanism
 from core.transforms import rot_z
+from tests.app.viewport.edits import Edit
 
 pytestmark = pytest.mark.gui
 
@@ -26,18 +26,6 @@ def serpentine(n: int = 200) -> Mechanism:
     m = ladder(n)
     m.update_body("b50", points={"P": (0.3, 0.2, 0.0)})
     return m
-
-
-class _Edit(QUndoCommand):
-    def __init__(self, doc, fn, undo):
-        super().__init__("edit")
-        self.doc, self.fn, self.undo_fn = doc, fn, undo
-
-    def redo(self):
-        self.fn(self.doc.mechanism)
-
-    def undo(self):
-        self.undo_fn(self.doc.mechanism)
 
 
 @pytest.fixture
@@ -89,7 +77,7 @@ def test_editing_one_joint_recreates_only_its_bodies(big, uploads):
     sel.set(bodies=[a])
     before = _snapshot(vp)
     new_at = (j.at[0] + 0.2, j.at[1] + 0.1, 0.0)  # inside the bounding box: the drawing keeps its scale
-    doc.push(_Edit(doc, lambda m: m.update_joint("J100", at=new_at), lambda m: m.update_joint("J100", at=j.at)))
+    doc.push(Edit(doc, lambda m: m.update_joint("J100", at=new_at), lambda m: m.update_joint("J100", at=j.at)))
     QApplication.processEvents()
     bodies, joints = _renewed(before, vp)
     # the two links through J100 get new meshes; J100's pin keeps its mesh (same type and span) and only moves
@@ -114,7 +102,7 @@ def test_changes_in_one_turn_make_one_update(big, uploads, monkeypatch):
     monkeypatch.setattr(vp._builder, "build", lambda m: builds.append(1) or build(m))
     for k, name in enumerate(("J10", "J11", "J12")):
         at = doc.mechanism.joint(name).at
-        doc.push(_Edit(doc, lambda m, n=name, p=(at[0], at[1] + 0.05 * (k + 1), 0.0): m.update_joint(n, at=p),
+        doc.push(Edit(doc, lambda m, n=name, p=(at[0], at[1] + 0.05 * (k + 1), 0.0): m.update_joint(n, at=p),
                        lambda m, n=name, p=at: m.update_joint(n, at=p)))
     assert builds == []  # nothing yet: the three signals are coalesced
     QApplication.processEvents()
@@ -130,7 +118,7 @@ def test_changes_in_one_turn_make_one_update(big, uploads, monkeypatch):
 
 def test_queries_see_a_pending_change_at_once(big):
     vp, doc, _ = big
-    doc.push(_Edit(doc, lambda m: m.add_body(Body("extra")), lambda m: m.remove_body("extra")))
+    doc.push(Edit(doc, lambda m: m.add_body(Body("extra")), lambda m: m.remove_body("extra")))
     assert vp.item_count()["bodies"] == 201  # no event processed: the query applied the pending update
     assert "extra" in {b.name for b in vp.scene().bodies}
 
@@ -138,7 +126,7 @@ def test_queries_see_a_pending_change_at_once(big):
 def test_adding_a_body_adds_exactly_its_items(big, uploads):
     vp, doc, _ = big
     before = _snapshot(vp)
-    doc.push(_Edit(doc, lambda m: m.add_body(Body("lone")), lambda m: m.remove_body("lone")))
+    doc.push(Edit(doc, lambda m: m.add_body(Body("lone")), lambda m: m.remove_body("lone")))
     QApplication.processEvents()
     bodies, joints = _renewed(before, vp)
     assert bodies == {"lone"} and joints == set()
@@ -154,7 +142,7 @@ def test_adding_a_body_adds_exactly_its_items(big, uploads):
         m.remove_body("tip")
 
     before = _snapshot(vp)
-    doc.push(_Edit(doc, add, remove))
+    doc.push(Edit(doc, add, remove))
     QApplication.processEvents()
     bodies, joints = _renewed(before, vp)
     assert bodies == {"tip", "b199"} and joints == {"Jtip"}
@@ -170,7 +158,7 @@ def test_deleting_a_body_removes_its_items(big, uploads):
     group = vp._groups["b120"]
     before = _snapshot(vp)
     record = {}
-    doc.push(_Edit(doc, lambda m: record.update(r=m.remove_body("b120")), lambda m: m.restore_body(record["r"])))
+    doc.push(Edit(doc, lambda m: record.update(r=m.remove_body("b120")), lambda m: m.restore_body(record["r"])))
     QApplication.processEvents()
     assert vp.item_count() == {"bodies": 199, "joints": n_joints - len(gone_joints), "points": 1}
     assert "b120" not in vp._groups and group not in vp.view.items
@@ -191,7 +179,7 @@ def test_rename_keeps_items_pose_and_selection(big, uploads):
     item, group = vp._body_items["b50"], vp._groups["b50"]
     point_items = dict(vp._points)
     before = _snapshot(vp)
-    doc.push(_Edit(doc, lambda m: m.rename_body("b50", "coupler"), lambda m: m.rename_body("coupler", "b50")))
+    doc.push(Edit(doc, lambda m: m.rename_body("b50", "coupler"), lambda m: m.rename_body("coupler", "b50")))
     sel.set(bodies=["coupler"])  # the app renames the selection with the body
     QApplication.processEvents()
     assert uploads["created"] == 0 and uploads["setMeshData"] == 0
@@ -205,7 +193,7 @@ def test_rename_keeps_items_pose_and_selection(big, uploads):
     assert bodies == {"coupler"} and joints == set()  # same objects, only keyed by the new name
     # a joint rename likewise keeps its glyph
     pin = vp._joint_items["J7"]
-    doc.push(_Edit(doc, lambda m: m.update_joint("J7", name="pin7"), lambda m: m.update_joint("pin7", name="J7")))
+    doc.push(Edit(doc, lambda m: m.update_joint("J7", name="pin7"), lambda m: m.update_joint("pin7", name="J7")))
     QApplication.processEvents()
     assert vp._joint_items["pin7"] is pin and "J7" not in vp._joint_items
     assert uploads["created"] == 0
@@ -213,7 +201,7 @@ def test_rename_keeps_items_pose_and_selection(big, uploads):
 
 def test_pose_updates_after_an_edit_only_set_transforms(big, uploads):
     vp, doc, _ = big
-    doc.push(_Edit(doc, lambda m: m.update_joint("J3", at=(3.1, 0.2, 0.0)), lambda m: m.update_joint("J3", at=(3.0, 0.0, 0.0))))
+    doc.push(Edit(doc, lambda m: m.update_joint("J3", at=(3.1, 0.2, 0.0)), lambda m: m.update_joint("J3", at=(3.0, 0.0, 0.0))))
     QApplication.processEvents()
     made = uploads["created"]
     names = doc.mechanism.body_names()
@@ -226,7 +214,7 @@ def test_pose_updates_after_an_edit_only_set_transforms(big, uploads):
 def test_non_geometric_edit_touches_no_item(big, uploads):
     vp, doc, _ = big
     vp.set_body_poses({"b5": rot_z(0.5)})
-    doc.push(_Edit(doc, lambda m: m.update_body("b9", mass=3.0), lambda m: m.update_body("b9", mass=None)))
+    doc.push(Edit(doc, lambda m: m.update_body("b9", mass=3.0), lambda m: m.update_body("b9", mass=None)))
     QApplication.processEvents()
     assert uploads["created"] == 0
     assert np.allclose(vp.body_poses()["b5"], rot_z(0.5))  # a mass edit does not throw away the pose

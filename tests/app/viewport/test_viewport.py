@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import pyqtgraph.opengl as gl
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QUndoCommand, QVector3D
+from PySide6.QtGui import QVector3D
 from PySide6.QtWidgets import QApplication
 
 from app.document import Document
@@ -16,6 +16,7 @@ from app.viewport.camera import from_qmatrix, to_qmatrix
 from app.viewport.widget import BACKGROUND, PALETTE
 from core import io
 from core.transforms import axis_angle_to_matrix, from_rotation_translation, rot_z, translation
+from tests.app.viewport.edits import Edit
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.gui
@@ -51,20 +52,6 @@ def _body_midpoint(vp, name: str) -> np.ndarray:
     T = vp.body_poses()[name]
     m = bg.capsules[0].mean(axis=0)
     return T[:3, :3] @ m + T[:3, 3]
-
-
-class _Edit(QUndoCommand):
-    """A minimal command calling the core edit API, as the app's commands do."""
-
-    def __init__(self, doc, fn, undo):
-        super().__init__("edit")
-        self.doc, self.fn, self.undo_fn = doc, fn, undo
-
-    def redo(self):
-        self.fn(self.doc.mechanism)
-
-    def undo(self):
-        self.undo_fn(self.doc.mechanism)
 
 
 def test_fourbar_renders_nonblank_with_expected_items(fourbar_view):
@@ -202,10 +189,10 @@ def test_document_edits_rebuild_only_for_geometry(fourbar_view):
     vp, doc, _ = fourbar_view
     items = dict(vp._body_items)
     old_mass = doc.mechanism.body("rocker").mass
-    doc.push(_Edit(doc, lambda m: m.update_body("rocker", mass=1.5), lambda m: m.update_body("rocker", mass=old_mass)))
+    doc.push(Edit(doc, lambda m: m.update_body("rocker", mass=1.5), lambda m: m.update_body("rocker", mass=old_mass)))
     QApplication.processEvents()  # updates are coalesced to the next event-loop turn (or the next query)
     assert vp._body_items == items and all(vp._body_items[n] is items[n] for n in items)
-    doc.push(_Edit(doc, lambda m: m.update_joint("B", at=(0.6, 0.8, 0.0)), lambda m: m.update_joint("B", at=(0.5, 0.866, 0.0))))
+    doc.push(Edit(doc, lambda m: m.update_joint("B", at=(0.6, 0.8, 0.0)), lambda m: m.update_joint("B", at=(0.5, 0.866, 0.0))))
     QApplication.processEvents()
     assert vp._body_items["crank"] is not items["crank"]
     ends = next(b for b in vp.scene().bodies if b.name == "crank").capsules[0][:, :2]
