@@ -168,6 +168,10 @@ def solve_mcp(
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best)
         total_iter += it
+        if not ok and best[0] <= _POLISH_FROM:
+            # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
+            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best)
+            total_iter += it
         if ok:
             # project onto the bounds: moves bounded entries by at most tol (no tiny negative multipliers out)
             zf = np.where(bounded, np.maximum(zf, lower0), zf)
@@ -178,7 +182,7 @@ def solve_mcp(
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place."""
-    beta, sigma_armijo, rho_descent, p_descent = 0.5, 1e-4, 1e-10, 2.1
+    rho_descent, p_descent = 1e-10, 2.1
     try:
         F, J = fun(z)
     except (FloatingPointError, ValueError, np.linalg.LinAlgError) as exc:
@@ -200,6 +204,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
         psi = 0.5 * float(Phi @ Phi)
         grad = H.T @ Phi
         d = _solve_linear(H, -Phi)
+        used_lm = d is None
         gd = float(grad @ d) if d is not None else 0.0
         if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
             # Newton direction missing or uphill: LM step (regularised by the residual size)
@@ -208,21 +213,105 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
             if gd >= 0.0:
                 d = -grad
                 gd = -float(grad @ grad)
-        t = 1.0
-        accepted = False
-        while t > 1e-12:
-            zt = z + t * d
-            try:
-                Ft, Jt = fun(zt)
-            except (FloatingPointError, ValueError, np.linalg.LinAlgError):
-                Ft = None
-            if Ft is not None and np.all(np.isfinite(Ft)):
-                Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps)
-                if 0.5 * float(Phit @ Phit) <= psi + sigma_armijo * t * gd:
-                    accepted = True
-                    break
-            t *= beta
-        if not accepted:
+        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps)
+        if t < _SHORT_STEP and not used_lm:
+            # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
+            # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
+            # damped (LM) directions with growing damping, keep the best point
+            for nu in (1e-6, 1e-4, 1e-2):
+                nu_s = nu * max(1.0, _max_col_norm2(H))
+                dl = _lm_direction(H, Phi, nu_s)
+                gl = float(grad @ dl)
+                if gl >= 0.0:
+                    continue
+                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi, gl, lower0, bounded, lam, eps)
+                if zl is not None and (zt is None or psil < psit):
+                    t, zt, Ft, Jt, psit, used_lm = tl, zl, Fl, Jl, psil, True
+                    if tl >= 0.5:
+                        break
+        if zt is None:
             return False, z, it + 1, "line search failed"
         z, F, J = zt, Ft, Jt
     return False, z, max_iter, "iteration limit"
+
+
+_SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
+
+
+def _max_col_norm2(H):
+    """Largest squared column norm of H (scale of H^T H for the LM damping)."""
+    if sp.issparse(H):
+        return float(np.max(np.asarray(H.multiply(H).sum(axis=0)))) if H.shape[1] else 1.0
+    return float(np.max(np.sum(H * H, axis=0))) if H.size else 1.0
+
+
+def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, beta=0.5, sigma=1e-4):
+    """Backtracking on the merit 0.5 |Phi|^2 along d: (t, z + t d, F, J, merit) or (t, None, ...) on failure."""
+    t = 1.0
+    while t > 1e-12:
+        zt = z + t * d
+        try:
+            Ft, Jt = fun(zt)
+        except (FloatingPointError, ValueError, np.linalg.LinAlgError):
+            Ft = None
+        if Ft is not None and np.all(np.isfinite(Ft)):
+            Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps)
+            psit = 0.5 * float(Phit @ Phit)
+            if psit <= psi + sigma * t * gd:
+                return t, zt, Ft, Jt, psit
+        t *= beta
+    return t, None, None, None, np.inf
+
+
+_POLISH_FROM = 1e-5  # a stalled Newton run closer than this (scaled natural residual) gets the active-set polish
+_POLISH_ITER = 12
+
+
+def _active_set_polish(fun, z, lower, lower0, bounded, tol, best):
+    """Gauss-Newton (LM-damped) on the smooth system of the active set identified at z.
+
+    Bounded index i: at its bound when z_i - l_i <= F_i (equation z_i = l_i), else F_i = 0; a degenerate index
+    (both small) gets both equations, so the system stays consistent at a degenerate solution where the FB
+    reformulation is not differentiable and semismooth Newton stalls.  Free indices: F_i = 0.  The identified
+    system is overdetermined but consistent at the solution; the LM step (H^T H + nu I) d = -H^T G is minimum norm
+    on non-isolated solutions (non-unique impulses).  Returns (converged, z, iterations); updates best."""
+    n = z.size
+    for it in range(_POLISH_ITER):
+        try:
+            F, J = fun(z)
+        except (FloatingPointError, ValueError, np.linalg.LinAlgError):
+            return False, z, it
+        a = np.where(bounded, z - lower0, 0.0)
+        nat_scale = np.max(np.abs(np.where(bounded, np.minimum(a, F), F))) if n else 0.0
+        delta = max(100.0 * nat_scale, 1e-13)
+        at_bound = bounded & (a <= F)
+        degenerate = bounded & (np.maximum(a, F) <= delta)
+        eq_f = ~at_bound | degenerate  # rows F_i = 0
+        eq_b = at_bound | degenerate  # rows z_i = l_i
+        ib = np.flatnonzero(eq_b)
+        G = np.concatenate((F[eq_f], a[ib]))
+        if sp.issparse(J):
+            H = sp.vstack((J.tocsr()[eq_f], sp.csr_matrix((np.ones(ib.size), (np.arange(ib.size), ib)), shape=(ib.size, n))))
+            H = H.tocsc()
+        else:
+            E = np.zeros((ib.size, n))
+            E[np.arange(ib.size), ib] = 1.0
+            H = np.vstack((J[eq_f], E))
+        g_norm = float(np.linalg.norm(G))
+        d = _lm_direction(H, G, max(1e-14, min(1e-6, g_norm)) * max(1.0, _max_col_norm2(H)) * 1e-6)
+        z_new = z + d
+        try:
+            F_new = fun(z_new)[0]
+        except (FloatingPointError, ValueError, np.linalg.LinAlgError):
+            return False, z, it + 1
+        if not np.all(np.isfinite(F_new)):
+            return False, z, it + 1
+        z_proj = np.where(bounded, np.maximum(z_new, lower0), z_new)
+        F_proj = fun(z_proj)[0] if np.any(z_proj != z_new) else F_new
+        res = natural_residual(z_proj, F_proj, lower)
+        if res < best[0]:
+            best[0], best[1] = res, z_proj.copy()
+        if res <= tol:
+            return True, z_proj, it + 1
+        z = z_new
+    return False, z, _POLISH_ITER

@@ -38,7 +38,7 @@ import numpy as np
 
 from .bodies import cayley, cayley_jacobian
 
-__all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_geometry", "tangent_frame", "contact_frame_aux"]
+__all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
 
 
 def _sk(v):
@@ -123,6 +123,19 @@ def pair_layout(m: int, k: int, mu_f: float, e_r: float) -> PairLayout:
     return PairLayout(m, k, nf)
 
 
+PIN_SPEED = 1e-4  # m/s: below this separation speed the friction pin fades out quadratically
+
+
+def separation_pin(x):
+    """The friction pin of a separated pair and its derivative: x^2 / (|x| + PIN_SPEED) for x = s/h (or arrays).
+
+    About max(x, 0) for a clearly separated pair; zero with zero slope at x = 0, so the friction rows stay
+    smooth at a loaded contact (s = 0 at the solution; a kink there stalls the Newton iteration)."""
+    ax = np.abs(x)
+    d = ax + PIN_SPEED
+    return x * x / d, x * (ax + 2.0 * PIN_SPEED) / (d * d)
+
+
 def contact_frame_aux(n: np.ndarray) -> np.ndarray:
     """A fixed auxiliary axis far from n, used to build the tangent frame during one step."""
     ax = np.abs(n)
@@ -183,8 +196,12 @@ def eval_geometry(shapeA, RA, pA, cA, shapeB, RB, pB, cB, z):
 
 def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: np.ndarray,
               shapeA, pA0, RA0, cA, vA, wA, shapeB, pB0, RB0, cB, vB, wB, dynB: bool, z: np.ndarray):
-    """Pair residual (lay.size), its local Jacobian (lay.size x (12 + lay.size)), the impulse wrench on A
-    [F; tau] (6) with its local Jacobian (6 x nloc), and the wrench on B likewise."""
+    """One pair: residual (lay.size), local Jacobian (lay.size x (12 + lay.size)), the impulse wrench on A
+    [F; tau] (6) with its local Jacobian (6 x nloc), and the wrench on B likewise (None when B is static).
+
+    The same rows as eval_pairs, written for one pair with scalar-friendly numpy: the stepper uses it for small
+    batches and the block Gauss-Seidel, where the batched form's per-call overhead dominates (a sphere on a plane
+    runs ~2x faster); tests/core/contact/test_stepper.py checks that the two agree to rounding."""
     m, k, nf = lay.m, lay.k, lay.nf
     nloc = 12 + lay.size
     o = 12  # offset of the pair block among local columns
@@ -291,16 +308,13 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
         sig = z[lay.sig]
         # friction impulses are pn * phi_k (phi = impulse per unit normal impulse): the max-dissipation rows
         # mu pn xi + p sig = 0 divided by pn > 0, which keeps them regular when the pair separates (pn = 0)
-        # + phi max(s, 0)/h: zero whenever the pair carries load (pn > 0 forces s = 0), but for a separated pair
-        # it fixes the otherwise arbitrary phi (with equal tangential velocities, e.g. bodies falling side by
-        # side, any |phi| <= mu solves the rows and the Jacobian is singular in these columns)
-        sp = max(s, 0.0) / h
+        # + phi separation_pin(s/h): see eval_pairs
+        sp, dsp = separation_pin(s / h)
         r[lay.pf:lay.pf + nf] = mu_f * xi + phi * (sig + sp)
         J[lay.pf:lay.pf + nf] = mu_f * J_xi
         J[lay.pf:lay.pf + nf, ipf:ipf + nf] += (sig + sp) * np.eye(nf)
         J[lay.pf:lay.pf + nf, isig] += phi
-        if s > 0.0:
-            J[lay.pf:lay.pf + nf, i_s] += phi / h
+        J[lay.pf:lay.pf + nf, i_s] += phi * (dsp / h)
         r[lay.sig] = mu_f * mu_f - phi @ phi
         J[lay.sig, ipf:ipf + nf] = -2.0 * phi
         # friction impulse on A
@@ -326,4 +340,198 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
         J_WB = np.vstack((-J_F, J_tauB))
     else:
         WB, J_WB = None, None
+    return r, J, WA, J_WA, WB, J_WB
+
+
+def _skb(v):
+    """Batched skew matrices [v]x: (P, 3) -> (P, 3, 3)."""
+    S = np.zeros(v.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
+    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
+    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
+    return S
+
+
+def _crossb(a, b):
+    """Batched cross products (P, 3) x (P, 3)."""
+    return np.stack((a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]), axis=1)
+
+
+def _cayleyb(u):
+    """Batched cayley(u): (P, 3) -> (P, 3, 3)."""
+    ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
+    uu = ux * ux + uy * uy + uz * uz
+    a = 1.0 - uu
+    R = np.empty((u.shape[0], 3, 3))
+    R[:, 0, 0], R[:, 0, 1], R[:, 0, 2] = a + 2 * ux * ux, 2 * (ux * uy - uz), 2 * (ux * uz + uy)
+    R[:, 1, 0], R[:, 1, 1], R[:, 1, 2] = 2 * (ux * uy + uz), a + 2 * uy * uy, 2 * (uy * uz - ux)
+    R[:, 2, 0], R[:, 2, 1], R[:, 2, 2] = 2 * (ux * uz - uy), 2 * (uy * uz + ux), a + 2 * uz * uz
+    return R / (1.0 + uu)[:, None, None]
+
+
+def _cayley_jacobianb(w, h):
+    """Batched cayley_jacobian: (P, 3) -> (P, 3, 3), (h / D)(I + [u]x) with u = h w / 2."""
+    u = 0.5 * h * w
+    T = np.eye(3) + _skb(u)
+    return T * (h / (1.0 + np.sum(u * u, axis=1)))[:, None, None]
+
+
+def _shapes_eval(groups, y, m):
+    """Values (P, m), gradients (P, m, 3), Hessians (P, m, 3, 3) at body points y (P, 3); groups lists
+    (shape, pair indices) so that each distinct shape is evaluated once for all its pairs."""
+    P = y.shape[0]
+    if len(groups) == 1:
+        shape = groups[0][0]
+        return (np.asarray(shape.values(y), float).reshape(P, m), np.asarray(shape.gradients(y), float).reshape(P, m, 3),
+                np.asarray(shape.hessians(y), float).reshape(P, m, 3, 3))
+    F, dF, HF = np.empty((P, m)), np.empty((P, m, 3)), np.empty((P, m, 3, 3))
+    for shape, idx in groups:
+        yy = y[idx]
+        F[idx] = np.asarray(shape.values(yy), float).reshape(-1, m)
+        dF[idx] = np.asarray(shape.gradients(yy), float).reshape(-1, m, 3)
+        HF[idx] = np.asarray(shape.hessians(yy), float).reshape(-1, m, 3, 3)
+    return F, dF, HF
+
+
+def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0, RA0, cA, vA, wA,
+               groupsB, pB0, RB0, cB, vB, wB, z):
+    """A batch of P pairs with the same layout: residuals (P, size), local Jacobians (P, size, 12 + size),
+    the impulse wrench on A [F; tau] (P, 6) with its Jacobian (P, 6, nloc) and the wrench on B likewise.
+
+    Per-pair inputs are stacked along the first axis (mu_f, m_ref: (P,); e_aux, positions, velocities: (P, 3);
+    rotations (P, 3, 3); z (P, size)).  A static B is given with zero velocities; its velocity columns (6:12)
+    of every Jacobian are then meaningless and the caller drops them."""
+    m, k, nf = lay.m, lay.k, lay.nf
+    P = z.shape[0]
+    nloc = 12 + lay.size
+    o = 12  # offset of the pair block among local columns
+    ia1, ia2, ilam, imu, i_s, ipn, ipf, isig = (o + lay.a1, o + lay.a2, o + lay.lam, o + lay.mu, o + lay.s,
+                                               o + lay.pn, o + lay.pf, o + lay.sig)
+    a1, a2 = z[:, 0:3], z[:, 3:6]
+    lam, mu = z[:, lay.lam:lay.mu], z[:, lay.mu:lay.s]
+    s, pn = z[:, lay.s], z[:, lay.pn]
+    I3 = _I3
+
+    # end-of-step poses and their local Jacobians (dp = J_p dx, dtheta = J_th dx)
+    RA = _cayleyb(0.5 * h * wA) @ RA0
+    RB = _cayleyb(0.5 * h * wB) @ RB0
+    pA = pA0 + h * vA
+    pB = pB0 + h * vB
+    TA, TB = _cayley_jacobianb(wA, h), _cayley_jacobianb(wB, h)
+    d1 = a1 - pA
+    d2 = a2 - pB
+    J_d1 = np.zeros((P, 3, nloc)); J_d1[:, :, 0:3] = -h * I3; J_d1[:, :, ia1:ia1 + 3] += I3
+    J_d2 = np.zeros((P, 3, nloc)); J_d2[:, :, 6:9] = -h * I3; J_d2[:, :, ia2:ia2 + 3] += I3
+    S1, S2 = _skb(d1), _skb(d2)
+    J_x1 = J_d1.copy(); J_x1[:, :, 3:6] += S1 @ TA  # world displacement of a1 relative to body A
+    J_x2 = J_d2.copy(); J_x2[:, :, 9:12] += S2 @ TB
+
+    FA, dFA, HFA = _shapes_eval(groupsA, np.einsum("pji,pj->pi", RA, d1) + cA, m)
+    GB, dGB, HGB = _shapes_eval(groupsB, np.einsum("pji,pj->pi", RB, d2) + cB, k)
+    NA = np.einsum("pij,pmj->pim", RA, dFA)  # (P, 3, m) world gradients
+    NB = np.einsum("pij,pmj->pim", RB, dGB)
+    HA = RA @ np.einsum("pm,pmij->pij", lam, HFA) @ RA.transpose(0, 2, 1)
+    HB = RB @ np.einsum("pm,pmij->pij", mu, HGB) @ RB.transpose(0, 2, 1)
+    nA = np.einsum("pim,pm->pi", NA, lam)
+    nB = np.einsum("pim,pm->pi", NB, mu)
+    J_nA = HA @ J_x1
+    J_nA[:, :, 3:6] -= _skb(nA) @ TA
+    J_nA[:, :, ilam:imu] += NA
+    J_nB = HB @ J_x2
+    J_nB[:, :, 9:12] -= _skb(nB) @ TB
+    J_nB[:, :, imu:i_s] += NB
+
+    r = np.empty((P, lay.size))
+    J = np.zeros((P, lay.size, nloc))
+    # closest-point (KKT) rows
+    r[:, 0:3] = nA + nB
+    J[:, 0:3] = J_nA + J_nB
+    r[:, 3:6] = a2 - a1 - s[:, None] * nA
+    J[:, 3:6] = -s[:, None, None] * J_nA
+    J[:, 3:6, ia2:ia2 + 3] += I3
+    J[:, 3:6, ia1:ia1 + 3] -= I3
+    J[:, 3:6, i_s] -= nA
+    r[:, lay.lam:lay.mu] = -FA
+    J[:, lay.lam:lay.mu] = -np.einsum("pim,pic->pmc", NA, J_x1)
+    r[:, lay.mu:lay.s] = -GB
+    J[:, lay.mu:lay.s] = -np.einsum("pim,pic->pmc", NB, J_x2)
+    r[:, lay.s] = 0.5 * (np.sum(nA * nA, axis=1) - 1.0)
+    J[:, lay.s] = np.einsum("pi,pic->pc", nA, J_nA)
+    # non-penetration (in velocity units so that it is commensurate with pn)
+    r[:, lay.pn] = s / h
+    J[:, lay.pn, i_s] = 1.0 / h
+
+    # contact frame from B's normal
+    n = nB
+    J_n = J_nB
+    mp = (m_ref * pn)[:, None]
+    tx = np.zeros((P, 3))
+    J_tx = np.zeros((P, 3, nloc))
+    if nf:
+        e_t, e_o, e_r = ell
+        u = _crossb(e_aux, n)
+        lu = np.maximum(np.sqrt(np.sum(u * u, axis=1)), 1e-300)  # n along e_aux only at wild trial points
+        t = u / lu[:, None]
+        J_t = ((I3 - t[:, :, None] * t[:, None, :]) / lu[:, None, None]) @ _skb(e_aux) @ J_n
+        ov = _crossb(n, t)
+        J_o = -_skb(t) @ J_n + _skb(n) @ J_t
+        vrel = vA + _crossb(wA, d1) - vB - _crossb(wB, d2)
+        J_vrel = _skb(wA) @ J_d1 - _skb(wB) @ J_d2
+        J_vrel[:, :, 0:3] += I3
+        J_vrel[:, :, 3:6] -= S1
+        J_vrel[:, :, 6:9] -= I3
+        J_vrel[:, :, 9:12] += S2
+        xi = np.empty((P, nf))
+        J_xi = np.empty((P, nf, nloc))
+        xi[:, 0] = e_t * np.sum(t * vrel, axis=1)
+        J_xi[:, 0] = e_t * (np.einsum("pi,pic->pc", t, J_vrel) + np.einsum("pi,pic->pc", vrel, J_t))
+        xi[:, 1] = e_o * np.sum(ov * vrel, axis=1)
+        J_xi[:, 1] = e_o * (np.einsum("pi,pic->pc", ov, J_vrel) + np.einsum("pi,pic->pc", vrel, J_o))
+        if nf == 3:
+            dw = wA - wB
+            xi[:, 2] = e_r * np.sum(n * dw, axis=1)
+            J_xi[:, 2] = e_r * np.einsum("pi,pic->pc", dw, J_n)
+            J_xi[:, 2, 3:6] += e_r * n
+            J_xi[:, 2, 9:12] -= e_r * n
+        phi = z[:, lay.pf:lay.pf + nf]
+        sig = z[:, lay.sig]
+        # friction impulses are pn * phi_k (phi = impulse per unit normal impulse): the max-dissipation rows
+        # mu pn xi + p sig = 0 divided by pn > 0, which keeps them regular when the pair separates (pn = 0);
+        # + phi separation_pin(s/h): zero with zero slope whenever the pair carries load (pn > 0 forces s = 0), but
+        # for a separated pair it fixes the otherwise arbitrary phi (with equal tangential velocities, e.g. bodies
+        # falling side by side, any |phi| <= mu solves the rows and the Jacobian is singular in these columns)
+        sp, dsp = separation_pin(s / h)
+        mu_c = mu_f[:, None]
+        r[:, lay.pf:lay.pf + nf] = mu_c * xi + phi * (sig + sp)[:, None]
+        J[:, lay.pf:lay.pf + nf] = mu_c[:, :, None] * J_xi
+        for j in range(nf):
+            J[:, lay.pf + j, ipf + j] += sig + sp
+        J[:, lay.pf:lay.pf + nf, isig] += phi
+        J[:, lay.pf:lay.pf + nf, i_s] += phi * (dsp / h)[:, None]
+        r[:, lay.sig] = mu_f * mu_f - np.sum(phi * phi, axis=1)
+        J[:, lay.sig, ipf:ipf + nf] = -2.0 * phi
+        # friction impulse on A
+        p0, p1 = phi[:, 0:1], phi[:, 1:2]
+        dirF = n + e_t * p0 * t + e_o * p1 * ov
+        F = mp * dirF
+        J_F = mp[:, :, None] * (J_n + (e_t * p0)[:, :, None] * J_t + (e_o * p1)[:, :, None] * J_o)
+        J_F[:, :, ipn] += m_ref[:, None] * dirF
+        J_F[:, :, ipf] += mp * e_t * t
+        J_F[:, :, ipf + 1] += mp * e_o * ov
+        if nf == 3:
+            p2 = phi[:, 2:3]
+            tx = mp * e_r * p2 * n
+            J_tx = (mp * e_r * p2)[:, :, None] * J_n
+            J_tx[:, :, ipf + 2] += mp * e_r * n
+            J_tx[:, :, ipn] += m_ref[:, None] * e_r * p2 * n
+    else:
+        F = mp * n
+        J_F = mp[:, :, None] * J_n
+        J_F[:, :, ipn] += m_ref[:, None] * n
+    SF = _skb(F)
+    WA = np.concatenate((F, _crossb(d1, F) + tx), axis=1)
+    J_WA = np.concatenate((J_F, -SF @ J_d1 + S1 @ J_F + J_tx), axis=1)
+    WB = np.concatenate((-F, -_crossb(d2, F) - tx), axis=1)
+    J_WB = np.concatenate((-J_F, SF @ J_d2 - S2 @ J_F - J_tx), axis=1)
     return r, J, WA, J_WA, WB, J_WB

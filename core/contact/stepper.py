@@ -32,7 +32,8 @@ import scipy.sparse as sp
 
 from .bodies import ContactModel, State, cayley
 from .mcp import MCPResult, natural_residual, solve_mcp
-from .pair import PairLayout, cross3, contact_frame_aux, eval_geometry, eval_pair, pair_layout, tangent_frame
+from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
+                   tangent_frame)
 from ..transforms import quat_to_matrix
 
 __all__ = ["ContactResult", "StepResult", "step", "closest_points", "candidate_pairs", "METHODS"]
@@ -46,6 +47,7 @@ _NSGS_SECONDS = 60.0  # and at most this long per step
 _NSGS_STALL = 40  # sweeps without halving the residual that count as a stall
 _POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
 _POLISH_EVERY = 2  # sweeps between such attempts
+_BATCH_MIN = 3  # pairs of one layout evaluated together (core.contact.pair.eval_pairs) from this many on
 _I3 = np.eye(3)
 _I6 = np.eye(6)
 
@@ -189,8 +191,6 @@ class _Pair:
     cols: np.ndarray | None = None  # global indices of the local unknowns [nuA, nuB?, pair block]
     valid: np.ndarray | None = None  # which of the 12 + sz local Jacobian columns exist
     rows: np.ndarray | None = None
-    rr: np.ndarray | None = None  # sparse pattern of the pair's block (row, column indices)
-    cc: np.ndarray | None = None
 
 
 def _layout_for(model, ip, method):
@@ -371,8 +371,6 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         if kb < 0:
             pr.valid[6:12] = False
         pr.rows = pr.cols  # the MCP pairs rows with unknowns slot by slot
-        if not dense:
-            pr.rr, pr.cc = (a.ravel() for a in np.meshgrid(pr.cols, pr.cols, indexing="ij"))
 
     def terms(pr, vA, wA, vB, wB, zp):
         """Pair rows and the velocity change M^-1 W it gives its bodies, with Jacobians in local columns."""
@@ -408,7 +406,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     def consistent_friction(z, which):
         """For pairs without normal impulse, friction unknowns that satisfy their rows at the current velocities.
 
-        With pn = 0 the rows mu xi + phi (sig + sp) = 0, 0 <= sig perp mu^2 - |phi|^2 >= 0 (sp = max(s, 0)/h)
+        With pn = 0 the rows mu xi + phi (sig + sp) = 0, 0 <= sig perp mu^2 - |phi|^2 >= 0 (sp = separation_pin(s/h))
         fix phi and sig and nothing else depends on them; starting from phi = sig = 0 instead gives a
         Newton direction that ignores these rows."""
         for pr in which:
@@ -423,7 +421,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             zp[isig] = 0.0
             rows = terms(pr, *local_velocities(pr, z), zp)[0]
             r = rows[ipf:ipf + nf]  # = mu xi
-            sp = max(rows[ipn], 0.0)  # max(s, 0)/h (implicit) or max(gap_lin, 0) (explicit)
+            sp = separation_pin(rows[ipn])[0]  # of s/h (implicit) or of the linearised gap speed (explicit)
             nr = float(np.sqrt(r @ r))
             if pr.mu <= 0.0 or nr == 0.0:
                 continue
@@ -435,32 +433,61 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 z[pr.off + isig] = xi - sp
         return z
 
+    batches = _batches(pairs, method, dense)
+    for bt in batches:
+        if bt.P > 1:
+            _batch_geometry(bt, model, state, R0)
+
+    def batch_terms(bt, z):
+        """Rows of every pair of a batch and the velocity changes M^-1 W they give their bodies (stacked)."""
+        V = z[:6 * nb].reshape(nb, 6)
+        vA, wA = V[bt.ka, 0:3], V[bt.ka, 3:6]
+        if bt.dyn_b:
+            vB, wB = V[bt.kb, 0:3], V[bt.kb, 3:6]
+        else:
+            vB = wB = np.zeros((bt.P, 3))
+        zp = z[bt.zidx]
+        if bt.P == 1:  # the one-pair form (less overhead), also the explicit method's
+            out = terms(bt.prs[0], vA[0], wA[0], vB[0], wB[0], zp[0])
+            return tuple(None if x is None else x[None] for x in out)
+        r, Jl, WA, JWA, WB, JWB = eval_pairs(
+            bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
+            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp)
+        SA = Sinv[bt.ka]
+        dA, JdA = np.einsum("pij,pj->pi", SA, WA), SA @ JWA
+        if bt.dyn_b:
+            SB = Sinv[bt.kb]
+            dB, JdB = np.einsum("pij,pj->pi", SB, WB), SB @ JWB
+        else:
+            dB = JdB = None
+        return r, Jl, dA, JdA, dB, JdB
+
     def fun(z, jac=True):
         Fv = np.empty(ntot)
-        Fv[:6 * nb] = z[:6 * nb] - c_body.ravel()
+        Fb = z[:6 * nb].reshape(nb, 6) - c_body
         Jd = np.zeros((ntot, ntot)) if dense and jac else None
         if Jd is not None:
             Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
         rows, cols, vals = [np.arange(6 * nb)], [np.arange(6 * nb)], [np.ones(6 * nb)]
-        for pr in pairs:
-            vA, wA, vB, wB = local_velocities(pr, z)
-            r, Jl, dA, JdA, dB, JdB = terms(pr, vA, wA, vB, wB, z[pr.off:pr.off + pr.sz])
-            Fv[pr.off:pr.off + pr.sz] = r
-            ka = pr.ka
-            Fv[6 * ka:6 * ka + 6] -= dA
+        for bt in batches:
+            r, Jl, dA, JdA, dB, JdB = batch_terms(bt, z)
+            Fv[bt.zidx] = r
+            np.subtract.at(Fb, bt.ka, dA)
             if dB is not None:
-                Fv[6 * pr.kb:6 * pr.kb + 6] -= dB
+                np.subtract.at(Fb, bt.kb, dB)
             if not jac:
                 continue
-            blk = np.zeros((pr.cols.size, pr.cols.size))
-            blk[0:6] = -JdA[:, pr.valid]
+            nl = bt.cols.shape[1]
+            blk = np.empty((bt.P, nl, nl))
+            blk[:, 0:6] = -JdA[:, :, bt.valid]
             if dB is not None:
-                blk[6:12] = -JdB[:, pr.valid]
-            blk[-pr.sz:] = Jl[:, pr.valid]
+                blk[:, 6:12] = -JdB[:, :, bt.valid]
+            blk[:, 6 * (2 if bt.dyn_b else 1):] = Jl[:, :, bt.valid]
             if Jd is not None:
-                Jd[np.ix_(pr.cols, pr.cols)] += blk
+                np.add.at(Jd, (bt.cols[:, :, None], bt.cols[:, None, :]), blk)
             else:
-                rows.append(pr.rr); cols.append(pr.cc); vals.append(blk.ravel())
+                rows.append(bt.rr); cols.append(bt.cc); vals.append(blk.ravel())
+        Fv[:6 * nb] = Fb.ravel()
         if not jac:
             return Fv
         if dense:
@@ -606,6 +633,82 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     return StepResult(new, True, iters, res.residual, "converged", contacts)
 
 
+@dataclass
+class _Batch:
+    """Pairs evaluated together (same layout, B static or dynamic alike): stacked per-step data."""
+
+    prs: list
+    lay: PairLayout
+    dyn_b: bool
+    P: int
+    ka: np.ndarray
+    kb: np.ndarray
+    zidx: np.ndarray  # (P, size) global indices of the pair blocks
+    cols: np.ndarray  # (P, nl) global columns of the local unknowns
+    valid: np.ndarray  # (12 + size,) which local Jacobian columns exist
+    rr: np.ndarray | None = None  # sparse pattern (row, column) of the stacked blocks
+    cc: np.ndarray | None = None
+    mu: np.ndarray | None = None
+    m_ref: np.ndarray | None = None
+    e_aux: np.ndarray | None = None
+    groups_a: list | None = None
+    groups_b: list | None = None
+    pA0: np.ndarray | None = None
+    RA0: np.ndarray | None = None
+    cA: np.ndarray | None = None
+    pB0: np.ndarray | None = None
+    RB0: np.ndarray | None = None
+    cB: np.ndarray | None = None
+
+
+def _shape_groups(shapes):
+    """[(shape, indices)] with equal shapes evaluated together (a pile of equal spheres: one call)."""
+    groups: dict = {}
+    for i, sh in enumerate(shapes):
+        groups.setdefault(sh, []).append(i)
+    return [(sh, np.array(idx)) for sh, idx in groups.items()]
+
+
+def _batches(pairs, method, dense):
+    """Group the pairs for vectorised evaluation (the explicit method: one pair per batch)."""
+    keyed: dict = {}
+    for pr in pairs:
+        key = (pr.lay, pr.kb >= 0) if method == "implicit" else (pr.ip,)
+        keyed.setdefault(key, []).append(pr)
+    groups = []
+    for prs in keyed.values():  # small groups: one pair per batch (the one-pair form is faster there)
+        groups.extend([prs] if len(prs) >= _BATCH_MIN else [[pr] for pr in prs])
+    out = []
+    for prs in groups:
+        pr0 = prs[0]
+        dyn_b = pr0.kb >= 0
+        sz = pr0.sz
+        bt = _Batch(prs, pr0.lay, dyn_b, len(prs), np.array([p.ka for p in prs]),
+                    np.array([max(p.kb, 0) for p in prs]),
+                    np.array([np.arange(p.off, p.off + sz) for p in prs]),
+                    np.array([p.cols for p in prs]), pr0.valid)
+        if not dense:
+            nl = bt.cols.shape[1]
+            bt.rr = np.repeat(bt.cols, nl, axis=1).ravel()
+            bt.cc = np.tile(bt.cols, (1, nl)).ravel()
+        out.append(bt)
+    return out
+
+
+def _batch_geometry(bt, model, state, R0):
+    """Per-step constant inputs of a batch's pair evaluation."""
+    prs = bt.prs
+    bt.mu = np.array([p.mu for p in prs])
+    bt.m_ref = np.array([p.m_ref for p in prs])
+    bt.e_aux = np.array([p.e_aux for p in prs])
+    a = [p.a for p in prs]
+    b = [p.b for p in prs]
+    bt.groups_a = _shape_groups([model.shapes[i] for i in a])
+    bt.groups_b = _shape_groups([model.shapes[i] for i in b])
+    bt.pA0, bt.RA0, bt.cA = state.p[a], np.array([R0[i] for i in a]), model.com_body[a]
+    bt.pB0, bt.RB0, bt.cB = state.p[b], np.array([R0[i] for i in b]), model.com_body[b]
+
+
 def _qmul(a, b):
     w1, x1, y1, z1 = a
     w2, x2, y2, z2 = b
@@ -691,14 +794,13 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
                 J_xi[2, 9:12] = -e_r * n
         mu = pr.mu
         # the same normalised friction rows as the implicit pair (impulse = pn * phi)
-        # + pf max(gap_lin, 0): as for the implicit pair, pins the friction unknowns of a separating pair
-        sp = max(r[0], 0.0)
+        # + pf separation_pin(gap_lin): as for the implicit pair, pins the friction unknowns of a separating pair
+        sp, dsp = separation_pin(r[0])
         r[1:1 + nf] = mu * xi + pf * (sig + sp)
         J[1:1 + nf] = mu * J_xi
         J[1:1 + nf, 13:13 + nf] += (sig + sp) * np.eye(nf)
         J[1:1 + nf, 13 + nf] += pf
-        if r[0] > 0.0:
-            J[1:1 + nf] += np.outer(pf, J[0])
+        J[1:1 + nf] += dsp * np.outer(pf, J[0])
         r[1 + nf] = mu * mu - pf @ pf
         J[1 + nf, 13:13 + nf] = -2 * pf
         dirF = n + e_t * pf[0] * t + e_o * pf[1] * o

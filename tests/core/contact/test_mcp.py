@@ -156,3 +156,20 @@ def test_natural_residual_definition():
     lower = np.array([0.0, 0.0, -np.inf])
     # nat = (min(1,0), min(0,-0.5), 0.25) = (0, -0.5, 0.25), scaled by 1 + max|z| = 3
     assert natural_residual(z, F, lower) == pytest.approx(0.5 / 3.0)
+
+
+def test_active_set_polish_converges_fast_at_a_degenerate_solution():
+    """NCP F(x) = (x1 + x2^2 - 1, x1 + x2 - 1): at x* = (0, 1), F(x*) = (0 + 1 - 1, 0 + 1 - 1) = (0, 0), so index 1
+    is degenerate (x1 = 0 and F1 = 0) and the FB reformulation is not differentiable there.  The active-set
+    Gauss-Newton imposes both x1 = 0 and F1 = 0 (with F2 = 0 for x2 > 0) and converges in a few steps."""
+    from core.contact.mcp import _active_set_polish
+
+    def fun(x):
+        return np.array([x[0] + x[1] ** 2 - 1.0, x[0] + x[1] - 1.0]), np.array([[1.0, 2.0 * x[1]], [1.0, 1.0]])
+
+    xs = np.array([0.0, 1.0])
+    lower = np.zeros(2)
+    best = [np.inf, None]
+    ok, z, iters = _active_set_polish(fun, xs + np.array([1e-4, -2e-4]), lower, lower, np.ones(2, bool), 1e-12, best)
+    assert ok and iters <= 5
+    np.testing.assert_allclose(z, xs, atol=1e-11)
