@@ -15,7 +15,7 @@ Equations (paired with the unknowns slot by slot, as the MCP needs):
     [lam]      -f_i(a1)                         [mu] -g_j(a2)
     [s slot]   (|n_A|^2 - 1)/2 = 0              (normalisation: s is the signed separation in metres)
     [pn]       s / h                            (non-penetration of the END-OF-STEP closest points)
-    [phi_k]    mu_f (e_k v_k) + phi_k (sig + max(s,0)/h) = 0   (maximal dissipation; v_k end-of-step
+    [phi_k]    mu_f (e_k v_k) + phi_k (sig + separation_pin(s/h)) = 0   (maximal dissipation; v_k end-of-step
                sliding/spin speeds; the s term vanishes under load and pins phi of a separated pair)
     [sig]      mu_f^2 - sum phi_k^2             (friction ellipsoid)
 The friction impulses are p_k = m_ref e_k pn phi_k: multiplying the [phi_k] rows by pn gives exactly the
