@@ -7,10 +7,12 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 os.environ.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
 
+import gc  # noqa: E402
 import threading  # noqa: E402
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QCoreApplication, QPointF, QSettings, Qt  # noqa: E402
+import shiboken6  # noqa: E402
+from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QSettings, Qt  # noqa: E402
 from PySide6.QtGui import QMouseEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox  # noqa: E402
 
@@ -70,12 +72,38 @@ def isolated(tmp_path, monkeypatch, qapp):
     monkeypatch.setattr(graph_module, "exec_menu", no_popup)
     threads_before = {t.ident for t in threading.enumerate()}
     yield dialogs
-    QApplication.processEvents()
-    QCoreApplication.sendPostedEvents(None, 0)  # run deleteLater of closed windows
+    flush_deletes()
     left = [w for w in QApplication.topLevelWidgets() if w.isVisible()]
     assert not left, f"test left visible top-level widgets: {left}"
     extra = [t for t in threading.enumerate() if t.ident not in threads_before and t.is_alive()]
     assert not extra, f"test left threads running: {extra}"
+
+
+def flush_deletes() -> None:
+    """Deliver pending events, run every pending deleteLater now, and collect Python garbage.
+
+    Outside an event loop Qt 6 keeps a deleteLater'd object until the next loop starts (which would be inside a later
+    test), and a window caught in a reference cycle would be freed by Python's collector at a random moment, possibly
+    in the middle of event delivery. Both are made to happen here, between tests, where nothing else is running.
+    """
+    QApplication.processEvents()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
+    QApplication.processEvents()
+
+
+def dispose_windows(windows) -> None:
+    """Close main windows as a user would (threads joined, no save prompt) and delete them at once."""
+    for win in windows:
+        if not shiboken6.isValid(win):
+            continue
+        win.files.shutdown()
+        win.document.undo_stack.setClean()  # no "save changes?" on teardown
+        win.close()
+        win.deleteLater()
+    flush_deletes()
+    alive = [w for w in windows if shiboken6.isValid(w)]
+    assert not alive, f"windows not deleted after close: {alive}"
 
 
 @pytest.fixture
@@ -104,11 +132,7 @@ def make_window(qtbot):
         return win
 
     yield make
-    for win in made:
-        win.files.shutdown()
-        win.document.undo_stack.setClean()  # no "save changes?" on teardown
-        win.close()
-        win.deleteLater()
+    dispose_windows(made)
 
 
 def send_mouse(widget, kind, pos, button=Qt.LeftButton, buttons=None, modifiers=Qt.NoModifier) -> None:

@@ -9,7 +9,7 @@ from app.main import open_start_window
 from core import structure
 from core.model import Mechanism
 
-from .conftest import double_click, drag
+from .conftest import dispose_windows, double_click, drag
 from .test_build_fourbar import assert_panel_matches_core, node_pos, port_pos
 
 pytestmark = pytest.mark.gui
@@ -26,11 +26,7 @@ def started(qtbot):
         return win
 
     yield start
-    for win in made:
-        win.files.shutdown()
-        win.document.undo_stack.setClean()
-        win.close()
-        win.deleteLater()
+    dispose_windows(made)
 
 
 def test_the_app_starts_with_the_four_bar(started, dialogs):
