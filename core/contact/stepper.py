@@ -49,6 +49,7 @@ _UNLOAD_TRIALS = 6  # stalled many-pair step: loaded pairs tried unloaded, one a
 _UNLOAD_ITER = 30  # global Newton iterations per such trial
 _UNLOAD_FROM = 1e-5  # ... tried from a stalled point closer than this (scaled natural residual)
 _UNLOAD_GAP = 1e-9  # separation (m) an unloaded pair starts from (on the open face of its complementarity)
+_TIGHT_TOL = 1e-13  # a converged step is polished towards this residual (at most two more Newton iterations)
 _BATCH_MIN = 3  # pairs of one layout evaluated together (core.contact.pair.eval_pairs) from this many on
 _I3 = np.eye(3)
 _I6 = np.eye(6)
@@ -245,7 +246,7 @@ def _merge_contacts(c1, c2):
 
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               predict: bool = False) -> StepResult:
+               predict: bool = False, extra: frozenset = frozenset()) -> StepResult:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
@@ -267,6 +268,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         c_w[k] = w0 + h * Iw_inv[i] @ (model.torque[i] - cross3(w0, Iw[i] @ w0))
 
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
+    if extra:
+        cand = sorted(set(cand) | extra)
     pairs: list[_Pair] = []
     off = 6 * nb
     geo_iters = 0
@@ -654,6 +657,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 res = MCPResult(zg, True, it_g, rg, "converged (block Gauss-Seidel)")
             else:
                 res = MCPResult(zg, False, it_g, rg, "block Gauss-Seidel stalled")
+    if res.converged and res.residual > _TIGHT_TOL:
+        # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
+        # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
+        # so one or two more iterations make the geometry exact to rounding
+        tight = solve_mcp(fun, res.z, lower, tol=_TIGHT_TOL, max_iter=2, max_restarts=0)
+        if tight.residual < res.residual:
+            res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
     iters = res.iterations
     if not res.converged:
         return StepResult(state, False, iters, res.residual, f"MCP solver: {res.reason} (residual {res.residual:.3g})")
@@ -682,6 +692,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             contacts.append(_contact_explicit(model, state, new, pr, zp, h))
     if not all(np.all(np.isfinite(x)) for x in (new.p, new.q, new.v, new.w)):
         return StepResult(state, False, iters, res.residual, "non-finite state after step")
+    # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
+    # into a pair that was not solved: such a pair's bounding volumes overlap at the end, and the step is solved
+    # again with it (the bounding volumes contain the shapes, so a pair whose volumes stay apart cannot touch)
+    _, end_bounds = candidate_pairs(model, new, h)
+    missed = frozenset(ip for ip, lb in end_bounds.items() if lb <= 0.0 and ip not in cand)
+    if missed and len(extra) < len(model.pairs):
+        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed)
     return StepResult(new, True, iters, res.residual, "converged", contacts)
 
 

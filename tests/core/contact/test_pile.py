@@ -31,9 +31,11 @@ def _pile(n_side=2, layers=2, seed=0):
 
 
 def test_eight_spheres_settle_in_a_box_with_every_invariant_at_every_step():
-    model, rec = run(_pile(), 0.5)
+    # to 0.6 s: the step from 0.53 s to 0.54 s has redundant loaded contacts whose solution needs one sliding
+    # contact opened (the stepper's unloading trials); until those existed every version stopped there
+    model, rec = run(_pile(), 0.6)
     assert rec.completed, rec.reason
-    assert rec.n_frames == 51
+    assert rec.n_frames == 61
     check_invariants(model, rec)
     assert np.all(rec.residual <= 1e-10)
     # tens of pairs were in contact range at once (sphere-sphere and sphere-wall), several of them loaded
