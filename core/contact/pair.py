@@ -277,7 +277,7 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
     if nf:
         e_t, e_o, e_r = ell
         u = cross3(e_aux, n)
-        lu = np.linalg.norm(u)
+        lu = max(float(np.linalg.norm(u)), 1e-300)  # n along e_aux (or zero) only at wild trial points, rejected
         t = u / lu
         J_t = ((I3 - np.outer(t, t)) / lu) @ _sk(e_aux) @ J_n
         ov = cross3(n, t)
