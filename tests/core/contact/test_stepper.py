@@ -248,3 +248,29 @@ def test_batched_pair_evaluation_agrees_with_the_one_pair_form():
                         shapes_b[p], pB0[p], RB0[p], cB[p], vB[p], wB[p], True, z[p])
         for got, want in zip(out, one):
             np.testing.assert_allclose(got[p], want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_pair_the_broad_phase_missed_is_solved_when_the_step_carries_a_body_into_it():
+    """A ball at rest 5 mm above the floor, no gravity, pushed down by 100 N: the broad phase judges reach by the
+    start-of-step velocity (zero) and leaves the pair out, but the step moves the ball 10 mm. The step must be
+    solved again with the pair, landing exactly on the floor."""
+    from core.contact import build_model, initial_state, step
+
+    r, m, h, f, gap0 = 0.05, 1.0, 0.01, 100.0, 0.005
+    mech = mechanism([floor(), body("ball", {"type": "sphere", "radius": r}, mass=m, position=(0, 0, r + gap0))],
+                     gravity=(0, 0, 0))
+    model = build_model(mech, forces={"ball": ((0, 0, -f), (0, 0, 0))})
+    st = initial_state(model)
+    from core.contact.stepper import candidate_pairs
+
+    assert candidate_pairs(model, st, h)[0] == []  # out of range at the start of the step
+    res = step(model, st, h)
+    assert res.converged
+    ib = model.names.index("ball")
+    # without contact the ball would move h^2 f/m = 10 mm, through the floor; with it the end gap is zero:
+    # z = r, v = -gap0/h, and the normal impulse is the momentum change against free motion (v_free = -h f/m):
+    # p_n = m (v - v_free) = -m gap0/h + h f
+    assert res.state.p[ib][2] == pytest.approx(r, abs=1e-12)
+    assert res.state.v[ib][2] == pytest.approx(-gap0 / h, abs=1e-9)
+    (c,) = [c for c in res.contacts if c.pn > 0]
+    assert c.pn == pytest.approx(m * (-gap0 / h) + h * f, rel=1e-9)
