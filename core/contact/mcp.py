@@ -9,8 +9,9 @@ Each bounded pair is replaced by phi(a, b) = lam*(sqrt(a^2+b^2) - a - b) - (1-la
 merit psi = 0.5*|Phi|^2 is continuously differentiable.  Newton steps use an element of the
 generalised Jacobian; when the Newton direction does not exist or is not a good descent direction the
 step falls back to a Levenberg-Marquardt step (which also converges on non-isolated solutions, e.g. a
-friction multiplier that is free while the normal impulse is zero).  Armijo backtracking on psi; on
-stagnation the solver restarts from a perturbed point with stronger regularisation.
+friction multiplier that is free while the normal impulse is zero).  Nonmonotone Armijo backtracking on psi
+(reference: the largest of the last 5 merits); on stagnation the solver restarts from a perturbed point with
+stronger regularisation.
 
 Stopping: the scaled natural residual max_i |nat_i(z)| / (1 + max|z|) <= tol, with
 nat_i = F_i for free i and min(z_i - l_i, F_i) for bounded i (the normalisation PATH reports).
@@ -189,6 +190,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
         return False, z, 0, f"function evaluation failed ({exc})"
     if not np.all(np.isfinite(F)):
         return False, z, 0, "function not finite at the starting point"
+    merits: list[float] = []  # merit of the last iterates: the Armijo reference is their maximum (nonmonotone)
     for it in range(max_iter + 1):
         res = natural_residual(z, F, lower)
         if res < best[0]:
@@ -202,6 +204,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
             eps = 0.0 if eps < 1e-13 else 0.1 * eps  # continuation: tighten the smoothing
             Phi, H = _reformulate(z, F, J, lower0, bounded, lam, eps)
         psi = 0.5 * float(Phi @ Phi)
+        merits.append(psi)
+        psi_ref = max(merits[-_NONMONOTONE:])
         grad = H.T @ Phi
         d = _solve_linear(H, -Phi)
         used_lm = d is None
@@ -213,7 +217,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
             if gd >= 0.0:
                 d = -grad
                 gd = -float(grad @ grad)
-        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps)
+        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps)
         if t < _SHORT_STEP and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
@@ -224,7 +228,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
                 gl = float(grad @ dl)
                 if gl >= 0.0:
                     continue
-                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi, gl, lower0, bounded, lam, eps)
+                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps)
                 if zl is not None and (zt is None or psil < psit):
                     t, zt, Ft, Jt, psit, used_lm = tl, zl, Fl, Jl, psil, True
                     if tl >= 0.5:
@@ -236,6 +240,11 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
 
 
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
+# Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
+# below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps
+# across the kinks of many simultaneous contacts then survive a temporary merit increase; with the monotone
+# search the 27-sphere pile's steps crawled along LM steps and stalled.
+_NONMONOTONE = 5
 
 
 def _max_col_norm2(H):
