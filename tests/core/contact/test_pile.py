@@ -31,11 +31,11 @@ def _pile(n_side=2, layers=2, seed=0):
 
 
 def test_eight_spheres_settle_in_a_box_with_every_invariant_at_every_step():
-    # to 0.6 s: the step from 0.53 s to 0.54 s has redundant loaded contacts whose solution needs one sliding
-    # contact opened (the stepper's unloading trials); until those existed every version stopped there
-    model, rec = run(_pile(), 0.6)
+    # to 1 s: earlier versions stopped at the step from 0.53 s to 0.54 s (redundant loaded contacts; see the
+    # unloading trials and the nonmonotone line search in docs/contact.md)
+    model, rec = run(_pile(), 1.0)
     assert rec.completed, rec.reason
-    assert rec.n_frames == 61
+    assert rec.n_frames == 101
     check_invariants(model, rec)
     assert np.all(rec.residual <= 1e-10)
     # tens of pairs were in contact range at once (sphere-sphere and sphere-wall), several of them loaded
