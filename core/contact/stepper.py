@@ -641,7 +641,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     z0 = consistent_friction(z0, pairs)
     many = len(pairs) > 2
     res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_MANY_FIRST_ITER if many else max_iter,
-                    max_restarts=0 if many else 3)
+                    max_restarts=1 if many else 3)
     if not res.converged and many:
         tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
