@@ -37,37 +37,31 @@ def sphere_on_plane():
                          "pose": {"position": [0, 0, 0.1]}, "velocity": {"linear": [1.0, 0, 0]}}], mu=0.3)
 
 
-def pile27():
+def _box_pile(n_side, half, pitch, jitter, dz, mu=0.4, radius=0.05, mass=0.1):
+    """n_side^3 spheres on a jittered grid (pitch, layers dz apart from z = 0.06 m) in a box of half-width `half`."""
     walls = [FLOOR] + [
-        {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": n, "offset": -0.2}}
+        {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": n, "offset": -half}}
         for i, n in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
     rng = np.random.default_rng(0)
     balls = []
-    for i in range(3):
-        for j in range(3):
-            for k in range(3):
-                p = [-0.12 + 0.12 * i + 0.005 * rng.standard_normal(), -0.12 + 0.12 * j + 0.005 * rng.standard_normal(),
-                     0.06 + 0.125 * k]
-                balls.append({"name": f"s{i}{j}{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
+    for i in range(n_side):
+        for j in range(n_side):
+            for k in range(n_side):
+                p = [(i - 0.5 * (n_side - 1)) * pitch + jitter * rng.standard_normal(),
+                     (j - 0.5 * (n_side - 1)) * pitch + jitter * rng.standard_normal(), 0.06 + dz * k]
+                balls.append({"name": f"s{i}{j}{k}", "mass": mass, "shape": {"type": "sphere", "radius": radius},
                               "pose": {"position": p}})
-    return _doc(walls + balls, mu=0.4)
+    return _doc(walls + balls, mu=mu)
+
+
+def pile27():
+    """27 spheres settling in a box of half-width 0.2 m."""
+    return _box_pile(3, 0.2, 0.12, 0.005, 0.125)
 
 
 def pile8():
     """The 2x2x2 pile of tests/core/contact/test_pile.py (box half-width 0.13 m)."""
-    walls = [FLOOR] + [
-        {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": n, "offset": -0.13}}
-        for i, n in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
-    rng = np.random.default_rng(0)
-    balls = []
-    for i in range(2):
-        for j in range(2):
-            for k in range(2):
-                p = [(i - 0.5) * 0.11 + 0.004 * rng.standard_normal(), (j - 0.5) * 0.11 + 0.004 * rng.standard_normal(),
-                     0.06 + 0.115 * k]
-                balls.append({"name": f"s{i}{j}{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
-                              "pose": {"position": p}})
-    return _doc(walls + balls, mu=0.4)
+    return _box_pile(2, 0.13, 0.11, 0.004, 0.115)
 
 
 def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None):

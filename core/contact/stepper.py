@@ -98,23 +98,30 @@ def _world_halfspace(model: ContactModel, b: int, state: State):
 
 def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tuple[list[int], dict[int, float]]:
     """Pairs whose bounding volumes, inflated by what can be travelled in one step, overlap; and lower gap bounds."""
+    if not model.pairs:
+        return [], {}
     g = float(np.linalg.norm(model.gravity))
-    out, bounds = [], {}
-    for ip, (a, b, _mu) in enumerate(model.pairs):
-        ra = model.radius[a]
-        reach = np.linalg.norm(state.v[a]) + np.linalg.norm(state.w[a]) * ra
-        if model.halfspace[b] is not None:
-            nw, c = _world_halfspace(model, b, state)
-            lb = nw @ state.p[a] - c - ra
-        else:
-            rb = model.radius[b]
-            reach += np.linalg.norm(state.v[b]) + np.linalg.norm(state.w[b]) * rb
-            lb = np.linalg.norm(state.p[a] - state.p[b]) - ra - rb
-        margin = 2.0 * h * reach + 2.0 * h * h * g + 1e-3 + 0.02 * ra
-        bounds[ip] = float(lb)
-        if lb <= margin or (ip in keep and lb <= 2.0 * margin):
-            out.append(ip)
-    return out, bounds
+    ia = np.fromiter((a for a, _b, _mu in model.pairs), int, len(model.pairs))
+    ib = np.fromiter((b for _a, b, _mu in model.pairs), int, len(model.pairs))
+    r = np.asarray(model.radius, float)
+    # how fast a point of each body can move (a half-space has no bounding radius; it enters pairs only as B, static)
+    speed = np.linalg.norm(state.v, axis=1) + np.linalg.norm(state.w, axis=1) * np.where(np.isfinite(r), r, 0.0)
+    # half-space bodies: world normal and offset; the others: bounding spheres
+    hs = np.array([model.halfspace[b] is not None for b in range(model.n_bodies)])
+    nw = np.zeros((model.n_bodies, 3))
+    cw = np.zeros(model.n_bodies)
+    for b in np.flatnonzero(hs):
+        nw[b], cw[b] = _world_halfspace(model, b, state)
+    to_plane = hs[ib]
+    lb = np.where(to_plane,
+                  np.einsum("ij,ij->i", nw[ib], state.p[ia]) - cw[ib] - r[ia],
+                  np.linalg.norm(state.p[ia] - state.p[ib], axis=1) - r[ia] - np.where(to_plane, 0.0, r[ib]))
+    reach = speed[ia] + np.where(to_plane, 0.0, speed[ib])
+    margin = 2.0 * h * reach + 2.0 * h * h * g + 1e-3 + 0.02 * r[ia]
+    kept = np.zeros(len(model.pairs), bool)
+    kept[[ip for ip in keep if 0 <= ip < len(model.pairs)]] = True
+    inside = (lb <= margin) | (kept & (lb <= 2.0 * margin))
+    return np.flatnonzero(inside).tolist(), dict(enumerate(lb.tolist()))
 
 
 def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
