@@ -143,8 +143,12 @@ def solve_mcp(
     lam: float = 1.0,
     max_restarts: int = 3,
     rng_seed: int = 0,
+    fun_value: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> MCPResult:
-    """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J)."""
+    """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
+
+    fun_value(z) -> F, when given, is used at the line search's shortened trial points (where the Jacobian is not
+    needed); it must return the same F as fun."""
     lower = np.asarray(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
@@ -167,7 +171,7 @@ def solve_mcp(
             zs = best[1] + 1e-3 * restart * (1.0 + np.abs(best[1])) * rng.standard_normal(n)
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
-        ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best)
+        ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value)
         total_iter += it
         if not ok and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
@@ -181,7 +185,7 @@ def solve_mcp(
     return MCPResult(best[1], False, total_iter, float(best[0]), reason, max_restarts)
 
 
-def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
+def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place."""
     rho_descent, p_descent = 1e-10, 2.1
     try:
@@ -217,7 +221,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
             if gd >= 0.0:
                 d = -grad
                 gd = -float(grad @ grad)
-        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps)
+        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value)
         if t < _SHORT_STEP and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
@@ -228,7 +232,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best):
                 gl = float(grad @ dl)
                 if gl >= 0.0:
                     continue
-                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps)
+                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps, fun_value)
                 if zl is not None and (zt is None or psil < psit):
                     t, zt, Ft, Jt, psit, used_lm = tl, zl, Fl, Jl, psil, True
                     if tl >= 0.5:
@@ -254,19 +258,31 @@ def _max_col_norm2(H):
     return float(np.max(np.sum(H * H, axis=0))) if H.size else 1.0
 
 
-def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, beta=0.5, sigma=1e-4):
-    """Backtracking on the merit 0.5 |Phi|^2 along d: (t, z + t d, F, J, merit) or (t, None, ...) on failure."""
+def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, beta=0.5, sigma=1e-4):
+    """Backtracking on the merit 0.5 |Phi|^2 along d: (t, z + t d, F, J, merit) or (t, None, ...) on failure.
+
+    The full step is evaluated with its Jacobian (it is usually accepted); shorter trials with fun_value when
+    given, and the Jacobian is then computed at the accepted point only."""
     t = 1.0
     while t > 1e-12:
         zt = z + t * d
+        value_only = fun_value is not None and t < 1.0
         try:
-            Ft, Jt = fun(zt)
+            if value_only:
+                Ft, Jt = fun_value(zt), None
+            else:
+                Ft, Jt = fun(zt)
         except (FloatingPointError, ValueError, np.linalg.LinAlgError):
             Ft = None
         if Ft is not None and np.all(np.isfinite(Ft)):
             Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps)
             psit = 0.5 * float(Phit @ Phit)
             if psit <= psi + sigma * t * gd:
+                if value_only:
+                    try:
+                        Ft, Jt = fun(zt)
+                    except (FloatingPointError, ValueError, np.linalg.LinAlgError):
+                        return t, None, None, None, np.inf
                 return t, zt, Ft, Jt, psit
         t *= beta
     return t, None, None, None, np.inf

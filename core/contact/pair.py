@@ -377,31 +377,34 @@ def _cayley_jacobianb(w, h):
     return T * (h / (1.0 + np.sum(u * u, axis=1)))[:, None, None]
 
 
-def _shapes_eval(groups, y, m):
-    """Values (P, m), gradients (P, m, 3), Hessians (P, m, 3, 3) at body points y (P, 3); groups lists
-    (shape, pair indices) so that each distinct shape is evaluated once for all its pairs."""
+def _shapes_eval(groups, y, m, hessians=True):
+    """Values (P, m), gradients (P, m, 3), Hessians (P, m, 3, 3) (None unless asked) at body points y (P, 3);
+    groups lists (shape, pair indices) so that each distinct shape is evaluated once for all its pairs."""
     P = y.shape[0]
     if len(groups) == 1:
         shape = groups[0][0]
         return (np.asarray(shape.values(y), float).reshape(P, m), np.asarray(shape.gradients(y), float).reshape(P, m, 3),
-                np.asarray(shape.hessians(y), float).reshape(P, m, 3, 3))
-    F, dF, HF = np.empty((P, m)), np.empty((P, m, 3)), np.empty((P, m, 3, 3))
+                np.asarray(shape.hessians(y), float).reshape(P, m, 3, 3) if hessians else None)
+    F, dF = np.empty((P, m)), np.empty((P, m, 3))
+    HF = np.empty((P, m, 3, 3)) if hessians else None
     for shape, idx in groups:
         yy = y[idx]
         F[idx] = np.asarray(shape.values(yy), float).reshape(-1, m)
         dF[idx] = np.asarray(shape.gradients(yy), float).reshape(-1, m, 3)
-        HF[idx] = np.asarray(shape.hessians(yy), float).reshape(-1, m, 3, 3)
+        if hessians:
+            HF[idx] = np.asarray(shape.hessians(yy), float).reshape(-1, m, 3, 3)
     return F, dF, HF
 
 
 def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0, RA0, cA, vA, wA,
-               groupsB, pB0, RB0, cB, vB, wB, z):
+               groupsB, pB0, RB0, cB, vB, wB, z, jac: bool = True):
     """A batch of P pairs with the same layout: residuals (P, size), local Jacobians (P, size, 12 + size),
     the impulse wrench on A [F; tau] (P, 6) with its Jacobian (P, 6, nloc) and the wrench on B likewise.
 
     Per-pair inputs are stacked along the first axis (mu_f, m_ref: (P,); e_aux, positions, velocities: (P, 3);
     rotations (P, 3, 3); z (P, size)).  A static B is given with zero velocities; its velocity columns (6:12)
-    of every Jacobian are then meaningless and the caller drops them."""
+    of every Jacobian are then meaningless and the caller drops them.  With jac=False only the values are computed
+    (the Jacobians are returned as None): the line search of the solver needs nothing else."""
     m, k, nf = lay.m, lay.k, lay.nf
     P = z.shape[0]
     nloc = 12 + lay.size
@@ -418,82 +421,83 @@ def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0,
     RB = _cayleyb(0.5 * h * wB) @ RB0
     pA = pA0 + h * vA
     pB = pB0 + h * vB
-    TA, TB = _cayley_jacobianb(wA, h), _cayley_jacobianb(wB, h)
     d1 = a1 - pA
     d2 = a2 - pB
-    J_d1 = np.zeros((P, 3, nloc)); J_d1[:, :, 0:3] = -h * I3; J_d1[:, :, ia1:ia1 + 3] += I3
-    J_d2 = np.zeros((P, 3, nloc)); J_d2[:, :, 6:9] = -h * I3; J_d2[:, :, ia2:ia2 + 3] += I3
-    S1, S2 = _skb(d1), _skb(d2)
-    J_x1 = J_d1.copy(); J_x1[:, :, 3:6] += S1 @ TA  # world displacement of a1 relative to body A
-    J_x2 = J_d2.copy(); J_x2[:, :, 9:12] += S2 @ TB
-
-    FA, dFA, HFA = _shapes_eval(groupsA, np.einsum("pji,pj->pi", RA, d1) + cA, m)
-    GB, dGB, HGB = _shapes_eval(groupsB, np.einsum("pji,pj->pi", RB, d2) + cB, k)
+    FA, dFA, HFA = _shapes_eval(groupsA, np.einsum("pji,pj->pi", RA, d1) + cA, m, jac)
+    GB, dGB, HGB = _shapes_eval(groupsB, np.einsum("pji,pj->pi", RB, d2) + cB, k, jac)
     NA = np.einsum("pij,pmj->pim", RA, dFA)  # (P, 3, m) world gradients
     NB = np.einsum("pij,pmj->pim", RB, dGB)
-    HA = RA @ np.einsum("pm,pmij->pij", lam, HFA) @ RA.transpose(0, 2, 1)
-    HB = RB @ np.einsum("pm,pmij->pij", mu, HGB) @ RB.transpose(0, 2, 1)
     nA = np.einsum("pim,pm->pi", NA, lam)
     nB = np.einsum("pim,pm->pi", NB, mu)
-    J_nA = HA @ J_x1
-    J_nA[:, :, 3:6] -= _skb(nA) @ TA
-    J_nA[:, :, ilam:imu] += NA
-    J_nB = HB @ J_x2
-    J_nB[:, :, 9:12] -= _skb(nB) @ TB
-    J_nB[:, :, imu:i_s] += NB
-
     r = np.empty((P, lay.size))
-    J = np.zeros((P, lay.size, nloc))
     # closest-point (KKT) rows
     r[:, 0:3] = nA + nB
-    J[:, 0:3] = J_nA + J_nB
     r[:, 3:6] = a2 - a1 - s[:, None] * nA
-    J[:, 3:6] = -s[:, None, None] * J_nA
-    J[:, 3:6, ia2:ia2 + 3] += I3
-    J[:, 3:6, ia1:ia1 + 3] -= I3
-    J[:, 3:6, i_s] -= nA
     r[:, lay.lam:lay.mu] = -FA
-    J[:, lay.lam:lay.mu] = -np.einsum("pim,pic->pmc", NA, J_x1)
     r[:, lay.mu:lay.s] = -GB
-    J[:, lay.mu:lay.s] = -np.einsum("pim,pic->pmc", NB, J_x2)
     r[:, lay.s] = 0.5 * (np.sum(nA * nA, axis=1) - 1.0)
-    J[:, lay.s] = np.einsum("pi,pic->pc", nA, J_nA)
     # non-penetration (in velocity units so that it is commensurate with pn)
     r[:, lay.pn] = s / h
-    J[:, lay.pn, i_s] = 1.0 / h
+    if jac:
+        TA, TB = _cayley_jacobianb(wA, h), _cayley_jacobianb(wB, h)
+        J_d1 = np.zeros((P, 3, nloc)); J_d1[:, :, 0:3] = -h * I3; J_d1[:, :, ia1:ia1 + 3] += I3
+        J_d2 = np.zeros((P, 3, nloc)); J_d2[:, :, 6:9] = -h * I3; J_d2[:, :, ia2:ia2 + 3] += I3
+        S1, S2 = _skb(d1), _skb(d2)
+        J_x1 = J_d1.copy(); J_x1[:, :, 3:6] += S1 @ TA  # world displacement of a1 relative to body A
+        J_x2 = J_d2.copy(); J_x2[:, :, 9:12] += S2 @ TB
+        HA = RA @ np.einsum("pm,pmij->pij", lam, HFA) @ RA.transpose(0, 2, 1)
+        HB = RB @ np.einsum("pm,pmij->pij", mu, HGB) @ RB.transpose(0, 2, 1)
+        J_nA = HA @ J_x1
+        J_nA[:, :, 3:6] -= _skb(nA) @ TA
+        J_nA[:, :, ilam:imu] += NA
+        J_nB = HB @ J_x2
+        J_nB[:, :, 9:12] -= _skb(nB) @ TB
+        J_nB[:, :, imu:i_s] += NB
+        J = np.zeros((P, lay.size, nloc))
+        J[:, 0:3] = J_nA + J_nB
+        J[:, 3:6] = -s[:, None, None] * J_nA
+        J[:, 3:6, ia2:ia2 + 3] += I3
+        J[:, 3:6, ia1:ia1 + 3] -= I3
+        J[:, 3:6, i_s] -= nA
+        J[:, lay.lam:lay.mu] = -np.einsum("pim,pic->pmc", NA, J_x1)
+        J[:, lay.mu:lay.s] = -np.einsum("pim,pic->pmc", NB, J_x2)
+        J[:, lay.s] = np.einsum("pi,pic->pc", nA, J_nA)
+        J[:, lay.pn, i_s] = 1.0 / h
+        J_n = J_nB
+        J_tx = np.zeros((P, 3, nloc))
 
     # contact frame from B's normal
     n = nB
-    J_n = J_nB
     mp = (m_ref * pn)[:, None]
     tx = np.zeros((P, 3))
-    J_tx = np.zeros((P, 3, nloc))
     if nf:
         e_t, e_o, e_r = ell
         u = _crossb(e_aux, n)
         lu = np.maximum(np.sqrt(np.sum(u * u, axis=1)), 1e-300)  # n along e_aux only at wild trial points
         t = u / lu[:, None]
-        J_t = ((I3 - t[:, :, None] * t[:, None, :]) / lu[:, None, None]) @ _skb(e_aux) @ J_n
         ov = _crossb(n, t)
-        J_o = -_skb(t) @ J_n + _skb(n) @ J_t
         vrel = vA + _crossb(wA, d1) - vB - _crossb(wB, d2)
-        J_vrel = _skb(wA) @ J_d1 - _skb(wB) @ J_d2
-        J_vrel[:, :, 0:3] += I3
-        J_vrel[:, :, 3:6] -= S1
-        J_vrel[:, :, 6:9] -= I3
-        J_vrel[:, :, 9:12] += S2
         xi = np.empty((P, nf))
-        J_xi = np.empty((P, nf, nloc))
         xi[:, 0] = e_t * np.sum(t * vrel, axis=1)
-        J_xi[:, 0] = e_t * (np.einsum("pi,pic->pc", t, J_vrel) + np.einsum("pi,pic->pc", vrel, J_t))
         xi[:, 1] = e_o * np.sum(ov * vrel, axis=1)
-        J_xi[:, 1] = e_o * (np.einsum("pi,pic->pc", ov, J_vrel) + np.einsum("pi,pic->pc", vrel, J_o))
         if nf == 3:
             dw = wA - wB
             xi[:, 2] = e_r * np.sum(n * dw, axis=1)
-            J_xi[:, 2] = e_r * np.einsum("pi,pic->pc", dw, J_n)
-            J_xi[:, 2, 3:6] += e_r * n
-            J_xi[:, 2, 9:12] -= e_r * n
+        if jac:
+            J_t = ((I3 - t[:, :, None] * t[:, None, :]) / lu[:, None, None]) @ _skb(e_aux) @ J_n
+            J_o = -_skb(t) @ J_n + _skb(n) @ J_t
+            J_vrel = _skb(wA) @ J_d1 - _skb(wB) @ J_d2
+            J_vrel[:, :, 0:3] += I3
+            J_vrel[:, :, 3:6] -= S1
+            J_vrel[:, :, 6:9] -= I3
+            J_vrel[:, :, 9:12] += S2
+            J_xi = np.empty((P, nf, nloc))
+            J_xi[:, 0] = e_t * (np.einsum("pi,pic->pc", t, J_vrel) + np.einsum("pi,pic->pc", vrel, J_t))
+            J_xi[:, 1] = e_o * (np.einsum("pi,pic->pc", ov, J_vrel) + np.einsum("pi,pic->pc", vrel, J_o))
+            if nf == 3:
+                J_xi[:, 2] = e_r * np.einsum("pi,pic->pc", dw, J_n)
+                J_xi[:, 2, 3:6] += e_r * n
+                J_xi[:, 2, 9:12] -= e_r * n
         phi = z[:, lay.pf:lay.pf + nf]
         sig = z[:, lay.sig]
         # friction impulses are pn * phi_k (phi = impulse per unit normal impulse): the max-dissipation rows
@@ -504,34 +508,39 @@ def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0,
         sp, dsp = separation_pin(s / h)
         mu_c = mu_f[:, None]
         r[:, lay.pf:lay.pf + nf] = mu_c * xi + phi * (sig + sp)[:, None]
-        J[:, lay.pf:lay.pf + nf] = mu_c[:, :, None] * J_xi
-        for j in range(nf):
-            J[:, lay.pf + j, ipf + j] += sig + sp
-        J[:, lay.pf:lay.pf + nf, isig] += phi
-        J[:, lay.pf:lay.pf + nf, i_s] += phi * (dsp / h)[:, None]
         r[:, lay.sig] = mu_f * mu_f - np.sum(phi * phi, axis=1)
-        J[:, lay.sig, ipf:ipf + nf] = -2.0 * phi
         # friction impulse on A
         p0, p1 = phi[:, 0:1], phi[:, 1:2]
         dirF = n + e_t * p0 * t + e_o * p1 * ov
         F = mp * dirF
-        J_F = mp[:, :, None] * (J_n + (e_t * p0)[:, :, None] * J_t + (e_o * p1)[:, :, None] * J_o)
-        J_F[:, :, ipn] += m_ref[:, None] * dirF
-        J_F[:, :, ipf] += mp * e_t * t
-        J_F[:, :, ipf + 1] += mp * e_o * ov
         if nf == 3:
             p2 = phi[:, 2:3]
             tx = mp * e_r * p2 * n
-            J_tx = (mp * e_r * p2)[:, :, None] * J_n
-            J_tx[:, :, ipf + 2] += mp * e_r * n
-            J_tx[:, :, ipn] += m_ref[:, None] * e_r * p2 * n
+        if jac:
+            J[:, lay.pf:lay.pf + nf] = mu_c[:, :, None] * J_xi
+            for j in range(nf):
+                J[:, lay.pf + j, ipf + j] += sig + sp
+            J[:, lay.pf:lay.pf + nf, isig] += phi
+            J[:, lay.pf:lay.pf + nf, i_s] += phi * (dsp / h)[:, None]
+            J[:, lay.sig, ipf:ipf + nf] = -2.0 * phi
+            J_F = mp[:, :, None] * (J_n + (e_t * p0)[:, :, None] * J_t + (e_o * p1)[:, :, None] * J_o)
+            J_F[:, :, ipn] += m_ref[:, None] * dirF
+            J_F[:, :, ipf] += mp * e_t * t
+            J_F[:, :, ipf + 1] += mp * e_o * ov
+            if nf == 3:
+                J_tx = (mp * e_r * p2)[:, :, None] * J_n
+                J_tx[:, :, ipf + 2] += mp * e_r * n
+                J_tx[:, :, ipn] += m_ref[:, None] * e_r * p2 * n
     else:
         F = mp * n
-        J_F = mp[:, :, None] * J_n
-        J_F[:, :, ipn] += m_ref[:, None] * n
-    SF = _skb(F)
+        if jac:
+            J_F = mp[:, :, None] * J_n
+            J_F[:, :, ipn] += m_ref[:, None] * n
     WA = np.concatenate((F, _crossb(d1, F) + tx), axis=1)
-    J_WA = np.concatenate((J_F, -SF @ J_d1 + S1 @ J_F + J_tx), axis=1)
     WB = np.concatenate((-F, -_crossb(d2, F) - tx), axis=1)
+    if not jac:
+        return r, None, WA, None, WB, None
+    SF = _skb(F)
+    J_WA = np.concatenate((J_F, -SF @ J_d1 + S1 @ J_F + J_tx), axis=1)
     J_WB = np.concatenate((-J_F, SF @ J_d2 - S2 @ J_F - J_tx), axis=1)
     return r, J, WA, J_WA, WB, J_WB

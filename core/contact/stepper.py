@@ -40,7 +40,8 @@ __all__ = ["ContactResult", "StepResult", "step", "closest_points", "candidate_p
 METHODS = ("implicit", "explicit")
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
-_MANY_FIRST_ITER = 100  # global Newton iterations before a many-pair step switches to block Gauss-Seidel
+_MANY_FIRST_ITER = 200  # global Newton iterations before a many-pair step tries a restart, then block Gauss-Seidel
+_MANY_RESTARTS = 1  # ... and smoothing-continuation restarts of it (core.contact.mcp) before that
 _NSGS_SWEEPS = 150  # block Gauss-Seidel sweeps at most (a count, not a time: results do not depend on the machine)
 _NSGS_STALL = 40  # sweeps without halving the residual that count as a stall
 _POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
@@ -239,6 +240,10 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 
 
 def _merge_contacts(c1, c2):
+    """Contacts of a step solved as two halves: geometry of the end, impulses of both halves added.
+
+    The normal turns between the halves, so the two impulse vectors are added and split again along the end
+    normal (normal and tangential parts of the total impulse, which is what the bodies received)."""
     by = {c.pair: c for c in c1}
     out = []
     for c in c2:
@@ -246,8 +251,10 @@ def _merge_contacts(c1, c2):
         if p is None:
             out.append(c)
         else:
-            out.append(ContactResult(c.pair, c.a1, c.a2, c.normal, c.gap, p.pn + c.pn, p.pf + c.pf, p.pr + c.pr,
-                                     c.slip, c.mu))
+            total = p.pn * p.normal + p.pf + c.pn * c.normal + c.pf
+            pn = float(total @ c.normal)
+            out.append(ContactResult(c.pair, c.a1, c.a2, c.normal, c.gap, pn, total - pn * c.normal,
+                                     p.pr * float(p.normal @ c.normal) + c.pr, c.slip, c.mu))
     out.extend(by.values())
     return sorted(out, key=lambda c: c.pair)
 
@@ -450,8 +457,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         if bt.P > 1:
             _batch_geometry(bt, model, state, R0)
 
-    def batch_terms(bt, z):
-        """Rows of every pair of a batch and the velocity changes M^-1 W they give their bodies (stacked)."""
+    def batch_terms(bt, z, jac=True):
+        """Rows of every pair of a batch and the velocity changes M^-1 W they give their bodies (stacked); with
+        jac=False the Jacobians are None (except for one-pair batches, whose form computes them anyway)."""
         V = z[:6 * nb].reshape(nb, 6)
         vA, wA = V[bt.ka, 0:3], V[bt.ka, 3:6]
         if bt.dyn_b:
@@ -464,12 +472,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return tuple(None if x is None else x[None] for x in out)
         r, Jl, WA, JWA, WB, JWB = eval_pairs(
             bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp)
+            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac)
         SA = Sinv[bt.ka]
-        dA, JdA = np.einsum("pij,pj->pi", SA, WA), SA @ JWA
+        dA, JdA = np.einsum("pij,pj->pi", SA, WA), (SA @ JWA if jac else None)
         if bt.dyn_b:
             SB = Sinv[bt.kb]
-            dB, JdB = np.einsum("pij,pj->pi", SB, WB), SB @ JWB
+            dB, JdB = np.einsum("pij,pj->pi", SB, WB), (SB @ JWB if jac else None)
         else:
             dB = JdB = None
         return r, Jl, dA, JdA, dB, JdB
@@ -482,7 +490,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
         rows, cols, vals = [np.arange(6 * nb)], [np.arange(6 * nb)], [np.ones(6 * nb)]
         for bt in batches:
-            r, Jl, dA, JdA, dB, JdB = batch_terms(bt, z)
+            r, Jl, dA, JdA, dB, JdB = batch_terms(bt, z, jac)
             Fv[bt.zidx] = r
             np.subtract.at(Fb, bt.ka, dA)
             if dB is not None:
@@ -506,6 +514,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, Jd
         J = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(ntot, ntot)).tocsc()
         return Fv, J
+
+    # values without Jacobians for the line search's shortened trials: cheaper only where pairs are evaluated
+    # vectorised (the one-pair form computes its Jacobian anyway)
+    value = (lambda z: fun(z, jac=False)) if any(bt.P > 1 for bt in batches) else None
 
     def unload_trials(z, iters):
         """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (loaded and sliding
@@ -531,7 +543,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if method == "implicit":
                 zt[pr.off + pr.lay.s] = max(zt[pr.off + pr.lay.s], _UNLOAD_GAP)  # on the open face: just apart
             consistent_friction(zt, (pr,))
-            r = solve_mcp(fun, zt, lower, tol=tol, max_iter=_UNLOAD_ITER, max_restarts=0)
+            r = solve_mcp(fun, zt, lower, tol=tol, max_iter=_UNLOAD_ITER, max_restarts=0, fun_value=value)
             iters += r.iterations
             if r.converged:
                 return MCPResult(r.z, True, iters, r.residual, "converged (a redundant contact unloaded)")
@@ -622,7 +634,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 break  # no halving of the residual in _NSGS_STALL sweeps: stalled (cycling), let the caller retry
             if res_nat <= _POLISH_BELOW and sweep % _POLISH_EVERY == _POLISH_EVERY - 1:
                 # close to the solution: the global Newton converges fast from here (and handles the coupling)
-                pol = solve_mcp(fun, z, lower, tol=tol, max_iter=15, max_restarts=0)
+                pol = solve_mcp(fun, z, lower, tol=tol, max_iter=15, max_restarts=0, fun_value=value)
                 iters += pol.iterations
                 if pol.converged:
                     return pol.z, pol.residual, iters, True
@@ -648,7 +660,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     z0 = consistent_friction(z0, pairs)
     many = len(pairs) > 2
     res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_MANY_FIRST_ITER if many else max_iter,
-                    max_restarts=1 if many else 3)
+                    max_restarts=_MANY_RESTARTS if many else 3, fun_value=value)
     if not res.converged and many:
         tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
@@ -668,7 +680,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
         # so one or two more iterations make the geometry exact to rounding
-        tight = solve_mcp(fun, res.z, lower, tol=_TIGHT_TOL, max_iter=2, max_restarts=0)
+        tight = solve_mcp(fun, res.z, lower, tol=_TIGHT_TOL, max_iter=2, max_restarts=0, fun_value=value)
         if tight.residual < res.residual:
             res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
     iters = res.iterations

@@ -37,6 +37,29 @@ def test_random_monotone_lcp_recovers_planted_solution(n, seed):
     np.testing.assert_allclose(res.z, z_star, atol=1e-8)
 
 
+def test_values_only_trials_of_the_line_search_give_the_same_iterates_with_fewer_jacobians():
+    """fun_value is used at shortened trial points only; the iterates are those of the plain solve."""
+    # Kojima-Shindo from (0,0,0,0): its first Newton steps are cut by the line search
+    calls = {"jac": 0, "value": 0}
+
+    def fun(x):
+        calls["jac"] += 1
+        return _kojima_shindo(x)
+
+    def value(x):
+        calls["value"] += 1
+        return _kojima_shindo(x)[0]
+
+    plain = solve_mcp(fun, np.zeros(4), np.zeros(4))
+    n_plain = calls["jac"]
+    calls["jac"] = 0
+    fast = solve_mcp(fun, np.zeros(4), np.zeros(4), fun_value=value)
+    assert fast.converged and plain.converged
+    np.testing.assert_array_equal(fast.z, plain.z)
+    assert fast.iterations == plain.iterations
+    assert calls["value"] > 0 and calls["jac"] < n_plain
+
+
 def test_sparse_lcp_uses_sparse_path_and_converges():
     rng = np.random.default_rng(7)
     n = 400

@@ -248,6 +248,31 @@ def test_batched_pair_evaluation_agrees_with_the_one_pair_form():
                         shapes_b[p], pB0[p], RB0[p], cB[p], vB[p], wB[p], True, z[p])
         for got, want in zip(out, one):
             np.testing.assert_allclose(got[p], want, rtol=1e-12, atol=1e-12)
+    # the values-only form (the line search's) gives the same rows and wrenches, bit for bit, and no Jacobians
+    vals = eval_pairs(lay, 0.01, mu, ell, m_ref, e_aux, _shape_groups(shapes_a), pA0, RA0, cA, vA, wA,
+                      _shape_groups(shapes_b), pB0, RB0, cB, vB, wB, z, jac=False)
+    for i in (0, 2, 4):
+        np.testing.assert_array_equal(vals[i], out[i])
+    assert vals[1] is vals[3] is vals[5] is None
+
+
+def test_impulses_of_a_halved_step_are_the_total_split_along_the_end_normal():
+    """Two half steps with normals 0.1 rad apart: the merged contact keeps the total impulse vector the body
+    received, and its friction part is tangential to the reported (end-of-step) normal."""
+    from core.contact.stepper import ContactResult, _merge_contacts
+
+    th = 0.1
+    n1, n2 = np.array([0.0, 0.0, 1.0]), np.array([np.sin(th), 0.0, np.cos(th)])
+    t1 = np.array([0.0, 1.0, 0.0])  # tangential to both normals
+    pts = np.zeros(3)
+    c1 = ContactResult(3, pts, pts, n1, 0.0, 2.0, 0.5 * t1, 0.0, np.zeros(3), 0.4)
+    c2 = ContactResult(3, pts, pts, n2, 0.0, 1.0, 0.3 * t1, 0.0, np.zeros(3), 0.4)
+    (m,) = _merge_contacts([c1], [c2])
+    total = 2.0 * n1 + 0.5 * t1 + 1.0 * n2 + 0.3 * t1
+    np.testing.assert_allclose(m.pn * m.normal + m.pf, total, atol=1e-15)
+    assert abs(m.pf @ n2) < 1e-15
+    # by hand: total . n2 = 2 cos(th) + 1
+    assert m.pn == pytest.approx(2.0 * np.cos(th) + 1.0, rel=1e-15)
 
 
 def test_a_pair_the_broad_phase_missed_is_solved_when_the_step_carries_a_body_into_it():
