@@ -67,18 +67,21 @@ def pile8():
 def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None):
     model = build_model(mech)
     st = initial_state(model)
-    its, pairs = [], []
+    its, pairs, times = [], [], []
     t0 = time.perf_counter()
-    done = 0
+    done = halved = 0
     note = ""
     for _ in range(n_steps):
+        ts = time.perf_counter()
         r = step(model, st, h, method)
+        times.append(time.perf_counter() - ts)
         if not r.converged:
             note = f"  FAILED at step {done} (t = {done * h:.2f} s): {r.reason[:80]}"
             break
         st = r.state
         its.append(r.iterations)
         pairs.append(len(r.contacts))
+        halved += r.halvings > 0
         done += 1
         if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
             note = f"  (stopped after {max_seconds:.0f} s)"
@@ -87,6 +90,13 @@ def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None):
     rate = done / dt if dt > 0 else float("inf")
     print(f"{name:28s} {method:8s} steps={done:5d}  {rate:9.1f} steps/s  iterations/step mean={np.mean(its or [0]):.2f} "
           f"max={max(its or [0])}  pairs in range max={max(pairs or [0])}{note}", flush=True)
+    if len(times) >= 20 and max(pairs or [0]) > 2:
+        # pile trajectories are chaotic and a few hard steps dominate the mean: the distribution tells more
+        tt = np.sort(times)[::-1]
+        k = max(1, len(tt) // 20)
+        print(f"{'':28s} {'':8s} median step {1e3 * np.median(tt):.0f} ms ({1 / np.median(tt):.1f} steps/s); slowest 5 % of "
+              f"steps ({k}) take {100 * tt[:k].sum() / tt.sum():.0f} % of the time, the slowest {tt[0]:.1f} s; "
+              f"halved steps {halved}", flush=True)
     return rate
 
 
