@@ -42,6 +42,7 @@ _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
 _MANY_FIRST_ITER = 200  # global Newton iterations before a many-pair step tries a restart, then block Gauss-Seidel
 _MANY_RESTARTS = 1  # ... and smoothing-continuation restarts of it (core.contact.mcp) before that
+_PREDICTOR_ITER = 100  # Newton iterations of a many-pair explicit predictor step (no restart, no fallbacks)
 _NSGS_SWEEPS = 150  # block Gauss-Seidel sweeps at most (a count, not a time: results do not depend on the machine)
 _NSGS_STALL = 40  # sweeps without halving the residual that count as a stall
 _POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
@@ -260,7 +261,7 @@ def _merge_contacts(c1, c2):
 
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               predict: bool = False, extra: frozenset = frozenset()) -> StepResult:
+               predict: bool = False, extra: frozenset = frozenset(), fallbacks: bool = True) -> StepResult:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
@@ -295,7 +296,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # velocities and impulses, and the closest points at its end configuration start the implicit solve
         # (with many pairs it costs as much as the step itself; new pairs then start from their closest points
         # at the start of the step, no impulse and consistent friction unknowns)
-        pred = _step_once(model, state, h, "explicit", tol, max_iter)
+        # (the global solve only: a predictor is not worth the unloading trials and the block Gauss-Seidel)
+        pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks=False)
         if not pred.converged:
             pred = None
     for ip in cand:
@@ -659,9 +661,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
     z0 = consistent_friction(z0, pairs)
     many = len(pairs) > 2
-    res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_MANY_FIRST_ITER if many else max_iter,
-                    max_restarts=_MANY_RESTARTS if many else 3, fun_value=value)
-    if not res.converged and many:
+    if not many:
+        res = solve_mcp(fun, z0, lower, tol=tol, max_iter=max_iter, max_restarts=3, fun_value=value)
+    elif fallbacks:
+        res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS, fun_value=value)
+    else:
+        res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_PREDICTOR_ITER, max_restarts=0, fun_value=value)
+    if not res.converged and many and fallbacks:
         tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
             res = tried
@@ -717,7 +723,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     _, end_bounds = candidate_pairs(model, new, h)
     missed = frozenset(ip for ip, lb in end_bounds.items() if lb <= 0.0 and ip not in cand)
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed)
+        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks)
     return StepResult(new, True, iters, res.residual, "converged", contacts)
 
 
