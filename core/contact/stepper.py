@@ -295,8 +295,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
         # velocities and impulses, and the closest points at its end configuration start the implicit solve
         # (with many pairs it costs as much as the step itself; new pairs then start from their closest points
-        # at the start of the step, no impulse and consistent friction unknowns)
-        # (the global solve only: a predictor is not worth the unloading trials and the block Gauss-Seidel)
+        # at the start of the step, no impulse and consistent friction unknowns); the predictor gets the global
+        # solve only: it is not worth the unloading trials and the block Gauss-Seidel
         pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks=False)
         if not pred.converged:
             pred = None
@@ -661,12 +661,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
     z0 = consistent_friction(z0, pairs)
     many = len(pairs) > 2
-    if not many:
-        res = solve_mcp(fun, z0, lower, tol=tol, max_iter=max_iter, max_restarts=3, fun_value=value)
-    elif fallbacks:
-        res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS, fun_value=value)
-    else:
-        res = solve_mcp(fun, z0, lower, tol=tol, max_iter=_PREDICTOR_ITER, max_restarts=0, fun_value=value)
+    # iteration and restart budget: few pairs; many pairs (a step, or an explicit predictor with no fallbacks)
+    budget = (max_iter, 3) if not many else (_MANY_FIRST_ITER, _MANY_RESTARTS) if fallbacks else (_PREDICTOR_ITER, 0)
+    res = solve_mcp(fun, z0, lower, tol=tol, max_iter=budget[0], max_restarts=budget[1], fun_value=value)
     if not res.converged and many and fallbacks:
         tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
