@@ -72,7 +72,7 @@ def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0, eps: float = 0.0
 
 
 def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
-    """Phi(z) and its generalised Jacobian H = Da + Db J (rows of free indices are J's rows)."""
+    """Phi(z), its generalised Jacobian H = Da + Db J (rows of free indices are J's rows), and the diagonal Db."""
     a = np.where(bounded, z - lower, 0.0)
     phi, da, db = fb_function(a, F, lam, eps)
     Phi = np.where(bounded, phi, F)
@@ -83,7 +83,7 @@ def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
     else:
         H = dB[:, None] * J
         H[np.diag_indices_from(H)] += dA
-    return Phi, H
+    return Phi, H, dB
 
 
 def _phi_value(z, F, lower, bounded, lam, eps=0.0):
@@ -144,11 +144,15 @@ def solve_mcp(
     max_restarts: int = 3,
     rng_seed: int = 0,
     fun_value: Callable[[np.ndarray], np.ndarray] | None = None,
+    prox: np.ndarray | None = None,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
     fun_value(z) -> F, when given, is used at the line search's shortened trial points (where the Jacobian is not
-    needed); it must return the same F as fun."""
+    needed); it must return the same F as fun.
+
+    prox, when given, marks (1) the unknowns whose Newton equations get a proximal term (see _newton): the
+    multipliers of a problem whose solutions may be non-unique in them (contact impulses of a pile)."""
     lower = np.asarray(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
@@ -171,7 +175,7 @@ def solve_mcp(
             zs = best[1] + 1e-3 * restart * (1.0 + np.abs(best[1])) * rng.standard_normal(n)
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
-        ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value)
+        ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox)
         total_iter += it
         if not ok and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
@@ -185,8 +189,15 @@ def solve_mcp(
     return MCPResult(best[1], False, total_iter, float(best[0]), reason, max_restarts)
 
 
-def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None):
-    """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place."""
+def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None):
+    """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
+
+    With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, |Phi|): the Newton
+    equation of F_i(z) + e (z_i - z_i^k) for the marked i, a proximal-point term that vanishes at the current
+    iterate z^k (Phi is unchanged, so are the solutions and the stopping test).  Where the marked unknowns are not
+    unique at a solution (statically indeterminate contact impulses) H is singular along that continuum and the
+    plain Newton direction is dominated by it; the proximal term removes the singularity, and because e shrinks
+    with the residual the fast local convergence is kept."""
     rho_descent, p_descent = 1e-10, 2.1
     try:
         F, J = fun(z)
@@ -203,15 +214,20 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             return True, z, it, "converged"
         if it == max_iter:
             break
-        Phi, H = _reformulate(z, F, J, lower0, bounded, lam, eps)
+        Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
             eps = 0.0 if eps < 1e-13 else 0.1 * eps  # continuation: tighten the smoothing
-            Phi, H = _reformulate(z, F, J, lower0, bounded, lam, eps)
+            Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
         psi = 0.5 * float(Phi @ Phi)
         merits.append(psi)
         psi_ref = max(merits[-_NONMONOTONE:])
         grad = H.T @ Phi
-        d = _solve_linear(H, -Phi)
+        if prox is not None:
+            reg = min(_PROX_CAP, np.sqrt(2.0 * psi)) * dB * prox
+            Hp = (H + sp.diags(reg)).tocsc() if sp.issparse(H) else H + np.diag(reg)
+        else:
+            Hp = H
+        d = _solve_linear(Hp, -Phi)
         used_lm = d is None
         gd = float(grad @ d) if d is not None else 0.0
         if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
@@ -243,6 +259,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     return False, z, max_iter, "iteration limit"
 
 
+_PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it)
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps

@@ -196,3 +196,65 @@ def test_active_set_polish_converges_fast_at_a_degenerate_solution():
     ok, z, iters = _active_set_polish(fun, xs + np.array([1e-4, -2e-4]), lower, lower, np.ones(2, bool), 1e-12, best)
     assert ok and iters <= 5
     np.testing.assert_allclose(z, xs, atol=1e-11)
+
+
+@pytest.mark.parametrize("n,seed", [(20, 1), (50, 2)])
+def test_proximal_term_keeps_the_unique_solution(n, seed):
+    # the proximal term e (z_i - z_i^k) vanishes at the current iterate, so it changes the path, not the solutions:
+    # the planted solution of a positive definite LCP (unique) is found with it as without it
+    rng = np.random.default_rng(seed)
+    M, q, z_star = _random_monotone_lcp(n, rng)
+    res = solve_mcp(_lcp(M, q), np.zeros(n), np.zeros(n), prox=np.ones(n))
+    assert res.converged and res.residual <= 1e-10
+    np.testing.assert_allclose(res.z, z_star, atol=1e-8)
+
+
+def _particle_on_redundant_contacts(k, mu, v_free, m=1.0):
+    """A particle (velocity v, free) on k coincident frictional contacts with normal e_z, the stepper's normalised
+    rows: m (v - v_free) = sum pn_i (phi_i, 1); pn_i >= 0 perp v_z >= 0; mu v_t + phi_i sig_i = 0;
+    sig_i >= 0 perp mu^2 - |phi_i|^2 >= 0.  Only sum pn_i is determined: the Jacobian is singular at every solution."""
+    n = 3 + 4 * k
+
+    def fun(z):
+        v = z[:3]
+        F = np.zeros(n)
+        J = np.zeros((n, n))
+        F[:3] = m * (v - v_free)
+        J[:3, :3] = m * np.eye(3)
+        for i in range(k):
+            o = 3 + 4 * i
+            pn, phi, sig = z[o], z[o + 1:o + 3], z[o + 3]
+            F[:3] -= pn * np.array([phi[0], phi[1], 1.0])
+            J[:3, o] -= [phi[0], phi[1], 1.0]
+            J[0, o + 1] -= pn
+            J[1, o + 2] -= pn
+            F[o], J[o, 2] = v[2], 1.0
+            F[o + 1:o + 3] = mu * v[:2] + phi * sig
+            J[o + 1:o + 3, :2] = mu * np.eye(2)
+            J[o + 1:o + 3, o + 1:o + 3] = sig * np.eye(2)
+            J[o + 1:o + 3, o + 3] = phi
+            F[o + 3] = mu * mu - phi @ phi
+            J[o + 3, o + 1:o + 3] = -2.0 * phi
+        return F, J
+
+    lower = np.full(n, -np.inf)
+    lower[3::4] = 0.0  # pn
+    lower[6::4] = 0.0  # sig
+    prox = np.ones(n)
+    prox[:3] = 0.0  # the multipliers only
+    return fun, lower, prox
+
+
+@pytest.mark.parametrize("k", [2, 5])
+@pytest.mark.parametrize("mu", [0.3, 2.0])
+def test_proximal_term_on_redundant_frictional_contacts(k, mu):
+    # v_free = (1, 0.5, -1), m = 1: the normal rows give v_z = 0 and sum pn = m * 1; the friction disc of radius
+    # mu sum pn = mu.  |v_free,t| = sqrt(1.25) = 1.118 > mu = 0.3: slides, v_t = v_free,t (1 - mu / 1.118);
+    # mu = 2 > 1.118: sticks, v = 0.  The split of sum pn among the k contacts is arbitrary (any one is a solution)
+    v_free = np.array([1.0, 0.5, -1.0])
+    fun, lower, prox = _particle_on_redundant_contacts(k, mu, v_free)
+    res = solve_mcp(fun, np.zeros(lower.size), lower, prox=prox)
+    assert res.converged and res.residual <= 1e-10, res.reason
+    vt = v_free[:2] * max(0.0, 1.0 - mu / np.hypot(1.0, 0.5))
+    np.testing.assert_allclose(res.z[:3], [vt[0], vt[1], 0.0], atol=1e-9)
+    assert abs(res.z[3::4].sum() - 1.0) < 1e-9 and np.all(res.z[3::4] >= 0.0)
