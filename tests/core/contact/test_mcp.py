@@ -258,3 +258,48 @@ def test_proximal_term_on_redundant_frictional_contacts(k, mu):
     vt = v_free[:2] * max(0.0, 1.0 - mu / np.hypot(1.0, 0.5))
     np.testing.assert_allclose(res.z[:3], [vt[0], vt[1], 0.0], atol=1e-9)
     assert abs(res.z[3::4].sum() - 1.0) < 1e-9 and np.all(res.z[3::4] >= 0.0)
+
+
+def _block_structured(rng, sizes, n_x):
+    """A sparse H whose groups of unknowns (P_j groups of k_j, at shuffled indices) couple only to themselves and to
+    6 of the n_x remaining unknowns (a contact pair and its body's velocities); returns (H, groups)."""
+    n = n_x + sum(P * k for P, k in sizes)
+    idx = rng.permutation(n)
+    groups, at = [], n_x
+    for P, k in sizes:
+        groups.append(idx[at:at + P * k].reshape(P, k))
+        at += P * k
+    xs = idx[:n_x]
+    H = np.zeros((n, n))
+    H[np.ix_(xs, xs)] = rng.standard_normal((n_x, n_x)) + 4.0 * np.eye(n_x)
+    for gr in groups:
+        for g in gr:
+            cols = rng.choice(xs, 6, replace=False)
+            H[np.ix_(g, g)] = rng.standard_normal((g.size, g.size)) + 3.0 * np.eye(g.size)
+            H[np.ix_(g, cols)] = rng.standard_normal((g.size, 6))
+            H[np.ix_(cols, g)] = rng.standard_normal((6, g.size))
+    return H, groups
+
+
+def test_block_elimination_solves_like_a_dense_solve():
+    from core.contact.mcp import _Condenser
+
+    rng = np.random.default_rng(7)
+    H, groups = _block_structured(rng, [(6, 5), (3, 8)], 12)
+    rhs = rng.standard_normal(H.shape[0])
+    d = _Condenser(H.shape[0], groups).solve(sp.csc_matrix(H), rhs)
+    assert d is not None
+    np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-12)
+
+
+def test_block_elimination_refuses_groups_that_couple():
+    from core.contact.mcp import _Condenser, _solve_linear
+
+    rng = np.random.default_rng(8)
+    H, groups = _block_structured(rng, [(4, 5)], 12)
+    H[groups[0][0, 0], groups[0][1, 2]] = 0.7  # group 0 now depends on group 1: no block elimination
+    rhs = rng.standard_normal(H.shape[0])
+    cond = _Condenser(H.shape[0], groups)
+    assert cond.solve(sp.csc_matrix(H), rhs) is None
+    # the Newton direction then comes from the sparse LU of the whole matrix
+    np.testing.assert_allclose(_solve_linear(sp.csc_matrix(H), rhs, cond), np.linalg.solve(H, rhs), rtol=1e-9)
