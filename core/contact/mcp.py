@@ -80,11 +80,26 @@ def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
     dA = np.where(bounded, da, 0.0)  # d Phi_i / d z_i from the 'a' argument
     dB = np.where(bounded, db, 1.0)  # scales row i of J
     if sp.issparse(J):
-        H = (sp.diags(dB) @ J + sp.diags(dA)).tocsc()
+        J = J.tocsc()
+        H = sp.csc_matrix((J.data * dB[J.indices], J.indices, J.indptr), shape=J.shape)  # rows scaled by Db
+        H = _add_diagonal(H, dA)
     else:
         H = dB[:, None] * J
         H[np.diag_indices_from(H)] += dA
     return Phi, H, dB
+
+
+def _add_diagonal(H, v):
+    """H + diag(v) for a CSC matrix H (in place on a copy of the values when H stores its whole diagonal, which the
+    Jacobian of an MCP that pairs each row with its unknown usually does)."""
+    n = H.shape[0]
+    cols = np.repeat(np.arange(n), np.diff(H.indptr))
+    on = np.flatnonzero(H.indices == cols)
+    if on.size != n or np.any(cols[on] != np.arange(n)):
+        return (H + sp.diags(v)).tocsc()
+    data = H.data.copy()
+    data[on] += v
+    return sp.csc_matrix((data, H.indices, H.indptr), shape=H.shape)
 
 
 def _phi_value(z, F, lower, bounded, lam, eps=0.0):
@@ -343,7 +358,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         grad = H.T @ Phi
         if prox is not None:
             reg = min(_PROX_CAP, max(_PROX_MIN, np.sqrt(2.0 * psi))) * dB * prox
-            Hp = (H + sp.diags(reg)).tocsc() if sp.issparse(H) else H + np.diag(reg)
+            Hp = _add_diagonal(H, reg) if sp.issparse(H) else H + np.diag(reg)
         else:
             Hp = H
         d = _solve_linear(Hp, -Phi, condenser)
