@@ -346,7 +346,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         if it == max_iter:
             break
         best_at[it] = min(res, best_at[it - 1]) if it else res
-        if _STALL and it >= _STALL and best_at[it] > _STALL_GAIN * best_at[it - _STALL]:
+        if _STALL and it >= _STALL and best_at[it] <= _STALL_BELOW and best_at[it] > _STALL_GAIN * best_at[it - _STALL]:
             return False, z, it, "stalled"
         Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
@@ -393,11 +393,16 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     return False, z, max_iter, "iteration limit"
 
 
-_STALL = 0
+# An attempt that is close to a solution (best scaled natural residual <= _STALL_BELOW) but has not halved its best
+# residual in _STALL iterations ends early ("stalled"): what follows (active-set polish, restart) then starts at once.
+# Pile steps stall like this for a hundred iterations and more (then the polish converges in one); farther from the
+# solution a slow phase is often followed by fast convergence, and an early end there costs more than it saves.
+_STALL = 30
 _STALL_GAIN = 0.5
+_STALL_BELOW = 1e-6
 _PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it) ...
-_PROX_MIN = 1e-6  # ... and its smallest (keeps the blocks of the condensed solve regular; the Newton iteration
-# is then inexact by about this much relative to the step: from 1e-8 one iteration reaches 1e-14)
+_PROX_MIN = 0.0  # ... and its smallest (a floor, even 1e-8, slows the last iterations of settled pile steps down
+# to a linear rate: impulse directions with curvature below it are then barely corrected)
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps

@@ -303,3 +303,19 @@ def test_block_elimination_refuses_groups_that_couple():
     assert cond.solve(sp.csc_matrix(H), rhs) is None
     # the Newton direction then comes from the sparse LU of the whole matrix
     np.testing.assert_allclose(_solve_linear(sp.csc_matrix(H), rhs, cond), np.linalg.solve(H, rhs), rtol=1e-9)
+
+
+def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
+    # F(x) = x^2 + 1e-7 has no root; its residual is smallest, 1e-7, at x = 0, closer than the stall threshold
+    # (1e-6): Newton circles there without halving its best residual, and the attempt ends as "stalled" long before
+    # its 200 iterations (then the active-set polish gets its 12), not as "iteration limit" after all of them
+    from core.contact import mcp
+
+    def fun(x):
+        return np.array([x[0] ** 2 + 1e-7]), np.array([[2.0 * x[0]]])
+
+    assert 1e-7 < mcp._STALL_BELOW
+    res = solve_mcp(fun, np.array([1.0]), np.array([-np.inf]), max_iter=200, max_restarts=0)
+    assert not res.converged and res.reason == "stalled"
+    assert res.iterations <= 2 * mcp._STALL + mcp._POLISH_ITER
+    assert abs(res.residual - 1e-7) < 1e-9
