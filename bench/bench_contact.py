@@ -100,6 +100,18 @@ def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None):
     return rate
 
 
+def machine_reference() -> float:
+    """Seconds for 200,000 additions of 3-vectors: the per-call numpy overhead that dominates these small solves.
+
+    The shared build machine's speed varies between sessions (the same code has run the sphere on a plane at 480 and
+    at 2,130 steps/s), so the bench prints this with its numbers; compare runs by ratios, or scaled by it."""
+    a = np.zeros(3)
+    t0 = time.perf_counter()
+    for _ in range(200_000):
+        a + a
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--pile-steps", type=int, default=100)
@@ -107,6 +119,7 @@ def main() -> None:
     ap.add_argument("--max-seconds", type=float, default=300.0, help="wall-clock limit per pile run")
     ap.add_argument("--methods", default="implicit,explicit")
     args = ap.parse_args()
+    print(f"machine reference: 200,000 numpy 3-vector additions take {machine_reference():.3f} s", flush=True)
     for method in args.methods.split(","):
         bench("sphere on plane (rolling)", sphere_on_plane(), args.steps, method=method)
         bench("disc example", io.load(ROOT / "resources/examples/contact_disc_roll.json"), args.steps // 2, method=method)
