@@ -11,7 +11,9 @@ generalised Jacobian; when the Newton direction does not exist or is not a good 
 step falls back to a Levenberg-Marquardt step (which also converges on non-isolated solutions, e.g. a
 friction multiplier that is free while the normal impulse is zero).  Nonmonotone Armijo backtracking on psi
 (reference: the largest of the last 5 merits); on stagnation the solver restarts from a perturbed point with
-stronger regularisation.
+stronger regularisation.  Optional: a proximal term on marked unknowns (multipliers that may be non-unique,
+see _newton), and block elimination of groups of unknowns that couple only through a small remainder
+(_Condenser).  An attempt that stalls close to a solution ends early (_STALL).
 
 Stopping: the scaled natural residual max_i |nat_i(z)| / (1 + max|z|) <= tol, with
 nat_i = F_i for free i and min(z_i - l_i, F_i) for bounded i (the normalisation PATH reports).
@@ -117,10 +119,10 @@ class _Condenser:
 
     groups: (P, k) integer arrays (one per group size), disjoint sets of P groups of k unknowns each, with H zero
     between different groups (the unknowns of one contact pair, say, which couple only to each other and to the
-    velocities of the pair's two bodies).  The
-    P dense k x k diagonal blocks are inverted together (batched), and the Schur complement on the remaining
-    unknowns x, S = Hxx - Hxg Hgg^-1 Hgx, is solved dense when it is small: a pile's 27 bodies give a 162 x 162
-    S in place of a sparse LU of the whole ~1400 unknowns, whose fill is five times its nonzeros."""
+    velocities of the pair's two bodies).  The P dense k x k diagonal blocks are inverted together (batched), and
+    the Schur complement on the remaining unknowns x, S = Hxx - Hxg Hgg^-1 Hgx, is solved dense when it is small:
+    a pile's 27 bodies give a 162 x 162 S in place of a sparse LU of the whole ~1400 unknowns, whose fill is five
+    times its nonzeros."""
 
     _DENSE_S = 600  # the Schur complement is solved dense up to this size, sparse above
     _REFINE = 3  # iterative refinement steps at most
@@ -357,7 +359,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         psi_ref = max(merits[-_NONMONOTONE:])
         grad = H.T @ Phi
         if prox is not None:
-            reg = min(_PROX_CAP, max(_PROX_MIN, np.sqrt(2.0 * psi))) * dB * prox
+            reg = min(_PROX_CAP, np.sqrt(2.0 * psi)) * dB * prox
             Hp = _add_diagonal(H, reg) if sp.issparse(H) else H + np.diag(reg)
         else:
             Hp = H
@@ -400,9 +402,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
 _STALL = 30
 _STALL_GAIN = 0.5
 _STALL_BELOW = 1e-6
-_PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it) ...
-_PROX_MIN = 0.0  # ... and its smallest (a floor, even 1e-8, slows the last iterations of settled pile steps down
-# to a linear rate: impulse directions with curvature below it are then barely corrected)
+_PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it; no floor: even 1e-8 slowed
+# settled pile steps down to a linear rate, impulse directions with less curvature than it being barely corrected)
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps

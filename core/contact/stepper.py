@@ -13,10 +13,11 @@ et al. 2014).  method "explicit": contact points and normal from a closest-point
 step and the gap linearised, gap0 / h + n . v_rel(nu) >= 0 (Anitescu-Potra / Stewart-Trinkle), with the
 same bodies and friction ellipsoid.
 
-Solution: one semismooth Newton MCP solve of the whole step (core.contact.mcp); with three or more pairs, when
-it stalls, a block nonsmooth Gauss-Seidel over the pairs (each pair's local MCP with its bodies' velocities)
-brings the iterate close and the global Newton polishes; convergence is always the global scaled natural
-residual <= tol.
+Solution: one semismooth Newton MCP solve of the whole step (core.contact.mcp; for the implicit method with three
+or more pairs with a proximal term on the impulses and the Newton equations solved by eliminating the pair
+blocks); with three or more pairs, when it stalls, a block nonsmooth Gauss-Seidel over the pairs (each pair's
+local MCP with its bodies' velocities) brings the iterate close and the global Newton polishes; convergence is
+always the global scaled natural residual <= tol.
 
 The step size h is fixed (the caller's dt).  A step that does not converge is retried as two half steps
 (up to `max_halvings` times); if that also fails the step is reported as failed and the state is kept.
