@@ -174,20 +174,18 @@ class _Condenser:
         blocks = [sp.bsr_matrix((Bi, np.arange(Bi.shape[0]), np.arange(Bi.shape[0] + 1))) for Bi in inv]
         Binv = blocks[0] if len(blocks) == 1 else sp.block_diag(blocks, format="csr")
         ng, nx = self.ng, self.nx
-        m = in_g & ~in_gc
-        Hgx = sp.csr_matrix((v[m], (wr[m], wc[m])), shape=(ng, nx))
-        m = ~in_g & in_gc
-        Hxg = sp.csr_matrix((v[m], (wr[m], wc[m])), shape=(nx, ng))
-        m = ~in_g & ~in_gc
+        gx, xg, xx = in_g & ~in_gc, ~in_g & in_gc, ~in_g & ~in_gc  # the three off-block parts of H
+        Hgx = sp.csr_matrix((v[gx], (wr[gx], wc[gx])), shape=(ng, nx))
+        Hxg = sp.csr_matrix((v[xg], (wr[xg], wc[xg])), shape=(nx, ng))
         BHgx = Binv @ Hgx
         try:
             if nx <= self._DENSE_S:
                 S = -(Hxg @ BHgx).toarray()
-                np.add.at(S, (wr[m], wc[m]), v[m])
+                np.add.at(S, (wr[xx], wc[xx]), v[xx])
                 lu = sla.lu_factor(S, check_finite=False)
                 solve_s = lambda b: sla.lu_solve(lu, b, check_finite=False)  # noqa: E731
             else:
-                S = sp.csr_matrix((v[m], (wr[m], wc[m])), shape=(nx, nx)) - Hxg @ BHgx
+                S = sp.csr_matrix((v[xx], (wr[xx], wc[xx])), shape=(nx, nx)) - Hxg @ BHgx
                 solve_s = spla.splu(S.tocsc()).solve
         except (np.linalg.LinAlgError, RuntimeError, ValueError):
             return None

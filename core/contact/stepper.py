@@ -538,6 +538,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             by_size.setdefault(pr.sz, []).append(np.arange(pr.off, pr.off + pr.sz))
         blocks = [np.array(b) for b in by_size.values()]
 
+    def global_solve(z, tol=tol, **budget):
+        """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
+        return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, blocks=blocks, **budget)
+
     def unload_trials(z, iters):
         """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (loaded and sliding
         fastest first); the first that converges is returned, else an unconverged result at z.
@@ -562,7 +566,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if method == "implicit":
                 zt[pr.off + pr.lay.s] = max(zt[pr.off + pr.lay.s], _UNLOAD_GAP)  # on the open face: just apart
             consistent_friction(zt, (pr,))
-            r = solve_mcp(fun, zt, lower, tol=tol, max_iter=_UNLOAD_ITER, max_restarts=0, fun_value=value, prox=prox, blocks=blocks)
+            r = global_solve(zt, max_iter=_UNLOAD_ITER, max_restarts=0)
             iters += r.iterations
             if r.converged:
                 return MCPResult(r.z, True, iters, r.residual, "converged (a redundant contact unloaded)")
@@ -653,7 +657,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 break  # no halving of the residual in _NSGS_STALL sweeps: stalled (cycling), let the caller retry
             if res_nat <= _POLISH_BELOW and sweep % _POLISH_EVERY == _POLISH_EVERY - 1:
                 # close to the solution: the global Newton converges fast from here (and handles the coupling)
-                pol = solve_mcp(fun, z, lower, tol=tol, max_iter=15, max_restarts=0, fun_value=value, prox=prox, blocks=blocks)
+                pol = global_solve(z, max_iter=15, max_restarts=0)
                 iters += pol.iterations
                 if pol.converged:
                     return pol.z, pol.residual, iters, True
@@ -679,7 +683,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     z0 = consistent_friction(z0, pairs)
     # iteration and restart budget: few pairs; many pairs (a step, or an explicit predictor with no fallbacks)
     budget = (max_iter, 3) if not many else (_MANY_FIRST_ITER, _MANY_RESTARTS) if fallbacks else (_PREDICTOR_ITER, 0)
-    res = solve_mcp(fun, z0, lower, tol=tol, max_iter=budget[0], max_restarts=budget[1], fun_value=value, prox=prox, blocks=blocks)
+    res = global_solve(z0, max_iter=budget[0], max_restarts=budget[1])
     if not res.converged and many and fallbacks:
         tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
@@ -699,7 +703,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
         # so one or two more iterations make the geometry exact to rounding
-        tight = solve_mcp(fun, res.z, lower, tol=_TIGHT_TOL, max_iter=2, max_restarts=0, fun_value=value, prox=prox, blocks=blocks)
+        tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=2, max_restarts=0)
         if tight.residual < res.residual:
             res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
     iters = res.iterations
