@@ -12,8 +12,8 @@ step falls back to a Levenberg-Marquardt step (which also converges on non-isola
 friction multiplier that is free while the normal impulse is zero).  Nonmonotone Armijo backtracking on psi
 (reference: the largest of the last 5 merits); on stagnation the solver restarts from a perturbed point with
 stronger regularisation.  Optional: a proximal term on marked unknowns (multipliers that may be non-unique,
-see _newton), and block elimination of groups of unknowns that couple only through a small remainder
-(_Condenser).  An attempt that stalls close to a solution ends early (_STALL).
+see _newton), and block elimination of a Jacobian given as element blocks (core.contact.elements).  An attempt
+that stalls close to a solution ends early (_STALL).
 
 Stopping: the scaled natural residual max_i |nat_i(z)| / (1 + max|z|) <= tol, with
 nat_i = F_i for free i and min(z_i - l_i, F_i) for bounded i (the normalisation PATH reports).
@@ -26,8 +26,9 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.linalg as sla
 import scipy.sparse.linalg as spla
+
+from .elements import ElementMatrix
 
 __all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function"]
 
@@ -81,7 +82,9 @@ def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
     Phi = np.where(bounded, phi, F)
     dA = np.where(bounded, da, 0.0)  # d Phi_i / d z_i from the 'a' argument
     dB = np.where(bounded, db, 1.0)  # scales row i of J
-    if sp.issparse(J):
+    if isinstance(J, ElementMatrix):
+        H = J.scale_rows(dB).add_diagonal(dA)
+    elif sp.issparse(J):
         J = J.tocsc()
         H = sp.csc_matrix((J.data * dB[J.indices], J.indices, J.indptr), shape=J.shape)  # rows scaled by Db
         H = _add_diagonal(H, dA)
@@ -93,7 +96,9 @@ def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
 
 def _add_diagonal(H, v):
     """H + diag(v) for a CSC matrix H (in place on a copy of the values when H stores its whole diagonal, which the
-    Jacobian of an MCP that pairs each row with its unknown usually does)."""
+    Jacobian of an MCP that pairs each row with its unknown usually does); an ElementMatrix adds it to its diagonal."""
+    if isinstance(H, ElementMatrix):
+        return H.add_diagonal(v)
     n = H.shape[0]
     cols = np.repeat(np.arange(n), np.diff(H.indptr))
     on = np.flatnonzero(H.indices == cols)
@@ -114,115 +119,27 @@ def _phi_value(z, F, lower, bounded, lam, eps=0.0):
     return np.where(bounded, phi, F)
 
 
-class _Condenser:
-    """Block elimination for H d = r when groups of unknowns couple only to themselves and to a small remainder.
-
-    groups: (P, k) integer arrays (one per group size), disjoint sets of P groups of k unknowns each, with H zero
-    between different groups (the unknowns of one contact pair, say, which couple only to each other and to the
-    velocities of the pair's two bodies).  The P dense k x k diagonal blocks are inverted together (batched), and
-    the Schur complement on the remaining unknowns x, S = Hxx - Hxg Hgg^-1 Hgx, is solved dense when it is small:
-    a pile's 27 bodies give a 162 x 162 S in place of a sparse LU of the whole ~1400 unknowns, whose fill is five
-    times its nonzeros."""
-
-    _DENSE_S = 600  # the Schur complement is solved dense up to this size, sparse above
-    _REFINE = 3  # iterative refinement steps at most
-
-    def __init__(self, n, groups):
-        self.groups = [np.asarray(g, int) for g in groups if np.size(g)]
-        g = np.concatenate([gr.ravel() for gr in self.groups])
-        rest = np.ones(n, bool)
-        rest[g] = False
-        self.x = np.flatnonzero(rest)
-        self.g = g
-        self.ng, self.nx = g.size, self.x.size
-        # every unknown's place: eliminated ones by (group, slot), groups numbered over all sizes; the others by
-        # their position among the remaining unknowns
-        self.where = np.empty(n, int)
-        self.where[g] = np.arange(g.size)
-        self.where[self.x] = np.arange(self.x.size)
-        self.gid = np.full(n, -1)
-        self.slot = np.full(n, -1)
-        first = 0
-        self.ranges = []
-        for gr in self.groups:
-            P, k = gr.shape
-            self.gid[gr] = first + np.arange(P)[:, None]
-            self.slot[gr] = np.arange(k)[None, :]
-            self.ranges.append((first, P, k))
-            first += P
-
-    def solve(self, H, rhs):
-        """d with H d = rhs, or None (a singular block, coupling between groups, or an inaccurate solve)."""
-        C = H.tocoo()
-        r, c, v = C.row, C.col, C.data
-        gr_, gc_ = self.gid[r], self.gid[c]
-        in_g, in_gc = gr_ >= 0, gc_ >= 0
-        both = in_g & in_gc
-        if np.any(gr_[both] != gc_[both]):
-            return None  # the caller's groups do not decouple H
-        wr, wc = self.where[r], self.where[c]
-        inv = []
-        for first, P, k in self.ranges:
-            sel = both & (gr_ >= first) & (gr_ < first + P)
-            B = np.zeros((P, k, k))
-            B[gr_[sel] - first, self.slot[r[sel]], self.slot[c[sel]]] = v[sel]
-            try:
-                inv.append(np.linalg.inv(B))
-            except np.linalg.LinAlgError:
-                return None
-        # Hgg^-1 block diagonal, in the order of self.g (group by group, slot by slot)
-        blocks = [sp.bsr_matrix((Bi, np.arange(Bi.shape[0]), np.arange(Bi.shape[0] + 1))) for Bi in inv]
-        Binv = blocks[0] if len(blocks) == 1 else sp.block_diag(blocks, format="csr")
-        ng, nx = self.ng, self.nx
-        gx, xg, xx = in_g & ~in_gc, ~in_g & in_gc, ~in_g & ~in_gc  # the three off-block parts of H
-        Hgx = sp.csr_matrix((v[gx], (wr[gx], wc[gx])), shape=(ng, nx))
-        Hxg = sp.csr_matrix((v[xg], (wr[xg], wc[xg])), shape=(nx, ng))
-        BHgx = Binv @ Hgx
-        try:
-            if nx <= self._DENSE_S:
-                S = -(Hxg @ BHgx).toarray()
-                np.add.at(S, (wr[xx], wc[xx]), v[xx])
-                lu = sla.lu_factor(S, check_finite=False)
-                solve_s = lambda b: sla.lu_solve(lu, b, check_finite=False)  # noqa: E731
-            else:
-                S = sp.csr_matrix((v[xx], (wr[xx], wc[xx])), shape=(nx, nx)) - Hxg @ BHgx
-                solve_s = spla.splu(S.tocsc()).solve
-        except (np.linalg.LinAlgError, RuntimeError, ValueError):
-            return None
-
-        def apply(b):
-            bg = Binv @ b[self.g]
-            dx = solve_s(b[self.x] - Hxg @ bg)
-            d = np.empty_like(b)
-            d[self.g] = bg - BHgx @ dx
-            d[self.x] = dx
-            return d
-
-        # the blocks are inverted without pivoting across them, and a block of a sticking contact is
-        # ill-conditioned (its friction rows carry only the small proximal term): iterative refinement
-        # (a few more applications of the same factors) recovers the accuracy; an inaccurate solve is refused
-        d = apply(rhs)
-        scale = np.linalg.norm(rhs) + 1e-300
-        for _ in range(self._REFINE):
-            if not np.all(np.isfinite(d)):
-                return None
-            res = rhs - H @ d
-            if np.linalg.norm(res) <= 1e-10 * scale:
-                return d
-            d = d + apply(res)
-        if not np.all(np.isfinite(d)) or np.linalg.norm(H @ d - rhs) > 1e-8 * scale:
-            return None
-        return d
+def _sparse(H):
+    """H as a scipy.sparse matrix when it is sparse or an ElementMatrix, else H (dense)."""
+    return H.tocsc() if isinstance(H, ElementMatrix) else H
 
 
-def _solve_linear(H, rhs, condenser=None):
-    """Newton direction H d = rhs, or None when H is (numerically) singular."""
-    if condenser is not None and sp.issparse(H):
-        d = condenser.solve(H, rhs)
+def _tmul(H, v):
+    """H^T v."""
+    return H.rmatvec(v) if isinstance(H, ElementMatrix) else H.T @ v
+
+
+def _solve_linear(H, rhs, condense=False):
+    """Newton direction H d = rhs, or None when H is (numerically) singular.
+
+    condense: an ElementMatrix H is solved by eliminating its elements' own unknowns (ElementMatrix.solve), and by
+    a sparse LU of the whole when that fails."""
+    if condense and isinstance(H, ElementMatrix):
+        d = H.solve(rhs)
         if d is not None:
             return d
     try:
-        if sp.issparse(H):
+        if isinstance(H, ElementMatrix) or sp.issparse(H):
             d = spla.splu(H.tocsc()).solve(rhs)
         else:
             d = np.linalg.solve(H, rhs)
@@ -239,6 +156,7 @@ def _solve_linear(H, rhs, condenser=None):
 
 def _lm_direction(H, Phi, nu):
     """Levenberg-Marquardt direction (H^T H + nu I) d = -H^T Phi."""
+    H = _sparse(H)
     g = H.T @ Phi
     if sp.issparse(H):
         A = (H.T @ H + nu * sp.identity(H.shape[1], format="csc")).tocsc()
@@ -268,7 +186,8 @@ def solve_mcp(
     rng_seed: int = 0,
     fun_value: Callable[[np.ndarray], np.ndarray] | None = None,
     prox: np.ndarray | None = None,
-    blocks: list | None = None,
+    condense: bool = False,
+    polish: bool = True,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -278,8 +197,11 @@ def solve_mcp(
     prox, when given, marks (1) the unknowns whose Newton equations get a proximal term (see _newton): the
     multipliers of a problem whose solutions may be non-unique in them (contact impulses of a pile).
 
-    blocks, when given, are groups of unknowns that couple only to themselves and to the rest (see _Condenser):
-    the Newton equations are then solved by block elimination (falling back to a sparse LU of the whole)."""
+    condense: when fun's Jacobian is an ElementMatrix (core.contact.elements), the Newton equations are solved by
+    eliminating its elements' own unknowns (falling back to a sparse LU of the whole).
+
+    polish=False leaves out the active-set polish of a stalled attempt (for a few more iterations from a point that
+    already meets a looser tolerance, where the polish could only repeat what Newton did)."""
     lower = np.asarray(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
@@ -288,7 +210,6 @@ def solve_mcp(
     if n == 0:
         return MCPResult(z, True, 0, 0.0, "converged")
     rng = np.random.default_rng(rng_seed)
-    condenser = _Condenser(n, blocks) if blocks else None
     total_iter = 0
     best = [np.inf, z.copy()]  # residual and point of the best iterate seen, returned on failure
     reason = "iteration limit"
@@ -304,9 +225,9 @@ def solve_mcp(
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox,
-                                  condenser)
+                                  condense)
         total_iter += it
-        if not ok and best[0] <= _POLISH_FROM:
+        if not ok and polish and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
             ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best)
             total_iter += it
@@ -319,7 +240,7 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condenser=None):
+            condense=False):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
     With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, |Phi|): the Newton
@@ -348,6 +269,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         best_at[it] = min(res, best_at[it - 1]) if it else res
         if _STALL and it >= _STALL and best_at[it] <= _STALL_BELOW and best_at[it] > _STALL_GAIN * best_at[it - _STALL]:
             return False, z, it, "stalled"
+        if _FLAT and it >= _FLAT and best_at[it] > _FLAT_GAIN * best_at[it - _FLAT]:
+            return False, z, it, "stalled"
         Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
             eps = 0.0 if eps < 1e-13 else 0.1 * eps  # continuation: tighten the smoothing
@@ -355,13 +278,13 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         psi = 0.5 * float(Phi @ Phi)
         merits.append(psi)
         psi_ref = max(merits[-_NONMONOTONE:])
-        grad = H.T @ Phi
+        grad = _tmul(H, Phi)
         if prox is not None:
-            reg = min(_PROX_CAP, np.sqrt(2.0 * psi)) * dB * prox
-            Hp = _add_diagonal(H, reg) if sp.issparse(H) else H + np.diag(reg)
+            reg = min(_PROX_CAP, _PROX_SCALE * np.sqrt(2.0 * psi) ** _PROX_POW) * dB * prox
+            Hp = H + np.diag(reg) if isinstance(H, np.ndarray) else _add_diagonal(H, reg)
         else:
             Hp = H
-        d = _solve_linear(Hp, -Phi, condenser)
+        d = _solve_linear(Hp, -Phi, condense)
         used_lm = d is None
         gd = float(grad @ d) if d is not None else 0.0
         if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
@@ -400,6 +323,10 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
 _STALL = 30
 _STALL_GAIN = 0.5
 _STALL_BELOW = 1e-6
+_FLAT = 50
+_FLAT_GAIN = 0.99
+_PROX_SCALE = 1.0
+_PROX_POW = 1.0
 _PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it; no floor: even 1e-8 slowed
 # settled pile steps down to a linear rate, impulse directions with less curvature than it being barely corrected)
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
@@ -412,6 +339,7 @@ _NONMONOTONE = 5
 
 def _max_col_norm2(H):
     """Largest squared column norm of H (scale of H^T H for the LM damping)."""
+    H = _sparse(H)
     if sp.issparse(H):
         return float(np.max(np.asarray(H.multiply(H).sum(axis=0)))) if H.shape[1] else 1.0
     return float(np.max(np.sum(H * H, axis=0))) if H.size else 1.0
@@ -474,6 +402,7 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best):
         eq_b = at_bound | degenerate  # rows z_i = l_i
         ib = np.flatnonzero(eq_b)
         G = np.concatenate((F[eq_f], a[ib]))
+        J = _sparse(J)
         if sp.issparse(J):
             H = sp.vstack((J.tocsr()[eq_f], sp.csr_matrix((np.ones(ib.size), (np.arange(ib.size), ib)), shape=(ib.size, n))))
             H = H.tocsc()

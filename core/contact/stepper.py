@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from .bodies import ContactModel, State, cayley
+from .elements import ElementMatrix
 from .mcp import MCPResult, natural_residual, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
@@ -85,6 +85,7 @@ class StepResult:
     reason: str
     contacts: list = field(default_factory=list)
     halvings: int = 0  # how many times the step had to be split to converge
+    pairs: int = 0  # candidate pairs in the step's solve (of the whole step, when it was halved)
 
 
 def _rot(q):
@@ -216,29 +217,58 @@ def _layout_for(model, ip, method):
 
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
          max_iter: int = 60, max_halvings: int = 2) -> StepResult:
-    """Advance `state` by h (no exception on failure: a result with converged=False and the input state)."""
-    res = _step_once(model, state, h, method, tol, max_iter)
-    if not res.converged and method == "implicit":
+    """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
+
+    Fallbacks in two rounds.  First the quick ones: the global solve (with the unloading trials when many pairs
+    touch), then the step as two halves solved the same way (recursively, up to max_halvings).  Only when that
+    fails: the slow ones, at h again and then halved: the restart from the explicit predictor and the block
+    Gauss-Seidel over the pairs.  A many-pair step that the global solve cannot converge usually has no solution
+    near the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times
+    as long as the step (27 spheres: 25 s against 250 s for one saved step)."""
+    failed: dict = {}  # the quick round's failed solves, (id(state), h) -> state (kept: ids stay unique)
+    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True, failed)
+    if res.converged or res.pairs <= 2:
+        return res  # (with few pairs the slow round has nothing to add: no sweeps, and the predictor was tried)
+    slow = _step_halving(model, state, h, method, tol, max_iter, max_halvings, False, failed)
+    slow.iterations += res.iterations
+    return slow
+
+
+def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, failed):
+    """One round of fallbacks (see step): quick, the global solve and unloading trials only (and, when the step has
+    few pairs, the restart from the predictor, which is cheap then); else also the block Gauss-Seidel and the
+    predictor restart.  failed: the quick round's failed solves, which the slow round does not repeat."""
+    key = (id(state), h)
+    if quick:
+        res = _step_once(model, state, h, method, tol, max_iter, fallbacks="unload")
+        if not res.converged:
+            failed[key] = state
+    else:
+        res = _step_once(model, state, h, method, tol, max_iter,
+                         fallbacks="sweeps only" if failed.get(key) is state else "sweeps")
+    if not res.converged and method == "implicit" and (not quick or res.pairs <= _PREDICT_MAX_PAIRS):
         # the warm start may be what failed: restart every pair from the explicit predictor
-        again = _step_once(model, state, h, method, tol, max_iter, predict=True)
+        again = _step_once(model, state, h, method, tol, max_iter, predict=True,
+                           fallbacks="unload" if quick else "sweeps")
         again.iterations += res.iterations
         res = again
     if res.converged or max_halvings <= 0:
         return res
-    first = step(model, state, 0.5 * h, method, tol=tol, max_iter=max_iter, max_halvings=max_halvings - 1)
+    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, failed)
     if not first.converged:
         return StepResult(state, False, res.iterations + first.iterations, first.residual,
-                          f"step did not converge even when halved ({first.reason})", res.contacts, first.halvings + 1)
-    second = step(model, first.state, 0.5 * h, method, tol=tol, max_iter=max_iter, max_halvings=max_halvings - 1)
+                          f"step did not converge even when halved ({first.reason})", res.contacts, first.halvings + 1,
+                          res.pairs)
+    second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, failed)
     if not second.converged:
         return StepResult(state, False, res.iterations + first.iterations + second.iterations, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts,
-                          max(first.halvings, second.halvings) + 1)
+                          max(first.halvings, second.halvings) + 1, res.pairs)
     # merge the two halves: impulses add, geometry is the end of the second half
     merged = _merge_contacts(first.contacts, second.contacts)
     return StepResult(second.state, True, res.iterations + first.iterations + second.iterations,
                       max(first.residual, second.residual), "converged after halving", merged,
-                      max(first.halvings, second.halvings) + 1)
+                      max(first.halvings, second.halvings) + 1, res.pairs)
 
 
 def _merge_contacts(c1, c2):
@@ -262,7 +292,10 @@ def _merge_contacts(c1, c2):
 
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               predict: bool = False, extra: frozenset = frozenset(), fallbacks: bool = True) -> StepResult:
+               predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "sweeps") -> StepResult:
+    """One solve of the step.  fallbacks, for three or more pairs: "global" (the global solve only, with the budget
+    of a predictor), "unload" (the global solve, then the unloading trials), "sweeps" (then block Gauss-Seidel),
+    "sweeps only" (block Gauss-Seidel: the global solve and the trials from the same start failed before)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
@@ -298,7 +331,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # (with many pairs it costs as much as the step itself; new pairs then start from their closest points
         # at the start of the step, no impulse and consistent friction unknowns); the predictor gets the global
         # solve only: it is not worth the unloading trials and the block Gauss-Seidel
-        pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks=False)
+        pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks="global")
         if not pred.converged:
             pred = None
     for ip in cand:
@@ -455,7 +488,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 z[pr.off + isig] = xi - sp
         return z
 
-    batches = _batches(pairs, method, dense)
+    batches = _batches(pairs, method)
     for bt in batches:
         if bt.P > 1:
             _batch_geometry(bt, model, state, R0)
@@ -491,7 +524,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         Jd = np.zeros((ntot, ntot)) if dense and jac else None
         if Jd is not None:
             Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
-        rows, cols, vals = [np.arange(6 * nb)], [np.arange(6 * nb)], [np.ones(6 * nb)]
+        elems = []  # (columns, blocks, own unknowns) of each batch (sparse case)
         for bt in batches:
             r, Jl, dA, JdA, dB, JdB = batch_terms(bt, z, jac)
             Fv[bt.zidx] = r
@@ -509,14 +542,17 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if Jd is not None:
                 np.add.at(Jd, (bt.cols[:, :, None], bt.cols[:, None, :]), blk)
             else:
-                rows.append(bt.rr); cols.append(bt.cc); vals.append(blk.ravel())
+                elems.append((bt.cols, blk, bt.zidx.shape[1]))
         Fv[:6 * nb] = Fb.ravel()
         if not jac:
             return Fv
         if dense:
             return Fv, Jd
-        J = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(ntot, ntot)).tocsc()
-        return Fv, J
+        # each pair couples its own unknowns (the tail of its columns) only to its bodies' velocities: the Jacobian
+        # is kept as these blocks, with the identity on the body rows (core.contact.elements)
+        diag = np.zeros(ntot)
+        diag[:6 * nb] = 1.0
+        return Fv, ElementMatrix(ntot, diag, elems)
 
     # values without Jacobians for the line search's shortened trials: cheaper only where pairs are evaluated
     # vectorised (the one-pair form computes its Jacobian anyway)
@@ -529,18 +565,16 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # velocities; with the proximal term a block is regular) and then the bodies' velocities
     # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then fails
     # where plain Newton and block Gauss-Seidel converge)
-    prox = blocks = None
+    prox = None
     if many and method == "implicit":
         prox = np.zeros(ntot)
-        by_size: dict = {}
         for pr in pairs:
             prox[pr.off + friction_slots(pr)[0]:pr.off + pr.sz] = 1.0  # pn, then the friction unknowns: the tail
-            by_size.setdefault(pr.sz, []).append(np.arange(pr.off, pr.off + pr.sz))
-        blocks = [np.array(b) for b in by_size.values()]
+    condense = prox is not None and not dense
 
     def global_solve(z, tol=tol, **budget):
         """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
-        return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, blocks=blocks, **budget)
+        return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense, **budget)
 
     def unload_trials(z, iters):
         """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (loaded and sliding
@@ -682,13 +716,19 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
     z0 = consistent_friction(z0, pairs)
     # iteration and restart budget: few pairs; many pairs (a step, or an explicit predictor with no fallbacks)
-    budget = (max_iter, 3) if not many else (_MANY_FIRST_ITER, _MANY_RESTARTS) if fallbacks else (_PREDICTOR_ITER, 0)
-    res = global_solve(z0, max_iter=budget[0], max_restarts=budget[1])
-    if not res.converged and many and fallbacks:
-        tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
+    budget = ((max_iter, 3) if not many else (_PREDICTOR_ITER, 0) if fallbacks == "global"
+              else (_MANY_FIRST_ITER, _MANY_RESTARTS))
+    if fallbacks == "sweeps only" and many:
+        res = tried = MCPResult(z0, False, 0, np.inf, "")  # the global solve and the trials failed already
+    else:
+        res = global_solve(z0, max_iter=budget[0], max_restarts=budget[1])
+        tried = res
+    if not res.converged and many and fallbacks != "global":
+        if fallbacks != "sweeps only" and res.residual <= _UNLOAD_FROM:
+            tried = unload_trials(res.z, res.iterations)
         if tried.converged:
             res = tried
-        else:
+        elif fallbacks != "unload":
             # tens of simultaneous frictional contacts: the global semismooth Newton often stalls far from the
             # solution; block Gauss-Seidel over pairs (each a small, well-behaved local MCP) gets close, then the
             # global Newton polishes (or the sweeps reach the tolerance themselves)
@@ -703,12 +743,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
         # so one or two more iterations make the geometry exact to rounding
-        tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=2, max_restarts=0)
+        tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=2, max_restarts=0, polish=False)
         if tight.residual < res.residual:
             res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
     iters = res.iterations
     if not res.converged:
-        return StepResult(state, False, iters, res.residual, f"MCP solver: {res.reason} (residual {res.residual:.3g})")
+        return StepResult(state, False, iters, res.residual, f"MCP solver: {res.reason} (residual {res.residual:.3g})",
+                          pairs=len(pairs))
     z = res.z
     new = state.copy()
     new.t = state.t + h
@@ -733,7 +774,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             new.warm[pr.ip] = {"zx": zp.copy(), "geo": new_warm_geo[pr.ip]}
             contacts.append(_contact_explicit(model, state, new, pr, zp, h))
     if not all(np.all(np.isfinite(x)) for x in (new.p, new.q, new.v, new.w)):
-        return StepResult(state, False, iters, res.residual, "non-finite state after step")
+        return StepResult(state, False, iters, res.residual, "non-finite state after step", pairs=len(pairs))
     # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
     # into a pair that was not solved: such a pair's bounding volumes overlap at the end, and the step is solved
     # again with it (the bounding volumes contain the shapes, so a pair whose volumes stay apart cannot touch)
@@ -741,7 +782,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     missed = frozenset(ip for ip, lb in end_bounds.items() if lb <= 0.0 and ip not in cand)
     if missed and len(extra) < len(model.pairs):
         return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks)
-    return StepResult(new, True, iters, res.residual, "converged", contacts)
+    return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
 
 @dataclass
@@ -757,8 +798,6 @@ class _Batch:
     zidx: np.ndarray  # (P, size) global indices of the pair blocks
     cols: np.ndarray  # (P, nl) global columns of the local unknowns
     valid: np.ndarray  # (12 + size,) which local Jacobian columns exist
-    rr: np.ndarray | None = None  # sparse pattern (row, column) of the stacked blocks
-    cc: np.ndarray | None = None
     mu: np.ndarray | None = None
     m_ref: np.ndarray | None = None
     e_aux: np.ndarray | None = None
@@ -780,7 +819,7 @@ def _shape_groups(shapes):
     return [(sh, np.array(idx)) for sh, idx in groups.items()]
 
 
-def _batches(pairs, method, dense):
+def _batches(pairs, method):
     """Group the pairs for vectorised evaluation (the explicit method: one pair per batch)."""
     keyed: dict = {}
     for pr in pairs:
@@ -798,10 +837,6 @@ def _batches(pairs, method, dense):
                     np.array([max(p.kb, 0) for p in prs]),
                     np.array([np.arange(p.off, p.off + sz) for p in prs]),
                     np.array([p.cols for p in prs]), pr0.valid)
-        if not dense:
-            nl = bt.cols.shape[1]
-            bt.rr = np.repeat(bt.cols, nl, axis=1).ravel()
-            bt.cc = np.tile(bt.cols, (1, nl)).ravel()
         out.append(bt)
     return out
 

@@ -40,22 +40,27 @@ def run(mech, t_end, dt=0.01, method="implicit"):
 
 
 def check_invariants(model, rec, *, gap_tol=1e-9, check_gap=True, energy=True):
-    """Every step: gap >= -1e-9, pn*gap <= 1e-9, impulses in the friction ellipsoid, friction opposing slip,
-    total energy (kinetic + gravity potential) never increasing; and no NaN anywhere."""
+    """Every step: gap >= -1e-9; pn*gap <= 1e-9, impulses in the friction ellipsoid and friction opposing slip (on
+    steps solved whole, see below); total energy (kinetic + gravity potential) never increasing; and no NaN anywhere."""
     for name in ("position", "orientation", "velocity", "angular", "gap", "pn", "pf", "point_a", "residual"):
         assert np.all(np.isfinite(getattr(rec, name))), name
     act = rec.active
     if check_gap:
         assert np.all(rec.gap[act] >= -gap_tol), rec.gap[act].min()
     assert np.all(rec.pn >= -1e-12)
-    assert np.all(rec.pn[act] * np.maximum(rec.gap[act], 0.0) <= 1e-9)
+    # complementarity, the friction ellipsoid and friction opposing slip hold in each solve; a step the stepper had
+    # to halve reports the impulses summed over its sub-steps, split along the normal at the end, with the geometry
+    # and slip at the end (a contact loaded in the first half may have opened, turned its normal or its slip in the
+    # second), so these three are checked on the steps solved whole
+    whole = (rec.halvings == 0)[:, None]
+    assert np.all((rec.pn * np.maximum(rec.gap, 0.0))[act & whole] <= 1e-9)
     e_t, e_o, e_r = model.ellipsoid
     for p, (_a, _b, mu) in enumerate(model.pairs):
         n = rec.normal[:, p]
         pf = rec.pf[:, p]
         # isotropic tangential part (e_t = e_o in every scene here) plus torsion
         lhs = np.sum(pf * pf, axis=1) / e_t**2 + (rec.pr[:, p] / e_r) ** 2 if e_r > 0 else np.sum(pf * pf, axis=1) / e_t**2
-        assert np.all(lhs <= (mu * rec.pn[:, p]) ** 2 * (1 + 1e-7) + 1e-18)
+        assert np.all((lhs <= (mu * rec.pn[:, p]) ** 2 * (1 + 1e-7) + 1e-18)[whole[:, 0]])
         assert np.all(np.abs(np.sum(pf * n, axis=1)) <= 1e-9 + 1e-9 * rec.pn[:, p])  # tangential
         # friction opposes slip: pf . v_slip <= 0 with the end-of-step velocities at the contact point
         dyn = list(np.flatnonzero(model.dynamic))
@@ -65,7 +70,7 @@ def check_invariants(model, rec, *, gap_tol=1e-9, check_gap=True, energy=True):
             jb = dyn.index(_b)
             va = va - rec.velocity[:, jb] - np.cross(rec.angular[:, jb], rec.point_b[:, p] - rec.position[:, jb])
         slip = va - np.sum(va * n, axis=1)[:, None] * n
-        assert np.all(np.sum(pf * slip, axis=1)[act[:, p]] <= 1e-10)
+        assert np.all(np.sum(pf * slip, axis=1)[act[:, p] & whole[:, 0]] <= 1e-10)
     if energy:
         E = total_energy(model, rec)
         assert np.all(np.diff(E) <= 1e-9 * (1 + np.abs(E[:-1]))), np.diff(E).max()

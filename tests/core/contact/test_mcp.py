@@ -260,49 +260,73 @@ def test_proximal_term_on_redundant_frictional_contacts(k, mu):
     assert abs(res.z[3::4].sum() - 1.0) < 1e-9 and np.all(res.z[3::4] >= 0.0)
 
 
-def _block_structured(rng, sizes, n_x):
-    """A sparse H whose groups of unknowns (P_j groups of k_j, at shuffled indices) couple only to themselves and to
-    6 of the n_x remaining unknowns (a contact pair and its body's velocities); returns (H, groups)."""
+def _element_matrix(rng, sizes, n_x, n_shared=6):
+    """An ElementMatrix of groups of elements (P_j elements with k_j own unknowns each, at shuffled indices), each
+    coupling its own unknowns to n_shared of the n_x shared ones (a contact pair and its bodies' velocities), with
+    a diagonal on the shared ones; returns (A, its dense copy assembled here independently, own index groups)."""
+    from core.contact.elements import ElementMatrix
+
     n = n_x + sum(P * k for P, k in sizes)
     idx = rng.permutation(n)
-    groups, at = [], n_x
-    for P, k in sizes:
-        groups.append(idx[at:at + P * k].reshape(P, k))
-        at += P * k
     xs = idx[:n_x]
-    H = np.zeros((n, n))
-    H[np.ix_(xs, xs)] = rng.standard_normal((n_x, n_x)) + 4.0 * np.eye(n_x)
-    for gr in groups:
-        for g in gr:
-            cols = rng.choice(xs, 6, replace=False)
-            H[np.ix_(g, g)] = rng.standard_normal((g.size, g.size)) + 3.0 * np.eye(g.size)
-            H[np.ix_(g, cols)] = rng.standard_normal((g.size, 6))
-            H[np.ix_(cols, g)] = rng.standard_normal((6, g.size))
-    return H, groups
+    diag = np.zeros(n)
+    diag[xs] = 4.0 + rng.random(n_x)
+    dense = np.diag(diag)
+    groups, owns, at = [], [], n_x
+    for P, k in sizes:
+        own = idx[at:at + P * k].reshape(P, k)
+        at += P * k
+        cols = np.array([np.concatenate((rng.choice(xs, n_shared, replace=False), o)) for o in own])
+        B = rng.standard_normal((P, n_shared + k, n_shared + k)) + 3.0 * np.eye(n_shared + k)
+        for c, b in zip(cols, B):
+            dense[np.ix_(c, c)] += b  # elements sum where they share unknowns
+        groups.append((cols, B, k))
+        owns.append(own)
+    return ElementMatrix(n, diag, groups), dense, owns
+
+
+def test_element_matrix_products_and_reformulation_match_its_dense_copy():
+    rng = np.random.default_rng(6)
+    A, D, _ = _element_matrix(rng, [(6, 5), (3, 8)], 12)
+    v, s, w = rng.standard_normal(D.shape[0]), rng.random(D.shape[0]) + 0.5, rng.random(D.shape[0])
+    np.testing.assert_allclose(A @ v, D @ v, atol=1e-12)
+    np.testing.assert_allclose(A.rmatvec(v), D.T @ v, atol=1e-12)
+    np.testing.assert_allclose(A.toarray(), D, atol=1e-14)
+    # what the FB reformulation does to a Jacobian: rows scaled, a diagonal added
+    np.testing.assert_allclose(A.scale_rows(s).add_diagonal(w).toarray(), s[:, None] * D + np.diag(w), atol=1e-14)
 
 
 def test_block_elimination_solves_like_a_dense_solve():
-    from core.contact.mcp import _Condenser
-
     rng = np.random.default_rng(7)
-    H, groups = _block_structured(rng, [(6, 5), (3, 8)], 12)
-    rhs = rng.standard_normal(H.shape[0])
-    d = _Condenser(H.shape[0], groups).solve(sp.csc_matrix(H), rhs)
-    assert d is not None
-    np.testing.assert_allclose(d, np.linalg.solve(H, rhs), rtol=1e-9, atol=1e-12)
+    A, D, _ = _element_matrix(rng, [(6, 5), (3, 8)], 12)
+    rhs = rng.standard_normal(D.shape[0])
+    np.testing.assert_allclose(A.solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
+    A._DENSE_S = 0  # the reduced system solved sparse, as for large piles
+    np.testing.assert_allclose(A.solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
 
 
-def test_block_elimination_refuses_groups_that_couple():
-    from core.contact.mcp import _Condenser, _solve_linear
+def test_block_elimination_refuses_a_singular_block_and_the_lu_takes_over():
+    from core.contact.mcp import _solve_linear
 
     rng = np.random.default_rng(8)
-    H, groups = _block_structured(rng, [(4, 5)], 12)
-    H[groups[0][0, 0], groups[0][1, 2]] = 0.7  # group 0 now depends on group 1: no block elimination
-    rhs = rng.standard_normal(H.shape[0])
-    cond = _Condenser(H.shape[0], groups)
-    assert cond.solve(sp.csc_matrix(H), rhs) is None
-    # the Newton direction then comes from the sparse LU of the whole matrix
-    np.testing.assert_allclose(_solve_linear(sp.csc_matrix(H), rhs, cond), np.linalg.solve(H, rhs), rtol=1e-9)
+    A, D, _ = _element_matrix(rng, [(4, 5)], 12)
+    # element 0's own-own block made singular (one own unknown has no entry in its own rows), while the whole matrix
+    # stays regular through the element's coupling to the shared unknowns
+    B = A.blocks[0]
+    B[0, 6:, 6 + 2] = 0.0
+    D = A.toarray()
+    assert np.linalg.matrix_rank(D) == D.shape[0]
+    rhs = rng.standard_normal(D.shape[0])
+    assert A.solve(rhs) is None
+    np.testing.assert_allclose(_solve_linear(A, rhs, condense=True), np.linalg.solve(D, rhs), rtol=1e-8)
+
+
+def test_element_matrix_refuses_own_unknowns_shared_with_another_element():
+    from core.contact.elements import ElementMatrix
+
+    cols = np.array([[0, 1, 2], [0, 2, 3]])  # unknown 2 is element 0's own but element 1 uses it
+    with pytest.raises(ValueError, match="own unknowns"):
+        ElementMatrix(4, np.ones(4), [(cols, np.ones((2, 3, 3)), 1)])
 
 
 def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
