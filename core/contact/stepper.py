@@ -225,41 +225,32 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     Gauss-Seidel over the pairs.  A many-pair step that the global solve cannot converge usually has no solution
     near the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times
     as long as the step (27 spheres: 25 s against 250 s for one saved step)."""
-    failed: dict = {}  # the quick round's failed solves, (id(state), h) -> state (kept: ids stay unique)
-    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True, failed)
+    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True)
     if res.converged or res.pairs <= 2:
-        return res  # (with few pairs the slow round has nothing to add: no sweeps, and the predictor was tried)
-    slow = _step_halving(model, state, h, method, tol, max_iter, max_halvings, False, failed)
+        return res  # (with few pairs the slow round has nothing to add: the predictor restart was tried)
+    slow = _step_halving(model, state, h, method, tol, max_iter, max_halvings, False)
     slow.iterations += res.iterations
     return slow
 
 
-def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, failed):
-    """One round of fallbacks (see step): quick, the global solve and unloading trials only (and, when the step has
-    few pairs, the restart from the predictor, which is cheap then); else also the block Gauss-Seidel and the
-    predictor restart.  failed: the quick round's failed solves, which the slow round does not repeat."""
-    key = (id(state), h)
-    if quick:
-        res = _step_once(model, state, h, method, tol, max_iter, fallbacks="unload")
-        if not res.converged:
-            failed[key] = state
-    else:
-        res = _step_once(model, state, h, method, tol, max_iter,
-                         fallbacks="sweeps only" if failed.get(key) is state else "sweeps")
+def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick):
+    """One round of fallbacks (see step), then the step as two halves solved the same way: quick, the global solve
+    only (and, with few pairs, the restart from the predictor, which is cheap then); else all fallbacks."""
+    level = "quick" if quick else "all"
+    res = _step_once(model, state, h, method, tol, max_iter, fallbacks=level)
     if not res.converged and method == "implicit" and (not quick or res.pairs <= _PREDICT_MAX_PAIRS):
         # the warm start may be what failed: restart every pair from the explicit predictor
-        again = _step_once(model, state, h, method, tol, max_iter, predict=True,
-                           fallbacks="unload" if quick else "sweeps")
+        again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level)
         again.iterations += res.iterations
         res = again
     if res.converged or max_halvings <= 0:
         return res
-    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, failed)
+    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick)
     if not first.converged:
         return StepResult(state, False, res.iterations + first.iterations, first.residual,
                           f"step did not converge even when halved ({first.reason})", res.contacts, first.halvings + 1,
                           res.pairs)
-    second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, failed)
+    second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick)
     if not second.converged:
         return StepResult(state, False, res.iterations + first.iterations + second.iterations, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts,
@@ -292,10 +283,10 @@ def _merge_contacts(c1, c2):
 
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "sweeps") -> StepResult:
-    """One solve of the step.  fallbacks, for three or more pairs: "global" (the global solve only, with the budget
-    of a predictor), "unload" (the global solve, then the unloading trials), "sweeps" (then block Gauss-Seidel),
-    "sweeps only" (block Gauss-Seidel: the global solve and the trials from the same start failed before)."""
+               predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all") -> StepResult:
+    """One solve of the step.  fallbacks, for three or more pairs: "predictor" (one global Newton attempt with the
+    budget of a predictor), "quick" (one global Newton attempt, no active-set polish), "all" (the global solve with
+    a restart and the polish, then the unloading trials, then block Gauss-Seidel)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
@@ -331,7 +322,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # (with many pairs it costs as much as the step itself; new pairs then start from their closest points
         # at the start of the step, no impulse and consistent friction unknowns); the predictor gets the global
         # solve only: it is not worth the unloading trials and the block Gauss-Seidel
-        pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks="global")
+        pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks="predictor")
         if not pred.converged:
             pred = None
     for ip in cand:
@@ -716,19 +707,21 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
     z0 = consistent_friction(z0, pairs)
     # iteration and restart budget: few pairs; many pairs (a step, or an explicit predictor with no fallbacks)
-    budget = ((max_iter, 3) if not many else (_PREDICTOR_ITER, 0) if fallbacks == "global"
-              else (_MANY_FIRST_ITER, _MANY_RESTARTS))
-    if fallbacks == "sweeps only" and many:
-        res = tried = MCPResult(z0, False, 0, np.inf, "")  # the global solve and the trials failed already
+    if not many:
+        res = global_solve(z0, max_iter=max_iter, max_restarts=3)
+    elif fallbacks == "predictor":
+        res = global_solve(z0, max_iter=_PREDICTOR_ITER, max_restarts=0)
+    elif fallbacks == "quick":
+        # measured on saved pile steps: a step that one attempt does not solve is solved faster as two halves than
+        # by the restart, the polish and the unloading trials, which rarely succeed there (1 polish in 15)
+        res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=0, polish=False)
     else:
-        res = global_solve(z0, max_iter=budget[0], max_restarts=budget[1])
-        tried = res
-    if not res.converged and many and fallbacks != "global":
-        if fallbacks != "sweeps only" and res.residual <= _UNLOAD_FROM:
-            tried = unload_trials(res.z, res.iterations)
+        res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS)
+    if not res.converged and many and fallbacks == "all":
+        tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
             res = tried
-        elif fallbacks != "unload":
+        else:
             # tens of simultaneous frictional contacts: the global semismooth Newton often stalls far from the
             # solution; block Gauss-Seidel over pairs (each a small, well-behaved local MCP) gets close, then the
             # global Newton polishes (or the sweeps reach the tolerance themselves)

@@ -52,11 +52,21 @@ def test_eight_spheres_settle_in_a_box_with_every_invariant_at_every_step():
     d = np.linalg.norm(p[:, :, None, :] - p[:, None, :, :], axis=-1)
     iu = np.triu_indices(p.shape[1], 1)
     assert np.all(d[:, iu[0], iu[1]] >= 2 * R - 1e-9)
-    # the bottom layer lands: the total normal impulse on the floor per step approaches the weight of the
-    # spheres resting on it directly or through others, at most the whole pile's m g h
+    # momentum balance of the whole pile in every step: the sphere-sphere impulses cancel in pairs, so the change of
+    # the total momentum is the impulse of the floor and walls (normal and friction) plus the weight's m g h
+    h = 0.01
+    ground = [p_ for p_, (a, b, _mu) in enumerate(model.pairs) if not model.dynamic[b]]
+    J = np.sum(rec.pn[:, ground, None] * rec.normal[:, ground] + rec.pf[:, ground], axis=1)  # (K, 3) on the spheres
+    dP = M * np.diff(rec.velocity, axis=0).sum(axis=1)
+    weight = np.array([0.0, 0.0, -len(rec.body_names) * M * G * h])
+    np.testing.assert_allclose(dP, J[1:] + weight, atol=1e-9)
+    # at the end the pile has landed (no vertical motion; a sphere may still roll): the ground carries its whole
+    # weight (the floor's normal impulse with the walls' friction; jammed spheres may hold each other against the
+    # walls, so the floor's share alone is not fixed)
+    assert np.all(np.abs(rec.velocity[-2:, :, 2]) <= 1e-9)
+    assert abs(J[-1, 2] + weight[2]) <= 1e-9
     floor_pairs = [p_ for p_, (a, b, _mu) in enumerate(model.pairs) if model.names[b] == "floor"]
-    total = rec.pn[-1, floor_pairs].sum()
-    assert 0.0 < total <= len(rec.body_names) * M * G * 0.01 * (1 + 1e-6) + 1e-9
+    assert rec.pn[-1, floor_pairs].sum() > 0.5 * -weight[2]
 
 
 def test_mixed_pile_example_runs_from_the_cli(tmp_path):
