@@ -145,6 +145,7 @@ class ElementMatrix:
         # applications of the same factors) recovers the accuracy; an inaccurate solve is refused
         sol = apply(rhs)
         scale = np.linalg.norm(rhs) + 1e-300
+        accept = _ACCEPT * (1.0 + scale)  # the acceptance test of core.contact.mcp._solve_linear's sparse LU
         for _ in range(self._REFINE):
             if not np.all(np.isfinite(sol)):
                 return None
@@ -152,9 +153,12 @@ class ElementMatrix:
             if np.linalg.norm(res) <= 1e-10 * scale:
                 return sol
             sol = sol + apply(res)
-        if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > 1e-8 * scale:
+        if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
             return None
         return sol
+
+
+_ACCEPT = 1e-8  # a solve is accepted with a residual norm below this times 1 + |rhs|
 
 
 class _Layout:

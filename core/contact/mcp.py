@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .elements import ElementMatrix
+from .elements import _ACCEPT, ElementMatrix
 
 __all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function"]
 
@@ -149,7 +149,7 @@ def _solve_linear(H, rhs, condense=False):
         return None
     # a nearly singular H gives a direction dominated by rounding (e.g. a contact point free along a flat
     # face of a separated pair): let the caller take the minimum-norm LM step instead
-    if np.linalg.norm(H @ d - rhs) > 1e-8 * (1.0 + np.linalg.norm(rhs)):
+    if np.linalg.norm(H @ d - rhs) > _ACCEPT * (1.0 + np.linalg.norm(rhs)):
         return None
     return d
 
@@ -299,7 +299,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
             # damped (LM) directions with growing damping, keep the best point
-            for nu in (1e-6, 1e-4, 1e-2):
+            for nu in _LM_NUS:
                 nu_s = nu * max(1.0, _max_col_norm2(H))
                 dl = _lm_direction(H, Phi, nu_s)
                 gl = float(grad @ dl)
@@ -330,6 +330,7 @@ _PROX_SCALE = 0.1  # weight of the proximal term per unit residual norm (measure
 # steps of hundreds of iterations)
 _PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it; no floor: even 1e-8 slowed
 # settled pile steps down to a linear rate, impulse directions with less curvature than it being barely corrected)
+_LM_NUS = (1e-6, 1e-4, 1e-2)  # damping (relative to the largest squared column norm) of those LM alternatives
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps
