@@ -32,25 +32,33 @@ class ElementMatrix:
         self.diag = np.asarray(diag, dtype=float)
         if _layout is None:
             merged: dict = {}
-            for cols, blocks, own in groups:
+            for i, (cols, _blocks, own) in enumerate(groups):
                 if len(cols):
-                    merged.setdefault((cols.shape[1], own), []).append((cols, blocks))
-            _layout = []
-            blocks_out = []
-            for (nl, own), parts in merged.items():
-                cols = parts[0][0] if len(parts) == 1 else np.concatenate([c for c, _ in parts])
-                _layout.append(_Layout(n, cols, own))
-                blocks_out.append(parts[0][1] if len(parts) == 1 else np.concatenate([b for _, b in parts]))
-            _layout = (_layout, _Layout.finish(_layout, n))
+                    merged.setdefault((cols.shape[1], own), []).append(i)
+            plan = list(merged.items())
+            layouts = []
+            for (_nl, own), idx in plan:
+                cols = groups[idx[0]][0] if len(idx) == 1 else np.concatenate([groups[i][0] for i in idx])
+                layouts.append(_Layout(n, cols, own))
+            _layout = (layouts, _Layout.finish(layouts, n), plan)
+            blocks_out = _merge_blocks(plan, groups)
         else:
             blocks_out = groups
-        self._layout, self._x = _layout
+        self._layout, self._x, self._plan = _layout
         self.blocks = blocks_out
         self._csc = None
 
+    def refill(self, diag: np.ndarray, groups: list) -> "ElementMatrix":
+        """A matrix with this one's structure and new values: groups as for the constructor, with the same columns
+        in the same order (the index arrays are not rebuilt)."""
+        return ElementMatrix(self.shape[0], diag, _merge_blocks(self._plan, groups), _layout=self._structure())
+
+    def _structure(self):
+        return self._layout, self._x, self._plan
+
     # --- algebra used by the Newton solver -------------------------------------------------------------------
     def _with(self, diag, blocks):
-        return ElementMatrix(self.shape[0], diag, blocks, _layout=(self._layout, self._x))
+        return ElementMatrix(self.shape[0], diag, blocks, _layout=self._structure())
 
     def scale_rows(self, s: np.ndarray) -> "ElementMatrix":
         """diag(s) A."""
@@ -59,6 +67,38 @@ class ElementMatrix:
     def add_diagonal(self, v: np.ndarray) -> "ElementMatrix":
         """A + diag(v) (the blocks are shared with A, not copied)."""
         return self._with(self.diag + v, self.blocks)
+
+    def lm_system(self, nu: float) -> "ElementMatrix":
+        """The augmented Levenberg-Marquardt matrix [[nu I, A^T], [A, -I]] (2n x 2n, unknowns (d, r)): solving it
+        with right-hand side (0, -b) gives d = -(A^T A + nu I)^-1 A^T b, r = A d + b.  It keeps the element structure
+        (each element's own unknowns are its own in d and in r), and it is symmetric quasi-definite, so every own-own
+        block is regular and eliminating them needs no pivoting across elements, unlike the normal equations
+        A^T A + nu I, which couple the elements that share an unknown and need a sparse LU."""
+        n = self.shape[0]
+        groups = []
+        for lay, B in zip(self._layout, self.blocks):
+            P, nl = lay.cols.shape
+            ns, k = lay.ns, nl - lay.ns
+            # local order: d shared, r shared, d own, r own (the own ones last)
+            pos_d = np.concatenate((np.arange(ns), 2 * ns + np.arange(k)))
+            pos_r = np.concatenate((ns + np.arange(ns), 2 * ns + k + np.arange(k)))
+            Ba = np.zeros((P, 2 * nl, 2 * nl))
+            Ba[:, pos_d[:, None], pos_r[None, :]] = B.transpose(0, 2, 1)
+            Ba[:, pos_r[:, None], pos_d[None, :]] = B
+            # the diagonal of A on own unknowns: its (r_i, d_i) and (d_i, r_i) entries
+            od = self.diag[lay.own]
+            Ba[:, pos_d[ns:], pos_r[ns:]] += od
+            Ba[:, pos_r[ns:], pos_d[ns:]] += od
+            cols = np.concatenate((lay.cols[:, :ns], n + lay.cols[:, :ns], lay.own, n + lay.own), axis=1)
+            groups.append((cols, Ba, 2 * k))
+        # the diagonal of A on shared unknowns couples d_i and r_i: 2 x 2 elements with no own unknowns
+        x = self._x[self.diag[self._x] != 0.0]
+        if x.size:
+            dx = self.diag[x]
+            Bx = np.zeros((x.size, 2, 2))
+            Bx[:, 0, 1] = Bx[:, 1, 0] = dx
+            groups.append((np.stack((x, n + x), axis=1), Bx, 0))
+        return ElementMatrix(2 * n, np.concatenate((np.full(n, float(nu)), -np.ones(n))), groups)
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         out = self.diag * v
@@ -159,6 +199,11 @@ class ElementMatrix:
 
 
 _ACCEPT = 1e-8  # a solve is accepted with a residual norm below this times 1 + |rhs|
+
+
+def _merge_blocks(plan, groups):
+    """The blocks of groups stacked in the order of a merge plan (one array per (nl, own))."""
+    return [groups[idx[0]][1] if len(idx) == 1 else np.concatenate([groups[i][1] for i in idx]) for _key, idx in plan]
 
 
 class _Layout:

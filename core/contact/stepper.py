@@ -509,6 +509,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             dB = JdB = None
         return r, Jl, dA, JdA, dB, JdB
 
+    structure = [None]  # the step's first sparse Jacobian: its index arrays serve every later one
+
     def fun(z, jac=True):
         Fv = np.empty(ntot)
         Fb = z[:6 * nb].reshape(nb, 6) - c_body
@@ -541,9 +543,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, Jd
         # each pair couples its own unknowns (the tail of its columns) only to its bodies' velocities: the Jacobian
         # is kept as these blocks, with the identity on the body rows (core.contact.elements)
-        diag = np.zeros(ntot)
-        diag[:6 * nb] = 1.0
-        return Fv, ElementMatrix(ntot, diag, elems)
+        if structure[0] is None:
+            diag = np.zeros(ntot)
+            diag[:6 * nb] = 1.0
+            structure[0] = ElementMatrix(ntot, diag, elems)
+            return Fv, structure[0]
+        return Fv, structure[0].refill(structure[0].diag, elems)  # the same pattern all step long
 
     # values without Jacobians for the line search's shortened trials: cheaper only where pairs are evaluated
     # vectorised (the one-pair form computes its Jacobian anyway)

@@ -305,6 +305,25 @@ def test_block_elimination_solves_like_a_dense_solve():
     np.testing.assert_allclose(A.solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
 
 
+def test_levenberg_marquardt_direction_by_elimination_matches_the_normal_equations():
+    from core.contact.mcp import _lm_direction
+
+    rng = np.random.default_rng(9)
+    A, D, _ = _element_matrix(rng, [(5, 6), (2, 9)], 18)
+    b = rng.standard_normal(D.shape[0])
+    for nu in (1e-8, 1e-3, 1.0):
+        # the LM step minimises |A d + b|^2 + nu |d|^2: (A^T A + nu I) d = -A^T b, solved here dense
+        ref = np.linalg.solve(D.T @ D + nu * np.eye(D.shape[0]), -D.T @ b)
+        np.testing.assert_allclose(_lm_direction(A, b, nu), ref, rtol=1e-8, atol=1e-10)
+
+
+def test_element_matrix_refilled_with_new_values_keeps_its_structure():
+    rng = np.random.default_rng(10)
+    A, _, _ = _element_matrix(rng, [(4, 5), (3, 7)], 10)
+    groups = [(lay.cols, 2.0 * B, lay.cols.shape[1] - lay.ns) for lay, B in zip(A._layout, A.blocks)]
+    np.testing.assert_allclose(A.refill(A.diag, groups).toarray(), 2.0 * A.toarray() - np.diag(A.diag), atol=1e-14)
+
+
 def test_block_elimination_refuses_a_singular_block_and_the_lu_takes_over():
     from core.contact.mcp import _solve_linear
 
