@@ -55,6 +55,7 @@ _UNLOAD_ITER = 30  # global Newton iterations per such trial
 _UNLOAD_FROM = 1e-5  # ... tried from a stalled point closer than this (scaled natural residual)
 _UNLOAD_GAP = 1e-9  # separation (m) an unloaded pair starts from (on the open face of its complementarity)
 _TIGHT_TOL = 1e-13  # a converged step is polished towards this residual (at most two more Newton iterations)
+_FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
 _BATCH_MIN = 3  # pairs of one layout evaluated together (core.contact.pair.eval_pairs) from this many on
 _I3 = np.eye(3)
 _I6 = np.eye(6)
@@ -142,6 +143,7 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
         dA = state.p[b] - state.p[a]
         ln = np.linalg.norm(dA)
         dA = dA / ln if ln > 1e-12 else np.array([0.0, 0.0, -1.0])
+        dA = _separating_direction(model, state, a, b, Ra, Rb, dA)
     ya = np.asarray(sa.support(Ra.T @ dA), float)
     a1 = state.p[a] + Ra @ (ya - model.com_body[a])
     if model.halfspace[b] is not None:
@@ -162,6 +164,34 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     nA = Ra @ (ga[i] * z[6 + i])
     z[lay.s] = nA @ (a2 - a1)
     return z
+
+
+def _separating_direction(model, state, a, b, Ra, Rb, d0, iters=_FW_ITERS):
+    """Approximate direction from A's closest point to B's: Frank-Wolfe on min |x|^2 over the Minkowski difference
+    A - B (each iteration one support point of each body), from the support points along d0; d0 when the bodies
+    overlap or touch (x -> 0, no direction).  The centre-to-centre direction is a poor start for flat faces: an
+    ellipsoid beside a cube started from the cube's corner along it, and the KKT Newton failed after 316
+    iterations; from this direction it converges in 8."""
+    sa, sb = model.shapes[a], model.shapes[b]
+
+    def sup(shape, R, p, com, d):
+        return p + R @ (np.asarray(shape.support(R.T @ d), float) - com)
+
+    pa = sup(sa, Ra, state.p[a], model.com_body[a], d0)
+    pb = sup(sb, Rb, state.p[b], model.com_body[b], -d0)
+    for _ in range(iters):
+        x = pa - pb
+        qa = sup(sa, Ra, state.p[a], model.com_body[a], -x)
+        qb = sup(sb, Rb, state.p[b], model.com_body[b], x)
+        g = x - (qa - qb)
+        gg = float(g @ g)
+        if not np.all(np.isfinite(g)) or gg <= 1e-30:
+            break
+        gam = min(max(float(x @ g) / gg, 0.0), 1.0)  # exact line search of |x|^2 along the FW direction
+        pa, pb = pa + gam * (qa - pa), pb + gam * (qb - pb)
+    d = pb - pa
+    ln = float(np.linalg.norm(d))
+    return d / ln if np.isfinite(ln) and ln > 1e-9 else d0
 
 
 def closest_points(model: ContactModel, state: State, ip: int, guess: np.ndarray | None = None):

@@ -87,6 +87,33 @@ def test_closest_points_of_two_spheres_lie_on_the_line_of_centres():
     assert z[8] == pytest.approx(np.linalg.norm(c) - 0.3, abs=1e-10)
 
 
+def test_closest_points_of_an_ellipsoid_beside_a_tilted_cube_match_a_general_minimiser():
+    # the mixed pile example's egg and cube (cube turned 30 degrees about x): from the support points along the line
+    # of centres (a corner of the cube) the KKT Newton failed after 316 iterations; the Frank-Wolfe starting
+    # direction fixes that. Reference: scipy's SLSQP on min |x - y|^2 subject to x in the ellipsoid, y in the cube
+    from scipy.optimize import minimize
+
+    radii = np.array([0.1, 0.06, 0.05])
+    q = (math.cos(math.pi / 12), math.sin(math.pi / 12), 0.0, 0.0)
+    mech = mechanism([body("egg", {"type": "ellipsoid", "radii": list(radii)}, position=(-0.05, 0.0, 0.45)),
+                      body("cube", {"type": "box", "size": [0.12, 0.12, 0.12]}, position=(0.0, 0.12, 0.35),
+                           orientation=q)], gravity=(0, 0, 0))
+    model = build_model(mech)
+    st = initial_state(model)
+    z, res = closest_points(model, st, 0)
+    assert res.converged and res.iterations <= 30, (res.iterations, res.reason)
+    c_e, c_b, R = np.array([-0.05, 0.0, 0.45]), np.array([0.0, 0.12, 0.35]), quat_to_matrix(np.array(q))
+    cons = [{"type": "ineq", "fun": lambda u: 1.0 - np.sum(((u[:3] - c_e) / radii) ** 2)},
+            {"type": "ineq", "fun": lambda u: 0.06 - np.abs(R.T @ (u[3:] - c_b))}]
+    ref = minimize(lambda u: np.sum((u[:3] - u[3:]) ** 2), np.concatenate((c_e, c_b)), constraints=cons,
+                   method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+    assert ref.success
+    lay = pair_layout(1, 6, 0.0, 0.0)
+    assert z[lay.s] == pytest.approx(math.sqrt(ref.fun), abs=1e-6)  # the separation s is the distance
+    np.testing.assert_allclose(z[0:3], ref.x[:3], atol=1e-4)
+    np.testing.assert_allclose(z[3:6], ref.x[3:], atol=1e-4)
+
+
 def _drop():
     return mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.3))])
 
