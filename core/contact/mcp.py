@@ -275,8 +275,6 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         best_at[it] = min(res, best_at[it - 1]) if it else res
         if _STALL and it >= _STALL and best_at[it] <= _STALL_BELOW and best_at[it] > _STALL_GAIN * best_at[it - _STALL]:
             return False, z, it, "stalled"
-        if _FLAT and it >= _FLAT and best_at[it] > _FLAT_GAIN * best_at[it - _FLAT]:
-            return False, z, it, "stalled"
         Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
             eps = 0.0 if eps < 1e-13 else 0.1 * eps  # continuation: tighten the smoothing
@@ -329,8 +327,6 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
 _STALL = 30
 _STALL_GAIN = 0.5
 _STALL_BELOW = 1e-6
-_FLAT = 50
-_FLAT_GAIN = 0.99
 _PROX_SCALE = 0.1  # weight of the proximal term per unit residual norm (measured on saved 27-sphere pile steps:
 # 1.0 took a third more iterations, with a zig-zag of the residual over tens of iterations; 0.03 and less gave
 # steps of hundreds of iterations)
