@@ -15,12 +15,13 @@ same bodies and friction ellipsoid.
 
 Solution: one semismooth Newton MCP solve of the whole step (core.contact.mcp; for the implicit method with three
 or more pairs with a proximal term on the impulses and the Newton equations solved by eliminating the pair
-blocks); with three or more pairs, when it stalls, a block nonsmooth Gauss-Seidel over the pairs (each pair's
-local MCP with its bodies' velocities) brings the iterate close and the global Newton polishes; convergence is
-always the global scaled natural residual <= tol.
+blocks of the Jacobian, core.contact.elements); convergence is always the global scaled natural residual <= tol.
 
-The step size h is fixed (the caller's dt).  A step that does not converge is retried as two half steps
-(up to `max_halvings` times); if that also fails the step is reported as failed and the state is kept.
+The step size h is fixed (the caller's dt).  Fallbacks (see step): with three or more pairs a quick round first
+(one Newton attempt, then the step as two half steps, up to `max_halvings` times), then a slow round (restarts,
+active-set polish, unloading trials, the retry from the explicit predictor and a block nonsmooth Gauss-Seidel over
+the pairs, each pair's local MCP with its bodies' velocities, then halving); if that also fails the step is
+reported as failed and the state is kept.
 """
 
 from __future__ import annotations
