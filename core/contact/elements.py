@@ -39,7 +39,7 @@ class ElementMatrix:
             layouts = []
             for (_nl, own), idx in plan:
                 cols = groups[idx[0]][0] if len(idx) == 1 else np.concatenate([groups[i][0] for i in idx])
-                layouts.append(_Layout(n, cols, own))
+                layouts.append(_Layout(cols, own))
             _layout = (layouts, _Layout.finish(layouts, n), plan)
             blocks_out = _merge_blocks(plan, groups)
         else:
@@ -209,9 +209,9 @@ def _merge_blocks(plan, groups):
 class _Layout:
     """Index arrays of one group of elements (fixed while only the values change)."""
 
-    def __init__(self, n, cols, own):
+    def __init__(self, cols, own):
         self.cols = np.asarray(cols, dtype=int)
-        P, nl = self.cols.shape
+        nl = self.cols.shape[1]
         self.ns = nl - own
         self.own = self.cols[:, self.ns:]
         self.kk = np.arange(own)

@@ -252,14 +252,16 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
          max_iter: int = 60, max_halvings: int = 2) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
-    Fallbacks in two rounds.  First the quick ones: the global solve (with the unloading trials when many pairs
-    touch), then the step as two halves solved the same way (recursively, up to max_halvings).  Only when that
-    fails: the slow ones, at h again and then halved: the restart from the explicit predictor and the block
-    Gauss-Seidel over the pairs.  A many-pair step that the global solve cannot converge usually has no solution
-    near the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times
-    as long as the step (27 spheres: 25 s against 250 s for one saved step)."""
+    Fallbacks in two rounds (implicit method, three or more pairs).  First the quick one: one global Newton
+    attempt (100 iterations; no restart, active-set polish or unloading trials), then the step as two halves
+    solved the same way (recursively, up to max_halvings).  Only when that fails the slow one, at h again and then
+    halved: restarts, the polish, the unloading trials, the retry from the explicit predictor and the block
+    Gauss-Seidel over the pairs.  A many-pair step that one attempt cannot converge usually has no solution near
+    the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times as
+    long as the step (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs
+    the single round is the global solve with restarts, the predictor retry and halving."""
     if method == "explicit":
-        # (the comparison method keeps one round: measured on the 8-sphere pile, two rounds made it 1.7x slower)
+        # (the comparison method keeps the single round of fallbacks it was tuned with)
         return _step_halving(model, state, h, method, tol, max_iter, max_halvings, False)
     res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True)
     if res.converged or res.pairs <= 2:
