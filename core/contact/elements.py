@@ -14,7 +14,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-__all__ = ["ElementMatrix"]
+__all__ = ["ElementMatrix", "ACCEPT"]
 
 
 class ElementMatrix:
@@ -40,11 +40,11 @@ class ElementMatrix:
             for (_nl, own), idx in plan:
                 cols = groups[idx[0]][0] if len(idx) == 1 else np.concatenate([groups[i][0] for i in idx])
                 layouts.append(_Layout(cols, own))
-            _layout = (layouts, _Layout.finish(layouts, n), plan)
+            _layout = (layouts, _Layout.finish(layouts, n), plan, {})  # {}: structures derived from this one
             blocks_out = _merge_blocks(plan, groups)
         else:
             blocks_out = groups
-        self._layout, self._x, self._plan = _layout
+        self._layout, self._x, self._plan, self._derived = _layout
         self.blocks = blocks_out
         self._csc = None
 
@@ -54,7 +54,7 @@ class ElementMatrix:
         return ElementMatrix(self.shape[0], diag, _merge_blocks(self._plan, groups), _layout=self._structure())
 
     def _structure(self):
-        return self._layout, self._x, self._plan
+        return self._layout, self._x, self._plan, self._derived
 
     # --- algebra used by the Newton solver -------------------------------------------------------------------
     def _with(self, diag, blocks):
@@ -75,6 +75,9 @@ class ElementMatrix:
         block is regular and eliminating them needs no pivoting across elements, unlike the normal equations
         A^T A + nu I, which couple the elements that share an unknown and need a sparse LU."""
         n = self.shape[0]
+        x = self._x[self.diag[self._x] != 0.0]
+        key = ("lm", x.tobytes())
+        template = self._derived.get(key)  # the same structure's earlier augmented matrix: reuse its index arrays
         groups = []
         for lay, B in zip(self._layout, self.blocks):
             P, nl = lay.cols.shape
@@ -89,16 +92,19 @@ class ElementMatrix:
             od = self.diag[lay.own]
             Ba[:, pos_d[ns:], pos_r[ns:]] += od
             Ba[:, pos_r[ns:], pos_d[ns:]] += od
-            cols = np.concatenate((lay.cols[:, :ns], n + lay.cols[:, :ns], lay.own, n + lay.own), axis=1)
+            cols = None if template is not None else np.concatenate(
+                (lay.cols[:, :ns], n + lay.cols[:, :ns], lay.own, n + lay.own), axis=1)
             groups.append((cols, Ba, 2 * k))
         # the diagonal of A on shared unknowns couples d_i and r_i: 2 x 2 elements with no own unknowns
-        x = self._x[self.diag[self._x] != 0.0]
         if x.size:
-            dx = self.diag[x]
             Bx = np.zeros((x.size, 2, 2))
-            Bx[:, 0, 1] = Bx[:, 1, 0] = dx
-            groups.append((np.stack((x, n + x), axis=1), Bx, 0))
-        return ElementMatrix(2 * n, np.concatenate((np.full(n, float(nu)), -np.ones(n))), groups)
+            Bx[:, 0, 1] = Bx[:, 1, 0] = self.diag[x]
+            groups.append((None if template is not None else np.stack((x, n + x), axis=1), Bx, 0))
+        diag = np.concatenate((np.full(n, float(nu)), -np.ones(n)))
+        if template is not None:
+            return template.refill(diag, groups)
+        self._derived[key] = aug = ElementMatrix(2 * n, diag, groups)
+        return aug
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         out = self.diag * v
@@ -161,7 +167,8 @@ class ElementMatrix:
                 solve_s = lambda b: sla.lu_solve(lu, b, check_finite=False)  # noqa: E731
             else:
                 flat = np.concatenate(s_flat + [np.arange(nx) * (nx + 1)])
-                S = sp.coo_matrix((np.concatenate(s_vals + [d[x_idx]]), (flat // nx, flat % nx)), shape=(nx, nx)).tocsc()
+                S = sp.coo_matrix((np.concatenate(s_vals + [d[x_idx]]), (flat // nx, flat % nx)),
+                                  shape=(nx, nx)).tocsc()
                 solve_s = spla.splu(S).solve
         except (np.linalg.LinAlgError, RuntimeError, ValueError):
             return None
@@ -185,7 +192,7 @@ class ElementMatrix:
         # applications of the same factors) recovers the accuracy; an inaccurate solve is refused
         sol = apply(rhs)
         scale = np.linalg.norm(rhs) + 1e-300
-        accept = _ACCEPT * (1.0 + scale)  # the acceptance test of core.contact.mcp._solve_linear's sparse LU
+        accept = ACCEPT * (1.0 + scale)  # the acceptance test of core.contact.mcp._solve_linear's sparse LU
         for _ in range(self._REFINE):
             if not np.all(np.isfinite(sol)):
                 return None
@@ -198,7 +205,7 @@ class ElementMatrix:
         return sol
 
 
-_ACCEPT = 1e-8  # a solve is accepted with a residual norm below this times 1 + |rhs|
+ACCEPT = 1e-8  # a solve is accepted with a residual norm below this times 1 + |rhs|
 
 
 def _merge_blocks(plan, groups):

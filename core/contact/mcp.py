@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .elements import _ACCEPT, ElementMatrix
+from .elements import ACCEPT, ElementMatrix
 
 __all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function"]
 
@@ -149,7 +149,7 @@ def _solve_linear(H, rhs, condense=False):
         return None
     # a nearly singular H gives a direction dominated by rounding (e.g. a contact point free along a flat
     # face of a separated pair): let the caller take the minimum-norm LM step instead
-    if np.linalg.norm(H @ d - rhs) > _ACCEPT * (1.0 + np.linalg.norm(rhs)):
+    if np.linalg.norm(H @ d - rhs) > ACCEPT * (1.0 + np.linalg.norm(rhs)):
         return None
     return d
 
@@ -330,8 +330,8 @@ _STALL_BELOW = 1e-6
 _PROX_SCALE = 0.1  # weight of the proximal term per unit residual norm (measured on saved 27-sphere pile steps:
 # 1.0 took a third more iterations, with a zig-zag of the residual over tens of iterations; 0.03 and less gave
 # steps of hundreds of iterations)
-_PROX_CAP = 0.1  # largest weight of the proximal term (the residual's norm below it; no floor: even 1e-8 slowed
-# settled pile steps down to a linear rate, impulse directions with less curvature than it being barely corrected)
+_PROX_CAP = 0.1  # largest weight of the proximal term (no floor: even 1e-8 slowed settled pile steps down to a
+# linear rate, impulse directions with less curvature than it being barely corrected)
 _LM_NUS = (1e-6, 1e-4, 1e-2)  # damping (relative to the largest squared column norm) of those LM alternatives
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit

@@ -313,8 +313,12 @@ def test_levenberg_marquardt_direction_by_elimination_matches_the_normal_equatio
     b = rng.standard_normal(D.shape[0])
     for nu in (1e-8, 1e-3, 1.0):
         # the LM step minimises |A d + b|^2 + nu |d|^2: (A^T A + nu I) d = -A^T b, solved here dense
+        # (the later calls reuse the first augmented matrix's index arrays; a row-scaled copy of A shares them too)
         ref = np.linalg.solve(D.T @ D + nu * np.eye(D.shape[0]), -D.T @ b)
         np.testing.assert_allclose(_lm_direction(A, b, nu), ref, rtol=1e-8, atol=1e-10)
+    s = 0.5 + rng.random(D.shape[0])
+    ref = np.linalg.solve((s[:, None] * D).T @ (s[:, None] * D) + 1e-3 * np.eye(D.shape[0]), -(s[:, None] * D).T @ b)
+    np.testing.assert_allclose(_lm_direction(A.scale_rows(s), b, 1e-3), ref, rtol=1e-8, atol=1e-10)
 
 
 def test_element_matrix_refilled_with_new_values_keeps_its_structure():
