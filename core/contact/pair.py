@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bodies import cayley, cayley_jacobian
+from .kernels import end_poses, pair_terms
 
 __all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
 
@@ -343,40 +344,6 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
     return r, J, WA, J_WA, WB, J_WB
 
 
-def _skb(v):
-    """Batched skew matrices [v]x: (P, 3) -> (P, 3, 3)."""
-    S = np.zeros(v.shape[:-1] + (3, 3))
-    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
-    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
-    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
-    return S
-
-
-def _crossb(a, b):
-    """Batched cross products (P, 3) x (P, 3)."""
-    return np.stack((a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]), axis=1)
-
-
-def _cayleyb(u):
-    """Batched cayley(u): (P, 3) -> (P, 3, 3)."""
-    ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
-    uu = ux * ux + uy * uy + uz * uz
-    a = 1.0 - uu
-    R = np.empty((u.shape[0], 3, 3))
-    R[:, 0, 0], R[:, 0, 1], R[:, 0, 2] = a + 2 * ux * ux, 2 * (ux * uy - uz), 2 * (ux * uz + uy)
-    R[:, 1, 0], R[:, 1, 1], R[:, 1, 2] = 2 * (ux * uy + uz), a + 2 * uy * uy, 2 * (uy * uz - ux)
-    R[:, 2, 0], R[:, 2, 1], R[:, 2, 2] = 2 * (ux * uz - uy), 2 * (uy * uz + ux), a + 2 * uz * uz
-    return R / (1.0 + uu)[:, None, None]
-
-
-def _cayley_jacobianb(w, h):
-    """Batched cayley_jacobian: (P, 3) -> (P, 3, 3), (h / D)(I + [u]x) with u = h w / 2."""
-    u = 0.5 * h * w
-    T = np.eye(3) + _skb(u)
-    return T * (h / (1.0 + np.sum(u * u, axis=1)))[:, None, None]
-
-
 def _shapes_eval(groups, y, m, hessians=True):
     """Values (P, m), gradients (P, m, 3), Hessians (P, m, 3, 3) (None unless asked) at body points y (P, 3);
     groups lists (shape, pair indices) so that each distinct shape is evaluated once for all its pairs."""
@@ -396,6 +363,9 @@ def _shapes_eval(groups, y, m, hessians=True):
     return F, dF, HF
 
 
+_NO_HESS = np.zeros((0, 0, 3, 3))  # the Hessians a values-only evaluation does not compute
+
+
 def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0, RA0, cA, vA, wA,
                groupsB, pB0, RB0, cB, vB, wB, z, jac: bool = True):
     """A batch of P pairs with the same layout: residuals (P, size), local Jacobians (P, size, 12 + size),
@@ -406,141 +376,16 @@ def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0,
     of every Jacobian are then meaningless and the caller drops them.  With jac=False only the values are computed
     (the Jacobians are returned as None): the line search of the solver needs nothing else."""
     m, k, nf = lay.m, lay.k, lay.nf
-    P = z.shape[0]
-    nloc = 12 + lay.size
-    o = 12  # offset of the pair block among local columns
-    ia1, ia2, ilam, imu, i_s, ipn, ipf, isig = (o + lay.a1, o + lay.a2, o + lay.lam, o + lay.mu, o + lay.s,
-                                               o + lay.pn, o + lay.pf, o + lay.sig)
-    a1, a2 = z[:, 0:3], z[:, 3:6]
-    lam, mu = z[:, lay.lam:lay.mu], z[:, lay.mu:lay.s]
-    s, pn = z[:, lay.s], z[:, lay.pn]
-    I3 = _I3
-
-    # end-of-step poses and their local Jacobians (dp = J_p dx, dtheta = J_th dx)
-    RA = _cayleyb(0.5 * h * wA) @ RA0
-    RB = _cayleyb(0.5 * h * wB) @ RB0
-    pA = pA0 + h * vA
-    pB = pB0 + h * vB
-    d1 = a1 - pA
-    d2 = a2 - pB
-    FA, dFA, HFA = _shapes_eval(groupsA, np.einsum("pji,pj->pi", RA, d1) + cA, m, jac)
-    GB, dGB, HGB = _shapes_eval(groupsB, np.einsum("pji,pj->pi", RB, d2) + cB, k, jac)
-    NA = np.einsum("pij,pmj->pim", RA, dFA)  # (P, 3, m) world gradients
-    NB = np.einsum("pij,pmj->pim", RB, dGB)
-    nA = np.einsum("pim,pm->pi", NA, lam)
-    nB = np.einsum("pim,pm->pi", NB, mu)
-    r = np.empty((P, lay.size))
-    # closest-point (KKT) rows
-    r[:, 0:3] = nA + nB
-    r[:, 3:6] = a2 - a1 - s[:, None] * nA
-    r[:, lay.lam:lay.mu] = -FA
-    r[:, lay.mu:lay.s] = -GB
-    r[:, lay.s] = 0.5 * (np.sum(nA * nA, axis=1) - 1.0)
-    # non-penetration (in velocity units so that it is commensurate with pn)
-    r[:, lay.pn] = s / h
-    if jac:
-        TA, TB = _cayley_jacobianb(wA, h), _cayley_jacobianb(wB, h)
-        J_d1 = np.zeros((P, 3, nloc)); J_d1[:, :, 0:3] = -h * I3; J_d1[:, :, ia1:ia1 + 3] += I3
-        J_d2 = np.zeros((P, 3, nloc)); J_d2[:, :, 6:9] = -h * I3; J_d2[:, :, ia2:ia2 + 3] += I3
-        S1, S2 = _skb(d1), _skb(d2)
-        J_x1 = J_d1.copy(); J_x1[:, :, 3:6] += S1 @ TA  # world displacement of a1 relative to body A
-        J_x2 = J_d2.copy(); J_x2[:, :, 9:12] += S2 @ TB
-        HA = RA @ np.einsum("pm,pmij->pij", lam, HFA) @ RA.transpose(0, 2, 1)
-        HB = RB @ np.einsum("pm,pmij->pij", mu, HGB) @ RB.transpose(0, 2, 1)
-        J_nA = HA @ J_x1
-        J_nA[:, :, 3:6] -= _skb(nA) @ TA
-        J_nA[:, :, ilam:imu] += NA
-        J_nB = HB @ J_x2
-        J_nB[:, :, 9:12] -= _skb(nB) @ TB
-        J_nB[:, :, imu:i_s] += NB
-        J = np.zeros((P, lay.size, nloc))
-        J[:, 0:3] = J_nA + J_nB
-        J[:, 3:6] = -s[:, None, None] * J_nA
-        J[:, 3:6, ia2:ia2 + 3] += I3
-        J[:, 3:6, ia1:ia1 + 3] -= I3
-        J[:, 3:6, i_s] -= nA
-        J[:, lay.lam:lay.mu] = -np.einsum("pim,pic->pmc", NA, J_x1)
-        J[:, lay.mu:lay.s] = -np.einsum("pim,pic->pmc", NB, J_x2)
-        J[:, lay.s] = np.einsum("pi,pic->pc", nA, J_nA)
-        J[:, lay.pn, i_s] = 1.0 / h
-        J_n = J_nB
-        J_tx = np.zeros((P, 3, nloc))
-
-    # contact frame from B's normal
-    n = nB
-    mp = (m_ref * pn)[:, None]
-    tx = np.zeros((P, 3))
-    if nf:
-        e_t, e_o, e_r = ell
-        u = _crossb(e_aux, n)
-        lu = np.maximum(np.sqrt(np.sum(u * u, axis=1)), 1e-300)  # n along e_aux only at wild trial points
-        t = u / lu[:, None]
-        ov = _crossb(n, t)
-        vrel = vA + _crossb(wA, d1) - vB - _crossb(wB, d2)
-        xi = np.empty((P, nf))
-        xi[:, 0] = e_t * np.sum(t * vrel, axis=1)
-        xi[:, 1] = e_o * np.sum(ov * vrel, axis=1)
-        if nf == 3:
-            dw = wA - wB
-            xi[:, 2] = e_r * np.sum(n * dw, axis=1)
-        if jac:
-            J_t = ((I3 - t[:, :, None] * t[:, None, :]) / lu[:, None, None]) @ _skb(e_aux) @ J_n
-            J_o = -_skb(t) @ J_n + _skb(n) @ J_t
-            J_vrel = _skb(wA) @ J_d1 - _skb(wB) @ J_d2
-            J_vrel[:, :, 0:3] += I3
-            J_vrel[:, :, 3:6] -= S1
-            J_vrel[:, :, 6:9] -= I3
-            J_vrel[:, :, 9:12] += S2
-            J_xi = np.empty((P, nf, nloc))
-            J_xi[:, 0] = e_t * (np.einsum("pi,pic->pc", t, J_vrel) + np.einsum("pi,pic->pc", vrel, J_t))
-            J_xi[:, 1] = e_o * (np.einsum("pi,pic->pc", ov, J_vrel) + np.einsum("pi,pic->pc", vrel, J_o))
-            if nf == 3:
-                J_xi[:, 2] = e_r * np.einsum("pi,pic->pc", dw, J_n)
-                J_xi[:, 2, 3:6] += e_r * n
-                J_xi[:, 2, 9:12] -= e_r * n
-        phi = z[:, lay.pf:lay.pf + nf]
-        sig = z[:, lay.sig]
-        # friction impulses are pn * phi_k (phi = impulse per unit normal impulse): the max-dissipation rows
-        # mu pn xi + p sig = 0 divided by pn > 0, which keeps them regular when the pair separates (pn = 0);
-        # + phi separation_pin(s/h): zero with zero slope whenever the pair carries load (pn > 0 forces s = 0), but
-        # for a separated pair it fixes the otherwise arbitrary phi (with equal tangential velocities, e.g. bodies
-        # falling side by side, any |phi| <= mu solves the rows and the Jacobian is singular in these columns)
-        sp, dsp = separation_pin(s / h)
-        mu_c = mu_f[:, None]
-        r[:, lay.pf:lay.pf + nf] = mu_c * xi + phi * (sig + sp)[:, None]
-        r[:, lay.sig] = mu_f * mu_f - np.sum(phi * phi, axis=1)
-        # friction impulse on A
-        p0, p1 = phi[:, 0:1], phi[:, 1:2]
-        dirF = n + e_t * p0 * t + e_o * p1 * ov
-        F = mp * dirF
-        if nf == 3:
-            p2 = phi[:, 2:3]
-            tx = mp * e_r * p2 * n
-        if jac:
-            J[:, lay.pf:lay.pf + nf] = mu_c[:, :, None] * J_xi
-            for j in range(nf):
-                J[:, lay.pf + j, ipf + j] += sig + sp
-            J[:, lay.pf:lay.pf + nf, isig] += phi
-            J[:, lay.pf:lay.pf + nf, i_s] += phi * (dsp / h)[:, None]
-            J[:, lay.sig, ipf:ipf + nf] = -2.0 * phi
-            J_F = mp[:, :, None] * (J_n + (e_t * p0)[:, :, None] * J_t + (e_o * p1)[:, :, None] * J_o)
-            J_F[:, :, ipn] += m_ref[:, None] * dirF
-            J_F[:, :, ipf] += mp * e_t * t
-            J_F[:, :, ipf + 1] += mp * e_o * ov
-            if nf == 3:
-                J_tx = (mp * e_r * p2)[:, :, None] * J_n
-                J_tx[:, :, ipf + 2] += mp * e_r * n
-                J_tx[:, :, ipn] += m_ref[:, None] * e_r * p2 * n
-    else:
-        F = mp * n
-        if jac:
-            J_F = mp[:, :, None] * J_n
-            J_F[:, :, ipn] += m_ref[:, None] * n
-    WA = np.concatenate((F, _crossb(d1, F) + tx), axis=1)
-    WB = np.concatenate((-F, -_crossb(d2, F) - tx), axis=1)
+    c = np.ascontiguousarray
+    RA, d1, yA = end_poses(h, c(RA0), c(pA0), c(cA), c(vA), c(wA), c(z[:, 0:3]))
+    RB, d2, yB = end_poses(h, c(RB0), c(pB0), c(cB), c(vB), c(wB), c(z[:, 3:6]))
+    FA, dFA, HFA = _shapes_eval(groupsA, yA, m, jac)
+    GB, dGB, HGB = _shapes_eval(groupsB, yB, k, jac)
+    e_t, e_o, e_r = (float(x) for x in ell)
+    r, J, WA, J_WA, WB, J_WB = pair_terms(
+        m, k, nf, float(h), c(mu_f, dtype=float), e_t, e_o, e_r, PIN_SPEED, c(m_ref, dtype=float), c(e_aux, dtype=float),
+        RA, d1, c(vA), c(wA), RB, d2, c(vB), c(wB), c(FA), c(dFA), c(HFA) if jac else _NO_HESS,
+        c(GB), c(dGB), c(HGB) if jac else _NO_HESS, c(z), jac)
     if not jac:
         return r, None, WA, None, WB, None
-    SF = _skb(F)
-    J_WA = np.concatenate((J_F, -SF @ J_d1 + S1 @ J_F + J_tx), axis=1)
-    J_WB = np.concatenate((-J_F, SF @ J_d2 - S2 @ J_F - J_tx), axis=1)
     return r, J, WA, J_WA, WB, J_WB

@@ -1,0 +1,418 @@
+"""Compiled (numba) kernels of the batched pair evaluation: end-of-step poses, and the pair rows with their local
+Jacobians and impulse wrenches.
+
+These are the rows of core.contact.pair (its module docstring states them and their unknowns), written as loops over
+the pairs of a batch with small fixed-size arithmetic per pair.  The batched numpy form spent its time in the ~150
+numpy calls per evaluation on arrays of a few dozen pairs (the per-call overhead, not the arithmetic); compiled, an
+evaluation of a 27-sphere pile's 80 pairs takes tens of microseconds.  The shapes' inequality values, gradients and
+Hessians stay numpy (core.shapes, one table-driven definition per shape); the kernels take them as arrays.
+
+tests/core/contact/test_stepper.py checks these rows against the one-pair numpy form (core.contact.pair.eval_pair)
+and the Jacobians against finite differences.  Compiled on first use and cached next to this file (numba cache=True).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["end_poses", "pair_terms"]
+
+_CACHE = True
+
+
+@njit(cache=_CACHE)
+def _sk(v, S):
+    """S = [v]x."""
+    S[0, 0] = 0.0
+    S[0, 1] = -v[2]
+    S[0, 2] = v[1]
+    S[1, 0] = v[2]
+    S[1, 1] = 0.0
+    S[1, 2] = -v[0]
+    S[2, 0] = -v[1]
+    S[2, 1] = v[0]
+    S[2, 2] = 0.0
+
+
+@njit(cache=_CACHE)
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=_CACHE)
+def _mm(A, B, out):
+    """out = A @ B for A (3, 3), B (3, n)."""
+    n = B.shape[1]
+    for i in range(3):
+        for c in range(n):
+            out[i, c] = A[i, 0] * B[0, c] + A[i, 1] * B[1, c] + A[i, 2] * B[2, c]
+
+
+@njit(cache=_CACHE)
+def _mm_add(A, B, out, sign):
+    """out += sign * A @ B for A (3, 3), B (3, n)."""
+    n = B.shape[1]
+    for i in range(3):
+        for c in range(n):
+            out[i, c] += sign * (A[i, 0] * B[0, c] + A[i, 1] * B[1, c] + A[i, 2] * B[2, c])
+
+
+@njit(cache=_CACHE)
+def _fill(A, x):
+    for i in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            A[i, c] = x
+
+
+@njit(cache=_CACHE)
+def _copy(A, out):
+    for i in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            out[i, c] = A[i, c]
+
+
+@njit(cache=_CACHE)
+def _add_at(out, c0, B, sign):
+    """out[:, c0:c0 + n] += sign * B for B (3, n)."""
+    for i in range(3):
+        for c in range(B.shape[1]):
+            out[i, c0 + c] += sign * B[i, c]
+
+
+@njit(cache=_CACHE)
+def _cayley_T(w, h, T):
+    """T = cayley_jacobian(w, h) = (h / D)(I + [u]x), u = h w / 2, D = 1 + |u|^2."""
+    ux, uy, uz = 0.5 * h * w[0], 0.5 * h * w[1], 0.5 * h * w[2]
+    f = h / (1.0 + ux * ux + uy * uy + uz * uz)
+    T[0, 0] = f
+    T[0, 1] = -uz * f
+    T[0, 2] = uy * f
+    T[1, 0] = uz * f
+    T[1, 1] = f
+    T[1, 2] = -ux * f
+    T[2, 0] = -uy * f
+    T[2, 1] = ux * f
+    T[2, 2] = f
+
+
+@njit(cache=_CACHE)
+def end_poses(h, R0, p0, c, v, w, a):
+    """End-of-step rotations R = cayley(h w / 2) R0 (P, 3, 3), offsets d = a - (p0 + h v) of the points a from the
+    centres (P, 3) and the points in the body frames y = R^T d + c (P, 3)."""
+    P = R0.shape[0]
+    R = np.empty((P, 3, 3))
+    d = np.empty((P, 3))
+    y = np.empty((P, 3))
+    C = np.empty((3, 3))
+    for p in range(P):
+        ux, uy, uz = 0.5 * h * w[p, 0], 0.5 * h * w[p, 1], 0.5 * h * w[p, 2]
+        uu = ux * ux + uy * uy + uz * uz
+        al = 1.0 - uu
+        inv = 1.0 / (1.0 + uu)
+        C[0, 0] = (al + 2 * ux * ux) * inv
+        C[0, 1] = 2 * (ux * uy - uz) * inv
+        C[0, 2] = 2 * (ux * uz + uy) * inv
+        C[1, 0] = 2 * (ux * uy + uz) * inv
+        C[1, 1] = (al + 2 * uy * uy) * inv
+        C[1, 2] = 2 * (uy * uz - ux) * inv
+        C[2, 0] = 2 * (ux * uz - uy) * inv
+        C[2, 1] = 2 * (uy * uz + ux) * inv
+        C[2, 2] = (al + 2 * uz * uz) * inv
+        for i in range(3):
+            for j in range(3):
+                R[p, i, j] = C[i, 0] * R0[p, 0, j] + C[i, 1] * R0[p, 1, j] + C[i, 2] * R0[p, 2, j]
+        for i in range(3):
+            d[p, i] = a[p, i] - (p0[p, i] + h * v[p, i])
+        for j in range(3):
+            y[p, j] = R[p, 0, j] * d[p, 0] + R[p, 1, j] * d[p, 1] + R[p, 2, j] * d[p, 2] + c[p, j]
+    return R, d, y
+
+
+@njit(cache=_CACHE)
+def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
+               FA, dFA, HFA, GB, dGB, HGB, z, jac):
+    """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians
+    (P, 6, 12 + size) of P pairs with the same layout (m, k, nf); see core.contact.pair.eval_pairs.  With jac False
+    the Jacobian arrays are empty (P, 0, 0) and HFA, HGB are not read."""
+    P = z.shape[0]
+    ilam, imu, i_s = 6, 6 + m, 6 + m + k
+    ipn = i_s + 1
+    ipf = i_s + 2
+    isig = ipf + nf
+    size = 8 + m + k + (nf + 1 if nf > 0 else 0)
+    nloc = 12 + size
+    o = 12
+    ia1, ia2 = o, o + 3
+    ilam_c, imu_c, is_c, ipn_c, ipf_c, isig_c = o + ilam, o + imu, o + i_s, o + ipn, o + ipf, o + isig
+    r = np.empty((P, size))
+    WA = np.empty((P, 6))
+    WB = np.empty((P, 6))
+    if jac:
+        J = np.zeros((P, size, nloc))
+        JWA = np.zeros((P, 6, nloc))
+        JWB = np.zeros((P, 6, nloc))
+    else:
+        J = np.zeros((P, 0, 0))
+        JWA = np.zeros((P, 0, 0))
+        JWB = np.zeros((P, 0, 0))
+    # per-pair scratch
+    NA = np.empty((3, m))
+    NB = np.empty((3, k))
+    nA = np.empty(3)
+    nB = np.empty(3)
+    TA = np.empty((3, 3))
+    TB = np.empty((3, 3))
+    S1 = np.empty((3, 3))
+    S2 = np.empty((3, 3))
+    Sx = np.empty((3, 3))
+    M3 = np.empty((3, 3))
+    HA = np.empty((3, 3))
+    HB = np.empty((3, 3))
+    J_d1 = np.empty((3, nloc))
+    J_d2 = np.empty((3, nloc))
+    J_x1 = np.empty((3, nloc))
+    J_x2 = np.empty((3, nloc))
+    J_nA = np.empty((3, nloc))
+    J_nB = np.empty((3, nloc))
+    J_t = np.empty((3, nloc))
+    J_o = np.empty((3, nloc))
+    J_vrel = np.empty((3, nloc))
+    J_F = np.empty((3, nloc))
+    J_tx = np.empty((3, nloc))
+    J_xi = np.empty((3, nloc))
+    tmp = np.empty((3, nloc))
+    t = np.empty(3)
+    ov = np.empty(3)
+    u = np.empty(3)
+    vrel = np.empty(3)
+    cr = np.empty(3)
+    F = np.empty(3)
+    tx = np.empty(3)
+    dirF = np.empty(3)
+    xi = np.empty(3)
+    for p in range(P):
+        s = z[p, i_s]
+        pn = z[p, ipn]
+        # world gradients NA = RA dFA^T, normals nA = NA lam
+        for i in range(3):
+            acc = 0.0
+            for j in range(m):
+                g = RA[p, i, 0] * dFA[p, j, 0] + RA[p, i, 1] * dFA[p, j, 1] + RA[p, i, 2] * dFA[p, j, 2]
+                NA[i, j] = g
+                acc += g * z[p, ilam + j]
+            nA[i] = acc
+            acc = 0.0
+            for j in range(k):
+                g = RB[p, i, 0] * dGB[p, j, 0] + RB[p, i, 1] * dGB[p, j, 1] + RB[p, i, 2] * dGB[p, j, 2]
+                NB[i, j] = g
+                acc += g * z[p, imu + j]
+            nB[i] = acc
+        # closest-point (KKT) rows
+        for i in range(3):
+            r[p, i] = nA[i] + nB[i]
+            r[p, 3 + i] = z[p, 3 + i] - z[p, i] - s * nA[i]
+        for j in range(m):
+            r[p, ilam + j] = -FA[p, j]
+        for j in range(k):
+            r[p, imu + j] = -GB[p, j]
+        r[p, i_s] = 0.5 * (nA[0] * nA[0] + nA[1] * nA[1] + nA[2] * nA[2] - 1.0)
+        r[p, ipn] = s / h  # non-penetration (velocity units, commensurate with pn)
+        if jac:
+            _cayley_T(wA[p], h, TA)
+            _cayley_T(wB[p], h, TB)
+            _sk(d1[p], S1)
+            _sk(d2[p], S2)
+            _fill(J_d1, 0.0)
+            _fill(J_d2, 0.0)
+            for i in range(3):
+                J_d1[i, i] = -h
+                J_d1[i, ia1 + i] += 1.0
+                J_d2[i, 6 + i] = -h
+                J_d2[i, ia2 + i] += 1.0
+            _copy(J_d1, J_x1)
+            _copy(J_d2, J_x2)
+            _mm(S1, TA, M3)
+            _add_at(J_x1, 3, M3, 1.0)  # world displacement of a1 relative to body A
+            _mm(S2, TB, M3)
+            _add_at(J_x2, 9, M3, 1.0)
+            # HA = RA (sum lam_j HFA_j) RA^T
+            for i in range(3):
+                for c in range(3):
+                    acc = 0.0
+                    for j in range(m):
+                        acc += z[p, ilam + j] * HFA[p, j, i, c]
+                    Sx[i, c] = acc
+            for i in range(3):
+                for c in range(3):
+                    M3[i, c] = RA[p, i, 0] * Sx[0, c] + RA[p, i, 1] * Sx[1, c] + RA[p, i, 2] * Sx[2, c]
+            for i in range(3):
+                for c in range(3):
+                    HA[i, c] = M3[i, 0] * RA[p, c, 0] + M3[i, 1] * RA[p, c, 1] + M3[i, 2] * RA[p, c, 2]
+            for i in range(3):
+                for c in range(3):
+                    acc = 0.0
+                    for j in range(k):
+                        acc += z[p, imu + j] * HGB[p, j, i, c]
+                    Sx[i, c] = acc
+            for i in range(3):
+                for c in range(3):
+                    M3[i, c] = RB[p, i, 0] * Sx[0, c] + RB[p, i, 1] * Sx[1, c] + RB[p, i, 2] * Sx[2, c]
+            for i in range(3):
+                for c in range(3):
+                    HB[i, c] = M3[i, 0] * RB[p, c, 0] + M3[i, 1] * RB[p, c, 1] + M3[i, 2] * RB[p, c, 2]
+            _mm(HA, J_x1, J_nA)
+            _sk(nA, Sx)
+            _mm(Sx, TA, M3)
+            _add_at(J_nA, 3, M3, -1.0)
+            _add_at(J_nA, ilam_c, NA, 1.0)
+            _mm(HB, J_x2, J_nB)
+            _sk(nB, Sx)
+            _mm(Sx, TB, M3)
+            _add_at(J_nB, 9, M3, -1.0)
+            _add_at(J_nB, imu_c, NB, 1.0)
+            for i in range(3):
+                for c in range(nloc):
+                    J[p, i, c] = J_nA[i, c] + J_nB[i, c]
+                    J[p, 3 + i, c] = -s * J_nA[i, c]
+                J[p, 3 + i, ia2 + i] += 1.0
+                J[p, 3 + i, ia1 + i] -= 1.0
+                J[p, 3 + i, is_c] -= nA[i]
+            for c in range(nloc):
+                for j in range(m):
+                    J[p, ilam + j, c] = -(NA[0, j] * J_x1[0, c] + NA[1, j] * J_x1[1, c] + NA[2, j] * J_x1[2, c])
+                for j in range(k):
+                    J[p, imu + j, c] = -(NB[0, j] * J_x2[0, c] + NB[1, j] * J_x2[1, c] + NB[2, j] * J_x2[2, c])
+                J[p, i_s, c] = nA[0] * J_nA[0, c] + nA[1] * J_nA[1, c] + nA[2] * J_nA[2, c]
+            J[p, ipn, is_c] = 1.0 / h
+        # contact frame from B's normal n = nB (J_n = J_nB)
+        mp = m_ref[p] * pn
+        tx[0] = tx[1] = tx[2] = 0.0
+        if jac:
+            _fill(J_tx, 0.0)
+        if nf > 0:
+            _cross(e_aux[p], nB, u)
+            lu = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+            if lu < 1e-300:
+                lu = 1e-300  # n along e_aux only at wild trial points
+            for i in range(3):
+                t[i] = u[i] / lu
+            _cross(nB, t, ov)
+            _cross(wA[p], d1[p], u)
+            _cross(wB[p], d2[p], cr)
+            for i in range(3):
+                vrel[i] = vA[p, i] + u[i] - vB[p, i] - cr[i]
+            xi[0] = e_t * (t[0] * vrel[0] + t[1] * vrel[1] + t[2] * vrel[2])
+            xi[1] = e_o * (ov[0] * vrel[0] + ov[1] * vrel[1] + ov[2] * vrel[2])
+            if nf == 3:
+                xi[2] = e_r * (nB[0] * (wA[p, 0] - wB[p, 0]) + nB[1] * (wA[p, 1] - wB[p, 1])
+                               + nB[2] * (wA[p, 2] - wB[p, 2]))
+            x = s / h
+            ax = abs(x)
+            dd = ax + pin
+            sp = x * x / dd
+            dsp = x * (ax + 2.0 * pin) / (dd * dd)
+            mu = mu_f[p]
+            ss = 0.0
+            for j in range(nf):
+                ph = z[p, ipf + j]
+                r[p, ipf + j] = mu * xi[j] + ph * (z[p, isig] + sp)
+                ss += ph * ph
+            r[p, isig] = mu * mu - ss
+            p0, p1 = z[p, ipf], z[p, ipf + 1]
+            for i in range(3):
+                dirF[i] = nB[i] + e_t * p0 * t[i] + e_o * p1 * ov[i]
+                F[i] = mp * dirF[i]
+            if nf == 3:
+                p2 = z[p, ipf + 2]
+                for i in range(3):
+                    tx[i] = mp * e_r * p2 * nB[i]
+            if jac:
+                # J_t = ((I - t t^T) / lu) [e_aux]x J_n
+                _sk(e_aux[p], Sx)
+                _mm(Sx, J_nB, tmp)
+                for i in range(3):
+                    for c in range(3):
+                        M3[i, c] = ((1.0 if i == c else 0.0) - t[i] * t[c]) / lu
+                _mm(M3, tmp, J_t)
+                # J_o = -[t]x J_n + [n]x J_t
+                _sk(t, Sx)
+                _fill(J_o, 0.0)
+                _mm_add(Sx, J_nB, J_o, -1.0)
+                _sk(nB, Sx)
+                _mm_add(Sx, J_t, J_o, 1.0)
+                # J_vrel = [wA]x J_d1 - [wB]x J_d2 + the velocity columns
+                _sk(wA[p], Sx)
+                _mm(Sx, J_d1, J_vrel)
+                _sk(wB[p], Sx)
+                _mm_add(Sx, J_d2, J_vrel, -1.0)
+                for i in range(3):
+                    J_vrel[i, i] += 1.0
+                    J_vrel[i, 6 + i] -= 1.0
+                    for c in range(3):
+                        J_vrel[i, 3 + c] -= S1[i, c]
+                        J_vrel[i, 9 + c] += S2[i, c]
+                for c in range(nloc):
+                    J_xi[0, c] = e_t * (t[0] * J_vrel[0, c] + t[1] * J_vrel[1, c] + t[2] * J_vrel[2, c]
+                                        + vrel[0] * J_t[0, c] + vrel[1] * J_t[1, c] + vrel[2] * J_t[2, c])
+                    J_xi[1, c] = e_o * (ov[0] * J_vrel[0, c] + ov[1] * J_vrel[1, c] + ov[2] * J_vrel[2, c]
+                                        + vrel[0] * J_o[0, c] + vrel[1] * J_o[1, c] + vrel[2] * J_o[2, c])
+                if nf == 3:
+                    for c in range(nloc):
+                        J_xi[2, c] = e_r * ((wA[p, 0] - wB[p, 0]) * J_nB[0, c] + (wA[p, 1] - wB[p, 1]) * J_nB[1, c]
+                                            + (wA[p, 2] - wB[p, 2]) * J_nB[2, c])
+                    for i in range(3):
+                        J_xi[2, 3 + i] += e_r * nB[i]
+                        J_xi[2, 9 + i] -= e_r * nB[i]
+                for j in range(nf):
+                    ph = z[p, ipf + j]
+                    for c in range(nloc):
+                        J[p, ipf + j, c] = mu * J_xi[j, c]
+                    J[p, ipf + j, ipf_c + j] += z[p, isig] + sp
+                    J[p, ipf + j, isig_c] += ph
+                    J[p, ipf + j, is_c] += ph * (dsp / h)
+                    J[p, isig, ipf_c + j] = -2.0 * ph
+                for i in range(3):
+                    for c in range(nloc):
+                        J_F[i, c] = mp * (J_nB[i, c] + e_t * p0 * J_t[i, c] + e_o * p1 * J_o[i, c])
+                    J_F[i, ipn_c] += m_ref[p] * dirF[i]
+                    J_F[i, ipf_c] += mp * e_t * t[i]
+                    J_F[i, ipf_c + 1] += mp * e_o * ov[i]
+                if nf == 3:
+                    p2 = z[p, ipf + 2]
+                    for i in range(3):
+                        for c in range(nloc):
+                            J_tx[i, c] = mp * e_r * p2 * J_nB[i, c]
+                        J_tx[i, ipf_c + 2] += mp * e_r * nB[i]
+                        J_tx[i, ipn_c] += m_ref[p] * e_r * p2 * nB[i]
+        else:
+            for i in range(3):
+                F[i] = mp * nB[i]
+            if jac:
+                for i in range(3):
+                    for c in range(nloc):
+                        J_F[i, c] = mp * J_nB[i, c]
+                    J_F[i, ipn_c] += m_ref[p] * nB[i]
+        # wrenches: A receives [F; d1 x F + tx], B the opposite about its own centre
+        _cross(d1[p], F, u)
+        _cross(d2[p], F, cr)
+        for i in range(3):
+            WA[p, i] = F[i]
+            WA[p, 3 + i] = u[i] + tx[i]
+            WB[p, i] = -F[i]
+            WB[p, 3 + i] = -cr[i] - tx[i]
+        if jac:
+            _sk(F, Sx)
+            for i in range(3):
+                for c in range(nloc):
+                    JWA[p, i, c] = J_F[i, c]
+                    JWB[p, i, c] = -J_F[i, c]
+                    a_ = (-(Sx[i, 0] * J_d1[0, c] + Sx[i, 1] * J_d1[1, c] + Sx[i, 2] * J_d1[2, c])
+                          + S1[i, 0] * J_F[0, c] + S1[i, 1] * J_F[1, c] + S1[i, 2] * J_F[2, c] + J_tx[i, c])
+                    b_ = (Sx[i, 0] * J_d2[0, c] + Sx[i, 1] * J_d2[1, c] + Sx[i, 2] * J_d2[2, c]
+                          - (S2[i, 0] * J_F[0, c] + S2[i, 1] * J_F[1, c] + S2[i, 2] * J_F[2, c]) - J_tx[i, c])
+                    JWA[p, 3 + i, c] = a_
+                    JWB[p, 3 + i, c] = b_
+    return r, J, WA, JWA, WB, JWB
