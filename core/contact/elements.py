@@ -4,7 +4,8 @@ The Jacobian of a contact step has this form: each pair (an element) couples its
 multipliers, impulses) to each other and to the velocities of its two bodies, which are shared with the other
 pairs of those bodies; nothing else couples.  Kept as blocks, the operations the Newton solver needs (row
 scaling and a diagonal for the Fischer-Burmeister reformulation, products, the Newton solve) are batched numpy
-over the elements, with no global sparse assembly; a scipy.sparse copy is made only when a caller asks for one.
+over the elements, with no global sparse assembly (the elimination's loops over the elements are compiled:
+core.contact.kernels); a scipy.sparse copy is made only when a caller asks for one.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+
+from .kernels import back_substitute, eliminate, eliminate_rhs
 
 __all__ = ["ElementMatrix", "ACCEPT"]
 
@@ -136,7 +139,7 @@ class ElementMatrix:
 
     # --- the solve ----------------------------------------------------------------------------------------------
     def solve(self, rhs: np.ndarray) -> np.ndarray | None:
-        """x with A x = rhs by eliminating every element's own unknowns (batched inverses of the own-own blocks),
+        """x with A x = rhs by eliminating every element's own unknowns (inverses of the own-own blocks, compiled),
         then the Schur complement on the shared ones; None when an own-own block is singular or the result stays
         inaccurate after iterative refinement (the caller then uses a sparse LU of the whole)."""
         x_idx = self._x
@@ -145,16 +148,11 @@ class ElementMatrix:
         parts = []
         s_flat, s_vals = [np.zeros(0, int)], [np.zeros(0)]
         for lay, B in zip(self._layout, self.blocks):
-            ns = lay.ns
-            Bgg = B[:, ns:, ns:].copy()
-            Bgg[:, lay.kk, lay.kk] += d[lay.own]
-            try:
-                inv = np.linalg.inv(Bgg)
-            except np.linalg.LinAlgError:
+            B = np.ascontiguousarray(B)
+            inv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
+            if not ok:
                 return None
-            IBgx = inv @ B[:, ns:, :ns]
-            Sxx = B[:, :ns, :ns] - B[:, :ns, ns:] @ IBgx
-            parts.append((lay, inv, IBgx, B[:, :ns, ns:]))
+            parts.append((lay, B, inv, IBgx))
             s_flat.append(lay.sflat)
             s_vals.append(Sxx.ravel())
         if not all(np.all(np.isfinite(v)) for v in s_vals):
@@ -174,17 +172,14 @@ class ElementMatrix:
             return None
 
         def apply(b):
+            b = np.ascontiguousarray(b, dtype=float)
             out = np.empty_like(b)
             bx = b[x_idx].copy()
-            ys = []
-            for lay, inv, _IBgx, Bxg in parts:
-                yg = (inv @ b[lay.own][:, :, None])[:, :, 0]
-                ys.append(yg)
-                bx -= np.bincount(lay.wx.ravel(), (Bxg @ yg[:, :, None]).ravel(), minlength=nx)
+            ys = [eliminate_rhs(B, lay.ns, inv, lay.own, lay.wx, b, bx) for lay, B, inv, _IBgx in parts]
             dx = solve_s(bx)
             out[x_idx] = dx
-            for (lay, _inv, IBgx, _Bxg), yg in zip(parts, ys):
-                out[lay.own] = yg - (IBgx @ dx[lay.wx][:, :, None])[:, :, 0]
+            for (lay, _B, _inv, IBgx), yg in zip(parts, ys):
+                back_substitute(IBgx, lay.own, lay.wx, yg, dx, out)
             return out
 
         # the own-own blocks are inverted without pivoting across them, and a block of a sticking contact is
@@ -220,8 +215,7 @@ class _Layout:
         self.cols = np.asarray(cols, dtype=int)
         nl = self.cols.shape[1]
         self.ns = nl - own
-        self.own = self.cols[:, self.ns:]
-        self.kk = np.arange(own)
+        self.own = np.ascontiguousarray(self.cols[:, self.ns:])
         self.flat = self.cols.ravel()
         self.rr = np.repeat(self.cols, nl, axis=1).ravel()  # row of each block entry, row-major
         self.cc = np.tile(self.cols, (1, nl)).ravel()

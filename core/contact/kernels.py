@@ -416,3 +416,106 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     JWA[p, 3 + i, c] = a_
                     JWB[p, 3 + i, c] = b_
     return r, J, WA, JWA, WB, JWB
+
+
+# ---- block elimination of core.contact.elements.ElementMatrix.solve ------------------------------------------------
+
+
+@njit(cache=_CACHE)
+def _invert(A, out):
+    """out = A^-1 by Gauss-Jordan elimination with partial pivoting (A is overwritten); False if a pivot is zero or
+    not finite."""
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = 1.0 if i == j else 0.0
+    for c in range(n):
+        piv = c
+        best = abs(A[c, c])
+        for r in range(c + 1, n):
+            if abs(A[r, c]) > best:
+                best = abs(A[r, c])
+                piv = r
+        if not (best > 0.0) or not np.isfinite(best):
+            return False
+        if piv != c:
+            for j in range(n):
+                A[c, j], A[piv, j] = A[piv, j], A[c, j]
+                out[c, j], out[piv, j] = out[piv, j], out[c, j]
+        f = 1.0 / A[c, c]
+        for j in range(n):
+            A[c, j] *= f
+            out[c, j] *= f
+        for r in range(n):
+            if r != c:
+                g = A[r, c]
+                if g != 0.0:
+                    for j in range(n):
+                        A[r, j] -= g * A[c, j]
+                        out[r, j] -= g * out[c, j]
+    return True
+
+
+@njit(cache=_CACHE)
+def eliminate(B, ns, d_own):
+    """For P elements with blocks B (P, nl, nl) whose last nl - ns unknowns are their own (diagonal d_own (P, k) added
+    to the own-own blocks): the own-own inverses (P, k, k), inv B_gx (P, k, ns) and the Schur complements
+    B_xx - B_xg inv B_gx (P, ns, ns); ok is False when an own-own block is singular."""
+    P, nl = B.shape[0], B.shape[1]
+    k = nl - ns
+    inv = np.empty((P, k, k))
+    IBgx = np.empty((P, k, ns))
+    Sxx = np.empty((P, ns, ns))
+    G = np.empty((k, k))
+    for p in range(P):
+        for i in range(k):
+            for j in range(k):
+                G[i, j] = B[p, ns + i, ns + j]
+            G[i, i] += d_own[p, i]
+        if not _invert(G, inv[p]):
+            return inv, IBgx, Sxx, False
+        for i in range(k):
+            for j in range(ns):
+                acc = 0.0
+                for l in range(k):
+                    acc += inv[p, i, l] * B[p, ns + l, j]
+                IBgx[p, i, j] = acc
+        for i in range(ns):
+            for j in range(ns):
+                acc = B[p, i, j]
+                for l in range(k):
+                    acc -= B[p, i, ns + l] * IBgx[p, l, j]
+                Sxx[p, i, j] = acc
+    return inv, IBgx, Sxx, True
+
+
+@njit(cache=_CACHE)
+def eliminate_rhs(B, ns, inv, own, wx, b, bx):
+    """Forward elimination of a right-hand side b: y_e = inv_e b[own_e] (returned, (P, k)); bx[wx_e] -= B_xg,e y_e."""
+    P, nl = B.shape[0], B.shape[1]
+    k = nl - ns
+    y = np.empty((P, k))
+    for p in range(P):
+        for i in range(k):
+            acc = 0.0
+            for l in range(k):
+                acc += inv[p, i, l] * b[own[p, l]]
+            y[p, i] = acc
+        for i in range(ns):
+            acc = 0.0
+            for l in range(k):
+                acc += B[p, i, ns + l] * y[p, l]
+            bx[wx[p, i]] -= acc
+    return y
+
+
+@njit(cache=_CACHE)
+def back_substitute(IBgx, own, wx, y, dx, out):
+    """out[own_e] = y_e - inv B_gx,e dx[wx_e]."""
+    P, k, ns = IBgx.shape
+    for p in range(P):
+        for i in range(k):
+            acc = y[p, i]
+            for j in range(ns):
+                acc -= IBgx[p, i, j] * dx[wx[p, j]]
+            out[own[p, i]] = acc

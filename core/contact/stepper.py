@@ -493,17 +493,22 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         With pn = 0 the rows mu xi + phi (sig + sp) = 0, 0 <= sig perp mu^2 - |phi|^2 >= 0 (sp = separation_pin(s/h))
         fix phi and sig and nothing else depends on them; starting from phi = sig = 0 instead gives a
         Newton direction that ignores these rows."""
-        for pr in which:
-            if not pr.lay.nf:
-                continue
+        todo = [pr for pr in which if pr.lay.nf and z[pr.off + friction_slots(pr)[0]] <= 0.0]
+        if not todo:
+            return z
+        zc = z.copy()
+        for pr in todo:
+            _ipn, ipf, isig = friction_slots(pr)
+            zc[pr.off + ipf:pr.off + isig + 1] = 0.0  # phi = sig = 0: the rows are then mu xi (and pn's s/h)
+        # the rows of many pairs in one evaluation of the whole step (batched), of a few pair by pair
+        Fz = fun(zc, jac=False) if len(todo) > 2 else None
+        for pr in todo:
             ipn, ipf, isig = friction_slots(pr)
-            zp = z[pr.off:pr.off + pr.sz].copy()
-            if zp[ipn] > 0.0:
-                continue
             nf = pr.lay.nf
-            zp[ipf:ipf + nf] = 0.0
-            zp[isig] = 0.0
-            rows = terms(pr, *local_velocities(pr, z), zp)[0]
+            if Fz is not None:
+                rows = Fz[pr.off:pr.off + pr.sz]
+            else:
+                rows = terms(pr, *local_velocities(pr, z), zc[pr.off:pr.off + pr.sz])[0]
             r = rows[ipf:ipf + nf]  # = mu xi
             sp = separation_pin(rows[ipn])[0]  # of s/h (implicit) or of the linearised gap speed (explicit)
             nr = float(np.sqrt(r @ r))
