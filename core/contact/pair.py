@@ -349,17 +349,16 @@ def _shapes_eval(groups, y, m, hessians=True):
     groups lists (shape, pair indices) so that each distinct shape is evaluated once for all its pairs."""
     P = y.shape[0]
     if len(groups) == 1:
-        shape = groups[0][0]
-        return (np.asarray(shape.values(y), float).reshape(P, m), np.asarray(shape.gradients(y), float).reshape(P, m, 3),
-                np.asarray(shape.hessians(y), float).reshape(P, m, 3, 3) if hessians else None)
+        F, dF, HF = groups[0][0].evaluate(y, hessians)
+        return F.reshape(P, m), dF.reshape(P, m, 3), (HF.reshape(P, m, 3, 3) if hessians else None)
     F, dF = np.empty((P, m)), np.empty((P, m, 3))
     HF = np.empty((P, m, 3, 3)) if hessians else None
     for shape, idx in groups:
-        yy = y[idx]
-        F[idx] = np.asarray(shape.values(yy), float).reshape(-1, m)
-        dF[idx] = np.asarray(shape.gradients(yy), float).reshape(-1, m, 3)
+        f, df, hf = shape.evaluate(y[idx], hessians)
+        F[idx] = f.reshape(-1, m)
+        dF[idx] = df.reshape(-1, m, 3)
         if hessians:
-            HF[idx] = np.asarray(shape.hessians(yy), float).reshape(-1, m, 3, 3)
+            HF[idx] = hf.reshape(-1, m, 3, 3)
     return F, dF, HF
 
 

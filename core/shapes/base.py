@@ -118,6 +118,15 @@ class Shape:
             return self._groups[0].hessians(x)
         return np.concatenate([g.hessians(x) for g in self._groups], axis=-3)
 
+    def evaluate(self, x: np.ndarray, hessians: bool = True):
+        """(values, gradients, Hessians) in one call; the Hessians None unless asked."""
+        x = np.asarray(x, dtype=float)
+        if len(self._groups) == 1:
+            return self._groups[0].evaluate(x, hessians)
+        parts = [g.evaluate(x, hessians) for g in self._groups]
+        return (np.concatenate([p[0] for p in parts], axis=-1), np.concatenate([p[1] for p in parts], axis=-2),
+                np.concatenate([p[2] for p in parts], axis=-3) if hessians else None)
+
     def contains(self, x: np.ndarray, tol: float = 0.0) -> np.ndarray:
         """Whether points (..., 3) satisfy every f_i <= tol."""
         return np.all(self.values(x) <= tol, axis=-1)

@@ -1,6 +1,7 @@
 """Vectorised convex inequality groups f(x) <= 0 (planes, axis-aligned quadrics, superquadrics) with closed-form derivatives.
 
-Every group maps points x (..., 3) to values (..., k), gradients (..., k, 3) and Hessians (..., k, 3, 3).
+Every group maps points x (..., 3) to values (..., k), gradients (..., k, 3) and Hessians (..., k, 3, 3), one at a
+time or all three in one call (evaluate: the contact step's inner loop, where the per-call cost dominates).
 Each is scaled so that it is close to a signed distance near its surface (see docs/shapes.md).
 """
 
@@ -31,6 +32,12 @@ class Planes:
         """Zero."""
         return np.zeros(x.shape[:-1] + (self.m, 3, 3))
 
+    def evaluate(self, x: np.ndarray, hessians: bool = True):
+        """(values, gradients, Hessians or None)."""
+        g = np.empty(x.shape[:-1] + (self.m, 3))
+        g[...] = self.normals
+        return self.values(x), g, (np.zeros(x.shape[:-1] + (self.m, 3, 3)) if hessians else None)
+
 
 class Quadric:
     """One inequality (rho/2)(sum_j w_j x_j^2 - 1) <= 0: ellipsoid (all w_j > 0) or elliptic cylinder (w_z = 0)."""
@@ -53,6 +60,14 @@ class Quadric:
     def hessians(self, x: np.ndarray) -> np.ndarray:
         """rho diag(w), constant."""
         return np.broadcast_to(self._h, x.shape[:-1] + (1, 3, 3)).copy()
+
+    def evaluate(self, x: np.ndarray, hessians: bool = True):
+        """(values, gradients, Hessians or None)."""
+        H = None
+        if hessians:
+            H = np.empty(x.shape[:-1] + (1, 3, 3))
+            H[...] = self._h
+        return self.values(x), self.gradients(x), H
 
 
 def _times(big: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -130,3 +145,7 @@ class Superquadric:
         h[..., 2, 2] = hzz
         h *= self.rho / np.multiply.outer(self.radii, self.radii)
         return h[..., None, :, :]
+
+    def evaluate(self, x: np.ndarray, hessians: bool = True):
+        """(values, gradients, Hessians or None)."""
+        return self.values(x), self.gradients(x), (self.hessians(x) if hessians else None)

@@ -137,3 +137,19 @@ def test_steep_superellipsoid_far_outside_has_no_nan():
     # the gradient direction far out along +y is still +y (the x-y norm is computed without overflow)
     g = s.gradients(np.array([0.0, 1e8, 0.0]))[0]
     assert g[1] > 0 and g[0] == 0 and g[2] == 0
+
+
+@pytest.mark.parametrize("case", ALL, ids=ident)
+def test_evaluate_returns_values_gradients_and_hessians_in_one_call(case):
+    # the contact step's one-call form must be exactly the three separate evaluations (same formulas), batched or not
+    s = parse_shape(case, "s")
+    x = random_points(s, 7, seed=3)
+    for pts in (x, x[0]):
+        f, g, hh = s.evaluate(pts)
+        np.testing.assert_array_equal(f, s.values(pts))
+        np.testing.assert_array_equal(g, s.gradients(pts))
+        np.testing.assert_array_equal(hh, s.hessians(pts))
+        f2, g2, none = s.evaluate(pts, hessians=False)
+        assert none is None
+        np.testing.assert_array_equal(f2, f)
+        np.testing.assert_array_equal(g2, g)
