@@ -139,7 +139,7 @@ class ElementMatrix:
 
     # --- the solve ----------------------------------------------------------------------------------------------
     def solve(self, rhs: np.ndarray) -> np.ndarray | None:
-        """x with A x = rhs by eliminating every element's own unknowns (inverses of the own-own blocks, compiled),
+        """x with A x = rhs by eliminating every element's own unknowns (LU factors of the own-own blocks, compiled),
         then the Schur complement on the shared ones; None when an own-own block is singular or the result stays
         inaccurate after iterative refinement (the caller then uses a sparse LU of the whole)."""
         x_idx = self._x
@@ -149,10 +149,10 @@ class ElementMatrix:
         s_flat, s_vals = [np.zeros(0, int)], [np.zeros(0)]
         for lay, B in zip(self._layout, self.blocks):
             B = np.ascontiguousarray(B)
-            inv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
+            LU, piv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
             if not ok:
                 return None
-            parts.append((lay, B, inv, IBgx))
+            parts.append((lay, B, (LU, piv), IBgx))
             s_flat.append(lay.sflat)
             s_vals.append(Sxx.ravel())
         if not all(np.all(np.isfinite(v)) for v in s_vals):
@@ -175,14 +175,14 @@ class ElementMatrix:
             b = np.ascontiguousarray(b, dtype=float)
             out = np.empty_like(b)
             bx = b[x_idx].copy()
-            ys = [eliminate_rhs(B, lay.ns, inv, lay.own, lay.wx, b, bx) for lay, B, inv, _IBgx in parts]
+            ys = [eliminate_rhs(B, lay.ns, *fac, lay.own, lay.wx, b, bx) for lay, B, fac, _IBgx in parts]
             dx = solve_s(bx)
             out[x_idx] = dx
-            for (lay, _B, _inv, IBgx), yg in zip(parts, ys):
+            for (lay, _B, _fac, IBgx), yg in zip(parts, ys):
                 back_substitute(IBgx, lay.own, lay.wx, yg, dx, out)
             return out
 
-        # the own-own blocks are inverted without pivoting across them, and a block of a sticking contact is
+        # the own-own blocks are factored without pivoting across them, and a block of a sticking contact is
         # ill-conditioned (its friction rows carry only a small proximal term): iterative refinement (a few more
         # applications of the same factors) recovers the accuracy; an inaccurate solve is refused
         sol = apply(rhs)

@@ -422,85 +422,108 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
 
 
 @njit(cache=_CACHE)
-def _invert(A, out):
-    """out = A^-1 by Gauss-Jordan elimination with partial pivoting (A is overwritten); False if a pivot is zero or
-    not finite."""
+def _lu(A, piv):
+    """LU factorisation with partial pivoting in place (LAPACK getrf's layout: unit L below the diagonal, whole rows
+    swapped, piv[c] the row swapped with c at step c); False if a pivot is zero or not finite."""
     n = A.shape[0]
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = 1.0 if i == j else 0.0
     for c in range(n):
-        piv = c
+        p = c
         best = abs(A[c, c])
         for r in range(c + 1, n):
             if abs(A[r, c]) > best:
                 best = abs(A[r, c])
-                piv = r
+                p = r
         if not (best > 0.0) or not np.isfinite(best):
             return False
-        if piv != c:
+        piv[c] = p
+        if p != c:
             for j in range(n):
-                A[c, j], A[piv, j] = A[piv, j], A[c, j]
-                out[c, j], out[piv, j] = out[piv, j], out[c, j]
-        f = 1.0 / A[c, c]
-        for j in range(n):
-            A[c, j] *= f
-            out[c, j] *= f
-        for r in range(n):
-            if r != c:
-                g = A[r, c]
-                if g != 0.0:
-                    for j in range(n):
-                        A[r, j] -= g * A[c, j]
-                        out[r, j] -= g * out[c, j]
+                A[c, j], A[p, j] = A[p, j], A[c, j]
+        inv = 1.0 / A[c, c]
+        for r in range(c + 1, n):
+            f = A[r, c] * inv
+            A[r, c] = f
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    A[r, j] -= f * A[c, j]
     return True
+
+
+@njit(cache=_CACHE)
+def _lu_solve(LU, piv, X):
+    """X <- A^-1 X for the factors of _lu (X (n, m), solved for all its columns at once)."""
+    n, m = X.shape
+    for c in range(n):
+        p = piv[c]
+        if p != c:
+            for j in range(m):
+                X[c, j], X[p, j] = X[p, j], X[c, j]
+    for c in range(n):
+        for r in range(c + 1, n):
+            f = LU[r, c]
+            if f != 0.0:
+                for j in range(m):
+                    X[r, j] -= f * X[c, j]
+    for c in range(n - 1, -1, -1):
+        inv = 1.0 / LU[c, c]
+        for j in range(m):
+            X[c, j] *= inv
+        for r in range(c):
+            f = LU[r, c]
+            if f != 0.0:
+                for j in range(m):
+                    X[r, j] -= f * X[c, j]
 
 
 @njit(cache=_CACHE)
 def eliminate(B, ns, d_own):
     """For P elements with blocks B (P, nl, nl) whose last nl - ns unknowns are their own (diagonal d_own (P, k) added
-    to the own-own blocks): the own-own inverses (P, k, k), inv B_gx (P, k, ns) and the Schur complements
-    B_xx - B_xg inv B_gx (P, ns, ns); ok is False when an own-own block is singular."""
+    to the own-own blocks): LU factors of the own-own blocks (P, k, k) with their pivots (P, k), inv(B_gg) B_gx
+    (P, k, ns) and the Schur complements B_xx - B_xg inv(B_gg) B_gx (P, ns, ns); ok is False when an own-own block
+    is singular."""
     P, nl = B.shape[0], B.shape[1]
     k = nl - ns
-    inv = np.empty((P, k, k))
+    LU = np.empty((P, k, k))
+    piv = np.empty((P, k), np.int64)
     IBgx = np.empty((P, k, ns))
     Sxx = np.empty((P, ns, ns))
-    G = np.empty((k, k))
     for p in range(P):
+        G = LU[p]
         for i in range(k):
             for j in range(k):
                 G[i, j] = B[p, ns + i, ns + j]
             G[i, i] += d_own[p, i]
-        if not _invert(G, inv[p]):
-            return inv, IBgx, Sxx, False
+        if not _lu(G, piv[p]):
+            return LU, piv, IBgx, Sxx, False
+        X = IBgx[p]
         for i in range(k):
             for j in range(ns):
-                acc = 0.0
-                for l in range(k):
-                    acc += inv[p, i, l] * B[p, ns + l, j]
-                IBgx[p, i, j] = acc
+                X[i, j] = B[p, ns + i, j]
+        _lu_solve(G, piv[p], X)
         for i in range(ns):
             for j in range(ns):
-                acc = B[p, i, j]
-                for l in range(k):
-                    acc -= B[p, i, ns + l] * IBgx[p, l, j]
-                Sxx[p, i, j] = acc
-    return inv, IBgx, Sxx, True
+                Sxx[p, i, j] = B[p, i, j]
+            for l in range(k):
+                b = B[p, i, ns + l]
+                if b != 0.0:
+                    for j in range(ns):
+                        Sxx[p, i, j] -= b * X[l, j]
+    return LU, piv, IBgx, Sxx, True
 
 
 @njit(cache=_CACHE)
-def eliminate_rhs(B, ns, inv, own, wx, b, bx):
-    """Forward elimination of a right-hand side b: y_e = inv_e b[own_e] (returned, (P, k)); bx[wx_e] -= B_xg,e y_e."""
+def eliminate_rhs(B, ns, LU, piv, own, wx, b, bx):
+    """Forward elimination of a right-hand side b: y_e = inv(B_gg,e) b[own_e] (returned, (P, k)); bx[wx_e] -= B_xg,e y_e."""
     P, nl = B.shape[0], B.shape[1]
     k = nl - ns
     y = np.empty((P, k))
+    col = np.empty((k, 1))
     for p in range(P):
         for i in range(k):
-            acc = 0.0
-            for l in range(k):
-                acc += inv[p, i, l] * b[own[p, l]]
-            y[p, i] = acc
+            col[i, 0] = b[own[p, i]]
+        _lu_solve(LU[p], piv[p], col)
+        for i in range(k):
+            y[p, i] = col[i, 0]
         for i in range(ns):
             acc = 0.0
             for l in range(k):

@@ -804,11 +804,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         qn = _qmul(dq, state.q[i])
         new.q[i] = qn / np.linalg.norm(qn)
     contacts = []
+    R_end: dict = {}
     for pr in pairs:
         if method == "implicit":
             zp = z[pr.off:pr.off + pr.lay.size]
             new.warm[pr.ip] = {"z": zp.copy()}
-            contacts.append(_contact_implicit(model, new, pr, zp))
+            contacts.append(_contact_implicit(model, new, pr, zp, R_end))
         else:
             sz = _explicit_size(pr.lay)
             zp = z[pr.off:pr.off + sz]
@@ -911,11 +912,13 @@ def _slip(model, st, a, b, a1, a2, n):
     return vrel - (vrel @ n) * n
 
 
-def _contact_implicit(model, new, pr: _Pair, zp) -> ContactResult:
+def _contact_implicit(model, new, pr: _Pair, zp, R_end: dict) -> ContactResult:
     lay = pr.lay
     a1, a2 = zp[0:3].copy(), zp[3:6].copy()
     sb = model.shapes[pr.b]
-    Rb = _rot(new.q[pr.b])
+    Rb = R_end.get(pr.b)
+    if Rb is None:
+        Rb = R_end[pr.b] = _rot(new.q[pr.b])  # (once per body: a body is in several pairs)
     yb = Rb.T @ (a2 - new.p[pr.b]) + model.com_body[pr.b]
     n = Rb @ (np.asarray(sb.gradients(yb)).T @ zp[lay.mu:lay.s])
     n = n / np.linalg.norm(n)

@@ -154,11 +154,19 @@ class Shape:
         """The format-v1 object; parse_shape(s.to_dict(), loc) == s."""
         return {"type": self.type, **{k: _copy(v) for k, v in self._json.items()}}
 
+    def _key(self) -> str:
+        """repr of to_dict(), computed once (a shape does not change after it is built; the contact step groups
+        equal shapes in a dict every step)."""
+        key = self.__dict__.get("_key_cache")
+        if key is None:
+            key = self.__dict__["_key_cache"] = repr(self.to_dict())
+        return key
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Shape) and type(other) is type(self) and other.to_dict() == self.to_dict()
+        return isinstance(other, Shape) and type(other) is type(self) and (other is self or other._key() == self._key())
 
     def __hash__(self) -> int:
-        return hash(repr(self.to_dict()))
+        return hash(self._key())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._json.items())
