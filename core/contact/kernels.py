@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["end_poses", "pair_terms"]
+__all__ = ["end_poses", "pair_terms", "body_blocks", "eliminate", "eliminate_rhs", "back_substitute"]
 
 _CACHE = True
 
@@ -417,6 +417,49 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     JWB[p, 3 + i, c] = b_
     return r, J, WA, JWA, WB, JWB
 
+
+
+@njit(cache=_CACHE)
+def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac):
+    """Velocity changes dA = SA WA, dB = SB WB (P, 6) that the pairs give their bodies (S = M^-1 of the body) and,
+    with jac, each pair's block of the step Jacobian (P, nl, nl) in its local columns [nuA, nuB (dynamic B only),
+    pair block] (valid: those columns among the 12 + size of J): rows -d(dA), -d(dB), then the pair rows J."""
+    P = WA.shape[0]
+    nv = valid.shape[0]
+    dA = np.empty((P, 6))
+    dB = np.empty((P, 6))
+    blk = np.empty((P, nv, nv)) if jac else np.empty((P, 0, 0))
+    nb = 12 if dyn_b else 6
+    for p in range(P):
+        for i in range(6):
+            a = 0.0
+            b = 0.0
+            for j in range(6):
+                a += SA[p, i, j] * WA[p, j]
+                b += SB[p, i, j] * WB[p, j]
+            dA[p, i] = a
+            dB[p, i] = b
+        if not jac:
+            continue
+        for i in range(6):
+            for c in range(nv):
+                cc = valid[c]
+                a = 0.0
+                for j in range(6):
+                    a += SA[p, i, j] * JWA[p, j, cc]
+                blk[p, i, c] = -a
+        if dyn_b:
+            for i in range(6):
+                for c in range(nv):
+                    cc = valid[c]
+                    b = 0.0
+                    for j in range(6):
+                        b += SB[p, i, j] * JWB[p, j, cc]
+                    blk[p, 6 + i, c] = -b
+        for i in range(nv - nb):
+            for c in range(nv):
+                blk[p, nb + i, c] = J[p, i, valid[c]]
+    return dA, dB, blk
 
 # ---- block elimination of core.contact.elements.ElementMatrix.solve ------------------------------------------------
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from .bodies import ContactModel, State, cayley
 from .elements import ElementMatrix
+from .kernels import body_blocks
 from .mcp import MCPResult, natural_residual, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
@@ -60,6 +61,7 @@ _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (clo
 _BATCH_MIN = 3  # pairs of one layout evaluated together (core.contact.pair.eval_pairs) from this many on
 _I3 = np.eye(3)
 _I6 = np.eye(6)
+_NO_JAC = np.zeros((0, 0, 0))  # the Jacobian arguments of a values-only body_blocks call
 
 
 @dataclass(frozen=True)
@@ -526,10 +528,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     for bt in batches:
         if bt.P > 1:
             _batch_geometry(bt, model, state, R0)
+            bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
 
     def batch_terms(bt, z, jac=True):
-        """Rows of every pair of a batch and the velocity changes M^-1 W they give their bodies (stacked); with
-        jac=False the Jacobians are None (except for one-pair batches, whose form computes them anyway)."""
+        """Rows of every pair of a batch (P, size), the velocity changes M^-1 W they give their bodies (P, 6 each;
+        dB None for a static B) and, with jac, their blocks of the step Jacobian in local columns (P, nl, nl)."""
         V = z[:6 * nb].reshape(nb, 6)
         vA, wA = V[bt.ka, 0:3], V[bt.ka, 3:6]
         if bt.dyn_b:
@@ -538,19 +541,24 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             vB = wB = np.zeros((bt.P, 3))
         zp = z[bt.zidx]
         if bt.P == 1:  # the one-pair form (less overhead), also the explicit method's
-            out = terms(bt.prs[0], vA[0], wA[0], vB[0], wB[0], zp[0])
-            return tuple(None if x is None else x[None] for x in out)
+            r, Jl, dA, JdA, dB, JdB = terms(bt.prs[0], vA[0], wA[0], vB[0], wB[0], zp[0])
+            if not jac:
+                return r[None], dA[None], None if dB is None else dB[None], None
+            blk = np.empty((1,) + (bt.cols.shape[1],) * 2)
+            blk[0, 0:6] = -JdA[:, bt.valid]
+            if dB is not None:
+                blk[0, 6:12] = -JdB[:, bt.valid]
+            blk[0, 6 * (2 if bt.dyn_b else 1):] = Jl[:, bt.valid]
+            return r[None], dA[None], None if dB is None else dB[None], blk
         r, Jl, WA, JWA, WB, JWB = eval_pairs(
             bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
             bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac)
-        SA = Sinv[bt.ka]
-        dA, JdA = np.einsum("pij,pj->pi", SA, WA), (SA @ JWA if jac else None)
-        if bt.dyn_b:
-            SB = Sinv[bt.kb]
-            dB, JdB = np.einsum("pij,pj->pi", SB, WB), (SB @ JWB if jac else None)
-        else:
-            dB = JdB = None
-        return r, Jl, dA, JdA, dB, JdB
+        SA = bt.SA
+        SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
+        if not jac:
+            JWA = JWB = Jl = _NO_JAC
+        dA, dB, blk = body_blocks(SA, WA, JWA, SB, WB, JWB, Jl, bt.valid_idx, bt.dyn_b, jac)
+        return r, dA, (dB if bt.dyn_b else None), (blk if jac else None)
 
     structure = [None]  # the step's first sparse Jacobian: its index arrays serve every later one
 
@@ -562,19 +570,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
         elems = []  # (columns, blocks, own unknowns) of each batch (sparse case)
         for bt in batches:
-            r, Jl, dA, JdA, dB, JdB = batch_terms(bt, z, jac)
+            r, dA, dB, blk = batch_terms(bt, z, jac)
             Fv[bt.zidx] = r
             np.subtract.at(Fb, bt.ka, dA)
             if dB is not None:
                 np.subtract.at(Fb, bt.kb, dB)
             if not jac:
                 continue
-            nl = bt.cols.shape[1]
-            blk = np.empty((bt.P, nl, nl))
-            blk[:, 0:6] = -JdA[:, :, bt.valid]
-            if dB is not None:
-                blk[:, 6:12] = -JdB[:, :, bt.valid]
-            blk[:, 6 * (2 if bt.dyn_b else 1):] = Jl[:, :, bt.valid]
             if Jd is not None:
                 np.add.at(Jd, (bt.cols[:, :, None], bt.cols[:, None, :]), blk)
             else:
@@ -804,15 +806,16 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         qn = _qmul(dq, state.q[i])
         new.q[i] = qn / np.linalg.norm(qn)
     contacts = []
-    R_end: dict = {}
-    for pr in pairs:
-        if method == "implicit":
-            zp = z[pr.off:pr.off + pr.lay.size]
-            new.warm[pr.ip] = {"z": zp.copy()}
-            contacts.append(_contact_implicit(model, new, pr, zp, R_end))
-        else:
-            sz = _explicit_size(pr.lay)
-            zp = z[pr.off:pr.off + sz]
+    if method == "implicit":
+        for pr in pairs:
+            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy()}
+        by_pair = {}
+        for bt in batches:
+            by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt.prs, z)))
+        contacts = [by_pair[pr.ip] for pr in pairs]
+    else:
+        for pr in pairs:
+            zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
             new.warm[pr.ip] = {"zx": zp.copy(), "geo": new_warm_geo[pr.ip]}
             contacts.append(_contact_explicit(model, state, new, pr, zp, h))
     if not all(np.all(np.isfinite(x)) for x in (new.p, new.q, new.v, new.w)):
@@ -840,6 +843,9 @@ class _Batch:
     zidx: np.ndarray  # (P, size) global indices of the pair blocks
     cols: np.ndarray  # (P, nl) global columns of the local unknowns
     valid: np.ndarray  # (12 + size,) which local Jacobian columns exist
+    valid_idx: np.ndarray | None = None  # ... their indices
+    SA: np.ndarray | None = None  # (P, 6, 6) M^-1 of each pair's A
+    SB: np.ndarray | None = None  # ... and of B (dynamic B)
     mu: np.ndarray | None = None
     m_ref: np.ndarray | None = None
     e_aux: np.ndarray | None = None
@@ -878,7 +884,7 @@ def _batches(pairs, method):
         bt = _Batch(prs, pr0.lay, dyn_b, len(prs), np.array([p.ka for p in prs]),
                     np.array([max(p.kb, 0) for p in prs]),
                     np.array([np.arange(p.off, p.off + sz) for p in prs]),
-                    np.array([p.cols for p in prs]), pr0.valid)
+                    np.array([p.cols for p in prs]), pr0.valid, np.flatnonzero(pr0.valid))
         out.append(bt)
     return out
 
@@ -904,35 +910,42 @@ def _qmul(a, b):
                      w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
-def _slip(model, st, a, b, a1, a2, n):
-    """Tangential velocity of A's material point at a1 relative to B's at a2 (world)."""
-    vrel = st.v[a] + cross3(st.w[a], a1 - st.p[a])
-    if model.dynamic[b]:
-        vrel = vrel - st.v[b] - cross3(st.w[b], a2 - st.p[b])
-    return vrel - (vrel @ n) * n
-
-
-def _contact_implicit(model, new, pr: _Pair, zp, R_end: dict) -> ContactResult:
-    lay = pr.lay
-    a1, a2 = zp[0:3].copy(), zp[3:6].copy()
-    sb = model.shapes[pr.b]
-    Rb = R_end.get(pr.b)
-    if Rb is None:
-        Rb = R_end[pr.b] = _rot(new.q[pr.b])  # (once per body: a body is in several pairs)
-    yb = Rb.T @ (a2 - new.p[pr.b]) + model.com_body[pr.b]
-    n = Rb @ (np.asarray(sb.gradients(yb)).T @ zp[lay.mu:lay.s])
-    n = n / np.linalg.norm(n)
-    pn = pr.m_ref * zp[lay.pn]
-    pf = np.zeros(3)
-    prr = 0.0
+def _contacts_implicit(model, new, prs, z) -> list:
+    """The ContactResult of each pair of prs (one layout) after an implicit step, computed for all of them at once."""
+    lay = prs[0].lay
+    P = len(prs)
+    Z = z[np.array([np.arange(pr.off, pr.off + lay.size) for pr in prs])]
+    a1, a2 = Z[:, 0:3], Z[:, 3:6]
+    ia = np.array([pr.a for pr in prs])
+    ib = np.array([pr.b for pr in prs])
+    R = {i: _rot(new.q[i]) for i in set(ib.tolist())}  # end-of-step rotations, once per body
+    Rb = np.array([R[i] for i in ib])
+    # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
+    yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + model.com_body[ib]
+    G = np.empty((P, lay.k, 3))
+    for shape, idx in _shape_groups([model.shapes[i] for i in ib]):
+        G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
+    n = np.einsum("pij,pmj,pm->pi", Rb, G, Z[:, lay.mu:lay.s])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    pn = np.array([pr.m_ref for pr in prs]) * Z[:, lay.pn]
+    pf = np.zeros((P, 3))
+    prr = np.zeros(P)
     if lay.nf:
         e_t, e_o, e_r = model.ellipsoid
-        t, o = tangent_frame(n, pr.e_aux)
-        pf = pn * (e_t * zp[lay.pf] * t + e_o * zp[lay.pf + 1] * o)
+        u = np.cross(np.array([pr.e_aux for pr in prs]), n)
+        t = u / np.linalg.norm(u, axis=1)[:, None]  # the step's tangent frame (core.contact.pair.tangent_frame)
+        o = np.cross(n, t)
+        pf = pn[:, None] * (e_t * Z[:, lay.pf, None] * t + e_o * Z[:, lay.pf + 1, None] * o)
         if lay.nf == 3:
-            prr = pn * e_r * zp[lay.pf + 2]
-    return ContactResult(pr.ip, a1, a2, n, float(zp[lay.s]), float(pn), pf, float(prr),
-                         _slip(model, new, pr.a, pr.b, a1, a2, n), pr.mu)
+            prr = pn * e_r * Z[:, lay.pf + 2]
+    # sliding velocity of A's material point at a1 relative to B's at a2 (B's only when it moves)
+    vrel = new.v[ia] + np.cross(new.w[ia], a1 - new.p[ia])
+    dyn_b = model.dynamic[ib]
+    vrel[dyn_b] -= new.v[ib[dyn_b]] + np.cross(new.w[ib[dyn_b]], a2[dyn_b] - new.p[ib[dyn_b]])
+    slip = vrel - np.sum(vrel * n, axis=1)[:, None] * n
+    gap = Z[:, lay.s]
+    return [ContactResult(pr.ip, a1[i].copy(), a2[i].copy(), n[i], float(gap[i]), float(pn[i]), pf[i], float(prr[i]),
+                          slip[i], pr.mu) for i, pr in enumerate(prs)]
 
 
 # ---- explicit method: impulse unknowns [pn, pf (nf), sig] with geometry fixed at the start of the step ----
