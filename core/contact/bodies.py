@@ -184,7 +184,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     sim = mech.simulation
     return ContactModel(
         names=tuple(names), dynamic=np.array(dyn, bool), mass=np.array(mass), inertia_body=np.array(inertia).reshape(n, 3, 3),
-        com_body=np.array(com).reshape(n, 3), shapes=tuple(shapes), radius=np.array(radius), halfspace=tuple(half),
+        com_body=np.array(com).reshape(n, 3), shapes=_shared(shapes), radius=np.array(radius), halfspace=tuple(half),
         pairs=tuple(pairs), ellipsoid=ell,
         gravity=np.asarray(mech.gravity if mech.gravity is not None else (0.0, 0.0, 0.0), float),
         force=F, torque=T, init_pose=tuple(poses), init_velocity=tuple(vels),
@@ -212,3 +212,10 @@ def initial_state(model: ContactModel) -> State:
             w[i] = ang
             v[i] = lin + np.cross(ang, r)  # the document gives the origin's velocity
     return State(0.0, p, q, v, w)
+
+
+def _shared(shapes) -> tuple:
+    """The shapes with equal ones replaced by one object (the contact step groups pairs by shape object identity:
+    a pile of equal spheres is evaluated with one call per step evaluation)."""
+    first: dict = {}
+    return tuple(None if s is None else first.setdefault(s, s) for s in shapes)

@@ -56,7 +56,10 @@ _UNLOAD_TRIALS = 6  # stalled many-pair step: loaded pairs tried unloaded, one a
 _UNLOAD_ITER = 30  # global Newton iterations per such trial
 _UNLOAD_FROM = 1e-5  # ... tried from a stalled point closer than this (scaled natural residual)
 _UNLOAD_GAP = 1e-9  # separation (m) an unloaded pair starts from (on the open face of its complementarity)
-_TIGHT_TOL = 1e-13  # a converged step is polished towards this residual (at most two more Newton iterations)
+_TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards this residual (at most _TIGHT_ITER
+# more Newton iterations)
+_TIGHT_ITER = 2
+_AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
 _BATCH_MIN = 3  # pairs of one layout evaluated together (core.contact.pair.eval_pairs) from this many on
 _I3 = np.eye(3)
@@ -333,12 +336,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     bidx = -np.ones(model.n_bodies, int)
     bidx[dyn] = np.arange(dyn.size)
     nb = dyn.size
-    R0 = [_rot(state.q[i]) for i in range(model.n_bodies)]
+    R0 = _rot(state.q)  # (N, 3, 3)
     Iw = np.zeros((model.n_bodies, 3, 3))
     Iw_inv = np.zeros((model.n_bodies, 3, 3))
-    for i in dyn:
-        Iw[i] = R0[i] @ model.inertia_body[i] @ R0[i].T
-        Iw_inv[i] = R0[i] @ np.linalg.inv(model.inertia_body[i]) @ R0[i].T
+    if dyn.size:
+        Rd = R0[dyn]
+        Iw[dyn] = Rd @ model.inertia_body[dyn] @ Rd.transpose(0, 2, 1)
+        Iw_inv[dyn] = Rd @ np.linalg.inv(model.inertia_body[dyn]) @ Rd.transpose(0, 2, 1)
     # free-motion part of the body rows: v - v0 - h (g + f/m), w - w0 - h I^-1 (tau - w x I w)
     c_v = np.zeros((nb, 3))
     c_w = np.zeros((nb, 3))
@@ -386,9 +390,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 if pred is not None:
                     geo, r = closest_points(model, pred.state, ip, geo)
                     pr.zf0 = pred.state.warm[ip]["zx"]
-            yb = R0[b].T @ (geo[3:6] - state.p[b]) + model.com_body[b]
-            n0 = R0[b] @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[lay.mu:lay.s])
-            pr.e_aux = contact_frame_aux(n0)
+            if (not predict and warm is not None and warm.get("n") is not None and pr.zf0 is not None
+                    and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
+                pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
+            else:
+                yb = R0[b].T @ (geo[3:6] - state.p[b]) + model.com_body[b]
+                n0 = R0[b] @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[lay.mu:lay.s])
+                pr.e_aux = contact_frame_aux(n0)
             pr.geo0 = geo
         else:
             sa, sb = model.shapes[a], model.shapes[b]
@@ -782,11 +790,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 res = MCPResult(zg, True, it_g, rg, "converged (block Gauss-Seidel)")
             else:
                 res = MCPResult(zg, False, it_g, rg, "block Gauss-Seidel stalled")
-    if res.converged and res.residual > _TIGHT_TOL:
+    if res.converged and res.residual > _TIGHT_TOL and not many:
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
-        # so one or two more iterations make the geometry exact to rounding
-        tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=2, max_restarts=0, polish=False)
+        # so one or two more iterations make the geometry exact to rounding (a box held on an incline: no creep
+        # even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's time
+        # (two sets of 100 saved states: 9.7 s and 9.9 s with it, 8.4 s and 8.8 s without), and pile steps sit at
+        # a floor near 1e-11 that the extra iterations rarely lower; they meet the stopping test like every step
+        tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=_TIGHT_ITER, max_restarts=0, polish=False)
         if tight.residual < res.residual:
             res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
     iters = res.iterations
@@ -807,12 +818,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         new.q[i] = qn / np.linalg.norm(qn)
     contacts = []
     if method == "implicit":
-        for pr in pairs:
-            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy()}
         by_pair = {}
         for bt in batches:
             by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt.prs, z)))
         contacts = [by_pair[pr.ip] for pr in pairs]
+        for pr, c in zip(pairs, contacts):
+            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux}
     else:
         for pr in pairs:
             zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
@@ -860,11 +871,12 @@ class _Batch:
 
 
 def _shape_groups(shapes):
-    """[(shape, indices)] with equal shapes evaluated together (a pile of equal spheres: one call)."""
+    """[(shape, indices)] with each shape object evaluated once for all its pairs (the model shares one object
+    between equal shapes, core.contact.bodies: a pile of equal spheres is one call)."""
     groups: dict = {}
     for i, sh in enumerate(shapes):
-        groups.setdefault(sh, []).append(i)
-    return [(sh, np.array(idx)) for sh, idx in groups.items()]
+        groups.setdefault(id(sh), (sh, []))[1].append(i)
+    return [(sh, np.array(idx)) for sh, idx in groups.values()]
 
 
 def _batches(pairs, method):
@@ -899,8 +911,17 @@ def _batch_geometry(bt, model, state, R0):
     b = [p.b for p in prs]
     bt.groups_a = _shape_groups([model.shapes[i] for i in a])
     bt.groups_b = _shape_groups([model.shapes[i] for i in b])
-    bt.pA0, bt.RA0, bt.cA = state.p[a], np.array([R0[i] for i in a]), model.com_body[a]
-    bt.pB0, bt.RB0, bt.cB = state.p[b], np.array([R0[i] for i in b]), model.com_body[b]
+    bt.pA0, bt.RA0, bt.cA = state.p[a], R0[a], model.com_body[a]
+    bt.pB0, bt.RB0, bt.cB = state.p[b], R0[b], model.com_body[b]
+
+
+def _crossb(a, b):
+    """Row-wise cross products of (P, 3) arrays (np.cross costs several times more on small arrays)."""
+    out = np.empty(a.shape)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
 
 
 def _qmul(a, b):
@@ -918,8 +939,7 @@ def _contacts_implicit(model, new, prs, z) -> list:
     a1, a2 = Z[:, 0:3], Z[:, 3:6]
     ia = np.array([pr.a for pr in prs])
     ib = np.array([pr.b for pr in prs])
-    R = {i: _rot(new.q[i]) for i in set(ib.tolist())}  # end-of-step rotations, once per body
-    Rb = np.array([R[i] for i in ib])
+    Rb = _rot(new.q[ib])  # end-of-step rotations
     # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
     yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + model.com_body[ib]
     G = np.empty((P, lay.k, 3))
@@ -932,16 +952,16 @@ def _contacts_implicit(model, new, prs, z) -> list:
     prr = np.zeros(P)
     if lay.nf:
         e_t, e_o, e_r = model.ellipsoid
-        u = np.cross(np.array([pr.e_aux for pr in prs]), n)
+        u = _crossb(np.array([pr.e_aux for pr in prs]), n)
         t = u / np.linalg.norm(u, axis=1)[:, None]  # the step's tangent frame (core.contact.pair.tangent_frame)
-        o = np.cross(n, t)
+        o = _crossb(n, t)
         pf = pn[:, None] * (e_t * Z[:, lay.pf, None] * t + e_o * Z[:, lay.pf + 1, None] * o)
         if lay.nf == 3:
             prr = pn * e_r * Z[:, lay.pf + 2]
     # sliding velocity of A's material point at a1 relative to B's at a2 (B's only when it moves)
-    vrel = new.v[ia] + np.cross(new.w[ia], a1 - new.p[ia])
+    vrel = new.v[ia] + _crossb(new.w[ia], a1 - new.p[ia])
     dyn_b = model.dynamic[ib]
-    vrel[dyn_b] -= new.v[ib[dyn_b]] + np.cross(new.w[ib[dyn_b]], a2[dyn_b] - new.p[ib[dyn_b]])
+    vrel[dyn_b] -= new.v[ib[dyn_b]] + _crossb(new.w[ib[dyn_b]], a2[dyn_b] - new.p[ib[dyn_b]])
     slip = vrel - np.sum(vrel * n, axis=1)[:, None] * n
     gap = Z[:, lay.s]
     return [ContactResult(pr.ip, a1[i].copy(), a2[i].copy(), n[i], float(gap[i]), float(pn[i]), pf[i], float(prr[i]),

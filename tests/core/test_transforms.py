@@ -146,3 +146,13 @@ def test_rotation_conversions_round_trip():
         np.testing.assert_allclose(tf.quat_to_matrix(tf.quat_multiply(q, q2)), R @ tf.quat_to_matrix(q2), atol=1e-14)
     # the 4x4 rotation equals the axis-angle matrix for an elementary rotation
     np.testing.assert_allclose(tf.axis_angle_to_matrix([0, 1, 0], 0.7), tf.rot_y(0.7)[:3, :3], atol=1e-15)
+
+
+def test_quat_to_matrix_of_a_batch_is_each_quaternions_matrix():
+    # a (2, 3, 4) stack of unnormalised quaternions gives the (2, 3, 3, 3) stack of their matrices
+    q = np.random.default_rng(5).normal(size=(2, 3, 4))
+    R = tf.quat_to_matrix(q)
+    assert R.shape == (2, 3, 3, 3)
+    for i in range(2):
+        for j in range(3):
+            np.testing.assert_allclose(R[i, j], tf.quat_to_matrix(q[i, j]), rtol=0, atol=1e-15)
