@@ -420,10 +420,11 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
 
 
 @njit(cache=_CACHE)
-def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac):
-    """Velocity changes dA = SA WA, dB = SB WB (P, 6) that the pairs give their bodies (S = M^-1 of the body) and,
-    with jac, each pair's block of the step Jacobian (P, nl, nl) in its local columns [nuA, nuB (dynamic B only),
-    pair block] (valid: those columns among the 12 + size of J): rows -d(dA), -d(dB), then the pair rows J."""
+def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac, Fb, ka, kb):
+    """Velocity changes dA = SA WA, dB = SB WB (P, 6) that the pairs give their bodies (S = M^-1 of the body),
+    subtracted from the body rows Fb (nb, 6) at rows ka (and kb for a dynamic B), and, with jac, each pair's block of
+    the step Jacobian (P, nl, nl) in its local columns [nuA, nuB (dynamic B only), pair block] (valid: those columns
+    among the 12 + size of J): rows -d(dA), -d(dB), then the pair rows J."""
     P = WA.shape[0]
     nv = valid.shape[0]
     dA = np.empty((P, 6))
@@ -439,6 +440,9 @@ def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac):
                 b += SB[p, i, j] * WB[p, j]
             dA[p, i] = a
             dB[p, i] = b
+            Fb[ka[p], i] -= a
+            if dyn_b:
+                Fb[kb[p], i] -= b
         if not jac:
             continue
         for i in range(6):

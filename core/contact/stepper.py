@@ -538,9 +538,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             _batch_geometry(bt, model, state, R0)
             bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
 
-    def batch_terms(bt, z, jac=True):
+    def batch_terms(bt, z, Fb, jac=True):
         """Rows of every pair of a batch (P, size), the velocity changes M^-1 W they give their bodies (P, 6 each;
-        dB None for a static B) and, with jac, their blocks of the step Jacobian in local columns (P, nl, nl)."""
+        dB None for a static B; None, None when they have been subtracted from the body rows Fb already) and, with
+        jac, their blocks of the step Jacobian in local columns (P, nl, nl)."""
         V = z[:6 * nb].reshape(nb, 6)
         vA, wA = V[bt.ka, 0:3], V[bt.ka, 3:6]
         if bt.dyn_b:
@@ -565,8 +566,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
         if not jac:
             JWA = JWB = Jl = _NO_JAC
-        dA, dB, blk = body_blocks(SA, WA, JWA, SB, WB, JWB, Jl, bt.valid_idx, bt.dyn_b, jac)
-        return r, dA, (dB if bt.dyn_b else None), (blk if jac else None)
+        _dA, _dB, blk = body_blocks(SA, WA, JWA, SB, WB, JWB, Jl, bt.valid_idx, bt.dyn_b, jac, Fb, bt.ka, bt.kb)
+        return r, None, None, (blk if jac else None)  # (the velocity changes are already in Fb)
 
     structure = [None]  # the step's first sparse Jacobian: its index arrays serve every later one
 
@@ -578,9 +579,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
         elems = []  # (columns, blocks, own unknowns) of each batch (sparse case)
         for bt in batches:
-            r, dA, dB, blk = batch_terms(bt, z, jac)
+            r, dA, dB, blk = batch_terms(bt, z, Fb, jac)
             Fv[bt.zidx] = r
-            np.subtract.at(Fb, bt.ka, dA)
+            if dA is not None:
+                np.subtract.at(Fb, bt.ka, dA)
             if dB is not None:
                 np.subtract.at(Fb, bt.kb, dB)
             if not jac:
