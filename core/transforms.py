@@ -221,7 +221,8 @@ def quat_to_matrix(q) -> np.ndarray:
     """3x3 rotation matrix of quaternion q = (w, x, y, z) (normalised first); quaternions (..., 4) give (..., 3, 3)."""
     q = np.asarray(q, dtype=float)
     if q.ndim > 1:
-        w, x, y, z = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+        q = q / np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
+        w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
         R = np.empty(q.shape[:-1] + (3, 3))
         R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
         R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)

@@ -9,6 +9,7 @@ centre of mass v and angular velocity w.  A body point y (body frame) is at x = 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -66,6 +67,34 @@ class ContactModel:
     def n_bodies(self) -> int:
         """Number of bodies (dynamic and static)."""
         return len(self.names)
+
+    @cached_property
+    def broad(self) -> "BroadPhaseData":
+        """Constant arrays of the broad phase (computed once per model)."""
+        n = self.n_bodies
+        ia = np.array([a for a, _b, _mu in self.pairs], int)
+        ib = np.array([b for _a, b, _mu in self.pairs], int)
+        hs = np.flatnonzero([h is not None for h in self.halfspace])
+        normals = np.array([self.halfspace[b][0] for b in hs], float).reshape(-1, 3)
+        # a half-space body's plane n.(y - com) <= offset - n.com in centre-of-mass body coordinates
+        offsets = np.array([self.halfspace[b][1] - self.halfspace[b][0] @ self.com_body[b] for b in hs], float)
+        r = np.asarray(self.radius, float)
+        is_hs = np.zeros(n, bool)
+        is_hs[hs] = True
+        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), hs, normals, offsets, is_hs[ib])
+
+
+@dataclass(frozen=True)
+class BroadPhaseData:
+    """Per-model constants of the broad phase (ContactModel.broad)."""
+
+    ia: np.ndarray  # (P,) body A of each candidate pair
+    ib: np.ndarray  # (P,) body B
+    radius: np.ndarray  # (N,) bounding radius, 0 for half-spaces
+    halfspaces: np.ndarray  # (H,) the half-space bodies
+    normals: np.ndarray  # (H, 3) their normals in the body frame
+    offsets: np.ndarray  # (H,) their offsets relative to the centre of mass
+    to_plane: np.ndarray  # (P,) pair whose B is a half-space
 
 
 @dataclass

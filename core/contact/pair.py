@@ -200,9 +200,10 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
     """One pair: residual (lay.size), local Jacobian (lay.size x (12 + lay.size)), the impulse wrench on A
     [F; tau] (6) with its local Jacobian (6 x nloc), and the wrench on B likewise (None when B is static).
 
-    The same rows as eval_pairs, written for one pair with scalar-friendly numpy: the stepper uses it for small
-    batches and the block Gauss-Seidel, where the batched form's per-call overhead dominates (a sphere on a plane
-    runs ~2x faster); tests/core/contact/test_stepper.py checks that the two agree to rounding."""
+    The same rows as eval_pairs, written for one pair in plain numpy: the reference the compiled kernels are
+    tested against (tests/core/contact/test_stepper.py: the two agree to rounding, and this one's Jacobian agrees
+    with central differences), and the form the block Gauss-Seidel's local solves and the friction initialisation
+    of one or two pairs use."""
     m, k, nf = lay.m, lay.k, lay.nf
     nloc = 12 + lay.size
     o = 12  # offset of the pair block among local columns

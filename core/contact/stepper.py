@@ -61,7 +61,6 @@ _TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards t
 _TIGHT_ITER = 2
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
-_BATCH_MIN = 3  # pairs of one layout evaluated together (core.contact.pair.eval_pairs) from this many on
 _I3 = np.eye(3)
 _I6 = np.eye(6)
 _NO_JAC = np.zeros((0, 0, 0))  # the Jacobian arguments of a values-only body_blocks call
@@ -113,27 +112,31 @@ def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tup
     """Pairs whose bounding volumes, inflated by what can be travelled in one step, overlap; and lower gap bounds."""
     if not model.pairs:
         return [], {}
-    g = float(np.linalg.norm(model.gravity))
-    ia = np.fromiter((a for a, _b, _mu in model.pairs), int, len(model.pairs))
-    ib = np.fromiter((b for _a, b, _mu in model.pairs), int, len(model.pairs))
-    r = np.asarray(model.radius, float)
+    bp = model.broad
+    g = float(np.sqrt(model.gravity @ model.gravity))
+    ia, ib, r = bp.ia, bp.ib, bp.radius
     # how fast a point of each body can move (a half-space has no bounding radius; it enters pairs only as B, static)
-    speed = np.linalg.norm(state.v, axis=1) + np.linalg.norm(state.w, axis=1) * np.where(np.isfinite(r), r, 0.0)
-    # half-space bodies: world normal and offset; the others: bounding spheres
-    hs = np.array([model.halfspace[b] is not None for b in range(model.n_bodies)])
+    speed = np.sqrt(np.einsum("ij,ij->i", state.v, state.v)) + np.sqrt(np.einsum("ij,ij->i", state.w, state.w)) * r
+    # half-space bodies: world normal and offset (n.x <= c); the others: bounding spheres
     nw = np.zeros((model.n_bodies, 3))
     cw = np.zeros(model.n_bodies)
-    for b in np.flatnonzero(hs):
-        nw[b], cw[b] = _world_halfspace(model, b, state)
-    to_plane = hs[ib]
+    if bp.halfspaces.size:
+        hs = bp.halfspaces
+        n_w = np.einsum("hij,hj->hi", _rot(state.q[hs]), bp.normals)
+        nw[hs] = n_w
+        cw[hs] = bp.offsets + np.einsum("hi,hi->h", n_w, state.p[hs])
+    to_plane = bp.to_plane
+    d = state.p[ia] - state.p[ib]
     lb = np.where(to_plane,
                   np.einsum("ij,ij->i", nw[ib], state.p[ia]) - cw[ib] - r[ia],
-                  np.linalg.norm(state.p[ia] - state.p[ib], axis=1) - r[ia] - np.where(to_plane, 0.0, r[ib]))
+                  np.sqrt(np.einsum("ij,ij->i", d, d)) - r[ia] - r[ib])
     reach = speed[ia] + np.where(to_plane, 0.0, speed[ib])
     margin = 2.0 * h * reach + 2.0 * h * h * g + 1e-3 + 0.02 * r[ia]
-    kept = np.zeros(len(model.pairs), bool)
-    kept[[ip for ip in keep if 0 <= ip < len(model.pairs)]] = True
-    inside = (lb <= margin) | (kept & (lb <= 2.0 * margin))
+    inside = lb <= margin
+    if keep:
+        kept = np.zeros(len(model.pairs), bool)
+        kept[[ip for ip in keep if 0 <= ip < len(model.pairs)]] = True
+        inside |= kept & (lb <= 2.0 * margin)
     return np.flatnonzero(inside).tolist(), dict(enumerate(lb.tolist()))
 
 
@@ -534,7 +537,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
     batches = _batches(pairs, method)
     for bt in batches:
-        if bt.P > 1:
+        if method == "implicit":
             _batch_geometry(bt, model, state, R0)
             bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
 
@@ -549,7 +552,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         else:
             vB = wB = np.zeros((bt.P, 3))
         zp = z[bt.zidx]
-        if bt.P == 1:  # the one-pair form (less overhead), also the explicit method's
+        if method != "implicit":  # the explicit method's one-pair form
             r, Jl, dA, JdA, dB, JdB = terms(bt.prs[0], vA[0], wA[0], vB[0], wB[0], zp[0])
             if not jac:
                 return r[None], dA[None], None if dB is None else dB[None], None
@@ -605,9 +608,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, structure[0]
         return Fv, structure[0].refill(structure[0].diag, elems)  # the same pattern all step long
 
-    # values without Jacobians for the line search's shortened trials: cheaper only where pairs are evaluated
-    # vectorised (the one-pair form computes its Jacobian anyway)
-    value = (lambda z: fun(z, jac=False)) if any(bt.P > 1 for bt in batches) else None
+    # values without Jacobians for the line search's shortened trials: cheaper only where the kernels evaluate the
+    # pairs (the explicit method's one-pair form computes its Jacobian anyway)
+    value = (lambda z: fun(z, jac=False)) if method == "implicit" else None
     many = len(pairs) > 2
     # with many pairs the impulse unknowns get the MCP solver's proximal term: in a pile they are statically
     # indeterminate (a continuum of solutions) and the plain Newton direction is dominated by that continuum
@@ -836,8 +839,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
     # into a pair that was not solved: such a pair's bounding volumes overlap at the end, and the step is solved
     # again with it (the bounding volumes contain the shapes, so a pair whose volumes stay apart cannot touch)
-    _, end_bounds = candidate_pairs(model, new, h)
-    missed = frozenset(ip for ip, lb in end_bounds.items() if lb <= 0.0 and ip not in cand)
+    if len(cand) < len(model.pairs):
+        _, end_bounds = candidate_pairs(model, new, h)
+        missed = frozenset(ip for ip, lb in end_bounds.items() if lb <= 0.0 and ip not in cand)
+    else:
+        missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
         return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
@@ -882,16 +888,14 @@ def _shape_groups(shapes):
 
 
 def _batches(pairs, method):
-    """Group the pairs for vectorised evaluation (the explicit method: one pair per batch)."""
+    """Group the pairs for evaluation by the compiled kernels, one batch per layout (the explicit method: one pair per
+    batch, evaluated by the numpy one-pair form)."""
     keyed: dict = {}
     for pr in pairs:
         key = (pr.lay, pr.kb >= 0) if method == "implicit" else (pr.ip,)
         keyed.setdefault(key, []).append(pr)
-    groups = []
-    for prs in keyed.values():  # small groups: one pair per batch (the one-pair form is faster there)
-        groups.extend([prs] if len(prs) >= _BATCH_MIN else [[pr] for pr in prs])
     out = []
-    for prs in groups:
+    for prs in keyed.values():
         pr0 = prs[0]
         dyn_b = pr0.kb >= 0
         sz = pr0.sz
