@@ -69,6 +69,15 @@ class ContactModel:
         return len(self.names)
 
     @cached_property
+    def inertia_inv(self) -> np.ndarray:
+        """(N, 3, 3) inverse body inertias of the dynamic bodies (zero for static ones)."""
+        out = np.zeros_like(self.inertia_body)
+        dyn = np.flatnonzero(self.dynamic)
+        if dyn.size:
+            out[dyn] = np.linalg.inv(self.inertia_body[dyn])
+        return out
+
+    @cached_property
     def broad(self) -> "BroadPhaseData":
         """Constant arrays of the broad phase (computed once per model)."""
         n = self.n_bodies

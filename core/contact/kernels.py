@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["end_poses", "pair_terms", "body_blocks", "eliminate", "eliminate_rhs", "back_substitute"]
+__all__ = ["quat_matrices", "end_poses", "pair_terms", "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs",
+           "back_substitute"]
 
 _CACHE = True
 
@@ -96,6 +97,80 @@ def _cayley_T(w, h, T):
     T[2, 0] = -uy * f
     T[2, 1] = ux * f
     T[2, 2] = f
+
+
+@njit(cache=_CACHE)
+def quat_matrices(q):
+    """Rotation matrices (N, 3, 3) of quaternions (N, 4) (w, x, y, z), each normalised first
+    (core.transforms.quat_to_matrix, without numpy's per-call overhead on a few bodies)."""
+    N = q.shape[0]
+    R = np.empty((N, 3, 3))
+    for i in range(N):
+        nq = np.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
+        w, x, y, z = q[i, 0] / nq, q[i, 1] / nq, q[i, 2] / nq, q[i, 3] / nq
+        R[i, 0, 0] = 1 - 2 * (y * y + z * z)
+        R[i, 0, 1] = 2 * (x * y - w * z)
+        R[i, 0, 2] = 2 * (x * z + w * y)
+        R[i, 1, 0] = 2 * (x * y + w * z)
+        R[i, 1, 1] = 1 - 2 * (x * x + z * z)
+        R[i, 1, 2] = 2 * (y * z - w * x)
+        R[i, 2, 0] = 2 * (x * z - w * y)
+        R[i, 2, 1] = 2 * (y * z + w * x)
+        R[i, 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
+
+
+@njit(cache=_CACHE)
+def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, vA, wA, dA, vB, wB, dB, dyn_b):
+    """Per pair after a step: the unit normal n = Rb G^T mu_b / |.| (from B towards A), the normal impulse, the
+    friction impulse vector and the torsional impulse (in the step's tangent frame from e_aux, as
+    core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point at dA from its centre relative
+    to B's point at dB; B's only where dyn_b).  G (P, k, 3) are B's gradients in its body frame at its closest point,
+    Z (P, size) the pair unknowns with pn at column pn_i and the friction unknowns from pf_i."""
+    P = Rb.shape[0]
+    k = G.shape[1]
+    n = np.empty((P, 3))
+    pf = np.zeros((P, 3))
+    pr = np.zeros(P)
+    pn = np.empty(P)
+    slip = np.empty((P, 3))
+    g = np.empty(3)
+    t = np.empty(3)
+    o = np.empty(3)
+    v = np.empty(3)
+    c = np.empty(3)
+    for p in range(P):
+        for j in range(3):
+            g[j] = 0.0
+            for m in range(k):
+                g[j] += G[p, m, j] * mu_b[p, m]
+        for i in range(3):
+            n[p, i] = Rb[p, i, 0] * g[0] + Rb[p, i, 1] * g[1] + Rb[p, i, 2] * g[2]
+        ln = np.sqrt(n[p, 0] ** 2 + n[p, 1] ** 2 + n[p, 2] ** 2)
+        for i in range(3):
+            n[p, i] /= ln
+        pn[p] = m_ref[p] * Z[p, pn_i]
+        if nf:
+            _cross(e_aux[p], n[p], t)
+            lt = np.sqrt(t[0] ** 2 + t[1] ** 2 + t[2] ** 2)
+            for i in range(3):
+                t[i] /= lt
+            _cross(n[p], t, o)
+            for i in range(3):
+                pf[p, i] = pn[p] * (e_t * Z[p, pf_i] * t[i] + e_o * Z[p, pf_i + 1] * o[i])
+            if nf == 3:
+                pr[p] = pn[p] * e_r * Z[p, pf_i + 2]
+        _cross(wA[p], dA[p], c)
+        for i in range(3):
+            v[i] = vA[p, i] + c[i]
+        if dyn_b[p]:
+            _cross(wB[p], dB[p], c)
+            for i in range(3):
+                v[i] -= vB[p, i] + c[i]
+        vn = v[0] * n[p, 0] + v[1] * n[p, 1] + v[2] * n[p, 2]
+        for i in range(3):
+            slip[p, i] = v[i] - vn * n[p, i]
+    return n, pn, pf, pr, slip
 
 
 @njit(cache=_CACHE)
@@ -466,6 +541,16 @@ def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac, Fb, ka, kb):
     return dA, dB, blk
 
 # ---- block elimination of core.contact.elements.ElementMatrix.solve ------------------------------------------------
+
+
+@njit(cache=_CACHE)
+def scatter_add(J, cols, blk):
+    """J[cols[p][:, None], cols[p][None, :]] += blk[p] for every p (np.add.at of the pair blocks into a dense
+    Jacobian: pairs that share a body add into the same entries)."""
+    for p in range(cols.shape[0]):
+        for i in range(cols.shape[1]):
+            for j in range(cols.shape[1]):
+                J[cols[p, i], cols[p, j]] += blk[p, i, j]
 
 
 @njit(cache=_CACHE)

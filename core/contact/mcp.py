@@ -215,7 +215,7 @@ def solve_mcp(
     n = z.size
     if n == 0:
         return MCPResult(z, True, 0, 0.0, "converged")
-    rng = np.random.default_rng(rng_seed)
+    rng = None  # the restarts' perturbations (created when first needed)
     total_iter = 0
     best = [np.inf, z.copy()]  # residual and point of the best iterate seen, returned on failure
     reason = "iteration limit"
@@ -227,6 +227,7 @@ def solve_mcp(
         elif restart == 1:
             zs, eps0 = np.array(z0, dtype=float), 1e-2
         else:
+            rng = rng or np.random.default_rng(rng_seed)
             zs = best[1] + 1e-3 * restart * (1.0 + np.abs(best[1])) * rng.standard_normal(n)
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs

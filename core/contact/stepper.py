@@ -32,7 +32,7 @@ import numpy as np
 
 from .bodies import ContactModel, State, cayley
 from .elements import ElementMatrix
-from .kernels import body_blocks
+from .kernels import body_blocks, contact_frames, quat_matrices, scatter_add
 from .mcp import MCPResult, natural_residual, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
@@ -97,7 +97,9 @@ class StepResult:
 
 
 def _rot(q):
-    return quat_to_matrix(q)
+    """Rotation matrix of a quaternion (4,), or matrices (N, 3, 3) of quaternions (N, 4) (compiled)."""
+    q = np.asarray(q, float)
+    return quat_matrices(q) if q.ndim == 2 else quat_to_matrix(q)
 
 
 def _world_halfspace(model: ContactModel, b: int, state: State):
@@ -345,7 +347,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if dyn.size:
         Rd = R0[dyn]
         Iw[dyn] = Rd @ model.inertia_body[dyn] @ Rd.transpose(0, 2, 1)
-        Iw_inv[dyn] = Rd @ np.linalg.inv(model.inertia_body[dyn]) @ Rd.transpose(0, 2, 1)
+        Iw_inv[dyn] = Rd @ model.inertia_inv[dyn] @ Rd.transpose(0, 2, 1)
     # free-motion part of the body rows: v - v0 - h (g + f/m), w - w0 - h I^-1 (tau - w x I w)
     c_v = np.zeros((nb, 3))
     c_w = np.zeros((nb, 3))
@@ -591,7 +593,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if not jac:
                 continue
             if Jd is not None:
-                np.add.at(Jd, (bt.cols[:, :, None], bt.cols[:, None, :]), blk)
+                scatter_add(Jd, bt.cols, blk)
             else:
                 elems.append((bt.cols, blk, bt.zidx.shape[1]))
         Fv[:6 * nb] = Fb.ravel()
@@ -834,7 +836,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
             new.warm[pr.ip] = {"zx": zp.copy(), "geo": new_warm_geo[pr.ip]}
             contacts.append(_contact_explicit(model, state, new, pr, zp, h))
-    if not all(np.all(np.isfinite(x)) for x in (new.p, new.q, new.v, new.w)):
+    if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)
         return StepResult(state, False, iters, res.residual, "non-finite state after step", pairs=len(pairs))
     # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
     # into a pair that was not solved: such a pair's bounding volumes overlap at the end, and the step is solved
@@ -921,15 +923,6 @@ def _batch_geometry(bt, model, state, R0):
     bt.pB0, bt.RB0, bt.cB = state.p[b], R0[b], model.com_body[b]
 
 
-def _crossb(a, b):
-    """Row-wise cross products of (P, 3) arrays (np.cross costs several times more on small arrays)."""
-    out = np.empty(a.shape)
-    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
-    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
-    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
-    return out
-
-
 def _qmul(a, b):
     w1, x1, y1, z1 = a
     w2, x2, y2, z2 = b
@@ -940,7 +933,6 @@ def _qmul(a, b):
 def _contacts_implicit(model, new, prs, z) -> list:
     """The ContactResult of each pair of prs (one layout) after an implicit step, computed for all of them at once."""
     lay = prs[0].lay
-    P = len(prs)
     Z = z[np.array([np.arange(pr.off, pr.off + lay.size) for pr in prs])]
     a1, a2 = Z[:, 0:3], Z[:, 3:6]
     ia = np.array([pr.a for pr in prs])
@@ -948,27 +940,14 @@ def _contacts_implicit(model, new, prs, z) -> list:
     Rb = _rot(new.q[ib])  # end-of-step rotations
     # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
     yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + model.com_body[ib]
-    G = np.empty((P, lay.k, 3))
+    G = np.empty((len(prs), lay.k, 3))
     for shape, idx in _shape_groups([model.shapes[i] for i in ib]):
         G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
-    n = np.einsum("pij,pmj,pm->pi", Rb, G, Z[:, lay.mu:lay.s])
-    n /= np.linalg.norm(n, axis=1)[:, None]
-    pn = np.array([pr.m_ref for pr in prs]) * Z[:, lay.pn]
-    pf = np.zeros((P, 3))
-    prr = np.zeros(P)
-    if lay.nf:
-        e_t, e_o, e_r = model.ellipsoid
-        u = _crossb(np.array([pr.e_aux for pr in prs]), n)
-        t = u / np.linalg.norm(u, axis=1)[:, None]  # the step's tangent frame (core.contact.pair.tangent_frame)
-        o = _crossb(n, t)
-        pf = pn[:, None] * (e_t * Z[:, lay.pf, None] * t + e_o * Z[:, lay.pf + 1, None] * o)
-        if lay.nf == 3:
-            prr = pn * e_r * Z[:, lay.pf + 2]
-    # sliding velocity of A's material point at a1 relative to B's at a2 (B's only when it moves)
-    vrel = new.v[ia] + _crossb(new.w[ia], a1 - new.p[ia])
-    dyn_b = model.dynamic[ib]
-    vrel[dyn_b] -= new.v[ib[dyn_b]] + _crossb(new.w[ib[dyn_b]], a2[dyn_b] - new.p[ib[dyn_b]])
-    slip = vrel - np.sum(vrel * n, axis=1)[:, None] * n
+    e_t, e_o, e_r = (float(e) for e in model.ellipsoid)
+    n, pn, pf, prr, slip = contact_frames(
+        Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), np.array([pr.e_aux for pr in prs], float),
+        np.array([pr.m_ref for pr in prs], float), Z, lay.pn, lay.pf, lay.nf, e_t, e_o, e_r,
+        new.v[ia], new.w[ia], a1 - new.p[ia], new.v[ib], new.w[ib], a2 - new.p[ib], model.dynamic[ib])
     gap = Z[:, lay.s]
     return [ContactResult(pr.ip, a1[i].copy(), a2[i].copy(), n[i], float(gap[i]), float(pn[i]), pf[i], float(prr[i]),
                           slip[i], pr.mu) for i, pr in enumerate(prs)]
