@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 
 from .. import io
 from ..errors import LinkwrightError
@@ -42,13 +43,31 @@ def _progress_bar():
     return show
 
 
+def _prepare(prepare_kernels) -> None:
+    """The compiled kernels, loaded or (a machine's first run) compiled before the run, with a note on a terminal
+    when that takes a while."""
+    note = None
+    if sys.stderr.isatty():
+        def note_slow() -> None:
+            sys.stderr.write("preparing the contact solver: the first run on a machine compiles its kernels "
+                             "(numba; 10-60 s, then cached)...\n")
+            sys.stderr.flush()
+        note = threading.Timer(2.0, note_slow)
+        note.daemon = True
+        note.start()
+    prepare_kernels()
+    if note is not None:
+        note.cancel()
+
+
 def run(args: argparse.Namespace) -> int:
     """Load, simulate, write; status 3 if the simulation stopped early."""
-    from ..contact import simulate
+    from ..contact import prepare_kernels, simulate
 
     if args.out is not None and not (args.out.endswith(".csv") or args.out.endswith(".npz")):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
+    _prepare(prepare_kernels)
     rec = simulate(mech, t_end=args.t_end, dt=args.dt, method=args.method, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)

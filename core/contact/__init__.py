@@ -11,10 +11,10 @@ Jacobian), stepper (implicit and explicit steps), recording (runs, .npz/.csv out
 
 from .bodies import ContactModel, State, build_model, initial_state
 from .mcp import MCPResult, solve_mcp
-from .recording import Recording, iter_steps, load_npz, simulate
+from .recording import Recording, iter_steps, load_npz, prepare_kernels, simulate
 from .stepper import METHODS, ContactResult, StepResult, closest_points, step
 
 __all__ = [
     "ContactModel", "State", "build_model", "initial_state", "MCPResult", "solve_mcp", "Recording", "iter_steps",
-    "load_npz", "simulate", "METHODS", "ContactResult", "StepResult", "closest_points", "step",
+    "load_npz", "prepare_kernels", "simulate", "METHODS", "ContactResult", "StepResult", "closest_points", "step",
 ]

@@ -10,7 +10,9 @@ step that ended there.  For an inactive pair the impulses are 0, `gap` is a lowe
 from __future__ import annotations
 
 import csv
+import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -21,7 +23,7 @@ from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
 from .stepper import METHODS, StepResult, candidate_pairs, step
 
-__all__ = ["Recording", "simulate", "iter_steps", "load_npz"]
+__all__ = ["Recording", "simulate", "iter_steps", "load_npz", "prepare_kernels"]
 
 
 @dataclass
@@ -146,6 +148,28 @@ def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "impli
         if not res.converged:
             return
         st = res.state
+
+
+def prepare_kernels() -> float:
+    """Load the stepper's compiled kernels (core.contact.kernels) from numba's cache, or compile them on a machine's
+    first run (10-60 s), by two steps of each method on a small scene that takes every compiled path: twelve
+    touching spheres in a row on a plane (pairs with a static and with a dynamic B; more than two pairs, and more
+    unknowns than the dense limit: block elimination).  Returns the seconds it took."""
+    from .. import io
+    from . import stepper
+
+    t0 = time.perf_counter()
+    balls = [{"name": f"s{i}", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
+              "pose": {"position": [0.2 * i, 0.0, 0.1]}} for i in range(12)]
+    floor = {"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}
+    mech = io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                                "gravity": [0, 0, -9.81], "bodies": [floor] + balls, "contact": {"friction": 0.5}}))
+    model = build_model(mech)
+    for method in METHODS:
+        st = initial_state(model)
+        for _ in range(2):
+            st = stepper.step(model, st, 0.01, method).state
+    return time.perf_counter() - t0
 
 
 def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None, method: str | None = None, *,

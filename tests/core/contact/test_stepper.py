@@ -4,6 +4,7 @@ import csv
 import io as _io
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -326,3 +327,17 @@ def test_a_pair_the_broad_phase_missed_is_solved_when_the_step_carries_a_body_in
     assert res.state.v[ib][2] == pytest.approx(-gap0 / h, abs=1e-9)
     (c,) = [c for c in res.contacts if c.pn > 0]
     assert c.pn == pytest.approx(m * (-gap0 / h) + h * f, rel=1e-9)
+
+
+def test_prepare_kernels_compiles_every_kernel_of_the_step():
+    """prepare_kernels (the CLI calls it before a run, so a machine's first compile happens up front, with a note)
+    takes every compiled path of the step: each kernel then has a compiled signature (in a fresh process, where no
+    other test has called them)."""
+    import subprocess
+    import sys
+
+    code = ("from core.contact import kernels, prepare_kernels; prepare_kernels(); "
+            "print(','.join(n for n in kernels.__all__ if not getattr(kernels, n).signatures))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[3])
+    assert out.stdout.strip() == ""
