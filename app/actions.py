@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QStyle, QWidget
 
+from core.resources import resource_dir
+
 __all__ = ["Actions", "icon"]
 
-ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
+ICONS = resource_dir() / "icons"
 
 
 def icon(name: str) -> QIcon:

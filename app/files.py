@@ -13,12 +13,13 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from core import io
 from core.errors import LinkwrightError
 from core.model import Mechanism
+from core.resources import resource_dir
 
 from .layout import auto_layout
 
 __all__ = ["FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "MAX_RECENT", "AUTOSAVE_MS"]
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
+EXAMPLES_DIR = resource_dir() / "examples"
 MAX_RECENT = 10
 AUTOSAVE_MS = 60_000
 FILE_FILTER = "Linkwright mechanisms (*.json);;All files (*)"

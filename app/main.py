@@ -10,12 +10,13 @@ from PySide6.QtWidgets import QApplication
 
 from core import io
 from core.errors import LinkwrightError
+from core.resources import resource_dir
 
 __all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window", "open_start_window", "application"]
 
 ORGANIZATION = "Linkwright"
 APPLICATION = "Linkwright"
-START_DOCUMENT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "fourbar.json"
+START_DOCUMENT = resource_dir() / "examples" / "fourbar.json"
 SCREENSHOT_SIZE = (1440, 900)
 
 
