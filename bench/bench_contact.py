@@ -37,12 +37,13 @@ def sphere_on_plane():
                          "pose": {"position": [0, 0, 0.1]}, "velocity": {"linear": [1.0, 0, 0]}}], mu=0.3)
 
 
-def _box_pile(n_side, half, pitch, jitter, dz, mu=0.4, radius=0.05, mass=0.1):
-    """n_side^3 spheres on a jittered grid (pitch, layers dz apart from z = 0.06 m) in a box of half-width `half`."""
+def _box_pile(n_side, half, pitch, jitter, dz, mu=0.4, radius=0.05, mass=0.1, seed=0):
+    """n_side^3 spheres on a jittered grid (pitch, layers dz apart from z = 0.06 m) in a box of half-width `half`
+    (the jitter from numpy's generator with this seed)."""
     walls = [FLOOR] + [
         {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": n, "offset": -half}}
         for i, n in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     balls = []
     for i in range(n_side):
         for j in range(n_side):
@@ -54,14 +55,14 @@ def _box_pile(n_side, half, pitch, jitter, dz, mu=0.4, radius=0.05, mass=0.1):
     return _doc(walls + balls, mu=mu)
 
 
-def pile27():
+def pile27(seed=0):
     """27 spheres settling in a box of half-width 0.2 m."""
-    return _box_pile(3, 0.2, 0.12, 0.005, 0.125)
+    return _box_pile(3, 0.2, 0.12, 0.005, 0.125, seed=seed)
 
 
-def pile8():
+def pile8(seed=0):
     """The 2x2x2 pile of tests/core/contact/test_pile.py (box half-width 0.13 m)."""
-    return _box_pile(2, 0.13, 0.11, 0.004, 0.115)
+    return _box_pile(2, 0.13, 0.11, 0.004, 0.115, seed=seed)
 
 
 def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None, repeats=1):
@@ -125,6 +126,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5, help="runs of the one-pair scenes (noisy machine: best, median)")
     ap.add_argument("--max-seconds", type=float, default=300.0, help="wall-clock limit per pile run")
     ap.add_argument("--methods", default="implicit,explicit")
+    ap.add_argument("--pile-seed", type=int, default=0, help="seed of the piles' jitter (0: the quoted runs)")
     args = ap.parse_args()
     print(f"machine reference: 200,000 numpy 3-vector additions take {machine_reference():.3f} s", flush=True)
     # the compiled kernels (core.contact.kernels) load from numba's cache on a process's first step (compiled on the
@@ -138,8 +140,8 @@ def main() -> None:
         bench("sphere on plane (rolling)", sphere_on_plane(), args.steps, method=method, repeats=args.repeats)
         bench("disc example", io.load(ROOT / "resources/examples/contact_disc_roll.json"), args.steps // 2, method=method,
               repeats=args.repeats)
-        bench("8 spheres in a box", pile8(), args.pile_steps, method=method, max_seconds=args.max_seconds)
-        bench("27 spheres in a box", pile27(), args.pile_steps, method=method, max_seconds=args.max_seconds)
+        bench("8 spheres in a box", pile8(args.pile_seed), args.pile_steps, method=method, max_seconds=args.max_seconds)
+        bench("27 spheres in a box", pile27(args.pile_seed), args.pile_steps, method=method, max_seconds=args.max_seconds)
     print("targets: sphere on plane >= 2000 steps/s, 27-sphere pile >= 20 steps/s (one core)")
 
 
