@@ -46,9 +46,9 @@ _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
 _QUICK_ITER = 100  # global Newton iterations of a many-pair step before it is halved (saved 27-sphere pile steps:
 # 23.9 s in all with 100, 31.8 s with 200, 23.5 s with 60; 8 spheres: 9.5, 10.0 and 9.1 s)
-_QUICK_HALVINGS = 3  # halvings of the quick round (at least step's max_halvings); its deepest sub-steps get the
-# "medium" solve before the round gives up. Measured on saved 27-sphere states of piles with other jitter seeds
-# against 2 levels without the medium solve: seed 2's 97 states 59 s against 244 s (its step 96 had failed even
+_SLOW_HALVINGS = 2  # halvings of the slow round at most (the quick round's are step's max_halvings, 3 by default;
+# its deepest sub-steps get the "medium" solve before the round gives up). Measured on saved 27-sphere states of piles with other jitter seeds
+# against 2 quick levels without the medium solve: seed 2's 97 states 59 s against 244 s (its step 96 had failed even
 # through the slow round, 194 s), seed 1's first 100 states 94 s against 89 s; the bench's own 100 states 3.15 s
 # against 2.55 s
 _MANY_FIRST_ITER = 200  # slow round: global Newton iterations before a restart, then block Gauss-Seidel
@@ -265,14 +265,14 @@ def _layout_for(model, ip, method):
 
 
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
-         max_iter: int = 60, max_halvings: int = 2) -> StepResult:
+         max_iter: int = 60, max_halvings: int = 3) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
     Fallbacks in two rounds (implicit method, three or more pairs).  First the quick one: one global Newton
     attempt (100 iterations; no restart, active-set polish or unloading trials), then the step as two halves
-    solved the same way (recursively, up to max(max_halvings, _QUICK_HALVINGS) times; a sub-step of the deepest
-    level that fails so gets the global solve with its restart and the polish).  Only when that fails the slow
-    one, at h again and then
+    solved the same way (recursively, up to max_halvings times; a sub-step of the deepest level that fails so
+    gets the global solve with its restart and the polish).  Only when that fails the slow one (halving at most
+    min(max_halvings, _SLOW_HALVINGS) times), at h again and then
     halved: restarts, the polish, the unloading trials, the retry from the explicit predictor and the block
     Gauss-Seidel over the pairs.  A many-pair step that one attempt cannot converge usually has no solution near
     the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times as
@@ -280,11 +280,11 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     the single round is the global solve with restarts, the predictor retry and halving."""
     if method == "explicit":
         # (the comparison method keeps the single round of fallbacks it was tuned with)
-        return _step_halving(model, state, h, method, tol, max_iter, max_halvings, False)
-    res = _step_halving(model, state, h, method, tol, max_iter, max(max_halvings, _QUICK_HALVINGS), True)
+        return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False)
+    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True)
     if res.converged or res.pairs <= 2:
         return res  # (with few pairs the slow round has nothing to add: the predictor restart was tried)
-    slow = _step_halving(model, state, h, method, tol, max_iter, max_halvings, False)
+    slow = _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False)
     slow.iterations += res.iterations
     return slow
 
