@@ -43,9 +43,11 @@ def _progress_bar():
     return show
 
 
-def _prepare(prepare_kernels) -> None:
+def _prepare() -> None:
     """The compiled kernels, loaded or (a machine's first run) compiled before the run, with a note on a terminal
     when that takes a while."""
+    from ..contact import prepare_kernels
+
     note = None
     if sys.stderr.isatty():
         def note_slow() -> None:
@@ -62,12 +64,12 @@ def _prepare(prepare_kernels) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, simulate, write; status 3 if the simulation stopped early."""
-    from ..contact import prepare_kernels, simulate
+    from ..contact import simulate
 
     if args.out is not None and not (args.out.endswith(".csv") or args.out.endswith(".npz")):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
-    _prepare(prepare_kernels)
+    _prepare()
     rec = simulate(mech, t_end=args.t_end, dt=args.dt, method=args.method, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)

@@ -108,12 +108,19 @@ def _rot(q):
     return quat_matrices(q) if q.ndim == 2 else quat_to_matrix(q)
 
 
+def _world_planes(model: ContactModel, state: State, hs: np.ndarray):
+    """World normals (H, 3) and offsets (H,) (n.x <= c) of the half-space bodies hs (a sorted subset of
+    model.broad.halfspaces)."""
+    bp = model.broad
+    k = np.searchsorted(bp.halfspaces, hs)
+    nw = np.einsum("hij,hj->hi", _rot(state.q[hs]), bp.normals[k])
+    return nw, bp.offsets[k] + np.einsum("hi,hi->h", nw, state.p[hs])
+
+
 def _world_halfspace(model: ContactModel, b: int, state: State):
     """World normal and offset (n.x <= c) of half-space body b."""
-    nb, off = model.halfspace[b]
-    R = _rot(state.q[b])
-    nw = R @ nb
-    return nw, off - nb @ model.com_body[b] + nw @ state.p[b]
+    nw, c = _world_planes(model, state, np.array([b]))
+    return nw[0], float(c[0])
 
 
 def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tuple[list[int], dict[int, float]]:
@@ -129,10 +136,7 @@ def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tup
     nw = np.zeros((model.n_bodies, 3))
     cw = np.zeros(model.n_bodies)
     if bp.halfspaces.size:
-        hs = bp.halfspaces
-        n_w = np.einsum("hij,hj->hi", _rot(state.q[hs]), bp.normals)
-        nw[hs] = n_w
-        cw[hs] = bp.offsets + np.einsum("hi,hi->h", n_w, state.p[hs])
+        nw[bp.halfspaces], cw[bp.halfspaces] = _world_planes(model, state, bp.halfspaces)
     to_plane = bp.to_plane
     d = state.p[ia] - state.p[ib]
     lb = np.where(to_plane,
