@@ -55,14 +55,14 @@ def _box_pile(n_side, half, pitch, jitter, dz, mu=0.4, radius=0.05, mass=0.1, se
     return _doc(walls + balls, mu=mu)
 
 
-def pile27(seed=0):
+def pile27(seed=0, mu=0.4):
     """27 spheres settling in a box of half-width 0.2 m."""
-    return _box_pile(3, 0.2, 0.12, 0.005, 0.125, seed=seed)
+    return _box_pile(3, 0.2, 0.12, 0.005, 0.125, mu=mu, seed=seed)
 
 
-def pile8(seed=0):
+def pile8(seed=0, mu=0.4):
     """The 2x2x2 pile of tests/core/contact/test_pile.py (box half-width 0.13 m)."""
-    return _box_pile(2, 0.13, 0.11, 0.004, 0.115, seed=seed)
+    return _box_pile(2, 0.13, 0.11, 0.004, 0.115, mu=mu, seed=seed)
 
 
 def bench(name, mech, n_steps, h=0.01, method="implicit", max_seconds=None, repeats=1):
