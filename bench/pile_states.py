@@ -74,7 +74,8 @@ def solve(args) -> None:
         ks = [k for k, o in enumerate(outcomes) if o["halvings"] > 0 or not o["converged"]]
     else:
         ks = list(range(len(states)))
-    model = build_model(SCENES[saved["scene"]](saved["seed"], mu=args.mu if args.mu is not None else 0.4))
+    scene = SCENES[saved["scene"]]
+    model = build_model(scene(saved["seed"]) if args.mu is None else scene(saved["seed"], mu=args.mu))
     h = saved["dt"]
     total, failed = 0.0, 0
     for k in ks:
