@@ -366,3 +366,32 @@ def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
     assert not res.converged and res.reason == "stalled"
     assert res.iterations <= 2 * mcp._STALL + mcp._POLISH_ITER
     assert abs(res.residual - 1e-7) < 1e-9
+
+
+def test_feasible_unknowns_never_leave_their_bounds_and_the_planted_solution_is_found():
+    """solve_mcp(feasible=...) projects the marked bounded unknowns onto their bounds at every trial point."""
+    rng = np.random.default_rng(11)
+    n = 30
+    M, q, z_star = _random_monotone_lcp(n, rng)
+    lower = np.full(n, -np.inf)
+    lower[::2] = 0.0  # even indices bounded (complementarity), odd ones free: F_i = 0 there
+    # plant a solution of this MCP: free rows have F = 0, bounded rows keep the LCP's complementary pair
+    q = np.where(np.isfinite(lower), q, -(M @ z_star))
+    feasible = np.isfinite(lower)
+    seen = []
+
+    def fun(z):
+        seen.append(z.copy())
+        return M @ z + q, M
+
+    z0 = rng.standard_normal(n)  # starts outside the bounds on about half of the bounded indices
+    res = solve_mcp(fun, z0, lower, feasible=feasible)
+    assert res.converged, res.reason
+    np.testing.assert_allclose(res.z, z_star, atol=1e-8)
+    # every point the solver evaluated (the start included) had its marked unknowns on or above their bounds
+    assert np.all(np.array(seen)[:, feasible] >= 0.0)
+    # without the option the plain Newton iterates do leave the bounds from this start (so the check above can fail)
+    seen.clear()
+    plain = solve_mcp(fun, z0, lower)
+    assert plain.converged
+    assert np.any(np.array(seen)[:, feasible] < 0.0)
