@@ -664,10 +664,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against 86 s) but left
     # an 8-sphere pile's closest points 2.7e-9 m off the surfaces at a halved step (docs/contact.md)
     feasible = np.zeros(ntot, bool)
-    if method == "implicit":
-        for pr in pairs:
-            if pr.lay.nf:
-                feasible[pr.off + pr.lay.sig] = True
+    feasible[[pr.off + friction_slots(pr)[2] for pr in pairs if pr.lay.nf]] = True
 
     def global_solve(z, tol=tol, **budget):
         """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
