@@ -78,6 +78,15 @@ class ContactModel:
         return out
 
     @cached_property
+    def gyration(self) -> np.ndarray:
+        """(N,) radius of gyration sqrt(trace(I) / 3m) of each dynamic body (0 for static ones), metres."""
+        out = np.zeros(self.n_bodies)
+        dyn = np.flatnonzero(self.dynamic)
+        if dyn.size:
+            out[dyn] = np.sqrt(np.trace(self.inertia_body[dyn], axis1=1, axis2=2) / (3.0 * self.mass[dyn]))
+        return out
+
+    @cached_property
     def broad(self) -> "BroadPhaseData":
         """Constant arrays of the broad phase (computed once per model)."""
         n = self.n_bodies

@@ -75,13 +75,14 @@ def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0, eps: float = 0.0
     return phi, da, db
 
 
-def _reformulate(z, F, J, lower, bounded, lam, eps=0.0):
-    """Phi(z), its generalised Jacobian H = Da + Db J (rows of free indices are J's rows), and the diagonal Db."""
+def _reformulate(z, F, J, lower, bounded, lam, eps=0.0, weights=1.0):
+    """Phi(z), its generalised Jacobian H = Da + Db J (rows of free indices are J's rows times their weights), and
+    the diagonal Db."""
     a = np.where(bounded, z - lower, 0.0)
     phi, da, db = fb_function(a, F, lam, eps)
-    Phi = np.where(bounded, phi, F)
+    Phi = np.where(bounded, phi, weights * F)
     dA = np.where(bounded, da, 0.0)  # d Phi_i / d z_i from the 'a' argument
-    dB = np.where(bounded, db, 1.0)  # scales row i of J
+    dB = np.where(bounded, db, weights)  # scales row i of J
     if isinstance(J, ElementMatrix):
         H = J.scale_rows(dB).add_diagonal(dA)
     elif sp.issparse(J):
@@ -109,14 +110,14 @@ def _add_diagonal(H, v):
     return sp.csc_matrix((data, H.indices, H.indptr), shape=H.shape)
 
 
-def _phi_value(z, F, lower, bounded, lam, eps=0.0):
+def _phi_value(z, F, lower, bounded, lam, eps=0.0, weights=1.0):
     """Phi(z) only (for the line search)."""
     a = np.where(bounded, z - lower, 0.0)
     rho = np.sqrt(a * a + F * F + 2.0 * eps * eps)
     phi = lam * (rho - a - F)
     if lam < 1.0:
         phi = phi - (1.0 - lam) * np.maximum(a, 0.0) * np.maximum(F, 0.0)
-    return np.where(bounded, phi, F)
+    return np.where(bounded, phi, weights * F)
 
 
 def _sparse(H):
@@ -195,6 +196,7 @@ def solve_mcp(
     condense: bool = False,
     polish: bool = True,
     feasible: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -215,11 +217,18 @@ def solve_mcp(
     near-solutions outside the bounds: a contact step's sliding-speed multiplier below zero turns friction around
     (it then drives the slip), and Newton iterates of a pile settled there, on a local minimum of the merit function
     (34 hard saved pile steps: one attempt converged on 11 with the sliding multipliers projected, on none without).  Off by
-    default: on small degenerate NCPs the projected path can be longer (Kojima-Shindo from 0: 42 iterations, not 28)."""
+    default: on small degenerate NCPs the projected path can be longer (Kojima-Shindo from 0: 42 iterations, not 28).
+
+    weights, when given, are positive weights of the free equations in the reformulation (Phi_i = w_i F_i): they set
+    the merit function 0.5 |Phi|^2 that the line search decreases and the least-squares (LM) steps minimise, and
+    leave the solutions, the Newton directions and the stopping test (unweighted) as they are.  For equations in
+    different units: a contact step weights its bodies' angular-velocity rows by their radius of gyration (velocity
+    units like the other rows; unweighted, the spins of light spheres dominated the merit)."""
     lower = np.asarray(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
     proj = None if feasible is None else np.asarray(feasible, bool) & bounded
+    wts = 1.0 if weights is None else np.asarray(weights, dtype=float)
     z = np.array(z0, dtype=float)
     if proj is not None:
         z = np.where(proj, np.maximum(z, lower0), z)
@@ -243,7 +252,7 @@ def solve_mcp(
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox,
-                                  condense, proj)
+                                  condense, proj, wts)
         total_iter += it
         if not ok and polish and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
@@ -258,7 +267,7 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condense=False, proj=None):
+            condense=False, proj=None, weights=1.0):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
     With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, _PROX_SCALE |Phi|):
@@ -287,10 +296,10 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         best_at[it] = min(res, best_at[it - 1]) if it else res
         if _STALL and it >= _STALL and best_at[it] <= _STALL_BELOW and best_at[it] > _STALL_GAIN * best_at[it - _STALL]:
             return False, z, it, "stalled"
-        Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
+        Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps, weights)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
             eps = 0.0 if eps < 1e-13 else 0.1 * eps  # continuation: tighten the smoothing
-            Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps)
+            Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps, weights)
         psi = 0.5 * float(Phi @ Phi)
         merits.append(psi)
         psi_ref = max(merits[-_NONMONOTONE:])
@@ -310,7 +319,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             if gd >= 0.0:
                 d = -grad
                 gd = -float(grad @ grad)
-        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj)
+        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights)
         if t < _SHORT_STEP and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
@@ -321,7 +330,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                 gl = float(grad @ dl)
                 if gl >= 0.0:
                     continue
-                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps, fun_value, proj)
+                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps, fun_value, proj, weights)
                 if zl is not None and (zt is None or psil < psit):
                     t, zt, Ft, Jt, psit, used_lm = tl, zl, Fl, Jl, psil, True
                     if tl >= 0.5:
@@ -364,7 +373,8 @@ def _max_col_norm2(H):
     return float(np.max(np.sum(H * H, axis=0))) if H.size else 1.0
 
 
-def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=None, beta=0.5, sigma=1e-4):
+def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=None, weights=1.0, beta=0.5,
+            sigma=1e-4):
     """Backtracking on the merit 0.5 |Phi|^2 along d: (t, z + t d, F, J, merit) or (t, None, ...) on failure.
 
     The full step is evaluated with its Jacobian (it is usually accepted); shorter trials with fun_value when
@@ -383,7 +393,7 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
         except (FloatingPointError, ValueError, np.linalg.LinAlgError):
             Ft = None
         if Ft is not None and np.all(np.isfinite(Ft)):
-            Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps)
+            Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps, weights)
             psit = 0.5 * float(Phit @ Phit)
             if psit <= psi + sigma * t * gd:
                 if value_only:

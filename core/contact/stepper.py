@@ -665,11 +665,16 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # an 8-sphere pile's closest points 2.7e-9 m off the surfaces at a halved step (docs/contact.md)
     feasible = np.zeros(ntot, bool)
     feasible[[pr.off + friction_slots(pr)[2] for pr in pairs if pr.lay.nf]] = True
+    # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s, like
+    # every other velocity row): unweighted, the spins of light spheres (large inverse inertia) dominated it and pile
+    # steps stalled on its local minima (solve_mcp's weights; measured in docs/contact.md)
+    weights = np.ones(ntot)
+    weights[:6 * nb].reshape(nb, 6)[:, 3:6] = model.gyration[dyn, None]
 
     def global_solve(z, tol=tol, **budget):
         """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
         return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense, feasible=feasible,
-                         **budget)
+                         weights=weights, **budget)
 
     def unload_trials(z, iters):
         """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (loaded and sliding
@@ -768,7 +773,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 consistent_friction(z, (pr,))
                 x0 = z[pr.cols]
                 lres = solve_mcp(lfun, x0, lower[pr.cols], tol=tol, max_iter=30, max_restarts=1,
-                                 feasible=feasible[pr.cols])
+                                 feasible=feasible[pr.cols], weights=weights[pr.cols])
                 iters += lres.iterations
                 x = lres.z
                 z[pr.cols] = x

@@ -395,3 +395,33 @@ def test_feasible_unknowns_never_leave_their_bounds_and_the_planted_solution_is_
     plain = solve_mcp(fun, z0, lower)
     assert plain.converged
     assert np.any(np.array(seen)[:, feasible] < 0.0)
+
+
+def test_weights_set_the_merit_of_the_free_rows_but_not_the_solution_or_the_stopping_test():
+    """solve_mcp(weights=w) iterates exactly as the solver on the free rows multiplied by w; only the merit changes."""
+    lower = np.array([0.0, -np.inf, 0.0, -np.inf])  # Kojima-Shindo with x2 and x4 free (their rows equations)
+    w = np.array([1.0, 30.0, 1.0, 0.05])  # (the weights of bounded rows are not used)
+    scale = np.where(np.isfinite(lower), 1.0, w)
+    runs = {}
+    for mode in ("weighted", "rows scaled", "plain"):
+        seen = []
+
+        def fun(z, mode=mode, seen=seen):
+            seen.append(z.copy())
+            F, J = _kojima_shindo(z)
+            return (scale * F, scale[:, None] * J) if mode == "rows scaled" else (F, J)
+
+        res = solve_mcp(fun, np.zeros(4), lower, weights=w if mode == "weighted" else None)
+        assert res.converged, (mode, res.reason)
+        runs[mode] = (res, np.array(seen))
+    (rw, sw), (rs, ss), (rp, sp_) = runs["weighted"], runs["rows scaled"], runs["plain"]
+    # the same points evaluated, in the same order: the weights enter the merit exactly as a scaling of the rows
+    assert sw.shape == ss.shape
+    np.testing.assert_array_equal(sw, ss)
+    # ... and they matter: the unweighted solver takes another path (here a longer one) to the same solution
+    assert sp_.shape != sw.shape or np.any(sp_ != sw)
+    np.testing.assert_allclose(rw.z, rp.z, atol=1e-9)
+    # the stopping test and the reported residual are those of the unweighted equations
+    F = _kojima_shindo(rw.z)[0]
+    assert rw.residual == pytest.approx(natural_residual(rw.z, F, lower), rel=1e-12, abs=1e-300)
+    assert rw.residual <= 1e-10
