@@ -341,6 +341,18 @@ def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, s
                       max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs))
 
 
+def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float) -> np.ndarray:
+    """A pair's warm impulse unknowns [pn, friction..., sig] for a step of size h: pn is an impulse, which a
+    sustained load makes proportional to the step, so it is scaled by h over the step it came from (a halved step's
+    sub-steps start from h/2 of the last full step's impulses, and the step after them from 2^k times theirs; the
+    normalised friction unknowns and the sliding speed do not scale)."""
+    out = np.array(tail, dtype=float)
+    h0 = warm.get("h")
+    if h0 and h0 != h:
+        out[0] *= h / h0
+    return out
+
+
 def _merge_contacts(c1, c2):
     """Contacts of a step solved as two halves: geometry of the end, impulses of both halves added.
 
@@ -415,7 +427,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pr.zf0 = None
             if not predict and warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
                 geo = warm["z"][: lay.n_geom].copy()
-                pr.zf0 = warm["z"][lay.n_geom:]
+                pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h)
                 # the closest points travel with the bodies: shift last step's points by this step's predicted
                 # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
                 # (on a static body the point follows A's, as for rolling)
@@ -479,7 +491,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if pr.lay.nf:
                 lower[pr.off + sz - 1] = 0.0
             if warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
-                z0[pr.off:pr.off + sz] = warm["zx"]
+                z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h)
 
     dense = ntot <= _DENSE_LIMIT
     # M^-1 per dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
@@ -875,11 +887,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt.prs, z)))
         contacts = [by_pair[pr.ip] for pr in pairs]
         for pr, c in zip(pairs, contacts):
-            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux}
+            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux, "h": h}
     else:
         for pr in pairs:
             zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
-            new.warm[pr.ip] = {"zx": zp.copy(), "geo": new_warm_geo[pr.ip]}
+            new.warm[pr.ip] = {"zx": zp.copy(), "geo": new_warm_geo[pr.ip], "h": h}
             contacts.append(_contact_explicit(model, state, new, pr, zp, h))
     if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)
         return StepResult(state, False, iters, res.residual, "non-finite state after step", pairs=len(pairs))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contact_scenes import body, floor, mechanism
+from contact_scenes import G, body, floor, mechanism
 from core.cli import main as cli_main
 from core.contact import build_model, initial_state, load_npz, simulate, step
 from core.contact import recording as recording_mod
@@ -341,3 +341,26 @@ def test_prepare_kernels_compiles_every_kernel_of_the_step():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[3])
     assert out.stdout.strip() == ""
+
+
+def test_warm_normal_impulses_are_rescaled_to_the_step_size():
+    """A sphere resting on a plane: the normal impulse per step is m g h, so a warm start taken from a step of another
+    size starts from the impulse of this one (and the step converges at its starting point)."""
+    from core.contact.stepper import _rescaled_impulse
+
+    model = build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1))]))
+    st = initial_state(model)
+    for _ in range(3):  # settle at h = 0.01
+        st = step(model, st, 0.01).state
+    (ip, warm), = st.warm.items()
+    assert warm["h"] == 0.01
+    pn_full = warm["z"][-4]  # layout tail: pn, phi_t, phi_o, sig
+    # the weight's impulse over the step, per m_ref (= the sphere's mass against a static plane): g h
+    assert pn_full == pytest.approx(G * 0.01, rel=1e-9)
+    tail = _rescaled_impulse(warm, warm["z"][-4:], 0.0025)
+    assert tail[0] == pytest.approx(G * 0.0025, rel=1e-9)  # the quarter step's impulse
+    np.testing.assert_array_equal(tail[1:], warm["z"][-3:])  # friction unknowns unchanged
+    # the quarter step from that warm start: already at its solution
+    r = step(model, st, 0.0025)
+    assert r.converged and r.iterations <= 1
+    assert r.state.warm[ip]["h"] == 0.0025
