@@ -20,7 +20,7 @@ blocks of the Jacobian, core.contact.elements); convergence is always the global
 The step size h is fixed (the caller's dt).  Fallbacks (see step): with three or more pairs a quick round first
 (one Newton attempt, then the step as two half steps, three times at most; a sub-step of the deepest level gets
 the global solve with its restart and polish before the round gives up), then a slow round (restarts,
-active-set polish, unloading trials, the retry from the explicit predictor and a block nonsmooth Gauss-Seidel over
+active-set polish, unloading trials, a retry from a cold start and a block nonsmooth Gauss-Seidel over
 the pairs, each pair's local MCP with its bodies' velocities, then halving); if that also fails the step is
 reported as failed and the state is kept.
 """
@@ -53,7 +53,6 @@ _SLOW_HALVINGS = 2  # halvings of the slow round at most (the quick round's are 
 # against 2.55 s
 _MANY_FIRST_ITER = 200  # slow round: global Newton iterations before a restart, then block Gauss-Seidel
 _MANY_RESTARTS = 1  # ... and smoothing-continuation restarts of it (core.contact.mcp) before that
-_PREDICTOR_ITER = 100  # Newton iterations of a many-pair explicit predictor step (no restart, no fallbacks)
 _NSGS_SWEEPS = 150  # block Gauss-Seidel sweeps at most (a count, not a time: results do not depend on the machine)
 _NSGS_STALL = 40  # sweeps without halving the residual that count as a stall
 _POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
@@ -277,7 +276,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     solved the same way (recursively, up to max_halvings times; a sub-step of the deepest level that fails so
     gets the global solve with its restart and the polish).  Only when that fails the slow one (halving at most
     min(max_halvings, _SLOW_HALVINGS) times): first the smallest sub-steps, then at h again and halved:
-    restarts, the polish, the unloading trials, the retry from the explicit predictor and the block
+    restarts, the polish, the unloading trials, the retry from a cold start (no warm start) and the block
     Gauss-Seidel over the pairs.  A many-pair step that one attempt cannot converge usually has no solution near
     the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times as
     long as the step (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs
@@ -318,7 +317,7 @@ def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, s
             again.iterations += res.iterations
             res = again
         if not res.converged and method == "implicit" and (not quick or res.pairs <= _PREDICT_MAX_PAIRS):
-            # the warm start may be what failed: restart every pair from the explicit predictor
+            # the warm start may be what failed: restart every pair from the explicit predictor (many pairs: cold)
             again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level)
             again.iterations += res.iterations
             res = again
@@ -375,8 +374,8 @@ def _merge_contacts(c1, c2):
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all") -> StepResult:
-    """One solve of the step.  fallbacks, for three or more pairs: "predictor" (one global Newton attempt with the
-    budget of a predictor), "quick" (one global Newton attempt, no active-set polish), "medium" (the global solve
+    """One solve of the step.  fallbacks, for three or more pairs: "quick" (one global Newton attempt, no
+    active-set polish), "medium" (the global solve
     with a restart and the polish), "all" (that, then the unloading trials, then block Gauss-Seidel)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
@@ -407,14 +406,16 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     geo_iters = 0
     new_warm_geo = {}
     pred = None
-    if method == "implicit" and (predict or (len(cand) <= _PREDICT_MAX_PAIRS and any(
-            state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand))):
-        # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
-        # velocities and impulses, and the closest points at its end configuration start the implicit solve
-        # (with many pairs it costs as much as the step itself; new pairs then start from their closest points
-        # at the start of the step, no impulse and consistent friction unknowns); the predictor gets the global
-        # solve only: it is not worth the unloading trials and the block Gauss-Seidel
-        pred = _step_once(model, state, h, "explicit", tol, max_iter, fallbacks="predictor")
+    if method == "implicit" and len(cand) <= _PREDICT_MAX_PAIRS and (predict or any(
+            state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand)):
+        # a pair without a warm start (a new contact), or the retry of a failed step (predict): the explicit step
+        # is a cheap, well-posed predictor of the velocities and impulses, and the closest points at its end
+        # configuration start the implicit solve.  Only with few pairs: with many it costs as much as the step
+        # itself; new pairs then start from their closest points at the start of the step, no impulse and
+        # consistent friction unknowns, and a retry (predict) starts so cold, every pair (the explicit predictor
+        # of such retries, 100 Newton iterations, converged on none of 54 hard saved pile steps of 8 and 27
+        # spheres and took up to 19 s of a 27-sphere step; docs/contact.md)
+        pred = _step_once(model, state, h, "explicit", tol, max_iter)
         if not pred.converged:
             pred = None
     for ip in cand:
@@ -828,11 +829,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return z, res_nat, iters, res_nat <= tol
 
     z0 = consistent_friction(z0, pairs)
-    # iteration and restart budget: few pairs; many pairs (a step, or an explicit predictor with no fallbacks)
+    # iteration and restart budget: few pairs; many pairs
     if not many:
         res = global_solve(z0, max_iter=max_iter, max_restarts=3)
-    elif fallbacks == "predictor":
-        res = global_solve(z0, max_iter=_PREDICTOR_ITER, max_restarts=0)
     elif fallbacks == "quick":
         # measured on saved pile steps: a step that one attempt does not solve is solved faster as two halves than
         # by the restart, the polish and the unloading trials, which rarely succeed there (1 polish in 15)
