@@ -20,7 +20,7 @@ blocks of the Jacobian, core.contact.elements); convergence is always the global
 The step size h is fixed (the caller's dt).  Fallbacks (see step): with three or more pairs a quick round first
 (one Newton attempt, then the step as two half steps, three times at most; a sub-step of the deepest level gets
 the global solve with its restart and polish before the round gives up), then a slow round (restarts,
-active-set polish, unloading trials, a retry from a cold start and a block nonsmooth Gauss-Seidel over
+active-set polish, unloading trials, then a retry from a cold start with those and a block nonsmooth Gauss-Seidel over
 the pairs, each pair's local MCP with its bodies' velocities, then halving); if that also fails the step is
 reported as failed and the state is kept.
 """
@@ -276,8 +276,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     solved the same way (recursively, up to max_halvings times; a sub-step of the deepest level that fails so
     gets the global solve with its restart and the polish).  Only when that fails the slow one (halving at most
     min(max_halvings, _SLOW_HALVINGS) times): first the smallest sub-steps, then at h again and halved:
-    restarts, the polish, the unloading trials, the retry from a cold start (no warm start) and the block
-    Gauss-Seidel over the pairs.  A many-pair step that one attempt cannot converge usually has no solution near
+    restarts, the polish, the unloading trials, then the retry from a cold start (no warm start) with all of
+    those and the block Gauss-Seidel over the pairs.  A many-pair step that one attempt cannot converge usually has no solution near
     the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times as
     long as the step (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs
     the single round is the global solve with restarts, the predictor retry and halving."""
@@ -306,10 +306,14 @@ def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, s
     only (and, with few pairs, the restart from the predictor, which is cheap then); else all fallbacks.  skip: the
     first levels go straight to their halves (skip = max_halvings: only the smallest sub-steps are solved)."""
     level = "quick" if quick else "all"
+    # the slow round's block Gauss-Seidel only in the retry from a cold start: from the warm start it stalled after
+    # 20-40 s where the cold retry then converged in about a second (25 hard saved 27-sphere steps: 89 s against
+    # 171 s, 17,349 Newton iterations against 66,149; docs/contact.md)
+    first_level = "slow" if (level == "all" and method == "implicit") else level
     if skip > 0 and max_halvings > 0:
         res = StepResult(state, False, 0, np.inf, "not solved whole")
     else:
-        res = _step_once(model, state, h, method, tol, max_iter, fallbacks=level)
+        res = _step_once(model, state, h, method, tol, max_iter, fallbacks=first_level)
         if not res.converged and quick and max_halvings <= 0 and res.pairs > 2:
             # the quick round's smallest sub-step: the global solve with its restart and the active-set polish
             # before the round gives up (the slow round would start again from the whole step)
@@ -376,7 +380,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all") -> StepResult:
     """One solve of the step.  fallbacks, for three or more pairs: "quick" (one global Newton attempt, no
     active-set polish), "medium" (the global solve
-    with a restart and the polish), "all" (that, then the unloading trials, then block Gauss-Seidel)."""
+    with a restart and the polish), "slow" (that, then the unloading trials), "all" (that, then block
+    Gauss-Seidel)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
@@ -838,11 +843,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         res = global_solve(z0, max_iter=_QUICK_ITER, max_restarts=0, polish=False)
     else:
         res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS)
-    if not res.converged and many and fallbacks == "all":
+    if not res.converged and many and fallbacks in ("all", "slow"):
         tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
         if tried.converged:
             res = tried
-        else:
+        elif fallbacks == "all":
             # tens of simultaneous frictional contacts: the global semismooth Newton often stalls far from the
             # solution; block Gauss-Seidel over pairs (each a small, well-behaved local MCP) gets close, then the
             # global Newton polishes (or the sweeps reach the tolerance themselves)
@@ -853,6 +858,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 res = MCPResult(zg, True, it_g, rg, "converged (block Gauss-Seidel)")
             else:
                 res = MCPResult(zg, False, it_g, rg, "block Gauss-Seidel stalled")
+        else:
+            res = MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
     if res.converged and res.residual > _TIGHT_TOL and not many:
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
