@@ -27,7 +27,7 @@ reported as failed and the state is kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -277,10 +277,11 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     gets the global solve with its restart and the polish).  Only when that fails the slow one (halving at most
     min(max_halvings, _SLOW_HALVINGS) times): first the smallest sub-steps, then at h again and halved:
     restarts, the polish, the unloading trials, then the retry from a cold start (no warm start) with all of
-    those and the block Gauss-Seidel over the pairs.  A many-pair step that one attempt cannot converge usually has no solution near
-    the warm start at this h; its halves are often easy, while the slow fallbacks can take a thousand times as
-    long as the step (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs
-    the single round is the global solve with restarts, the predictor retry and halving."""
+    those and the block Gauss-Seidel over the pairs (an attempt that the top-down pass meets again is not
+    repeated).  A many-pair step that one attempt cannot converge usually has no solution near the warm start
+    at this h; its halves are often easy, while the slow fallbacks can take a thousand times as long as the step
+    (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs the single round
+    is the global solve with restarts, the predictor retry and halving."""
     if method == "explicit":
         # (the comparison method keeps the single round of fallbacks it was tuned with)
         return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False)
@@ -292,26 +293,32 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     # come after (the top-down order of the quick round). 7 hard 27-sphere states of two piles: 4.8 s instead of
     # 65 s, 20 s instead of > 90 s, 3.1 instead of 35 s, ...; one took longer (> 90 s instead of 42 s)
     nh = min(max_halvings, _SLOW_HALVINGS)
-    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh)
+    memo: dict = {}  # the slow round's attempts by (start state, h): the top-down pass meets the bottom-up's again
+    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh, memo=memo)
     slow.iterations += res.iterations
     if slow.converged or not nh:
         return slow
-    top = _step_halving(model, state, h, method, tol, max_iter, nh, False)
+    top = _step_halving(model, state, h, method, tol, max_iter, nh, False, memo=memo)
     top.iterations += slow.iterations
     return top
 
 
-def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0):
+def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0, memo=None):
     """One round of fallbacks (see step), then the step as two halves solved the same way: quick, the global solve
     only (and, with few pairs, the restart from the predictor, which is cheap then); else all fallbacks.  skip: the
-    first levels go straight to their halves (skip = max_halvings: only the smallest sub-steps are solved)."""
+    first levels go straight to their halves (skip = max_halvings: only the smallest sub-steps are solved).  memo:
+    the attempts (without halving) already made from a start state (the same object) at a step size, reused with
+    no iterations counted: the solves are deterministic, so another pass over the same sub-step repeats them."""
     level = "quick" if quick else "all"
     # the slow round's block Gauss-Seidel only in the retry from a cold start: from the warm start it stalled after
     # 20-40 s where the cold retry then converged in about a second (25 hard saved 27-sphere steps: 89 s against
     # 171 s, 17,349 Newton iterations against 66,149; docs/contact.md)
     first_level = "slow" if (level == "all" and method == "implicit") else level
+    key = (id(state), h, quick, max_halvings <= 0)
     if skip > 0 and max_halvings > 0:
         res = StepResult(state, False, 0, np.inf, "not solved whole")
+    elif memo is not None and key in memo:
+        res = replace(memo[key][1], iterations=0)
     else:
         res = _step_once(model, state, h, method, tol, max_iter, fallbacks=first_level)
         if not res.converged and quick and max_halvings <= 0 and res.pairs > 2:
@@ -325,14 +332,17 @@ def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, s
             again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level)
             again.iterations += res.iterations
             res = again
+        if memo is not None:
+            memo[key] = (state, res)  # (the state is kept so that its id is not reused)
     if res.converged or max_halvings <= 0:
         return res
-    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1)
+    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1, memo)
     if not first.converged:
         return StepResult(state, False, res.iterations + first.iterations, first.residual,
                           f"step did not converge even when halved ({first.reason})", res.contacts, first.halvings + 1,
                           max(res.pairs, first.pairs))
-    second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1)
+    second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1,
+                           memo)
     if not second.converged:
         return StepResult(state, False, res.iterations + first.iterations + second.iterations, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts,

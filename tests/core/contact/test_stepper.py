@@ -151,6 +151,40 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch):
     assert res.state is st  # state unchanged
 
 
+def test_many_pair_fallback_schedule_repeats_no_attempt_and_counts_every_iteration(monkeypatch):
+    # every solve of a many-pair step fails: the schedule is then walked to its end.  The quick round tries the
+    # step whole and halved down to h/8 (the deepest level also with the "medium" solve); the slow round tries
+    # quarters bottom-up, then h and h/2 top-down, each attempt first from the warm start without block
+    # Gauss-Seidel ("slow") and then from a cold start with it ("all").  The top-down pass reaches the first
+    # quarter again from the same start state: that attempt is reused, not repeated, so no (start state, h,
+    # start, fallbacks) is solved twice, and the reported iterations are exactly those of the solves made.
+    import core.contact.stepper as stp
+
+    from core.contact.stepper import StepResult
+
+    model = build_model(_drop())
+    st = initial_state(model)
+    calls = []
+
+    def failing(model_, state, h, method, tol, max_iter, predict=False, extra=frozenset(), fallbacks="all"):
+        calls.append((id(state), h, predict, fallbacks))
+        return StepResult(state, False, 1, 1.0, "forced", pairs=3)
+
+    monkeypatch.setattr(stp, "_step_once", failing)
+    h = 0.01
+    res = step(model, st, h)
+    assert not res.converged and res.state is st
+    assert len(calls) == len(set(calls))  # no attempt repeated
+    assert res.iterations == len(calls)  # one iteration per solve, none counted twice
+    slow = [(hh, pred, fb) for _i, hh, pred, fb in calls if fb in ("slow", "all")]
+    # warm start without Gauss-Seidel, then the cold retry with it, at each of h/4 (first quarter; it fails, so
+    # the bottom-up pass stops), h, h/2 and, reused, h/4
+    assert slow == [(h / 4, False, "slow"), (h / 4, True, "all"), (h, False, "slow"), (h, True, "all"),
+                    (h / 2, False, "slow"), (h / 2, True, "all")]
+    quick = [(hh, fb) for _i, hh, _p, fb in calls if fb in ("quick", "medium")]
+    assert quick == [(h, "quick"), (h / 2, "quick"), (h / 4, "quick"), (h / 8, "quick"), (h / 8, "medium")]
+
+
 def test_npz_round_trip_and_csv_columns(tmp_path):
     rec = simulate(build_model(_drop()), t_end=0.3, dt=0.01)
     p = tmp_path / "run.npz"
