@@ -356,12 +356,10 @@ _PROX_SCALE = 0.1  # weight of the proximal term per unit residual norm (measure
 # steps of hundreds of iterations)
 _PROX_CAP = 0.1  # largest weight of the proximal term (no floor: even 1e-8 slowed settled pile steps down to a
 # linear rate, impulse directions with less curvature than it being barely corrected)
-_LM_NUS = (1e-10, 1e-8, 1e-6)  # damping (relative to the largest squared column norm) of those LM alternatives,
-# smallest first. They stand in for a Newton direction spoiled by a near-singular H: a small damping gives about the
-# minimum-norm Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, while a large one
-# is a short gradient step. With (1e-6, 1e-4, 1e-2) a halved pile step crawled at 3-5 % of merit per iteration for a
-# hundred iterations; the 22 hard states of three 27-sphere runs took 17.2 s against 52.6 s (same session; 1e-8 or
-# 1e-12 first: 23 s and 24 s; (1e-10, 1e-8) or (1e-11, 1e-9, 1e-7): 18 s)
+_LM_NUS = (1e-6, 1e-4, 1e-2)  # damping (relative to the largest squared column norm) of those LM alternatives.
+# (1e-10, 1e-8, 1e-6), near the minimum-norm Gauss-Newton step, made hard pile steps 3x faster but let the 8-sphere
+# test pile end a halved step with a sphere 2.7e-9 m inside a wall (two BLAS threads; the closest-point rows are
+# accepted at 1e-10 (1 + max|z|)): not kept until the geometric rows get an absolute test (docs/contact.md)
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps
