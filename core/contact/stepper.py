@@ -389,9 +389,8 @@ def _merge_contacts(c1, c2):
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all") -> StepResult:
     """One solve of the step.  fallbacks, for three or more pairs: "quick" (one global Newton attempt, no
-    active-set polish), "medium" (the global solve
-    with a restart and the polish), "slow" (that, then the unloading trials), "all" (that, then block
-    Gauss-Seidel)."""
+    active-set polish), "medium" (the global solve with a restart and the polish), "slow" (that, then the
+    unloading trials), "all" (that, then block Gauss-Seidel)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = np.flatnonzero(model.dynamic)
