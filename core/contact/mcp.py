@@ -47,13 +47,19 @@ class MCPResult:
     restarts: int = 0  # number of perturbed restarts used
 
 
-def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray) -> float:
-    """Scaled natural residual max|nat(z)| / (1 + max|z|) of an MCP with lower bounds."""
+def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray,
+                     extra: Callable[[np.ndarray, np.ndarray], float] | None = None) -> float:
+    """Scaled natural residual max|nat(z)| / (1 + max|z|) of an MCP with lower bounds.
+
+    extra(z, F), when given, is a further residual of the caller's (in the same units: <= tol when met), and the
+    larger of the two is returned: a contact step bounds there how deep its bodies may overlap, in metres, which
+    the scaled residual admits at 1e-10 (1 + max|z|) per closest-point row whatever max|z| is (a spin rate)."""
     bounded = np.isfinite(lower)
     nat = np.where(bounded, np.minimum(np.where(bounded, z - lower, 0.0), F), F)
     if nat.size == 0:
         return 0.0
-    return float(np.max(np.abs(nat)) / (1.0 + np.max(np.abs(z))))
+    res = float(np.max(np.abs(nat)) / (1.0 + np.max(np.abs(z))))
+    return res if extra is None else max(res, float(extra(z, F)))
 
 
 def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0, eps: float = 0.0
@@ -197,6 +203,7 @@ def solve_mcp(
     polish: bool = True,
     feasible: np.ndarray | None = None,
     weights: np.ndarray | None = None,
+    extra: Callable[[np.ndarray, np.ndarray], float] | None = None,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -223,7 +230,10 @@ def solve_mcp(
     the merit function 0.5 |Phi|^2 that the line search decreases and the least-squares (LM) steps minimise, and
     leave the solutions, the Newton directions and the stopping test (unweighted) as they are.  For equations in
     different units: a contact step weights its bodies' angular-velocity rows by their radius of gyration (velocity
-    units like the other rows; unweighted, the spins of light spheres dominated the merit)."""
+    units like the other rows; unweighted, the spins of light spheres dominated the merit).
+
+    extra(z, F), when given, is a further residual that the stopping test takes with the scaled natural residual
+    (natural_residual: the larger of the two must be <= tol)."""
     lower = np.asarray(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
@@ -252,11 +262,11 @@ def solve_mcp(
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox,
-                                  condense, proj, wts)
+                                  condense, proj, wts, extra)
         total_iter += it
         if not ok and polish and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
-            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best)
+            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best, extra)
             total_iter += it
         if ok:
             # project onto the bounds: moves bounded entries by at most tol (no tiny negative multipliers out)
@@ -267,7 +277,7 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condense=False, proj=None, weights=1.0):
+            condense=False, proj=None, weights=1.0, extra=None):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
     With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, _PROX_SCALE |Phi|):
@@ -286,7 +296,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     merits: list[float] = []  # merit of the last iterates: the Armijo reference is their maximum (nonmonotone)
     best_at = [np.inf] * (max_iter + 1)  # best residual of this attempt after each iteration
     for it in range(max_iter + 1):
-        res = natural_residual(z, F, lower)
+        res = natural_residual(z, F, lower, extra)
         if res < best[0]:
             best[0], best[1] = res, z.copy()
         if res <= tol:
@@ -356,10 +366,12 @@ _PROX_SCALE = 0.1  # weight of the proximal term per unit residual norm (measure
 # steps of hundreds of iterations)
 _PROX_CAP = 0.1  # largest weight of the proximal term (no floor: even 1e-8 slowed settled pile steps down to a
 # linear rate, impulse directions with less curvature than it being barely corrected)
-_LM_NUS = (1e-6, 1e-4, 1e-2)  # damping (relative to the largest squared column norm) of those LM alternatives.
-# (1e-10, 1e-8, 1e-6), near the minimum-norm Gauss-Newton step, made hard pile steps 3x faster but let the 8-sphere
-# test pile end a halved step with a sphere 2.7e-9 m inside a wall (two BLAS threads; the closest-point rows are
-# accepted at 1e-10 (1 + max|z|)): not kept until the geometric rows get an absolute test (docs/contact.md)
+_LM_NUS = (1e-10, 1e-8, 1e-6)  # damping (relative to the largest squared column norm) of those LM alternatives,
+# smallest first. They stand in for a Newton direction spoiled by a near-singular H: a small damping gives about the
+# minimum-norm Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, while a large one
+# is a short gradient step. With (1e-6, 1e-4, 1e-2) a halved pile step crawled at 3-5 % of merit per iteration for a
+# hundred iterations; the 22 hard states of three 27-sphere runs took 17.2 s against 52.6 s (same session; 1e-8 or
+# 1e-12 first: 23 s and 24 s; (1e-10, 1e-8) or (1e-11, 1e-9, 1e-7): 18 s)
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps
@@ -413,7 +425,7 @@ _POLISH_FROM = 1e-5  # a stalled Newton run closer than this (scaled natural res
 _POLISH_ITER = 12
 
 
-def _active_set_polish(fun, z, lower, lower0, bounded, tol, best):
+def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
     """Gauss-Newton (LM-damped) on the smooth system of the active set identified at z.
 
     Bounded index i: at its bound when z_i - l_i <= F_i (equation z_i = l_i), else F_i = 0; a degenerate index
@@ -455,7 +467,7 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best):
             return False, z, it + 1
         z_proj = np.where(bounded, np.maximum(z_new, lower0), z_new)
         F_proj = fun(z_proj)[0] if np.any(z_proj != z_new) else F_new
-        res = natural_residual(z_proj, F_proj, lower)
+        res = natural_residual(z_proj, F_proj, lower, extra)
         if res < best[0]:
             best[0], best[1] = res, z_proj.copy()
         if res <= tol:

@@ -179,6 +179,10 @@ def test_natural_residual_definition():
     lower = np.array([0.0, 0.0, -np.inf])
     # nat = (min(1,0), min(0,-0.5), 0.25) = (0, -0.5, 0.25), scaled by 1 + max|z| = 3
     assert natural_residual(z, F, lower) == pytest.approx(0.5 / 3.0)
+    # a further residual of the caller's (extra) counts when it is the larger: max(0.5 / 3, 0.5) = 0.5; when it is
+    # smaller the scaled one stands
+    assert natural_residual(z, F, lower, lambda z_, F_: 0.5) == pytest.approx(0.5)
+    assert natural_residual(z, F, lower, lambda z_, F_: 0.1) == pytest.approx(0.5 / 3.0)
 
 
 def test_active_set_polish_converges_fast_at_a_degenerate_solution():

@@ -52,6 +52,20 @@ def test_eight_spheres_settle_in_a_box_with_every_invariant_at_every_step():
     d = np.linalg.norm(p[:, :, None, :] - p[:, None, :, :], axis=-1)
     iu = np.triu_indices(p.shape[1], 1)
     assert np.all(d[:, iu[0], iu[1]] >= 2 * R - 1e-9)
+    # the closest points lie on their bodies' surfaces: the step's stopping test holds the closest-point rows to 1e-10 m
+    # absolute (not to 1e-10 (1 + max|z|), which a sphere spinning at 8 rad/s widened to 9e-10 m: a halved step then
+    # ended with a sphere 2.7e-9 m inside a wall while its reported gaps were >= 0); the sphere's inequality is
+    # (|x - c|^2 - R^2) / (2R), the signed distance to first order; 2e-10 leaves room for the rounding of this check.
+    # On the steps solved whole: a halved step reports a pair that was active only in its first half with the points
+    # of that half
+    dyn_index = {name: k for k, name in enumerate(rec.body_names)}
+    for p_, (a, b, _mu) in enumerate(model.pairs):
+        act = rec.active[:, p_] & (rec.halvings == 0)
+        da = np.linalg.norm(rec.point_a[act, p_] - p[act, dyn_index[model.names[a]]], axis=1) - R
+        assert np.all(np.abs(da) <= 2e-10), (model.names[a], np.abs(da).max())
+        if model.dynamic[b]:
+            db = np.linalg.norm(rec.point_b[act, p_] - p[act, dyn_index[model.names[b]]], axis=1) - R
+            assert np.all(np.abs(db) <= 2e-10), (model.names[b], np.abs(db).max())
     # momentum balance of the whole pile in every step: the sphere-sphere impulses cancel in pairs, so the change of
     # the total momentum is the impulse of the floor and walls (normal and friction) plus the weight's m g h
     h = 0.01

@@ -185,6 +185,19 @@ def test_many_pair_fallback_schedule_repeats_no_attempt_and_counts_every_iterati
     assert quick == [(h, "quick"), (h / 2, "quick"), (h / 4, "quick"), (h / 8, "quick"), (h / 8, "medium")]
 
 
+def test_unload_order_tries_loaded_pairs_whose_points_are_apart_first():
+    # a stalled pile step tries its loaded pairs unloaded one at a time: unloaded pairs (pn = 0) never; first the
+    # pairs whose closest points lie outside their bodies (apart, m), most apart first, then by sliding * pn
+    from core.contact.stepper import _unload_order
+
+    pn = np.array([0.3, 0.0, 0.2, 0.1, 0.5, 0.4])
+    sliding = np.array([0.0, 9.0, 1e-3, 0.0, 2e-3, 0.0])
+    apart = np.array([0.0, 5e-9, 2e-10, 0.0, 0.0, 4e-10])
+    # apart: pair 5 (4e-10), pair 2 (2e-10); then sliding * pn: pair 4 (1e-3), then the sticking ones by pn alone
+    # (the 1e-9 floor): pair 0 (0.3), pair 3 (0.1); pair 1 carries no load
+    assert list(_unload_order(pn, sliding, apart)) == [5, 2, 4, 0, 3]
+
+
 def test_npz_round_trip_and_csv_columns(tmp_path):
     rec = simulate(build_model(_drop()), t_end=0.3, dt=0.01)
     p = tmp_path / "run.npz"
