@@ -371,7 +371,8 @@ _LM_NUS = (1e-10, 1e-8, 1e-6)  # damping (relative to the largest squared column
 # minimum-norm Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, while a large one
 # is a short gradient step. With (1e-6, 1e-4, 1e-2) a halved pile step crawled at 3-5 % of merit per iteration for a
 # hundred iterations; the 22 hard states of three 27-sphere runs took 17.2 s against 52.6 s (same session; 1e-8 or
-# 1e-12 first: 23 s and 24 s; (1e-10, 1e-8) or (1e-11, 1e-9, 1e-7): 18 s)
+# 1e-12 first: 23 s and 24 s; (1e-10, 1e-8) or (1e-11, 1e-9, 1e-7): 18 s). They need the contact step's overlap
+# bound (core.contact.stepper._DEPTH_LIMIT): without it a halved 8-sphere pile step ended 2.7e-9 m deep in a wall
 _SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
 # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
 # below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps
