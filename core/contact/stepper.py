@@ -15,7 +15,8 @@ same bodies and friction ellipsoid.
 
 Solution: one semismooth Newton MCP solve of the whole step (core.contact.mcp; for the implicit method with three
 or more pairs with a proximal term on the impulses and the Newton equations solved by eliminating the pair
-blocks of the Jacobian, core.contact.elements); convergence is always the global scaled natural residual <= tol.
+blocks of the Jacobian, core.contact.elements); convergence is always the global scaled natural residual <= tol,
+and for the implicit method every pair's overlap depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.
 
 The step size h is fixed (the caller's dt).  Fallbacks (see step): with three or more pairs a quick round first
 (one Newton attempt, then the step as two half steps, three times at most; a sub-step of the deepest level gets
@@ -894,7 +895,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         if (not res.converged and res.residual <= _KICK_FROM
                 and natural_residual(res.z, fun(res.z, jac=False), lower) <= tol):
             # stalled where only the depth bound fails: the overlap is the inconsistency of redundant loaded contacts
-            # (some closest points apart, others inside, all with s = 0), which unloading one of them removes
+            # (some closest points apart, others inside, all with s = 0), which unloading one of them often removes
             tried = unload_trials(res.z, res.iterations, _QUICK_KICKS)
             res = tried if tried.converged else MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
     else:
