@@ -747,25 +747,25 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense, feasible=feasible,
                          weights=weights, extra=depth_residual, **budget)
 
-    def unload_trials(z, iters, limit=_UNLOAD_TRIALS):
+    def unload_trials(z, iters, limit=_UNLOAD_TRIALS, Fz=None):
         """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (at most limit of them,
         in _unload_order); the first that converges is returned, else an unconverged result at z.
 
         In a pile the loaded contacts are often redundant: to first order their impulses form a continuum, and the
         end-of-step geometry (exact, not linearised) is consistent with only part of it, often an end where one
         sliding contact opens. Newton from a point inside the continuum stalls at a small nonzero residual, with
-        the inconsistency spread over the closest-point rows; started on the right face it converges at once."""
+        the inconsistency spread over the closest-point rows; started on the right face it converges at once.
+        Fz: F at z when the caller has it (implicit method)."""
         ipn = np.array([pr.off + friction_slots(pr)[0] for pr in pairs])
         sliding = np.array([z[pr.off + friction_slots(pr)[2]] if pr.lay.nf else 0.0 for pr in pairs])
         apart = np.zeros(len(pairs))
         if method == "implicit":
-            inside = closest_point_depths(z, fun(z, jac=False))
+            inside = closest_point_depths(z, fun(z, jac=False) if Fz is None else Fz)
             apart = np.maximum(-inside[0], 0.0) + np.maximum(-inside[1], 0.0)
         for k in _unload_order(z[ipn], sliding, apart)[:limit]:
             pr = pairs[k]
             zt = z.copy()
-            i_pn = pr.off + friction_slots(pr)[0]
-            zt[i_pn] = 0.0
+            zt[ipn[k]] = 0.0
             if method == "implicit":
                 zt[pr.off + pr.lay.s] = max(zt[pr.off + pr.lay.s], _UNLOAD_GAP)  # on the open face: just apart
             consistent_friction(zt, (pr,))
@@ -892,11 +892,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # measured on saved pile steps: a step that one attempt does not solve is solved faster as two halves than
         # by the restart, the polish and the unloading trials, which rarely succeed there (1 polish in 15)
         res = global_solve(z0, max_iter=_QUICK_ITER, max_restarts=0, polish=False)
-        if (not res.converged and res.residual <= _KICK_FROM
-                and natural_residual(res.z, fun(res.z, jac=False), lower) <= tol):
+        F_end = fun(res.z, jac=False) if not res.converged and res.residual <= _KICK_FROM else None
+        if F_end is not None and natural_residual(res.z, F_end, lower) <= tol:
             # stalled where only the depth bound fails: the overlap is the inconsistency of redundant loaded contacts
             # (some closest points apart, others inside, all with s = 0), which unloading one of them often removes
-            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS)
+            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS, F_end)
             res = tried if tried.converged else MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
     else:
         res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS)
