@@ -69,6 +69,18 @@ class ContactModel:
         return len(self.names)
 
     @cached_property
+    def dynamic_bodies(self) -> np.ndarray:
+        """(nb,) indices of the dynamic bodies, in body order (their place in a step's velocity unknowns)."""
+        return np.flatnonzero(self.dynamic)
+
+    @cached_property
+    def dynamic_slot(self) -> np.ndarray:
+        """(N,) each body's index among the dynamic bodies, -1 for a static one."""
+        out = -np.ones(self.n_bodies, int)
+        out[self.dynamic_bodies] = np.arange(self.dynamic_bodies.size)
+        return out
+
+    @cached_property
     def inertia_inv(self) -> np.ndarray:
         """(N, 3, 3) inverse body inertias of the dynamic bodies (zero for static ones)."""
         out = np.zeros_like(self.inertia_body)
@@ -99,7 +111,9 @@ class ContactModel:
         r = np.asarray(self.radius, float)
         is_hs = np.zeros(n, bool)
         is_hs[hs] = True
-        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), hs, normals, offsets, is_hs[ib])
+        plane_n, plane_c = np.zeros((n, 3)), np.zeros(n)
+        plane_n[hs], plane_c[hs] = normals, offsets
+        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), hs, normals, offsets, is_hs[ib], plane_n, plane_c)
 
 
 @dataclass(frozen=True)
@@ -113,6 +127,8 @@ class BroadPhaseData:
     normals: np.ndarray  # (H, 3) their normals in the body frame
     offsets: np.ndarray  # (H,) their offsets relative to the centre of mass
     to_plane: np.ndarray  # (P,) pair whose B is a half-space
+    plane_n: np.ndarray  # (N, 3) normals and ...
+    plane_c: np.ndarray  # (N,) offsets of every body (zero for the bodies that are not half-spaces)
 
 
 @dataclass

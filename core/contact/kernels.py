@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["quat_matrices", "end_poses", "pair_terms", "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs",
+__all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs",
            "back_substitute"]
 
 _CACHE = True
@@ -539,6 +539,105 @@ def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac, Fb, ka, kb):
             for c in range(nv):
                 blk[p, nb + i, c] = J[p, i, valid[c]]
     return dA, dB, blk
+
+# ---- per-body and broad-phase arithmetic of a step (core.contact.stepper) -----------------------------------------
+
+
+@njit(cache=_CACHE)
+def broad_bounds(p, q, v, w, radius, ia, ib, to_plane, plane_n, plane_c, h, g):
+    """Broad phase of every candidate pair: a lower bound lb of its gap (bounding sphere of A against B's bounding
+    sphere, or against B's plane n.x <= c when B is a half-space: plane_n, plane_c in B's centre-of-mass frame) and
+    the margin a step of size h can close (both bodies' fastest point speeds |v| + |w| r over 2h, gravity over 2h^2,
+    1 mm and 2 % of A's radius)."""
+    P = ia.shape[0]
+    lb = np.empty(P)
+    margin = np.empty(P)
+    for k in range(P):
+        a, b = ia[k], ib[k]
+        reach = (np.sqrt(v[a, 0] ** 2 + v[a, 1] ** 2 + v[a, 2] ** 2)
+                 + np.sqrt(w[a, 0] ** 2 + w[a, 1] ** 2 + w[a, 2] ** 2) * radius[a])
+        if to_plane[k]:
+            # the plane's world normal R(q_b) n and offset c + n_w . p_b
+            qw, qx, qy, qz = q[b, 0], q[b, 1], q[b, 2], q[b, 3]
+            nq = qw * qw + qx * qx + qy * qy + qz * qz
+            n0, n1, n2 = plane_n[b, 0], plane_n[b, 1], plane_n[b, 2]
+            m0 = ((1 - 2 * (qy * qy + qz * qz) / nq) * n0 + 2 * (qx * qy - qw * qz) / nq * n1
+                  + 2 * (qx * qz + qw * qy) / nq * n2)
+            m1 = (2 * (qx * qy + qw * qz) / nq * n0 + (1 - 2 * (qx * qx + qz * qz) / nq) * n1
+                  + 2 * (qy * qz - qw * qx) / nq * n2)
+            m2 = (2 * (qx * qz - qw * qy) / nq * n0 + 2 * (qy * qz + qw * qx) / nq * n1
+                  + (1 - 2 * (qx * qx + qy * qy) / nq) * n2)
+            c = plane_c[b] + m0 * p[b, 0] + m1 * p[b, 1] + m2 * p[b, 2]
+            lb[k] = m0 * p[a, 0] + m1 * p[a, 1] + m2 * p[a, 2] - c - radius[a]
+        else:
+            d0, d1, d2 = p[a, 0] - p[b, 0], p[a, 1] - p[b, 1], p[a, 2] - p[b, 2]
+            lb[k] = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
+            reach += (np.sqrt(v[b, 0] ** 2 + v[b, 1] ** 2 + v[b, 2] ** 2)
+                      + np.sqrt(w[b, 0] ** 2 + w[b, 1] ** 2 + w[b, 2] ** 2) * radius[b])
+        margin[k] = 2.0 * h * reach + 2.0 * h * h * g + 1e-3 + 0.02 * radius[a]
+    return lb, margin
+
+
+@njit(cache=_CACHE)
+def body_rows(h, dyn, R, inertia, inertia_inv, mass, v, w, gravity, force, torque):
+    """Per dynamic body dyn[k]: the free-motion part of its velocity rows, c = (v0 + h (g + f/m),
+    w0 + h I0^-1 (tau - w0 x I0 w0)) (nb, 6), and its inverse mass matrix diag(I/m, I0^-1) (nb, 6, 6), with the
+    world inertia I0 = R I_body R^T at the start of the step (the gyroscopic term explicit)."""
+    nb = dyn.shape[0]
+    c = np.empty((nb, 6))
+    S = np.zeros((nb, 6, 6))
+    I0 = np.empty((3, 3))
+    T = np.empty((3, 3))
+    Iw = np.empty(3)
+    tq = np.empty(3)
+    for k in range(nb):
+        i = dyn[k]
+        for r in range(3):
+            c[k, r] = v[i, r] + h * (gravity[r] + force[i, r] / mass[i])
+            S[k, r, r] = 1.0 / mass[i]
+        # I0 = R I R^T and I0^-1 = R I^-1 R^T
+        for pass_ in range(2):
+            src = inertia if pass_ == 0 else inertia_inv
+            for r in range(3):
+                for s in range(3):
+                    T[r, s] = R[i, r, 0] * src[i, 0, s] + R[i, r, 1] * src[i, 1, s] + R[i, r, 2] * src[i, 2, s]
+            for r in range(3):
+                for s in range(3):
+                    x = T[r, 0] * R[i, s, 0] + T[r, 1] * R[i, s, 1] + T[r, 2] * R[i, s, 2]
+                    if pass_ == 0:
+                        I0[r, s] = x
+                    else:
+                        S[k, 3 + r, 3 + s] = x
+        for r in range(3):
+            Iw[r] = I0[r, 0] * w[i, 0] + I0[r, 1] * w[i, 1] + I0[r, 2] * w[i, 2]
+        tq[0] = torque[i, 0] - (w[i, 1] * Iw[2] - w[i, 2] * Iw[1])
+        tq[1] = torque[i, 1] - (w[i, 2] * Iw[0] - w[i, 0] * Iw[2])
+        tq[2] = torque[i, 2] - (w[i, 0] * Iw[1] - w[i, 1] * Iw[0])
+        for r in range(3):
+            c[k, 3 + r] = w[i, r] + h * (S[k, 3 + r, 3] * tq[0] + S[k, 3 + r, 4] * tq[1] + S[k, 3 + r, 5] * tq[2])
+    return c, S
+
+
+@njit(cache=_CACHE)
+def advance_poses(h, dyn, V, p, q, v, w):
+    """The position update of the dynamic bodies dyn[k] in place, from their end-of-step velocities V (nb, 6):
+    v, w = V; p += h v; Q <- (1, h w / 2) * Q / sqrt(1 + h^2 |w|^2 / 4), renormalised."""
+    for k in range(dyn.shape[0]):
+        i = dyn[k]
+        for r in range(3):
+            v[i, r] = V[k, r]
+            w[i, r] = V[k, 3 + r]
+            p[i, r] += h * V[k, r]
+        ux, uy, uz = 0.5 * h * V[k, 3], 0.5 * h * V[k, 4], 0.5 * h * V[k, 5]
+        s = 1.0 / np.sqrt(1.0 + ux * ux + uy * uy + uz * uz)
+        w2, x2, y2, z2 = q[i, 0], q[i, 1], q[i, 2], q[i, 3]
+        a0 = (w2 - ux * x2 - uy * y2 - uz * z2) * s
+        a1 = (x2 + ux * w2 + uy * z2 - uz * y2) * s
+        a2 = (y2 - ux * z2 + uy * w2 + uz * x2) * s
+        a3 = (z2 + ux * y2 - uy * x2 + uz * w2) * s
+        nq = np.sqrt(a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
+        q[i, 0], q[i, 1], q[i, 2], q[i, 3] = a0 / nq, a1 / nq, a2 / nq, a3 / nq
+
 
 # ---- block elimination of core.contact.elements.ElementMatrix.solve ------------------------------------------------
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from .bodies import ContactModel, State, cayley
 from .elements import ElementMatrix
-from .kernels import body_blocks, contact_frames, quat_matrices, scatter_add
+from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
 from .mcp import MCPResult, natural_residual, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
@@ -72,7 +72,6 @@ _QUICK_KICKS = 2  # a quick attempt that misses only the depth bound tries this 
 _KICK_FROM = 1e-8  # ... when its residual is below this
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
-_I3 = np.eye(3)
 _I6 = np.eye(6)
 _NO_JAC = np.zeros((0, 0, 0))  # the Jacobian arguments of a values-only body_blocks call
 
@@ -128,33 +127,21 @@ def _world_halfspace(model: ContactModel, b: int, state: State):
     return nw[0], float(c[0])
 
 
-def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tuple[list[int], dict[int, float]]:
-    """Pairs whose bounding volumes, inflated by what can be travelled in one step, overlap; and lower gap bounds."""
+def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tuple[list[int], np.ndarray]:
+    """Pairs whose bounding volumes, inflated by what can be travelled in one step, overlap; and the lower gap bound
+    of every pair (P,), from the bounding volumes.  keep: pairs solved last step, kept while within twice the margin."""
     if not model.pairs:
-        return [], {}
+        return [], np.zeros(0)
     bp = model.broad
     g = float(np.sqrt(model.gravity @ model.gravity))
-    ia, ib, r = bp.ia, bp.ib, bp.radius
-    # how fast a point of each body can move (a half-space has no bounding radius; it enters pairs only as B, static)
-    speed = np.sqrt(np.einsum("ij,ij->i", state.v, state.v)) + np.sqrt(np.einsum("ij,ij->i", state.w, state.w)) * r
-    # half-space bodies: world normal and offset (n.x <= c); the others: bounding spheres
-    nw = np.zeros((model.n_bodies, 3))
-    cw = np.zeros(model.n_bodies)
-    if bp.halfspaces.size:
-        nw[bp.halfspaces], cw[bp.halfspaces] = _world_planes(model, state, bp.halfspaces)
-    to_plane = bp.to_plane
-    d = state.p[ia] - state.p[ib]
-    lb = np.where(to_plane,
-                  np.einsum("ij,ij->i", nw[ib], state.p[ia]) - cw[ib] - r[ia],
-                  np.sqrt(np.einsum("ij,ij->i", d, d)) - r[ia] - r[ib])
-    reach = speed[ia] + np.where(to_plane, 0.0, speed[ib])
-    margin = 2.0 * h * reach + 2.0 * h * h * g + 1e-3 + 0.02 * r[ia]
+    lb, margin = broad_bounds(state.p, state.q, state.v, state.w, bp.radius, bp.ia, bp.ib, bp.to_plane, bp.plane_n,
+                              bp.plane_c, float(h), g)
     inside = lb <= margin
     if keep:
         kept = np.zeros(len(model.pairs), bool)
         kept[[ip for ip in keep if 0 <= ip < len(model.pairs)]] = True
         inside |= kept & (lb <= 2.0 * margin)
-    return np.flatnonzero(inside).tolist(), dict(enumerate(lb.tolist()))
+    return np.flatnonzero(inside).tolist(), lb
 
 
 def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
@@ -407,24 +394,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     unloading trials), "all" (that, then block Gauss-Seidel)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
-    dyn = np.flatnonzero(model.dynamic)
-    bidx = -np.ones(model.n_bodies, int)
-    bidx[dyn] = np.arange(dyn.size)
+    dyn, bidx = model.dynamic_bodies, model.dynamic_slot
     nb = dyn.size
     R0 = _rot(state.q)  # (N, 3, 3)
-    Iw = np.zeros((model.n_bodies, 3, 3))
-    Iw_inv = np.zeros((model.n_bodies, 3, 3))
-    if dyn.size:
-        Rd = R0[dyn]
-        Iw[dyn] = Rd @ model.inertia_body[dyn] @ Rd.transpose(0, 2, 1)
-        Iw_inv[dyn] = Rd @ model.inertia_inv[dyn] @ Rd.transpose(0, 2, 1)
-    # free-motion part of the body rows: v - v0 - h (g + f/m), w - w0 - h I^-1 (tau - w x I w)
-    c_v = np.zeros((nb, 3))
-    c_w = np.zeros((nb, 3))
-    for k, i in enumerate(dyn):
-        c_v[k] = state.v[i] + h * (model.gravity + model.force[i] / model.mass[i])
-        w0 = state.w[i]
-        c_w[k] = w0 + h * Iw_inv[i] @ (model.torque[i] - cross3(w0, Iw[i] @ w0))
+    # free-motion part of the body rows, c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)), and M^-1 per
+    # dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
+    c_body, Sinv = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v, state.w,
+                             model.gravity, model.force, model.torque)
 
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     if extra:
@@ -523,12 +499,6 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h)
 
     dense = ntot <= _DENSE_LIMIT
-    # M^-1 per dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
-    Sinv = np.zeros((nb, 6, 6))
-    for k, i in enumerate(dyn):
-        Sinv[k, 0:3, 0:3] = _I3 / model.mass[i]
-        Sinv[k, 3:6, 3:6] = Iw_inv[i]
-    c_body = np.hstack((c_v, c_w)) if nb else np.zeros((0, 6))
     zero3 = np.zeros(3)
     for pr in pairs:
         ka, kb = bidx[pr.a], bidx[pr.b]
@@ -935,14 +905,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     new = state.copy()
     new.t = state.t + h
     new.warm = {}
-    for k, i in enumerate(dyn):
-        v, w = z[6 * k:6 * k + 3], z[6 * k + 3:6 * k + 6]
-        new.v[i], new.w[i] = v, w
-        new.p[i] = state.p[i] + h * v
-        u = 0.5 * h * w
-        dq = np.concatenate(([1.0], u)) / np.sqrt(1.0 + u @ u)
-        qn = _qmul(dq, state.q[i])
-        new.q[i] = qn / np.linalg.norm(qn)
+    advance_poses(float(h), dyn, z[:6 * nb].reshape(nb, 6), new.p, new.q, new.v, new.w)
     contacts = []
     if method == "implicit":
         by_pair = {}
@@ -963,7 +926,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # again with it (the bounding volumes contain the shapes, so a pair whose volumes stay apart cannot touch)
     if len(cand) < len(model.pairs):
         _, end_bounds = candidate_pairs(model, new, h)
-        missed = frozenset(ip for ip, lb in end_bounds.items() if lb <= 0.0 and ip not in cand)
+        missed = frozenset(np.flatnonzero(end_bounds <= 0.0).tolist()) - frozenset(cand)
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
@@ -1041,13 +1004,6 @@ def _batch_geometry(bt, model, state, R0):
     bt.groups_b = _shape_groups([model.shapes[i] for i in b])
     bt.pA0, bt.RA0, bt.cA = state.p[a], R0[a], model.com_body[a]
     bt.pB0, bt.RB0, bt.cB = state.p[b], R0[b], model.com_body[b]
-
-
-def _qmul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
 
 
 def _contacts_implicit(model, new, prs, z) -> list:
