@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .bodies import ContactModel, State, cayley
+from .bodies import ContactModel, State
 from .elements import ElementMatrix
 from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
 from .mcp import MCPResult, natural_residual, solve_mcp
@@ -249,7 +249,6 @@ class _Pair:
     sz: int = 0  # size of the pair block
     cols: np.ndarray | None = None  # global indices of the local unknowns [nuA, nuB?, pair block]
     valid: np.ndarray | None = None  # which of the 12 + sz local Jacobian columns exist
-    rows: np.ndarray | None = None
 
 
 def _layout_for(model, ip, method):
@@ -394,7 +393,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     unloading trials), "all" (that, then block Gauss-Seidel)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
-    dyn, bidx = model.dynamic_bodies, model.dynamic_slot
+    dyn = model.dynamic_bodies
     nb = dyn.size
     R0 = _rot(state.q)  # (N, 3, 3)
     # free-motion part of the body rows, c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)), and M^-1 per
@@ -405,8 +404,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     if extra:
         cand = sorted(set(cand) | extra)
-    pairs: list[_Pair] = []
-    off = 6 * nb
+    plan = _plan(model, cand, method)
+    pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
     geo_iters = 0
     new_warm_geo = {}
     pred = None
@@ -422,11 +421,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         pred = _step_once(model, state, h, "explicit", tol, max_iter)
         if not pred.converged:
             pred = None
-    for ip in cand:
-        a, b, mu = model.pairs[ip]
-        lay = _layout_for(model, ip, method)
-        m_ref = model.mass[a] if not model.dynamic[b] else model.mass[a] * model.mass[b] / (model.mass[a] + model.mass[b])
-        pr = _Pair(ip, a, b, mu, lay, off, m_ref, np.zeros(3))
+    for pr in pairs:
+        ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
         warm = state.warm.get(ip)
         if method == "implicit":
             pr.zf0 = None
@@ -471,47 +467,27 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pr.n = nB / np.linalg.norm(nB)
             pr.gap0 = float(geo[glay.s])
             pr.e_aux = contact_frame_aux(pr.n)
-        pairs.append(pr)
-        off += lay.size if method == "implicit" else _explicit_size(lay)
-    ntot = off
+    ntot = plan.ntot
+    lower = plan.lower
 
-    # initial guess and bounds
+    # initial guess
     z0 = np.zeros(ntot)
-    lower = np.full(ntot, -np.inf)
     start = pred.state if pred is not None else state
     for k, i in enumerate(dyn):
         z0[6 * k:6 * k + 3] = start.v[i]
         z0[6 * k + 3:6 * k + 6] = start.w[i]
     for pr in pairs:
         warm = state.warm.get(pr.ip)
+        sz = pr.sz
         if method == "implicit":
-            sz = pr.lay.size
-            lower[pr.off:pr.off + sz] = pr.lay.lower()
             z0[pr.off:pr.off + pr.lay.n_geom] = pr.geo0
             if pr.zf0 is not None and pr.zf0.size == sz - pr.lay.n_geom:
                 z0[pr.off + pr.lay.n_geom:pr.off + sz] = pr.zf0
-        else:
-            sz = _explicit_size(pr.lay)
-            lower[pr.off] = 0.0
-            if pr.lay.nf:
-                lower[pr.off + sz - 1] = 0.0
-            if warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
-                z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h)
+        elif warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
+            z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h)
 
     dense = ntot <= _DENSE_LIMIT
     zero3 = np.zeros(3)
-    for pr in pairs:
-        ka, kb = bidx[pr.a], bidx[pr.b]
-        sz = pr.lay.size if method == "implicit" else _explicit_size(pr.lay)
-        pr.ka, pr.kb, pr.sz = int(ka), int(kb), sz
-        # global columns of the local unknowns [nuA, nuB (dynamic B only), pair block]
-        pr.cols = np.concatenate((np.arange(6 * ka, 6 * ka + 6),
-                                  np.arange(6 * kb, 6 * kb + 6) if kb >= 0 else np.zeros(0, int),
-                                  np.arange(pr.off, pr.off + sz)))
-        pr.valid = np.ones(12 + sz, bool)
-        if kb < 0:
-            pr.valid[6:12] = False
-        pr.rows = pr.cols  # the MCP pairs rows with unknowns slot by slot
 
     def terms(pr, vA, wA, vB, wB, zp):
         """Pair rows and the velocity change M^-1 W it gives its bodies, with Jacobians in local columns."""
@@ -539,10 +515,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return vA, wA, zero3, zero3
 
     def friction_slots(pr):
-        """Offsets (in the pair block) of pn, the friction unknowns phi and sig."""
-        if method == "implicit":
-            return pr.lay.pn, pr.lay.pf, pr.lay.sig
-        return 0, 1, 1 + pr.lay.nf
+        return _friction_slots(pr.lay, method)
 
     def consistent_friction(z, which):
         """For pairs without normal impulse, friction unknowns that satisfy their rows at the current velocities.
@@ -579,10 +552,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 z[pr.off + isig] = xi - sp
         return z
 
-    batches = _batches(pairs, method)
-    for bt in batches:
-        if method == "implicit":
-            _batch_geometry(bt, model, state, R0)
+    batches = plan.new_batches(pairs)
+    if method == "implicit":
+        for bt in batches:
+            # the start-of-step data of the batch's pair evaluations
+            bt.e_aux = np.array([p.e_aux for p in bt.prs])
+            bt.pA0, bt.RA0 = state.p[bt.a], R0[bt.a]
+            bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
             bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
 
     def batch_terms(bt, z, Fb, jac=True):
@@ -663,39 +639,18 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # velocities; with the proximal term a block is regular) and then the bodies' velocities
     # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then fails
     # where plain Newton and block Gauss-Seidel converge)
-    prox = None
-    if many and method == "implicit":
-        prox = np.zeros(ntot)
-        for pr in pairs:
-            prox[pr.off + friction_slots(pr)[0]:pr.off + pr.sz] = 1.0  # pn, then the friction unknowns: the tail
+    # the step's constant arrays (commented where _plan builds them): the proximal term's unknowns (many pairs, implicit
+    # method), the projected sliding-speed multipliers, the merit function's weights, the closest-point rows
+    prox, feasible, weights = plan.prox, plan.feasible, plan.weights
     condense = prox is not None and not dense
-
-    # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with a
-    # negative one the friction rows describe friction that drives the slip, and pile steps stalled on such points.
-    # Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against 86 s) but left
-    # an 8-sphere pile's closest points 2.7e-9 m off the surfaces at a halved step (docs/contact.md)
-    feasible = np.zeros(ntot, bool)
-    feasible[[pr.off + friction_slots(pr)[2] for pr in pairs if pr.lay.nf]] = True
-    # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s, like
-    # every other velocity row): unweighted, the spins of light spheres (large inverse inertia) dominated it and pile
-    # steps stalled on its local minima (solve_mcp's weights; measured in docs/contact.md)
-    weights = np.ones(ntot)
-    weights[:6 * nb].reshape(nb, 6)[:, 3:6] = model.gyration[dyn, None]
 
     # how deep each pair's bodies may overlap at the end of the step, bounded in metres: the scaled natural residual
     # admits 1e-10 (1 + max|z|) in every closest-point row whatever max|z| is, and a sphere spinning at 8 rad/s let an
     # 8-sphere pile step end with its closest points 9e-10 m inside both bodies, the sphere 2.7e-9 m inside a wall
     # while every reported gap was >= 0 (docs/contact.md)
     depth_residual = closest_point_depths = None
-    if method == "implicit" and pairs:
-        pad = ntot  # index of the +inf appended to F: pairs with fewer inequalities than the most
-        i_lam = np.full((len(pairs), max(pr.lay.m for pr in pairs)), pad)
-        i_mu = np.full((len(pairs), max(pr.lay.k for pr in pairs)), pad)
-        for q, pr in enumerate(pairs):
-            i_lam[q, :pr.lay.m] = pr.off + pr.lay.lam + np.arange(pr.lay.m)
-            i_mu[q, :pr.lay.k] = pr.off + pr.lay.mu + np.arange(pr.lay.k)
-        i_s = np.array([pr.off + pr.lay.s for pr in pairs])
-        i_a2 = np.array([pr.off + pr.lay.a2 for pr in pairs])[:, None] + np.arange(3)
+    if plan.depth_index is not None:
+        i_lam, i_mu, i_s, i_a2 = plan.depth_index
 
         def closest_point_depths(z, F):
             """How deep each pair's closest points lie inside their own bodies, (dA, dB) in metres (negative:
@@ -771,7 +726,6 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # bottom-up order (along gravity): supports first, as in a stack
         gdir = model.gravity / (np.linalg.norm(model.gravity) or 1.0)
         order = sorted(pairs, key=lambda pr: -float(gdir @ state.p[pr.a]))
-        lo = np.concatenate([lower[pr.cols] for pr in order]) if order else np.zeros(0)
         iters = 0
         res_nat = natural_residual(z, fun(z, jac=False), lower, depth_residual)
         history = []
@@ -961,6 +915,8 @@ class _Batch:
     pB0: np.ndarray | None = None
     RB0: np.ndarray | None = None
     cB: np.ndarray | None = None
+    a: np.ndarray | None = None  # (P,) the pairs' bodies A
+    b: np.ndarray | None = None  # ... and B
 
 
 def _shape_groups(shapes):
@@ -972,38 +928,147 @@ def _shape_groups(shapes):
     return [(sh, np.array(idx)) for sh, idx in groups.values()]
 
 
-def _batches(pairs, method):
-    """Group the pairs for evaluation by the compiled kernels, one batch per layout (the explicit method: one pair per
-    batch, evaluated by the numpy one-pair form)."""
-    keyed: dict = {}
-    for pr in pairs:
-        key = (pr.lay, pr.kb >= 0) if method == "implicit" else (pr.ip,)
-        keyed.setdefault(key, []).append(pr)
-    out = []
-    for prs in keyed.values():
-        pr0 = prs[0]
-        dyn_b = pr0.kb >= 0
-        sz = pr0.sz
-        bt = _Batch(prs, pr0.lay, dyn_b, len(prs), np.array([p.ka for p in prs]),
-                    np.array([max(p.kb, 0) for p in prs]),
-                    np.array([np.arange(p.off, p.off + sz) for p in prs]),
-                    np.array([p.cols for p in prs]), pr0.valid, np.flatnonzero(pr0.valid))
-        out.append(bt)
-    return out
+def _plan(model: ContactModel, cand: list[int], method: str) -> "_Plan":
+    """The step structure of these candidate pairs (model.step_plans caches it: the same pairs stay in range for most
+    steps, so a step's setup is spent on the state only)."""
+    key = (tuple(cand), method)
+    cache = model.step_plans
+    plan = cache.get(key)
+    if plan is None:
+        if len(cache) >= _PLAN_CACHE:
+            cache.clear()  # (a long run through many pair sets: start again rather than keep them all)
+        plan = cache[key] = _Plan(model, cand, method)
+    return plan
 
 
-def _batch_geometry(bt, model, state, R0):
-    """Per-step constant inputs of a batch's pair evaluation."""
-    prs = bt.prs
-    bt.mu = np.array([p.mu for p in prs])
-    bt.m_ref = np.array([p.m_ref for p in prs])
-    bt.e_aux = np.array([p.e_aux for p in prs])
-    a = [p.a for p in prs]
-    b = [p.b for p in prs]
-    bt.groups_a = _shape_groups([model.shapes[i] for i in a])
-    bt.groups_b = _shape_groups([model.shapes[i] for i in b])
-    bt.pA0, bt.RA0, bt.cA = state.p[a], R0[a], model.com_body[a]
-    bt.pB0, bt.RB0, bt.cB = state.p[b], R0[b], model.com_body[b]
+class _Plan:
+    """What a step's problem is made of apart from the state, for one set of candidate pairs and one method: each
+    pair's layout, place among the unknowns and local columns, the bounds, the batches of the compiled evaluation, the
+    solver's constant arrays.  Built once per set (its arrays are read-only); new_pairs and new_batches give each step
+    its own records to fill with the state's data."""
+
+    def __init__(self, model: ContactModel, cand: list[int], method: str):
+        bidx = model.dynamic_slot
+        nb = model.dynamic_bodies.size
+        off = 6 * nb
+        self.pairs = []  # per pair the constant fields of _Pair
+        for ip in cand:
+            a, b, mu = model.pairs[ip]
+            lay = _layout_for(model, ip, method)
+            m_ref = (model.mass[a] if not model.dynamic[b]
+                     else model.mass[a] * model.mass[b] / (model.mass[a] + model.mass[b]))
+            ka, kb = int(bidx[a]), int(bidx[b])
+            sz = lay.size if method == "implicit" else _explicit_size(lay)
+            # global columns of the local unknowns [nuA, nuB (dynamic B only), pair block]; the MCP pairs rows with
+            # unknowns slot by slot, so they are the rows too
+            cols = np.concatenate((np.arange(6 * ka, 6 * ka + 6),
+                                   np.arange(6 * kb, 6 * kb + 6) if kb >= 0 else np.zeros(0, int),
+                                   np.arange(off, off + sz)))
+            valid = np.ones(12 + sz, bool)
+            if kb < 0:
+                valid[6:12] = False
+            self.pairs.append(dict(ip=ip, a=a, b=b, mu=mu, lay=lay, off=off, m_ref=m_ref, ka=ka, kb=kb, sz=sz,
+                                   cols=_frozen(cols), valid=_frozen(valid)))
+            off += sz
+        self.ntot = ntot = off
+        lower = np.full(ntot, -np.inf)
+        for pr in self.pairs:
+            lay, o = pr["lay"], pr["off"]
+            if method == "implicit":
+                lower[o:o + pr["sz"]] = lay.lower()
+            else:
+                lower[o] = 0.0  # pn
+                if lay.nf:
+                    lower[o + pr["sz"] - 1] = 0.0  # sig
+        self.lower = _frozen(lower)
+        slots = [_friction_slots(pr["lay"], method) for pr in self.pairs]
+        # with many pairs the impulse unknowns get the MCP solver's proximal term: in a pile they are statically
+        # indeterminate (a continuum of solutions) and the plain Newton direction is dominated by that continuum
+        # (with one or two pairs the term only slows the last iterations down: the disc example needs 3x more)
+        # ... and the Newton equations are solved by eliminating the pair blocks (each couples only to its bodies'
+        # velocities; with the proximal term a block is regular) and then the bodies' velocities
+        # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then
+        # fails where plain Newton and block Gauss-Seidel converge)
+        self.prox = None
+        if len(self.pairs) > 2 and method == "implicit":
+            prox = np.zeros(ntot)
+            for pr, (ipn, _ipf, _isig) in zip(self.pairs, slots):
+                prox[pr["off"] + ipn:pr["off"] + pr["sz"]] = 1.0  # pn, then the friction unknowns: the tail
+            self.prox = _frozen(prox)
+        # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with
+        # a negative one the friction rows describe friction that drives the slip, and pile steps stalled on such
+        # points.  Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against
+        # 86 s) but left an 8-sphere pile's closest points 2.7e-9 m off the surfaces at a halved step (docs/contact.md)
+        feasible = np.zeros(ntot, bool)
+        feasible[[pr["off"] + isig for pr, (_ipn, _ipf, isig) in zip(self.pairs, slots) if pr["lay"].nf]] = True
+        self.feasible = _frozen(feasible)
+        # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s,
+        # like every other velocity row): unweighted, the spins of light spheres (large inverse inertia) dominated it
+        # and pile steps stalled on its local minima (solve_mcp's weights; measured in docs/contact.md)
+        weights = np.ones(ntot)
+        weights[:6 * nb].reshape(nb, 6)[:, 3:6] = model.gyration[model.dynamic_bodies, None]
+        self.weights = _frozen(weights)
+        # the closest-point rows of the overlap bound (_step_once's depth_residual): each pair's rows -f_i(a1),
+        # -g_j(a2) (padded with the index of a +inf appended to F), its separation s and its row a2 - a1 - s n_A
+        self.depth_index = None
+        if method == "implicit" and self.pairs:
+            lays = [pr["lay"] for pr in self.pairs]
+            offs = [pr["off"] for pr in self.pairs]
+            i_lam = np.full((len(lays), max(lay.m for lay in lays)), ntot)
+            i_mu = np.full((len(lays), max(lay.k for lay in lays)), ntot)
+            for q, (lay, o) in enumerate(zip(lays, offs)):
+                i_lam[q, :lay.m] = o + lay.lam + np.arange(lay.m)
+                i_mu[q, :lay.k] = o + lay.mu + np.arange(lay.k)
+            i_s = np.array([o + lay.s for lay, o in zip(lays, offs)])
+            i_a2 = np.array([o + lay.a2 for lay, o in zip(lays, offs)])[:, None] + np.arange(3)
+            self.depth_index = tuple(_frozen(x) for x in (i_lam, i_mu, i_s, i_a2))
+        # the batches of the compiled pair evaluation: one per layout and kind of B (the explicit method: one pair per
+        # batch, evaluated by the numpy one-pair form)
+        keyed: dict = {}
+        for q, pr in enumerate(self.pairs):
+            key = (pr["lay"], pr["kb"] >= 0) if method == "implicit" else (pr["ip"],)
+            keyed.setdefault(key, []).append(q)
+        self.batches = []
+        for members in keyed.values():
+            prs = [self.pairs[q] for q in members]
+            pr0 = prs[0]
+            sz = pr0["sz"]
+            a = np.array([p["a"] for p in prs])
+            b = np.array([p["b"] for p in prs])
+            self.batches.append(dict(
+                members=members, lay=pr0["lay"], dyn_b=pr0["kb"] >= 0, P=len(prs),
+                ka=_frozen(np.array([p["ka"] for p in prs])), kb=_frozen(np.array([max(p["kb"], 0) for p in prs])),
+                zidx=_frozen(np.array([np.arange(p["off"], p["off"] + sz) for p in prs])),
+                cols=_frozen(np.array([p["cols"] for p in prs])), valid=pr0["valid"],
+                valid_idx=_frozen(np.flatnonzero(pr0["valid"])),
+                mu=_frozen(np.array([p["mu"] for p in prs], float)), m_ref=_frozen(np.array([p["m_ref"] for p in prs], float)),
+                groups_a=_shape_groups([model.shapes[i] for i in a]), groups_b=_shape_groups([model.shapes[i] for i in b]),
+                a=_frozen(a), b=_frozen(b), cA=_frozen(model.com_body[a]), cB=_frozen(model.com_body[b])))
+
+    def new_pairs(self) -> list["_Pair"]:
+        """Fresh pair records of one step (the constants filled in)."""
+        return [_Pair(e_aux=None, **pr) for pr in self.pairs]
+
+    def new_batches(self, pairs: list["_Pair"]) -> list["_Batch"]:
+        """Fresh batch records of one step over its pair records."""
+        return [_Batch(prs=[pairs[q] for q in bt["members"]], **{k: v for k, v in bt.items() if k != "members"})
+                for bt in self.batches]
+
+
+_PLAN_CACHE = 256  # step plans a model keeps (sets of candidate pairs met)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """a, read-only (a plan's arrays are shared by every step that uses it)."""
+    a.setflags(write=False)
+    return a
+
+
+def _friction_slots(lay: PairLayout, method: str) -> tuple[int, int, int]:
+    """Offsets (in the pair block) of pn, the friction unknowns phi and sig."""
+    if method == "implicit":
+        return lay.pn, lay.pf, lay.sig
+    return 0, 1, 1 + lay.nf
 
 
 def _contacts_implicit(model, new, prs, z) -> list:
