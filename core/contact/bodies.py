@@ -118,7 +118,8 @@ class ContactModel:
         is_hs[hs] = True
         plane_n, plane_c = np.zeros((n, 3)), np.zeros(n)
         plane_n[hs], plane_c[hs] = normals, offsets
-        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), hs, normals, offsets, is_hs[ib], plane_n, plane_c)
+        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), hs, normals, offsets, is_hs[ib], plane_n, plane_c,
+                              float(np.sqrt(self.gravity @ self.gravity)))
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class BroadPhaseData:
     to_plane: np.ndarray  # (P,) pair whose B is a half-space
     plane_n: np.ndarray  # (N, 3) normals and ...
     plane_c: np.ndarray  # (N,) offsets of every body (zero for the bodies that are not half-spaces)
+    gravity: float  # |g|, m/s^2
 
 
 @dataclass

@@ -133,14 +133,13 @@ def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tup
     if not model.pairs:
         return [], np.zeros(0)
     bp = model.broad
-    g = float(np.sqrt(model.gravity @ model.gravity))
     lb, margin = broad_bounds(state.p, state.q, state.v, state.w, bp.radius, bp.ia, bp.ib, bp.to_plane, bp.plane_n,
-                              bp.plane_c, float(h), g)
+                              bp.plane_c, float(h), bp.gravity)
     inside = lb <= margin
     if keep:
-        kept = np.zeros(len(model.pairs), bool)
-        kept[[ip for ip in keep if 0 <= ip < len(model.pairs)]] = True
-        inside |= kept & (lb <= 2.0 * margin)
+        kept = np.fromiter(keep, int, len(keep))
+        kept = kept[(kept >= 0) & (kept < lb.size)]
+        inside[kept] |= lb[kept] <= 2.0 * margin[kept]
     return np.flatnonzero(inside).tolist(), lb
 
 
@@ -864,7 +863,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if method == "implicit":
         by_pair = {}
         for bt in batches:
-            by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt.prs, z)))
+            by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z)))
         contacts = [by_pair[pr.ip] for pr in pairs]
         for pr, c in zip(pairs, contacts):
             new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux, "h": h}
@@ -1071,27 +1070,28 @@ def _friction_slots(lay: PairLayout, method: str) -> tuple[int, int, int]:
     return 0, 1, 1 + lay.nf
 
 
-def _contacts_implicit(model, new, prs, z) -> list:
-    """The ContactResult of each pair of prs (one layout) after an implicit step, computed for all of them at once."""
-    lay = prs[0].lay
-    Z = z[np.array([np.arange(pr.off, pr.off + lay.size) for pr in prs])]
+def _contacts_implicit(model, new, bt: "_Batch", z) -> list:
+    """The ContactResult of each pair of a batch (one layout) after an implicit step, computed for all of them at
+    once."""
+    lay = bt.lay
+    Z = z[bt.zidx]
     a1, a2 = Z[:, 0:3], Z[:, 3:6]
-    ia = np.array([pr.a for pr in prs])
-    ib = np.array([pr.b for pr in prs])
-    Rb = _rot(new.q[ib])  # end-of-step rotations
+    ia, ib = bt.a, bt.b
+    Rb = quat_matrices(new.q[ib])  # end-of-step rotations
     # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
-    yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + model.com_body[ib]
-    G = np.empty((len(prs), lay.k, 3))
-    for shape, idx in _shape_groups([model.shapes[i] for i in ib]):
+    yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + bt.cB
+    G = np.empty((bt.P, lay.k, 3))
+    for shape, idx in bt.groups_b:
         G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
-    e_t, e_o, e_r = (float(e) for e in model.ellipsoid)
+    e_t, e_o, e_r = model.ellipsoid
     n, pn, pf, prr, slip = contact_frames(
-        Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), np.array([pr.e_aux for pr in prs], float),
-        np.array([pr.m_ref for pr in prs], float), Z, lay.pn, lay.pf, lay.nf, e_t, e_o, e_r,
-        new.v[ia], new.w[ia], a1 - new.p[ia], new.v[ib], new.w[ib], a2 - new.p[ib], model.dynamic[ib])
-    gap = Z[:, lay.s]
-    return [ContactResult(pr.ip, a1[i].copy(), a2[i].copy(), n[i], float(gap[i]), float(pn[i]), pf[i], float(prr[i]),
-                          slip[i], pr.mu) for i, pr in enumerate(prs)]
+        Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), bt.e_aux, bt.m_ref, Z, lay.pn, lay.pf, lay.nf,
+        float(e_t), float(e_o), float(e_r), new.v[ia], new.w[ia], a1 - new.p[ia], new.v[ib], new.w[ib],
+        a2 - new.p[ib], model.dynamic[ib])
+    gap = Z[:, lay.s].tolist()
+    pn, prr = pn.tolist(), prr.tolist()
+    return [ContactResult(pr.ip, a1[i], a2[i], n[i], gap[i], pn[i], pf[i], prr[i], slip[i], pr.mu)
+            for i, pr in enumerate(bt.prs)]
 
 
 # ---- explicit method: impulse unknowns [pn, pf (nf), sig] with geometry fixed at the start of the step ----
