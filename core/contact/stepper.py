@@ -947,40 +947,14 @@ class _Plan:
     its own records to fill with the state's data."""
 
     def __init__(self, model: ContactModel, cand: list[int], method: str):
-        bidx = model.dynamic_slot
+        tab = _pair_table(model, method)
         nb = model.dynamic_bodies.size
-        off = 6 * nb
-        self.pairs = []  # per pair the constant fields of _Pair
-        for ip in cand:
-            a, b, mu = model.pairs[ip]
-            lay = _layout_for(model, ip, method)
-            m_ref = (model.mass[a] if not model.dynamic[b]
-                     else model.mass[a] * model.mass[b] / (model.mass[a] + model.mass[b]))
-            ka, kb = int(bidx[a]), int(bidx[b])
-            sz = lay.size if method == "implicit" else _explicit_size(lay)
-            # global columns of the local unknowns [nuA, nuB (dynamic B only), pair block]; the MCP pairs rows with
-            # unknowns slot by slot, so they are the rows too
-            cols = np.concatenate((np.arange(6 * ka, 6 * ka + 6),
-                                   np.arange(6 * kb, 6 * kb + 6) if kb >= 0 else np.zeros(0, int),
-                                   np.arange(off, off + sz)))
-            valid = np.ones(12 + sz, bool)
-            if kb < 0:
-                valid[6:12] = False
-            self.pairs.append(dict(ip=ip, a=a, b=b, mu=mu, lay=lay, off=off, m_ref=m_ref, ka=ka, kb=kb, sz=sz,
-                                   cols=_frozen(cols), valid=_frozen(valid)))
-            off += sz
-        self.ntot = ntot = off
+        c = np.asarray(cand, int)
+        n = c.size
+        sz = tab.sz[c]
+        off = 6 * nb + np.cumsum(sz) - sz  # each pair's block follows the bodies' velocities, in pair order
+        self.ntot = ntot = 6 * nb + int(sz.sum())
         lower = np.full(ntot, -np.inf)
-        for pr in self.pairs:
-            lay, o = pr["lay"], pr["off"]
-            if method == "implicit":
-                lower[o:o + pr["sz"]] = lay.lower()
-            else:
-                lower[o] = 0.0  # pn
-                if lay.nf:
-                    lower[o + pr["sz"] - 1] = 0.0  # sig
-        self.lower = _frozen(lower)
-        slots = [_friction_slots(pr["lay"], method) for pr in self.pairs]
         # with many pairs the impulse unknowns get the MCP solver's proximal term: in a pile they are statically
         # indeterminate (a continuum of solutions) and the plain Newton direction is dominated by that continuum
         # (with one or two pairs the term only slows the last iterations down: the disc example needs 3x more)
@@ -988,18 +962,69 @@ class _Plan:
         # velocities; with the proximal term a block is regular) and then the bodies' velocities
         # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then
         # fails where plain Newton and block Gauss-Seidel converge)
-        self.prox = None
-        if len(self.pairs) > 2 and method == "implicit":
-            prox = np.zeros(ntot)
-            for pr, (ipn, _ipf, _isig) in zip(self.pairs, slots):
-                prox[pr["off"] + ipn:pr["off"] + pr["sz"]] = 1.0  # pn, then the friction unknowns: the tail
-            self.prox = _frozen(prox)
+        prox = np.zeros(ntot) if n > 2 and method == "implicit" else None
         # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with
         # a negative one the friction rows describe friction that drives the slip, and pile steps stalled on such
         # points.  Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against
         # 86 s) but left an 8-sphere pile's closest points 2.7e-9 m off the surfaces at a halved step (docs/contact.md)
         feasible = np.zeros(ntot, bool)
-        feasible[[pr["off"] + isig for pr, (_ipn, _ipf, isig) in zip(self.pairs, slots) if pr["lay"].nf]] = True
+        # the closest-point rows of the overlap bound (_step_once's depth_residual), per pair: its rows -f_i(a1),
+        # -g_j(a2) (padded with the index of a +inf appended to F), its separation s and its row a2 - a1 - s n_A
+        implicit = method == "implicit"
+        if implicit and n:
+            i_lam = np.full((n, max(tab.lay[ip].m for ip in cand)), ntot)
+            i_mu = np.full((n, max(tab.lay[ip].k for ip in cand)), ntot)
+            i_s, i_a2 = np.empty(n, int), np.empty((n, 3), int)
+        # the batches of the compiled pair evaluation: one per layout and kind of B (the explicit method: one pair per
+        # batch, evaluated by the numpy one-pair form), each pair's block and local columns as rows of its batch's
+        keyed: dict = {}
+        for q, ip in enumerate(cand):
+            keyed.setdefault((tab.lay[ip], tab.kb[ip] >= 0) if implicit else (ip,), []).append(q)
+        self.batches = []
+        pair_cols, pair_valid = [None] * n, [None] * n
+        ar6 = np.arange(6)
+        for members in keyed.values():
+            m = np.array(members)
+            ips = c[m]
+            lay, size = tab.lay[ips[0]], int(sz[m[0]])
+            ka, kb = tab.ka[ips], tab.kb[ips]
+            dyn_b = bool(kb[0] >= 0)
+            zidx = off[m][:, None] + np.arange(size)
+            # global columns of the local unknowns [nuA, nuB (dynamic B only), pair block]; the MCP pairs rows with
+            # unknowns slot by slot, so they are the rows too
+            cols = np.hstack([6 * ka[:, None] + ar6] + ([6 * kb[:, None] + ar6] if dyn_b else []) + [zidx])
+            valid = np.ones(12 + size, bool)
+            if not dyn_b:
+                valid[6:12] = False
+            ipn, _ipf, isig = _friction_slots(lay, method)
+            if implicit:
+                lower[zidx] = lay.lower()
+                if prox is not None:
+                    prox[zidx[:, ipn:]] = 1.0  # pn, then the friction unknowns: the tail of the block
+                i_lam[m, :lay.m] = zidx[:, lay.lam:lay.lam + lay.m]
+                i_mu[m, :lay.k] = zidx[:, lay.mu:lay.mu + lay.k]
+                i_s[m], i_a2[m] = zidx[:, lay.s], zidx[:, lay.a2:lay.a2 + 3]
+            else:
+                lower[zidx[:, ipn]] = 0.0
+            if lay.nf:
+                lower[zidx[:, isig]] = 0.0
+                feasible[zidx[:, isig]] = True
+            _frozen(cols)
+            _frozen(valid)
+            for j, q in enumerate(members):
+                pair_cols[q], pair_valid[q] = cols[j], valid
+            a, b = tab.a[ips], tab.b[ips]
+            self.batches.append(dict(
+                members=members, lay=lay, dyn_b=dyn_b, P=len(members), ka=_frozen(ka), kb=_frozen(np.maximum(kb, 0)),
+                zidx=_frozen(zidx), cols=cols, valid=valid, valid_idx=_frozen(np.flatnonzero(valid)),
+                mu=_frozen(tab.mu[ips]), m_ref=_frozen(tab.m_ref[ips]), groups_a=_shape_groups([model.shapes[i] for i in a]),
+                groups_b=_shape_groups([model.shapes[i] for i in b]), a=_frozen(a), b=_frozen(b),
+                cA=_frozen(model.com_body[a]), cB=_frozen(model.com_body[b])))
+        self.pairs = [dict(ip=ip, a=int(tab.a[ip]), b=int(tab.b[ip]), mu=float(tab.mu[ip]), lay=tab.lay[ip],
+                           off=int(off[q]), m_ref=float(tab.m_ref[ip]), ka=int(tab.ka[ip]), kb=int(tab.kb[ip]),
+                           sz=int(sz[q]), cols=pair_cols[q], valid=pair_valid[q]) for q, ip in enumerate(cand)]
+        self.lower = _frozen(lower)
+        self.prox = None if prox is None else _frozen(prox)
         self.feasible = _frozen(feasible)
         # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s,
         # like every other velocity row): unweighted, the spins of light spheres (large inverse inertia) dominated it
@@ -1007,42 +1032,7 @@ class _Plan:
         weights = np.ones(ntot)
         weights[:6 * nb].reshape(nb, 6)[:, 3:6] = model.gyration[model.dynamic_bodies, None]
         self.weights = _frozen(weights)
-        # the closest-point rows of the overlap bound (_step_once's depth_residual): each pair's rows -f_i(a1),
-        # -g_j(a2) (padded with the index of a +inf appended to F), its separation s and its row a2 - a1 - s n_A
-        self.depth_index = None
-        if method == "implicit" and self.pairs:
-            lays = [pr["lay"] for pr in self.pairs]
-            offs = [pr["off"] for pr in self.pairs]
-            i_lam = np.full((len(lays), max(lay.m for lay in lays)), ntot)
-            i_mu = np.full((len(lays), max(lay.k for lay in lays)), ntot)
-            for q, (lay, o) in enumerate(zip(lays, offs)):
-                i_lam[q, :lay.m] = o + lay.lam + np.arange(lay.m)
-                i_mu[q, :lay.k] = o + lay.mu + np.arange(lay.k)
-            i_s = np.array([o + lay.s for lay, o in zip(lays, offs)])
-            i_a2 = np.array([o + lay.a2 for lay, o in zip(lays, offs)])[:, None] + np.arange(3)
-            self.depth_index = tuple(_frozen(x) for x in (i_lam, i_mu, i_s, i_a2))
-        # the batches of the compiled pair evaluation: one per layout and kind of B (the explicit method: one pair per
-        # batch, evaluated by the numpy one-pair form)
-        keyed: dict = {}
-        for q, pr in enumerate(self.pairs):
-            key = (pr["lay"], pr["kb"] >= 0) if method == "implicit" else (pr["ip"],)
-            keyed.setdefault(key, []).append(q)
-        self.batches = []
-        for members in keyed.values():
-            prs = [self.pairs[q] for q in members]
-            pr0 = prs[0]
-            sz = pr0["sz"]
-            a = np.array([p["a"] for p in prs])
-            b = np.array([p["b"] for p in prs])
-            self.batches.append(dict(
-                members=members, lay=pr0["lay"], dyn_b=pr0["kb"] >= 0, P=len(prs),
-                ka=_frozen(np.array([p["ka"] for p in prs])), kb=_frozen(np.array([max(p["kb"], 0) for p in prs])),
-                zidx=_frozen(np.array([np.arange(p["off"], p["off"] + sz) for p in prs])),
-                cols=_frozen(np.array([p["cols"] for p in prs])), valid=pr0["valid"],
-                valid_idx=_frozen(np.flatnonzero(pr0["valid"])),
-                mu=_frozen(np.array([p["mu"] for p in prs], float)), m_ref=_frozen(np.array([p["m_ref"] for p in prs], float)),
-                groups_a=_shape_groups([model.shapes[i] for i in a]), groups_b=_shape_groups([model.shapes[i] for i in b]),
-                a=_frozen(a), b=_frozen(b), cA=_frozen(model.com_body[a]), cB=_frozen(model.com_body[b])))
+        self.depth_index = tuple(_frozen(x) for x in (i_lam, i_mu, i_s, i_a2)) if implicit and n else None
 
     def new_pairs(self) -> list["_Pair"]:
         """Fresh pair records of one step (the constants filled in)."""
@@ -1055,6 +1045,30 @@ class _Plan:
 
 
 _PLAN_CACHE = 256  # step plans a model keeps (sets of candidate pairs met)
+
+
+class _PairTable:
+    """Every pair of a model under one method: bodies, friction, layout, block size, reduced mass, places of its
+    bodies among the dynamic ones (-1: static)."""
+
+    def __init__(self, model: ContactModel, method: str):
+        P = len(model.pairs)
+        self.a = np.array([a for a, _b, _mu in model.pairs], int).reshape(P)
+        self.b = np.array([b for _a, b, _mu in model.pairs], int).reshape(P)
+        self.mu = np.array([mu for _a, _b, mu in model.pairs], float).reshape(P)
+        self.lay = [_layout_for(model, ip, method) for ip in range(P)]
+        self.sz = np.array([lay.size if method == "implicit" else _explicit_size(lay) for lay in self.lay], int)
+        ma, mb = model.mass[self.a], model.mass[self.b]
+        # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static B)
+        self.m_ref = np.where(model.dynamic[self.b], ma * mb / (ma + mb), ma)
+        self.ka, self.kb = model.dynamic_slot[self.a], model.dynamic_slot[self.b]
+
+
+def _pair_table(model: ContactModel, method: str) -> _PairTable:
+    tab = model.step_plans.get(("pairs", method))
+    if tab is None:
+        tab = model.step_plans[("pairs", method)] = _PairTable(model, method)
+    return tab
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
