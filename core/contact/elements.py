@@ -15,7 +15,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .kernels import back_substitute, eliminate, eliminate_rhs
+from .kernels import (back_substitute, eliminate, eliminate_rhs, lm_back_substitute, lm_eliminate,
+                      lm_eliminate_rhs, scatter_add)
 
 __all__ = ["ElementMatrix", "ACCEPT"]
 
@@ -71,43 +72,103 @@ class ElementMatrix:
         """A + diag(v) (the blocks are shared with A, not copied)."""
         return self._with(self.diag + v, self.blocks)
 
-    def lm_system(self, nu: float) -> "ElementMatrix":
-        """The augmented Levenberg-Marquardt matrix [[nu I, A^T], [A, -I]] (2n x 2n, unknowns (d, r)): solving it
-        with right-hand side (0, -b) gives d = -(A^T A + nu I)^-1 A^T b, r = A d + b.  It keeps the element structure
-        (each element's own unknowns are its own in d and in r), and it is symmetric quasi-definite, so every own-own
-        block is regular and eliminating them needs no pivoting across elements, unlike the normal equations
-        A^T A + nu I, which couple the elements that share an unknown and need a sparse LU."""
+    def lm_solve(self, nu: float, b: np.ndarray) -> np.ndarray | None:
+        """The Levenberg-Marquardt direction d = -(A^T A + nu I)^-1 A^T b, or None when the elimination fails or stays
+        inaccurate (the caller then solves the normal equations).
+
+        The normal equations couple all elements that share an unknown; the augmented system
+        [[nu I, A^T], [A, -I]] (d, r) = (0, -b) (r = A d + b) keeps the element structure, and is solved here without
+        being formed.  An element's own rows occur in no other element, so their r unknowns are eliminated exactly
+        (r_o = A_o d + b_o), which adds Bo^T Bo (Bo its rows of A) to the element's d-d block; its own d unknowns then
+        have the SPD block nu I + Bo_oo^T Bo_oo (Cholesky, k x k, instead of an LU of the 2k x 2k augmented own-own
+        block: kernels.lm_eliminate).  What remains is the Schur complement on the shared unknowns (d_s, r_s),
+        symmetric quasi-definite [[T_dd, T_dr], [T_rd, T_rr]] with T_rr = -(I + ...) (eigenvalues <= -1): r_s is
+        eliminated with a Cholesky factor of -T_rr, d_s with one of the SPD T_dd - T_dr T_rr^-1 T_rd (_sqd_factor:
+        about half the flops of an LU of the whole).  27-sphere pile, 30 captured LM calls: 6.0 -> 1.55 ms a call,
+        and closer to a QR least-squares reference (worst relative error 3e-8 -> 2e-9).  Iterative refinement on the
+        augmented system's residual and the acceptance test are solve's."""
         n = self.shape[0]
-        x = self._x[self.diag[self._x] != 0.0]
-        key = ("lm", x.tobytes())
-        template = self._derived.get(key)  # the same structure's earlier augmented matrix: reuse its index arrays
-        groups = []
-        for lay, B in zip(self._layout, self.blocks):
-            P, nl = lay.cols.shape
-            ns, k = lay.ns, nl - lay.ns
-            # local order: d shared, r shared, d own, r own (the own ones last)
-            pos_d = np.concatenate((np.arange(ns), 2 * ns + np.arange(k)))
-            pos_r = np.concatenate((ns + np.arange(ns), 2 * ns + k + np.arange(k)))
-            Ba = np.zeros((P, 2 * nl, 2 * nl))
-            Ba[:, pos_d[:, None], pos_r[None, :]] = B.transpose(0, 2, 1)
-            Ba[:, pos_r[:, None], pos_d[None, :]] = B
-            # the diagonal of A on own unknowns: its (r_i, d_i) and (d_i, r_i) entries
-            od = self.diag[lay.own]
-            Ba[:, pos_d[ns:], pos_r[ns:]] += od
-            Ba[:, pos_r[ns:], pos_d[ns:]] += od
-            cols = None if template is not None else np.concatenate(
-                (lay.cols[:, :ns], n + lay.cols[:, :ns], lay.own, n + lay.own), axis=1)
-            groups.append((cols, Ba, 2 * k))
-        # the diagonal of A on shared unknowns couples d_i and r_i: 2 x 2 elements with no own unknowns
-        if x.size:
-            Bx = np.zeros((x.size, 2, 2))
-            Bx[:, 0, 1] = Bx[:, 1, 0] = self.diag[x]
-            groups.append((None if template is not None else np.stack((x, n + x), axis=1), Bx, 0))
-        diag = np.concatenate((np.full(n, float(nu)), -np.ones(n)))
-        if template is not None:
-            return template.refill(diag, groups)
-        self._derived[key] = aug = ElementMatrix(2 * n, diag, groups)
-        return aug
+        x_idx = self._x
+        m = x_idx.size
+        dg = self.diag
+        lm_cols = self._derived.get("lm_cols")
+        if lm_cols is None:  # each element's (d_s, r_s) places in the reduced system: d_s first, then r_s
+            lm_cols = self._derived["lm_cols"] = [np.ascontiguousarray(np.concatenate((lay.wx, m + lay.wx), axis=1))
+                                                  for lay in self._layout]
+        nu = float(nu)
+        parts = []
+        dense = 2 * m <= self._DENSE_S
+        S = np.zeros((2 * m, 2 * m)) if dense else None
+        s_rows, s_cols, s_vals = [], [], []
+        for lay, B, cols in zip(self._layout, self.blocks, lm_cols):
+            B = np.ascontiguousarray(B)
+            d_own = np.ascontiguousarray(dg[lay.own])
+            L, WT, Sx, ok = lm_eliminate(B, lay.ns, d_own, nu)
+            if not ok:
+                return None
+            parts.append((lay, B, d_own, L, WT, cols))
+            if dense:
+                scatter_add(S, cols, Sx)
+            else:
+                w = cols.shape[1]
+                s_rows.append(np.repeat(cols, w, axis=1).ravel())
+                s_cols.append(np.tile(cols, (1, w)).ravel())
+                s_vals.append(Sx.ravel())
+        i = np.arange(m)
+        diag_rows = np.concatenate((i, m + i, i, m + i))
+        diag_cols = np.concatenate((i, m + i, m + i, i))
+        diag_vals = np.concatenate((np.full(m, nu), -np.ones(m), dg[x_idx], dg[x_idx]))
+        try:
+            if dense:
+                np.add.at(S, (diag_rows, diag_cols), diag_vals)
+                if not np.all(np.isfinite(S)):
+                    return None
+                solve_s = _sqd_factor(S, m)
+                if solve_s is None:
+                    return None
+            else:
+                S = sp.coo_matrix((np.concatenate(s_vals + [diag_vals]), (np.concatenate(s_rows + [diag_rows]),
+                                   np.concatenate(s_cols + [diag_cols]))), shape=(2 * m, 2 * m)).tocsc()
+                if not np.all(np.isfinite(S.data)):
+                    return None
+                solve_s = spla.splu(S).solve
+        except (np.linalg.LinAlgError, RuntimeError, ValueError):
+            return None
+
+        def apply(f, g):
+            bx = np.concatenate((f[x_idx], g[x_idx]))
+            zs = [lm_eliminate_rhs(B, lay.ns, L, WT, d_own, lay.own, lay.wx, m, f, g, bx)
+                  for lay, B, d_own, L, WT, _c in parts]
+            sx = solve_s(bx)
+            out_d = np.empty(n)
+            out_r = np.empty(n)
+            out_d[x_idx] = sx[:m]
+            out_r[x_idx] = sx[m:]
+            for (lay, B, d_own, L, WT, _c), z in zip(parts, zs):
+                lm_back_substitute(B, lay.ns, L, WT, d_own, lay.own, lay.wx, m, z, g, sx, out_d, out_r)
+            return out_d, out_r
+
+        def residual(d, r):  # (0, -b) - [[nu I, A^T], [A, -I]] (d, r)
+            return -(nu * d + self.rmatvec(r)), r - b - self @ d
+
+        d, r = apply(np.zeros(n), -np.asarray(b, dtype=float))
+        scale = np.linalg.norm(b) + 1e-300
+        accept = ACCEPT * (1.0 + scale)
+        for _ in range(self._REFINE):
+            if not (np.all(np.isfinite(d)) and np.all(np.isfinite(r))):
+                return None
+            rf, rg = residual(d, r)
+            if np.sqrt(rf @ rf + rg @ rg) <= 1e-10 * scale:
+                return d
+            dd, dr = apply(rf, rg)
+            d = d + dd
+            r = r + dr
+        if not (np.all(np.isfinite(d)) and np.all(np.isfinite(r))):
+            return None
+        rf, rg = residual(d, r)
+        if np.sqrt(rf @ rf + rg @ rg) > accept:
+            return None
+        return d
 
     def __matmul__(self, v: np.ndarray) -> np.ndarray:
         out = self.diag * v
@@ -201,6 +262,33 @@ class ElementMatrix:
 
 
 ACCEPT = 1e-8  # a solve is accepted with a residual norm below this times 1 + |rhs|
+
+
+def _sqd_factor(S, m):
+    """A solver for the symmetric quasi-definite S = [[T_dd, T_dr], [T_rd, T_rr]] (2m x 2m, -T_rr positive
+    definite, T_dd - T_dr T_rr^-1 T_rd positive definite) by two Cholesky factors: C = -T_rr = Lc Lc^T,
+    W = Lc^-1 T_rd, T = T_dd + W^T W = Lt Lt^T; None if a factor fails."""
+    Lc, info = _potrf(-S[m:, m:], lower=1, clean=0, overwrite_a=1)
+    if info != 0:
+        return None
+    W, info = _trtrs(Lc, S[m:, :m], lower=1)
+    if info != 0:
+        return None
+    T = S[:m, :m] + W.T @ W
+    Lt, info = _potrf(T, lower=1, clean=0, overwrite_a=1)
+    if info != 0:
+        return None
+
+    def solve(bx):
+        u, _ = _trtrs(Lc, bx[m:], lower=1)
+        xd, _ = _potrs(Lt, bx[:m] + W.T @ u, lower=1)
+        y, _ = _trtrs(Lc, W @ xd - u, lower=1, trans=1)
+        return np.concatenate((xd, y))
+
+    return solve
+
+
+_potrf, _potrs, _trtrs = sla.lapack.get_lapack_funcs(("potrf", "potrs", "trtrs"), dtype=float)
 
 
 def _merge_blocks(plan, groups):

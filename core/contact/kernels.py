@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs",
-           "back_substitute"]
+__all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "contact_frames",
+           "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute", "lm_eliminate", "lm_eliminate_rhs",
+           "lm_back_substitute"]
 
 _CACHE = True
 
@@ -773,3 +774,174 @@ def back_substitute(IBgx, own, wx, y, dx, out):
             for j in range(ns):
                 acc -= IBgx[p, i, j] * dx[wx[p, j]]
             out[own[p, i]] = acc
+
+
+# ---- the Levenberg-Marquardt solve of core.contact.elements.ElementMatrix.lm_solve -----------------------------------
+
+
+@njit(cache=_CACHE)
+def _chol(K):
+    """K = L L^T in place (L in the lower triangle; the strict upper one is not read); False if a pivot is not
+    positive and finite (K not numerically positive definite)."""
+    k = K.shape[0]
+    for j in range(k):
+        s = K[j, j]
+        for l in range(j):
+            s -= K[j, l] * K[j, l]
+        if not (s > 0.0) or not np.isfinite(s):
+            return False
+        ljj = np.sqrt(s)
+        K[j, j] = ljj
+        inv = 1.0 / ljj
+        for i in range(j + 1, k):
+            t = K[i, j]
+            for l in range(j):
+                t -= K[i, l] * K[j, l]
+            K[i, j] = t * inv
+    return True
+
+
+@njit(cache=_CACHE)
+def _fwd(L, v):
+    """v <- L^-1 v (L lower triangular)."""
+    for a in range(L.shape[0]):
+        t = v[a]
+        for l in range(a):
+            t -= L[a, l] * v[l]
+        v[a] = t / L[a, a]
+
+
+@njit(cache=_CACHE)
+def lm_eliminate(B, ns, d_own, nu):
+    """The own unknowns of P elements eliminated from the augmented LM system [[nu I, A^T], [A, -I]] (d, r) of
+    A = diag + sum_e P_e^T B_e P_e (blocks B (P, nl, nl), the last k = nl - ns local unknowns own, diagonal d_own
+    (P, k) of A on them).
+
+    An element's own rows r_o occur only in its rows A_o = [B_os | B_oo + diag(d_own)] (Bo, k x nl), so they are
+    eliminated exactly (r_o = A_o d - g_o), which adds Bo^T Bo to the element's d-d block; its own d unknowns then
+    have the SPD block K = nu I + Bo_oo^T Bo_oo (Cholesky L, k x k, instead of the 2k x 2k LU of the augmented
+    own-own block) and couple to the shared unknowns (d_s, r_s) by C = [Bo_oo^T Bo_os | B_so^T] (k x 2 ns).
+    Returns L (P, k, k), WT = (L^-1 C)^T (P, 2 ns, k), the elements' Schur complements on (d_s, r_s)
+    [[Bo_os^T Bo_os, B_ss^T], [B_ss, 0]] - WT WT^T (P, 2 ns, 2 ns), and ok (False when a K is not numerically
+    positive definite)."""
+    P, nl = B.shape[0], B.shape[1]
+    k = nl - ns
+    m = 2 * ns
+    L = np.zeros((P, k, k))
+    WT = np.empty((P, m, k))
+    S = np.empty((P, m, m))
+    BoT = np.empty((nl, k))  # Bo transposed: its columns contiguous
+    for p in range(P):
+        for i in range(k):
+            for j in range(nl):
+                BoT[j, i] = B[p, ns + i, j]
+            BoT[ns + i, i] += d_own[p, i]
+        K = L[p]
+        Wp = WT[p]
+        for a in range(k):
+            for c in range(a + 1):
+                s = 0.0
+                for i in range(k):
+                    s += BoT[ns + a, i] * BoT[ns + c, i]
+                K[a, c] = s
+            K[a, a] += nu
+        for j in range(ns):
+            for a in range(k):
+                s = 0.0
+                for i in range(k):
+                    s += BoT[ns + a, i] * BoT[j, i]
+                Wp[j, a] = s
+                Wp[ns + j, a] = B[p, j, ns + a]
+        if not _chol(K):
+            return L, WT, S, False
+        for i in range(m):
+            _fwd(K, Wp[i])
+        for i in range(m):
+            for j in range(i + 1):
+                s = 0.0
+                for l in range(k):
+                    s -= Wp[i, l] * Wp[j, l]
+                S[p, i, j] = s
+        for i in range(ns):
+            for j in range(i + 1):
+                s = 0.0
+                for l in range(k):
+                    s += BoT[i, l] * BoT[j, l]
+                S[p, i, j] += s
+            for j in range(ns):
+                S[p, ns + i, j] += B[p, i, j]  # row r_i, column d_j: A's entry (i, j)
+        for i in range(m):
+            for j in range(i):
+                S[p, j, i] = S[p, i, j]
+    return L, WT, S, True
+
+
+@njit(cache=_CACHE)
+def lm_eliminate_rhs(B, ns, L, WT, d_own, own, wx, nxs, f, g, bx):
+    """Forward elimination of a right-hand side (f, g) (d rows, r rows) of the augmented system for the factors of
+    lm_eliminate: the own d rows' right-hand side h = f_o + Bo_oo^T g_o, z = L^-1 h (returned, (P, k)); the shared
+    d rows gain Bo_os^T g_o and lose the (d_s, r_s) rows of WT z (bx: d_s at wx, r_s at nxs + wx)."""
+    P, nl = B.shape[0], B.shape[1]
+    k = nl - ns
+    z = np.empty((P, k))
+    for p in range(P):
+        zp = z[p]
+        for a in range(k):
+            zp[a] = f[own[p, a]] + d_own[p, a] * g[own[p, a]]
+        for i in range(k):
+            gi = g[own[p, i]]
+            if gi != 0.0:
+                for a in range(k):
+                    zp[a] += B[p, ns + i, ns + a] * gi
+        for j in range(ns):
+            s = 0.0
+            for i in range(k):
+                s += B[p, ns + i, j] * g[own[p, i]]
+            bx[wx[p, j]] += s
+        _fwd(L[p], zp)
+        for i in range(ns):
+            s = 0.0
+            t = 0.0
+            for l in range(k):
+                s += WT[p, i, l] * zp[l]
+                t += WT[p, ns + i, l] * zp[l]
+            bx[wx[p, i]] -= s
+            bx[nxs + wx[p, i]] -= t
+    return z
+
+
+@njit(cache=_CACHE)
+def lm_back_substitute(B, ns, L, WT, d_own, own, wx, nxs, z, g, sx, out_d, out_r):
+    """The own unknowns from the shared ones sx = (d_s, r_s): d_o = L^-T (z - WT^T sx_e) (out_d[own]), and the
+    eliminated own residuals r_o = Bo d_e - g_o (out_r[own])."""
+    P, nl = B.shape[0], B.shape[1]
+    k = nl - ns
+    m = 2 * ns
+    xl = np.empty(m)
+    t = np.empty(k)
+    for p in range(P):
+        for i in range(ns):
+            xl[i] = sx[wx[p, i]]
+            xl[ns + i] = sx[nxs + wx[p, i]]
+        for l in range(k):
+            t[l] = z[p, l]
+        for i in range(m):
+            xi = xl[i]
+            if xi != 0.0:
+                for l in range(k):
+                    t[l] -= WT[p, i, l] * xi
+        Lp = L[p]
+        for a in range(k - 1, -1, -1):
+            s = t[a]
+            for l in range(a + 1, k):
+                s -= Lp[l, a] * t[l]
+            t[a] = s / Lp[a, a]
+        for a in range(k):
+            out_d[own[p, a]] = t[a]
+        for i in range(k):
+            s = d_own[p, i] * t[i] - g[own[p, i]]
+            for j in range(ns):
+                s += B[p, ns + i, j] * xl[j]
+            for a in range(k):
+                s += B[p, ns + i, ns + a] * t[a]
+            out_r[own[p, i]] = s

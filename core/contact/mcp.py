@@ -163,12 +163,11 @@ def _solve_linear(H, rhs, condense=False):
 
 def _lm_direction(H, Phi, nu):
     """Levenberg-Marquardt direction (H^T H + nu I) d = -H^T Phi (for an ElementMatrix H by eliminating the
-    elements of its augmented system, ElementMatrix.lm_system, with the normal equations as the fallback)."""
+    elements of its augmented system, ElementMatrix.lm_solve, with the normal equations as the fallback)."""
     if isinstance(H, ElementMatrix):
-        n = H.shape[0]
-        sol = H.lm_system(nu).solve(np.concatenate((np.zeros(n), -Phi)))
-        if sol is not None:
-            return sol[:n]
+        d = H.lm_solve(nu, Phi)
+        if d is not None:
+            return d
     H = _sparse(H)
     g = H.T @ Phi
     if sp.issparse(H):

@@ -154,7 +154,8 @@ def prepare_kernels() -> float:
     """Load the stepper's compiled kernels (core.contact.kernels) from numba's cache, or compile them on a machine's
     first run (10-60 s), by two steps of each method on a small scene that takes every compiled path: twelve
     touching spheres in a row on a plane (pairs with a static and with a dynamic B; more than two pairs, and more
-    unknowns than the dense limit: block elimination).  Returns the seconds it took."""
+    unknowns than the dense limit: block elimination), and one small Levenberg-Marquardt solve.  Returns the seconds
+    it took."""
     from .. import io
     from . import stepper
 
@@ -169,6 +170,11 @@ def prepare_kernels() -> float:
         st = initial_state(model)
         for _ in range(2):
             st = stepper.step(model, st, 0.01, method).state
+    # the Levenberg-Marquardt solve's kernels (kernels.lm_*), which these steps need not reach: one tiny solve
+    from .elements import ElementMatrix
+
+    tiny = ElementMatrix(3, np.array([1.0, 0.0, 0.0]), [(np.array([[0, 1, 2]]), np.eye(3)[None], 2)])
+    tiny.lm_solve(1e-3, np.ones(3))
     return time.perf_counter() - t0
 
 

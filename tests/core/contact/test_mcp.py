@@ -317,12 +317,45 @@ def test_levenberg_marquardt_direction_by_elimination_matches_the_normal_equatio
     b = rng.standard_normal(D.shape[0])
     for nu in (1e-8, 1e-3, 1.0):
         # the LM step minimises |A d + b|^2 + nu |d|^2: (A^T A + nu I) d = -A^T b, solved here dense
-        # (the later calls reuse the first augmented matrix's index arrays; a row-scaled copy of A shares them too)
+        # (the later calls reuse the first call's index arrays; a row-scaled copy of A shares them too)
         ref = np.linalg.solve(D.T @ D + nu * np.eye(D.shape[0]), -D.T @ b)
         np.testing.assert_allclose(_lm_direction(A, b, nu), ref, rtol=1e-8, atol=1e-10)
     s = 0.5 + rng.random(D.shape[0])
     ref = np.linalg.solve((s[:, None] * D).T @ (s[:, None] * D) + 1e-3 * np.eye(D.shape[0]), -(s[:, None] * D).T @ b)
     np.testing.assert_allclose(_lm_direction(A.scale_rows(s), b, 1e-3), ref, rtol=1e-8, atol=1e-10)
+
+
+def test_levenberg_marquardt_elimination_matches_the_dense_direction_also_for_a_rank_deficient_matrix():
+    rng = np.random.default_rng(11)
+    A, D, owns = _element_matrix(rng, [(5, 6), (3, 9)], 18)
+    b = rng.standard_normal(D.shape[0])
+    n = D.shape[0]
+
+    def dense_lm(D, nu):
+        # (D^T D + nu I)^-1 D^T b, as the least-squares solution of [D; sqrt(nu) I] d = [-b; 0] (a QR-stable
+        # reference: the normal equations of a rank-deficient D at a small nu lose digits of their own)
+        stacked = np.vstack((D, np.sqrt(nu) * np.eye(n)))
+        return np.linalg.lstsq(stacked, np.concatenate((-b, np.zeros(n))), rcond=None)[0]
+
+    for nu in (1e-8, 1e-3, 1.0):
+        d = A.lm_solve(nu, b)
+        assert d is not None  # the elimination itself, not the normal equations' fallback
+        np.testing.assert_allclose(d, dense_lm(D, nu), rtol=1e-8, atol=1e-10)
+    # rank-deficient: an own unknown of element 0 with no entry at all (a zero column of A, the own-own block
+    # singular: only nu keeps its Cholesky block regular) and an own row of element 1 of group 1 zero
+    A.blocks[0][0, :, 6 + 2] = 0.0
+    A.blocks[1][1, 6 + 4, :] = 0.0
+    D = A.toarray()
+    assert np.linalg.matrix_rank(D) == n - 1
+    for nu in (1e-8, 1e-3):
+        d = A.lm_solve(nu, b)
+        assert d is not None
+        np.testing.assert_allclose(d, dense_lm(D, nu), rtol=1e-8, atol=1e-10)
+        assert abs(d[owns[0][0, 2]]) <= 1e-12  # no component along the zero column
+    A._DENSE_S = 0  # the reduced system solved sparse, as for large piles
+    np.testing.assert_allclose(A.lm_solve(1e-3, b), dense_lm(D, 1e-3), rtol=1e-8, atol=1e-10)
+    # without damping the singular own block's Cholesky factor fails: refused (the caller solves the normal equations)
+    assert A.lm_solve(0.0, b) is None
 
 
 def test_element_matrix_refilled_with_new_values_keeps_its_structure():
