@@ -185,6 +185,26 @@ def test_many_pair_fallback_schedule_repeats_no_attempt_and_counts_every_iterati
     assert quick == [(h, "quick"), (h / 2, "quick"), (h / 4, "quick"), (h / 8, "quick"), (h / 8, "medium")]
 
 
+@pytest.mark.parametrize("r, sp", [((0.0, 0.0), 0.3), ((0.06, -0.08), 0.5), ((0.06, -0.08), 0.1), ((0.3, 0.4), 0.0)])
+def test_unloaded_friction_meets_the_friction_rows_of_a_pair_without_load(r, sp):
+    """With pn = 0 a pair's friction rows are mu xi + phi (sig + sp) = 0 and 0 <= sig perp mu^2 - |phi|^2 >= 0, given
+    r = mu xi: no slip, inside the disc (|xi| <= sp), on its rim (|xi| > sp, also with sp = 0 for a pair that
+    touches). The closed form must meet them to rounding (the step's clean-up of a stalled solve relies on it)."""
+    from core.contact.stepper import _unloaded_friction
+
+    mu = 0.4
+    r = np.array(r)
+    phi, sig = _unloaded_friction(r, sp, mu)
+    np.testing.assert_allclose(r + phi * (sig + sp), 0.0, atol=1e-15)
+    cone = mu * mu - phi @ phi
+    assert sig >= 0.0 and cone >= -1e-15 and abs(sig * cone) <= 1e-15
+    xi = np.linalg.norm(r) / mu
+    if 0.0 < xi <= sp:  # inside the disc, sig = 0 and |phi| = mu |xi| / sp <= mu
+        assert sig == 0.0 and np.linalg.norm(phi) == pytest.approx(mu * xi / sp)
+    elif xi > sp:  # on the rim: |phi| = mu, phi against the slip, sig = |xi| - sp
+        assert np.linalg.norm(phi) == pytest.approx(mu) and phi @ r < 0.0 and sig == pytest.approx(xi - sp)
+
+
 def test_unload_order_tries_loaded_pairs_whose_points_are_apart_first():
     # a stalled pile step tries its loaded pairs unloaded one at a time: unloaded pairs (pn = 0) never; first the
     # pairs whose closest points lie outside their bodies (apart, m), most apart first, then by sliding * pn
