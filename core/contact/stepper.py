@@ -645,15 +645,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # pairs (the explicit method's one-pair form computes its Jacobian anyway)
     value = (lambda z: fun(z, jac=False)) if method == "implicit" else None
     many = len(pairs) > 2
-    # with many pairs the impulse unknowns get the MCP solver's proximal term: in a pile they are statically
-    # indeterminate (a continuum of solutions) and the plain Newton direction is dominated by that continuum
-    # (with one or two pairs the term only slows the last iterations down: the disc example needs 3x more)
-    # ... and the Newton equations are solved by eliminating the pair blocks (each couples only to its bodies'
-    # velocities; with the proximal term a block is regular) and then the bodies' velocities
-    # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then fails
-    # where plain Newton and block Gauss-Seidel converge)
-    # the step's constant arrays (commented where _plan builds them): the proximal term's unknowns (many pairs, implicit
-    # method), the projected sliding-speed multipliers, the merit function's weights, the closest-point rows
+    # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
+    # implicit method; the Newton equations are then solved by eliminating the pair blocks), the projected
+    # sliding-speed multipliers, the merit function's weights, the closest-point rows
     prox, feasible, weights = plan.prox, plan.feasible, plan.weights
     condense = prox is not None and not dense
 
@@ -681,9 +675,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return float(depth.max()) * (tol / _DEPTH_LIMIT)
 
     def global_solve(z, tol=tol, **budget):
-        """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
-        r = solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense, feasible=feasible,
-                      weights=weights, extra=depth_residual, **budget)
+        """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination); with
+        many pairs, a stop close to the solution is cleaned up (_CLEAN_FROM)."""
+        def solve(z, **budget):
+            return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense,
+                             feasible=feasible, weights=weights, extra=depth_residual, **budget)
+
+        r = solve(z, **budget)
         if r.converged or not many or r.residual > _CLEAN_FROM:
             return r
         # stopped close: the friction unknowns of pairs without load are decoupled from everything else (their
@@ -691,8 +689,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         zc = consistent_friction(r.z.copy(), pairs)
         if np.array_equal(zc, r.z):
             return r
-        r2 = solve_mcp(fun, zc, lower, tol=tol, fun_value=value, prox=prox, condense=condense, feasible=feasible,
-                       weights=weights, extra=depth_residual, max_iter=_CLEAN_ITER, max_restarts=0, polish=False)
+        r2 = solve(zc, max_iter=_CLEAN_ITER, max_restarts=0, polish=False)
         if r2.converged or r2.residual < r.residual:
             return replace(r2, iterations=r.iterations + r2.iterations)
         return replace(r, iterations=r.iterations + r2.iterations)
