@@ -110,15 +110,15 @@ class ContactModel:
         ia = np.array([a for a, _b, _mu in self.pairs], int)
         ib = np.array([b for _a, b, _mu in self.pairs], int)
         hs = np.flatnonzero([h is not None for h in self.halfspace])
-        normals = np.array([self.halfspace[b][0] for b in hs], float).reshape(-1, 3)
-        # a half-space body's plane n.(y - com) <= offset - n.com in centre-of-mass body coordinates
-        offsets = np.array([self.halfspace[b][1] - self.halfspace[b][0] @ self.com_body[b] for b in hs], float)
+        plane_n, plane_c = np.zeros((n, 3)), np.zeros(n)
+        for b in hs:
+            # a half-space body's plane n.(y - com) <= offset - n.com in centre-of-mass body coordinates
+            plane_n[b] = self.halfspace[b][0]
+            plane_c[b] = self.halfspace[b][1] - self.halfspace[b][0] @ self.com_body[b]
         r = np.asarray(self.radius, float)
         is_hs = np.zeros(n, bool)
         is_hs[hs] = True
-        plane_n, plane_c = np.zeros((n, 3)), np.zeros(n)
-        plane_n[hs], plane_c[hs] = normals, offsets
-        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), hs, normals, offsets, is_hs[ib], plane_n, plane_c,
+        return BroadPhaseData(ia, ib, np.where(np.isfinite(r), r, 0.0), is_hs[ib], plane_n, plane_c,
                               float(np.sqrt(self.gravity @ self.gravity)))
 
 
@@ -129,12 +129,9 @@ class BroadPhaseData:
     ia: np.ndarray  # (P,) body A of each candidate pair
     ib: np.ndarray  # (P,) body B
     radius: np.ndarray  # (N,) bounding radius, 0 for half-spaces
-    halfspaces: np.ndarray  # (H,) the half-space bodies
-    normals: np.ndarray  # (H, 3) their normals in the body frame
-    offsets: np.ndarray  # (H,) their offsets relative to the centre of mass
     to_plane: np.ndarray  # (P,) pair whose B is a half-space
-    plane_n: np.ndarray  # (N, 3) normals and ...
-    plane_c: np.ndarray  # (N,) offsets of every body (zero for the bodies that are not half-spaces)
+    plane_n: np.ndarray  # (N, 3) half-space bodies: the normal in the body frame (zero for the other bodies) ...
+    plane_c: np.ndarray  # (N,) ... and the offset relative to the centre of mass
     gravity: float  # |g|, m/s^2
 
 

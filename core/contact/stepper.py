@@ -120,19 +120,11 @@ def _rot(q):
     return quat_matrices(q) if q.ndim == 2 else quat_to_matrix(q)
 
 
-def _world_planes(model: ContactModel, state: State, hs: np.ndarray):
-    """World normals (H, 3) and offsets (H,) (n.x <= c) of the half-space bodies hs (a sorted subset of
-    model.broad.halfspaces)."""
-    bp = model.broad
-    k = np.searchsorted(bp.halfspaces, hs)
-    nw = np.einsum("hij,hj->hi", _rot(state.q[hs]), bp.normals[k])
-    return nw, bp.offsets[k] + np.einsum("hi,hi->h", nw, state.p[hs])
-
-
 def _world_halfspace(model: ContactModel, b: int, state: State):
     """World normal and offset (n.x <= c) of half-space body b."""
-    nw, c = _world_planes(model, state, np.array([b]))
-    return nw[0], float(c[0])
+    bp = model.broad
+    nw = quat_to_matrix(state.q[b]) @ bp.plane_n[b]
+    return nw, float(bp.plane_c[b] + nw @ state.p[b])
 
 
 def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tuple[list[int], np.ndarray]:
