@@ -72,8 +72,9 @@ _QUICK_KICKS = 2  # a quick attempt that stops close tries this many loaded pair
 _KICK_FROM = 1e-4  # ... when its residual is below this. Until this version only below 1e-8 and where just the
 # overlap bound failed; the stalls of hard pile steps at 1e-6 to 1e-5 (for a hundred iterations) are the same
 # inconsistency at the um level: loaded spheres whose KKT points sit inside both bodies next to loaded ones apart by
-# microns, all with s = 0. 22 hard saved states 40.1 s -> 19.9 s (1e-6: 32.9 s); other seeds' 100-step runs
-# 6.6 -> 10.7 steps/s (seed 1) and 6.8 -> 9.3 (seed 4); the bench's seed 0 took another path, 22 -> 18.6 steps/s
+# microns, all with s = 0. With the trials below (no polish): 22 hard saved states 40.1 s -> 22.7 s (1e-6 with the
+# polish: 32.9 s); 100-step runs of other seeds 6.6 -> 12.3 steps/s (seed 1) and 6.8 -> 13.5 (seed 4); the bench's
+# seed 0 1,564 -> 1,570 iterations, 2 -> 1 halved steps
 _CLEAN_FROM = 1e-6  # a many-pair global solve that stops below this residual sets the friction unknowns of its
 # unloaded pairs to their closed form (consistent_friction) and, when that changed them, goes on for _CLEAN_ITER more
 # Newton iterations. A stall seen on a hard 27-sphere step: the only rows left were the sliding-speed complementarity
@@ -82,6 +83,10 @@ _CLEAN_FROM = 1e-6  # a many-pair global solve that stops below this residual se
 # iterations; 2: 106 s, 10: 27 s, 20: 29 s: each a different path through the chaotic ones); bench pile 9.5 -> 28
 # steps/s
 _CLEAN_ITER = 5
+_KICK_POLISH = False  # ... without the active-set polish (its least-squares steps go through a sparse LU of the
+# normal equations, ~20 ms each: with it the seed-0 bench pile spent 0.7 s in 36 of them, 19.6 against 23.0 steps/s;
+# 22 hard saved states 19.9 s with it, 22.7 s without; 100-step runs of seeds 1 and 4: 10.7 -> 12.3 and
+# 9.3 -> 13.5 steps/s without it)
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
 _I6 = np.eye(6)
@@ -690,7 +695,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return replace(r2, iterations=r.iterations + r2.iterations)
         return replace(r, iterations=r.iterations + r2.iterations)
 
-    def unload_trials(z, iters, limit=_UNLOAD_TRIALS, Fz=None):
+    def unload_trials(z, iters, limit=_UNLOAD_TRIALS, Fz=None, polish=True):
         """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (at most limit of them,
         in _unload_order); the first that converges is returned, else an unconverged result at z.
 
@@ -698,7 +703,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         end-of-step geometry (exact, not linearised) is consistent with only part of it, often an end where one
         sliding contact opens. Newton from a point inside the continuum stalls at a small nonzero residual, with
         the inconsistency spread over the closest-point rows; started on the right face it converges at once.
-        Fz: F at z when the caller has it (implicit method)."""
+        Fz: F at z when the caller has it (implicit method); polish: solve_mcp's active-set polish in each trial."""
         ipn = np.array([pr.off + friction_slots(pr)[0] for pr in pairs])
         sliding = np.array([z[pr.off + friction_slots(pr)[2]] if pr.lay.nf else 0.0 for pr in pairs])
         apart = np.zeros(len(pairs))
@@ -712,7 +717,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if method == "implicit":
                 zt[pr.off + pr.lay.s] = max(zt[pr.off + pr.lay.s], _UNLOAD_GAP)  # on the open face: just apart
             consistent_friction(zt, (pr,))
-            r = global_solve(zt, max_iter=_UNLOAD_ITER, max_restarts=0)
+            r = global_solve(zt, max_iter=_UNLOAD_ITER, max_restarts=0, polish=polish)
             iters += r.iterations
             if r.converged:
                 return MCPResult(r.z, True, iters, r.residual, "converged (a redundant contact unloaded)")
@@ -837,7 +842,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         if not res.converged and res.residual <= _KICK_FROM:
             # stalled close: typically the inconsistency of redundant loaded contacts (some closest points apart,
             # others inside, all with s = 0), which unloading one of them often removes
-            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS, fun(res.z, jac=False))
+            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS, fun(res.z, jac=False), polish=_KICK_POLISH)
             res = tried if tried.converged else MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
     else:
         res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS)
