@@ -72,9 +72,12 @@ class ElementMatrix:
         """A + diag(v) (the blocks are shared with A, not copied)."""
         return self._with(self.diag + v, self.blocks)
 
-    def lm_solve(self, nu: float, b: np.ndarray) -> np.ndarray | None:
+    def lm_solve(self, nu, b: np.ndarray, f: np.ndarray | None = None) -> np.ndarray | None:
         """The Levenberg-Marquardt direction d = -(A^T A + nu I)^-1 A^T b, or None when the elimination fails or stays
-        inaccurate (the caller then solves the normal equations).
+        inaccurate (the caller then solves the normal equations).  nu may also be a positive damping per unknown
+        (diag(nu) instead of nu I), and f a right-hand side of the d rows: then d = (A^T A + diag(nu))^-1 (f - A^T b),
+        the least-squares step of A d + b together with rows c_i (d_i - f_i / c_i) for unknowns damped by c_i more
+        (the active-set polish's bound rows, mcp._active_set_polish).
 
         The normal equations couple all elements that share an unknown; the augmented system
         [[nu I, A^T], [A, -I]] (d, r) = (0, -b) (r = A d + b) keeps the element structure, and is solved here without
@@ -95,7 +98,8 @@ class ElementMatrix:
         if lm_cols is None:  # each element's (d_s, r_s) places in the reduced system: d_s first, then r_s
             lm_cols = self._derived["lm_cols"] = [np.ascontiguousarray(np.concatenate((lay.wx, m + lay.wx), axis=1))
                                                   for lay in self._layout]
-        nu = float(nu)
+        nu = np.broadcast_to(np.asarray(nu, dtype=float), (n,))
+        f0 = np.zeros(n) if f is None else np.asarray(f, dtype=float)
         parts = []
         dense = 2 * m <= self._DENSE_S
         S = np.zeros((2 * m, 2 * m)) if dense else None
@@ -103,7 +107,7 @@ class ElementMatrix:
         for lay, B, cols in zip(self._layout, self.blocks, lm_cols):
             B = np.ascontiguousarray(B)
             d_own = np.ascontiguousarray(dg[lay.own])
-            L, WT, Sx, ok = lm_eliminate(B, lay.ns, d_own, nu)
+            L, WT, Sx, ok = lm_eliminate(B, lay.ns, d_own, np.ascontiguousarray(nu[lay.own]))
             if not ok:
                 return None
             parts.append((lay, B, d_own, L, WT, cols))
@@ -117,7 +121,7 @@ class ElementMatrix:
         i = np.arange(m)
         diag_rows = np.concatenate((i, m + i, i, m + i))
         diag_cols = np.concatenate((i, m + i, m + i, i))
-        diag_vals = np.concatenate((np.full(m, nu), -np.ones(m), dg[x_idx], dg[x_idx]))
+        diag_vals = np.concatenate((nu[x_idx], -np.ones(m), dg[x_idx], dg[x_idx]))
         try:
             if dense:
                 np.add.at(S, (diag_rows, diag_cols), diag_vals)
@@ -148,11 +152,11 @@ class ElementMatrix:
                 lm_back_substitute(B, lay.ns, L, WT, d_own, lay.own, lay.wx, m, z, g, sx, out_d, out_r)
             return out_d, out_r
 
-        def residual(d, r):  # (0, -b) - [[nu I, A^T], [A, -I]] (d, r)
-            return -(nu * d + self.rmatvec(r)), r - b - self @ d
+        def residual(d, r):  # (f, -b) - [[diag(nu), A^T], [A, -I]] (d, r)
+            return f0 - (nu * d + self.rmatvec(r)), r - b - self @ d
 
-        d, r = apply(np.zeros(n), -np.asarray(b, dtype=float))
-        scale = np.linalg.norm(b) + 1e-300
+        d, r = apply(f0, -np.asarray(b, dtype=float))
+        scale = np.sqrt(b @ b + f0 @ f0) + 1e-300
         accept = ACCEPT * (1.0 + scale)
         for _ in range(self._REFINE):
             if not (np.all(np.isfinite(d)) and np.all(np.isfinite(r))):

@@ -813,13 +813,13 @@ def _fwd(L, v):
 
 @njit(cache=_CACHE)
 def lm_eliminate(B, ns, d_own, nu):
-    """The own unknowns of P elements eliminated from the augmented LM system [[nu I, A^T], [A, -I]] (d, r) of
+    """The own unknowns of P elements eliminated from the augmented LM system [[diag(nu), A^T], [A, -I]] (d, r) of
     A = diag + sum_e P_e^T B_e P_e (blocks B (P, nl, nl), the last k = nl - ns local unknowns own, diagonal d_own
-    (P, k) of A on them).
+    (P, k) of A on them, damping nu (P, k) of them).
 
     An element's own rows r_o occur only in its rows A_o = [B_os | B_oo + diag(d_own)] (Bo, k x nl), so they are
     eliminated exactly (r_o = A_o d - g_o), which adds Bo^T Bo to the element's d-d block; its own d unknowns then
-    have the SPD block K = nu I + Bo_oo^T Bo_oo (Cholesky L, k x k, instead of the 2k x 2k LU of the augmented
+    have the SPD block K = diag(nu) + Bo_oo^T Bo_oo (Cholesky L, k x k, instead of the 2k x 2k LU of the augmented
     own-own block) and couple to the shared unknowns (d_s, r_s) by C = [Bo_oo^T Bo_os | B_so^T] (k x 2 ns).
     Returns L (P, k, k), WT = (L^-1 C)^T (P, 2 ns, k), the elements' Schur complements on (d_s, r_s)
     [[Bo_os^T Bo_os, B_ss^T], [B_ss, 0]] - WT WT^T (P, 2 ns, 2 ns), and ok (False when a K is not numerically
@@ -844,7 +844,7 @@ def lm_eliminate(B, ns, d_own, nu):
                 for i in range(k):
                     s += BoT[ns + a, i] * BoT[ns + c, i]
                 K[a, c] = s
-            K[a, a] += nu
+            K[a, a] += nu[p, a]
         for j in range(ns):
             for a in range(k):
                 s = 0.0

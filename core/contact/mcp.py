@@ -448,16 +448,30 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
         eq_b = at_bound | degenerate  # rows z_i = l_i
         ib = np.flatnonzero(eq_b)
         G = np.concatenate((F[eq_f], a[ib]))
-        J = _sparse(J)
-        if sp.issparse(J):
-            H = sp.vstack((J.tocsr()[eq_f], sp.csr_matrix((np.ones(ib.size), (np.arange(ib.size), ib)), shape=(ib.size, n))))
-            H = H.tocsc()
-        else:
-            E = np.zeros((ib.size, n))
-            E[np.arange(ib.size), ib] = 1.0
-            H = np.vstack((J[eq_f], E))
         g_norm = float(np.linalg.norm(G))
-        d = _lm_direction(H, G, max(1e-14, min(1e-6, g_norm)) * max(1.0, _max_col_norm2(H)) * 1e-6)
+        d = None
+        if isinstance(J, ElementMatrix):
+            # the stacked system [J on the rows eq_f; unit rows on ib] through J's element structure: J with the
+            # other rows zeroed, and the unit rows as one more damping of their unknowns (ElementMatrix.lm_solve);
+            # as a plain sparse matrix its normal equations took a sparse LU, ~20 ms a step on a 27-sphere pile
+            e = np.zeros(n)
+            e[ib] = 1.0
+            Jf = J.scale_rows(eq_f.astype(float))
+            Jc = Jf.tocsc()
+            col2 = np.asarray(Jc.multiply(Jc).sum(axis=0)).ravel() + e  # squared column norms of the stack
+            nu = max(1e-14, min(1e-6, g_norm)) * max(1.0, float(col2.max())) * 1e-6
+            d = Jf.lm_solve(nu + e, np.where(eq_f, F, 0.0), -e * a)
+        if d is None:
+            J = _sparse(J)
+            if sp.issparse(J):
+                H = sp.vstack((J.tocsr()[eq_f], sp.csr_matrix((np.ones(ib.size), (np.arange(ib.size), ib)),
+                                                              shape=(ib.size, n))))
+                H = H.tocsc()
+            else:
+                E = np.zeros((ib.size, n))
+                E[np.arange(ib.size), ib] = 1.0
+                H = np.vstack((J[eq_f], E))
+            d = _lm_direction(H, G, max(1e-14, min(1e-6, g_norm)) * max(1.0, _max_col_norm2(H)) * 1e-6)
         z_new = z + d
         try:
             F_new = fun(z_new)[0]

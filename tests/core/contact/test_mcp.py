@@ -358,6 +358,27 @@ def test_levenberg_marquardt_elimination_matches_the_dense_direction_also_for_a_
     assert A.lm_solve(0.0, b) is None
 
 
+def test_levenberg_marquardt_with_a_damping_per_unknown_is_the_stacked_least_squares_step():
+    """The active-set polish's step: least squares of [J on the rows kept; unit rows on the bound unknowns ib] d =
+    -[F kept; a_ib], damped by nu. Through lm_solve: J with the other rows zeroed, damping nu + 1 on ib, right-hand
+    side -a on ib; the reference is the stacked system [rows; unit rows; sqrt(nu) I] solved by QR least squares."""
+    rng = np.random.default_rng(12)
+    A, D, _ = _element_matrix(rng, [(5, 6), (3, 9)], 18)
+    n = D.shape[0]
+    F, a = rng.standard_normal(n), rng.random(n)
+    keep = rng.random(n) < 0.7
+    ib = np.flatnonzero(~keep | (rng.random(n) < 0.1))  # bound rows: the dropped ones, and some kept ones too
+    e = np.zeros(n)
+    e[ib] = 1.0
+    E = np.eye(n)[ib]
+    for nu in (1e-8, 1e-3):
+        stacked = np.vstack((D[keep], E, np.sqrt(nu) * np.eye(n)))
+        ref = np.linalg.lstsq(stacked, -np.concatenate((F[keep], a[ib], np.zeros(n))), rcond=None)[0]
+        d = A.scale_rows(keep.astype(float)).lm_solve(nu + e, np.where(keep, F, 0.0), -e * a)
+        assert d is not None
+        np.testing.assert_allclose(d, ref, rtol=1e-8, atol=1e-10)
+
+
 def test_element_matrix_refilled_with_new_values_keeps_its_structure():
     rng = np.random.default_rng(10)
     A, _, _ = _element_matrix(rng, [(4, 5), (3, 7)], 10)
