@@ -431,3 +431,63 @@ def test_warm_normal_impulses_are_rescaled_to_the_step_size():
     r = step(model, st, 0.0025)
     assert r.converged and r.iterations <= 1
     assert r.state.warm[ip]["h"] == 0.0025
+
+
+def test_broad_phase_bounds_against_a_tilted_plane_and_a_sphere_by_hand():
+    """The compiled broad phase (kernels.broad_bounds): a ball of radius r at height 1 m above the origin, a ground
+    half-space {n.x <= 0} whose body is turned by 30 degrees about x, and a second ball 0.5 m beside the first.
+    By hand: the plane's world normal is R_x(30) e_z = (0, -sin 30, cos 30), so the ball's centre is cos 30 above it
+    and the lower bound of the gap is cos 30 - r; the two balls' bound is 0.5 - 2 r. The margin is what a step can
+    close: 2 h (|v| + |w| r) per moving body (both balls for the ball pair), 2 h^2 |g|, 1 mm and 2 % of A's radius."""
+    from core.contact.stepper import candidate_pairs
+
+    r, h, th = 0.1, 0.01, math.radians(30)
+    q = [math.cos(th / 2), math.sin(th / 2), 0, 0]
+    ground = floor()
+    ground["pose"] = {"position": [0, 0, 0], "orientation": q}
+    mech = mechanism([ground, body("a", {"type": "sphere", "radius": r}, position=(0, 0, 1), linear=(3, 0, 0),
+                                   angular=(0, 4, 0)),
+                      body("b", {"type": "sphere", "radius": r}, position=(0.5, 0, 1))])
+    model = build_model(mech)
+    st = initial_state(model)
+    cand, lb = candidate_pairs(model, st, h)
+    ia, ib = model.names.index("a"), model.names.index("b")
+    ifl = model.names.index("floor")
+    pair = {(a, b): k for k, (a, b, _mu) in enumerate(model.pairs)}
+    k_floor = pair.get((ia, ifl))
+    k_ab = pair.get((ia, ib), pair.get((ib, ia)))
+    assert lb[k_floor] == pytest.approx(math.cos(th) - r, abs=1e-12)
+    assert lb[k_ab] == pytest.approx(0.5 - 2 * r, abs=1e-12)
+    assert cand == []  # both far outside the margins, 2 h (3 + 4 r) + 2 h^2 g + 1 mm + 2 mm < 0.1 m
+    # brought within reach: the ball 1 mm above the tilted plane along its normal is a candidate
+    n = np.array([0.0, -math.sin(th), math.cos(th)])
+    st.p[ia] = (r + 1e-3) * n
+    cand, lb = candidate_pairs(model, st, h)
+    assert lb[k_floor] == pytest.approx(1e-3, abs=1e-12) and k_floor in cand
+
+
+def test_free_motion_rows_of_a_spinning_body_by_hand():
+    """kernels.body_rows: c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)) with the world inertia I0 = R I R^T.
+    A box (principal moments I1 != I2 != I3) turned 90 degrees about z and spinning about the world x+y direction:
+    I0 = diag(I2, I1, I3) (the body x axis now points along world y), so w0 x I0 w0 and the gyroscopic update follow
+    by hand; and M^-1 = diag(1/m, 1/m, 1/m, 1/I2, 1/I1, 1/I3)."""
+    from core.contact.kernels import body_rows
+    from core.contact.stepper import _rot
+
+    m, (a, b, c) = 2.0, (0.4, 0.2, 0.1)
+    I1, I2, I3 = m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12  # box about its axes
+    q = [math.cos(math.pi / 4), 0, 0, math.sin(math.pi / 4)]
+    w0 = np.array([1.5, 1.5, 0.0])
+    mech = mechanism([floor(), body("box", {"type": "box", "size": [a, b, c]}, mass=m, position=(0, 0, 1),
+                                    orientation=q, angular=tuple(w0))])
+    model = build_model(mech)
+    st = initial_state(model)
+    h = 0.01
+    dyn = model.dynamic_bodies
+    cb, S = body_rows(h, dyn, _rot(st.q), model.inertia_body, model.inertia_inv, model.mass, st.v, st.w,
+                      model.gravity, model.force, model.torque)
+    I0 = np.diag([I2, I1, I3])
+    gyro = np.cross(w0, I0 @ w0)  # = (0, 0, 1.5^2 (I1 - I2)), along z
+    np.testing.assert_allclose(cb[0, :3], h * np.array([0, 0, -G]), atol=1e-15)
+    np.testing.assert_allclose(cb[0, 3:], w0 + h * np.linalg.solve(I0, -gyro), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(S[0], np.diag([1 / m] * 3 + [1 / I2, 1 / I1, 1 / I3]), rtol=1e-12, atol=1e-12)
