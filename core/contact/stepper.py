@@ -999,7 +999,8 @@ class _Plan:
             i_mu = np.full((n, max(tab.lay[ip].k for ip in cand)), ntot)
             i_s, i_a2 = np.empty(n, int), np.empty((n, 3), int)
         # the batches of the compiled pair evaluation: one per layout and kind of B (the explicit method: one pair per
-        # batch, evaluated by the numpy one-pair form), each pair's block and local columns as rows of its batch's
+        # batch, evaluated by the numpy one-pair form); each pair's block indices and local columns are rows of its
+        # batch's arrays
         keyed: dict = {}
         for q, ip in enumerate(cand):
             keyed.setdefault((tab.lay[ip], tab.kb[ip] >= 0) if implicit else (ip,), []).append(q)
