@@ -1,4 +1,6 @@
-"""Rigid-body model and state for contact simulation (model/data split: the model is never changed).
+"""Rigid-body model and state for contact simulation (model/data split: the model is never changed, except for the
+stepper's cache of step structures in ContactModel.step_plans, filled with entries built from the model alone and
+cleared when it grows large).
 
 Frames: every body has a body frame (the document's pose is that frame's origin and orientation) and a
 centre of mass `com_body` in it.  Inside the stepper a body's state is its centre-of-mass position p,

@@ -76,11 +76,11 @@ class ElementMatrix:
         """The Levenberg-Marquardt direction d = -(A^T A + nu I)^-1 A^T b, or None when the elimination fails or stays
         inaccurate (the caller then solves the normal equations).  nu may also be a positive damping per unknown
         (diag(nu) instead of nu I), and f a right-hand side of the d rows: then d = (A^T A + diag(nu))^-1 (f - A^T b),
-        the least-squares step of A d + b together with rows c_i (d_i - f_i / c_i) for unknowns damped by c_i more
+        the least-squares step of A d + b together with rows sqrt(c_i) (d_i - f_i / c_i) for unknowns damped by c_i more
         (the active-set polish's bound rows, mcp._active_set_polish).
 
         The normal equations couple all elements that share an unknown; the augmented system
-        [[nu I, A^T], [A, -I]] (d, r) = (0, -b) (r = A d + b) keeps the element structure, and is solved here without
+        [[diag(nu), A^T], [A, -I]] (d, r) = (f, -b) (r = A d + b) keeps the element structure, and is solved here without
         being formed.  An element's own rows occur in no other element, so their r unknowns are eliminated exactly
         (r_o = A_o d + b_o), which adds Bo^T Bo (Bo its rows of A) to the element's d-d block; its own d unknowns then
         have the SPD block nu I + Bo_oo^T Bo_oo (Cholesky, k x k, instead of an LU of the 2k x 2k augmented own-own
@@ -272,6 +272,8 @@ def _sqd_factor(S, m):
     """A solver for the symmetric quasi-definite S = [[T_dd, T_dr], [T_rd, T_rr]] (2m x 2m, -T_rr positive
     definite, T_dd - T_dr T_rr^-1 T_rd positive definite) by two Cholesky factors: C = -T_rr = Lc Lc^T,
     W = Lc^-1 T_rd, T = T_dd + W^T W = Lt Lt^T; None if a factor fails."""
+    if m == 0:  # no shared unknowns: nothing is left after the elements' own ones
+        return lambda bx: np.zeros(0)
     Lc, info = _potrf(-S[m:, m:], lower=1, clean=0, overwrite_a=1)
     if info != 0:
         return None

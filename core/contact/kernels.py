@@ -548,8 +548,8 @@ def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac, Fb, ka, kb):
 def broad_bounds(p, q, v, w, radius, ia, ib, to_plane, plane_n, plane_c, h, g):
     """Broad phase of every candidate pair: a lower bound lb of its gap (bounding sphere of A against B's bounding
     sphere, or against B's plane n.x <= c when B is a half-space: plane_n, plane_c in B's centre-of-mass frame) and
-    the margin a step of size h can close (both bodies' fastest point speeds |v| + |w| r over 2h, gravity over 2h^2,
-    1 mm and 2 % of A's radius)."""
+    the margin a step of size h can close (2h times the fastest point speed |v| + |w| r of A, plus B's for a B that is
+    not a half-space; 2h^2 |g|; 1 mm; 2 % of A's radius)."""
     P = ia.shape[0]
     lb = np.empty(P)
     margin = np.empty(P)
@@ -819,7 +819,7 @@ def lm_eliminate(B, ns, d_own, nu):
 
     An element's own rows r_o occur only in its rows A_o = [B_os | B_oo + diag(d_own)] (Bo, k x nl), so they are
     eliminated exactly (r_o = A_o d - g_o), which adds Bo^T Bo to the element's d-d block; its own d unknowns then
-    have the SPD block K = diag(nu) + Bo_oo^T Bo_oo (Cholesky L, k x k, instead of the 2k x 2k LU of the augmented
+    have the SPD block K = diag(nu) + Bo_oo^T Bo_oo (Cholesky factors L, (P, k, k), instead of the 2k x 2k LU of the augmented
     own-own block) and couple to the shared unknowns (d_s, r_s) by C = [Bo_oo^T Bo_os | B_so^T] (k x 2 ns).
     Returns L (P, k, k), WT = (L^-1 C)^T (P, 2 ns, k), the elements' Schur complements on (d_s, r_s)
     [[Bo_os^T Bo_os, B_ss^T], [B_ss, 0]] - WT WT^T (P, 2 ns, 2 ns), and ok (False when a K is not numerically

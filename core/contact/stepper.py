@@ -83,10 +83,10 @@ _CLEAN_FROM = 1e-6  # a many-pair global solve that stops below this residual se
 # iterations; 2: 106 s, 10: 27 s, 20: 29 s: each a different path through the chaotic ones); bench pile 9.5 -> 28
 # steps/s
 _CLEAN_ITER = 5
-_KICK_POLISH = False  # ... without the active-set polish (its least-squares steps go through a sparse LU of the
-# normal equations, ~20 ms each: with it the seed-0 bench pile spent 0.7 s in 36 of them, 19.6 against 23.0 steps/s;
-# 22 hard saved states 19.9 s with it, 22.7 s without; 100-step runs of seeds 1 and 4: 10.7 -> 12.3 and
-# 9.3 -> 13.5 steps/s without it)
+_KICK_POLISH = False  # ... without the active-set polish (measured while its least-squares steps still went through
+# a sparse LU of the normal equations, ~20 ms each, since made cheap: with it the seed-0 bench pile spent 0.7 s in 36
+# of them, 19.6 against 23.0 steps/s; 22 hard saved states 19.9 s with it, 22.7 s without; 100-step runs of seeds 1
+# and 4: 10.7 -> 12.3 and 9.3 -> 13.5 steps/s without it)
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
 _I6 = np.eye(6)
@@ -251,7 +251,7 @@ class _Pair:
     gap0: float = 0.0
     geo0: np.ndarray | None = None  # implicit: starting closest-point unknowns
     zf0: np.ndarray | None = None  # implicit: starting impulse unknowns (warm start or predictor)
-    # assembly data, set once per step
+    # assembly data from the step's plan (cols and valid: read-only arrays shared by every step of that plan)
     ka: int = -1  # index of A among the dynamic bodies
     kb: int = -1  # index of B, -1 when B is static
     sz: int = 0  # size of the pair block
@@ -411,8 +411,9 @@ def _unload_order(pn: np.ndarray, sliding: np.ndarray, apart: np.ndarray) -> np.
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all") -> StepResult:
     """One solve of the step.  fallbacks, for three or more pairs: "quick" (one global Newton attempt, no
-    active-set polish), "medium" (the global solve with a restart and the polish), "slow" (that, then the
-    unloading trials), "all" (that, then block Gauss-Seidel)."""
+    active-set polish; a stop below _KICK_FROM gets _QUICK_KICKS unloading trials), "medium" (the global solve with a
+    restart and the polish), "slow" (that, then the unloading trials), "all" (that, then block Gauss-Seidel).  With
+    three or more pairs every global solve that stops close gets the clean-up of _CLEAN_FROM."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = model.dynamic_bodies
@@ -842,7 +843,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         if not res.converged and res.residual <= _KICK_FROM:
             # stalled close: typically the inconsistency of redundant loaded contacts (some closest points apart,
             # others inside, all with s = 0), which unloading one of them often removes
-            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS, fun(res.z, jac=False), polish=_KICK_POLISH)
+            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS,
+                                  fun(res.z, jac=False) if method == "implicit" else None, polish=_KICK_POLISH)
             res = tried if tried.converged else MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
     else:
         res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS)
@@ -966,8 +968,9 @@ def _plan(model: ContactModel, cand: list[int], method: str) -> "_Plan":
 class _Plan:
     """What a step's problem is made of apart from the state, for one set of candidate pairs and one method: each
     pair's layout, place among the unknowns and local columns, the bounds, the batches of the compiled evaluation, the
-    solver's constant arrays.  Built once per set (its arrays are read-only); new_pairs and new_batches give each step
-    its own records to fill with the state's data."""
+    solver's constant arrays.  Built once per set and never changed after (its index and bound arrays are made
+    read-only; the shape groups are shared as they are); new_pairs and new_batches give each step its own records to
+    fill with the state's data."""
 
     def __init__(self, model: ContactModel, cand: list[int], method: str):
         tab = _pair_table(model, method)

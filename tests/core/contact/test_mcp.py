@@ -483,3 +483,18 @@ def test_weights_set_the_merit_of_the_free_rows_but_not_the_solution_or_the_stop
     F = _kojima_shindo(rw.z)[0]
     assert rw.residual == pytest.approx(natural_residual(rw.z, F, lower), rel=1e-12, abs=1e-300)
     assert rw.residual <= 1e-10
+
+
+def test_levenberg_marquardt_elimination_of_elements_that_share_nothing():
+    """Elements with only own unknowns (no shared ones: the reduced system is empty) give the dense LM direction
+    (D^T D + nu I)^-1 (-D^T b) too, with no fallback."""
+    from core.contact.elements import ElementMatrix
+
+    rng = np.random.default_rng(13)
+    P, nl = 3, 4
+    cols = np.arange(P * nl).reshape(P, nl)
+    A = ElementMatrix(P * nl, np.zeros(P * nl), [(cols, rng.standard_normal((P, nl, nl)), nl)])
+    D, b = A.toarray(), rng.standard_normal(P * nl)
+    d = A.lm_solve(1e-3, b)
+    assert d is not None
+    np.testing.assert_allclose(d, np.linalg.solve(D.T @ D + 1e-3 * np.eye(P * nl), -D.T @ b), rtol=1e-10, atol=1e-12)
