@@ -107,18 +107,24 @@ def quat_matrices(q):
     N = q.shape[0]
     R = np.empty((N, 3, 3))
     for i in range(N):
-        nq = np.sqrt(q[i, 0] ** 2 + q[i, 1] ** 2 + q[i, 2] ** 2 + q[i, 3] ** 2)
-        w, x, y, z = q[i, 0] / nq, q[i, 1] / nq, q[i, 2] / nq, q[i, 3] / nq
-        R[i, 0, 0] = 1 - 2 * (y * y + z * z)
-        R[i, 0, 1] = 2 * (x * y - w * z)
-        R[i, 0, 2] = 2 * (x * z + w * y)
-        R[i, 1, 0] = 2 * (x * y + w * z)
-        R[i, 1, 1] = 1 - 2 * (x * x + z * z)
-        R[i, 1, 2] = 2 * (y * z - w * x)
-        R[i, 2, 0] = 2 * (x * z - w * y)
-        R[i, 2, 1] = 2 * (y * z + w * x)
-        R[i, 2, 2] = 1 - 2 * (x * x + y * y)
+        _quat_matrix(q[i], R[i])
     return R
+
+
+@njit(cache=_CACHE)
+def _quat_matrix(q, R):
+    """R = the rotation matrix of the quaternion q (w, x, y, z), normalised first."""
+    nq = np.sqrt(q[0] ** 2 + q[1] ** 2 + q[2] ** 2 + q[3] ** 2)
+    w, x, y, z = q[0] / nq, q[1] / nq, q[2] / nq, q[3] / nq
+    R[0, 0] = 1 - 2 * (y * y + z * z)
+    R[0, 1] = 2 * (x * y - w * z)
+    R[0, 2] = 2 * (x * z + w * y)
+    R[1, 0] = 2 * (x * y + w * z)
+    R[1, 1] = 1 - 2 * (x * x + z * z)
+    R[1, 2] = 2 * (y * z - w * x)
+    R[2, 0] = 2 * (x * z - w * y)
+    R[2, 1] = 2 * (y * z + w * x)
+    R[2, 2] = 1 - 2 * (x * x + y * y)
 
 
 @njit(cache=_CACHE)
@@ -553,21 +559,18 @@ def broad_bounds(p, q, v, w, radius, ia, ib, to_plane, plane_n, plane_c, h, g):
     P = ia.shape[0]
     lb = np.empty(P)
     margin = np.empty(P)
+    R = np.empty((3, 3))
     for k in range(P):
         a, b = ia[k], ib[k]
         reach = (np.sqrt(v[a, 0] ** 2 + v[a, 1] ** 2 + v[a, 2] ** 2)
                  + np.sqrt(w[a, 0] ** 2 + w[a, 1] ** 2 + w[a, 2] ** 2) * radius[a])
         if to_plane[k]:
             # the plane's world normal R(q_b) n and offset c + n_w . p_b
-            qw, qx, qy, qz = q[b, 0], q[b, 1], q[b, 2], q[b, 3]
-            nq = qw * qw + qx * qx + qy * qy + qz * qz
+            _quat_matrix(q[b], R)
             n0, n1, n2 = plane_n[b, 0], plane_n[b, 1], plane_n[b, 2]
-            m0 = ((1 - 2 * (qy * qy + qz * qz) / nq) * n0 + 2 * (qx * qy - qw * qz) / nq * n1
-                  + 2 * (qx * qz + qw * qy) / nq * n2)
-            m1 = (2 * (qx * qy + qw * qz) / nq * n0 + (1 - 2 * (qx * qx + qz * qz) / nq) * n1
-                  + 2 * (qy * qz - qw * qx) / nq * n2)
-            m2 = (2 * (qx * qz - qw * qy) / nq * n0 + 2 * (qy * qz + qw * qx) / nq * n1
-                  + (1 - 2 * (qx * qx + qy * qy) / nq) * n2)
+            m0 = R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2
+            m1 = R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2
+            m2 = R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2
             c = plane_c[b] + m0 * p[b, 0] + m1 * p[b, 1] + m2 * p[b, 2]
             lb[k] = m0 * p[a, 0] + m1 * p[a, 1] + m2 * p[a, 2] - c - radius[a]
         else:

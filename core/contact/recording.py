@@ -194,7 +194,7 @@ def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None,
     n_steps = int(round(T / h))
     if n_steps > 10_000_000:
         raise LinkwrightError("--t-end", f"{n_steps} steps is too many (reduce t-end or increase dt)")
-    dyn = np.flatnonzero(model.dynamic)
+    dyn = model.dynamic_bodies
     B, P = dyn.size, len(model.pairs)
     K = n_steps + 1
     rec = Recording(

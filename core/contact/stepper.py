@@ -1080,8 +1080,7 @@ class _PairTable:
 
     def __init__(self, model: ContactModel, method: str):
         P = len(model.pairs)
-        self.a = np.array([a for a, _b, _mu in model.pairs], int).reshape(P)
-        self.b = np.array([b for _a, b, _mu in model.pairs], int).reshape(P)
+        self.a, self.b = model.broad.ia.reshape(P), model.broad.ib.reshape(P)
         self.mu = np.array([mu for _a, _b, mu in model.pairs], float).reshape(P)
         self.lay = [_layout_for(model, ip, method) for ip in range(P)]
         self.sz = np.array([lay.size if method == "implicit" else _explicit_size(lay) for lay in self.lay], int)
