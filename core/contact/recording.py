@@ -139,11 +139,17 @@ def load_npz(path) -> Recording:
 
 
 def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "implicit",
-               state: State | None = None) -> Iterator[StepResult]:
-    """Yield the result of every step (stops after a failed step, which is yielded with converged=False)."""
+               state: State | None = None, *, cancel: Callable[[], bool] | None = None) -> Iterator[StepResult]:
+    """Yield the result of every step (stops after a failed or cancelled step, yielded with converged=False).
+
+    cancel: checked before every step and inside the step's solver (a cancelled step is a failed one whose
+    reason starts with "cancelled")."""
     st = state if state is not None else initial_state(model)
     for _ in range(n_steps):
-        res = step(model, st, h, method)
+        if cancel is not None and cancel():
+            yield StepResult(st, False, 0, float("nan"), f"cancelled at t = {st.t:.6g} s")
+            return
+        res = step(model, st, h, method, cancel=cancel)
         yield res
         if not res.converged:
             return
@@ -212,7 +218,7 @@ def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None,
         if cancel is not None and cancel():
             rec.completed, rec.reason = False, f"cancelled at t = {st.t:.6g} s"
             break
-        res = step(model, st, h, meth)
+        res = step(model, st, h, meth, cancel=cancel)
         if not res.converged:
             rec.completed, rec.reason = False, f"stopped at t = {st.t:.6g} s: {res.reason}"
             break

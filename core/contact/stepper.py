@@ -268,7 +268,7 @@ def _layout_for(model, ip, method):
 
 
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
-         max_iter: int = 60, max_halvings: int = 3) -> StepResult:
+         max_iter: int = 60, max_halvings: int = 3, cancel=None) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
     Fallbacks in two rounds (implicit method, three or more pairs).  First the quick one: one global Newton
