@@ -71,11 +71,6 @@ class ContactModel:
         return len(self.names)
 
     @cached_property
-    def step_plans(self) -> dict:
-        """Scratch space of core.contact.stepper: the step structure of each set of candidate pairs met (_plan)."""
-        return {}
-
-    @cached_property
     def dynamic_bodies(self) -> np.ndarray:
         """(nb,) indices of the dynamic bodies, in body order (their place in a step's velocity unknowns)."""
         return np.flatnonzero(self.dynamic)

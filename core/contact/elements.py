@@ -207,6 +207,12 @@ class ElementMatrix:
         """x with A x = rhs by eliminating every element's own unknowns (LU factors of the own-own blocks, compiled),
         then the Schur complement on the shared ones; None when an own-own block is singular or the result stays
         inaccurate after iterative refinement (the caller then uses a sparse LU of the whole)."""
+        solver = self.factor()
+        return None if solver is None else solver(rhs)
+
+    def factor(self):
+        """A solver rhs -> x (or None when inaccurate) for A x = rhs, from one factorisation (see solve); None when
+        an own-own block or the Schur complement is singular."""
         x_idx = self._x
         nx = x_idx.size
         d = self.diag
@@ -248,21 +254,24 @@ class ElementMatrix:
             return out
 
         # the own-own blocks are factored without pivoting across them, and a block of a sticking contact is
-        # ill-conditioned (its friction rows carry only a small proximal term): iterative refinement (a few more
-        # applications of the same factors) recovers the accuracy; an inaccurate solve is refused
-        sol = apply(rhs)
-        scale = np.linalg.norm(rhs) + 1e-300
-        accept = ACCEPT * (1.0 + scale)  # the acceptance test of core.contact.mcp._solve_linear's sparse LU
-        for _ in range(self._REFINE):
-            if not np.all(np.isfinite(sol)):
+        # ill-conditioned: iterative refinement (a few more applications of the same factors) recovers the
+        # accuracy; an inaccurate solve is refused
+        def solve(rhs):
+            sol = apply(rhs)
+            scale = np.linalg.norm(rhs) + 1e-300
+            accept = ACCEPT * (1.0 + scale)
+            for _ in range(self._REFINE):
+                if not np.all(np.isfinite(sol)):
+                    return None
+                res = rhs - self @ sol
+                if np.linalg.norm(res) <= 1e-10 * scale:
+                    return sol
+                sol = sol + apply(res)
+            if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
                 return None
-            res = rhs - self @ sol
-            if np.linalg.norm(res) <= 1e-10 * scale:
-                return sol
-            sol = sol + apply(res)
-        if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
-            return None
-        return sol
+            return sol
+
+        return solve
 
 
 ACCEPT = 1e-8  # a solve is accepted with a residual norm below this times 1 + |rhs|

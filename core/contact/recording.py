@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import LinkwrightError
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
-from .stepper import METHODS, StepResult, candidate_pairs, step
+from .stepper import METHODS, StepResult, Workspace, candidate_pairs, step
 
 __all__ = ["Recording", "simulate", "iter_steps", "load_npz", "prepare_kernels"]
 
@@ -145,11 +145,12 @@ def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "impli
     cancel: checked before every step and inside the step's solver (a cancelled step is a failed one whose
     reason starts with "cancelled")."""
     st = state if state is not None else initial_state(model)
+    ws = Workspace()  # this run's caches (the model stays constant)
     for _ in range(n_steps):
         if cancel is not None and cancel():
             yield StepResult(st, False, 0, float("nan"), f"cancelled at t = {st.t:.6g} s")
             return
-        res = step(model, st, h, method, cancel=cancel)
+        res = step(model, st, h, method, cancel=cancel, workspace=ws)
         yield res
         if not res.converged:
             return
@@ -212,13 +213,14 @@ def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None,
         normal=np.zeros((K, P, 3)), iterations=np.zeros(K, int), residual=np.zeros(K), halvings=np.zeros(K, int),
         mass=model.mass[dyn].copy(), inertia=model.inertia_body[dyn].copy(), com=model.com_body[dyn].copy())
     st = initial_state(model)
+    ws = Workspace()  # this run's caches (the model stays constant)
     _fill(rec, 0, model, st, dyn, [], h)
     done = 0
     for k in range(1, K):
         if cancel is not None and cancel():
             rec.completed, rec.reason = False, f"cancelled at t = {st.t:.6g} s"
             break
-        res = step(model, st, h, meth, cancel=cancel)
+        res = step(model, st, h, meth, cancel=cancel, workspace=ws)
         if not res.converged:
             rec.completed, rec.reason = False, f"stopped at t = {st.t:.6g} s: {res.reason}"
             break

@@ -29,20 +29,26 @@ reported as failed and the state is kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 import numpy as np
 
 from .bodies import ContactModel, State
 from .elements import ElementMatrix
 from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
+from . import ipm
+from .ipm import SolverOptions
 from .mcp import MCPResult, natural_residual, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
 from ..transforms import quat_to_matrix
 
-__all__ = ["ContactResult", "StepResult", "step", "closest_points", "candidate_pairs", "METHODS"]
+__all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points", "candidate_pairs", "METHODS",
+           "SOLVERS"]
 
 METHODS = ("implicit", "explicit")
+SOLVERS = ("newton", "interior-point")  # the implicit step's MCP solvers (docs/contact.md)
+_IPM_HALVINGS = 3  # the interior-point step is split in halves at most this many levels deep (h/8)
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
 _QUICK_ITER = 100  # global Newton iterations of a many-pair step before it is halved (saved 27-sphere pile steps:
@@ -164,6 +170,9 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
         dA = state.p[b] - state.p[a]
         ln = np.linalg.norm(dA)
         dA = dA / ln if ln > 1e-12 else np.array([0.0, 0.0, -1.0])
+        z = _gjk_geometry(model, state, a, b, Ra, Rb, dA)
+        if z is not None:
+            return z
         dA = _separating_direction(model, state, a, b, Ra, Rb, dA)
     ya = np.asarray(sa.support(Ra.T @ dA), float)
     a1 = state.p[a] + Ra @ (ya - model.com_body[a])
@@ -176,6 +185,14 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     lay = PairLayout(sa.m, sb.m, 0)
     z = np.zeros(lay.n_geom)
     z[0:3], z[3:6] = a1, a2
+    if model.halfspace[b] is not None:
+        # A's deepest point towards the plane and its projection on it: the closest points (or, overlapping, the
+        # deepest point), with the multipliers that make A's normal -nw exactly
+        scale = max(float(model.radius[a]), 1e-3)
+        z[lay.lam:lay.mu] = _multipliers(sa, ya, Ra.T @ (-nw), scale)
+        z[lay.mu:lay.s] = _multipliers(sb, yb, Rb.T @ nw, scale)
+        z[lay.s] = float(nw @ a1 - c)
+        return z
     fa, ga = np.asarray(sa.values(ya)), np.asarray(sa.gradients(ya))
     i = int(np.argmax(fa))
     z[6 + i] = 1.0 / max(np.linalg.norm(ga[i]), 1e-12)
@@ -184,6 +201,36 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     z[6 + sa.m + j] = 1.0 / max(np.linalg.norm(gb[j]), 1e-12)
     nA = Ra @ (ga[i] * z[6 + i])
     z[lay.s] = nA @ (a2 - a1)
+    return z
+
+
+def _multipliers(shape, y, n_body, scale):
+    """Non-negative multipliers of the inequalities active at body point y whose gradients sum to n_body (NNLS)."""
+    from scipy.optimize import nnls
+    f, g = np.asarray(shape.values(y), float), np.asarray(shape.gradients(y), float)
+    act = np.flatnonzero(f >= f.max() - 1e-7 * scale)
+    lam = np.zeros(shape.m)
+    lam[act] = nnls(g[act].T, n_body)[0]
+    return lam
+
+
+def _gjk_geometry(model, state, a, b, Ra, Rb, d0):
+    """Closest-point unknowns (a1, a2, lam, mu, s) of two separated bodies from GJK; None when they touch."""
+    from ..shapes.distance import gjk_distance
+    sa, sb = model.shapes[a], model.shapes[b]
+    pa, pb, ca, cb = state.p[a], state.p[b], model.com_body[a], model.com_body[b]
+    res = gjk_distance(lambda d: pa + Ra @ (np.asarray(sa.support(Ra.T @ d), float) - ca),
+                       lambda d: pb + Rb @ (np.asarray(sb.support(Rb.T @ d), float) - cb), d0)
+    scale = max(float(model.radius[a]), 1e-3)
+    if res.overlap or res.distance <= 1e-9 * scale:
+        return None
+    n = (res.point_b - res.point_a) / res.distance  # A's outward normal
+    lay = PairLayout(sa.m, sb.m, 0)
+    z = np.zeros(lay.n_geom)
+    z[0:3], z[3:6] = res.point_a, res.point_b
+    z[lay.lam:lay.mu] = _multipliers(sa, Ra.T @ (res.point_a - pa) + ca, Ra.T @ n, scale)
+    z[lay.mu:lay.s] = _multipliers(sb, Rb.T @ (res.point_b - pb) + cb, -(Rb.T @ n), scale)
+    z[lay.s] = res.distance
     return z
 
 
@@ -268,7 +315,9 @@ def _layout_for(model, ip, method):
 
 
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
-         max_iter: int = 60, max_halvings: int = 3, cancel=None) -> StepResult:
+         max_iter: int = 60, max_halvings: int = 3, cancel: Callable[[], bool] | None = None,
+         workspace: "Workspace | None" = None, solver: str = "newton",
+         options: SolverOptions | None = None) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
     Fallbacks in two rounds (implicit method, three or more pairs).  First the quick one: one global Newton
@@ -281,11 +330,56 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     repeated).  A many-pair step that one attempt cannot converge usually has no solution near the warm start
     at this h; its halves are often easy, while the slow fallbacks can take a thousand times as long as the step
     (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs the single round
-    is the global solve with restarts, the predictor retry and halving."""
+    is the global solve with restarts, the predictor retry and halving.
+
+    solver "interior-point" (implicit method): the step's MCP by core.contact.ipm instead, halved at most
+    _IPM_HALVINGS levels, no other fallback (options: its SolverOptions).  cancel() is checked at every evaluation
+    of the step's equations and every Gauss-Seidel sweep: a cancelled step is a failed one ("cancelled at ...").
+    workspace: this run's caches (Workspace; a step without one builds what it needs and keeps nothing)."""
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}")
+    ws = workspace if workspace is not None else Workspace()
+    try:
+        if solver == "interior-point" and method == "implicit":
+            return _step_ipm(model, state, h, options or SolverOptions(), _IPM_HALVINGS, ws, cancel)
+        return _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel)
+    except _Cancelled:
+        return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
+
+
+class _Cancelled(Exception):
+    """Raised inside a step's equations when its cancel callable says so (caught by step)."""
+
+
+def _step_ipm(model, state, h, opts, max_halvings, ws, cancel) -> StepResult:
+    """The step by the interior-point solver (core.contact.ipm): solved whole, else as two halves (recursively,
+    max_halvings levels); worst case 2^(max_halvings + 1) - 1 solves of at most opts.max_iter iterations."""
+    res = _step_once(model, state, h, "implicit", opts.tol, opts.max_iter, fallbacks="ipm", ws=ws, cancel=cancel,
+                     options=opts)
+    if res.converged or max_halvings <= 0:
+        return res
+    first = _step_ipm(model, state, 0.5 * h, opts, max_halvings - 1, ws, cancel)
+    its = res.iterations + first.iterations
+    if not first.converged:
+        return StepResult(state, False, its, first.residual, f"step did not converge even when halved ({first.reason})",
+                          [], first.halvings + 1, max(res.pairs, first.pairs))
+    second = _step_ipm(model, first.state, 0.5 * h, opts, max_halvings - 1, ws, cancel)
+    its += second.iterations
+    if not second.converged:
+        return StepResult(state, False, its, second.residual,
+                          f"step did not converge even when halved ({second.reason})", [],
+                          max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs))
+    return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
+                      _merge_contacts(first.contacts, second.contacts), max(first.halvings, second.halvings) + 1,
+                      max(res.pairs, first.pairs, second.pairs))
+
+
+def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel) -> StepResult:
+    """The step by semismooth Newton and its rounds of fallbacks (see step)."""
     if method == "explicit":
         # (the comparison method keeps the single round of fallbacks it was tuned with)
-        return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False)
-    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True)
+        return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False, ws=ws, cancel=cancel)
+    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True, ws=ws, cancel=cancel)
     if res.converged or res.pairs <= 2:
         return res  # (with few pairs the slow round has nothing to add: the predictor restart was tried)
     # the slow round bottom-up: first its smallest sub-steps (h / 2^nh, each with every fallback), where hard pile
@@ -294,16 +388,17 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     # 65 s, 20 s instead of > 90 s, 3.1 instead of 35 s, ...; one took longer (> 90 s instead of 42 s)
     nh = min(max_halvings, _SLOW_HALVINGS)
     memo: dict = {}  # the slow round's attempts by (start state, h): the top-down pass meets the bottom-up's again
-    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh, memo=memo)
+    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh, memo=memo, ws=ws, cancel=cancel)
     slow.iterations += res.iterations
     if slow.converged or not nh:
         return slow
-    top = _step_halving(model, state, h, method, tol, max_iter, nh, False, memo=memo)
+    top = _step_halving(model, state, h, method, tol, max_iter, nh, False, memo=memo, ws=ws, cancel=cancel)
     top.iterations += slow.iterations
     return top
 
 
-def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0, memo=None):
+
+def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0, memo=None, ws=None, cancel=None):
     """One round of fallbacks (see step), then the step as two halves solved the same way: quick, the global solve
     only (and, with few pairs, the restart from the predictor, which is cheap then); else all fallbacks.  skip: the
     first levels go straight to their halves (skip = max_halvings: only the smallest sub-steps are solved).  memo:
@@ -320,29 +415,29 @@ def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, s
     elif memo is not None and key in memo:
         res = replace(memo[key][1], iterations=0)
     else:
-        res = _step_once(model, state, h, method, tol, max_iter, fallbacks=first_level)
+        res = _step_once(model, state, h, method, tol, max_iter, fallbacks=first_level, ws=ws, cancel=cancel)
         if not res.converged and quick and max_halvings <= 0 and res.pairs > 2:
             # the quick round's smallest sub-step: the global solve with its restart and the active-set polish
             # before the round gives up (the slow round would start again from the whole step)
-            again = _step_once(model, state, h, method, tol, max_iter, fallbacks="medium")
+            again = _step_once(model, state, h, method, tol, max_iter, fallbacks="medium", ws=ws, cancel=cancel)
             again.iterations += res.iterations
             res = again
         if not res.converged and method == "implicit" and (not quick or res.pairs <= _PREDICT_MAX_PAIRS):
             # the warm start may be what failed: restart every pair from the explicit predictor (many pairs: cold)
-            again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level)
+            again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level, ws=ws, cancel=cancel)
             again.iterations += res.iterations
             res = again
         if memo is not None:
             memo[key] = (state, res)  # (the state is kept so that its id is not reused)
     if res.converged or max_halvings <= 0:
         return res
-    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1, memo)
+    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1, memo, ws=ws, cancel=cancel)
     if not first.converged:
         return StepResult(state, False, res.iterations + first.iterations, first.residual,
                           f"step did not converge even when halved ({first.reason})", res.contacts, first.halvings + 1,
                           max(res.pairs, first.pairs))
     second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1,
-                           memo)
+                           memo, ws=ws, cancel=cancel)
     if not second.converged:
         return StepResult(state, False, res.iterations + first.iterations + second.iterations, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts,
@@ -409,7 +504,8 @@ def _unload_order(pn: np.ndarray, sliding: np.ndarray, apart: np.ndarray) -> np.
 
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all") -> StepResult:
+               predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all", ws=None,
+               cancel=None, options=None) -> StepResult:
     """One solve of the step.  fallbacks, for three or more pairs: "quick" (one global Newton attempt, no
     active-set polish; a stop below _KICK_FROM gets _QUICK_KICKS unloading trials), "medium" (the global solve with a
     restart and the polish), "slow" (that, then the unloading trials), "all" (that, then block Gauss-Seidel).  With
@@ -427,7 +523,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     if extra:
         cand = sorted(set(cand) | extra)
-    plan = _plan(model, cand, method)
+    plan = ws.plan(model, cand, method)
     pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
     geo_iters = 0
     new_warm_geo = {}
@@ -441,7 +537,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # consistent friction unknowns, and a retry (predict) starts so cold, every pair (the explicit predictor
         # of such retries, 100 Newton iterations, converged on none of 54 hard saved pile steps of 8 and 27
         # spheres and took up to 19 s of a 27-sphere step; docs/contact.md)
-        pred = _step_once(model, state, h, "explicit", tol, max_iter)
+        pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel)
         if not pred.converged:
             pred = None
     for pr in pairs:
@@ -610,6 +706,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     structure = [None]  # the step's first sparse Jacobian: its index arrays serve every later one
 
     def fun(z, jac=True):
+        if cancel is not None and cancel():
+            raise _Cancelled()
         Fv = np.empty(ntot)
         Fb = z[:6 * nb].reshape(nb, 6) - c_body
         Jd = np.zeros((ntot, ntot)) if dense and jac else None
@@ -756,6 +854,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         last_trial = [np.inf]  # residual of the point the unloading trials last started from
         best_pol = [np.inf, None]  # the closest point a global polish reached
         for sweep in range(max_sweeps):
+            if cancel is not None and cancel():
+                raise _Cancelled()
             seq = order if sweep % 2 == 0 else order[::-1]
             if sweep:
                 acc, contrib = gather()
@@ -834,7 +934,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
 
     z0 = consistent_friction(z0, pairs)
     # iteration and restart budget: few pairs; many pairs
-    if not many:
+    if fallbacks == "ipm":
+        r = ipm.solve(ipm.MCPProblem(fun, lower, value), z0, options)
+        res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
+    elif not many:
         res = global_solve(z0, max_iter=max_iter, max_restarts=3)
     elif fallbacks == "quick":
         # measured on saved pile steps: a step that one attempt does not solve is solved faster as two halves than
@@ -865,7 +968,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 res = MCPResult(zg, False, it_g, rg, "block Gauss-Seidel stalled")
         else:
             res = MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
-    if res.converged and res.residual > _TIGHT_TOL and not many:
+    if res.converged and res.residual > _TIGHT_TOL and not many and fallbacks != "ipm":
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
         # so one or two more iterations make the geometry exact to rounding (a box held on an incline: no creep
@@ -908,7 +1011,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks)
+        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks, ws=ws, cancel=cancel)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
 
@@ -952,17 +1055,32 @@ def _shape_groups(shapes):
     return [(sh, np.array(idx)) for sh, idx in groups.values()]
 
 
-def _plan(model: ContactModel, cand: list[int], method: str) -> "_Plan":
-    """The step structure of these candidate pairs (model.step_plans caches it: the same pairs stay in range for most
-    steps, so a step's setup is spent on the state only)."""
-    key = (tuple(cand), method)
-    cache = model.step_plans
-    plan = cache.get(key)
-    if plan is None:
-        if len(cache) >= _PLAN_CACHE:
-            cache.clear()  # (a long run through many pair sets: start again rather than keep them all)
-        plan = cache[key] = _Plan(model, cand, method)
-    return plan
+class Workspace:
+    """Per-run caches of the stepper: the step plan of each set of candidate pairs met, and the pair tables (the
+    model itself stays constant, so several runs of one model can go at once, each with its own workspace)."""
+
+    def __init__(self):
+        self._plans: dict = {}
+        self._tables: dict = {}
+
+    def plan(self, model: ContactModel, cand: list[int], method: str) -> "_Plan":
+        """The step structure of these candidate pairs (cached: the same pairs stay in range for most steps, so a
+        step's setup is spent on the state only)."""
+        key = (id(model), tuple(cand), method)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _PLAN_CACHE:
+                self._plans.clear()  # (a long run through many pair sets: start again rather than keep them all)
+            plan = self._plans[key] = _Plan(model, cand, method, self.table(model, method))
+        return plan
+
+    def table(self, model: ContactModel, method: str) -> "_PairTable":
+        """Every pair of the model under one method."""
+        key = (id(model), method)
+        tab = self._tables.get(key)
+        if tab is None:
+            tab = self._tables[key] = (model, _PairTable(model, method))  # (the model is kept: its id stays unique)
+        return tab[1]
 
 
 class _Plan:
@@ -972,8 +1090,7 @@ class _Plan:
     read-only; the shape groups are shared as they are); new_pairs and new_batches give each step its own records to
     fill with the state's data."""
 
-    def __init__(self, model: ContactModel, cand: list[int], method: str):
-        tab = _pair_table(model, method)
+    def __init__(self, model: ContactModel, cand: list[int], method: str, tab: "_PairTable"):
         nb = model.dynamic_bodies.size
         c = np.asarray(cand, int)
         n = c.size
@@ -1071,7 +1188,7 @@ class _Plan:
                 for bt in self.batches]
 
 
-_PLAN_CACHE = 256  # step plans a model keeps (sets of candidate pairs met)
+_PLAN_CACHE = 256  # step plans a workspace keeps (sets of candidate pairs met)
 
 
 class _PairTable:
@@ -1088,13 +1205,6 @@ class _PairTable:
         # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static B)
         self.m_ref = np.where(model.dynamic[self.b], ma * mb / (ma + mb), ma)
         self.ka, self.kb = model.dynamic_slot[self.a], model.dynamic_slot[self.b]
-
-
-def _pair_table(model: ContactModel, method: str) -> _PairTable:
-    tab = model.step_plans.get(("pairs", method))
-    if tab is None:
-        tab = model.step_plans[("pairs", method)] = _PairTable(model, method)
-    return tab
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

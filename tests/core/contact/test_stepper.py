@@ -166,7 +166,7 @@ def test_many_pair_fallback_schedule_repeats_no_attempt_and_counts_every_iterati
     st = initial_state(model)
     calls = []
 
-    def failing(model_, state, h, method, tol, max_iter, predict=False, extra=frozenset(), fallbacks="all"):
+    def failing(model_, state, h, method, tol, max_iter, predict=False, extra=frozenset(), fallbacks="all", **_kw):
         calls.append((id(state), h, predict, fallbacks))
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
 
