@@ -30,7 +30,7 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_contact import pile8, pile27  # noqa: E402
+from scenes import pile8, pile27  # noqa: E402
 
 from core.contact import build_model, initial_state, prepare_kernels, step  # noqa: E402
 from core.contact.stepper import _step_once  # noqa: E402  (private: one attempt without fallbacks, for --quick)
@@ -98,8 +98,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     rec = sub.add_parser("record", help="run a pile and save the state before every step")
-    rec.add_argument("--scene", choices=sorted(SCENES), default="27", help="27 or 8 spheres (bench_contact.py)")
-    rec.add_argument("--seed", type=int, default=0, help="the jitter seed (bench_contact.py --pile-seed)")
+    rec.add_argument("--scene", choices=sorted(SCENES), default="27", help="27 or 8 spheres (bench/scenes.py)")
+    rec.add_argument("--seed", type=int, default=0, help="the jitter seed (bench_contact.py --scenes pile27:SEED)")
     rec.add_argument("--steps", type=int, default=100)
     rec.add_argument("--dt", type=float, default=0.01)
     rec.add_argument("--out", required=True)
