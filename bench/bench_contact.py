@@ -43,6 +43,7 @@ sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 
+from hard_states import load_state, save_state  # noqa: E402
 from scenes import FAMILIES, exact_overlap, load  # noqa: E402
 
 SLOW_STEP = 0.5  # s: issue 19's bound on any step
@@ -84,7 +85,6 @@ def worker(job_file: str) -> None:
     job = Job(**spec["job"])
     out = open(spec["records"], "w")
     from core.contact import build_model, initial_state, prepare_kernels, step
-    from hard_states import load_state, save_state
 
     kernel_seconds = prepare_kernels()
     if job.start_state:
@@ -97,51 +97,58 @@ def worker(job_file: str) -> None:
     model = build_model(load(doc))
     if not job.start_state:
         state = initial_state(model)
-    cpu0 = time.process_time()
-    # the operating system's CPU limit: a step that never returns is killed (SIGXCPU) a little after the budget
-    soft = int(math.ceil(cpu0 + job.budget + 1 + 0.05 * job.budget))
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.getrlimit(resource.RLIMIT_CPU)[1]))
     deepest0, checked = exact_overlap(model, state)
-    _emit(out, {"type": "start", "kernel_seconds": kernel_seconds, "cpu0": cpu0, "pairs": len(model.pairs),
-                "bodies": int(model.dynamic.sum()), "exact_checked_pairs": checked, "exact_initial": deepest0})
     pending = Path(spec["records"]).with_suffix(".pending.npz")
+    _emit(out, {"type": "start", "kernel_seconds": kernel_seconds, "cpu0": time.process_time(),
+                "pairs": len(model.pairs), "bodies": int(model.dynamic.sum()), "exact_checked_pairs": checked,
+                "exact_initial": deepest0})
 
     def meta_for(k, outcome):
         return {"family": job.family, "seed": job.seed, "method": job.method, "h": h, "step": k, "t": state.t,
                 "document": doc, "outcome": outcome}
 
+    spent = 0.0  # CPU seconds of the steps done (the budget counts stepping only, not the checks between steps)
+    c0 = 0.0
+
     def over_budget() -> bool:
-        return time.process_time() - cpu0 > job.budget
+        return spent + (time.process_time() - c0) > job.budget
 
     stop = "completed"
+    hard_limit = resource.getrlimit(resource.RLIMIT_CPU)[1]
     for k in range(job.steps):
-        if over_budget():
+        if spent > job.budget:
             stop = f"CPU budget of {job.budget:g} s spent after {k} steps (t = {state.t:.2f} s)"
             break
         if job.save_hard:
             # kept by the parent if this step is killed (it never returns)
             save_state(pending, state, meta_for(k, {"status": "killed", "iterations": -1, "cpu": job.budget}))
+        # the operating system's CPU limit: a step that never returns is killed (SIGXCPU) a little after the budget
+        soft = int(math.ceil(time.process_time() + job.budget - spent + 1 + 0.05 * job.budget))
+        resource.setrlimit(resource.RLIMIT_CPU, (soft if hard_limit < 0 else min(soft, hard_limit), hard_limit))
         c0, w0 = time.process_time(), time.perf_counter()
         r = step(model, state, h, job.method, cancel=over_budget)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        spent += cpu
+        c0 = time.process_time()  # (between steps over_budget is spent > budget)
         gaps = [c.gap for c in r.contacts]
         exact, _ = exact_overlap(model, r.state) if r.converged else (math.inf, 0)
-        _emit(out, {"type": "step", "k": k, "t": r.state.t, "cpu": cpu, "wall": wall, "iterations": r.iterations,
-                    "halvings": r.halvings, "converged": r.converged, "reason": r.reason if not r.converged else "",
-                    "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": min(gaps) if gaps else None,
-                    "exact_min": exact if math.isfinite(exact) else None, "residual": r.residual})
         hard = (not r.converged) or r.iterations > job.hard_iterations
         if job.save_hard and hard and not job.start_state:
             status = "converged" if r.converged else "failed"
             save_state(Path(job.save_hard) / _hard_name(job, k), state,
                        meta_for(k, {"status": status, "iterations": r.iterations, "cpu": cpu, "reason": r.reason}))
+        _emit(out, {"type": "step", "k": k, "t": r.state.t, "cpu": cpu, "wall": wall, "iterations": r.iterations,
+                    "halvings": r.halvings, "converged": r.converged, "reason": r.reason if not r.converged else "",
+                    "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": min(gaps) if gaps else None,
+                    "exact_min": exact if math.isfinite(exact) else None, "residual": r.residual,
+                    "proc_end": time.process_time()})
         if not r.converged:
             stop = (f"{'cancelled (budget)' if r.reason.startswith('cancelled') else 'failed'} at step {k} "
                     f"(t = {state.t:.2f} s): {r.reason}")
             break
         state = r.state
     pending.unlink(missing_ok=True)
-    _emit(out, {"type": "end", "stop": stop, "cpu": time.process_time() - cpu0})
+    _emit(out, {"type": "end", "stop": stop, "cpu": spent})
     out.close()
 
 
@@ -181,32 +188,34 @@ def run_job(job: Job) -> dict:
         steps = [r for r in recs if r["type"] == "step"]
         start = next((r for r in recs if r["type"] == "start"), None)
         end = next((r for r in recs if r["type"] == "end"), None)
+        t_at = steps[-1]["t"] if steps else 0.0
         if end is not None:
             stop = end["stop"]
         elif killed:
-            stop = f"killed after {wall:g} wall-s in step {len(steps)} (t = {len(steps) * job.h:.2f} s)"
+            stop = f"killed after {wall:g} wall-s in step {len(steps)} (from t = {t_at:.2f} s)"
         elif code == -signal.SIGXCPU:
-            stop = f"killed at the CPU budget ({job.budget:g} s) in step {len(steps)} (t = {len(steps) * job.h:.2f} s)"
+            stop = f"killed at the CPU budget ({job.budget:g} s) in step {len(steps)} (from t = {t_at:.2f} s)"
         else:
             tail = err_path.read_text().strip().splitlines()[-3:]
             stop = f"worker exited with status {code}: {' / '.join(tail)}"
+        # a killed run: the step that never returned ran from the last record to the process's end
+        unfinished = 0.0
+        if end is None and start is not None:
+            unfinished = max(0.0, child_cpu - (steps[-1]["proc_end"] if steps else start["cpu0"]))
         if end is None and job.save_hard and pending.exists() and not job.start_state:
-            # the step that never returned: keep its start state
-            pending.rename(Path(job.save_hard) / _hard_name(job, len(steps)))
-    cpu = child_cpu - (start["cpu0"] if start else 0.0)  # stepping only (not the start-up and kernel loading)
-    return summarise(job, steps, stop, cpu, start, end is None)
+            # the step that never returned: keep its start state, with what happened to it
+            state, meta = load_state(pending)
+            meta["outcome"] = {"status": "killed", "iterations": -1, "cpu": unfinished, "reason": stop}
+            save_state(Path(job.save_hard) / _hard_name(job, len(steps)), state, meta)
+    return summarise(job, steps, stop, unfinished, start)
 
 
-def summarise(job: Job, steps: list[dict], stop: str, cpu: float, start: dict | None, killed: bool) -> dict:
-    """One run's figures from its step records (cpu: the process's CPU time after start-up; killed: it never
-    finished its last step)."""
+def summarise(job: Job, steps: list[dict], stop: str, unfinished: float, start: dict | None) -> dict:
+    """One run's figures from its step records (unfinished: CPU seconds of a step killed before it returned)."""
     done = [s for s in steps if s["converged"]]
     times = np.array([s["cpu"] for s in done]) if done else np.zeros(0)
     completed = len(done) == job.steps
-    stepped = float(np.sum([s["cpu"] for s in steps]))
-    # a killed run: the step that never returned ran for (at most) the rest of the process's CPU time
-    unfinished = max(0.0, cpu - stepped) if killed else 0.0
-    stepped += unfinished
+    stepped = float(np.sum([s["cpu"] for s in steps])) + unfinished
     its = [s["iterations"] for s in done]
     gaps = [s["min_gap"] for s in steps if s["min_gap"] is not None]
     exact = [s["exact_min"] for s in steps if s["exact_min"] is not None]
@@ -292,7 +301,7 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
              "run. Steps/s over each run's completed steps (a run that stopped early counts its stepping CPU up "
              "to the stop).", "",
              "| scene | method | completed | steps/s median | slowest seed | median step (ms) | slowest step (s) "
-             "| steps > 0.5 s | Newton it./step (max) | halved steps | deepest gap (m) | deepest overlap, exact (m) |",
+             "| steps > 0.5 s | Newton it./step (max) | halved steps | deepest gap (m) | overlap from poses (m) |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         lines.append(
@@ -301,8 +310,10 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
             f"{r['slowest_step']:.2f} | {r['slow_steps']} | {_fmt(r['iterations_per_step'], '.1f')} "
             f"({_fmt(r['max_iterations'], 'd')}) | {r['halved_steps']} | {_fmt(r['deepest_gap'], '.1e')} | "
             f"{_fmt(r['deepest_exact'], '.1e')} |")
-    lines += ["", "Deepest overlap, exact: the most negative distance computed from the poses alone (sphere-sphere "
-              "and any shape against a half-space); 'deepest gap' is the solver's own ContactResult.gap.", "",
+    lines += ["", "Deepest gap: the most negative ContactResult.gap the solver reported. Overlap from poses: "
+              "computed from the bodies' poses alone, independently of the solver: the most negative distance of "
+              "sphere-sphere pairs and of any shape against a half-space (exact), and minus the overlap depth of "
+              "two boxes or polytopes (at least 2 t for the largest ball of radius t inside both).", "",
               "Every run:", "", "| scene | seed | method | steps | steps/s | slowest step (s) | Newton it. | stop |",
               "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
     for r in runs:

@@ -276,13 +276,38 @@ def mechanism(family: str, seed: int):
 
 # --- overlap check independent of the solver ------------------------------------------------------------------------
 
+def _world_planes(model, state, i, R) -> tuple[np.ndarray, np.ndarray]:
+    """(normals (m, 3), offsets (m,)) of a box or polytope body in the world: n.x <= d (unit n)."""
+    sh = model.shapes[i]
+    zero = np.zeros(3)
+    n_body, d_body = sh.gradients(zero), -sh.values(zero)  # the plane inequalities n.y - d are linear
+    origin = state.p[i] - R @ model.com_body[i]
+    n = n_body @ R.T
+    return n, d_body + n @ origin
+
+
+def polytope_overlap(n_a, d_a, n_b, d_b) -> float:
+    """Overlap depth bound of two convex polytopes {n.x <= d}: 2 t for the largest ball (radius t) inside both (a
+    linear programme, HiGHS), 0 when they do not overlap. Translating one by less than 2 t cannot separate them, so
+    the depth is at least this; it is exact when the overlap is a slab between two parallel faces."""
+    from scipy.optimize import linprog
+
+    A = np.vstack([n_a, n_b])
+    A = np.hstack([A, np.ones((len(A), 1))])  # n.x + t <= d
+    res = linprog(c=[0, 0, 0, -1], A_ub=A, b_ub=np.concatenate([d_a, d_b]),
+                  bounds=[(None, None)] * 3 + [(None, 1.0)], method="highs")
+    return 2.0 * max(0.0, float(res.x[3])) if res.status == 0 else 0.0
+
+
 def exact_overlap(model, state) -> tuple[float, int]:
-    """(most negative signed distance, number of pairs checked) over the model's candidate pairs whose distance has a
-    closed form from the poses alone: sphere-sphere (centre distance minus radii) and any shape against a
-    half-space (the shape's support point along the inward normal). Other pairs are not checked here (the count
-    says how many were). Returns (inf, 0) when no pair can be checked."""
+    """(most negative signed distance, number of pairs checked) over the model's candidate pairs, from the poses
+    alone (independent of the contact solver): exact distances for sphere-sphere (centre distance minus radii) and
+    any shape against a half-space (the shape's support point along the inward normal); for two boxes or polytopes
+    minus the overlap depth bound of polytope_overlap when they overlap (nothing when they do not). Other pairs
+    (curved shape against a polytope or another curved shape) are not checked. Returns (inf, 0) when no pair is."""
     deepest, checked = math.inf, 0
     R = [quat_to_matrix(q) for q in state.q]
+    planes: dict[int, tuple] = {}
 
     def to_world(i, y):
         return state.p[i] + R[i] @ (y - model.com_body[i])
@@ -301,6 +326,18 @@ def exact_overlap(model, state) -> tuple[float, int]:
             d = float(n @ to_world(other, y) - off_w)
         elif sa.type == "sphere" and sb.type == "sphere":
             d = float(np.linalg.norm(to_world(a, np.zeros(3)) - to_world(b, np.zeros(3))) - sa.radius - sb.radius)
+        elif sa.type in ("box", "polytope") and sb.type in ("box", "polytope"):
+            checked += 1
+            if np.linalg.norm(to_world(a, np.zeros(3)) - to_world(b, np.zeros(3))) > \
+                    sa.bounding_radius + sb.bounding_radius:
+                continue  # bounding spheres (about the body origins) apart
+            for i in (a, b):
+                if i not in planes:
+                    planes[i] = _world_planes(model, state, i, R[i])
+            depth = polytope_overlap(*planes[a], *planes[b])
+            if depth > 0:
+                deepest = min(deepest, -depth)
+            continue
         else:
             continue
         checked += 1

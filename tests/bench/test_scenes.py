@@ -98,6 +98,21 @@ def test_exact_overlap_measures_known_depths():
     assert scenes.exact_overlap(model, initial_state(model))[0] == pytest.approx(-0.001, abs=1e-12)
 
 
+def test_overlap_of_two_cubes_from_their_poses():
+    # two unturned cubes (edge 0.1) with centres 0.097 m apart along x overlap in a 3 mm slab: the largest ball in
+    # both has radius 1.5 mm, so the bound 2 t is the depth 0.003 exactly; 0.101 m apart they do not overlap
+    def cubes(dx):
+        box = {"type": "box", "size": [0.1, 0.1, 0.1]}
+        doc = scenes.document([{"name": "a", "mass": 1, "shape": box, "pose": {"position": [0, 0, 0.5]}},
+                               {"name": "b", "mass": 1, "shape": box, "pose": {"position": [dx, 0.01, 0.52]}}])
+        model = build_model(scenes.load(doc))
+        return scenes.exact_overlap(model, initial_state(model))
+
+    assert cubes(0.097)[0] == pytest.approx(-0.003, abs=1e-9)
+    assert cubes(0.097)[1] == 1
+    assert cubes(0.101) == (math.inf, 1)  # checked, no overlap
+
+
 def test_a_saved_state_round_trips_and_steps_the_same(tmp_path):
     model = build_model(scenes.mechanism("pile8", 3))
     st = step(model, initial_state(model), 0.01).state  # a state with a warm start
