@@ -314,11 +314,14 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
               "computed from the bodies' poses alone, independently of the solver: the most negative distance of "
               "sphere-sphere pairs and of any shape against a half-space (exact), and minus the overlap depth of "
               "two boxes or polytopes (at least 2 t for the largest ball of radius t inside both).", "",
-              "Every run:", "", "| scene | seed | method | steps | steps/s | slowest step (s) | Newton it. | stop |",
-              "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |"]
+              "Every run:", "", "| scene | seed | method | steps | steps/s | median step (ms) | slowest step (s) | "
+              "Newton it. | halved steps | deepest gap (m) | overlap from poses (m) | stop |",
+              "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in runs:
         lines.append(f"| {r['family']} | {r['seed']} | {r['method']} | {r['steps_done']}/{r['steps']} | "
-                     f"{r['steps_per_s']:.1f} | {r['slowest_step']:.2f} | {r['iterations']} | {r['stop']} |")
+                     f"{r['steps_per_s']:.1f} | {_fmt(r['median_step'] and 1e3 * r['median_step'], '.1f')} | "
+                     f"{r['slowest_step']:.2f} | {r['iterations']} | {r['halved_steps']} | "
+                     f"{_fmt(r['deepest_gap'], '.1e')} | {_fmt(r['deepest_exact'], '.1e')} | {r['stop']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -373,8 +376,8 @@ def main() -> None:
     ap.add_argument("--save-hard", nargs="?", const=str(HERE / "hard_states"), metavar="DIR",
                     help="save the state before every hard step (default dir bench/hard_states)")
     ap.add_argument("--hard-iterations", type=int, default=100, help="a step with more Newton iterations is hard")
-    ap.add_argument("--out", default=str(HERE / "results" / "contact"), help="results path without extension "
-                                                                             "(.json and .md; default bench/results/contact)")
+    ap.add_argument("--out", default=str(HERE / "results" / "contact"),
+                    help="results path without extension (.json and .md; default bench/results/contact)")
     args = ap.parse_args()
 
     master = args.seed if args.seed is not None else secrets.randbits(31)
