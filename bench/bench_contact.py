@@ -328,8 +328,9 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
 def _print_run(r: dict) -> None:
     print(f"  {r['family']:13s} seed {r['seed']:>10d} {r['method']:8s} {r['steps_done']:4d}/{r['steps']:<4d} "
           f"{r['steps_per_s']:8.1f} steps/s  median {_fmt(r['median_step'] and 1e3 * r['median_step'], '7.1f')} ms  "
-          f"slowest {r['slowest_step']:7.2f} s  it/step {_fmt(r['iterations_per_step'], '6.1f')}  "
-          f"halved {r['halved_steps']:3d}  gap {_fmt(r['deepest_gap'], '.1e')}  exact {_fmt(r['deepest_exact'], '.1e')}"
+          f"slowest {r['slowest_step']:7.2f} s  iterations {r['iterations']:6d} "
+          f"({_fmt(r['iterations_per_step'], '.1f')}/step)  halved {r['halved_steps']:3d}  "
+          f">0.5 s {r['slow_steps']:3d}  gap {_fmt(r['deepest_gap'], '.1e')}  overlap {_fmt(r['deepest_exact'], '.1e')}"
           + ("" if r["completed"] else f"\n      NOT COMPLETED: {r['stop']}"), flush=True)
 
 

@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scenes import pile8, pile27  # noqa: E402
 
 from core.contact import build_model, initial_state, prepare_kernels, step  # noqa: E402
-from core.contact.stepper import _step_once  # noqa: E402  (private: one attempt without fallbacks, for --quick)
 
 SCENES = {"27": pile27, "8": pile8}
 
@@ -81,6 +80,10 @@ def solve(args) -> None:
     for k in ks:
         t0 = time.perf_counter()
         if args.quick:
+            # (private: one attempt without fallbacks; imported here so that `record` and `solve` without --quick do
+            # not depend on the stepper's internals)
+            from core.contact.stepper import _step_once
+
             r = _step_once(model, states[k], h, "implicit", 1e-10, 60, fallbacks="quick")
         else:
             r = step(model, states[k], h)
