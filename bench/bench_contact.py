@@ -62,7 +62,9 @@ class Job:
     steps: int
     h: float = 0.01
     budget: float = 60.0  # CPU seconds of stepping
-    wall_budget: float | None = None  # wall seconds of the whole process (default 1.5 budget + 30)
+    # wall seconds of the whole process (default 3 budget + 60): a net for a process that stops using the CPU (the
+    # CPU limit stops a busy one)
+    wall_budget: float | None = None
     start_state: str | None = None  # an .npz of hard_states.py: start there (its document, not the family's)
     save_hard: str | None = None  # directory: save the state before every hard step
     hard_iterations: int = 100  # a step with more Newton iterations than this is hard
@@ -172,7 +174,7 @@ def _wait_rusage(proc: subprocess.Popen, timeout: float) -> tuple[int, float, bo
 
 def run_job(job: Job) -> dict:
     """Run a job in a child process and summarise it (the parent never waits longer than the wall budget)."""
-    wall = job.wall_budget or 1.5 * job.budget + 30
+    wall = job.wall_budget or 3 * job.budget + 60  # (a shared machine gives a run half a core or less)
     with tempfile.TemporaryDirectory(prefix="lw_bench_") as tmp:
         recs_path = Path(tmp) / "records.jsonl"
         job_path = Path(tmp) / "job.json"
@@ -325,6 +327,14 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _columns(run: dict) -> dict:
+    """A run for the JSON file: its step records as one list per field (a compact file for a long bench)."""
+    recs = run["step_records"]
+    keys = [k for k in (recs[0] if recs else {}) if k not in ("type", "proc_end")]
+    return {**{k: v for k, v in run.items() if k != "step_records"},
+            "step_fields": {k: [r[k] for r in recs] for k in keys}}
+
+
 def _print_run(r: dict) -> None:
     print(f"  {r['family']:13s} seed {r['seed']:>10d} {r['method']:8s} {r['steps_done']:4d}/{r['steps']:<4d} "
           f"{r['steps_per_s']:8.1f} steps/s  median {_fmt(r['median_step'] and 1e3 * r['median_step'], '7.1f')} ms  "
@@ -373,7 +383,7 @@ def main() -> None:
     ap.add_argument("--budget", type=float, help=f"CPU seconds of stepping per run (default {FULL_BUDGET:g}, "
                                                  f"{QUICK_BUDGET:g} with --quick)")
     ap.add_argument("--wall-budget", type=float, help="wall seconds per run before its process is killed (default "
-                                                      "1.5 x budget + 30)")
+                                                      "3 x budget + 60)")
     ap.add_argument("--save-hard", nargs="?", const=str(HERE / "hard_states"), metavar="DIR",
                     help="save the state before every hard step (default dir bench/hard_states)")
     ap.add_argument("--hard-iterations", type=int, default=100, help="a step with more Newton iterations is hard")
@@ -419,8 +429,8 @@ def main() -> None:
                 runs.append(r)
                 rows = aggregate(runs)
                 # written after every run: an interrupted bench keeps what it measured
-                out.with_suffix(".json").write_text(json.dumps({"meta": meta, "families": rows, "runs": runs},
-                                                               indent=1))
+                out.with_suffix(".json").write_text(json.dumps(
+                    {"meta": meta, "families": rows, "runs": [_columns(r) for r in runs]}, separators=(",", ":")))
                 out.with_suffix(".md").write_text(markdown(meta, rows, runs))
     print()
     print(markdown(meta, aggregate(runs), runs).split("\nEvery run:")[0])

@@ -81,8 +81,8 @@ def main() -> None:
     sol.add_argument("--method", choices=("saved", "implicit", "explicit"), default="saved",
                      help="the method to solve with (default: the one the state was saved from)")
     sol.add_argument("--budget", type=float, default=60.0, help="CPU seconds per step (default 60)")
-    sol.add_argument("--wall-budget", type=float, help="wall seconds per step before it is killed (default 1.5 x "
-                                                       "budget + 30)")
+    sol.add_argument("--wall-budget", type=float, help="wall seconds per step before it is killed (default 3 x "
+                                                       "budget + 60)")
     args = ap.parse_args()
     files = _files(args.paths)
     if not files:
