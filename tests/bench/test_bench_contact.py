@@ -1,0 +1,33 @@
+"""bench/bench_contact.py end to end on the cheapest scene: a run that cannot finish within its CPU budget is reported
+as not completed, with its reason and the steps it did, instead of holding up the bench."""
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_a_run_over_its_budget_is_reported_not_waited_on(tmp_path):
+    out = tmp_path / "contact"
+    # 100,000 steps of the sphere on a plane cannot fit in 0.5 CPU-s at any speed this solver has had (> 0.05 ms a
+    # step), and a few steps always do
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_contact.py"), "--scenes", "sphere:7,disc",
+                           "--seeds", "1", "--seed", "11", "--method", "implicit", "--steps", "100000",
+                           "--budget", "0.5", "--out", str(out)],
+                          capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "master seed 11" in proc.stdout and "seeds 7" in proc.stdout
+    res = json.loads(out.with_suffix(".json").read_text())
+    runs = res["runs"]
+    assert [(r["family"], r["seed"]) for r in runs][0] == ("sphere", 7)
+    # the disc's seed is drawn from the master seed: the same master seed draws it again
+    assert runs[1]["family"] == "disc" and res["meta"]["plan"][1] == ["disc", [runs[1]["seed"]]]
+    for r in runs:
+        assert not r["completed"]
+        assert r["stop"].startswith("CPU budget of 0.5 s spent after")
+        assert 0 < r["steps_done"] < 100000
+        assert len(r["step_fields"]["cpu"]) == r["steps_done"]
+        assert r["steps_per_s"] > 0
+    table = out.with_suffix(".md").read_text()
+    assert "| sphere | implicit | 0/1 |" in table
