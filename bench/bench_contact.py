@@ -226,7 +226,8 @@ def summarise(job: Job, steps: list[dict], stop: str, unfinished: float, start: 
     return {
         "family": job.family, "seed": job.seed, "method": job.method, "steps": job.steps, "h": job.h,
         "completed": completed, "stop": stop, "steps_done": len(done), "t_reached": len(done) * job.h,
-        "cpu": stepped, "steps_per_s": len(done) / stepped if stepped > 0 and done else 0.0,
+        # (None: steps done but too short for the CPU clock, which can read 0 for steps under a few ms on a VM)
+        "cpu": stepped, "steps_per_s": (len(done) / stepped if stepped > 0 else None) if done else 0.0,
         "median_step": float(np.median(times)) if times.size else None, "slowest_step": slowest,
         "slow_steps": int(np.sum(times > SLOW_STEP)) + sum(s["cpu"] > SLOW_STEP for s in steps if not s["converged"])
         + int(unfinished > SLOW_STEP),
@@ -264,6 +265,10 @@ def _fmt(x, spec, none="-"):
     return none if x is None else format(x, spec)
 
 
+def _ms(seconds):
+    return None if seconds is None else 1e3 * seconds
+
+
 def aggregate(runs: list[dict]) -> list[dict]:
     """Per family and method over seeds: completed count, median and slowest-seed steps/s, worst figures."""
     rows = []
@@ -273,7 +278,7 @@ def aggregate(runs: list[dict]) -> list[dict]:
             keys.append((r["family"], r["method"]))
     for fam, method in keys:
         rs = [r for r in runs if r["family"] == fam and r["method"] == method]
-        rates = [r["steps_per_s"] for r in rs]
+        rates = [r["steps_per_s"] for r in rs if r["steps_per_s"] is not None]
         med_steps = [r["median_step"] for r in rs if r["median_step"] is not None]
         done = [r for r in rs if r["steps_done"]]
         gaps = [r["deepest_gap"] for r in rs if r["deepest_gap"] is not None]
@@ -281,7 +286,8 @@ def aggregate(runs: list[dict]) -> list[dict]:
         rows.append({
             "family": fam, "method": method, "seeds": [r["seed"] for r in rs], "runs": len(rs),
             "completed": sum(r["completed"] for r in rs),
-            "median_steps_per_s": float(np.median(rates)), "slowest_seed_steps_per_s": min(rates),
+            "median_steps_per_s": float(np.median(rates)) if rates else None,
+            "slowest_seed_steps_per_s": min(rates) if rates else None,
             "median_step": float(np.median(med_steps)) if med_steps else None,
             "slowest_step": max(r["slowest_step"] for r in rs),
             "slow_steps": sum(r["slow_steps"] for r in rs),
@@ -307,8 +313,9 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         lines.append(
-            f"| {r['family']} | {r['method']} | {r['completed']}/{r['runs']} | {r['median_steps_per_s']:.1f} | "
-            f"{r['slowest_seed_steps_per_s']:.1f} | {_fmt(r['median_step'] and 1e3 * r['median_step'], '.1f')} | "
+            f"| {r['family']} | {r['method']} | {r['completed']}/{r['runs']} | "
+            f"{_fmt(r['median_steps_per_s'], '.1f')} | {_fmt(r['slowest_seed_steps_per_s'], '.1f')} | "
+            f"{_fmt(_ms(r['median_step']), '.1f')} | "
             f"{r['slowest_step']:.2f} | {r['slow_steps']} | {_fmt(r['iterations_per_step'], '.1f')} "
             f"({_fmt(r['max_iterations'], 'd')}) | {r['halved_steps']} | {_fmt(r['deepest_gap'], '.1e')} | "
             f"{_fmt(r['deepest_exact'], '.1e')} |")
@@ -321,7 +328,7 @@ def markdown(meta: dict, rows: list[dict], runs: list[dict]) -> str:
               "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in runs:
         lines.append(f"| {r['family']} | {r['seed']} | {r['method']} | {r['steps_done']}/{r['steps']} | "
-                     f"{r['steps_per_s']:.1f} | {_fmt(r['median_step'] and 1e3 * r['median_step'], '.1f')} | "
+                     f"{_fmt(r['steps_per_s'], '.1f')} | {_fmt(_ms(r['median_step']), '.1f')} | "
                      f"{r['slowest_step']:.2f} | {r['iterations']} | {r['halved_steps']} | "
                      f"{_fmt(r['deepest_gap'], '.1e')} | {_fmt(r['deepest_exact'], '.1e')} | {r['stop']} |")
     return "\n".join(lines) + "\n"
@@ -337,10 +344,11 @@ def _columns(run: dict) -> dict:
 
 def _print_run(r: dict) -> None:
     print(f"  {r['family']:13s} seed {r['seed']:>10d} {r['method']:8s} {r['steps_done']:4d}/{r['steps']:<4d} "
-          f"{r['steps_per_s']:8.1f} steps/s  median {_fmt(r['median_step'] and 1e3 * r['median_step'], '7.1f')} ms  "
+          f"{_fmt(r['steps_per_s'], '8.1f', '       -')} steps/s  median {_fmt(_ms(r['median_step']), '7.1f')} ms  "
           f"slowest {r['slowest_step']:7.2f} s  iterations {r['iterations']:6d} "
           f"({_fmt(r['iterations_per_step'], '.1f')}/step)  halved {r['halved_steps']:3d}  "
-          f">0.5 s {r['slow_steps']:3d}  gap {_fmt(r['deepest_gap'], '.1e')}  overlap {_fmt(r['deepest_exact'], '.1e')}"
+          f">0.5 s {r['slow_steps']:3d}  gap {_fmt(r['deepest_gap'], '.1e')}  "
+          f"overlap {_fmt(r['deepest_exact'], '.1e')}"
           + ("" if r["completed"] else f"\n      NOT COMPLETED: {r['stop']}"), flush=True)
 
 
