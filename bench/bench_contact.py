@@ -117,6 +117,8 @@ def worker(job_file: str) -> None:
 
     stop = "completed"
     hard_limit = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    # no core dump when the CPU limit kills the process (SIGXCPU)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
     for k in range(job.steps):
         if spent > job.budget:
             stop = f"CPU budget of {job.budget:g} s spent after {k} steps (t = {state.t:.2f} s)"
@@ -353,24 +355,21 @@ def _print_run(r: dict) -> None:
 
 
 def parse_scenes(text: str | None) -> list[tuple[str, list[int] | None]]:
-    """'pile27,cubes4:17,42' -> [('pile27', None), ('cubes4', [17, 42])] (None: draw the seeds)."""
+    """'pile27,cubes4:17,42' -> [('pile27', None), ('cubes4', [17, 42])] (None: draw the seeds); ValueError with
+    the offending item otherwise."""
     if not text:
         return [(name, None) for name in FAMILIES]
     out: list[tuple[str, list[int] | None]] = []
-    fam = None
-    for part in text.split(","):
-        part = part.strip()
-        if ":" in part:
-            fam, seed = part.split(":", 1)
-            if fam not in FAMILIES:
-                raise SystemExit(f"--scenes: unknown scene {fam!r} (known: {', '.join(FAMILIES)})")
-            out.append((fam, [int(seed)]))
-        elif part.lstrip("-").isdigit() and out and out[-1][1] is not None:
+    for i, part in enumerate(p.strip() for p in text.split(",")):
+        fam, _, seed = part.partition(":")
+        if part.isdigit() and out and out[-1][1] is not None:
             out[-1][1].append(int(part))  # another seed of the previous family
-        elif part in FAMILIES:
-            out.append((part, None))
+        elif fam not in FAMILIES:
+            raise ValueError(f"item {i + 1} ({part!r}): unknown scene (known: {', '.join(FAMILIES)})")
+        elif seed and not seed.isdigit():
+            raise ValueError(f"item {i + 1} ({part!r}): a seed is a whole number >= 0")
         else:
-            raise SystemExit(f"--scenes: unknown scene {part!r} (known: {', '.join(FAMILIES)})")
+            out.append((fam, [int(seed)] if seed else None))
     return out
 
 
@@ -403,7 +402,16 @@ def main() -> None:
     budget = args.budget or (QUICK_BUDGET if args.quick else FULL_BUDGET)
     methods = ("implicit", "explicit") if args.method == "both" else (args.method,)
     plan = []
-    for fam, seeds in parse_scenes(args.scenes):
+    try:
+        selection = parse_scenes(args.scenes)
+    except ValueError as e:
+        ap.error(f"--scenes: {e}")  # (exit status 2)
+    if args.seed is not None and args.seed < 0:
+        ap.error("--seed: a whole number >= 0")
+    for name in ("steps", "seeds", "budget", "wall_budget"):
+        if getattr(args, name) is not None and getattr(args, name) <= 0:
+            ap.error(f"--{name.replace('_', '-')}: must be positive")
+    for fam, seeds in selection:
         f = FAMILIES[fam]
         n = args.seeds or (QUICK_SEEDS if args.quick else f.seeds)
         # every family draws from the master seed's stream in a fixed order (so a subset reproduces too)

@@ -84,9 +84,12 @@ def main() -> None:
     sol.add_argument("--wall-budget", type=float, help="wall seconds per step before it is killed (default 3 x "
                                                        "budget + 60)")
     args = ap.parse_args()
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        ap.error(f"no such file or directory: {missing[0]}")  # (exit status 2)
     files = _files(args.paths)
     if not files:
-        sys.exit("no saved states found")
+        ap.error("no saved states (.npz) found")
     if args.cmd == "list":
         for f in files:
             _state, m = load_state(f)

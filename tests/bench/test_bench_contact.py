@@ -31,3 +31,11 @@ def test_a_run_over_its_budget_is_reported_not_waited_on(tmp_path):
         assert r["steps_per_s"] > 0
     table = out.with_suffix(".md").read_text()
     assert "| sphere | implicit | 0/1 |" in table
+
+
+def test_an_unknown_scene_is_a_located_error_with_status_2():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_contact.py"), "--scenes", "pile27,cubez:3"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "--scenes: item 2 ('cubez:3'): unknown scene" in proc.stderr
+    assert "Traceback" not in proc.stderr
