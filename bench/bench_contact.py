@@ -72,6 +72,11 @@ class Job:
 
 # --- the worker (one process per run) -------------------------------------------------------------------------------
 
+def _finite(x) -> float | None:
+    """x as a float, or None when it is not finite (the results stay standard JSON)."""
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
 def _emit(f, rec: dict) -> None:
     f.write(json.dumps(rec) + "\n")
     f.flush()
@@ -103,7 +108,7 @@ def worker(job_file: str) -> None:
     pending = Path(spec["records"]).with_suffix(".pending.npz")
     _emit(out, {"type": "start", "kernel_seconds": kernel_seconds, "cpu0": time.process_time(),
                 "pairs": len(model.pairs), "bodies": int(model.dynamic.sum()), "exact_checked_pairs": checked,
-                "exact_initial": deepest0})
+                "exact_initial": _finite(deepest0)})
 
     def meta_for(k, outcome):
         return {"family": job.family, "seed": job.seed, "method": job.method, "h": h, "step": k, "t": state.t,
@@ -133,7 +138,6 @@ def worker(job_file: str) -> None:
         r = step(model, state, h, job.method, cancel=over_budget)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         spent += cpu
-        c0 = time.process_time()  # (between steps over_budget is spent > budget)
         gaps = [c.gap for c in r.contacts]
         exact, _ = exact_overlap(model, r.state) if r.converged else (math.inf, 0)
         hard = (not r.converged) or r.iterations > job.hard_iterations
@@ -143,8 +147,8 @@ def worker(job_file: str) -> None:
                        meta_for(k, {"status": status, "iterations": r.iterations, "cpu": cpu, "reason": r.reason}))
         _emit(out, {"type": "step", "k": k, "t": r.state.t, "cpu": cpu, "wall": wall, "iterations": r.iterations,
                     "halvings": r.halvings, "converged": r.converged, "reason": r.reason if not r.converged else "",
-                    "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": min(gaps) if gaps else None,
-                    "exact_min": exact if math.isfinite(exact) else None, "residual": r.residual,
+                    "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": _finite(min(gaps)) if gaps else None,
+                    "exact_min": _finite(exact), "residual": _finite(r.residual),
                     "proc_end": time.process_time()})
         if not r.converged:
             stop = (f"{'cancelled (budget)' if r.reason.startswith('cancelled') else 'failed'} at step {k} "
@@ -209,7 +213,8 @@ def run_job(job: Job) -> dict:
         if end is None and job.save_hard and pending.exists() and not job.start_state:
             # the step that never returned: keep its start state, with what happened to it
             state, meta = load_state(pending)
-            meta["outcome"] = {"status": "killed", "iterations": -1, "cpu": unfinished, "reason": stop}
+            status = "killed" if killed or code == -signal.SIGXCPU else "crashed"
+            meta["outcome"] = {"status": status, "iterations": -1, "cpu": unfinished, "reason": stop}
             save_state(Path(job.save_hard) / _hard_name(job, len(steps)), state, meta)
     return summarise(job, steps, stop, unfinished, start)
 
@@ -227,7 +232,7 @@ def summarise(job: Job, steps: list[dict], stop: str, unfinished: float, start: 
                   + [unfinished])
     return {
         "family": job.family, "seed": job.seed, "method": job.method, "steps": job.steps, "h": job.h,
-        "completed": completed, "stop": stop, "steps_done": len(done), "t_reached": len(done) * job.h,
+        "completed": completed, "stop": stop, "steps_done": len(done), "t_reached": done[-1]["t"] if done else None,
         # (None: steps done but too short for the CPU clock, which can read 0 for steps under a few ms on a VM)
         "cpu": stepped, "steps_per_s": (len(done) / stepped if stepped > 0 else None) if done else 0.0,
         "median_step": float(np.median(times)) if times.size else None, "slowest_step": slowest,
