@@ -252,19 +252,24 @@ class Family:
     dynamic: int  # number of free bodies
     steps: int  # steps of a bench run (h = 0.01 s)
     seeds: int  # seeds drawn per run (full bench; --quick draws fewer)
+    target: tuple[float, float] | None = None  # issue 19's steps/s on one core: (median over seeds, slowest seed)
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("pile27", lambda s: pile27_document(s, 0.4), "27 spheres in a bin, jitter seed, mu 0.4", 27, 100, 10),
-    Family("pile27-mu0.8", lambda s: pile27_document(s, 0.8), "27 spheres in a bin, jitter seed, mu 0.8", 27, 100, 10),
+    Family("pile27", lambda s: pile27_document(s, 0.4), "27 spheres in a bin, jitter seed, mu 0.4", 27, 100, 10,
+           (50, 20)),
+    Family("pile27-mu0.8", lambda s: pile27_document(s, 0.8), "27 spheres in a bin, jitter seed, mu 0.8", 27, 100, 10,
+           (50, 20)),
     Family("pile8", lambda s: pile8_document(s, 0.4), "8 spheres in a bin, jitter seed, mu 0.4", 8, 100, 5),
-    Family("cubes4", lambda s: cubes_document(s, 1, 2), "4 turned cubes dropped 3-8 mm into a bin", 4, 100, 5),
-    Family("cubes8", lambda s: cubes_document(s, 2, 2), "8 turned cubes in two layers in a bin", 8, 100, 5),
-    Family("stack5", stack_document, "5-cube stack, small random offsets and turns", 5, 100, 5),
-    Family("layer9", lambda s: cubes_document(s, 1, 3), "3x3 layer of turned cubes in a bin", 9, 100, 5),
+    Family("cubes4", lambda s: cubes_document(s, 1, 2), "4 turned cubes dropped 3-8 mm into a bin", 4, 100, 5,
+           (20, 20)),
+    Family("cubes8", lambda s: cubes_document(s, 2, 2), "8 turned cubes in two layers in a bin", 8, 100, 5, (20, 20)),
+    Family("stack5", stack_document, "5-cube stack, small random offsets and turns", 5, 100, 5, (20, 20)),
+    Family("layer9", lambda s: cubes_document(s, 1, 3), "3x3 layer of turned cubes in a bin", 9, 100, 5, (20, 20)),
     Family("mixed13", mixed_document, "13 mixed shapes (spheres, cubes, cylinders, ellipsoids, polytopes)", 13, 150,
            5),
-    Family("sphere", sphere_plane_document, "sphere launched on a plane (random direction, speed, spin)", 1, 500, 3),
+    Family("sphere", sphere_plane_document, "sphere launched on a plane (random direction, speed, spin)", 1, 500, 3,
+           (3000, 3000)),
     Family("disc", disc_document, "the disc example, random launch speed and back-spin", 1, 300, 3),
 )}
 

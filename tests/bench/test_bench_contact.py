@@ -39,3 +39,19 @@ def test_an_unknown_scene_is_a_located_error_with_status_2():
     assert proc.returncode == 2
     assert "--scenes: item 2 ('cubez:3'): unknown scene" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_issue_targets_are_checked_per_family():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_contact import unmet_targets
+
+    row = {"family": "pile27", "runs": 10, "completed": 10, "slow_steps": 0, "deepest_gap": -1e-12,
+           "deepest_exact": -8e-10, "median_steps_per_s": 55.0, "slowest_seed_steps_per_s": 21.0}
+    assert unmet_targets(row) == []
+    # one run short, a slow step, 2e-9 m of overlap from the poses, a slowest seed under 20 steps/s
+    row.update(completed=9, slow_steps=1, deepest_exact=-2e-9, slowest_seed_steps_per_s=19.0)
+    assert unmet_targets(row) == ["1/10 incomplete", "1 step(s) > 0.5 s", "overlap -2.0e-09 m",
+                                  "slowest seed < 20/s"]
+    # the mixed pile has no rate target in the issue: only completion, slow steps and overlap
+    assert unmet_targets({**row, "family": "mixed13", "completed": 10, "slow_steps": 0, "deepest_exact": 0.0,
+                          "median_steps_per_s": 1.0, "slowest_seed_steps_per_s": 1.0}) == []
