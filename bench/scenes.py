@@ -208,6 +208,8 @@ def mixed_document(seed: int, half: float = 0.2, mu: float = 0.5, clearance: flo
             c = np.array([rng.uniform(-lim, lim), rng.uniform(-lim, lim), rng.uniform(R + clearance, zmax)])
             if all(np.linalg.norm(c - c2) >= R + R2 + clearance for c2, R2 in placed):
                 break
+        else:  # (unreachable: the allowed height grows until there is room)
+            raise RuntimeError(f"mixed pile: no room for {name}")
         placed.append((c, R))
         # shapes are body-centred except polytopes (recentred above on their vertex mean: their bound holds too)
         bodies.append({"name": name, "density": 500.0, "shape": shape,
