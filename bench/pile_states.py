@@ -30,10 +30,9 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_contact import pile8, pile27  # noqa: E402
+from scenes import pile8, pile27  # noqa: E402
 
 from core.contact import build_model, initial_state, prepare_kernels, step  # noqa: E402
-from core.contact.stepper import _step_once  # noqa: E402  (private: one attempt without fallbacks, for --quick)
 
 SCENES = {"27": pile27, "8": pile8}
 
@@ -81,6 +80,10 @@ def solve(args) -> None:
     for k in ks:
         t0 = time.perf_counter()
         if args.quick:
+            # (private: one attempt without fallbacks; imported here so that `record` and `solve` without --quick do
+            # not depend on the stepper's internals)
+            from core.contact.stepper import _step_once
+
             r = _step_once(model, states[k], h, "implicit", 1e-10, 60, fallbacks="quick")
         else:
             r = step(model, states[k], h)
@@ -98,8 +101,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     rec = sub.add_parser("record", help="run a pile and save the state before every step")
-    rec.add_argument("--scene", choices=sorted(SCENES), default="27", help="27 or 8 spheres (bench_contact.py)")
-    rec.add_argument("--seed", type=int, default=0, help="the jitter seed (bench_contact.py --pile-seed)")
+    rec.add_argument("--scene", choices=sorted(SCENES), default="27", help="27 or 8 spheres (bench/scenes.py)")
+    rec.add_argument("--seed", type=int, default=0, help="the jitter seed (bench_contact.py --scenes pile27:SEED)")
     rec.add_argument("--steps", type=int, default=100)
     rec.add_argument("--dt", type=float, default=0.01)
     rec.add_argument("--out", required=True)
