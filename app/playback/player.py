@@ -289,6 +289,9 @@ class Playback(QObject):
         self._resume_t = None
         self.contact_t_end = self.method = None
         self.seconds_per_step = None
+        self._main.token = self._ghost.token = -1
+        self.pause()
+        self.recording.clear()  # the old document's frames
         self.ghost.clear()
         if self.viewport is not None:
             self.viewport.clear_ghosts()
