@@ -97,7 +97,7 @@ class MotionPanel(QWidget):
         self.kind_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.progress_bar = QProgressBar()
         self.progress_bar.setObjectName("motionProgress")
-        self.progress_bar.setRange(0, 1000)
+        self.progress_bar.setRange(0, 100)
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("")
         self.status_label = QLabel()
@@ -202,8 +202,11 @@ class MotionPanel(QWidget):
             self._show_range(pb.t_end, pb.steps)
 
     def _show_progress(self, fraction: float, text: str) -> None:
-        self.progress_bar.setValue(int(round(1000 * min(max(fraction, 0.0), 1.0))))
-        self.progress_bar.setFormat(text)
+        value = int(100 * min(max(fraction, 0.0), 1.0))
+        if value != self.progress_bar.value():
+            self.progress_bar.setValue(value)
+        if text != self.progress_bar.format():
+            self.progress_bar.setFormat(text)
 
     def use_actions(self, run_action, stop_action) -> None:
         """Show the window's Run and Stop actions (same shortcuts and state as the toolbar's) on the buttons."""

@@ -27,6 +27,7 @@ __all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "AUTO_RUN_SECON
 DEBOUNCE_MS = 150  # edits closer together than this make one run
 TICK_MS = 30  # playback timer (about 33 frames per second of wall time)
 STATUS_KINDS = ("busy", "ok", "stopped", "error", "stale")  # what the status line reports
+PROGRESS_SECONDS = 0.25  # the progress bar is updated at most this often while frames stream
 AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait for Run after an edit
 PRIOR_SECONDS_PER_PAIR_STEP = 2e-3  # before a document's first contact run: cost of one candidate pair in one step
 OTHER_METHOD = {"implicit": "explicit", "explicit": "implicit"}
@@ -148,7 +149,7 @@ class Playback(QObject):
         document.changed.connect(self._on_changed)
         document.replaced.connect(self._on_replaced)
         self._on_changed(start=False)
-        self._start_now()
+        self._open()
 
     # ---- public --------------------------------------------------------------------------------------------------
     def times(self) -> np.ndarray:
@@ -297,6 +298,10 @@ class Playback(QObject):
             self.viewport.clear_ghosts()
         self.optionsChanged.emit()
         self._on_changed(start=False)
+        self._open()
+
+    def _open(self) -> None:
+        """A document was opened: run it at once, unless it is a long contact run (then it waits for Run)."""
         if self.kind == "contact" and not self.auto_runs():
             self._cancel_job(self._main)
             self.recording.clear()
@@ -412,7 +417,7 @@ class Playback(QObject):
             self.viewport.set_force_reference(info.info.get("weight", 0.0))
         if job is self._main:
             self._set_status(f"solving… 0 / {len(info.times)} frames", "", "busy")
-            self._progress()
+            self._progress(force=True)
 
     def _on_frames(self, job: _Job, token: int, frames) -> None:
         if token != job.token:
@@ -427,11 +432,13 @@ class Playback(QObject):
             self._resume_t = None
         self._set_status(f"solving… {rec.count} / {len(rec.requested)} frames", "", "busy")
         self._progress()
-        if self.viewport is not None and rec.kind == "contact":
-            self._show_overlays()
 
-    def _progress(self) -> None:
+    def _progress(self, force: bool = False) -> None:
         rec = self.recording
+        now = time.perf_counter()
+        if not force and rec.count < len(rec.requested) and now - getattr(self, "_progress_shown", 0.0) < PROGRESS_SECONDS:
+            return  # a progress bar repaints at once when its value changes: a few times a second is enough
+        self._progress_shown = now
         n, total = rec.count, max(len(rec.requested), 1)
         t = rec.time_at(n - 1) if n else 0.0
         t_end = float(rec.requested[-1]) if len(rec.requested) else 0.0
@@ -504,7 +511,7 @@ class Playback(QObject):
             self._set_status(text, tip, "stopped")
         if rec.stale:
             self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
-        self._progress()
+        self._progress(force=True)
 
     # ---- cursor ------------------------------------------------------------------------------------------------
     def _on_cursor(self, _k: int) -> None:

@@ -10,13 +10,14 @@ seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exp
 from __future__ import annotations
 
 import csv
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QFileInfo, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -39,6 +40,7 @@ MODES = {
     "accelerations": ("q̈  [rad/s² or m/s²]", "qdd"),
 }
 LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
+STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
@@ -173,8 +175,15 @@ class PlotsPanel(QWidget):
         self.ghost_curves: list[pg.PlotDataItem] = []
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
+        self._ghost_suffix = ""
         self._point_names: list[str] = []
         self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
+        # a contact run's many series (per pair) are redrawn a few times a second while frames stream, not per batch
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(STREAM_REDRAW_MS)
+        self._redraw.timeout.connect(self._redraw_now)
+        self._drawn_at = 0.0
         self._kind = None
         self.empty_label = QLabel("No frames yet: the motion is being solved, or cannot be.")
         self.empty_label.setObjectName("plotsEmpty")
@@ -217,10 +226,12 @@ class PlotsPanel(QWidget):
         rec.began.connect(self._on_began)
         rec.grew.connect(self._on_grew)
         rec.cursorChanged.connect(self._on_cursor)
+        rec.completed.connect(self._redraw_now)
         rec.staleChanged.connect(self._show_stale)
         if self.ghost is not None:
-            self.ghost.grew.connect(lambda _n: self._update_curves())
+            self.ghost.grew.connect(lambda _n: self._redraw.isActive() or self._redraw.start(STREAM_REDRAW_MS))
             self.ghost.cleared.connect(self._update_curves)
+            self.ghost.began.connect(lambda: self._show_mode(rebuild_only=True))
         self._on_cleared()
         if rec.kind:
             self._on_began()
@@ -291,6 +302,7 @@ class PlotsPanel(QWidget):
     # ---- recording events --------------------------------------------------------------------------------------
     def _on_cleared(self) -> None:
         """A new run is coming (or none): empty every curve and hide the legends (items are kept for the same names)."""
+        self._redraw.stop()
         for c in self.q_curves + self.ghost_curves + self.xy_curves:
             c.setData([], [])
         self.q_legend.setVisible(False)
@@ -337,6 +349,17 @@ class PlotsPanel(QWidget):
         return out
 
     def _on_grew(self, count: int) -> None:
+        rec = self.recording
+        if rec.kind == "contact" and not rec.complete and count > 1:
+            if not self._redraw.isActive():
+                wait = STREAM_REDRAW_MS - 1000 * (time.perf_counter() - self._drawn_at)
+                self._redraw.start(int(min(max(wait, 0), STREAM_REDRAW_MS)))
+            return
+        self._redraw_now()
+
+    def _redraw_now(self) -> None:
+        self._redraw.stop()
+        self._drawn_at = time.perf_counter()
         self.empty_label.setVisible(False)
         self.q_legend.setVisible(0 < len(self.q_curves) + len(self.ghost_curves) <= LEGEND_MAX)
         self.xy_legend.setVisible(0 < len(self.xy_curves) <= LEGEND_MAX)
@@ -348,13 +371,14 @@ class PlotsPanel(QWidget):
     def _show_mode(self, rebuild_only: bool = False) -> None:
         q = self.quantity()
         names = [lab for lab, _f in q.series] if q else []
-        if names != self._series_names or len(self.ghost_curves) != (len(names) if q and q.comparable else 0):
-            self._series_names = names
+        suffix = f" ({self._ghost_method()})"
+        if (names != self._series_names or suffix != self._ghost_suffix
+                or len(self.ghost_curves) != (len(names) if q and q.comparable else 0)):
+            self._series_names, self._ghost_suffix = names, suffix
             self.q_curves = self._rebuild(self.q_plot, self.q_legend, self.q_curves, names)
             ghost_names = names if q and q.comparable else []
-            method = self._ghost_method()
             self.ghost_curves = self._rebuild(self.q_plot, self.q_legend, self.ghost_curves, ghost_names, dashed=True,
-                                              suffix=f" ({method})")
+                                              suffix=suffix)
         self.series_list.blockSignals(True)
         self.series_list.clear()
         for lab in names:
@@ -399,15 +423,18 @@ class PlotsPanel(QWidget):
             show = (q.name, lab) not in self._hidden
             if i < len(self.q_curves):
                 c = self.q_curves[i]
-                y = f(rec) if rec.count else np.zeros(0)
-                c.setData(t, y) if show and len(y) == len(t) else c.setData([], [])
+                if show:
+                    y = f(rec) if rec.count else np.zeros(0)
+                    c.setData(t, y) if len(y) == len(t) else c.setData([], [])
+                elif c.isVisible():
+                    c.setData([], [])
                 c.setVisible(show)
             if i < len(self.ghost_curves):
                 c = self.ghost_curves[i]
                 if g is not None and show and g.channels.get(q.channel) is not None:
                     c.setData(tg, f(g))
                     c.setVisible(True)
-                else:
+                elif c.isVisible():
                     c.setData([], [])
                     c.setVisible(False)
 
@@ -485,11 +512,29 @@ class PlotsPanel(QWidget):
     def export_image(self, path: str) -> None:
         """Save the time plot as PNG (raster) or SVG (vector) by the file's extension."""
         if str(path).lower().endswith(".svg"):
-            exporter = pg.exporters.SVGExporter(self.q_plot)
+            # pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes (pyqtgraph issue #3485): Qt's own SVG
+            # generator paints the plot instead
+            from PySide6.QtCore import QRectF, QSize
+            from PySide6.QtGui import QPainter
+            from PySide6.QtSvg import QSvgGenerator
+
+            rect = self.q_plot.sceneBoundingRect()
+            gen = QSvgGenerator()
+            gen.setFileName(str(path))
+            gen.setSize(QSize(int(rect.width()), int(rect.height())))
+            gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+            gen.setTitle(self.mode)
+            painter = QPainter(gen)
+            try:
+                self.q_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+            finally:
+                painter.end()
+            if not QFileInfo(str(path)).exists():
+                raise OSError(f"cannot write '{path}'")
         else:
             exporter = pg.exporters.ImageExporter(self.q_plot)
             exporter.parameters()["width"] = max(int(self.q_widget.width()), 800)
-        exporter.export(str(path))
+            exporter.export(str(path))
 
     def _ask_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export series", "series.csv", "CSV (*.csv)")

@@ -151,7 +151,7 @@ def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
     token = pb.worker.token
-    assert win.editor.update_body("s0", mass=2.0) is None
+    assert win.editor.update_body("ball1", density=800.0) is None
     assert pb.recording.stale and pb.recording.count >= 2  # kept, marked
     assert "stale" in win.motion.status_label.text() and pb.status_kind == "stale"
     assert "stale" in win.plots.q_plot.titleLabel.text
