@@ -41,6 +41,7 @@ PALETTE = {  # RGBA floats
     "normal": (0.84, 0.18, 0.16, 1.0),  # normal force arrows
     "friction": (0.13, 0.45, 0.85, 1.0),  # friction force arrows
     "trail": (0.35, 0.35, 0.45, 0.85),
+    "design_ghost": (0.55, 0.57, 0.60, 0.30),  # the design configuration: translucent grey
 }
 FORCE_ARROW_FRACTION = 0.25  # at scale 1, a force equal to the heaviest body's weight is this fraction of the scene
 LABEL = (40, 44, 52)
@@ -208,8 +209,9 @@ class Viewport3D(QWidget):
         self._contact_data = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
         self._trail_data: dict[str, np.ndarray] = {}
         self._trail_items: dict[str, gl.GLLinePlotItem] = {}
-        self._ghost_groups: dict[str, gl.GLGraphicsItem.GLGraphicsItem] = {}
-        self._ghost_poses: dict[str, np.ndarray] = {}
+        self._ghost_groups: dict[str, dict[str, gl.GLGraphicsItem.GLGraphicsItem]] = {}  # layer -> body -> node
+        self._ghost_poses: dict[str, dict[str, np.ndarray]] = {}
+        self._design_on = False
         self._fit_extent: tuple | None = None  # scene extent at the last fit
         self._contact_item = gl.GLScatterPlotItem(pos=np.zeros((1, 3)), color=PALETTE["contact"], size=7, pxMode=True)
         self._normal_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["normal"], width=3)
@@ -236,6 +238,10 @@ class Viewport3D(QWidget):
         bar.addAction(self._forces_action)
         bar.addWidget(self.force_box)
         bar.addAction(self._trails_action)
+        self._design_action = QAction("Design", self, checkable=True, checked=False)
+        self._design_action.setToolTip("Show the design configuration as translucent grey ghosts")
+        self._design_action.toggled.connect(self.set_design_ghost)
+        bar.addAction(self._design_action)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
@@ -416,33 +422,46 @@ class Viewport3D(QWidget):
         """The trails drawn, by name."""
         return {k: np.asarray(v).copy() for k, v in self._trail_data.items()}
 
-    def set_ghost_poses(self, poses, names: list[str]) -> None:
-        """Translucent copies of bodies (the comparison run) at world 4x4 poses; meshes are uploaded once per body."""
+    def set_ghost_poses(self, poses, names: list[str], layer: str = "compare") -> None:
+        """Translucent copies of bodies at world 4x4 poses (layer "compare": the comparison run, orange; "design":
+        the design configuration, grey); a ghost's mesh is uploaded once, then only its transform changes."""
         self._sync()
+        groups = self._ghost_groups.setdefault(layer, {})
+        shown = self._ghost_poses.setdefault(layer, {})
+        colour = PALETTE["ghost"] if layer == "compare" else PALETTE["design_ghost"]
         for name, T in zip(names, np.asarray(poses, float)):
             bg = self._by_name.get(name)
-            if bg is None:
+            if bg is None or bg.unbounded:
                 continue
-            group = self._ghost_groups.get(name)
+            group = groups.get(name)
             if group is None:
-                group = self._ghost_groups[name] = gl.GLGraphicsItem.GLGraphicsItem()
-                item = self._mesh_item(bg.mesh, PALETTE["ghost"], group)
+                group = groups[name] = gl.GLGraphicsItem.GLGraphicsItem()
+                item = self._mesh_item(bg.mesh, colour, group)
                 item.setGLOptions("translucent")
                 group.setDepthValue(20)
                 self.view.addItem(group)
             group.setTransform(to_qmatrix(T))
-            self._ghost_poses[name] = T.copy()
+            shown[name] = T.copy()
 
-    def ghost_poses(self) -> dict[str, np.ndarray]:
-        """World poses of the ghost bodies shown."""
-        return {k: v.copy() for k, v in self._ghost_poses.items()}
+    def ghost_poses(self, layer: str = "compare") -> dict[str, np.ndarray]:
+        """World poses of the ghost bodies shown in a layer."""
+        return {k: v.copy() for k, v in self._ghost_poses.get(layer, {}).items()}
 
-    def clear_ghosts(self) -> None:
-        """Remove the comparison run's ghost bodies."""
-        for group in self._ghost_groups.values():
+    def clear_ghosts(self, layer: str = "compare") -> None:
+        """Remove a layer's ghost bodies."""
+        for group in self._ghost_groups.pop(layer, {}).values():
             self.view.removeItem(group)
-        self._ghost_groups.clear()
-        self._ghost_poses.clear()
+        self._ghost_poses.pop(layer, None)
+
+    def set_design_ghost(self, on: bool) -> None:
+        """Show the bodies' design configuration as translucent grey ghosts (beside the posed bodies)."""
+        self._design_on = bool(on)
+        if self._design_action.isChecked() != self._design_on:
+            self._design_action.setChecked(self._design_on)
+        self.clear_ghosts("design")
+        if self._design_on and self._scene is not None:
+            bodies = [bg for bg in self._scene.bodies if not bg.ground]
+            self.set_ghost_poses([bg.design for bg in bodies], [bg.name for bg in bodies], "design")
 
     # ---- document -----------------------------------------------------------------------------------------------
     def _on_replaced(self) -> None:
@@ -450,6 +469,7 @@ class Viewport3D(QWidget):
         self._timer.stop()
         self._builder.reset()  # a new document: its own scale and layers
         self.clear_ghosts()
+        self.clear_ghosts("design")
         self.set_trails({})
         self.set_contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
         self._force_reference = 0.0
@@ -503,6 +523,8 @@ class Viewport3D(QWidget):
         self._designs = designs
         self._apply_poses({n: D for n, D in reset.items() if not _same(D, self._poses.get(n))})
         self._recolour()
+        if self._design_on:
+            self.set_design_ghost(True)  # the design configuration changed with the document
         if self._fit_extent is not None and _extent_moved(self._fit_extent, scene.extent):
             self._fit()  # typed coordinates took the mechanism far from what the camera frames
 

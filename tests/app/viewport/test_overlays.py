@@ -74,3 +74,19 @@ def test_typed_coordinates_far_away_refit_the_view(make_window, qtbot):
     x, y = vp.project((0.0, 0.0, 0.0))  # and A, at the origin, is still in view
     assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
     assert math.isfinite(vp.view.opts["distance"])
+
+
+def test_the_design_configuration_ghost_stays_while_the_bodies_move(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    vp = win.viewport
+    assert vp.ghost_poses("design") == {}
+    vp.set_design_ghost(True)
+    win.motion.slider.setValue(25)  # the crank has turned by 2 pi * 0.25 = 90 degrees
+    ghosts = vp.ghost_poses("design")
+    assert set(ghosts) == {"crank", "coupler", "rocker"}  # every moving body; the ground has no ghost
+    np.testing.assert_allclose(ghosts["crank"], np.eye(4), atol=1e-12)  # the drawing: every coordinate zero
+    np.testing.assert_allclose(vp.body_poses()["crank"][:2, :2], [[0.0, -1.0], [1.0, 0.0]], atol=1e-9)
+    vp.set_design_ghost(False)
+    assert vp.ghost_poses("design") == {}
