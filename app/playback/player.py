@@ -338,7 +338,9 @@ class Playback(QObject):
         self._debounce.stop()
         if self.recording.count or self.is_running():
             self.recording.set_stale(True)
-        self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
+            self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
+        else:
+            self._set_status(self._wait_text("opened"), "", "stale")
 
     def _wait_text(self, why: str) -> str:
         est = self.expected_seconds()
@@ -373,7 +375,6 @@ class Playback(QObject):
 
     def _start(self) -> None:
         mech = self.document.mechanism
-        analyse = self.mobility is None
         if not self.kind:
             self._cancel_job(self._main)
             self._cancel_job(self._ghost)
@@ -382,9 +383,8 @@ class Playback(QObject):
             self._show_design()
             self._set_running(False)
             self._set_status(self.kind_text, "", "error")
-            if analyse:
-                self.mobility = None
             return
+        analyse = self.mobility is None
         self._main.stopped_by_user = False
         token = self._main.token = self.worker.start(mech, self.spec(), analyse=analyse)
         self._set_running(True)
