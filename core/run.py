@@ -138,7 +138,8 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
     if kind == "contact":
         from .contact import ContactRun, build_model
 
-        return ContactRun(build_model(mech), spec.t_end, spec.dt, spec.method, cancel=cancel)
+        points = {f"{b.name}.{p}": (b.name, tuple(x)) for b in mech.bodies for p, x in b.points.items()}
+        return ContactRun(build_model(mech), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points)
     if kind:
         raise LinkwrightError("kind", f"unknown run kind '{kind}' (known: {', '.join(RUN_KINDS)})")
     raise LinkwrightError("bodies", describe_kind(mech))

@@ -226,7 +226,9 @@ class ContactRun:
     kind = "contact"
 
     def __init__(self, model: ContactModel, t_end: float | None = None, dt: float | None = None,
-                 method: str | None = None, *, cancel: Callable[[], bool] | None = None) -> None:
+                 method: str | None = None, *, cancel: Callable[[], bool] | None = None,
+                 points: dict[str, tuple[str, tuple]] | None = None) -> None:
+        """points: named points to follow ("body.point" -> (body name, position in the body frame))."""
         h = float(dt if dt is not None else model.dt)
         T = float(t_end if t_end is not None else model.duration)
         meth = method if method is not None else model.method
@@ -248,6 +250,10 @@ class ContactRun:
         over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names)}
         self.channels = tuple(Channel(name, title, unit, over[rows] if isinstance(rows, str) else rows, comps)
                               for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
+        pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
+        self._point_body = np.array([model.names.index(b) for b, _ in pts.values()], int)
+        self._point_local = np.array([np.append(np.asarray(x, float), 1.0) for _, x in pts.values()]).reshape(-1, 4)
+        self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z")),)
         self.steps_done = 0
         self._verdict: Verdict | None = None
 
@@ -320,6 +326,7 @@ class ContactRun:
         v["energy"][:] = (kinetic, potential, kinetic + potential)
         if res is not None:
             v["solver"][:] = (res.iterations, res.residual, res.halvings)
+        v["points"] = np.einsum("nij,nj->ni", poses[self._point_body], self._point_local)[:, :3]
         return ContactFrame(k, float(k * h), poses, v, st)
 
 

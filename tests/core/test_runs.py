@@ -138,3 +138,18 @@ def test_one_model_run_twice_at_once_gives_the_serial_results():
     for m in ("implicit", "explicit"):
         for a, b in zip(both[m], serial[m]):
             np.testing.assert_array_equal(a, b)
+
+
+def test_contact_run_follows_named_points_of_the_bodies():
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    mech.update_body("ball", points={"top": (0.0, 0.0, 0.1)})
+    run = open_run(mech)
+    ch = {c.name: c for c in run.channels}
+    assert ch["points"].labels == ("ball.top",) and ch["points"].shape == (1, 3)
+    frames = list(run)
+    # the ball falls without turning (no friction before it lands, and it lands straight): the top stays 0.1 m
+    # above the centre, which starts at z = 0.5 m and rests at z = r = 0.1 m
+    np.testing.assert_allclose(frames[0].values["points"], [[0.0, 0.0, 0.6]], atol=1e-12)
+    np.testing.assert_allclose(frames[-1].values["points"], [[0.0, 0.0, 0.2]], atol=1e-8)
+    for f in frames[::10]:
+        np.testing.assert_allclose(f.values["points"][0], f.poses[1, :3, :3] @ [0, 0, 0.1] + f.poses[1, :3, 3], atol=1e-12)

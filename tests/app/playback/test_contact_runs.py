@@ -263,3 +263,23 @@ def test_new_document_leaves_nothing_of_the_contact_run(window, qtbot):
                for c in plots.q_curves)
     assert win.viewport.trails() == {} and len(win.viewport.contact_arrows()[0]) == 0
     assert threading.active_count() >= 1
+
+
+def test_clicking_the_time_plot_seeks(window, qtbot):
+    from PySide6.QtCore import QPointF, Qt
+
+    win = window("contact_sphere_drop")
+    finished(win)
+    plots = win.plots
+    win.dock_plots.raise_()  # the Plots tab in front, as the user has it when clicking
+    qtbot.waitUntil(lambda: plots.q_widget.isVisible(), timeout=3000)
+    qtbot.wait(50)
+    vb = plots.q_plot.getViewBox()
+    y = sum(vb.viewRange()[1]) / 2
+    scene_pos = vb.mapViewToScene(QPointF(0.655, y))
+    pos = plots.q_widget.mapFromScene(scene_pos)
+    qtbot.mouseClick(plots.q_widget.viewport(), Qt.LeftButton, pos=pos)
+    rec = win.playback.recording
+    # the click lands within a pixel of t = 0.655 s: the frame at or before it is 65 (t = 0.65 s), give or take one
+    qtbot.waitUntil(lambda: rec.cursor in (64, 65, 66), timeout=3000)
+    assert plots.cursor_time() == pytest.approx(rec.times[rec.cursor])
