@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 BATCH_SECONDS = 0.04  # frames are sent in batches at most this often (the first frame at once)
 CONTACT_BATCH_SECONDS = 0.2  # contact runs: their frames are bigger and every batch repaints the window's readouts
 _BLAS_LIMITED = []  # the process-wide BLAS thread limit, once applied
+_KERNELS = threading.Lock()  # the contact kernels are loaded (or compiled) once per process, by the first run
+_KERNELS_READY: list = []
 SWITCH_INTERVAL = 0.001  # s: how long the GUI thread may wait for the interpreter lock held by a run's thread
 
 
@@ -158,8 +160,11 @@ class SolveWorker(QObject):
                 m = run.model
                 weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
                 info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight}
-                self.preparing.emit(token)
-                prepare_kernels()  # loaded from numba's cache; compiled on a machine's first run (10-60 s)
+                with _KERNELS:
+                    if not _KERNELS_READY:
+                        self.preparing.emit(token)
+                        prepare_kernels()  # loaded from numba's cache; compiled on a machine's first run (10-60 s)
+                        _KERNELS_READY.append(True)
                 if cancel.is_set():
                     return
             self.solves_started += 1
