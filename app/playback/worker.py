@@ -28,7 +28,7 @@ __all__ = ["RunInfo", "RunEnd", "SolveWorker", "BATCH_SECONDS"]
 log = logging.getLogger(__name__)
 
 BATCH_SECONDS = 0.04  # frames are sent in batches at most this often (the first frame at once)
-CONTACT_BATCH_SECONDS = 0.2  # contact runs: their frames are bigger and every batch repaints the window's readouts
+CONTACT_BATCH_SECONDS = 0.5  # contact runs: their frames are bigger and every batch repaints the window's readouts
 _BLAS_LIMITED = []  # the process-wide BLAS thread limit, once applied
 _KERNELS = threading.Lock()  # the contact kernels are loaded (or compiled) once per process, by the first run
 _KERNELS_READY: list = []
