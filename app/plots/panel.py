@@ -54,6 +54,7 @@ class Quantity:
     channel: str  # the channel it reads
     series: tuple[tuple[str, Callable], ...]  # (label, f(recording) -> (count,) array)
     comparable: bool = False  # drawn also for the comparison run (dashed)
+    pairs: tuple[int, ...] = ()  # per-pair quantities: the contact pair of each series
 
 
 def _column(channel: str, i: int, comp: int | None = None, norm: bool = False) -> Callable:
@@ -84,9 +85,11 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
         if comps:
             series = tuple((f"{lab}.{x}", _column(ch, i, j)) for i, lab in enumerate(c.labels)
                            for j, x in enumerate(c.components))
+            rows = tuple(i for i in range(len(c.labels)) for _x in c.components)
         else:
             series = tuple((lab, _column(ch, i, norm=norm)) for i, lab in enumerate(c.labels))
-        out.append(Quantity(name, axis, ch, series, comparable))
+            rows = tuple(range(len(c.labels)))
+        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else ()))
 
     per_label("normal force", "pair.normal_force", "normal force  [N]", comparable=True)
     per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
@@ -178,6 +181,8 @@ class PlotsPanel(QWidget):
         self._ghost_suffix = ""
         self._point_names: list[str] = []
         self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
+        self._shown: set[tuple[str, str]] = set()  # (quantity, series) the user ticked
+        self._ever_active = np.zeros(0, bool)  # per contact pair: in contact range at some recorded frame
         # a contact run's many series (per pair) are redrawn a few times a second while frames stream, not per batch
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
@@ -268,7 +273,17 @@ class PlotsPanel(QWidget):
     def visible_series(self) -> list[str]:
         """Labels of the series shown."""
         q = self.quantity()
-        return [lab for lab, _f in q.series if (q.name, lab) not in self._hidden] if q else []
+        return [lab for i, (lab, _f) in enumerate(q.series) if self._visible(q, i)] if q else []
+
+    def _visible(self, q: Quantity, i: int) -> bool:
+        """Ticked by the user, or not unticked and (for a contact pair) in contact range at some frame."""
+        key = (q.name, q.series[i][0])
+        if key in self._hidden:
+            return False
+        if key in self._shown or not q.pairs:
+            return True
+        p = q.pairs[i]
+        return p < len(self._ever_active) and bool(self._ever_active[p])
 
     def set_series_visible(self, label: str, on: bool) -> None:
         """Show or hide one series of the current quantity."""
@@ -330,7 +345,11 @@ class PlotsPanel(QWidget):
             self.mode_combo.blockSignals(False)
         else:
             self.quantities = qs
+        if rec.kind != self._kind:
+            self._hidden.clear()
+            self._shown.clear()
         self._kind = rec.kind
+        self._ever_active = np.zeros(0, bool)
         self._show_mode(rebuild_only=True)
         if rec.point_names != self._point_names:
             self._point_names = list(rec.point_names)
@@ -384,8 +403,8 @@ class PlotsPanel(QWidget):
         for lab in names:
             it = QListWidgetItem(lab)
             it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
-            it.setCheckState(Qt.Unchecked if (q.name, lab) in self._hidden else Qt.Checked)
             self.series_list.addItem(it)
+        self._show_checks(q)
         self.series_list.blockSignals(False)
         self.q_plot.getAxis("left").setLabel(q.axis if q else "")
         self.q_plot.setTitle(q.name if q else "", color=_FG, size="9pt")
@@ -394,6 +413,21 @@ class PlotsPanel(QWidget):
         self._update_curves()
         self.q_plot.enableAutoRange()
         self._on_cursor(self.recording.cursor)
+
+    def _show_checks(self, q: Quantity | None) -> None:
+        """Tick the series shown (a pair never in contact range is left out until it is, unless ticked)."""
+        if q is None:
+            return
+        self.series_list.blockSignals(True)
+        for i in range(min(self.series_list.count(), len(q.series))):
+            state = Qt.Checked if self._visible(q, i) else Qt.Unchecked
+            it = self.series_list.item(i)
+            if it.checkState() != state:
+                it.setCheckState(state)
+            if q.pairs:
+                it.setToolTip("" if self._ever_active[q.pairs[i]:q.pairs[i] + 1].any()
+                              else "never in contact range so far: left out until it is (tick to show)")
+        self.series_list.blockSignals(False)
 
     def _ghost_method(self) -> str:
         g = self.ghost
@@ -406,8 +440,10 @@ class PlotsPanel(QWidget):
         key = (q.name, item.text())
         if item.checkState() == Qt.Checked:
             self._hidden.discard(key)
+            self._shown.add(key)
         else:
             self._hidden.add(key)
+            self._shown.discard(key)
         self._update_curves()
         self.q_plot.enableAutoRange()
 
@@ -419,8 +455,13 @@ class PlotsPanel(QWidget):
         t = rec.times[: rec.count]
         g = self.ghost if (self.ghost is not None and self.ghost.count and q.comparable) else None
         tg = g.times[: g.count] if g is not None else None
+        active = rec.series("pair.active")
+        self._ever_active = active.any(axis=0) if active.ndim == 2 else np.zeros(0, bool)
+        if g is not None and g.series("pair.active").shape[1:] == self._ever_active.shape:
+            self._ever_active = self._ever_active | g.series("pair.active").any(axis=0).astype(bool)
+        self._show_checks(q)
         for i, (lab, f) in enumerate(q.series):
-            show = (q.name, lab) not in self._hidden
+            show = self._visible(q, i)
             if i < len(self.q_curves):
                 c = self.q_curves[i]
                 if show:
@@ -488,8 +529,8 @@ class PlotsPanel(QWidget):
         rec = self.recording
         cols, head = [rec.times[: rec.count]], ["t [s]"]
         unit = q.axis.rsplit("[", 1)[1].rstrip("]") if q and "[" in q.axis else ""
-        for lab, f in (q.series if q else ()):
-            if (q.name, lab) in self._hidden:
+        for i, (lab, f) in enumerate(q.series if q else ()):
+            if not self._visible(q, i):
                 continue
             head.append(f"{q.name}: {lab}" + (f" [{unit}]" if unit else ""))
             cols.append(f(rec))
@@ -498,8 +539,8 @@ class PlotsPanel(QWidget):
         if q is not None and q.comparable and g is not None and g.count:
             k = np.array([g.index_at(t) for t in rec.times[: rec.count]], int)
             exact = np.isclose(g.times[k], rec.times[: rec.count])  # the other run has a frame at this time
-            for lab, f in q.series:
-                if (q.name, lab) in self._hidden:
+            for i, (lab, f) in enumerate(q.series):
+                if not self._visible(q, i):
                     continue
                 head.append(f"{q.name}: {lab} ({self._ghost_method()})" + (f" [{unit}]" if unit else ""))
                 ghost_cols.append(np.where(exact, f(g)[k], np.nan))

@@ -283,3 +283,24 @@ def test_clicking_the_time_plot_seeks(window, qtbot):
     # the click lands within a pixel of t = 0.655 s: the frame at or before it is 65 (t = 0.65 s), give or take one
     qtbot.waitUntil(lambda: rec.cursor in (64, 65, 66), timeout=3000)
     assert plots.cursor_time() == pytest.approx(rec.times[rec.cursor])
+
+
+def test_pairs_never_in_contact_range_are_left_out_of_the_plot_until_ticked(window, qtbot):
+    win = window("contact_pile")
+    pb, plots = win.playback, win.plots
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 12, timeout=60000)
+    pb.stop()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=10000)
+    plots.set_mode("normal force")
+    rec = pb.recording
+    pairs = list(rec.channels["pair.active"].labels)
+    ever = rec.series("pair.active").astype(bool).any(axis=0)
+    assert 0 < ever.sum() < len(pairs)  # some pairs touch (bodies on the floor), others never come close
+    assert plots.visible_series() == [p for p, e in zip(pairs, ever) if e]
+    never = pairs[int(np.flatnonzero(~ever)[0])]
+    plots.set_series_visible(never, True)  # the user ticks it: shown (all zero)
+    assert never in plots.visible_series()
+    i = [c.name() for c in plots.q_curves].index(never) if len(pairs) <= 16 else pairs.index(never)
+    assert plots.q_curves[i].isVisible()
+    np.testing.assert_array_equal(plots.q_curves[i].getOriginalDataset()[1], np.zeros(rec.count))
