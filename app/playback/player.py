@@ -500,6 +500,10 @@ class Playback(QObject):
         self._set_running(False)
         if rec.kind == "contact" and end.ok and rec.count > 1:
             self.seconds_per_step = (time.perf_counter() - self._main.started) / (rec.count - 1)
+        if rec.kind == "contact" and rec.count and self.viewport is not None:
+            # the bodies' paths may leave the view framed on the initial poses (a sliding box, a rolling disc)
+            names = rec.channels["body.position"].labels
+            self.viewport.fit_motion({n: rec.values["body.position"][: rec.count, i] for i, n in enumerate(names)})
         if end.ok:
             self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "", "ok")
         else:

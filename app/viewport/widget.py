@@ -213,6 +213,7 @@ class Viewport3D(QWidget):
         self._ghost_poses: dict[str, dict[str, np.ndarray]] = {}
         self._design_on = False
         self._fit_extent: tuple | None = None  # scene extent at the last fit
+        self._fit_extra = np.zeros((0, 3))  # world points framed as well (a run's motion, fit_motion)
         self._contact_item = gl.GLScatterPlotItem(pos=np.zeros((1, 3)), color=PALETTE["contact"], size=7, pxMode=True)
         self._normal_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["normal"], width=3)
         self._friction_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["friction"], width=3)
@@ -471,6 +472,7 @@ class Viewport3D(QWidget):
         self.clear_ghosts()
         self.clear_ghosts("design")
         self.set_trails({})
+        self._fit_extra = np.zeros((0, 3))
         self.set_contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
         self._force_reference = 0.0
         self._update()
@@ -768,9 +770,29 @@ class Viewport3D(QWidget):
             out.append(jg.mesh[0] @ T[:3, :3].T + T[:3, 3])
         return np.concatenate(out) if out else np.zeros((0, 3))
 
+    def fit_motion(self, paths: dict[str, np.ndarray]) -> bool:
+        """Frame the scene together with the bodies along these paths of their origins ((k, 3) world points by body
+        name: a run's motion), unless the user has moved the camera since the last fit; returns whether it did."""
+        if self._fitted is not None and self._fitted[:3] != self._camera_state()[:3]:
+            return False
+        self._sync()
+        extra = []
+        for name, path in paths.items():
+            bg = self._by_name.get(name)
+            if bg is None or bg.unbounded or not len(bg.mesh[0]):
+                continue
+            r = float(np.linalg.norm(bg.mesh[0], axis=1).max())  # the body fits in this ball about its origin
+            path = np.asarray(path, float).reshape(-1, 3)
+            extra += [path - r, path + r]
+        self._fit_extra = np.concatenate(extra) if extra else np.zeros((0, 3))
+        self._fit()
+        return True
+
     def _fit(self) -> None:
         self._sync()
         pts = self._world_vertices()
+        if len(self._fit_extra):
+            pts = np.concatenate([pts, self._fit_extra])
         if len(pts) == 0:
             centre, radius = np.zeros(3), 1.0
         else:

@@ -90,3 +90,16 @@ def test_the_design_configuration_ghost_stays_while_the_bodies_move(make_window,
     np.testing.assert_allclose(vp.body_poses()["crank"][:2, :2], [[0.0, -1.0], [1.0, 0.0]], atol=1e-9)
     vp.set_design_ghost(False)
     assert vp.ghost_poses("design") == {}
+
+
+def test_the_view_frames_the_whole_motion_of_a_contact_run(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "contact_box_slide.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=60000)
+    vp = win.viewport
+    # the box slides v0^2 / (2 mu g) = 4 / (2 * 0.3 * 9.81) = 0.68 m: its last position is in view, as is the first
+    for k in (0, 100):
+        p = rec.values["body.position"][k, 0]
+        assert abs(p[0] - (0.0 if k == 0 else 4 / (2 * 0.3 * 9.81))) < 0.01
+        x, y = vp.project(p)
+        assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
