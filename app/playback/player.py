@@ -219,7 +219,7 @@ class Playback(QObject):
             self.ghost.clear()
             if self.viewport is not None:
                 self.viewport.clear_ghosts()
-        elif self.kind == "contact" and self.recording.count and not self.recording.stale:
+        elif self.kind == "contact" and (self.recording.count or self.is_running()) and not self.recording.stale:
             self._start_ghost()
 
     def run(self) -> None:
