@@ -199,7 +199,7 @@ def test_comparison_runs_the_explicit_method_as_ghosts_and_dashed_curves(window,
     assert not pb.compare and win.viewport.ghost_poses() == {} and pb.ghost.count == 0
 
 
-def test_an_exception_in_a_run_is_a_dialog_and_the_app_stays_usable(window, qtbot, dialogs, monkeypatch):
+def test_an_exception_in_a_run_is_a_dialog_and_the_app_stays_usable(window, qtbot, dialogs, monkeypatch, caplog):
     from core.contact import recording as recording_module
 
     real = recording_module.ContactRun._frame
@@ -214,6 +214,8 @@ def test_an_exception_in_a_run_is_a_dialog_and_the_app_stays_usable(window, qtbo
     pb = win.playback
     qtbot.waitUntil(lambda: "critical" in dialogs.kinds(), timeout=60000)
     assert "a bug in the frame" in dialogs.calls[-1][2]
+    logged = [r for r in caplog.records if r.name == "app.playback.worker" and r.levelname == "ERROR"]
+    assert logged and "after 5 frames" in logged[0].getMessage() and "a bug in the frame" in logged[0].exc_text
     qtbot.waitUntil(lambda: not pb.worker.running(), timeout=5000)
     assert pb.recording.count == 5 and pb.recording.complete and not pb.recording.ok  # the frames before it stay
     assert pb.status_kind == "error"
