@@ -146,6 +146,7 @@ class SolveWorker(QObject):
                         rm = None  # the run reports the located problem
                 self.analysed.emit(token, rm)
             if cancel.is_set():
+                self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                 return
             try:
                 run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
@@ -166,6 +167,7 @@ class SolveWorker(QObject):
                         prepare_kernels()  # loaded from numba's cache; compiled on a machine's first run (10-60 s)
                         _KERNELS_READY.append(True)
                 if cancel.is_set():
+                    self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                     return
             self.solves_started += 1
             self.began.emit(token, RunInfo(run.kind, list(run.body_names), tuple(run.channels), run.times, info))
