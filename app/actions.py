@@ -86,6 +86,16 @@ class Actions:
                 self.views.append(act(text, lambda k=key: viewport.set_view(k), sc, f"3D viewport: {text.lower()}"))
         if playback is not None:
             self.play = act("&Play / Pause", playback.toggle, "Space", "Play or pause the motion", st.standardIcon(QStyle.SP_MediaPlay))
+            self.run = act("&Run", playback.run, "F5", "Run the document's motion now (kinematics or contact dynamics)",
+                           icon("run") if (ICONS / "run.svg").exists() else st.standardIcon(QStyle.SP_MediaSeekForward))
+            self.stop = act("&Stop", playback.stop, "Shift+F5", "Stop the run; the frames so far are kept",
+                            st.standardIcon(QStyle.SP_MediaStop))
+            self.stop.setEnabled(playback.is_running())
+            playback.runningChanged.connect(self.stop.setEnabled)
+            self.compare = act("&Compare Methods", playback.set_compare, "Ctrl+M",
+                               "Contact runs: also run the other method and show it as ghosts and dashed curves",
+                               checkable=True)
+            playback.optionsChanged.connect(lambda: self.compare.setChecked(playback.compare))
 
     def toolbar_icon_size(self) -> QSize:
         """Icon size of the main toolbar."""

@@ -76,6 +76,8 @@ class MainWindow(QMainWindow):
         self.files.message.connect(self.status.show)
         self.playback.mobilityChanged.connect(self.status.set_rank_mobility)
         self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback)
+        self.motion.use_actions(self.action_set.run, self.action_set.stop)
+        self.playback.crashed.connect(self._run_crashed)
         self._build_menus()
         self._build_toolbar()
 
@@ -122,8 +124,10 @@ class MainWindow(QMainWindow):
             v.addSeparator()
             v.addActions(a.views)
         v.addSeparator()
-        v.addAction(a.play)
-        v.addSeparator()
+        r = mb.addMenu("&Run")
+        r.addActions([a.run, a.stop, a.play])
+        r.addSeparator()
+        r.addAction(a.compare)
         for d in (self.dock_properties, self.dock_viewport, self.dock_motion, self.dock_structure, self.dock_plots,
                   self.dock_fourbar):
             v.addAction(d.toggleViewAction())
@@ -154,6 +158,8 @@ class MainWindow(QMainWindow):
         tb.addActions([a.ground, a.delete])
         tb.addSeparator()
         tb.addActions([a.layout, a.fit_graph])
+        tb.addSeparator()
+        tb.addActions([a.run, a.stop])
         self.addToolBar(Qt.TopToolBarArea, tb)
         self.toolbar = tb
 
@@ -208,6 +214,11 @@ class MainWindow(QMainWindow):
             if hasattr(a, "shortcut") and a.shortcut().toString()
         )
         QMessageBox.information(self, "Keyboard shortcuts", f"<table>{rows}</table><p>Double-click the canvas: add a body. Drag from a body's + handle to another body: add a joint.</p>")
+
+    def _run_crashed(self, message: str, details: str) -> None:
+        """A run failed with an exception (a bug): say so; the frames before it stay, the app goes on."""
+        QMessageBox.critical(self, "Run failed", f"{message}\n\nThe frames computed before the failure are kept; "
+                             "the details are in the log.")
 
     # ---- settings, drops, close ------------------------------------------------------------------------------------
     def save_layout(self) -> None:

@@ -1,12 +1,16 @@
-"""The Motion panel: play/pause, a time slider over the recorded frames, t readout, end time, steps and solve status."""
+"""The Motion panel: run/stop, play/pause, a time slider over the recorded frames, t readout, the run's settings
+(end time and steps; for contact runs the method and the comparison), progress and status."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
+    QProgressBar,
     QSizePolicy,
     QSlider,
     QSpinBox,
@@ -20,7 +24,8 @@ from .player import Playback
 
 __all__ = ["MotionPanel"]
 
-STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "error": "#b71c1c"}  # as the status bar
+STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "error": "#b71c1c",
+                  "stale": "#8d6e00"}  # as the status bar
 
 
 class MotionPanel(QWidget):
@@ -40,6 +45,17 @@ class MotionPanel(QWidget):
         self.play_button.setToolTip("Play / pause the motion (Space)")
         self.play_button.setAutoRaise(True)
         self.play_button.clicked.connect(playback.toggle)
+        self.run_button = QToolButton()
+        self.run_button.setObjectName("motionRun")
+        self.stop_button = QToolButton()
+        self.stop_button.setObjectName("motionStop")
+        self.run_button.setText("Run")
+        self.run_button.clicked.connect(playback.run)
+        self.stop_button.setText("Stop")
+        self.stop_button.clicked.connect(playback.stop)
+        for b in (self.run_button, self.stop_button):
+            b.setAutoRaise(True)
+            b.setToolButtonStyle(Qt.ToolButtonTextBesideIcon)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setObjectName("motionSlider")
         self.slider.setToolTip("Scrub through the solved frames")
@@ -65,6 +81,25 @@ class MotionPanel(QWidget):
         self.steps_box.setToolTip("Number of time steps (frames = steps + 1)")
         self.end_box.valueChanged.connect(self._range_edited)
         self.steps_box.valueChanged.connect(self._range_edited)
+        self.method_combo = QComboBox()
+        self.method_combo.setObjectName("motionMethod")
+        self.method_combo.addItems(["implicit", "explicit"])
+        self.method_combo.setToolTip("Contact time-stepping: geometrically implicit (the paper's) or explicit (linearised gap)")
+        self.method_combo.activated.connect(lambda _i: playback.set_method(self.method_combo.currentText()))
+        self.compare_box = QCheckBox("Compare")
+        self.compare_box.setObjectName("motionCompare")
+        self.compare_box.setToolTip("Also run the other method: its bodies as translucent ghosts in the 3D view, its gap "
+                                    "and forces dashed in the plots")
+        self.compare_box.toggled.connect(playback.set_compare)
+        self.kind_label = QLabel()
+        self.kind_label.setObjectName("motionKind")
+        self.kind_label.setWordWrap(True)
+        self.kind_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setObjectName("motionProgress")
+        self.progress_bar.setRange(0, 100)
+        self.progress_bar.setTextVisible(True)
+        self.progress_bar.setFormat("")
         self.status_label = QLabel()
         self.status_label.setObjectName("motionStatus")
         self.status_label.setWordWrap(True)
@@ -76,6 +111,8 @@ class MotionPanel(QWidget):
 
         top = QHBoxLayout()
         top.setSpacing(6)
+        top.addWidget(self.run_button)
+        top.addWidget(self.stop_button)
         top.addWidget(self.play_button)
         top.addWidget(self.slider, 1)
         top.addWidget(self.time_label)
@@ -85,12 +122,18 @@ class MotionPanel(QWidget):
         bottom.addWidget(self.end_box)
         bottom.addWidget(QLabel("Steps"))
         bottom.addWidget(self.steps_box)
+        self.method_label = QLabel("Method")
+        bottom.addWidget(self.method_label)
+        bottom.addWidget(self.method_combo)
+        bottom.addWidget(self.compare_box)
         bottom.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.setSpacing(2)
         lay.addLayout(top)
+        lay.addWidget(self.kind_label)
         lay.addLayout(bottom)
+        lay.addWidget(self.progress_bar)
         lay.addWidget(self.status_label)
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
@@ -100,7 +143,13 @@ class MotionPanel(QWidget):
         playback.statusChanged.connect(self._show_status)
         playback.playingChanged.connect(self._show_playing)
         playback.rangeChanged.connect(self._show_range)
-        self._show_range(playback.t_end, playback.steps)
+        playback.kindChanged.connect(self._show_kind)
+        playback.optionsChanged.connect(self._show_options)
+        playback.progressChanged.connect(self._show_progress)
+        playback.runningChanged.connect(self._show_running)
+        self._show_kind(playback.kind, playback.kind_text)
+        self._show_progress(*playback.progress)
+        self._show_running(playback.is_running())
         self._show_status(playback.status, playback.status_tip, playback.status_kind)
         self._refresh_slider()
 
@@ -130,6 +179,47 @@ class MotionPanel(QWidget):
 
     def _show_playing(self, playing: bool) -> None:
         self.play_button.setIcon(self._icons[1 if playing else 0])
+
+    def _show_kind(self, kind: str, text: str) -> None:
+        self.kind_label.setText(f"Run: {text}")
+        contact = kind == "contact"
+        for w in (self.method_label, self.method_combo, self.compare_box):
+            w.setVisible(contact)
+        self.steps_box.setEnabled(not contact)  # a contact run's steps follow from its end time and the document's dt
+        self._show_options()
+
+    def _show_options(self) -> None:
+        pb = self.playback
+        if pb.kind == "contact":
+            sim = pb.document.mechanism.simulation
+            dt = float(sim.dt) if sim else 0.01
+            self._show_range(pb.contact_end(), max(int(round(pb.contact_end() / dt)), 1))
+            self.method_combo.setCurrentText(pb.document_method())
+            self.compare_box.blockSignals(True)
+            self.compare_box.setChecked(pb.compare)
+            self.compare_box.blockSignals(False)
+        else:
+            self._show_range(pb.t_end, pb.steps)
+
+    def _show_progress(self, fraction: float, text: str) -> None:
+        value = int(100 * min(max(fraction, 0.0), 1.0))
+        if value != self.progress_bar.value():
+            self.progress_bar.setValue(value)
+        if text != self.progress_bar.format():
+            self.progress_bar.setFormat(text)
+
+    def use_actions(self, run_action, stop_action) -> None:
+        """Show the window's Run and Stop actions (same shortcuts and state as the toolbar's) on the buttons."""
+        for b, a in ((self.run_button, run_action), (self.stop_button, stop_action)):
+            try:
+                b.clicked.disconnect()
+            except (RuntimeError, TypeError):
+                pass
+            b.setDefaultAction(a)
+        self._show_running(self.playback.is_running())
+
+    def _show_running(self, running: bool) -> None:
+        (self.stop_button.defaultAction() or self.stop_button).setEnabled(running)
 
     def _show_range(self, t_end: float, steps: int) -> None:
         for box, v in ((self.end_box, t_end), (self.steps_box, steps)):

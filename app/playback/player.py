@@ -1,4 +1,12 @@
-"""Playback: re-solve the motion when the document changes, fill the recording, drive the viewport from the cursor."""
+"""Playback: run the document's motion in the worker, fill the recording, drive the views from the one time cursor.
+
+Which run a document gets follows from the document (core.run.run_kind): free bodies with mass -> contact dynamics,
+a driven mechanism -> kinematics. Re-run rule after an edit (or on open): kinematics always re-runs by itself (after
+a 150 ms debounce); a contact run re-runs by itself when its expected work is at most AUTO_RUN_SECONDS, otherwise its
+frames are kept, marked stale, and Run (F5) starts it. Expected work = steps x seconds per step, measured on this
+document's last contact run, or before any run PRIOR_SECONDS_PER_PAIR_STEP per candidate pair and step (three times
+that for the explicit method).
+"""
 
 from __future__ import annotations
 
@@ -8,24 +16,58 @@ import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.kinematics import RankMobility
+from core.run import RunSpec, describe_kind, run_kind
 
-from .recording import Recording
+from .recording import FrameRecording
 from .worker import RunEnd, RunInfo, SolveWorker
 
-__all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "short_reason"]
+__all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "AUTO_RUN_SECONDS", "short_reason",
+           "expected_contact_seconds"]
 
-DEBOUNCE_MS = 150  # edits closer together than this make one solve
+DEBOUNCE_MS = 150  # edits closer together than this make one run
 TICK_MS = 30  # playback timer (about 33 frames per second of wall time)
-STATUS_KINDS = ("busy", "ok", "stopped", "error")  # what the status line reports
+STATUS_KINDS = ("busy", "ok", "stopped", "error", "stale")  # what the status line reports
+PROGRESS_SECONDS = 0.25  # the progress bar is updated at most this often while frames stream
+AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait for Run after an edit
+PRIOR_SECONDS_PER_PAIR_STEP = 2e-3  # before a document's first contact run: cost of one candidate pair in one step
+OTHER_METHOD = {"implicit": "explicit", "explicit": "implicit"}
+
+
+def _motion_key(mech) -> tuple:
+    """What the motion depends on (frozen records compare by value; layout and names of the document are not in it)."""
+    return (mech.space, tuple(mech.bodies), tuple(mech.joints), tuple(mech.drivers), mech.gravity, mech.contact,
+            mech.simulation)
 
 
 def _geometry_key(mech) -> tuple:
-    """What the rank mobility depends on (the frozen body and joint records compare by value; layout is not in it)."""
+    """What the rank mobility depends on."""
     return (mech.space, tuple(mech.bodies), tuple(mech.joints))
 
 
+def _pair_count(mech) -> int:
+    """Candidate pairs of a contact document, counted without building the model (shaped bodies, one dynamic)."""
+    attached = {n for j in mech.joints for n in j.bodies}
+    dyn = sum(1 for b in mech.bodies if b.shape is not None and not b.ground and b.name not in attached
+              and (b.mass is not None or b.density is not None))
+    static = sum(1 for b in mech.bodies if b.shape is not None and b.ground)
+    return dyn * (dyn - 1) // 2 + dyn * static
+
+
+def expected_contact_seconds(mech, t_end: float | None, method: str | None,
+                             seconds_per_step: float | None = None) -> float:
+    """Estimated wall time of a contact run of `mech` (the auto-run rule's measure)."""
+    sim = mech.simulation
+    dt = float(sim.dt) if sim else 0.01
+    T = float(t_end if t_end is not None else (sim.duration if sim else 1.0))
+    meth = method or (sim.method if sim else "implicit")
+    steps = max(T / dt, 0.0) if dt > 0 else 0.0
+    if seconds_per_step is None:
+        seconds_per_step = PRIOR_SECONDS_PER_PAIR_STEP * max(_pair_count(mech), 1) * (3.0 if meth == "explicit" else 1.0)
+    return steps * seconds_per_step
+
+
 def short_reason(end: RunEnd) -> str:
-    """'stopped at t = 0.30 s: cannot assemble' from a TrajectoryRun reason (details go to the tooltip)."""
+    """'stopped at t = 0.30 s: cannot assemble' from a run's reason (details go to the tooltip)."""
     why = end.reason
     head = "stopped at t = "
     if why.startswith(head) and ": " in why:
@@ -35,30 +77,56 @@ def short_reason(end: RunEnd) -> str:
     return f"stopped at t = {t:.2f} s: {why}" if t is not None else why
 
 
+class _Job:
+    """Bookkeeping of one run in the GUI thread: its worker, recording, token and progress clock."""
+
+    def __init__(self, owner: "Playback", recording: FrameRecording) -> None:
+        self.worker = SolveWorker(owner)
+        self.recording = recording
+        self.token = -1  # the job whose frames are wanted (-1: none; a cancelled job's late signals are dropped)
+        self.started = 0.0  # wall time of the first frame
+        self.stopped_by_user = False
+
+
 class Playback(QObject):
-    """Owns the worker, the recording and the play timer for one document; the viewport is posed from the cursor."""
+    """Owns the workers, the recordings and the play timer for one document; the views follow the cursor."""
 
     statusChanged = Signal(str, str, str)  # text for the status line, its tooltip (details), kind (STATUS_KINDS)
     mobilityChanged = Signal(object)  # core.kinematics.RankMobility of the current geometry, None while unknown
     playingChanged = Signal(bool)
-    rangeChanged = Signal(float, int)  # t_end, steps
+    rangeChanged = Signal(float, int)  # t_end, steps (kinematics)
+    kindChanged = Signal(str, str)  # run kind of the document ("kinematics", "contact", ""), one line for the UI
+    runningChanged = Signal(bool)  # a run of the document is under way
+    progressChanged = Signal(float, str)  # fraction of the planned frames recorded, text (time, steps/s, time left)
+    crashed = Signal(str, str)  # message, traceback: a run failed with an exception (the window shows a dialog)
+    optionsChanged = Signal()  # contact end time, method or comparison changed
 
     def __init__(self, document, viewport=None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.document = document
         self.viewport = viewport
-        self.recording = Recording(self)
-        self.worker = SolveWorker(self)
+        self.recording = FrameRecording(self)
+        self.ghost = FrameRecording(self)  # comparison: the other method's run of the same document
+        self._main = _Job(self, self.recording)
+        self._ghost = _Job(self, self.ghost)
+        self.worker = self._main.worker
+        self.ghost_worker = self._ghost.worker
         self.t_end = 1.0
         self.steps = 100
+        self.contact_t_end: float | None = None  # None: the document's simulation.duration
+        self.method: str | None = None  # None: the document's simulation.method
+        self.compare = False
+        self.kind = ""
+        self.kind_text = ""
         self.status = ""
         self.status_tip = ""
         self.status_kind = "busy"
+        self.progress = (0.0, "")
         self.mobility: RankMobility | None = None
-        self._key = None  # kinematic content of the last solve started
+        self.seconds_per_step: float | None = None  # measured on this document's last contact run
+        self._key = None  # motion content of the last run started
         self._geo_key = None  # geometry of the last analysis asked for
-        self._token = -1  # the job whose frames are wanted (-1: none; a cancelled job's late signals are dropped)
-        self._analysis_token = -1  # job whose analysis is the one wanted
+        self._analysis_token = -1
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(DEBOUNCE_MS)
@@ -67,27 +135,64 @@ class Playback(QObject):
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)
         self._play_origin = (0.0, 0.0)  # (wall time, motion time) when playing started
-        self._resume_t: float | None = None  # after a re-solve, put the cursor back at this time once it is solved
+        self._resume_t: float | None = None  # after a re-run, put the cursor back at this time once it is recorded
+        for job in (self._main, self._ghost):
+            w = job.worker
+            w.began.connect(lambda tok, info, j=job: self._on_began(j, tok, info))
+            w.framesReady.connect(lambda tok, frames, j=job: self._on_frames(j, tok, frames))
+            w.failed.connect(lambda tok, msg, j=job: self._on_failed(j, tok, msg))
+            w.crashed.connect(lambda tok, msg, tb, j=job: self._on_crashed(j, tok, msg, tb))
+            w.ended.connect(lambda tok, end, j=job: self._on_ended(j, tok, end))
+            w.preparing.connect(lambda tok, j=job: self._on_preparing(j, tok))
         self.worker.analysed.connect(self._on_analysed)
-        self.worker.began.connect(self._on_began)
-        self.worker.framesReady.connect(self._on_frames)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.ended.connect(self._on_ended)
-        self.recording.cursorChanged.connect(self._pose)
+        self.recording.cursorChanged.connect(self._on_cursor)
         document.changed.connect(self._on_changed)
         document.replaced.connect(self._on_replaced)
-        self._on_changed()
-        self._start_now()
+        self._on_changed(start=False)
+        self._open()
 
     # ---- public --------------------------------------------------------------------------------------------------
     def times(self) -> np.ndarray:
-        """The requested times t = k·t_end/steps, k = 0..steps."""
-        return np.linspace(0.0, self.t_end, self.steps + 1)
+        """The requested times of a kinematic run, t = k·t_end/steps, k = 0..steps."""
+        return np.arange(self.steps + 1) * (self.t_end / self.steps)
+
+    def spec(self, method: str | None = None) -> RunSpec:
+        """The run of the current document with the panel's settings."""
+        if self.kind == "contact":
+            return RunSpec(kind="contact", t_end=self.contact_t_end, method=method or self.method)
+        return RunSpec(kind="kinematics", t_end=self.t_end, steps=self.steps)
+
+    def document_method(self) -> str:
+        """The method a contact run uses (the panel's choice, else the document's)."""
+        sim = self.document.mechanism.simulation
+        return self.method or (sim.method if sim else "implicit")
+
+    def contact_end(self) -> float:
+        """The end time of a contact run (the panel's choice, else the document's duration)."""
+        sim = self.document.mechanism.simulation
+        return float(self.contact_t_end if self.contact_t_end is not None else (sim.duration if sim else 1.0))
+
+    def expected_seconds(self) -> float:
+        """Estimated wall time of the document's contact run (0 for other kinds)."""
+        if self.kind != "contact":
+            return 0.0
+        return expected_contact_seconds(self.document.mechanism, self.contact_t_end, self.document_method(),
+                                        self.seconds_per_step)
+
+    def auto_runs(self) -> bool:
+        """Whether an edit re-runs the motion by itself (the rule in this module's docstring)."""
+        return self.kind == "kinematics" or (self.kind == "contact" and self.expected_seconds() <= AUTO_RUN_SECONDS)
 
     def set_range(self, t_end: float, steps: int) -> None:
-        """Solve up to `t_end` seconds in `steps` steps (re-solves if it changed)."""
+        """Kinematics: solve up to `t_end` seconds in `steps` steps; contact: run to `t_end` (re-runs if it changed)."""
         t_end, steps = float(t_end), int(steps)
         if not (np.isfinite(t_end) and t_end > 0 and steps >= 1):
+            return
+        if self.kind == "contact":
+            if t_end != self.contact_end():
+                self.contact_t_end = t_end
+                self.optionsChanged.emit()
+                self._edited()
             return
         if (t_end, steps) == (self.t_end, self.steps):
             return
@@ -95,10 +200,52 @@ class Playback(QObject):
         self.rangeChanged.emit(t_end, steps)
         self._restart()
 
+    def set_method(self, method: str) -> None:
+        """Contact runs: 'implicit' or 'explicit' (re-runs by the auto-run rule)."""
+        if method != self.document_method():
+            self.method = method
+            self.optionsChanged.emit()
+            self._edited()
+
+    def set_compare(self, on: bool) -> None:
+        """Run the other method alongside (contact documents): ghost bodies in the 3D view, dashed curves in plots."""
+        on = bool(on)
+        if on == self.compare:
+            return
+        self.compare = on
+        self.optionsChanged.emit()
+        if not on:
+            self._cancel_job(self._ghost)
+            self.ghost.clear()
+            if self.viewport is not None:
+                self.viewport.clear_ghosts()
+        elif self.kind == "contact" and (self.recording.count or self.is_running()) and not self.recording.stale:
+            self._start_ghost()
+
+    def run(self) -> None:
+        """Run the document now (Run, F5): cancels a run under way and starts over."""
+        self._debounce.stop()
+        self._restart(debounce=False)
+
+    def stop(self) -> None:
+        """Stop the run under way (Stop, Shift+F5): its frames are kept, with the reason."""
+        for job in (self._main, self._ghost):
+            if job.token != -1 and job.worker.running() and not job.recording.complete:
+                job.stopped_by_user = True
+                job.worker.cancel()
+
+    def is_running(self) -> bool:
+        """Whether a run of the document is under way."""
+        return self._main.token != -1 and not self.recording.complete
+
     def seek(self, k: int) -> None:
-        """Show frame k (the user scrubs; a cursor position waiting for a re-solve is forgotten)."""
+        """Show frame k (the user scrubs; a cursor position waiting for a re-run is forgotten)."""
         self._resume_t = None
         self.recording.set_cursor(k)
+
+    def seek_time(self, t: float) -> None:
+        """Show the last recorded frame at or before time t."""
+        self.seek(self.recording.index_at(t))
 
     @property
     def playing(self) -> bool:
@@ -128,42 +275,99 @@ class Playback(QObject):
         self.pause() if self.playing else self.play()
 
     def shutdown(self) -> None:
-        """Stop the timers, cancel the solve and join its thread (window close)."""
+        """Stop the timers, cancel the runs and join their threads (window close)."""
         self._debounce.stop()
-        self._token = -1
+        self._main.token = self._ghost.token = -1
         self.pause()
         self.worker.shutdown()
+        self.ghost_worker.shutdown()
 
     # ---- document ----------------------------------------------------------------------------------------------
     def _on_replaced(self) -> None:
-        self.worker.shutdown()  # the old document's solve: cancel and join now
+        self.worker.shutdown()  # the old document's runs: cancel and join now
+        self.ghost_worker.shutdown()
         self._key = self._geo_key = None
         self._resume_t = None
-        self._on_changed()
+        self.contact_t_end = self.method = None
+        self.seconds_per_step = None
+        self._main.token = self._ghost.token = -1
+        self.pause()
+        self.recording.clear()  # the old document's frames
+        self.ghost.clear()
+        if self.viewport is not None:
+            self.viewport.clear_ghosts()
+        self.optionsChanged.emit()
+        self._on_changed(start=False)
+        self._open()
+
+    def _open(self) -> None:
+        """A document was opened: run it at once, unless it is a long contact run (then it waits for Run)."""
+        if self.kind == "contact" and not self.auto_runs():
+            self._cancel_job(self._main)
+            self.recording.clear()
+            self._show_design()
+            self._set_status(self._wait_text("opened"), "", "stale")
+            return
         self._start_now()  # a new document, not a burst of edits: no need to wait
 
-    def _on_changed(self) -> None:
+    def _on_changed(self, start: bool = True) -> None:
         mech = self.document.mechanism
-        key = (_geometry_key(mech), tuple(mech.drivers))
+        key = _motion_key(mech)
         if key == self._key:
             return  # layout moves, renames of the document, ...: the motion is the same
         self._key = key
-        geo = key[0]
+        kind, text = run_kind(mech), describe_kind(mech)
+        if (kind, text) != (self.kind, self.kind_text):
+            if kind != self.kind:
+                self.seconds_per_step = None
+            self.kind, self.kind_text = kind, text
+            self.kindChanged.emit(kind, text)
+        geo = _geometry_key(mech)
         if geo != self._geo_key:
             self._geo_key = geo
             self.mobility = None
             self.mobilityChanged.emit(None)
-        self._restart()
+        if start:
+            self._edited()
 
-    def _restart(self) -> None:
-        """Drop the recording at once (it belongs to the old mechanism) and solve again after the debounce."""
-        self.worker.cancel()
-        self._token = -1
+    def _edited(self) -> None:
+        """The motion changed: re-run by the auto-run rule, else mark the results stale."""
+        if self.auto_runs() or self.kind != "contact":
+            self._restart()
+            return
+        self._debounce.stop()
+        if self.recording.count or self.is_running():
+            self.recording.set_stale(True)
+            self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
+        else:
+            self._set_status(self._wait_text("opened"), "", "stale")
+
+    def _wait_text(self, why: str) -> str:
+        est = self.expected_seconds()
+        head = "results are stale: the document changed" if why == "changed" else "contact run not started"
+        return f"{head}; press Run (F5) (expected ≈ {est:.0f} s of work, more than {AUTO_RUN_SECONDS:g} s)"
+
+    def _cancel_job(self, job: _Job) -> None:
+        job.worker.cancel()
+        job.token = -1
+        job.stopped_by_user = False
+
+    def _restart(self, debounce: bool = True) -> None:
+        """Drop the recording at once (it belongs to the old document) and run again (after the debounce)."""
+        self._cancel_job(self._main)
+        self._cancel_job(self._ghost)
         if self.recording.count and not self.playing:
-            self._resume_t = self.recording.time_at()  # an edit while looking at t: show t again once re-solved
+            self._resume_t = self.recording.time_at()  # an edit while looking at t: show t again once re-run
         self.recording.clear()
+        self.ghost.clear()
+        if self.viewport is not None:
+            self.viewport.clear_ghosts()
         self._set_status("solving…", "", "busy")
-        self._debounce.start()
+        self._set_running(True)
+        if debounce:
+            self._debounce.start()
+        else:
+            self._start()
 
     def _start_now(self) -> None:
         self._debounce.stop()
@@ -171,15 +375,28 @@ class Playback(QObject):
 
     def _start(self) -> None:
         mech = self.document.mechanism
-        analyse = self.mobility is None
-        if not mech.joints:
-            self.worker.cancel()
+        if not self.kind:
+            self._cancel_job(self._main)
+            self._cancel_job(self._ghost)
+            self.recording.clear()
+            self.ghost.clear()
             self._show_design()
-            self._set_status("nothing to move: the document has no joints", "", "error")
+            self._set_running(False)
+            self._set_status(self.kind_text, "", "error")
             return
-        token = self._token = self.worker.start(mech, self.times(), analyse=analyse)
+        analyse = self.mobility is None
+        self._main.stopped_by_user = False
+        token = self._main.token = self.worker.start(mech, self.spec(), analyse=analyse)
+        self._set_running(True)
         if analyse:
             self._analysis_token = token
+        if self.kind == "contact" and self.compare:
+            self._start_ghost()
+
+    def _start_ghost(self) -> None:
+        self._ghost.stopped_by_user = False
+        self._ghost.token = self.ghost_worker.start(self.document.mechanism,
+                                                    self.spec(OTHER_METHOD[self.document_method()]), analyse=False)
 
     # ---- worker results (GUI thread; stale tokens are dropped) -------------------------------------------------------
     def _on_analysed(self, token: int, rm) -> None:
@@ -187,60 +404,180 @@ class Playback(QObject):
             self.mobility = rm
             self.mobilityChanged.emit(rm)
 
-    def _on_began(self, token: int, info: RunInfo) -> None:
-        if token == self._token:
-            self.recording.begin(info.body_names, info.coord_names, info.point_names, info.times)
-            self._set_status(f"solving… 0 / {len(info.times)} frames", "", "busy")
+    def _on_preparing(self, job: _Job, token: int) -> None:
+        if token == job.token and job is self._main:
+            self._set_status("preparing the contact solver… (a machine's first run compiles it: 10-60 s)", "", "busy")
 
-    def _on_frames(self, token: int, frames) -> None:
-        if token != self._token:
+    def _on_began(self, job: _Job, token: int, info: RunInfo) -> None:
+        if token != job.token:
             return
-        rec = self.recording
+        job.recording.begin(info.kind, info.body_names, info.channels, info.times, info.info)
+        job.started = time.perf_counter()
+        if job is self._main and self.viewport is not None and info.kind == "contact":
+            self.viewport.set_force_reference(info.info.get("weight", 0.0))
+        if job is self._main:
+            self._set_status(f"solving… 0 / {len(info.times)} frames", "", "busy")
+            self._progress(force=True)
+
+    def _on_frames(self, job: _Job, token: int, frames) -> None:
+        if token != job.token:
+            return
+        rec = job.recording
         rec.extend(frames)
+        if job is self._ghost:
+            self._sync_ghost()
+            return
         if self._resume_t is not None and not self.playing and rec.times[rec.count - 1] >= self._resume_t - 1e-12:
             rec.set_cursor(rec.index_at(self._resume_t))
             self._resume_t = None
-        self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "", "busy")
+        self._set_status(f"solving… {rec.count} / {len(rec.requested)} frames", "", "busy")
+        self._progress()
 
-    def _on_failed(self, token: int, message: str) -> None:
-        if token == self._token:
-            self.pause()
-            self.recording.clear()
-            self._show_design()
-            self._set_status(message, "The motion cannot be solved; the design configuration is shown.", "error")
-
-    def _on_ended(self, token: int, end: RunEnd) -> None:
-        if token != self._token or end.cancelled:
-            return
+    def _progress(self, force: bool = False) -> None:
         rec = self.recording
+        now = time.perf_counter()
+        if not force and rec.count < len(rec.requested) and now - getattr(self, "_progress_shown", 0.0) < PROGRESS_SECONDS:
+            return  # a progress bar repaints at once when its value changes: a few times a second is enough
+        self._progress_shown = now
+        n, total = rec.count, max(len(rec.requested), 1)
+        t = rec.time_at(n - 1) if n else 0.0
+        t_end = float(rec.requested[-1]) if len(rec.requested) else 0.0
+        elapsed = time.perf_counter() - self._main.started
+        rate = (n - 1) / elapsed if n > 1 and elapsed > 0 else 0.0
+        text = f"t = {t:.3f} / {t_end:.3f} s"
+        if rate > 0:
+            left = (total - n) / rate
+            text += f" · {rate:.0f} steps/s · {left:.0f} s left" if left >= 1 else f" · {rate:.0f} steps/s"
+        if n >= total:
+            text = f"t = {t:.3f} / {t_end:.3f} s"
+        self.progress = (n / total, text)
+        self.progressChanged.emit(n / total, text)
+
+    def _on_failed(self, job: _Job, token: int, message: str) -> None:
+        if token != job.token:
+            return
+        job.token = -1
+        if job is self._ghost:
+            self.ghost.clear()
+            return
+        self.pause()
+        self.recording.clear()
+        self._show_design()
+        self._set_running(False)
+        self._set_status(message, "The motion cannot be solved; the design configuration is shown.", "error")
+
+    def _on_crashed(self, job: _Job, token: int, message: str, tb: str) -> None:
+        if token != job.token:
+            return
+        job.token = -1
+        job.recording.finish(False, message, job.recording.time_at(job.recording.count - 1))
+        if job is self._main:
+            self._set_running(False)
+            kept = f"; the {self.recording.count} frames before it are kept" if self.recording.count else ""
+            self._set_status(message + kept, tb.strip().splitlines()[-1] if tb else "", "error")
+        self.crashed.emit(message, tb)
+
+    def _on_ended(self, job: _Job, token: int, end: RunEnd) -> None:
+        if token != job.token:
+            return
+        if end.cancelled and not job.stopped_by_user:
+            return
+        rec = job.recording
+        reason, stop = end.reason, end.stop_time
+        if end.cancelled:  # Stop: the frames so far are the result, with the reason
+            last = rec.time_at(rec.count - 1)
+            stop = last
+            reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
+        job.stopped_by_user = False
+        if job is self._ghost:
+            rec.finish(end.ok, reason, stop)
+            self._sync_ghost()
+            return
         if self._resume_t is not None and rec.count and not self.playing:
             rec.set_cursor(rec.count - 1)  # stopped before the time shown: the nearest solved frame
         self._resume_t = None
-        rec.finish(end.ok, end.reason, end.stop_time)
+        rec.finish(end.ok, reason, stop)
+        self._set_running(False)
+        if rec.kind == "contact" and end.ok and rec.count > 1:
+            self.seconds_per_step = (time.perf_counter() - self._main.started) / (rec.count - 1)
+        if rec.kind == "contact" and rec.count and self.viewport is not None:
+            # the bodies' paths may leave the view framed on the initial poses (a sliding box, a rolling disc)
+            names = rec.channels["body.position"].labels
+            self.viewport.fit_motion({n: rec.values["body.position"][: rec.count, i] for i, n in enumerate(names)})
         if end.ok:
             self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "", "ok")
         else:
-            tip = end.reason
+            tip = reason
             if rec.count:
                 tip += f"\nThe {rec.count} frames before it can be played and scrubbed."
-            self._set_status(short_reason(end), tip, "stopped")
+            text = reason if end.cancelled else short_reason(RunEnd(end.ok, reason, stop, end.limit_time,
+                                                                    end.cancelled, end.frames))
+            self._set_status(text, tip, "stopped")
+        if rec.stale:
+            self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
+        self._progress(force=True)
 
     # ---- cursor ------------------------------------------------------------------------------------------------
-    def _pose(self, _k: int) -> None:
-        P = self.recording.pose_at_cursor()
+    def _on_cursor(self, _k: int) -> None:
+        rec = self.recording
+        P = rec.pose_at_cursor()
         if P is not None and self.viewport is not None:
-            self.viewport.set_pose_array(P, self.recording.body_names)
+            self.viewport.set_pose_array(P, rec.body_names)
+            self._show_overlays()
+        self._sync_ghost()
+
+    def _show_overlays(self) -> None:
+        """Contact points and force arrows at the cursor, trails up to it."""
+        rec, vp = self.recording, self.viewport
+        if vp is None or not rec.count:
+            return
+        k = min(rec.cursor, rec.count - 1)
+        if rec.kind == "contact":
+            active = rec.values["pair.active"][k].astype(bool)
+            vp.set_contacts(rec.values["pair.point_a"][k][active], rec.values["pair.normal"][k][active]
+                            * rec.values["pair.normal_force"][k][active][:, None],
+                            rec.values["pair.friction_force"][k][active])
+        trails = {}
+        if "points" in rec.values and rec.values["points"].shape[1]:
+            for i, name in enumerate(rec.point_names):
+                trails[name] = rec.values["points"][: k + 1, i]
+        if rec.kind == "contact":
+            moving = rec.channels["body.position"].labels
+            for i, name in enumerate(moving):
+                trails[name] = rec.values["body.position"][: k + 1, i]
+        vp.set_trails(trails)
+
+    def _sync_ghost(self) -> None:
+        """The comparison run's bodies at the cursor's time (translucent ghosts)."""
+        g = self.ghost
+        if self.viewport is None or not self.compare or not g.count:
+            return
+        t = self.recording.time_at()
+        if t is None:
+            t = 0.0
+        g.set_cursor(g.index_at(t))
+        ghosts = [n for n, dyn in zip(g.body_names, self._dynamic_mask(g)) if dyn]
+        idx = [g.body_names.index(n) for n in ghosts]
+        self.viewport.set_ghost_poses(g.poses[g.cursor][idx], ghosts)
+
+    @staticmethod
+    def _dynamic_mask(rec: FrameRecording) -> list[bool]:
+        c = rec.channels.get("body.position")
+        moving = set(c.labels) if c else set()
+        return [n in moving for n in rec.body_names]
 
     def _show_design(self) -> None:
         """Put every body back in its design pose (the viewport keeps solved poses across edits of drivers only)."""
         scene = self.viewport.scene() if self.viewport is not None else None
         if scene is not None:
             self.viewport.set_body_poses({bg.name: bg.design for bg in scene.bodies})
+            self.viewport.set_contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
+            self.viewport.set_trails({})
 
     def _tick(self) -> None:
         rec = self.recording
         if not rec.count:
-            return  # a re-solve is under way: keep the clock, so playing resumes in phase
+            return  # a re-run is under way: keep the clock, so playing resumes in phase
         wall0, t0 = self._play_origin
         t = t0 + (time.perf_counter() - wall0)
         first, last = float(rec.times[0]), float(rec.times[rec.count - 1])
@@ -252,6 +589,11 @@ class Playback(QObject):
             else:
                 t = first
         rec.set_cursor(rec.index_at(t))
+
+    def _set_running(self, on: bool) -> None:
+        if getattr(self, "_running", None) != on:
+            self._running = on
+            self.runningChanged.emit(on)
 
     def _set_status(self, text: str, tip: str, kind: str) -> None:
         self.status, self.status_tip, self.status_kind = text, tip, kind

@@ -1,86 +1,144 @@
-"""The growing recording of a solved motion (poses, coordinates with rates, named points) and the one time cursor over it."""
+"""The growing recording of a run (body poses and named channels, generic over core.run's kinds) and its time cursor."""
 
 from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-__all__ = ["Recording"]
+from core.run import Channel
+
+__all__ = ["FrameRecording"]
 
 
-class Recording(QObject):
-    """Frames of one solve in preallocated flat arrays, filled as batches arrive, plus the cursor (a frame index)."""
+class FrameRecording(QObject):
+    """Frames of one run in preallocated arrays (grown by doubling if a run yields more), plus the cursor (an index).
 
-    cleared = Signal()  # emptied: a new solve is coming (or none can run)
+    `poses[k]` are the world transforms of `body_names` at `times[k]`; `values[name][k]` the channel `name`
+    (core.run.Channel) at that frame. Valid up to `count`."""
+
+    cleared = Signal()  # emptied: a new run is coming (or none can run)
+    began = Signal()  # a run started: kind, names and channels are known (no frame yet)
     grew = Signal(int)  # number of frames now recorded
-    completed = Signal()  # the solve ended (`ok`, `reason`, `stop_time` are set)
+    completed = Signal()  # the run ended (`ok`, `reason`, `stop_time` are set)
     cursorChanged = Signal(int)  # the frame shown; views re-read `pose_at_cursor()` etc.
+    staleChanged = Signal(bool)  # the document changed since this run started (its results no longer match it)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.stale = False
         self.clear()
 
     # ---- filling (GUI thread, from the worker's signals) ---------------------------------------------------------
     def clear(self) -> None:
-        """Drop every frame (and the cursor's frame)."""
+        """Drop every frame, name and channel (and the cursor's frame)."""
+        self.kind = ""
         self.body_names: list[str] = []
-        self.coord_names: list[str] = []
-        self.point_names: list[str] = []
-        self.requested = np.zeros(0)  # the times asked for
-        self.times = np.zeros(0)  # (capacity,) solved times; valid up to `count`
-        self.q = np.zeros((0, 0))  # (capacity, nq) joint coordinates
-        self.qd = np.zeros((0, 0))  # (capacity, nq) their rates
-        self.qdd = np.zeros((0, 0))  # (capacity, nq) their accelerations
-        self.poses = np.zeros((0, 0, 4, 4))  # (capacity, n_bodies, 4, 4) world transforms of the body frames
-        self.points = np.zeros((0, 0, 3))  # (capacity, n_points, 3) named points, world
-        self.count = 0  # frames recorded
-        self.complete = False  # the solve ended (successfully or not)
+        self.channels: dict[str, Channel] = {}
+        self.requested = np.zeros(0)  # the planned times
+        self.times = np.zeros(0)  # (capacity,) recorded times; valid up to `count`
+        self.poses = np.zeros((0, 0, 4, 4))  # (capacity, n_bodies, 4, 4)
+        self.values: dict[str, np.ndarray] = {}  # channel -> (capacity, *channel.shape)
+        self.count = 0
+        self.complete = False  # the run ended (successfully or not)
         self.ok = True
         self.reason = ""
         self.stop_time: float | None = None
         self.cursor = 0
+        self.info: dict = {}  # what the run was (method, step, ...), for readouts
+        self.set_stale(False)
         self.cleared.emit()
 
-    def begin(self, body_names, coord_names, point_names, times) -> None:
-        """Start an empty recording with room for every requested time."""
+    def begin(self, kind: str, body_names, channels, times, info: dict | None = None) -> None:
+        """Start an empty recording with room for every planned time."""
         self.clear()
-        self.body_names, self.coord_names, self.point_names = list(body_names), list(coord_names), list(point_names)
+        self.kind = kind
+        self.info = dict(info or {})
+        self.body_names = list(body_names)
+        self.channels = {c.name: c for c in channels}
         self.requested = np.asarray(times, float).copy()
-        k = len(self.requested)
-        self.times = np.zeros(k)
-        self.q = np.zeros((k, len(self.coord_names)))
-        self.qd = np.zeros((k, len(self.coord_names)))
-        self.qdd = np.zeros((k, len(self.coord_names)))
-        self.poses = np.zeros((k, len(self.body_names), 4, 4))
-        self.points = np.zeros((k, len(self.point_names), 3))
+        self._allocate(max(len(self.requested), 1))
+        self.began.emit()
+
+    def _allocate(self, capacity: int) -> None:
+        """(Re)allocate for `capacity` frames, keeping the recorded ones."""
+        n = self.count
+        times = np.zeros(capacity)
+        poses = np.zeros((capacity, len(self.body_names), 4, 4))
+        if n:
+            times[:n], poses[:n] = self.times[:n], self.poses[:n]
+        values = {}
+        for name, c in self.channels.items():
+            old = self.values.get(name)
+            arr = np.zeros((capacity,) + c.shape, dtype=old.dtype if old is not None else float)
+            if old is not None and n:
+                arr[:n] = old[:n]
+            values[name] = arr
+        self.times, self.poses, self.values = times, poses, values
 
     def extend(self, frames) -> None:
-        """Append solved frames (core.kinematics.Frame, in order)."""
+        """Append frames (core.run protocol: t, poses, values), in order."""
         if not frames:
             return
         first = self.count
+        if self.count + len(frames) > len(self.times):
+            self._allocate(max(2 * len(self.times), self.count + len(frames)))
         for f in frames:
             k = self.count
-            if k >= len(self.times):
-                break
             self.times[k] = f.t
-            self.q[k] = f.q
-            self.qd[k] = f.qd
-            self.qdd[k] = f.qdd
             self.poses[k] = f.poses
-            if len(self.point_names):
-                self.points[k] = f.points
+            for name, v in f.values.items():
+                arr = self.values.get(name)
+                if arr is not None:
+                    arr[k] = v
             self.count += 1
         self.grew.emit(self.count)
         if first == 0:
             self.cursorChanged.emit(self.cursor)  # the cursor's frame exists now
 
     def finish(self, ok: bool, reason: str = "", stop_time: float | None = None) -> None:
-        """The solve ended: record how."""
+        """The run ended: record how."""
         self.complete, self.ok, self.reason, self.stop_time = True, bool(ok), reason, stop_time
         self.completed.emit()
 
+    def set_stale(self, stale: bool) -> None:
+        """Mark the frames as computed for an older version of the document (or not)."""
+        if stale != self.stale:
+            self.stale = stale
+            self.staleChanged.emit(stale)
+
     # ---- reading ---------------------------------------------------------------------------------------------
+    def series(self, name: str) -> np.ndarray:
+        """(count, *shape) view of a channel over the recorded frames (empty if the run has no such channel)."""
+        arr = self.values.get(name)
+        return arr[: self.count] if arr is not None else np.zeros((0,))
+
+    def channel(self, name: str) -> Channel | None:
+        """The channel description, None if this run has none by that name."""
+        return self.channels.get(name)
+
+    # joint quantities of a kinematic run (empty arrays for other kinds), for the readouts and the joint plot
+    def _kin(self, name: str) -> np.ndarray:
+        arr = self.values.get(name)
+        return arr if arr is not None else np.zeros((len(self.times), 0))
+
+    @property
+    def coord_names(self) -> list[str]:
+        """Joint coordinate names (kinematic runs)."""
+        c = self.channels.get("q")
+        return list(c.labels) if c else []
+
+    @property
+    def point_names(self) -> list[str]:
+        """Named points ('body.point') of the run."""
+        c = self.channels.get("points")
+        return list(c.labels) if c else []
+
+    q = property(lambda self: self._kin("q"), doc="(capacity, nq) joint coordinates")
+    qd = property(lambda self: self._kin("qd"), doc="(capacity, nq) joint rates")
+    qdd = property(lambda self: self._kin("qdd"), doc="(capacity, nq) joint accelerations")
+    points = property(lambda self: self.values.get("points", np.zeros((len(self.times), 0, 3))),
+                      doc="(capacity, n_points, 3) named points, world")
+
     def set_cursor(self, k: int) -> None:
         """Show frame k (clamped to the recorded frames)."""
         k = int(min(max(k, 0), max(self.count - 1, 0)))

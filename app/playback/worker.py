@@ -1,46 +1,73 @@
-"""Background solves: a frozen snapshot of the mechanism is analysed and its driven motion solved in a Python thread.
+"""Background runs: a frozen snapshot of the document is analysed and run (core.run) in a Python thread.
 
-The worker is a QObject living in the GUI thread; each solve runs in its own `threading.Thread` (visible to
-`threading.enumerate()`, so the GUI tests catch a thread left behind) as a loop over `core.kinematics.TrajectoryRun`,
-a generator that checks a cancel flag between frames. Results cross to the GUI thread by queued signals tagged with
-the job's token, so a late batch of a cancelled job is recognised and dropped. The thread never touches a widget.
+The worker is a QObject living in the GUI thread; each job runs in its own `threading.Thread` (visible to
+`threading.enumerate()`, so the GUI tests catch a thread left behind) as a loop over the run `core.run.open_run`
+builds for the snapshot (driven kinematics or contact dynamics), which checks a cancel flag between frames (the
+contact stepper also inside a step). Results cross to the GUI thread by queued signals tagged with the job's token,
+so a late batch of a cancelled job is recognised and dropped. The thread never touches a widget.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import LinkwrightError
-from core.kinematics import TrajectoryRun, compile_model, rank_mobility
+from core.kinematics import rank_mobility
 from core.model import Mechanism
+from core.run import RunSpec, open_run, run_kind
 
 __all__ = ["RunInfo", "RunEnd", "SolveWorker", "BATCH_SECONDS"]
 
+log = logging.getLogger(__name__)
+
 BATCH_SECONDS = 0.04  # frames are sent in batches at most this often (the first frame at once)
+CONTACT_BATCH_SECONDS = 0.5  # contact runs: their frames are bigger and every batch repaints the window's readouts
+_BLAS_LIMITED = []  # the process-wide BLAS thread limit, once applied
+_KERNELS = threading.Lock()  # the contact kernels are loaded (or compiled) once per process, by the first run
+_KERNELS_READY: list = []
+SWITCH_INTERVAL = 0.001  # s: how long the GUI thread may wait for the interpreter lock held by a run's thread
+
+
+def limit_blas_threads() -> None:
+    """Share the process with a contact run (once): BLAS/LAPACK single-threaded, a short interpreter switch interval.
+
+    The contact step's dense solves are small; OpenBLAS's worker threads spin on every core while they run, which
+    starved the GUI thread of a CPU for up to half a second per solve on a 2-core machine (and made the pile's steps
+    four times slower there). And the GUI thread takes the interpreter lock many times per event (every Python slot
+    and paint); at Python's default 5 ms switch interval each of those waited up to 5 ms behind the run's thread."""
+    if not _BLAS_LIMITED:
+        import sys
+
+        from threadpoolctl import threadpool_limits
+
+        _BLAS_LIMITED.append(threadpool_limits(limits=1, user_api="blas"))
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
 
 @dataclass(frozen=True)
 class RunInfo:
-    """What a solve will produce: names of the columns and the requested times."""
+    """What a run will produce: its kind, the bodies its poses are for, its channels and planned times."""
 
+    kind: str
     body_names: list[str]
-    coord_names: list[str]
-    point_names: list[str]
+    channels: tuple  # core.run.Channel
     times: np.ndarray
+    info: dict = field(default_factory=dict)  # contact: method, dt
 
 
 @dataclass(frozen=True)
 class RunEnd:
-    """How a solve ended (TrajectoryRun's verdict)."""
+    """How a run ended (its core.run.Verdict and the number of frames)."""
 
     ok: bool
-    reason: str  # TrajectoryRun.reason ("" when ok)
+    reason: str  # the verdict's reason ("" when ok)
     stop_time: float | None
     limit_time: float | None
     cancelled: bool
@@ -54,6 +81,8 @@ class SolveWorker(QObject):
     began = Signal(int, object)  # token, RunInfo: the solve is running
     framesReady = Signal(int, object)  # token, list[core.kinematics.Frame] (in order)
     failed = Signal(int, str)  # token, located message of a LinkwrightError (bad driver, bad document)
+    crashed = Signal(int, str, str)  # token, message, traceback: a bug in a solver (logged; frames so far are kept)
+    preparing = Signal(int)  # token: the contact solver's compiled kernels are being loaded (first run: compiled)
     ended = Signal(int, object)  # token, RunEnd
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -68,15 +97,15 @@ class SolveWorker(QObject):
         """Token of the newest job."""
         return self._token
 
-    def start(self, mechanism: Mechanism, times, analyse: bool = True) -> int:
-        """Cancel the running job and start one on a snapshot of `mechanism` at `times`; returns its token."""
+    def start(self, mechanism: Mechanism, spec: RunSpec, analyse: bool = True) -> int:
+        """Cancel the running job and start `spec`'s run on a snapshot of `mechanism`; returns its token."""
         self.cancel()
         self._threads = [t for t in self._threads if t.is_alive()]
         self._token += 1
         snapshot = mechanism.copy()  # frozen here, on the GUI thread: later edits never reach the job
         cancel = threading.Event()
         self._cancel = cancel
-        th = threading.Thread(target=self._run, args=(self._token, snapshot, np.asarray(times, float), analyse, cancel),
+        th = threading.Thread(target=self._run, args=(self._token, snapshot, spec, analyse, cancel),
                               name=f"linkwright-solve-{self._token}", daemon=True)
         self._threads.append(th)
         th.start()
@@ -104,37 +133,59 @@ class SolveWorker(QObject):
         self._threads = [t for t in self._threads if t.is_alive()]
 
     # ---- in the job thread: no widget, no document, only the snapshot and signals ---------------------------------
-    def _run(self, token: int, mech: Mechanism, times: np.ndarray, analyse: bool, cancel: threading.Event) -> None:
+    def _run(self, token: int, mech: Mechanism, spec: RunSpec, analyse: bool, cancel: threading.Event) -> None:
+        n = 0
+        batch: list = []
         try:
             if analyse:
-                try:
-                    rm = rank_mobility(mech)
-                except LinkwrightError:
-                    rm = None  # the solve below reports the located problem
+                rm = None
+                if run_kind(mech) == "kinematics":
+                    try:
+                        rm = rank_mobility(mech)
+                    except LinkwrightError:
+                        rm = None  # the run reports the located problem
                 self.analysed.emit(token, rm)
             if cancel.is_set():
+                self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                 return
             try:
-                km = compile_model(mech)  # parses the drivers
-                run = TrajectoryRun(km, times, cancel=cancel.is_set)  # checks that the drivers determine the motion
+                run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
             except LinkwrightError as exc:
                 self.failed.emit(token, str(exc))
                 return
+            info = {}
+            if run.kind == "contact":
+                from core.contact import prepare_kernels
+
+                limit_blas_threads()
+                m = run.model
+                weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
+                info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight}
+                with _KERNELS:
+                    if not _KERNELS_READY:
+                        self.preparing.emit(token)
+                        prepare_kernels()  # loaded from numba's cache; compiled on a machine's first run (10-60 s)
+                        _KERNELS_READY.append(True)
+                if cancel.is_set():
+                    self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
+                    return
             self.solves_started += 1
-            self.began.emit(token, RunInfo(list(km.body_names), list(km.coord_names), list(km.point_names), times))
-            batch: list = []
+            self.began.emit(token, RunInfo(run.kind, list(run.body_names), tuple(run.channels), run.times, info))
             last = 0.0
-            n = 0
+            every = CONTACT_BATCH_SECONDS if run.kind == "contact" else BATCH_SECONDS
             for frame in run:
                 batch.append(frame)
                 n += 1
                 now = time.perf_counter()
-                if n == 1 or now - last >= BATCH_SECONDS:
+                if n == 1 or now - last >= every:
                     self.framesReady.emit(token, batch)
                     batch, last = [], now
             if batch:
                 self.framesReady.emit(token, batch)
-            self.ended.emit(token, RunEnd(run.ok, run.reason, run.stop_time, run.limit_time, run.cancelled, n))
+            v = run.verdict
+            self.ended.emit(token, RunEnd(v.ok, v.reason, v.stop_time, v.limit_time, v.cancelled, n))
         except Exception as exc:  # noqa: BLE001 - a bug in a solver must not kill the thread silently
-            traceback.print_exc()
-            self.failed.emit(token, f"internal error in the solver: {type(exc).__name__}: {exc}")
+            log.error("run %d failed after %d frames", token, n, exc_info=True)
+            if batch:
+                self.framesReady.emit(token, batch)  # the frames before the failure stay valid
+            self.crashed.emit(token, f"internal error in the solver: {type(exc).__name__}: {exc}", traceback.format_exc())

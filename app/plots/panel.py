@@ -1,36 +1,117 @@
-"""The Plots panel: joint coordinates over time and named-point traces in the x-y plane, with the time cursor.
+"""The Plots panel: selectable time series of the run (joint coordinates; contact forces, gaps, body motion, energies,
+solver statistics) and named-point traces in the x-y plane, all following the one time cursor.
 
-The panel observes a Playback: its recording (positions, points, cursor) and its worker's frame batches, from which
-it keeps the joint rates and accelerations the recording does not store. Curve items are made once per set of
-coordinate/point names and only get `setData` on views of preallocated arrays as frames arrive.
+The panel observes a Playback's recordings (the run and, in comparison mode, the other method's run). Which
+quantities it offers follows from the run's channels (core.run.Channel). Curve items are made once per set of series
+names and only get `setData` on views of the recording's arrays as frames arrive; click or drag on the time plot
+seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exporters).
 """
 
 from __future__ import annotations
 
+import csv
+import time
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+import pyqtgraph.exporters  # noqa: F401 - registers the exporters
+from PySide6.QtCore import QFileInfo, Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+__all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "Quantity"]
 
-__all__ = ["PlotsPanel", "MODES", "LEGEND_MAX"]
-
-# combo entry -> (label of the y axis, which array)
+# kinematics: combo entry -> (label of the y axis, which channel)
 MODES = {
     "positions": ("q  [rad or m]", "q"),
     "velocities": ("q̇  [rad/s or m/s]", "qd"),
     "accelerations": ("q̈  [rad/s² or m/s²]", "qdd"),
 }
-LEGEND_MAX = 16  # more coordinates than this: no legend (it would cover the plot)
+LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
+STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
-
-
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
 
-def _pens(n: int) -> list:
-    """n distinguishable pens (built once per set of curves; colours repeat after ten)."""
-    return [pg.mkPen(_PALETTE[i % len(_PALETTE)], width=2) for i in range(n)]
+@dataclass(frozen=True)
+class Quantity:
+    """A plottable quantity: its axis label and its series (label, values over the recorded frames of a recording)."""
+
+    name: str
+    axis: str  # label of the y axis, with the unit
+    channel: str  # the channel it reads
+    series: tuple[tuple[str, Callable], ...]  # (label, f(recording) -> (count,) array)
+    comparable: bool = False  # drawn also for the comparison run (dashed)
+    pairs: tuple[int, ...] = ()  # per-pair quantities: the contact pair of each series
+
+
+def _column(channel: str, i: int, comp: int | None = None, norm: bool = False) -> Callable:
+    def f(rec) -> np.ndarray:
+        a = rec.series(channel)
+        if not len(a):
+            return np.zeros(0)
+        if norm:
+            return np.linalg.norm(a[:, i], axis=1)
+        return a[:, i] if comp is None else a[:, i, comp]
+    return f
+
+
+def quantities(kind: str, channels: dict) -> list[Quantity]:
+    """The quantities a run with these channels offers, in menu order."""
+    out: list[Quantity] = []
+    if kind == "kinematics":
+        for mode, (axis, ch) in MODES.items():
+            c = channels.get(ch)
+            if c is not None:
+                out.append(Quantity(mode, axis, ch, tuple((lab, _column(ch, i)) for i, lab in enumerate(c.labels))))
+        return out
+
+    def per_label(name, ch, axis, comparable=False, norm=False, comps=False):
+        c = channels.get(ch)
+        if c is None or not c.labels:
+            return
+        if comps:
+            series = tuple((f"{lab}.{x}", _column(ch, i, j)) for i, lab in enumerate(c.labels)
+                           for j, x in enumerate(c.components))
+            rows = tuple(i for i in range(len(c.labels)) for _x in c.components)
+        else:
+            series = tuple((lab, _column(ch, i, norm=norm)) for i, lab in enumerate(c.labels))
+            rows = tuple(range(len(c.labels)))
+        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else ()))
+
+    per_label("normal force", "pair.normal_force", "normal force  [N]", comparable=True)
+    per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
+    per_label("friction force components", "pair.friction_force", "friction force  [N]", comparable=True, comps=True)
+    per_label("gap", "pair.gap", "gap (negative: penetration)  [m]", comparable=True)
+    per_label("body position", "body.position", "position of the body origin  [m]", comparable=True, comps=True)
+    per_label("body velocity", "body.velocity", "velocity of the body origin  [m/s]", comparable=True, comps=True)
+    per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
+    per_label("energy", "energy", "energy  [J]", comparable=True)
+    c = channels.get("solver")
+    if c is not None:
+        for i, (lab, axis) in enumerate((("iterations", "Newton iterations per step"),
+                                         ("residual", "residual of the step  [scaled]"),
+                                         ("halvings", "halvings of the step"))):
+            out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True))
+    return out
+
+
+def _pens(n: int, dashed: bool = False) -> list:
+    """n distinguishable pens (colours repeat after ten)."""
+    style = Qt.DashLine if dashed else Qt.SolidLine
+    return [pg.mkPen(_PALETTE[i % len(_PALETTE)], width=2, style=style) for i in range(n)]
 
 
 def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
@@ -47,30 +128,40 @@ def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
 
 
 class PlotsPanel(QWidget):
-    """q(t), q̇(t) or q̈(t) of every joint coordinate, and the x-y traces of the named points, following the cursor."""
+    """A selectable quantity of the run over time (its series checkable), and named-point traces, with the cursor."""
 
     def __init__(self, playback, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("plotsPanel")
         self.playback = playback
         self.recording = rec = playback.recording
-        cursor_pen, marker_pen = pg.mkPen("#212121", width=1.5, style=Qt.DashLine), pg.mkPen("#212121", width=2)  # built once
+        self.ghost = getattr(playback, "ghost", None)
+        cursor_pen, marker_pen = pg.mkPen("#212121", width=1.5, style=Qt.DashLine), pg.mkPen("#212121", width=2)
 
         self.mode_combo = QComboBox()
         self.mode_combo.setObjectName("plotsMode")
-        self.mode_combo.addItems(list(MODES))
-        self.mode_combo.setToolTip("Which joint quantity to plot over time")
+        self.mode_combo.setToolTip("Which quantity to plot over time")
+        self.mode_combo.setMinimumContentsLength(16)
         self.mode_combo.currentIndexChanged.connect(lambda _i: self._show_mode())
+        self.series_list = QListWidget()
+        self.series_list.setObjectName("plotsSeries")
+        self.series_list.setToolTip("Series of the quantity: tick to show")
+        self.series_list.itemChanged.connect(self._series_toggled)
+        self.series_list.setMaximumWidth(220)
 
-        self.q_widget = _plot_widget("Joint coordinates", "t [s]", MODES["positions"][0])
+        self.q_widget = _plot_widget("", "t [s]", MODES["positions"][0])
         self.q_widget.setObjectName("plotsJoint")
         self.q_plot = self.q_widget.getPlotItem()
         self.q_plot.setClipToView(True)  # long recordings: draw only what is in view, downsampled
         self.q_plot.setDownsampling(auto=True, mode="peak")
         self.q_legend = self.q_plot.addLegend(offset=(8, 8), labelTextColor=_FG, brush=pg.mkBrush(255, 255, 255, 200))
-        self.cursor_line = pg.InfiniteLine(angle=90, movable=False, pen=cursor_pen)
+        self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
+                                           hoverPen=pg.mkPen("#d84315", width=2.5))
+        self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
         self.cursor_line.setVisible(False)
+        self.cursor_line.sigDragged.connect(lambda line: self.playback.seek_time(float(line.value())))
         self.q_plot.addItem(self.cursor_line, ignoreBounds=True)
+        self.q_plot.scene().sigMouseClicked.connect(self._plot_clicked)
 
         self.xy_widget = _plot_widget("Point traces (x-y plane)", "x [m]", "y [m]")
         self.xy_widget.setObjectName("plotsPoints")
@@ -82,25 +173,53 @@ class PlotsPanel(QWidget):
         self.point_marker.setVisible(False)
         self.xy_plot.addItem(self.point_marker)
 
+        self.quantities: list[Quantity] = []
         self.q_curves: list[pg.PlotDataItem] = []
+        self.ghost_curves: list[pg.PlotDataItem] = []
         self.xy_curves: list[pg.PlotDataItem] = []
-        self._coord_names: list[str] = []
+        self._series_names: list[str] = []
+        self._ghost_suffix = ""
         self._point_names: list[str] = []
+        self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
+        self._shown: set[tuple[str, str]] = set()  # (quantity, series) the user ticked
+        self._ever_active = np.zeros(0, bool)  # per contact pair: in contact range at some recorded frame
+        # a contact run's many series (per pair) are redrawn a few times a second while frames stream, not per batch
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(STREAM_REDRAW_MS)
+        self._redraw.timeout.connect(self._redraw_now)
+        self._drawn_at = 0.0
+        self._kind = None
         self.empty_label = QLabel("No frames yet: the motion is being solved, or cannot be.")
         self.empty_label.setObjectName("plotsEmpty")
         self.empty_label.setStyleSheet(f"color: {_FG};")
+        self.readout = QLabel()
+        self.readout.setObjectName("plotsReadout")
+        self.readout.setStyleSheet(f"color: {_FG};")
+        self.readout.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.csv_button = QToolButton()
+        self.csv_button.setText("CSV…")
+        self.csv_button.setToolTip("Export the visible series to a CSV file")
+        self.csv_button.clicked.connect(self._ask_csv)
+        self.image_button = QToolButton()
+        self.image_button.setText("Image…")
+        self.image_button.setToolTip("Export the time plot as PNG or SVG")
+        self.image_button.clicked.connect(self._ask_image)
 
         top = QHBoxLayout()
         top.setContentsMargins(4, 2, 4, 0)
-        top.addWidget(QLabel("Joint plot:"))
+        top.addWidget(QLabel("Plot:"))
         top.addWidget(self.mode_combo)
         top.addSpacing(12)
         top.addWidget(self.empty_label)
-        top.addStretch(1)
+        top.addWidget(self.readout, 1)
+        top.addWidget(self.csv_button)
+        top.addWidget(self.image_button)
         split = QSplitter(Qt.Horizontal)
+        split.addWidget(self.series_list)
         split.addWidget(self.q_widget)
         split.addWidget(self.xy_widget)
-        split.setSizes([600, 400])  # proportions: the time plot wider
+        split.setSizes([160, 600, 400])  # proportions: the time plot wider
         split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -109,82 +228,256 @@ class PlotsPanel(QWidget):
         lay.addWidget(split, 1)
 
         rec.cleared.connect(self._on_cleared)
+        rec.began.connect(self._on_began)
         rec.grew.connect(self._on_grew)
         rec.cursorChanged.connect(self._on_cursor)
+        rec.completed.connect(self._redraw_now)
+        rec.staleChanged.connect(self._show_stale)
+        if self.ghost is not None:
+            self.ghost.grew.connect(lambda _n: self._redraw.isActive() or self._redraw.start(STREAM_REDRAW_MS))
+            self.ghost.cleared.connect(self._update_curves)
+            self.ghost.began.connect(lambda: self._show_mode(rebuild_only=True))
         self._on_cleared()
+        if rec.kind:
+            self._on_began()
         if rec.count:  # frames recorded before this panel existed
             self._on_grew(rec.count)
 
     # ---- reading (tests, readouts) -----------------------------------------------------------------------------
     @property
     def mode(self) -> str:
-        """The joint quantity plotted: 'positions', 'velocities' or 'accelerations'."""
+        """The quantity plotted ('positions', 'normal force', ...)."""
         return self.mode_combo.currentText()
 
+    def modes(self) -> list[str]:
+        """The quantities offered for the current run."""
+        return [q.name for q in self.quantities]
+
     def set_mode(self, mode: str) -> None:
-        """Plot this joint quantity (one of MODES)."""
-        self.mode_combo.setCurrentIndex(list(MODES).index(mode))
+        """Plot this quantity (one of `modes()`)."""
+        self.mode_combo.setCurrentIndex(self.modes().index(mode))
+
+    def quantity(self) -> Quantity | None:
+        """The quantity plotted."""
+        i = self.mode_combo.currentIndex()
+        return self.quantities[i] if 0 <= i < len(self.quantities) else None
 
     def joint_series(self) -> np.ndarray:
-        """(count, nq) view of the plotted joint quantity over the recorded frames."""
-        n = self.recording.count
-        which = MODES[self.mode][1]
-        return getattr(self.recording, which)[:n]
+        """(count, n) values of the plotted quantity's series over the recorded frames."""
+        q = self.quantity()
+        if q is None:
+            return np.zeros((self.recording.count, 0))
+        cols = [f(self.recording) for _lab, f in q.series]
+        return np.column_stack(cols) if cols else np.zeros((self.recording.count, 0))
+
+    def visible_series(self) -> list[str]:
+        """Labels of the series shown."""
+        q = self.quantity()
+        return [lab for i, (lab, _f) in enumerate(q.series) if self._visible(q, i)] if q else []
+
+    def _visible(self, q: Quantity, i: int) -> bool:
+        """Ticked by the user, or not unticked and (for a contact pair) in contact range at some frame."""
+        key = (q.name, q.series[i][0])
+        if key in self._hidden:
+            return False
+        if key in self._shown or not q.pairs:
+            return True
+        p = q.pairs[i]
+        return p < len(self._ever_active) and bool(self._ever_active[p])
+
+    def set_series_visible(self, label: str, on: bool) -> None:
+        """Show or hide one series of the current quantity."""
+        for i in range(self.series_list.count()):
+            it = self.series_list.item(i)
+            if it.text() == label:
+                it.setCheckState(Qt.Checked if on else Qt.Unchecked)
+
+    def value_at_cursor(self, label: str, ghost: bool = False) -> float | None:
+        """The plotted value of a series at the time cursor (the comparison run's with ghost=True)."""
+        q = self.quantity()
+        rec = self.ghost if ghost else self.recording
+        if q is None or rec is None or not rec.count:
+            return None
+        t = self.recording.time_at()
+        k = rec.index_at(t if t is not None else 0.0)
+        for lab, f in q.series:
+            if lab == label:
+                return float(f(rec)[k])
+        return None
+
+    def cursor_time(self) -> float | None:
+        """Time the vertical cursor line marks (None while hidden)."""
+        return float(self.cursor_line.value()) if self.cursor_line.isVisible() else None
+
+    def marker_points(self) -> np.ndarray:
+        """(n_points, 2) positions of the cursor markers on the point traces."""
+        x, y = self.point_marker.getData()
+        return np.column_stack((x, y)) if x is not None else np.zeros((0, 2))
 
     # ---- recording events --------------------------------------------------------------------------------------
     def _on_cleared(self) -> None:
-        """A new solve is coming: empty every curve (items are kept for the next recording's names)."""
-        for c in self.q_curves + self.xy_curves:
+        """A new run is coming (or none): empty every curve and hide the legends (items are kept for the same names)."""
+        self._redraw.stop()
+        for c in self.q_curves + self.ghost_curves + self.xy_curves:
             c.setData([], [])
+        self.q_legend.setVisible(False)
+        self.xy_legend.setVisible(False)
         self.cursor_line.setVisible(False)
         self.point_marker.setData([], [])
         self.point_marker.setVisible(False)
         self.empty_label.setVisible(True)
+        self.readout.setText("")
+        self._show_stale(False)
 
-    def _ensure_items(self) -> None:
-        """Buffers sized for the recording, and one curve per coordinate / point (rebuilt only when names change)."""
+    def _on_began(self) -> None:
+        """The run's channels are known: offer its quantities (the same ones keep the user's choice)."""
         rec = self.recording
-        if rec.coord_names != self._coord_names:
-            self._coord_names = list(rec.coord_names)
-            self.q_curves = self._rebuild(self.q_plot, self.q_legend, self.q_curves, self._coord_names)
+        qs = quantities(rec.kind, rec.channels)
+        names = [q.name for q in qs]
+        if names != self.modes() or rec.kind != self._kind:
+            keep = self.mode if self.mode in names and rec.kind == self._kind else None
+            self.quantities = qs
+            self.mode_combo.blockSignals(True)
+            self.mode_combo.clear()
+            self.mode_combo.addItems(names)
+            if keep:
+                self.mode_combo.setCurrentText(keep)
+            self.mode_combo.blockSignals(False)
+        else:
+            self.quantities = qs
+        if rec.kind != self._kind:
+            self._hidden.clear()
+            self._shown.clear()
+        self._kind = rec.kind
+        self._ever_active = np.zeros(0, bool)
+        self._show_mode(rebuild_only=True)
         if rec.point_names != self._point_names:
             self._point_names = list(rec.point_names)
             self.xy_curves = self._rebuild(self.xy_plot, self.xy_legend, self.xy_curves, self._point_names)
+        self.xy_widget.setVisible(bool(self._point_names) or rec.kind == "kinematics")
 
-    def _rebuild(self, plot, legend, old, names) -> list:
+    def _rebuild(self, plot, legend, old, names, dashed: bool = False, suffix: str = "") -> list:
         for c in old:
             plot.removeItem(c)  # also leaves the legend
-        legend.setVisible(0 < len(names) <= LEGEND_MAX)
         named = len(names) <= LEGEND_MAX
         out = []
-        for name, pen in zip(names, _pens(len(names))):
-            c = pg.PlotDataItem(pen=pen, name=name if named else None, skipFiniteCheck=True)
+        for name, pen in zip(names, _pens(len(names), dashed)):
+            c = pg.PlotDataItem(pen=pen, name=(name + suffix) if named else None, skipFiniteCheck=True)
             plot.addItem(c)
             out.append(c)
         return out
 
     def _on_grew(self, count: int) -> None:
-        self._ensure_items()
+        rec = self.recording
+        if rec.kind == "contact" and not rec.complete and count > 1:
+            if not self._redraw.isActive():
+                wait = STREAM_REDRAW_MS - 1000 * (time.perf_counter() - self._drawn_at)
+                self._redraw.start(int(min(max(wait, 0), STREAM_REDRAW_MS)))
+            return
+        self._redraw_now()
+
+    def _redraw_now(self) -> None:
+        self._redraw.stop()
+        self._drawn_at = time.perf_counter()
         self.empty_label.setVisible(False)
-        self._update_joint_curves()
+        self.q_legend.setVisible(0 < len(self.q_curves) + len(self.ghost_curves) <= LEGEND_MAX)
+        self.xy_legend.setVisible(0 < len(self.xy_curves) <= LEGEND_MAX)
+        self._update_curves()
         self._update_point_curves()
         self._on_cursor(self.recording.cursor)
 
     # ---- drawing -----------------------------------------------------------------------------------------------
-    def _show_mode(self) -> None:
-        self.q_plot.getAxis("left").setLabel(MODES[self.mode][0])
-        self._update_joint_curves()
+    def _show_mode(self, rebuild_only: bool = False) -> None:
+        q = self.quantity()
+        names = [lab for lab, _f in q.series] if q else []
+        suffix = f" ({self._ghost_method()})"
+        if (names != self._series_names or suffix != self._ghost_suffix
+                or len(self.ghost_curves) != (len(names) if q and q.comparable else 0)):
+            self._series_names, self._ghost_suffix = names, suffix
+            self.q_curves = self._rebuild(self.q_plot, self.q_legend, self.q_curves, names)
+            ghost_names = names if q and q.comparable else []
+            self.ghost_curves = self._rebuild(self.q_plot, self.q_legend, self.ghost_curves, ghost_names, dashed=True,
+                                              suffix=suffix)
+        self.series_list.blockSignals(True)
+        self.series_list.clear()
+        for lab in names:
+            it = QListWidgetItem(lab)
+            it.setFlags(it.flags() | Qt.ItemIsUserCheckable)
+            self.series_list.addItem(it)
+        self._show_checks(q)
+        self.series_list.blockSignals(False)
+        self.q_plot.getAxis("left").setLabel(q.axis if q else "")
+        self.q_plot.setTitle(q.name if q else "", color=_FG, size="9pt")
+        if rebuild_only:
+            return
+        self._update_curves()
         self.q_plot.enableAutoRange()
         self._on_cursor(self.recording.cursor)
 
-    def _update_joint_curves(self) -> None:
-        rec = self.recording
-        t = rec.times[: rec.count]
-        Y = self.joint_series()
-        if len(Y) != len(t):
+    def _show_checks(self, q: Quantity | None) -> None:
+        """Tick the series shown (a pair never in contact range is left out until it is, unless ticked)."""
+        if q is None:
             return
-        for i, c in enumerate(self.q_curves):
-            c.setData(t, Y[:, i])
+        self.series_list.blockSignals(True)
+        for i in range(min(self.series_list.count(), len(q.series))):
+            state = Qt.Checked if self._visible(q, i) else Qt.Unchecked
+            it = self.series_list.item(i)
+            if it.checkState() != state:
+                it.setCheckState(state)
+            if q.pairs:
+                it.setToolTip("" if self._ever_active[q.pairs[i]:q.pairs[i] + 1].any()
+                              else "never in contact range so far: left out until it is (tick to show)")
+        self.series_list.blockSignals(False)
+
+    def _ghost_method(self) -> str:
+        g = self.ghost
+        return g.info.get("method", "comparison") if g is not None and g.info else "comparison"
+
+    def _series_toggled(self, item: QListWidgetItem) -> None:
+        q = self.quantity()
+        if q is None:
+            return
+        key = (q.name, item.text())
+        if item.checkState() == Qt.Checked:
+            self._hidden.discard(key)
+            self._shown.add(key)
+        else:
+            self._hidden.add(key)
+            self._shown.discard(key)
+        self._update_curves()
+        self.q_plot.enableAutoRange()
+
+    def _update_curves(self) -> None:
+        q = self.quantity()
+        rec = self.recording
+        if q is None:
+            return
+        t = rec.times[: rec.count]
+        g = self.ghost if (self.ghost is not None and self.ghost.count and q.comparable) else None
+        tg = g.times[: g.count] if g is not None else None
+        active = rec.series("pair.active")
+        self._ever_active = active.any(axis=0) if active.ndim == 2 else np.zeros(0, bool)
+        if g is not None and g.series("pair.active").shape[1:] == self._ever_active.shape:
+            self._ever_active = self._ever_active | g.series("pair.active").any(axis=0).astype(bool)
+        self._show_checks(q)
+        for i, (lab, f) in enumerate(q.series):
+            show = self._visible(q, i)
+            if i < len(self.q_curves):
+                c = self.q_curves[i]
+                if show:
+                    y = f(rec) if rec.count else np.zeros(0)
+                    c.setData(t, y) if len(y) == len(t) else c.setData([], [])
+                elif c.isVisible():
+                    c.setData([], [])
+                c.setVisible(show)
+            if i < len(self.ghost_curves):
+                c = self.ghost_curves[i]
+                if g is not None and show and g.channels.get(q.channel) is not None:
+                    c.setData(tg, f(g))
+                    c.setVisible(True)
+                elif c.isVisible():
+                    c.setData([], [])
+                    c.setVisible(False)
 
     def _update_point_curves(self) -> None:
         rec = self.recording
@@ -197,18 +490,107 @@ class PlotsPanel(QWidget):
         t = rec.time_at(k)
         if t is None:
             return
+        self.cursor_line.blockSignals(True)
         self.cursor_line.setValue(t)
+        self.cursor_line.blockSignals(False)
         self.cursor_line.setVisible(True)
         if self._point_names:
             p = rec.points[k]
             self.point_marker.setData(p[:, 0], p[:, 1])
             self.point_marker.setVisible(True)
+        q = self.quantity()
+        if q is not None:
+            vis = self.visible_series()[:4]
+            unit = q.axis.rsplit("[", 1)[1].rstrip("]") if "[" in q.axis else ""
+            parts = [f"{lab} {self.value_at_cursor(lab):.4g}" for lab in vis]
+            self.readout.setText(f"t = {t:.4g} s: " + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
 
-    def cursor_time(self) -> float | None:
-        """Time the vertical cursor line marks (None while hidden)."""
-        return float(self.cursor_line.value()) if self.cursor_line.isVisible() else None
+    def _show_stale(self, stale: bool) -> None:
+        q = self.quantity()
+        title = q.name if q else ""
+        if stale:
+            title += "  (stale: the document changed since this run)"
+        self.q_plot.setTitle(title, color="#8d6e00" if stale else _FG, size="9pt")
 
-    def marker_points(self) -> np.ndarray:
-        """(n_points, 2) positions of the cursor markers on the point traces."""
-        x, y = self.point_marker.getData()
-        return np.column_stack((x, y)) if x is not None else np.zeros((0, 2))
+    def _plot_clicked(self, ev) -> None:
+        """A click in the time plot seeks to the time under the mouse."""
+        if ev.button() != Qt.LeftButton or not self.recording.count:
+            return
+        vb = self.q_plot.getViewBox()
+        pos = ev.scenePos()
+        if not vb.sceneBoundingRect().contains(pos):
+            return
+        self.playback.seek_time(float(vb.mapSceneToView(pos).x()))
+
+    # ---- export ------------------------------------------------------------------------------------------------
+    def export_csv(self, path: str) -> None:
+        """Write t and the visible series (and the comparison run's, suffixed by its method) to a CSV file."""
+        q = self.quantity()
+        rec = self.recording
+        cols, head = [rec.times[: rec.count]], ["t [s]"]
+        unit = q.axis.rsplit("[", 1)[1].rstrip("]") if q and "[" in q.axis else ""
+        for i, (lab, f) in enumerate(q.series if q else ()):
+            if not self._visible(q, i):
+                continue
+            head.append(f"{q.name}: {lab}" + (f" [{unit}]" if unit else ""))
+            cols.append(f(rec))
+        g = self.ghost
+        ghost_cols = []
+        if q is not None and q.comparable and g is not None and g.count:
+            k = np.array([g.index_at(t) for t in rec.times[: rec.count]], int)
+            exact = np.isclose(g.times[k], rec.times[: rec.count])  # the other run has a frame at this time
+            for i, (lab, f) in enumerate(q.series):
+                if not self._visible(q, i):
+                    continue
+                head.append(f"{q.name}: {lab} ({self._ghost_method()})" + (f" [{unit}]" if unit else ""))
+                ghost_cols.append(np.where(exact, f(g)[k], np.nan))
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(head)
+            for row in np.column_stack(cols + ghost_cols) if rec.count else []:
+                w.writerow([repr(float(x)) for x in row])
+
+    def export_image(self, path: str) -> None:
+        """Save the time plot as PNG (raster) or SVG (vector) by the file's extension."""
+        if str(path).lower().endswith(".svg"):
+            # pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes (pyqtgraph issue #3485): Qt's own SVG
+            # generator paints the plot instead
+            from PySide6.QtCore import QRectF, QSize
+            from PySide6.QtGui import QPainter
+            from PySide6.QtSvg import QSvgGenerator
+
+            rect = self.q_plot.sceneBoundingRect()
+            gen = QSvgGenerator()
+            gen.setFileName(str(path))
+            gen.setSize(QSize(int(rect.width()), int(rect.height())))
+            gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+            gen.setTitle(self.mode)
+            painter = QPainter(gen)
+            try:
+                self.q_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+            finally:
+                painter.end()
+            if not QFileInfo(str(path)).exists():
+                raise OSError(f"cannot write '{path}'")
+        else:
+            exporter = pg.exporters.ImageExporter(self.q_plot)
+            exporter.parameters()["width"] = max(int(self.q_widget.width()), 800)
+            exporter.export(str(path))
+
+    def _ask_csv(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export series", "series.csv", "CSV (*.csv)")
+        if path:
+            self._export(self.export_csv, path)
+
+    def _ask_image(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export plot", "plot.png", "PNG image (*.png);;SVG (*.svg)")
+        if path:
+            self._export(self.export_image, path)
+
+    def _export(self, fn, path: str) -> None:
+        try:
+            fn(path)
+        except OSError as exc:
+            from PySide6.QtWidgets import QMessageBox
+
+            QMessageBox.warning(self, "Export failed", f"Cannot write '{path}': {exc.strerror or exc}")

@@ -9,7 +9,7 @@ import pyqtgraph.opengl as gl
 from pyqtgraph.opengl import shaders
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QFont, QQuaternion, QVector3D
-from PySide6.QtWidgets import QToolBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDoubleSpinBox, QToolBar, QVBoxLayout, QWidget
 
 from app.document import Document
 from app.selection import Selection
@@ -36,7 +36,14 @@ PALETTE = {  # RGBA floats
     "plane": (0.62, 0.64, 0.66, 0.22),  # halfspaces (floors, walls): translucent
     "selected": (1.00, 0.55, 0.10, 1.0),
     "highlight": (0.30, 0.80, 0.90, 1.0),
+    "ghost": (0.95, 0.55, 0.20, 0.35),  # the comparison run's bodies: translucent orange
+    "contact": (0.10, 0.10, 0.10, 1.0),
+    "normal": (0.84, 0.18, 0.16, 1.0),  # normal force arrows
+    "friction": (0.13, 0.45, 0.85, 1.0),  # friction force arrows
+    "trail": (0.35, 0.35, 0.45, 0.85),
+    "design_ghost": (0.55, 0.57, 0.60, 0.30),  # the design configuration: translucent grey
 }
+FORCE_ARROW_FRACTION = 0.25  # at scale 1, a force equal to the heaviest body's weight is this fraction of the scene
 LABEL = (40, 44, 52)
 _CLICK_SLOP = 4.0  # pixels a press may move and still count as a click
 
@@ -195,6 +202,47 @@ class Viewport3D(QWidget):
         self._labels_action.toggled.connect(self.set_labels_visible)
         bar.addSeparator()
         bar.addAction(self._labels_action)
+        # run overlays: contact points and force arrows, trails, the comparison run's ghost bodies
+        self._forces_on, self._trails_on = True, True
+        self._force_reference = 0.0  # N: the heaviest body's weight (0: unknown, arrows scaled by the forces shown)
+        self._force_factor = 1.0
+        self._contact_data = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
+        self._trail_data: dict[str, np.ndarray] = {}
+        self._trail_items: dict[str, gl.GLLinePlotItem] = {}
+        self._ghost_groups: dict[str, dict[str, gl.GLGraphicsItem.GLGraphicsItem]] = {}  # layer -> body -> node
+        self._ghost_poses: dict[str, dict[str, np.ndarray]] = {}
+        self._design_on = False
+        self._fit_extent: tuple | None = None  # scene extent at the last fit
+        self._fit_extra = np.zeros((0, 3))  # world points framed as well (a run's motion, fit_motion)
+        self._contact_item = gl.GLScatterPlotItem(pos=np.zeros((1, 3)), color=PALETTE["contact"], size=7, pxMode=True)
+        self._normal_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["normal"], width=3)
+        self._friction_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["friction"], width=3)
+        for it in (self._contact_item, self._normal_item, self._friction_item):
+            it.setGLOptions("translucent")
+            it.setDepthValue(30)  # drawn after the translucent floor
+            it.setVisible(False)
+            self.view.addItem(it)
+        self._forces_action = QAction("Forces", self, checkable=True, checked=True)
+        self._forces_action.setToolTip("Show contact points and contact-force arrows (red: normal, blue: friction)")
+        self._forces_action.toggled.connect(self.set_forces_visible)
+        self._trails_action = QAction("Trails", self, checkable=True, checked=True)
+        self._trails_action.setToolTip("Show the paths of named points and body origins up to the time cursor")
+        self._trails_action.toggled.connect(self.set_trails_visible)
+        self.force_box = QDoubleSpinBox()
+        self.force_box.setObjectName("viewportForceScale")
+        self.force_box.setRange(0.01, 1000.0)
+        self.force_box.setDecimals(2)
+        self.force_box.setValue(1.0)
+        self.force_box.setPrefix("× ")
+        self.force_box.setToolTip("Length of the force arrows (1: the heaviest body's weight is a quarter of the scene)")
+        self.force_box.valueChanged.connect(self.set_force_factor)
+        bar.addAction(self._forces_action)
+        bar.addWidget(self.force_box)
+        bar.addAction(self._trails_action)
+        self._design_action = QAction("Design", self, checkable=True, checked=False)
+        self._design_action.setToolTip("Show the design configuration as translucent grey ghosts")
+        self._design_action.toggled.connect(self.set_design_ghost)
+        bar.addAction(self._design_action)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
@@ -292,11 +340,141 @@ class Viewport3D(QWidget):
         self._sync()
         return self._scene
 
+    # ---- run overlays -------------------------------------------------------------------------------------------
+    def force_scale(self) -> float:
+        """Arrow length per newton (m/N) of the force arrows."""
+        lo, hi = self._scene.extent if self._scene is not None else (np.zeros(3), np.ones(3))
+        size = max(float(np.linalg.norm(hi - lo)), 1e-6)
+        ref = self._force_reference
+        if ref <= 0:
+            F = np.concatenate([self._contact_data[1], self._contact_data[2]])
+            ref = float(np.linalg.norm(F, axis=1).max(initial=0.0)) or 1.0
+        return FORCE_ARROW_FRACTION * size / ref * self._force_factor
+
+    def set_force_reference(self, newtons: float) -> None:
+        """The force drawn a quarter of the scene long at factor 1 (the heaviest body's weight of a contact run)."""
+        self._force_reference = max(float(newtons), 0.0)
+        self._draw_contacts()
+
+    def set_force_factor(self, factor: float) -> None:
+        """Lengthen (> 1) or shorten the force arrows."""
+        self._force_factor = float(factor)
+        if self.force_box.value() != factor:
+            self.force_box.setValue(factor)
+        self._draw_contacts()
+
+    def set_forces_visible(self, on: bool) -> None:
+        """Show or hide contact points and force arrows."""
+        self._forces_on = bool(on)
+        if self._forces_action.isChecked() != self._forces_on:
+            self._forces_action.setChecked(self._forces_on)
+        self._draw_contacts()
+
+    def set_trails_visible(self, on: bool) -> None:
+        """Show or hide the trails."""
+        self._trails_on = bool(on)
+        if self._trails_action.isChecked() != self._trails_on:
+            self._trails_action.setChecked(self._trails_on)
+        for item in self._trail_items.values():
+            item.setVisible(self._trails_on)
+
+    def set_contacts(self, points, normal_forces, friction_forces) -> None:
+        """Contact points (n, 3) and the forces on body A there (normal and friction, (n, 3) newtons), world."""
+        self._contact_data = tuple(np.asarray(a, float).reshape(-1, 3) for a in (points, normal_forces, friction_forces))
+        self._draw_contacts()
+
+    def contact_arrows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What is drawn: contact points and the tip of each normal and friction arrow (world)."""
+        p, fn, ff = self._contact_data
+        s = self.force_scale()
+        return p.copy(), p + s * fn, p + s * ff
+
+    def _draw_contacts(self) -> None:
+        p, fn, ff = self._contact_data
+        show = self._forces_on and len(p) > 0
+        self._contact_item.setVisible(show)
+        self._normal_item.setVisible(show)
+        self._friction_item.setVisible(show)
+        if not show:
+            return
+        self._contact_item.setData(pos=p)
+        s = self.force_scale()
+        self._normal_item.setData(pos=_arrow_segments(p, s * fn))
+        self._friction_item.setData(pos=_arrow_segments(p, s * ff))
+
+    def set_trails(self, trails: dict[str, np.ndarray]) -> None:
+        """Paths (k, 3) by name (named points, body origins) up to the cursor; items are re-used by name."""
+        self._trail_data = trails
+        for name in [n for n in self._trail_items if n not in trails]:
+            self.view.removeItem(self._trail_items.pop(name))
+        for name, path in trails.items():
+            path = np.asarray(path, float)
+            item = self._trail_items.get(name)
+            if item is None:
+                item = self._trail_items[name] = gl.GLLinePlotItem(mode="line_strip", color=PALETTE["trail"], width=1.5)
+                item.setGLOptions("translucent")
+                item.setDepthValue(25)
+                self.view.addItem(item)
+            if len(path) >= 2:
+                item.setData(pos=path)
+            item.setVisible(self._trails_on and len(path) >= 2)
+
+    def trails(self) -> dict[str, np.ndarray]:
+        """The trails drawn, by name."""
+        return {k: np.asarray(v).copy() for k, v in self._trail_data.items()}
+
+    def set_ghost_poses(self, poses, names: list[str], layer: str = "compare") -> None:
+        """Translucent copies of bodies at world 4x4 poses (layer "compare": the comparison run, orange; "design":
+        the design configuration, grey); a ghost's mesh is uploaded once, then only its transform changes."""
+        self._sync()
+        groups = self._ghost_groups.setdefault(layer, {})
+        shown = self._ghost_poses.setdefault(layer, {})
+        colour = PALETTE["ghost"] if layer == "compare" else PALETTE["design_ghost"]
+        for name, T in zip(names, np.asarray(poses, float)):
+            bg = self._by_name.get(name)
+            if bg is None or bg.unbounded:
+                continue
+            group = groups.get(name)
+            if group is None:
+                group = groups[name] = gl.GLGraphicsItem.GLGraphicsItem()
+                item = self._mesh_item(bg.mesh, colour, group)
+                item.setGLOptions("translucent")
+                group.setDepthValue(20)
+                self.view.addItem(group)
+            group.setTransform(to_qmatrix(T))
+            shown[name] = T.copy()
+
+    def ghost_poses(self, layer: str = "compare") -> dict[str, np.ndarray]:
+        """World poses of the ghost bodies shown in a layer."""
+        return {k: v.copy() for k, v in self._ghost_poses.get(layer, {}).items()}
+
+    def clear_ghosts(self, layer: str = "compare") -> None:
+        """Remove a layer's ghost bodies."""
+        for group in self._ghost_groups.pop(layer, {}).values():
+            self.view.removeItem(group)
+        self._ghost_poses.pop(layer, None)
+
+    def set_design_ghost(self, on: bool) -> None:
+        """Show the bodies' design configuration as translucent grey ghosts (beside the posed bodies)."""
+        self._design_on = bool(on)
+        if self._design_action.isChecked() != self._design_on:
+            self._design_action.setChecked(self._design_on)
+        self.clear_ghosts("design")
+        if self._design_on and self._scene is not None:
+            bodies = [bg for bg in self._scene.bodies if not bg.ground]
+            self.set_ghost_poses([bg.design for bg in bodies], [bg.name for bg in bodies], "design")
+
     # ---- document -----------------------------------------------------------------------------------------------
     def _on_replaced(self) -> None:
         self._pending = False
         self._timer.stop()
         self._builder.reset()  # a new document: its own scale and layers
+        self.clear_ghosts()
+        self.clear_ghosts("design")
+        self.set_trails({})
+        self._fit_extra = np.zeros((0, 3))
+        self.set_contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
+        self._force_reference = 0.0
         self._update()
         self._initial_view()
 
@@ -347,6 +525,10 @@ class Viewport3D(QWidget):
         self._designs = designs
         self._apply_poses({n: D for n, D in reset.items() if not _same(D, self._poses.get(n))})
         self._recolour()
+        if self._design_on:
+            self.set_design_ghost(True)  # the design configuration changed with the document
+        if self._fit_extent is not None and _extent_moved(self._fit_extent, scene.extent):
+            self._fit()  # typed coordinates took the mechanism far from what the camera frames
 
     def _sync_bodies(self, scene: Scene) -> tuple[list[str], bool]:
         """Create, re-mesh or re-key body items; returns the names whose items are no longer needed and whether any
@@ -588,9 +770,29 @@ class Viewport3D(QWidget):
             out.append(jg.mesh[0] @ T[:3, :3].T + T[:3, 3])
         return np.concatenate(out) if out else np.zeros((0, 3))
 
+    def fit_motion(self, paths: dict[str, np.ndarray]) -> bool:
+        """Frame the scene together with the bodies along these paths of their origins ((k, 3) world points by body
+        name: a run's motion), unless the user has moved the camera since the last fit; returns whether it did."""
+        if self._fitted is not None and self._fitted[:3] != self._camera_state()[:3]:
+            return False
+        self._sync()
+        extra = []
+        for name, path in paths.items():
+            bg = self._by_name.get(name)
+            if bg is None or bg.unbounded or not len(bg.mesh[0]):
+                continue
+            r = float(np.linalg.norm(bg.mesh[0], axis=1).max())  # the body fits in this ball about its origin
+            path = np.asarray(path, float).reshape(-1, 3)
+            extra += [path - r, path + r]
+        self._fit_extra = np.concatenate(extra) if extra else np.zeros((0, 3))
+        self._fit()
+        return True
+
     def _fit(self) -> None:
         self._sync()
         pts = self._world_vertices()
+        if len(self._fit_extra):
+            pts = np.concatenate([pts, self._fit_extra])
         if len(pts) == 0:
             centre, radius = np.zeros(3), 1.0
         else:
@@ -604,6 +806,8 @@ class Viewport3D(QWidget):
         self.view.opts["distance"] = dist
         self.view.update()
         self._fitted = self._camera_state()
+        if self._scene is not None:
+            self._fit_extent = tuple(np.array(a, float) for a in self._scene.extent)
 
     def _camera_state(self) -> tuple:
         o = self.view.opts
@@ -624,6 +828,33 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 def _mesh_data(mesh) -> gl.MeshData:
     v, f = mesh
     return gl.MeshData(vertexes=np.asarray(v, np.float32), faces=np.asarray(f, np.uint32))
+
+
+def _extent_moved(old: tuple, new: tuple) -> bool:
+    """Whether a scene's extent changed a lot: twice or a quarter the size, or half its size beyond the old box."""
+    (lo0, hi0), (lo1, hi1) = old, new
+    L0 = max(float(np.linalg.norm(hi0 - lo0)), 1e-9)
+    L1 = float(np.linalg.norm(hi1 - lo1))
+    return L1 > 2 * L0 or L1 < 0.25 * L0 or bool(np.any(lo1 < lo0 - 0.5 * L0) or np.any(hi1 > hi0 + 0.5 * L0))
+
+
+def _arrow_segments(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Line segments (pairs of points) of arrows from p along v, each a shaft and four head strokes."""
+    out = []
+    for a, d in zip(p, v):
+        L = float(np.linalg.norm(d))
+        if L < 1e-12:
+            continue
+        u = d / L
+        e1 = np.cross(u, [1.0, 0.0, 0.0] if abs(u[0]) < 0.9 else [0.0, 1.0, 0.0])
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(u, e1)
+        tip = a + d
+        back = tip - 0.18 * d
+        out += [a, tip]
+        for e in (e1, -e1, e2, -e2):
+            out += [tip, back + 0.07 * L * e]
+    return np.array(out) if out else np.zeros((2, 3))
 
 
 def _nice(x: float) -> float:

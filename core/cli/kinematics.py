@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import io
 from ..errors import LinkwrightError
-from ..kinematics import compile_model, solve_trajectory
+from ..kinematics import trajectory_of
+from ..run import RunSpec, open_run
 
 NAME = "kinematics"
 HELP = "solve the driven motion (positions, velocities, accelerations) at N+1 times and write CSV or JSON"
@@ -62,9 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _solve_and_write(args: argparse.Namespace, mech, fh) -> int:
-    km = compile_model(mech)
-    times = np.arange(args.steps + 1) * (args.t_end / args.steps)
-    traj = solve_trajectory(km, times)
+    traj = trajectory_of(open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps)))
     head, table = columns(traj)
     if args.json:
         data = {"name": mech.name, "ok": traj.ok, "reason": traj.reason or None, "stop_time": traj.stop_time,

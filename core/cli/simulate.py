@@ -64,13 +64,15 @@ def _prepare() -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load, simulate, write; status 3 if the simulation stopped early."""
-    from ..contact import simulate
+    from ..contact import record
+    from ..run import RunSpec, open_run
 
     if args.out is not None and not (args.out.endswith(".csv") or args.out.endswith(".npz")):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
     _prepare()
-    rec = simulate(mech, t_end=args.t_end, dt=args.dt, method=args.method, progress=_progress_bar())
+    run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method))
+    rec = record(run, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)
     else:

@@ -11,10 +11,11 @@ Jacobian), stepper (implicit and explicit steps), recording (runs, .npz/.csv out
 
 from .bodies import ContactModel, State, build_model, initial_state
 from .mcp import MCPResult, solve_mcp
-from .recording import Recording, iter_steps, load_npz, prepare_kernels, simulate
+from .recording import ContactFrame, ContactRun, Recording, iter_steps, load_npz, prepare_kernels, record, simulate
 from .stepper import METHODS, ContactResult, StepResult, closest_points, step
 
 __all__ = [
-    "ContactModel", "State", "build_model", "initial_state", "MCPResult", "solve_mcp", "Recording", "iter_steps",
+    "ContactModel", "State", "build_model", "initial_state", "MCPResult", "solve_mcp", "Recording", "ContactRun",
+    "ContactFrame", "record", "iter_steps",
     "load_npz", "prepare_kernels", "simulate", "METHODS", "ContactResult", "StepResult", "closest_points", "step",
 ]

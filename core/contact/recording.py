@@ -1,4 +1,4 @@
-"""Simulation runs and their recording (per step: body states, contact pairs, solver statistics; .npz and .csv).
+"""Simulation runs (ContactRun: the run protocol of core.run, kind "contact") and their recording (per step: body states, contact pairs, solver statistics; .npz and .csv).
 
 Row k of a recording is the state at t = k h (row 0 is the initial state).  Bodies are the dynamic bodies;
 positions are body-frame origins, linear velocities those of the origins, all in the world frame.  Pairs are
@@ -19,11 +19,13 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..errors import LinkwrightError
+from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
 from .stepper import METHODS, StepResult, Workspace, candidate_pairs, step
 
-__all__ = ["Recording", "simulate", "iter_steps", "load_npz", "prepare_kernels"]
+__all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
+           "prepare_kernels"]
 
 
 @dataclass
@@ -185,86 +187,192 @@ def prepare_kernels() -> float:
     return time.perf_counter() - t0
 
 
+# channel name -> (title, unit, over "bodies" or "pairs", components)
+CONTACT_CHANNELS = {
+    "body.position": ("body origin position", "m", "bodies", ("x", "y", "z")),
+    "body.orientation": ("body orientation (quaternion)", "", "bodies", ("w", "x", "y", "z")),
+    "body.velocity": ("velocity of the body origin", "m/s", "bodies", ("x", "y", "z")),
+    "body.angular": ("angular velocity", "rad/s", "bodies", ("x", "y", "z")),
+    "pair.active": ("in contact range", "", "pairs", ()),
+    "pair.gap": ("gap", "m", "pairs", ()),
+    "pair.pn": ("normal impulse", "N s", "pairs", ()),
+    "pair.pf": ("friction impulse on A", "N s", "pairs", ("x", "y", "z")),
+    "pair.pr": ("torsional friction impulse", "N m s", "pairs", ()),
+    "pair.normal_force": ("normal force", "N", "pairs", ()),
+    "pair.friction_force": ("friction force on A", "N", "pairs", ("x", "y", "z")),
+    "pair.point_a": ("contact point on A", "m", "pairs", ("x", "y", "z")),
+    "pair.point_b": ("contact point on B", "m", "pairs", ("x", "y", "z")),
+    "pair.normal": ("contact normal (B to A)", "", "pairs", ("x", "y", "z")),
+    "energy": ("energy", "J", ("kinetic", "potential", "total"), ()),
+    "solver": ("solver", "", ("iterations", "residual", "halvings"), ()),
+}
+
+
+@dataclass
+class ContactFrame:
+    """One instant of a contact run (core.run protocol): poses of every model body and the channels' values."""
+
+    index: int
+    t: float
+    poses: np.ndarray  # (N, 4, 4) world transforms of the body frames (model.names order; static bodies too)
+    values: dict[str, np.ndarray]
+    state: State  # the stepper's state (for continuing or checking)
+
+
+class ContactRun:
+    """The contact time-stepper as a run (core.run protocol, kind "contact"): frame k is the state at t = k h.
+
+    Holds only its own state: several runs of one model may go on at once (implicit and explicit side by side)."""
+
+    kind = "contact"
+
+    def __init__(self, model: ContactModel, t_end: float | None = None, dt: float | None = None,
+                 method: str | None = None, *, cancel: Callable[[], bool] | None = None,
+                 points: dict[str, tuple[str, tuple]] | None = None) -> None:
+        """points: named points to follow ("body.point" -> (body name, position in the body frame))."""
+        h = float(dt if dt is not None else model.dt)
+        T = float(t_end if t_end is not None else model.duration)
+        meth = method if method is not None else model.method
+        if not (h > 0 and math.isfinite(h)):
+            raise LinkwrightError("--dt", f"the step must be a positive number, got {h}")
+        if not (T >= 0 and math.isfinite(T)):
+            raise LinkwrightError("--t-end", f"the end time must be a non-negative number, got {T}")
+        if meth not in METHODS:
+            raise LinkwrightError("--method", f"must be one of {', '.join(METHODS)}, got '{meth}'")
+        n_steps = int(round(T / h))
+        if n_steps > 10_000_000:
+            raise LinkwrightError("--t-end", f"{n_steps} steps is too many (reduce t-end or increase dt)")
+        self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
+        self.dyn = model.dynamic_bodies
+        self.body_names = list(model.names)
+        self.dynamic_names = [model.names[i] for i in self.dyn]
+        self.pair_names = [f"{model.names[a]}/{model.names[b]}" for a, b, _ in model.pairs]
+        self.times = np.arange(n_steps + 1) * h
+        over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names)}
+        self.channels = tuple(Channel(name, title, unit, over[rows] if isinstance(rows, str) else rows, comps)
+                              for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
+        pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
+        self._point_body = np.array([model.names.index(b) for b, _ in pts.values()], int)
+        self._point_local = np.array([np.append(np.asarray(x, float), 1.0) for _, x in pts.values()]).reshape(-1, 4)
+        self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z")),)
+        self.steps_done = 0
+        self._verdict: Verdict | None = None
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """How the run ended (None while it runs)."""
+        return self._verdict
+
+    def __iter__(self) -> Iterator[ContactFrame]:
+        st = initial_state(self.model)
+        yield self._frame(0, st, None)
+        k = 0
+        reason, stop, cancelled = "", None, False
+        for res in iter_steps(self.model, self.h, self.n_steps, self.method, state=st, cancel=self.cancel):
+            if not res.converged:
+                cancelled = res.reason.startswith("cancelled")
+                reason = res.reason if cancelled else f"stopped at t = {st.t:.6g} s: {res.reason}"
+                stop = float(st.t)
+                break
+            k += 1
+            st = res.state
+            self.steps_done = k
+            yield self._frame(k, st, res)
+        self._verdict = Verdict(stop is None, reason, stop, cancelled)
+
+    def _frame(self, k: int, st: State, res: StepResult | None) -> ContactFrame:
+        model, h, dyn = self.model, self.h, self.dyn
+        N, B, P = model.n_bodies, dyn.size, len(model.pairs)
+        R = np.array([quat_to_matrix(q) for q in st.q]).reshape(N, 3, 3)
+        r = np.einsum("nij,nj->ni", R, model.com_body)
+        poses = np.zeros((N, 4, 4))
+        poses[:, :3, :3] = R
+        poses[:, :3, 3] = st.p - r
+        poses[:, 3, 3] = 1.0
+        v = {name: np.zeros(c.shape) for name, c in zip(CONTACT_CHANNELS, self.channels)}
+        v["pair.active"] = np.zeros(P, bool)
+        v["body.position"][:] = poses[dyn, :3, 3]
+        v["body.orientation"][:] = st.q[dyn]
+        v["body.velocity"][:] = st.v[dyn] - np.cross(st.w[dyn], r[dyn])
+        v["body.angular"][:] = st.w[dyn]
+        seen = set()
+        for c in (res.contacts if res is not None else []):
+            p = c.pair
+            seen.add(p)
+            v["pair.active"][p] = True
+            v["pair.gap"][p], v["pair.pn"][p], v["pair.pf"][p], v["pair.pr"][p] = c.gap, c.pn, c.pf, c.pr
+            v["pair.point_a"][p], v["pair.point_b"][p], v["pair.normal"][p] = c.a1, c.a2, c.normal
+        if len(seen) < P:
+            _, bounds = candidate_pairs(model, st, h)
+            for p, (a, b, _mu) in enumerate(model.pairs):
+                if p in seen:
+                    continue
+                gap = max(bounds[p], 0.0)
+                if model.halfspace[b] is not None:
+                    n = R[b] @ model.halfspace[b][0]
+                else:
+                    d = st.p[a] - st.p[b]
+                    ln = np.linalg.norm(d)
+                    n = d / ln if ln > 0 else np.array([0.0, 0.0, 1.0])
+                v["pair.gap"][p], v["pair.normal"][p] = gap, n
+                v["pair.point_a"][p] = st.p[a] - model.radius[a] * n
+                v["pair.point_b"][p] = v["pair.point_a"][p] - gap * n
+        v["pair.normal_force"][:] = v["pair.pn"] / h  # the step's mean force: impulse over the step / h
+        v["pair.friction_force"][:] = v["pair.pf"] / h
+        m = model.mass[dyn]
+        w = st.w[dyn]
+        Iw = np.einsum("bij,bjk,blk,bl->bi", R[dyn], model.inertia_body[dyn], R[dyn], w)  # R I R^T w
+        kinetic = float(0.5 * np.sum(m * np.einsum("bi,bi->b", st.v[dyn], st.v[dyn])) + 0.5 * np.sum(w * Iw))
+        potential = float(-np.sum(m * (st.p[dyn] @ model.gravity)))  # zero at the origin
+        v["energy"][:] = (kinetic, potential, kinetic + potential)
+        if res is not None:
+            v["solver"][:] = (res.iterations, res.residual, res.halvings)
+        v["points"] = np.einsum("nij,nj->ni", poses[self._point_body], self._point_local)[:, :3]
+        return ContactFrame(k, float(k * h), poses, v, st)
+
+
 def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None, method: str | None = None, *,
              progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None) -> Recording:
     """Run the contact time-stepper from the initial state to t_end (defaults from the document)."""
     model = mech_or_model if isinstance(mech_or_model, ContactModel) else build_model(mech_or_model)
-    h = float(dt if dt is not None else model.dt)
-    T = float(t_end if t_end is not None else model.duration)
-    meth = method if method is not None else model.method
-    if not (h > 0 and math.isfinite(h)):
-        raise LinkwrightError("--dt", f"the step must be a positive number, got {h}")
-    if not (T >= 0 and math.isfinite(T)):
-        raise LinkwrightError("--t-end", f"the end time must be a non-negative number, got {T}")
-    if meth not in METHODS:
-        raise LinkwrightError("--method", f"must be one of {', '.join(METHODS)}, got '{meth}'")
-    n_steps = int(round(T / h))
-    if n_steps > 10_000_000:
-        raise LinkwrightError("--t-end", f"{n_steps} steps is too many (reduce t-end or increase dt)")
-    dyn = model.dynamic_bodies
+    run = ContactRun(model, t_end, dt, method, cancel=cancel)
+    return record(run, progress=progress)
+
+
+def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = None) -> Recording:
+    """Iterate a contact run to its end into a Recording (rows past a stop are dropped)."""
+    model, dyn = run.model, run.dyn
     B, P = dyn.size, len(model.pairs)
-    K = n_steps + 1
+    K = run.n_steps + 1
     rec = Recording(
-        method=meth, dt=h, body_names=[model.names[i] for i in dyn],
-        pair_names=[f"{model.names[a]}/{model.names[b]}" for a, b, _ in model.pairs],
-        t=np.arange(K) * h, position=np.zeros((K, B, 3)), orientation=np.zeros((K, B, 4)), velocity=np.zeros((K, B, 3)),
+        method=run.method, dt=run.h, body_names=list(run.dynamic_names), pair_names=list(run.pair_names),
+        t=run.times.copy(), position=np.zeros((K, B, 3)), orientation=np.zeros((K, B, 4)), velocity=np.zeros((K, B, 3)),
         angular=np.zeros((K, B, 3)), active=np.zeros((K, P), bool), gap=np.zeros((K, P)), pn=np.zeros((K, P)),
         pf=np.zeros((K, P, 3)), pr=np.zeros((K, P)), point_a=np.zeros((K, P, 3)), point_b=np.zeros((K, P, 3)),
         normal=np.zeros((K, P, 3)), iterations=np.zeros(K, int), residual=np.zeros(K), halvings=np.zeros(K, int),
         mass=model.mass[dyn].copy(), inertia=model.inertia_body[dyn].copy(), com=model.com_body[dyn].copy())
-    st = initial_state(model)
-    ws = Workspace()  # this run's caches (the model stays constant)
-    _fill(rec, 0, model, st, dyn, [], h)
     done = 0
-    for k in range(1, K):
-        if cancel is not None and cancel():
-            rec.completed, rec.reason = False, f"cancelled at t = {st.t:.6g} s"
-            break
-        res = step(model, st, h, meth, cancel=cancel, workspace=ws)
-        if not res.converged:
-            rec.completed, rec.reason = False, f"stopped at t = {st.t:.6g} s: {res.reason}"
-            break
-        st = res.state
-        _fill(rec, k, model, st, dyn, res.contacts, h)
-        rec.iterations[k], rec.residual[k], rec.halvings[k] = res.iterations, res.residual, res.halvings
+    for f in run:
+        k, v = f.index, f.values
+        for attr, name in _RECORDED.items():
+            getattr(rec, attr)[k] = v[name]
+        if k:
+            rec.iterations[k], rec.residual[k], rec.halvings[k] = v["solver"]
+            if progress is not None:
+                progress(k, K - 1)
         done = k
-        if progress is not None:
-            progress(k, K - 1)
+    verdict = run.verdict
+    if not verdict.ok:
+        rec.completed, rec.reason = False, verdict.reason
     if done + 1 < K:
         _truncate(rec, done + 1)
     return rec
 
 
-def _fill(rec: Recording, k: int, model: ContactModel, st: State, dyn, contacts, h) -> None:
-    for j, i in enumerate(dyn):
-        R = quat_to_matrix(st.q[i])
-        r = R @ model.com_body[i]
-        rec.position[k, j] = st.p[i] - r
-        rec.orientation[k, j] = st.q[i]
-        rec.velocity[k, j] = st.v[i] - np.cross(st.w[i], r)
-        rec.angular[k, j] = st.w[i]
-    seen = set()
-    for c in contacts:
-        p = c.pair
-        seen.add(p)
-        rec.active[k, p] = True
-        rec.gap[k, p], rec.pn[k, p], rec.pf[k, p], rec.pr[k, p] = c.gap, c.pn, c.pf, c.pr
-        rec.point_a[k, p], rec.point_b[k, p], rec.normal[k, p] = c.a1, c.a2, c.normal
-    _, bounds = candidate_pairs(model, st, h)
-    for p, (a, b, _mu) in enumerate(model.pairs):
-        if p in seen:
-            continue
-        rec.gap[k, p] = max(bounds[p], 0.0)
-        if model.halfspace[b] is not None:
-            nb, _off = model.halfspace[b]
-            n = quat_to_matrix(st.q[b]) @ nb
-        else:
-            d = st.p[a] - st.p[b]
-            ln = np.linalg.norm(d)
-            n = d / ln if ln > 0 else np.array([0.0, 0.0, 1.0])
-        rec.normal[k, p] = n
-        rec.point_a[k, p] = st.p[a] - model.radius[a] * n
-        rec.point_b[k, p] = rec.point_a[k, p] - rec.gap[k, p] * n
+# Recording attribute -> channel
+_RECORDED = {"position": "body.position", "orientation": "body.orientation", "velocity": "body.velocity",
+             "angular": "body.angular", "active": "pair.active", "gap": "pair.gap", "pn": "pair.pn", "pf": "pair.pf",
+             "pr": "pair.pr", "point_a": "pair.point_a", "point_b": "pair.point_b", "normal": "pair.normal"}
 
 
 def _truncate(rec: Recording, n: int) -> None:

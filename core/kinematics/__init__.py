@@ -26,13 +26,13 @@ from .solver import (
     solve_velocities,
     twist_jacobian,
 )
-from .trajectory import Frame, Trajectory, TrajectoryRun, driver_values, solve_trajectory
+from .trajectory import Frame, Trajectory, TrajectoryRun, driver_values, solve_trajectory, trajectory_of
 
 __all__ = [
     "KinematicModel", "compile_model", "Workspace", "PositionResult",
     "forward", "body_poses", "loop_residual", "loop_jacobian", "twist_jacobian",
     "solve_positions", "solve_velocities", "solve_accelerations", "body_twists",
     "point_positions", "point_kinematics",
-    "Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "driver_values",
+    "Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "trajectory_of", "driver_values",
     "RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian",
 ]

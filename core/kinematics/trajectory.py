@@ -1,4 +1,6 @@
-"""Driven trajectories: solve every frame on the same assembly branch, stop with a located reason on failure."""
+"""Driven trajectories: solve every frame on the same assembly branch, stop with a located reason on failure.
+
+`TrajectoryRun` is the kinematic implementation of the run protocol of `core.run` (kind "kinematics")."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..errors import LinkwrightError
+from ..run import Channel, Verdict
 from .mobility import check_drivers
 from .model import KinematicModel
 from .solver import (
@@ -20,7 +23,8 @@ from .solver import (
     twist_jacobian,
 )
 
-__all__ = ["Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "driver_values", "MAX_SUBDIVISION"]
+__all__ = ["Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "trajectory_of", "driver_values",
+           "MAX_SUBDIVISION", "KINEMATIC_CHANNELS"]
 
 MAX_SUBDIVISION = 6  # a step that fails is halved up to this many times (64 sub-steps) before giving up
 _BISECTIONS = 40  # locating the limit time between the last solved and the first failed time
@@ -39,6 +43,22 @@ class Frame:
     points: np.ndarray  # (n_points, 3)
     point_vel: np.ndarray
     point_acc: np.ndarray
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """The frame's channels (core.run protocol): KINEMATIC_CHANNELS -> arrays."""
+        return {name: getattr(self, name) for name in KINEMATIC_CHANNELS}
+
+
+# channel name (a Frame attribute) -> (title, unit, per-point components)
+KINEMATIC_CHANNELS = {
+    "q": ("joint coordinates", "rad or m", False),
+    "qd": ("joint rates", "rad/s or m/s", False),
+    "qdd": ("joint accelerations", "rad/s² or m/s²", False),
+    "points": ("named points", "m", True),
+    "point_vel": ("velocities of named points", "m/s", True),
+    "point_acc": ("accelerations of named points", "m/s²", True),
+}
 
 
 @dataclass
@@ -83,7 +103,10 @@ class _State:
 
 
 class TrajectoryRun:
-    """Iterate to solve frames one by one (for a worker thread); `ok`, `reason`, `stop_time` are set at the end."""
+    """Iterate to solve frames one by one (a core.run run of kind "kinematics"); `verdict` (and `ok`, `reason`,
+    `stop_time`) are set at the end."""
+
+    kind = "kinematics"
 
     def __init__(self, km: KinematicModel, times, cancel: Callable[[], bool] | None = None) -> None:
         self.km = km
@@ -101,6 +124,18 @@ class TrajectoryRun:
         self.stop_time: float | None = None
         self.limit_time: float | None = None
         self.cancelled = False
+        self._ended = False
+        self.body_names = list(km.body_names)
+        self.channels = tuple(
+            Channel(name, title, unit, tuple(km.point_names if pts else km.coord_names), ("x", "y", "z") if pts else ())
+            for name, (title, unit, pts) in KINEMATIC_CHANNELS.items())
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """How the run ended (None while it runs)."""
+        if not self._ended:
+            return None
+        return Verdict(self.ok, self.reason, self.stop_time, self.cancelled, self.limit_time)
 
     # ---- one configuration ---------------------------------------------------------------------------------
     def _drive(self, t: float):
@@ -201,6 +236,12 @@ class TrajectoryRun:
             self.reason = f"stopped at t = {t:.6g}: {why}"
 
     def __iter__(self) -> Iterator[Frame]:
+        try:
+            yield from self._frames()
+        finally:
+            self._ended = True
+
+    def _frames(self) -> Iterator[Frame]:
         if not len(self.times):
             return
         s, why = self._start()
@@ -225,7 +266,12 @@ class TrajectoryRun:
 
 def solve_trajectory(km: KinematicModel, times, cancel: Callable[[], bool] | None = None) -> Trajectory:
     """Solve the driven motion at `times`; stops early with a reason, keeping the frames solved before."""
-    run = TrajectoryRun(km, times, cancel)
+    return trajectory_of(TrajectoryRun(km, times, cancel))
+
+
+def trajectory_of(run: TrajectoryRun) -> Trajectory:
+    """Iterate a kinematic run to its end and stack its frames."""
+    km = run.km
     frames = list(run)
     n, nb, npt = km.nq, km.n_bodies, len(km.point_names)
 

@@ -1,0 +1,145 @@
+"""Runs: one protocol for every kind of motion (driven kinematics, contact dynamics), used by the CLI and the app.
+
+A run is built from a frozen snapshot of a document and iterated (in a worker thread, or directly):
+
+    run = open_run(mech, RunSpec(t_end=1.0), cancel=event.is_set)
+    for frame in run:          # frame.index, frame.t, frame.poses (n_bodies, 4, 4), frame.values {channel: array}
+        ...
+    run.verdict                # Verdict(ok, reason, stop_time, cancelled) once the iteration has ended
+
+Every run states its `kind` ("kinematics" or "contact"), the `body_names` its poses are for (world transforms of the
+body frames), its `channels` (named per-frame arrays with labels and units: joint coordinates, named points, contact
+pairs, energies, solver statistics) and the `times` it plans to reach.  It checks `cancel` between frames (the contact
+stepper also inside a step) and ends with a verdict; frames yielded before a failure stay valid.  A run holds its own
+state only: one compiled model can be run by several runs at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator, Protocol
+
+import numpy as np
+
+from .errors import LinkwrightError
+
+__all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run"]
+
+RUN_KINDS = ("kinematics", "contact")
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A named per-frame array: `labels` index its first axis (coordinates, pairs, bodies), `components` its second."""
+
+    name: str  # key in RunFrame.values, e.g. "q", "pair.normal_force"
+    title: str  # what it is, for a plot's title or a menu ("normal force")
+    unit: str  # SI unit of the values ("N", "m", "rad or m", "" for counts)
+    labels: tuple[str, ...]
+    components: tuple[str, ...] = ()  # e.g. ("x", "y", "z"); empty for one scalar per label
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of one frame's array."""
+        return (len(self.labels),) + ((len(self.components),) if self.components else ())
+
+
+class RunFrame(Protocol):
+    """One instant of a run."""
+
+    index: int
+    t: float
+    poses: np.ndarray  # (n_bodies, 4, 4) world transforms of the body frames, in Run.body_names order
+
+    @property
+    def values(self) -> dict[str, np.ndarray]:
+        """Per-channel arrays of this frame (shapes as Run.channels)."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a run ended: ok, or why and when it stopped (a cancelled run is not ok)."""
+
+    ok: bool
+    reason: str = ""
+    stop_time: float | None = None  # the time that could not be reached
+    cancelled: bool = False
+    limit_time: float | None = None  # kinematics: where the motion ends (between the last frame and stop_time)
+
+
+class Run(Protocol):
+    """The protocol every kind of motion implements."""
+
+    kind: str  # one of RUN_KINDS
+    body_names: list[str]
+    channels: tuple[Channel, ...]
+    times: np.ndarray  # the planned frame times (a run that stops early yields a prefix)
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """None until the iteration has ended."""
+
+    def __iter__(self) -> Iterator[RunFrame]:
+        """Frames in time order."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What to run: None means the document's default (or the kind's)."""
+
+    kind: str | None = None  # None: run_kind(document)
+    t_end: float | None = None  # kinematics: default 1 s; contact: the document's simulation.duration
+    steps: int | None = None  # kinematics: number of steps (frames = steps + 1), default 100
+    dt: float | None = None  # contact: the step, default the document's simulation.dt
+    method: str | None = None  # contact: "implicit" or "explicit", default the document's
+
+
+def _free_massive_bodies(mech) -> list[str]:
+    attached = {name for j in mech.joints for name in j.bodies}
+    return [b.name for b in mech.bodies
+            if not b.ground and (b.mass is not None or b.density is not None) and b.name not in attached]
+
+
+def run_kind(mech) -> str:
+    """'contact' when a free body has mass (dynamics), 'kinematics' when there are joints, '' when nothing moves."""
+    if _free_massive_bodies(mech):
+        return "contact"
+    if mech.joints:
+        return "kinematics"
+    return ""
+
+
+def describe_kind(mech) -> str:
+    """One line for the UI: which run the document gets, and why."""
+    kind = run_kind(mech)
+    if kind == "contact":
+        n = len(_free_massive_bodies(mech))
+        return f"contact dynamics: {n} free bod{'y' if n == 1 else 'ies'} with mass (geometrically implicit time-stepper)"
+    if kind == "kinematics":
+        return "driven kinematics: joints and drivers (matrix method)"
+    return "nothing to move: the document has no joints and no free body with mass"
+
+
+def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | None = None) -> Run:
+    """The run of a document snapshot (LinkwrightError, located, for a document or spec that cannot run)."""
+    spec = spec or RunSpec()
+    kind = spec.kind or run_kind(mech)
+    if kind == "kinematics":
+        from .kinematics import TrajectoryRun, compile_model
+
+        t_end = 1.0 if spec.t_end is None else float(spec.t_end)
+        steps = 100 if spec.steps is None else int(spec.steps)
+        if not (np.isfinite(t_end) and t_end > 0):
+            raise LinkwrightError("t_end", f"must be a positive number of seconds, got {t_end}")
+        if steps < 1:
+            raise LinkwrightError("steps", f"must be at least 1, got {steps}")
+        # k * (t_end / steps): the times `linkwright kinematics` has always written
+        return TrajectoryRun(compile_model(mech), np.arange(steps + 1) * (t_end / steps), cancel=cancel)
+    if kind == "contact":
+        from .contact import ContactRun, build_model
+
+        points = {f"{b.name}.{p}": (b.name, tuple(x)) for b in mech.bodies for p, x in b.points.items()}
+        return ContactRun(build_model(mech), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points)
+    if kind:
+        raise LinkwrightError("kind", f"unknown run kind '{kind}' (known: {', '.join(RUN_KINDS)})")
+    raise LinkwrightError("bodies", describe_kind(mech))

@@ -1,0 +1,308 @@
+"""Contact documents in the window: runs stream frames to the 3D view and the plots, Run/Stop, stale results,
+the comparison of methods, a run's exception, exports, and the event loop's latency during a run."""
+
+from __future__ import annotations
+
+import csv
+import threading
+import time
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtGui import QImage
+
+from core import io
+from core.contact import simulate
+from core.model import Mechanism
+from core.transforms import quat_to_matrix
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+@pytest.fixture
+def window(make_window, qtbot):
+    def make(name):
+        win = make_window(io.load(EXAMPLES / f"{name}.json"))
+        win.qtbot = qtbot
+        return win
+
+    return make
+
+
+def finished(win, timeout: int = 60000) -> None:
+    """Wait until the window's run has ended and its thread is gone."""
+    pb = win.playback
+    win.qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=timeout)
+
+
+def pose(position, quat) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = quat_to_matrix(np.asarray(quat, float))
+    T[:3, 3] = position
+    return T
+
+
+@pytest.mark.parametrize("name, body, pair", [("contact_sphere_drop", "ball", "ball/floor"),
+                                              ("contact_box_slide", "box", "box/floor")])
+def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(window, name, body, pair):
+    win = window(name)
+    pb, plots = win.playback, win.plots
+    assert pb.kind == "contact" and win.motion.kind_label.text().startswith("Run: contact dynamics")
+    finished(win)
+    rec = pb.recording
+    ref = simulate(win.document.mechanism)  # the CLI's run of the same document
+    assert rec.ok and rec.count == ref.n_frames == 101
+    h = ref.dt
+    b = ref.body_names.index(body)
+    p = ref.pair_names.index(pair)
+    plots.set_mode("normal force")
+    for k in (0, 17, 45, 100):
+        win.motion.slider.setValue(k)  # the user scrubs
+        np.testing.assert_allclose(win.viewport.body_poses()[body], pose(ref.position[k, b], ref.orientation[k, b]),
+                                   atol=1e-12)
+        assert plots.cursor_time() == pytest.approx(k * h)
+        assert plots.value_at_cursor(pair) == pytest.approx(ref.pn[k, p] / h, abs=1e-12)  # force = impulse / h
+        # the arrows in the 3D view: from the contact point along the normal force and the friction force
+        pts, tip_n, tip_f = win.viewport.contact_arrows()
+        s = win.viewport.force_scale()
+        if ref.active[k, p]:
+            np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
+            np.testing.assert_allclose(tip_n - pts, [s * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
+            np.testing.assert_allclose(tip_f - pts, [s * ref.pf[k, p] / h], atol=1e-12)
+        else:
+            assert len(pts) == 0
+        # the body origin's trail ends where the body is
+        np.testing.assert_allclose(win.viewport.trails()[body][-1], ref.position[k, b], atol=1e-12)
+        assert len(win.viewport.trails()[body]) == k + 1
+    plots.set_mode("friction force")
+    win.motion.slider.setValue(30)
+    assert plots.value_at_cursor(pair) == pytest.approx(np.linalg.norm(ref.pf[30, p]) / h, abs=1e-12)
+    plots.set_mode("gap")
+    assert plots.value_at_cursor(pair) == pytest.approx(ref.gap[30, p], abs=1e-15)
+
+
+def test_the_sphere_rests_with_its_weight_on_the_floor(window):
+    win = window("contact_sphere_drop")
+    finished(win)
+    win.plots.set_mode("normal force")
+    win.motion.slider.setValue(100)
+    # 1 kg at rest on the floor at t = 1 s: the normal force is m g
+    assert win.plots.value_at_cursor("ball/floor") == pytest.approx(9.81, rel=1e-9)
+    win.plots.set_mode("body position")
+    assert win.plots.value_at_cursor("ball.z") == pytest.approx(0.1, abs=1e-8)  # resting on its radius
+
+
+def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbot):
+    win = window("contact_pile")
+    pb = win.playback
+    assert not pb.auto_runs() and pb.expected_seconds() > 2.0
+    assert pb.recording.count == 0 and not pb.worker.running()
+    assert "press Run (F5)" in win.motion.status_label.text()
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 3, timeout=60000)
+    assert win.action_set.stop.isEnabled()
+    threads = pb.worker.threads()
+    t0 = time.perf_counter()
+    win.action_set.stop.trigger()
+    while any(t.is_alive() for t in threads) and time.perf_counter() - t0 < 5.0:
+        time.sleep(0.002)
+    took = time.perf_counter() - t0
+    assert not any(t.is_alive() for t in threads)
+    assert took < 0.1, f"the run's thread ended {took * 1000:.0f} ms after Stop"
+    qtbot.waitUntil(lambda: pb.recording.complete, timeout=3000)
+    rec = pb.recording
+    assert rec.count >= 3 and not rec.ok
+    assert win.motion.status_label.text().startswith("stopped by the user at t = ")
+    assert not win.action_set.stop.isEnabled()
+    win.motion.slider.setValue(rec.count - 1)  # the frames so far can be scrubbed
+    assert rec.cursor == rec.count - 1
+
+
+def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
+    win = window("contact_pile")
+    pb = win.playback
+    pb.set_range(5.0, 1)  # a 5-second contact run (500 steps): it waits for Run
+    gaps = []
+    clock = QElapsedTimer()
+    probe = QTimer()
+    probe.setInterval(10)
+
+    def tick():
+        gaps.append(clock.restart())
+
+    probe.timeout.connect(tick)
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)  # the kernels are loaded, steps are running
+    clock.start()
+    probe.start()
+    qtbot.waitUntil(lambda: pb.recording.count >= 60 or pb.recording.complete, timeout=60000)
+    probe.stop()
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.worker.running(), timeout=10000)
+    g = np.array(gaps[1:])
+    assert len(g) > 20
+    # latency = how much later than its 10 ms interval a tick comes; 95 of 100 ticks within 50 ms, none blocked long
+    late = np.percentile(g, 95) - 10
+    assert late < 50, f"95th percentile of the tick gaps {np.percentile(g, 95):.0f} ms (max {g.max()} ms)"
+    assert g.max() < 250, f"the event loop was blocked {g.max()} ms"
+
+
+def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
+    win = window("contact_pile")
+    pb = win.playback
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
+    token = pb.worker.token
+    assert win.editor.update_body("ball1", density=800.0) is None
+    assert pb.recording.stale and pb.recording.count >= 2  # kept, marked
+    assert "stale" in win.motion.status_label.text() and pb.status_kind == "stale"
+    assert "stale" in win.plots.q_plot.titleLabel.text
+    assert pb.worker.token == token  # the run goes on
+    pb.stop()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=10000)
+    assert pb.recording.stale and "stale" in win.motion.status_label.text()
+    win.action_set.run.trigger()  # a new run of the edited document
+    qtbot.waitUntil(lambda: pb.recording.count >= 1, timeout=60000)
+    assert not pb.recording.stale and "stale" not in win.plots.q_plot.titleLabel.text
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.worker.running(), timeout=10000)
+    # a short run (the sphere drop, about 0.2 s of work) re-runs by itself after an edit
+    win.document.replace(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    finished(win)
+    assert pb.auto_runs()
+    token = pb.worker.token
+    assert win.editor.update_body("ball", mass=2.0) is None
+    qtbot.waitUntil(lambda: pb.worker.token == token + 1, timeout=3000)
+    finished(win)
+    assert pb.recording.ok and not pb.recording.stale and pb.recording.count == 101
+
+
+def test_comparison_runs_the_explicit_method_as_ghosts_and_dashed_curves(window, qtbot):
+    win = window("contact_sphere_drop")
+    finished(win)
+    pb, plots = win.playback, win.plots
+    win.motion.compare_box.setChecked(True)
+    assert pb.compare and win.action_set.compare.isChecked()
+    qtbot.waitUntil(lambda: pb.ghost.complete and pb.ghost.count == 101, timeout=60000)
+    qtbot.waitUntil(lambda: not pb.ghost_worker.running(), timeout=5000)
+    ref = simulate(win.document.mechanism, method="explicit")
+    plots.set_mode("gap")
+    assert any(c.name() == "ball/floor (explicit)" for c in plots.ghost_curves)
+    for k in (10, 40, 100):
+        win.motion.slider.setValue(k)
+        np.testing.assert_allclose(win.viewport.ghost_poses()["ball"], pose(ref.position[k, 0], ref.orientation[k, 0]),
+                                   atol=1e-12)
+        assert plots.value_at_cursor("ball/floor", ghost=True) == pytest.approx(ref.gap[k, 0], abs=1e-15)
+    win.action_set.compare.trigger()  # off again
+    assert not pb.compare and win.viewport.ghost_poses() == {} and pb.ghost.count == 0
+
+
+def test_an_exception_in_a_run_is_a_dialog_and_the_app_stays_usable(window, qtbot, dialogs, monkeypatch, caplog):
+    from core.contact import recording as recording_module
+
+    real = recording_module.ContactRun._frame
+
+    def broken(self, k, st, res):
+        if k == 5:
+            raise RuntimeError("a bug in the frame")
+        return real(self, k, st, res)
+
+    monkeypatch.setattr(recording_module.ContactRun, "_frame", broken)
+    win = window("contact_sphere_drop")
+    pb = win.playback
+    qtbot.waitUntil(lambda: "critical" in dialogs.kinds(), timeout=60000)
+    assert "a bug in the frame" in dialogs.calls[-1][2]
+    logged = [r for r in caplog.records if r.name == "app.playback.worker" and r.levelname == "ERROR"]
+    assert logged and "after 5 frames" in logged[0].getMessage() and "a bug in the frame" in logged[0].exc_text
+    qtbot.waitUntil(lambda: not pb.worker.running(), timeout=5000)
+    assert pb.recording.count == 5 and pb.recording.complete and not pb.recording.ok  # the frames before it stay
+    assert pb.status_kind == "error"
+    monkeypatch.setattr(recording_module.ContactRun, "_frame", real)
+    win.action_set.run.trigger()
+    finished(win)
+    assert pb.recording.ok and pb.recording.count == 101
+
+
+def test_plot_exports_read_back(window, tmp_path):
+    win = window("contact_sphere_drop")
+    finished(win)
+    plots = win.plots
+    plots.set_mode("normal force")
+    ref = simulate(win.document.mechanism)
+    out = tmp_path / "series.csv"
+    plots.export_csv(str(out))
+    rows = list(csv.reader(open(out)))
+    assert rows[0] == ["t [s]", "normal force: ball/floor [N]"] and len(rows) == 102
+    np.testing.assert_allclose(np.array(rows[1:], float), np.column_stack((ref.t, ref.pn[:, 0] / ref.dt)), atol=1e-12)
+    plots.export_image(str(tmp_path / "plot.png"))
+    img = QImage(str(tmp_path / "plot.png"))
+    assert not img.isNull() and img.width() >= 800
+    plots.export_image(str(tmp_path / "plot.svg"))
+    root = ET.parse(tmp_path / "plot.svg").getroot()
+    assert root.tag.endswith("svg") and len(list(root.iter())) > 10
+
+
+def test_dragging_the_plot_cursor_seeks(window):
+    win = window("contact_sphere_drop")
+    finished(win)
+    line = win.plots.cursor_line
+    line.setValue(0.423)
+    line.sigDragged.emit(line)  # what a mouse drag of the line does
+    rec = win.playback.recording
+    assert rec.cursor == 42 and win.motion.slider.value() == 42  # the last frame at or before t = 0.423 s
+
+
+def test_new_document_leaves_nothing_of_the_contact_run(window, qtbot):
+    win = window("contact_sphere_drop")
+    finished(win)
+    win.document.replace(Mechanism())  # File ▸ New
+    qtbot.waitUntil(lambda: "nothing to move" in win.motion.status_label.text(), timeout=5000)
+    plots = win.plots
+    assert not plots.q_legend.isVisible() and plots.cursor_time() is None
+    assert all(len(c.getOriginalDataset()[0] if c.getOriginalDataset()[0] is not None else []) == 0
+               for c in plots.q_curves)
+    assert win.viewport.trails() == {} and len(win.viewport.contact_arrows()[0]) == 0
+    assert threading.active_count() >= 1
+
+
+def test_clicking_the_time_plot_seeks(window, qtbot):
+    from PySide6.QtCore import QPointF, Qt
+
+    win = window("contact_sphere_drop")
+    finished(win)
+    plots = win.plots
+    win.dock_plots.raise_()  # the Plots tab in front, as the user has it when clicking
+    qtbot.waitUntil(lambda: plots.q_widget.isVisible(), timeout=3000)
+    qtbot.wait(50)
+    vb = plots.q_plot.getViewBox()
+    y = sum(vb.viewRange()[1]) / 2
+    scene_pos = vb.mapViewToScene(QPointF(0.655, y))
+    pos = plots.q_widget.mapFromScene(scene_pos)
+    qtbot.mouseClick(plots.q_widget.viewport(), Qt.LeftButton, pos=pos)
+    rec = win.playback.recording
+    # the click lands within a pixel of t = 0.655 s: the frame at or before it is 65 (t = 0.65 s), give or take one
+    qtbot.waitUntil(lambda: rec.cursor in (64, 65, 66), timeout=3000)
+    assert plots.cursor_time() == pytest.approx(rec.times[rec.cursor])
+
+
+def test_pairs_never_in_contact_range_are_left_out_of_the_plot_until_ticked(window, qtbot):
+    win = window("contact_pile")
+    pb, plots = win.playback, win.plots
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 12, timeout=60000)
+    pb.stop()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=10000)
+    plots.set_mode("normal force")
+    rec = pb.recording
+    pairs = list(rec.channels["pair.active"].labels)
+    ever = rec.series("pair.active").astype(bool).any(axis=0)
+    assert 0 < ever.sum() < len(pairs)  # some pairs touch (bodies on the floor), others never come close
+    assert plots.visible_series() == [p for p, e in zip(pairs, ever) if e]
+    never = pairs[int(np.flatnonzero(~ever)[0])]
+    plots.set_series_visible(never, True)  # the user ticks it: shown (all zero)
+    assert never in plots.visible_series()
+    i = [c.name() for c in plots.q_curves].index(never) if len(pairs) <= 16 else pairs.index(never)
+    assert plots.q_curves[i].isVisible()
+    np.testing.assert_array_equal(plots.q_curves[i].getOriginalDataset()[1], np.zeros(rec.count))

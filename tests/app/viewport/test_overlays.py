@@ -1,0 +1,105 @@
+"""The 3D view during a run: trails up to the cursor, force arrows (scale, toggle), transforms only, refitting."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph.opengl as gl
+
+from core import io
+
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def test_the_coupler_curve_is_traced_up_to_the_cursor(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    for k in (1, 40, 100):
+        win.motion.slider.setValue(k)
+        trail = win.viewport.trails()["coupler.P"]
+        np.testing.assert_allclose(trail, rec.points[: k + 1, 0], atol=1e-12)  # every frame up to the cursor
+    win.viewport.set_trails_visible(False)
+    assert all(not item.visible() for item in win.viewport._trail_items.values())
+
+
+def test_scrubbing_a_contact_run_moves_shapes_by_transform_only(make_window, qtbot, monkeypatch):
+    win = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=60000)
+    qtbot.waitUntil(lambda: not win.playback.worker.running(), timeout=5000)
+    item = win.viewport._body_items["ball"]
+    uploads = []
+    monkeypatch.setattr(gl.GLMeshItem, "setMeshData", lambda self, **kw: uploads.append(self))
+    for k in (0, 30, 60, 100):
+        win.motion.slider.setValue(k)
+        # the ball falls from z = 0.5 m: its body frame is where the recording puts it
+        np.testing.assert_allclose(win.viewport.body_poses()["ball"], rec.poses[k, rec.body_names.index("ball")],
+                                   atol=1e-12)
+    assert win.viewport._body_items["ball"] is item and uploads == []
+
+
+def test_force_arrows_scale_and_toggle(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=60000)
+    vp = win.viewport
+    win.motion.slider.setValue(100)  # resting: one contact, normal force m g = 9.81 N straight up
+    p, tip_n, _tip_f = vp.contact_arrows()
+    lo, hi = vp.scene().extent
+    # at factor 1 the heaviest body's weight (1 kg * 9.81 m/s^2) is a quarter of the scene's diagonal long
+    length = 0.25 * float(np.linalg.norm(hi - lo))
+    np.testing.assert_allclose(tip_n - p, [[0.0, 0.0, length]], atol=1e-9)
+    vp.force_box.setValue(2.0)  # the user lengthens the arrows
+    np.testing.assert_allclose(vp.contact_arrows()[1] - p, [[0.0, 0.0, 2 * length]], atol=1e-9)
+    assert vp._normal_item.visible()
+    vp.set_forces_visible(False)
+    assert not vp._normal_item.visible() and not vp._contact_item.visible()
+    vp.set_forces_visible(True)
+    assert vp._normal_item.visible()
+    win.motion.slider.setValue(5)  # in the air: no contact, no arrow
+    assert len(vp.contact_arrows()[0]) == 0 and not vp._normal_item.visible()
+
+
+def test_typed_coordinates_far_away_refit_the_view(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    vp = win.viewport
+    qtbot.waitUntil(lambda: win.playback.recording.complete, timeout=10000)
+    far = (40.0, 30.0, 0.0)  # D typed 50 m away (the drawing is ~4 m wide)
+    assert win.editor.update_joint("D", at=far) is None
+    vp.scene()  # the pending update (and its refit) now
+    x, y = vp.project(far)
+    assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
+    x, y = vp.project((0.0, 0.0, 0.0))  # and A, at the origin, is still in view
+    assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
+    assert math.isfinite(vp.view.opts["distance"])
+
+
+def test_the_design_configuration_ghost_stays_while_the_bodies_move(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=10000)
+    vp = win.viewport
+    assert vp.ghost_poses("design") == {}
+    vp.set_design_ghost(True)
+    win.motion.slider.setValue(25)  # the crank has turned by 2 pi * 0.25 = 90 degrees
+    ghosts = vp.ghost_poses("design")
+    assert set(ghosts) == {"crank", "coupler", "rocker"}  # every moving body; the ground has no ghost
+    np.testing.assert_allclose(ghosts["crank"], np.eye(4), atol=1e-12)  # the drawing: every coordinate zero
+    np.testing.assert_allclose(vp.body_poses()["crank"][:2, :2], [[0.0, -1.0], [1.0, 0.0]], atol=1e-9)
+    vp.set_design_ghost(False)
+    assert vp.ghost_poses("design") == {}
+
+
+def test_the_view_frames_the_whole_motion_of_a_contact_run(make_window, qtbot):
+    win = make_window(io.load(EXAMPLES / "contact_box_slide.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=60000)
+    vp = win.viewport
+    # the box slides v0^2 / (2 mu g) = 4 / (2 * 0.3 * 9.81) = 0.68 m: its last position is in view, as is the first
+    for k in (0, 100):
+        p = rec.values["body.position"][k, 0]
+        assert abs(p[0] - (0.0 if k == 0 else 4 / (2 * 0.3 * 9.81))) < 0.01
+        x, y = vp.project(p)
+        assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()

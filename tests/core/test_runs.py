@@ -1,0 +1,155 @@
+"""The run protocol (core.run): which run a document gets, frames, channels, cancel and verdicts of both kinds."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import io
+from core.contact import ContactRun, build_model, simulate
+from core.errors import LinkwrightError
+from core.kinematics import compile_model, solve_trajectory
+from core.model import Mechanism
+from core.run import RunSpec, describe_kind, open_run, run_kind
+from core.transforms import quat_to_matrix
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+@pytest.mark.parametrize("name, kind", [("contact_sphere_drop", "contact"), ("contact_pile", "contact"),
+                                        ("fourbar", "kinematics"), ("stewart_6ups", "kinematics")])
+def test_the_document_decides_the_run(name, kind):
+    mech = io.load(EXAMPLES / f"{name}.json")
+    assert run_kind(mech) == kind
+    assert describe_kind(mech).startswith({"contact": "contact dynamics", "kinematics": "driven kinematics"}[kind])
+
+
+def test_a_document_with_nothing_to_move_has_no_run():
+    assert run_kind(Mechanism()) == ""
+    with pytest.raises(LinkwrightError, match="nothing to move"):
+        open_run(Mechanism())
+
+
+def test_kinematic_run_frames_are_the_trajectory():
+    mech = io.load(EXAMPLES / "fourbar.json")
+    run = open_run(mech, RunSpec(t_end=1.0, steps=20))
+    assert run.kind == "kinematics" and run.verdict is None
+    frames = list(run)
+    assert run.verdict.ok and len(frames) == 21
+    ref = solve_trajectory(compile_model(mech), np.arange(21) * 0.05)
+    ch = {c.name: c for c in run.channels}
+    assert ch["q"].labels == tuple(ref.coord_names) and ch["q"].shape == (4,)
+    assert ch["points"].labels == tuple(ref.point_names) and ch["points"].shape == (1, 3)
+    for k in (0, 7, 20):
+        np.testing.assert_allclose(frames[k].poses, ref.poses[k], atol=1e-12)
+        np.testing.assert_allclose(frames[k].values["q"], ref.q[k], atol=1e-12)
+        np.testing.assert_allclose(frames[k].values["points"], ref.points[k], atol=1e-12)
+
+
+def pose(position, quat) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = quat_to_matrix(np.asarray(quat, float))
+    T[:3, 3] = position
+    return T
+
+
+def test_contact_run_frames_match_the_recording_and_forces_are_impulse_over_h():
+    mech = io.load(EXAMPLES / "contact_box_slide.json")
+    run = open_run(mech)
+    assert run.kind == "contact" and run.body_names == ["floor", "box"]
+    frames = list(run)
+    rec = simulate(mech)
+    assert run.verdict.ok and len(frames) == rec.n_frames == 101  # 1 s in steps of 0.01 s
+    h = 0.01
+    for k in (0, 13, 60, 100):
+        f = frames[k]
+        assert f.t == pytest.approx(k * h)
+        np.testing.assert_array_equal(f.poses[1], pose(rec.position[k, 0], rec.orientation[k, 0]))
+        np.testing.assert_array_equal(f.poses[0], np.eye(4))  # the floor stays where the document puts it
+        np.testing.assert_array_equal(f.values["pair.normal_force"], rec.pn[k] / h)
+        np.testing.assert_array_equal(f.values["pair.friction_force"], rec.pf[k] / h)
+        assert tuple(f.values["solver"]) == (rec.iterations[k], rec.residual[k], rec.halvings[k])
+    # a 1 kg box resting on the floor: the normal force over a step is its weight m g = 9.81 N
+    np.testing.assert_allclose(frames[60].values["pair.normal_force"], [9.81], rtol=1e-9)
+    # while it slides (v0 = 2 m/s stops after v0 / (mu g) = 0.68 s) the friction force is mu m g = 0.3 * 9.81 N
+    np.testing.assert_allclose(np.linalg.norm(frames[30].values["pair.friction_force"][0]), 0.3 * 9.81, rtol=1e-6)
+
+
+def test_contact_run_energies():
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    frames = list(open_run(mech))
+    # 1 kg at z = 0.5 m, at rest: potential m g z = 4.905 J (zero at the origin), kinetic 0
+    np.testing.assert_allclose(frames[0].values["energy"], [0.0, 4.905, 4.905], atol=1e-12)
+    # resting on the floor at the end (centre at z = r = 0.1 m): potential 0.981 J, no kinetic energy left
+    np.testing.assert_allclose(frames[-1].values["energy"], [0.0, 0.981, 0.981], atol=1e-6)
+    # free fall before the contact (t = 0.2 s, fallen 0.2 m): speed is g t, kinetic = m (g t)^2 / 2 (to the
+    # integrator's first order: v_k = g k h exactly, and the energy uses v)
+    e = frames[20].values["energy"]
+    assert e[0] == pytest.approx(0.5 * (9.81 * 0.2) ** 2, rel=1e-9)
+
+
+def test_cancel_stops_a_contact_run_with_the_frames_before_it():
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    flag = threading.Event()
+    run = open_run(mech, cancel=flag.is_set)
+    frames = []
+    for f in run:
+        frames.append(f)
+        if len(frames) == 6:
+            flag.set()
+    v = run.verdict
+    assert len(frames) == 6 and not v.ok and v.cancelled and v.reason.startswith("cancelled")
+    assert v.stop_time == pytest.approx(0.05)
+
+
+def test_bad_run_settings_are_located():
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    with pytest.raises(LinkwrightError, match="--dt"):
+        open_run(mech, RunSpec(dt=-1.0))
+    with pytest.raises(LinkwrightError, match="method"):
+        open_run(mech, RunSpec(method="magic"))
+    with pytest.raises(LinkwrightError, match="steps"):
+        open_run(io.load(EXAMPLES / "fourbar.json"), RunSpec(steps=0))
+
+
+def _collect(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    frames = list(run)
+    return (np.array([f.poses for f in frames]), np.array([f.values["pair.pn"] for f in frames]),
+            np.array([f.values["solver"] for f in frames]))
+
+
+def test_one_model_run_twice_at_once_gives_the_serial_results():
+    # the pile: many pairs, so the step structures of several pair sets are built while both runs go on
+    model = build_model(io.load(EXAMPLES / "contact_pile.json"))
+    serial = {m: _collect(ContactRun(model, 0.15, None, m)) for m in ("implicit", "explicit")}
+    both: dict = {}
+
+    def go(m):
+        both[m] = _collect(ContactRun(model, 0.15, None, m))
+
+    threads = [threading.Thread(target=go, args=(m,)) for m in ("implicit", "explicit")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for m in ("implicit", "explicit"):
+        for a, b in zip(both[m], serial[m]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_contact_run_follows_named_points_of_the_bodies():
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    mech.update_body("ball", points={"top": (0.0, 0.0, 0.1)})
+    run = open_run(mech)
+    ch = {c.name: c for c in run.channels}
+    assert ch["points"].labels == ("ball.top",) and ch["points"].shape == (1, 3)
+    frames = list(run)
+    # the ball falls without turning (no friction before it lands, and it lands straight): the top stays 0.1 m
+    # above the centre, which starts at z = 0.5 m and rests at z = r = 0.1 m
+    np.testing.assert_allclose(frames[0].values["points"], [[0.0, 0.0, 0.6]], atol=1e-12)
+    np.testing.assert_allclose(frames[-1].values["points"], [[0.0, 0.0, 0.2]], atol=1e-8)
+    for f in frames[::10]:
+        np.testing.assert_allclose(f.values["points"][0], f.poses[1, :3, :3] @ [0, 0, 0.1] + f.poses[1, :3, 3], atol=1e-12)
