@@ -101,7 +101,13 @@ class MainWindow(QMainWindow):
         a = self.action_set
         mb = self.menuBar()
         f = mb.addMenu("&File")
-        f.addActions([a.new, a.open])
+        new_menu = f.addMenu("&New")
+        new_menu.setObjectName("newMenu")
+        # The toolbar's New stays "New"; in this menu it reads as the kind of document (same action, same shortcut).
+        new_menu.addAction(f"&Mechanism\t{a.new.shortcut().toString()}", a.new.trigger).setToolTip(a.new.toolTip())
+        new_menu.addAction(f"&Contact Scene\t{a.new_contact.shortcut().toString()}", a.new_contact.trigger).setToolTip(
+            a.new_contact.toolTip())
+        f.addAction(a.open)
         self.recent_menu = f.addMenu("Open &Recent")
         self.examples_menu = f.addMenu("&Examples")
         for p in examples():
@@ -114,6 +120,9 @@ class MainWindow(QMainWindow):
         e.addActions([a.undo, a.redo])
         e.addSeparator()
         e.addActions([a.add_body, a.connect_mode, a.ground, a.rename, a.delete, a.add_driver])
+        shapes = e.addMenu("Add &Shaped Body")
+        shapes.setObjectName("addShapeMenu")
+        shapes.addActions(list(a.add_shapes.values()))
         e.addSeparator()
         e.addAction(a.select_all)
         v = mb.addMenu("&View")
