@@ -29,7 +29,7 @@ from core.transforms import quat_to_matrix
 __all__ = [
     "Motion", "ANIMATION_SUFFIXES", "DEFAULT_FPS", "is_contact_document", "run_contact", "MotionRun",
     "AnimationExport", "fit_motion", "grab_viewport", "save_viewport_png", "image_to_array", "frame_times", "wait_for",
-    "render_command", "screenshot_at",
+    "render_command", "screenshot_at", "ExportController",
 ]
 
 ANIMATION_SUFFIXES = (".gif", ".mp4")
@@ -339,6 +339,13 @@ class AnimationExport(QObject):
         """Stop after the current frame; the partial file is removed."""
         self._cancelled = True
 
+    def abort(self) -> None:
+        """Stop now (window close): the writer thread is ended and joined, the partial file removed."""
+        self._cancelled = True
+        self._timer.stop()
+        if not self._ended:
+            self._close(False, "cancelled")
+
     def _next(self) -> None:
         if self._ended:
             return
@@ -545,3 +552,141 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
         window.playback.seek(window.playback.recording.index_at(t))  # the slider, readout and viewport follow
     reached = motion.ok and motion.t_last >= t - 1e-9
     return reached, "" if reached else f"the run stopped at t = {motion.t_last:.6g} s before {t:g} s: {motion.reason}"
+
+
+# ---- in the app: File ▸ Export --------------------------------------------------------------------------------------
+class ExportController(QObject):
+    """File ▸ Export: the 3D view to PNG and its animation to GIF/MP4, with a progress dialog that can cancel."""
+
+    message = Signal(str)  # a line for the status bar
+    done = Signal(bool, str)  # an animation export ended: ok, path or reason
+
+    def __init__(self, window, document, viewport, playback, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.window, self.document, self.viewport, self.playback = window, document, viewport, playback
+        self.fps = DEFAULT_FPS
+        self.dialog = None  # the QProgressDialog while an animation export runs
+        self._run: MotionRun | None = None
+        self._export: AnimationExport | None = None
+        self._saved_poses: dict | None = None
+        self._path: Path | None = None
+
+    def _error(self, title: str, text: str) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
+        QMessageBox.critical(self.window, title, text)
+
+    def _ask_path(self, title: str, filters: str, default_suffix: str) -> Path | None:
+        from PySide6.QtWidgets import QFileDialog
+
+        base = self.document.path.with_suffix(default_suffix) if self.document.path else Path.home() / f"{self.document.mechanism.name or 'linkwright'}{default_suffix}"
+        path, _ = QFileDialog.getSaveFileName(self.window, title, str(base), filters)
+        if not path:
+            return None
+        p = Path(path)
+        return p if p.suffix else p.with_suffix(default_suffix)
+
+    @property
+    def busy(self) -> bool:
+        """Whether an animation export is under way."""
+        return self.dialog is not None
+
+    def export_png(self) -> bool:
+        """Ask for a file name and write the 3D view as it is drawn now."""
+        path = self._ask_path("Export 3D view as PNG", "PNG image (*.png)", ".png")
+        if path is None:
+            return False
+        try:
+            save_viewport_png(self.viewport, path)
+        except LinkwrightError as exc:
+            self._error("Cannot export", str(exc))
+            return False
+        self.message.emit(f"Exported the 3D view to {path.name}")
+        return True
+
+    def export_animation(self, path=None) -> bool:
+        """Ask for a .gif or .mp4 name, run the document if needed, render its animation; False if nothing started."""
+        if self.busy:
+            return False
+        path = Path(path) if path else self._ask_path("Export animation", "GIF animation (*.gif);;MP4 video (*.mp4)", ".gif")
+        if path is None:
+            return False
+        if path.suffix.lower() not in ANIMATION_SUFFIXES:
+            self._error("Cannot export", f"{path.name}: unknown animation type (use .gif or .mp4)")
+            return False
+        from PySide6.QtWidgets import QProgressDialog
+
+        self._path = path
+        self.playback.pause()
+        self._saved_poses = self.viewport.body_poses()
+        dlg = QProgressDialog(f"Running the motion for {path.name}…", "Cancel", 0, 1000, self.window)
+        dlg.setObjectName("exportProgress")
+        dlg.setWindowTitle("Export animation")
+        dlg.setMinimumDuration(0)
+        dlg.setAutoClose(False)
+        dlg.setAutoReset(False)
+        dlg.canceled.connect(self.cancel)
+        dlg.show()
+        self.dialog = dlg
+        mech = self.document.mechanism
+        run = self._run = MotionRun(self.document, self.playback, self)
+        run.progress.connect(self._run_progress)
+        run.finished.connect(self._render)
+        run.failed.connect(lambda msg: self._finish(False, msg))
+        if is_contact_document(mech):
+            run.start(mech.simulation_settings().duration)
+        else:
+            run.start(self.playback.t_end, self.playback.steps)  # the Motion dock's range: no re-solve if solved
+        return True
+
+    def cancel(self) -> None:
+        """Stop the export (the run, or the rendering; no partial file is left)."""
+        if self._export is not None:
+            self._export.cancel()
+        elif self._run is not None:
+            self._run.cancel()
+            self._finish(False, "cancelled")
+
+    def _run_progress(self, frac: float) -> None:
+        if self.dialog is not None and self._export is None:
+            self.dialog.setValue(int(500 * frac))  # the run is the first half of the bar
+
+    def _render(self, motion: Motion) -> None:
+        if self.dialog is None:
+            return  # cancelled meanwhile
+        self.dialog.setLabelText(f"Rendering {self._path.name}…")
+        exp = self._export = AnimationExport(self.viewport, motion, self._path, self.fps, parent=self)
+        exp.progress.connect(lambda k, n: self.dialog is not None and self.dialog.setValue(500 + int(500 * k / max(n, 1))))
+        exp.finished.connect(self._finish)
+        exp.start()
+
+    def _finish(self, ok: bool, message: str) -> None:
+        if self.dialog is None:
+            return
+        dlg, self.dialog = self.dialog, None
+        dlg.canceled.disconnect(self.cancel)
+        dlg.close()
+        dlg.deleteLater()
+        if self._run is not None:
+            self._run.shutdown()
+            self._run.deleteLater()
+        self._run, self._export = None, None
+        if self._saved_poses:
+            self.viewport.set_body_poses(self._saved_poses)  # back to what the cursor shows
+        path = self._path
+        if ok:
+            self.message.emit(f"Exported the animation to {path.name}")
+            self.done.emit(True, str(path))
+        else:
+            self.message.emit(f"Animation not exported: {message}")
+            if message != "cancelled":
+                self._error("Cannot export animation", message)
+            self.done.emit(False, message)
+
+    def shutdown(self) -> None:
+        """Stop any export now and join its threads (window close)."""
+        if self._export is not None:
+            self._export.abort()  # ends it through _finish
+        elif self._run is not None:
+            self._run.shutdown()
+            self._finish(False, "cancelled")

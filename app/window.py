@@ -17,6 +17,7 @@ from core.joints import JOINT_TYPES
 from .actions import Actions, icon
 from .document import Document
 from .editing import Editor, joint_types_for
+from .export import ExportController
 from .files import FileController, examples
 from .panels.graph import GraphView
 from .panels.properties import PropertiesPanel
@@ -75,7 +76,10 @@ class MainWindow(QMainWindow):
         self.editor.message.connect(self.status.show)
         self.files.message.connect(self.status.show)
         self.playback.mobilityChanged.connect(self.status.set_rank_mobility)
-        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback)
+        self.exports = ExportController(self, self.document, self.viewport, self.playback, self)
+        self.exports.message.connect(self.status.show)
+        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback,
+                                  self.exports)
         self._build_menus()
         self._build_toolbar()
 
@@ -114,6 +118,9 @@ class MainWindow(QMainWindow):
             self.examples_menu.addAction(p.stem.replace("_", " "), lambda p=p: self.files.open_example(p)).setToolTip(str(p))
         f.addSeparator()
         f.addActions([a.save, a.save_as, a.revert])
+        export_menu = f.addMenu("&Export")
+        export_menu.setObjectName("exportMenu")
+        export_menu.addActions([a.export_png, a.export_animation])
         f.addSeparator()
         f.addAction(a.quit)
         e = mb.addMenu("&Edit")
@@ -264,5 +271,6 @@ class MainWindow(QMainWindow):
         if self.remember_layout:
             self.save_layout()
         self.files.shutdown()
+        self.exports.shutdown()
         self.playback.shutdown()  # cancel the solve and join its thread
         event.accept()
