@@ -464,6 +464,14 @@ def run_motion(document, playback, t_end: float, steps: int | None = None,
     return out.get("motion"), out.get("error", "")
 
 
+def stop_message(motion: Motion, t: float) -> str:
+    """'the run stopped before 1 s (last frame t = 0.3 s): cannot assemble ...' for a run that did not reach t."""
+    why = motion.reason or "it ended early"
+    if why.startswith("stopped at t = ") and ": " in why:
+        why = why.split(": ", 1)[1]  # the time is said once, as the last frame's
+    return f"the run stopped before {t:g} s (last frame t = {motion.t_last:.6g} s): {why}"
+
+
 def _check_time(value: float, option: str) -> float:
     if not (math.isfinite(value) and value >= 0):
         raise LinkwrightError(option, f"must be a non-negative number of seconds, got {value}")
@@ -529,8 +537,7 @@ def render_command(args) -> int:
         if not result["ok"]:
             raise LinkwrightError("--out", result["msg"])
         if not motion.ok or motion.t_last < t_end - 1e-9:
-            print(f"the run stopped at t = {motion.t_last:.6g} s before {t_end:g} s: {motion.reason} "
-                  f"({export.frames_done} frames written)", file=sys.stderr)
+            print(f"{args.file}: {stop_message(motion, t_end)} ({export.frames_done} frames written)", file=sys.stderr)
             return 3
         return 0
     finally:
@@ -551,7 +558,7 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
     else:
         window.playback.seek(window.playback.recording.index_at(t))  # the slider, readout and viewport follow
     reached = motion.ok and motion.t_last >= t - 1e-9
-    return reached, "" if reached else f"the run stopped at t = {motion.t_last:.6g} s before {t:g} s: {motion.reason}"
+    return reached, "" if reached else stop_message(motion, t)
 
 
 # ---- in the app: File ▸ Export --------------------------------------------------------------------------------------
