@@ -553,6 +553,7 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
     if motion is None:
         return False, error
     k = motion.index_at(t)
+    fit_motion(window.viewport, motion)  # nothing of the motion off-screen
     if is_contact_document(window.document.mechanism):
         window.viewport.set_body_poses(motion.poses_at(k))
     else:
@@ -639,7 +640,7 @@ class ExportController(QObject):
         run = self._run = MotionRun(self.document, self.playback, self)
         run.progress.connect(self._run_progress)
         run.finished.connect(self._render)
-        run.failed.connect(lambda msg: self._finish(False, msg))
+        run.failed.connect(self._run_failed)  # bound methods: a contact run signals from its thread (queued here)
         if is_contact_document(mech):
             run.start(mech.simulation_settings().duration)
         else:
@@ -653,6 +654,9 @@ class ExportController(QObject):
         elif self._run is not None:
             self._run.cancel()
             self._finish(False, "cancelled")
+
+    def _run_failed(self, message: str) -> None:
+        self._finish(False, message)
 
     def _run_progress(self, frac: float) -> None:
         if self.dialog is not None and self._export is None:

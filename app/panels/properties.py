@@ -381,7 +381,7 @@ class PropertiesPanel(QWidget):
         self.doc_method.addItem("implicit (geometrically implicit NCP)", "implicit")
         self.doc_method.addItem("explicit (linearised gap)", "explicit")
         self.doc_method.setToolTip("time-stepping method of the contact simulation")
-        self.doc_method.activated.connect(lambda _i: self._simulation_set(method=self.doc_method.currentData()))
+        self.doc_method.activated.connect(lambda _i: self._method_chosen(self.doc_method.currentData()))
         doc_page = QWidget()
         f = QFormLayout(doc_page)
         f.addRow("Name", self.doc_name)
@@ -683,6 +683,10 @@ class PropertiesPanel(QWidget):
             self.refresh()
             self.error.setText(str(err))
         return err
+
+    def _method_chosen(self, method: str) -> None:
+        if method != self.document.mechanism.simulation_settings().method:  # re-choosing the shown one is no edit
+            self._simulation_set(method=method)
 
     def _show_pairs(self, pairs) -> None:
         self.pairs.blockSignals(True)

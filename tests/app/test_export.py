@@ -14,6 +14,7 @@ import imageio.v3 as iio3
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QPushButton
 
 from core import io
 from core.contact import simulate
@@ -99,6 +100,18 @@ def test_mp4_export_of_a_contact_scene_reads_back_with_its_header(make_window, q
     frames = iio3.imread(out, index=None, plugin="FFMPEG")
     assert frames.shape[0] == 5  # t = 0, 0.05, ..., 0.2 s
     assert meta["size"] == (frames.shape[2], frames.shape[1])
+
+
+def test_cancelling_an_export_during_the_run_leaves_no_file_and_no_thread(make_window, qtbot, tmp_path):
+    win = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))  # 1 s of contact steps: the run takes a while
+    out = tmp_path / "drop.gif"
+    with qtbot.waitSignal(win.exports.done, timeout=60_000) as blocker:
+        assert win.exports.export_animation(out)
+        assert win.exports.dialog is not None and win.exports.dialog.isVisible()
+        win.exports.dialog.findChild(QPushButton).click()  # the dialog's Cancel button
+    assert blocker.args == [False, "cancelled"]
+    assert not out.exists() and win.exports.dialog is None
+    # (the conftest fails the test if the run's thread were still alive)
 
 
 def test_a_refused_animation_name_shows_a_dialog_and_writes_nothing(make_window, dialogs, tmp_path):
