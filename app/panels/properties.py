@@ -357,14 +357,8 @@ class PropertiesPanel(QWidget):
             lambda t: parse_vector(t, optional=True),
             lambda v: self._contact_set(ellipsoid=(1.0, 1.0, 0.0) if v is None else v),
             "1, 1, 0 (default)", "friction ellipsoid e_t, e_o, e_r (e_r in m; 0: no torsional friction)", located=True)
-        self.pairs = QTableWidget(0, 3)
-        self.pairs.setObjectName("pairsTable")
-        self.pairs.setHorizontalHeaderLabels(["Body A", "Body B", "μ"])
-        self.pairs.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        self.pairs.verticalHeader().hide()
-        self.pairs.setMaximumHeight(100)
+        self.pairs = _table("pairsTable", ["Body A", "Body B", "μ"], self._pair_edited, stretch=None)
         self.pairs.setToolTip("per-pair friction overrides")
-        self.pairs.itemChanged.connect(self._pair_edited)
         add_pair = QPushButton("Add pair")
         add_pair.setToolTip("override the friction of a pair of shaped bodies")
         add_pair.clicked.connect(self._add_pair)
@@ -376,51 +370,30 @@ class PropertiesPanel(QWidget):
         self.doc_duration = self._field(
             lambda t: parse_number(t, optional=True),
             lambda v: self._simulation_set(duration=1.0 if v is None else v), "1 (default)", "simulated time, s", located=True)
-        self.doc_method = QComboBox()
-        self.doc_method.setObjectName("methodCombo")
-        self.doc_method.addItem("implicit (geometrically implicit NCP)", "implicit")
-        self.doc_method.addItem("explicit (linearised gap)", "explicit")
-        self.doc_method.setToolTip("time-stepping method of the contact simulation")
-        self.doc_method.activated.connect(lambda _i: self._method_chosen(self.doc_method.currentData()))
-        doc_page = QWidget()
-        f = QFormLayout(doc_page)
-        f.addRow("Name", self.doc_name)
-        f.addRow("Space", self.doc_space)
-        f.addRow("Gravity", self.doc_gravity)
-        f.addRow(_caption("Contact"))
-        f.addRow("Friction μ", self.doc_friction)
-        f.addRow("Ellipsoid", self.doc_ellipsoid)
-        f.addRow("Pairs", self.pairs)
-        row = QHBoxLayout()
-        row.addWidget(add_pair)
-        row.addWidget(rm_pair)
-        f.addRow("", row)
-        f.addRow(_caption("Simulation"))
-        f.addRow("dt (s)", self.doc_dt)
-        f.addRow("Duration (s)", self.doc_duration)
-        f.addRow("Method", self.doc_method)
+        self.doc_method = _combo("methodCombo", [("implicit (geometrically implicit NCP)", "implicit"),
+                                                 ("explicit (linearised gap)", "explicit")],
+                                 "time-stepping method of the contact simulation", self._method_chosen)
+        doc_page = _form([
+            ("Name", self.doc_name), ("Space", self.doc_space), ("Gravity", self.doc_gravity),
+            "Contact", ("Friction μ", self.doc_friction), ("Ellipsoid", self.doc_ellipsoid), ("Pairs", self.pairs),
+            ("", _buttons(add_pair, rm_pair)),
+            "Simulation", ("dt (s)", self.doc_dt), ("Duration (s)", self.doc_duration), ("Method", self.doc_method),
+        ])
 
         # Body page.
         self.body_name = self._field(parse_name, lambda v: self._rename(v), tip="body name (F2 in the graph)")
         self.body_ground = QCheckBox("fixed ground")
         self.body_ground.setToolTip("the ground body is the fixed frame (G in the graph)")
         self.body_ground.toggled.connect(lambda on: self._body_set(ground=on))
-        self.body_mass_kind = QComboBox()
-        self.body_mass_kind.setObjectName("massKind")
-        self.body_mass_kind.addItem("Mass (kg)", "mass")
-        self.body_mass_kind.addItem("Density (kg/m³)", "density")
-        self.body_mass_kind.setToolTip("give the mass, or a density and let the shape's volume give the mass")
-        self.body_mass_kind.activated.connect(lambda _i: self._mass_kind_chosen(self.body_mass_kind.currentData()))
+        self.body_mass_kind = _combo("massKind", [("Mass (kg)", "mass"), ("Density (kg/m³)", "density")],
+                                     "give the mass, or a density and let the shape's volume give the mass",
+                                     self._mass_kind_chosen)
         self.body_mass = self._field(
             lambda t: parse_number(t, optional=True, positive=True), self._mass_set, "none", "mass, kg (empty: none)"
         )
-        self.body_shape = QComboBox()
-        self.body_shape.setObjectName("shapeType")
-        self.body_shape.addItem("none", None)
-        for kind in SHAPE_PRESETS:
-            self.body_shape.addItem(kind, kind)
-        self.body_shape.setToolTip("the body's convex shape (contact and drawing); see docs/shapes.md")
-        self.body_shape.activated.connect(lambda _i: self._shape_type_chosen(self.body_shape.currentData()))
+        self.body_shape = _combo("shapeType", [("none", None)] + [(k, k) for k in SHAPE_PRESETS],
+                                 "the body's convex shape (contact and drawing); see docs/shapes.md",
+                                 self._shape_type_chosen)
         self.shape_params = QWidget()
         self.shape_params.setObjectName("shapeParams")
         self._shape_form = QFormLayout(self.shape_params)
@@ -447,37 +420,19 @@ class PropertiesPanel(QWidget):
         self.body_angular = self._field(
             lambda t: parse_vector(t, optional=True), lambda v: self._velocity_set(angular=v), "0, 0, 0",
             "initial angular velocity, world, rad/s", located=True)
-        self.points = QTableWidget(0, 2)
-        self.points.setObjectName("pointsTable")
-        self.points.setHorizontalHeaderLabels(["Point", "x, y, z (m)"])
-        self.points.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
-        self.points.verticalHeader().hide()
-        self.points.setMaximumHeight(110)
-        self.points.itemChanged.connect(self._points_edited)
+        self.points = _table("pointsTable", ["Point", "x, y, z (m)"], self._points_edited, stretch=1)
         add_pt = QPushButton("Add point")
         add_pt.clicked.connect(self._add_point)
         rm_pt = QPushButton("Remove point")
         rm_pt.clicked.connect(self._remove_point)
-        body_page = QWidget()
-        f = QFormLayout(body_page)
-        f.addRow("Name", self.body_name)
-        f.addRow("", self.body_ground)
-        f.addRow(self.body_mass_kind, self.body_mass)
-        f.addRow("Points", self.points)
-        row = QHBoxLayout()
-        row.addWidget(add_pt)
-        row.addWidget(rm_pt)
-        f.addRow("", row)
-        f.addRow(_caption("Shape"))
-        f.addRow("Type", self.body_shape)
-        f.addRow(self.shape_params)
-        f.addRow("Inertia", self.body_inertia)
-        f.addRow("Centre of mass", self.body_com)
-        f.addRow(_caption("Initial state"))
-        f.addRow("Position (m)", self.body_position)
-        f.addRow("Roll, pitch, yaw (°)", self.body_rpy)
-        f.addRow("Velocity (m/s)", self.body_velocity)
-        f.addRow("Angular (rad/s)", self.body_angular)
+        body_page = _form([
+            ("Name", self.body_name), ("", self.body_ground), (self.body_mass_kind, self.body_mass),
+            ("Points", self.points), ("", _buttons(add_pt, rm_pt)),
+            "Shape", ("Type", self.body_shape), self.shape_params, ("Inertia", self.body_inertia),
+            ("Centre of mass", self.body_com),
+            "Initial state", ("Position (m)", self.body_position), ("Roll, pitch, yaw (°)", self.body_rpy),
+            ("Velocity (m/s)", self.body_velocity), ("Angular (rad/s)", self.body_angular),
+        ])
 
         # Joint page.
         self.joint_name = self._field(parse_name, lambda v: self._rename(v), tip="joint name (F2 in the graph)")
@@ -496,15 +451,10 @@ class PropertiesPanel(QWidget):
         self.joint_pitch = self._field(
             lambda t: parse_number(t, optional=True), lambda v: self._joint_set(pitch=v), "—", "helical pitch: advance per turn, m"
         )
-        joint_page = QWidget()
-        f = QFormLayout(joint_page)
-        f.addRow("Name", self.joint_name)
-        f.addRow("Type", self.joint_type)
-        f.addRow("Body 1", self.joint_a)
-        f.addRow("Body 2", self.joint_b)
-        f.addRow("At (m)", self.joint_at)
-        f.addRow("Axis", self.joint_axis)
-        f.addRow("Pitch (m)", self.joint_pitch)
+        joint_page = _form([
+            ("Name", self.joint_name), ("Type", self.joint_type), ("Body 1", self.joint_a), ("Body 2", self.joint_b),
+            ("At (m)", self.joint_at), ("Axis", self.joint_axis), ("Pitch (m)", self.joint_pitch),
+        ])
 
         self.pages = QStackedWidget()
         for p in (doc_page, body_page, joint_page):
@@ -544,9 +494,7 @@ class PropertiesPanel(QWidget):
         lay.addWidget(cap)
         lay.addWidget(self.driver_table, 1)
         lay.addWidget(self.driver_check)
-        row = QHBoxLayout()
-        row.addWidget(add_dr)
-        row.addWidget(rm_dr)
+        row = _buttons(add_dr, rm_dr)
         row.addStretch(1)
         lay.addLayout(row)
 
@@ -942,9 +890,52 @@ class PropertiesPanel(QWidget):
         return ""
 
 
-def _caption(text: str) -> QLabel:
-    """A bold section heading inside a form."""
-    lab = QLabel(text)
-    lab.setStyleSheet("font-weight: bold; margin-top: 6px;")
-    return lab
+def _form(rows) -> QWidget:
+    """A form page from rows: (label, widget or layout), a widget spanning the row, or a str section heading."""
+    page = QWidget()
+    f = QFormLayout(page)
+    for row in rows:
+        if isinstance(row, str):
+            lab = QLabel(row)
+            lab.setStyleSheet("font-weight: bold; margin-top: 6px;")
+            f.addRow(lab)
+        elif isinstance(row, tuple):
+            f.addRow(*row)
+        else:
+            f.addRow(row)
+    return page
+
+
+def _combo(name: str, items: list[tuple[str, Any]], tip: str, chosen) -> QComboBox:
+    """A combo box of (text, data) items calling `chosen(data)` when the user picks one (never on refresh)."""
+    c = QComboBox()
+    c.setObjectName(name)
+    for text, data in items:
+        c.addItem(text, data)
+    c.setToolTip(tip)
+    c.activated.connect(lambda _i: chosen(c.currentData()))
+    return c
+
+
+def _table(name: str, headers: list[str], edited, stretch: int | None) -> QTableWidget:
+    """A small editable table of a form (`stretch`: the column that takes the width; None: all share it)."""
+    t = QTableWidget(0, len(headers))
+    t.setObjectName(name)
+    t.setHorizontalHeaderLabels(headers)
+    if stretch is None:
+        t.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+    else:
+        t.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.Stretch)
+    t.verticalHeader().hide()
+    t.setMaximumHeight(110)
+    t.itemChanged.connect(edited)
+    return t
+
+
+def _buttons(*buttons: QPushButton) -> QHBoxLayout:
+    """Buttons side by side on one form row."""
+    row = QHBoxLayout()
+    for b in buttons:
+        row.addWidget(b)
+    return row
 
