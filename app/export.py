@@ -630,6 +630,7 @@ class ExportController(QObject):
         dlg = QProgressDialog(f"Running the motion for {path.name}…", "Cancel", 0, 1000, self.window)
         dlg.setObjectName("exportProgress")
         dlg.setWindowTitle("Export animation")
+        dlg.setWindowModality(Qt.WindowModality.WindowModal)  # no edits while the frames are drawn from the document
         dlg.setMinimumDuration(0)
         dlg.setAutoClose(False)
         dlg.setAutoReset(False)

@@ -205,3 +205,26 @@ def test_roll_pitch_yaw_is_shown_in_degrees_and_stored_as_the_quaternion(make_wi
     win.selection.clear()
     win.selection.set(bodies=["cylinder1"])
     assert p.body_rpy.text() == "30, 20, 10"  # read back from the quaternion
+
+
+def test_pair_overrides_are_edited_in_their_table(make_window, point_dialog):
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.3", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    win.selection.clear()
+    p = win.properties
+    p._add_pair()
+    m = win.document.mechanism
+    assert [(x.bodies, x.friction) for x in m.contact.pairs] == [(("ground", "sphere1"), 0.5)]
+    assert p.pairs.rowCount() == 1 and p.pairs.item(0, 1).text() == "sphere1"
+    p.pairs.item(0, 1).setText("nobody")  # refused: red, with the located reason, nothing changed
+    assert "contact.pairs[0].bodies[1]: unknown body 'nobody'" in p.error.text()
+    assert win.document.mechanism.contact.pairs[0].bodies == ("ground", "sphere1")
+    p._add_pair()  # no other pair of shaped bodies
+    assert "every pair of shaped bodies has an override already" in p.error.text()
+    p.pairs.setCurrentCell(0, 2)
+    p._remove_pair()
+    assert win.document.mechanism.contact.pairs == () and p.pairs.rowCount() == 0
+    win.document.undo_stack.undo()
+    assert len(win.document.mechanism.contact.pairs) == 1 and p.pairs.rowCount() == 1
