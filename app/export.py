@@ -10,6 +10,7 @@ writer thread, so the window stays responsive and an export can be cancelled bet
 from __future__ import annotations
 
 import math
+import os
 import queue
 import sys
 import threading
@@ -510,6 +511,10 @@ def render_command(args) -> int:
 
         build_model(mech)  # a document the stepper refuses is bad input (status 2), found before any window opens
 
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
+            and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith(("xcb", "wayland")):
+        # Qt would abort the process; say what to do instead
+        raise LinkwrightError("render", "needs a display for OpenGL: run it under Xvfb (xvfb-run -a linkwright render ...)")
     application()
     document = Document(mech, Path(args.file).resolve())
     viewport = Viewport3D(document, Selection())

@@ -178,6 +178,15 @@ def test_render_refuses_bad_options_with_status_2(tmp_path, args, where):
     assert not list(tmp_path.glob("*.gif"))
 
 
+def test_render_without_a_display_says_to_use_xvfb_instead_of_aborting(tmp_path):
+    env = _env()
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    r = subprocess.run([sys.executable, "-m", "app", "render", str(EXAMPLES / "fourbar.json"), "--out",
+                        str(tmp_path / "x.gif")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Xvfb" in r.stderr and not (tmp_path / "x.gif").exists()
+
+
 def test_render_of_a_bad_file_is_the_located_message_and_status_2(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "linkwright.mechanism", "version": 1, "space": "spatial", "bodies": '
