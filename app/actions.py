@@ -21,7 +21,7 @@ def icon(name: str) -> QIcon:
 class Actions:
     """Creates every action of the main window and connects it to the file controller, editor and views."""
 
-    def __init__(self, window: QWidget, files, editor, graph, document, viewport, playback=None) -> None:
+    def __init__(self, window: QWidget, files, editor, graph, document, viewport, playback=None, exports=None) -> None:
         st = window.style()
         self._window = window
 
@@ -52,6 +52,12 @@ class Actions:
         self.save_as = act("Save &As…", files.save_as, QKeySequence("Ctrl+Shift+S"), "Save under another name")
         self.revert = act("&Revert", files.revert, None, "Reload the file, dropping unsaved changes", st.standardIcon(QStyle.SP_BrowserReload))
         self.quit = act("&Quit", window.close, QKeySequence("Ctrl+Q"), "Quit Linkwright")
+        if exports is not None:
+            self.export_png = act("3D View as &PNG…", exports.export_png, None, "Save the 3D view as drawn now to a PNG")
+            self.export_animation = act("&Animation (GIF, MP4)…", exports.export_animation, QKeySequence("Ctrl+E"),
+                                        "Render the 3D view's animation to a GIF or an MP4 (runs the document first)")
+        self.new_contact = act("New &Contact Scene", files.new_contact_scene, QKeySequence("Ctrl+Shift+N"),
+                               "Start a contact scene: a ground plane, z up; add shaped bodies to it")
 
         # Edit
         self.undo = document.undo_stack.createUndoAction(window, "&Undo")
@@ -75,6 +81,15 @@ class Actions:
         )
         self.rename = act("Re&name", graph.start_rename, "F2", "Rename the selected body or joint in place", icon("rename"))
         self.select_all = act("Select &All", lambda: editor.selection.set(editor.document.mechanism.body_names(), editor.document.mechanism.joint_names()), QKeySequence.SelectAll)
+        from .editing import SHAPE_PRESETS
+        from .scene import add_shaped_body
+
+        self.add_shapes = {
+            kind: act(kind.capitalize() + ("" if kind == "halfspace" else "…"),
+                      lambda k=kind: add_shaped_body(window, editor, k), None,
+                      "Add a fixed plane z <= 0" if kind == "halfspace" else f"Add a 1 kg {kind} at a point you choose")
+            for kind in SHAPE_PRESETS
+        }
         self.add_driver = act("Add D&river", lambda: editor.add_driver(next(iter(editor.selection.joints)) if len(editor.selection.joints) == 1 else None), "Ctrl+D", "Drive the selected joint with q = t")
 
         # View

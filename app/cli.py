@@ -20,8 +20,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line; start the GUI or run a headless sub-command."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, sub = build_parser()
+    add_render_command(sub)
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the main window to a PNG and exit")
-    parser.usage = "linkwright [-h] [--version] [--screenshot OUT.png] [FILE] | linkwright COMMAND ..."
+    parser.add_argument("--time", type=float, metavar="T",
+                        help="with --screenshot: run the document to T seconds first and show that time")
+    parser.usage = "linkwright [-h] [--version] [--screenshot OUT.png [--time T]] [FILE] | linkwright COMMAND ..."
     names = set(sub.choices)
     if argv and argv[0] in names:
         args = parser.parse_args(argv)
@@ -40,9 +43,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.parse_args(argv)  # prints and exits
     gui = build_gui_parser()
     gargs = gui.parse_args(argv)
+    if gargs.time is not None and not gargs.screenshot:
+        print("linkwright: error: --time goes with --screenshot OUT.png", file=sys.stderr)
+        return 2
     from app.main import run_gui  # Qt is imported only when the GUI is really wanted
 
-    return run_gui(file=gargs.file, screenshot=gargs.screenshot)
+    return run_gui(file=gargs.file, screenshot=gargs.screenshot, time=gargs.time)
+
+
+def add_render_command(sub) -> None:
+    """The `render` sub-command: it needs Qt and OpenGL, so it lives here and not in core.cli."""
+    p = sub.add_parser("render", help="render the 3D view's animation of a document to a GIF or an MP4 (headless)",
+                       description="Run FILE (its driven motion or its contact simulation) and render the 3D view's "
+                                   "animation to a GIF or an MP4. Needs a display: under Xvfb on a headless machine.")
+    p.add_argument("file", metavar="FILE", help="a Linkwright mechanism file (.json)")
+    p.add_argument("--out", required=True, metavar="anim.gif|anim.mp4", help="the animation to write")
+    p.add_argument("--t-end", type=float, default=None, metavar="T",
+                   help="end time in s (default: the file's simulation.duration for a contact scene, else 1)")
+    p.add_argument("--fps", type=int, default=25, metavar="N", help="frames per second (default 25)")
+
+    def run(args) -> int:
+        from app.export import render_command
+
+        return render_command(args)
+
+    p.set_defaults(_run=run)
 
 
 def build_gui_parser():
@@ -52,6 +77,9 @@ def build_gui_parser():
     p = argparse.ArgumentParser(prog="linkwright", description="Start the Linkwright desktop app.")
     p.add_argument("file", nargs="?", metavar="FILE", help="a mechanism file to open (default: the four-bar example)")
     p.add_argument("--screenshot", metavar="OUT.png", help="render the main window to a PNG and exit")
+    p.add_argument("--time", type=float, metavar="T",
+                   help="with --screenshot: run the document to T seconds first and show that time (status 3 and "
+                        "the last frame if the run stops before T)")
     return p
 
 

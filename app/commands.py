@@ -23,6 +23,9 @@ __all__ = [
     "UpdateDriver",
     "MoveNodes",
     "SetProperties",
+    "SetContact",
+    "SetSimulation",
+    "SetPairFriction",
     "execute",
 ]
 
@@ -261,3 +264,59 @@ class SetProperties(EditCommand):
 
     def _undo(self, mech: Mechanism) -> None:
         mech.set_properties(**self._old)
+
+
+class _SetSettings(EditCommand):
+    """Change fields of one settings record of the document (undo puts the old record, or its absence, back)."""
+
+    key = ""  # "contact" or "simulation"
+    label = ""
+
+    def __init__(self, document, **changes: Any) -> None:
+        super().__init__(document, f"Edit {self.label}: {', '.join(changes)}")
+        self.changes = changes
+        self._old: Any = None
+
+    def _apply(self, mech: Mechanism):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _do(self, mech: Mechanism) -> None:
+        self._old = self._apply(mech)
+
+    def _undo(self, mech: Mechanism) -> None:
+        mech.set_properties(**{self.key: self._old})
+
+
+class SetContact(_SetSettings):
+    """Change the contact settings: friction, ellipsoid, pairs (created with defaults if the document has none)."""
+
+    key, label = "contact", "contact"
+
+    def _apply(self, mech: Mechanism):
+        return mech.set_contact(**self.changes)
+
+
+class SetSimulation(_SetSettings):
+    """Change the time-stepping settings: dt, duration, method."""
+
+    key, label = "simulation", "simulation"
+
+    def _apply(self, mech: Mechanism):
+        return mech.set_simulation(**self.changes)
+
+
+class SetPairFriction(EditCommand):
+    """Override the friction of one pair of bodies (None drops the override)."""
+
+    def __init__(self, document, a: str, b: str, friction: float | None) -> None:
+        what = f"Friction of {a}/{b}" if friction is not None else f"Drop friction override of {a}/{b}"
+        super().__init__(document, what)
+        self.a, self.b, self.friction = a, b, friction
+        self._old: Any = None
+
+    def _do(self, mech: Mechanism) -> None:
+        self._old = mech.set_pair_friction(self.a, self.b, self.friction)
+
+    def _undo(self, mech: Mechanism) -> None:
+        mech.set_properties(contact=self._old)
+

@@ -6,15 +6,28 @@ from PySide6.QtCore import QObject, Signal
 
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES
-from core.model import Body, Driver, Joint
+from core.model import Body, Driver, Joint, Pose
 
 from . import commands as cmd
 from .layout import auto_layout
 
-__all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "joint_types_for"]
+__all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "SHAPE_PRESETS", "DEFAULT_BODY_MASS", "joint_types_for"]
 
 SCENE_TO_METRES = 0.01  # a new joint is placed between its bodies' graph nodes, 100 scene units = 1 m
 DEFAULT_PITCH = 0.01  # m per turn, given to a new helical joint (or a joint changed to helical) until the user edits it
+DEFAULT_BODY_MASS = 1.0  # kg, given to a body added with a shape (edit it, or switch to a density, in Properties)
+# The shape a new body of each kind gets (about 0.2 m across; a halfspace is the floor z <= 0). Every type of
+# core.shapes.SHAPE_TYPES has a row; Properties edits the parameters afterwards.
+SHAPE_PRESETS: dict[str, dict] = {
+    "sphere": {"type": "sphere", "radius": 0.1},
+    "box": {"type": "box", "size": [0.2, 0.2, 0.2]},
+    "cylinder": {"type": "cylinder", "radius": 0.1, "length": 0.2},
+    "disc": {"type": "disc", "radius": 0.1, "thickness": 0.02},
+    "ellipsoid": {"type": "ellipsoid", "radii": [0.15, 0.1, 0.05]},
+    "superellipsoid": {"type": "superellipsoid", "radii": [0.1, 0.1, 0.1], "exponents": [4, 4]},
+    "polytope": {"type": "polytope", "vertices": [[0, 0, 0], [0.2, 0, 0], [0, 0.2, 0], [0, 0, 0.2]]},
+    "halfspace": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0},
+}
 
 
 def joint_types_for(space: str) -> list[str]:
@@ -77,6 +90,36 @@ class Editor(QObject):
         self.run(cmd.AddBody(self.document, Body(name), (round(position[0], 1), round(position[1], 1))))
         self.selection.set(bodies=[name])
         return name
+
+    def add_shaped_body(self, kind: str, at=(0.0, 0.0, 0.0)) -> str | None:
+        """Add a body with the preset `kind` of shape placed at world point `at` (mass 1 kg; a halfspace is a fixed
+        ground) and select it; returns its name, None if refused."""
+        m = self.document.mechanism
+        if kind not in SHAPE_PRESETS:
+            self.message.emit(f"Refused: unknown shape '{kind}' (known: {', '.join(SHAPE_PRESETS)})")
+            return None
+        name = m.unique_name(kind)
+        static = kind == "halfspace"  # unbounded: it has no mass, only a fixed body may carry it
+        pose = None if tuple(at) == (0.0, 0.0, 0.0) else Pose(tuple(float(x) for x in at), (1.0, 0.0, 0.0, 0.0))
+        body = Body(name, ground=static, mass=None if static else DEFAULT_BODY_MASS, shape=SHAPE_PRESETS[kind], pose=pose)
+        xs = [p[0] for p in m.layout.values()]
+        graph_pos = (round(max(xs) + 120.0, 1), 0.0) if xs else (0.0, 0.0)  # beside the graph's other nodes
+        if self.run(cmd.AddBody(self.document, body, graph_pos)) is not None:
+            return None
+        self.selection.set(bodies=[name])
+        return name
+
+    def set_contact(self, **changes) -> LinkwrightError | None:
+        """Change the document's contact settings (friction, ellipsoid, pairs)."""
+        return self.run(cmd.SetContact(self.document, **changes))
+
+    def set_simulation(self, **changes) -> LinkwrightError | None:
+        """Change the document's time-stepping settings (dt, duration, method)."""
+        return self.run(cmd.SetSimulation(self.document, **changes))
+
+    def set_pair_friction(self, a: str, b: str, friction: float | None) -> LinkwrightError | None:
+        """Override (or, with None, stop overriding) the friction coefficient of the pair a/b."""
+        return self.run(cmd.SetPairFriction(self.document, a, b, friction))
 
     def connect(self, a: str, b: str, type_name: str | None = None) -> str | None:
         """Add a joint of the current (or given) type between bodies `a` and `b`; returns its name or None."""

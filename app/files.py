@@ -12,12 +12,15 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from core import io
 from core.errors import LinkwrightError
-from core.model import Mechanism
+from core.model import Body, ContactSettings, Mechanism, SimulationSettings
 from core.resources import resource_dir
 
 from .layout import auto_layout
 
-__all__ = ["FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "MAX_RECENT", "AUTOSAVE_MS"]
+__all__ = [
+    "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
+    "AUTOSAVE_MS",
+]
 
 EXAMPLES_DIR = resource_dir() / "examples"
 MAX_RECENT = 10
@@ -50,6 +53,14 @@ def prepare_loaded(mech: Mechanism) -> Mechanism:
             for n in missing:
                 mech.layout[n] = (pos[n][0] + dx, pos[n][1])
     return mech
+
+
+def contact_scene() -> Mechanism:
+    """A new contact scene: spatial, z up, gravity -9.81 m/s² along z, a fixed ground halfspace z <= 0, and the
+    default contact and time-stepping settings written out (so they show, and are saved, as the file's values)."""
+    ground = Body("ground", ground=True, shape={"type": "halfspace", "normal": [0.0, 0.0, 1.0], "offset": 0.0})
+    return Mechanism(name="Contact scene", space="spatial", gravity=(0.0, 0.0, -9.81), bodies=[ground],
+                     layout={"ground": (0.0, 0.0)}, contact=ContactSettings(), simulation=SimulationSettings())
 
 
 def _pid_alive(pid: int) -> bool:
@@ -106,6 +117,14 @@ class FileController(QObject):
             return False
         self.document.replace(Mechanism(name="Untitled"), None)
         self.message.emit("New document")
+        return True
+
+    def new_contact_scene(self) -> bool:
+        """Start a contact scene: a ground plane (z up) to which shaped bodies are added."""
+        if not self.maybe_save():
+            return False
+        self.document.replace(contact_scene(), None)
+        self.message.emit("New contact scene: add bodies with Edit ▸ Add Shaped Body")
         return True
 
     def open(self) -> bool:

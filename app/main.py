@@ -51,8 +51,9 @@ def _wait(ms: int) -> None:
     loop.exec()
 
 
-def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
-    """Run the GUI; with `screenshot`, render the window (3D viewport included) to that PNG and return 0."""
+def run_gui(file: str | None = None, screenshot: str | None = None, time: float | None = None) -> int:
+    """Run the GUI; with `screenshot`, render the window (3D viewport included) to that PNG and return 0 — after
+    running the document to `time` if given (3 when the run stops before it; the last frame is rendered)."""
     app = application()
     if screenshot:
         try:
@@ -66,18 +67,31 @@ def run_gui(file: str | None = None, screenshot: str | None = None) -> int:
         win.graph.fit()
         _wait(600)  # let the docks settle and the GL viewport render its first frames
         win.graph.fit()
-        _wait(200)
-        image = win.grab()
-        ok = image.save(screenshot, "PNG")
-        win.files.shutdown()
-        win.document.undo_stack.setClean()
-        win.close()
-        win.deleteLater()
-        app.processEvents()
+        status = 0
+        try:
+            if time is not None:
+                from .export import screenshot_at
+
+                reached, why = screenshot_at(win, time)
+                if not reached:
+                    print(f"{file or 'the document'}: {why}", file=sys.stderr)
+                    status = 3
+            _wait(200)
+            image = win.grab()
+            ok = image.save(screenshot, "PNG")
+        except LinkwrightError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            ok, status = True, 2
+        finally:
+            win.files.shutdown()
+            win.document.undo_stack.setClean()
+            win.close()
+            win.deleteLater()
+            app.processEvents()
         if not ok:
             print(f"error: {screenshot}: cannot write the PNG", file=sys.stderr)
             return 2
-        return 0
+        return status
 
     win = open_start_window(file)
     return app.exec()

@@ -17,6 +17,7 @@ from core.joints import JOINT_TYPES
 from .actions import Actions, icon
 from .document import Document
 from .editing import Editor, joint_types_for
+from .export import ExportController
 from .files import FileController, examples
 from .panels.graph import GraphView
 from .panels.properties import PropertiesPanel
@@ -75,7 +76,10 @@ class MainWindow(QMainWindow):
         self.editor.message.connect(self.status.show)
         self.files.message.connect(self.status.show)
         self.playback.mobilityChanged.connect(self.status.set_rank_mobility)
-        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback)
+        self.exports = ExportController(self, self.document, self.viewport, self.playback, self)
+        self.exports.message.connect(self.status.show)
+        self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback,
+                                  self.exports)
         self.motion.use_actions(self.action_set.run, self.action_set.stop)
         self.playback.crashed.connect(self._run_crashed)
         self._build_menus()
@@ -103,19 +107,31 @@ class MainWindow(QMainWindow):
         a = self.action_set
         mb = self.menuBar()
         f = mb.addMenu("&File")
-        f.addActions([a.new, a.open])
+        new_menu = f.addMenu("&New")
+        new_menu.setObjectName("newMenu")
+        # The toolbar's New stays "New"; in this menu it reads as the kind of document (same action, same shortcut).
+        new_menu.addAction(f"&Mechanism\t{a.new.shortcut().toString()}", a.new.trigger).setToolTip(a.new.toolTip())
+        new_menu.addAction(f"&Contact Scene\t{a.new_contact.shortcut().toString()}", a.new_contact.trigger).setToolTip(
+            a.new_contact.toolTip())
+        f.addAction(a.open)
         self.recent_menu = f.addMenu("Open &Recent")
         self.examples_menu = f.addMenu("&Examples")
         for p in examples():
             self.examples_menu.addAction(p.stem.replace("_", " "), lambda p=p: self.files.open_example(p)).setToolTip(str(p))
         f.addSeparator()
         f.addActions([a.save, a.save_as, a.revert])
+        export_menu = f.addMenu("&Export")
+        export_menu.setObjectName("exportMenu")
+        export_menu.addActions([a.export_png, a.export_animation])
         f.addSeparator()
         f.addAction(a.quit)
         e = mb.addMenu("&Edit")
         e.addActions([a.undo, a.redo])
         e.addSeparator()
         e.addActions([a.add_body, a.connect_mode, a.ground, a.rename, a.delete, a.add_driver])
+        shapes = e.addMenu("Add &Shaped Body")
+        shapes.setObjectName("addShapeMenu")
+        shapes.addActions(list(a.add_shapes.values()))
         e.addSeparator()
         e.addAction(a.select_all)
         v = mb.addMenu("&View")
@@ -266,5 +282,6 @@ class MainWindow(QMainWindow):
         if self.remember_layout:
             self.save_layout()
         self.files.shutdown()
+        self.exports.shutdown()
         self.playback.shutdown()  # cancel the solve and join its thread
         event.accept()

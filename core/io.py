@@ -20,6 +20,10 @@ from .model import (
     Pose,
     SimulationSettings,
     Velocity,
+    check_contact,
+    check_inertia,
+    check_orientation,
+    check_simulation,
 )
 
 __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
@@ -133,22 +137,13 @@ def _body(v: Any, loc: str) -> Body:
         if len(rows) != 3:
             raise LinkwrightError(f"{loc}.inertia", "expected a 3x3 matrix (three rows of three numbers)")
         inertia = tuple(_vec(r, f"{loc}.inertia[{i}]") for i, r in enumerate(rows))
-        for i in range(3):
-            for k in range(3):
-                if abs(inertia[i][k] - inertia[k][i]) > 1e-9 * (1 + abs(inertia[i][k])):
-                    raise LinkwrightError(f"{loc}.inertia", "must be symmetric")
-        if min(inertia[i][i] for i in range(3)) <= 0:
-            raise LinkwrightError(f"{loc}.inertia", "diagonal entries must be positive")
+        check_inertia(inertia, f"{loc}.inertia")
     pose = None
     if "pose" in d:
         pd = _obj(d["pose"], f"{loc}.pose", {"position": False, "orientation": False})
         pos = _vec(pd["position"], f"{loc}.pose.position") if "position" in pd else (0.0, 0.0, 0.0)
         q = _vec(pd["orientation"], f"{loc}.pose.orientation", 4) if "orientation" in pd else (1.0, 0.0, 0.0, 0.0)
-        qn = math.sqrt(sum(x * x for x in q))
-        if qn < 1e-12:
-            raise LinkwrightError(f"{loc}.pose.orientation", "zero quaternion (need a unit quaternion [w, x, y, z])")
-        if abs(qn - 1.0) > 1e-6:
-            raise LinkwrightError(f"{loc}.pose.orientation", f"not a unit quaternion (its norm is {qn:.6g})")
+        check_orientation(q, f"{loc}.pose.orientation")
         pose = Pose(pos, q)  # type: ignore[arg-type]
     vel = None
     if "velocity" in d:
@@ -210,9 +205,6 @@ def _contact(v: Any, loc: str) -> ContactSettings:
     ell = (1.0, 1.0, 0.0)
     if "ellipsoid" in d:
         ell = _vec(d["ellipsoid"], f"{loc}.ellipsoid")
-        for i, e in enumerate(ell):
-            if e < 0 or (i < 2 and e == 0):
-                raise LinkwrightError(f"{loc}.ellipsoid[{i}]", f"must be {'positive' if i < 2 else 'non-negative'}, got {e}")
     pairs = []
     for i, p in enumerate(_list(d.get("pairs", []), f"{loc}.pairs")):
         pl = f"{loc}.pairs[{i}]"
@@ -223,19 +215,20 @@ def _contact(v: Any, loc: str) -> ContactSettings:
         pairs.append(
             PairOverride((_str(b[0], f"{pl}.bodies[0]"), _str(b[1], f"{pl}.bodies[1]")), _num(pd["friction"], f"{pl}.friction", nonneg=True))
         )
-    return ContactSettings(friction=mu, ellipsoid=ell, pairs=tuple(pairs))  # type: ignore[arg-type]
+    out = ContactSettings(friction=mu, ellipsoid=ell, pairs=tuple(pairs))  # type: ignore[arg-type]
+    check_contact(out, loc)
+    return out
 
 
 def _simulation(v: Any, loc: str) -> SimulationSettings:
     d = _obj(v, loc, {"dt": False, "duration": False, "method": False})
-    method = _str(d["method"], f"{loc}.method") if "method" in d else "implicit"
-    if method not in ("implicit", "explicit"):
-        raise LinkwrightError(f"{loc}.method", f"must be 'implicit' or 'explicit', got '{method}'")
-    return SimulationSettings(
+    out = SimulationSettings(
         dt=_num(d["dt"], f"{loc}.dt", positive=True) if "dt" in d else 0.01,
         duration=_num(d["duration"], f"{loc}.duration", nonneg=True) if "duration" in d else 1.0,
-        method=method,
+        method=_str(d["method"], f"{loc}.method") if "method" in d else "implicit",
     )
+    check_simulation(out, loc)
+    return out
 
 
 def _depth(v: Any, limit: int) -> int:

@@ -22,6 +22,12 @@ __all__ = [
     "SimulationSettings",
     "Mechanism",
     "SPACES",
+    "check_name",
+    "check_inertia",
+    "check_orientation",
+    "check_contact",
+    "check_simulation",
+    "canonical_shape",
 ]
 
 Vec3 = tuple[float, float, float]
@@ -161,6 +167,79 @@ def check_name(name: object, location: str) -> None:
         raise LinkwrightError(location, "name too long (limit 200 characters)")
 
 
+def _finite_vec(v: Iterable[float], location: str, n: int = 3) -> None:
+    """Raise unless `v` is n finite numbers."""
+    v = tuple(v)
+    if len(v) != n:
+        raise LinkwrightError(location, f"expected a list of {n} numbers, got {len(v)} values")
+    for i, x in enumerate(v):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise LinkwrightError(f"{location}[{i}]", f"must be a finite number, got {x}")
+
+
+def check_inertia(inertia, location: str) -> None:
+    """Raise unless `inertia` is a symmetric 3x3 matrix with a positive diagonal."""
+    rows = tuple(inertia)
+    if len(rows) != 3:
+        raise LinkwrightError(location, "expected a 3x3 matrix (three rows of three numbers)")
+    for i, r in enumerate(rows):
+        _finite_vec(r, f"{location}[{i}]")
+    for i in range(3):
+        for k in range(3):
+            if abs(rows[i][k] - rows[k][i]) > 1e-9 * (1 + abs(rows[i][k])):
+                raise LinkwrightError(location, "must be symmetric")
+    if min(rows[i][i] for i in range(3)) <= 0:
+        raise LinkwrightError(location, "diagonal entries must be positive")
+
+
+def check_orientation(q, location: str) -> None:
+    """Raise unless `q` is a unit quaternion [w, x, y, z] (norm within 1e-6 of 1)."""
+    _finite_vec(q, location, 4)
+    qn = _norm(q)
+    if qn < 1e-12:
+        raise LinkwrightError(location, "zero quaternion (need a unit quaternion [w, x, y, z])")
+    if abs(qn - 1.0) > 1e-6:
+        raise LinkwrightError(location, f"not a unit quaternion (its norm is {qn:.6g})")
+
+
+def check_contact(c: "ContactSettings", location: str = "contact") -> None:
+    """Raise unless the contact settings hold (mu >= 0, e_t, e_o > 0, e_r >= 0, pairs of two bodies)."""
+    _nonneg(c.friction, f"{location}.friction")
+    _finite_vec(c.ellipsoid, f"{location}.ellipsoid")
+    for i, e in enumerate(c.ellipsoid):
+        if e < 0 or (i < 2 and e == 0):
+            raise LinkwrightError(f"{location}.ellipsoid[{i}]", f"must be {'positive' if i < 2 else 'non-negative'}, got {e}")
+    for i, p in enumerate(c.pairs):
+        if len(p.bodies) != 2:
+            raise LinkwrightError(f"{location}.pairs[{i}].bodies", "a pair names exactly two bodies")
+        _nonneg(p.friction, f"{location}.pairs[{i}].friction")
+
+
+def check_simulation(s: "SimulationSettings", location: str = "simulation") -> None:
+    """Raise unless dt > 0, duration >= 0 and the method is 'implicit' or 'explicit'."""
+    if isinstance(s.dt, bool) or not isinstance(s.dt, (int, float)) or not (math.isfinite(s.dt) and s.dt > 0):
+        raise LinkwrightError(f"{location}.dt", f"must be a positive number, got {s.dt}")
+    _nonneg(s.duration, f"{location}.duration")
+    if s.method not in ("implicit", "explicit"):
+        raise LinkwrightError(f"{location}.method", f"must be 'implicit' or 'explicit', got '{s.method}'")
+
+
+def canonical_shape(shape: dict | None, location: str = "shape") -> dict | None:
+    """The shape object as the loader stores it (validated, keys in the format's order), so saving round-trips."""
+    if shape is None:
+        return None
+    from .shapes import parse_shape
+
+    return parse_shape(shape, location).to_dict()
+
+
+def _nonneg(v: object, location: str) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise LinkwrightError(location, f"must be a finite number, got {v}")
+    if v < 0:
+        raise LinkwrightError(location, f"must not be negative, got {v}")
+
+
 @dataclass
 class Mechanism:
     """One mechanism document; edit it only through its methods so every change is validated and counted."""
@@ -241,10 +320,24 @@ class Mechanism:
             v = getattr(body, key)
             if v is not None and not (math.isfinite(v) and v > 0):
                 raise LinkwrightError(f"{location}.{key}", f"must be a positive number, got {v}")
+        if body.mass is not None and body.density is not None:
+            raise LinkwrightError(f"{location}.density", "give either mass or density, not both")
+        if body.shape is not None:
+            from .shapes import parse_shape  # local: shapes pull in scipy, not needed for plain linkages
+
+            parse_shape(body.shape, f"{location}.shape")  # the loader's checks and located messages
+        if body.density is not None and body.shape is None:
+            raise LinkwrightError(f"{location}.density", "density needs a shape to give the volume")
+        if body.inertia is not None:
+            check_inertia(body.inertia, f"{location}.inertia")
+        if body.com is not None:
+            _finite_vec(body.com, f"{location}.com")
         if body.pose is not None:
-            q = body.pose.orientation
-            if _norm(q) < 1e-12:
-                raise LinkwrightError(f"{location}.pose.orientation", "zero quaternion (need a unit quaternion [w, x, y, z])")
+            _finite_vec(body.pose.position, f"{location}.pose.position")
+            check_orientation(body.pose.orientation, f"{location}.pose.orientation")
+        if body.velocity is not None:
+            _finite_vec(body.velocity.linear, f"{location}.velocity.linear")
+            _finite_vec(body.velocity.angular, f"{location}.velocity.angular")
         for pname in body.points:
             check_name(pname, f"{location}.points")
 
@@ -332,7 +425,10 @@ class Mechanism:
         for name in self.layout:
             if name not in names:
                 raise LinkwrightError("layout", f"unknown body '{name}'{self._known_bodies()}")
+        if self.simulation is not None:
+            check_simulation(self.simulation)
         if self.contact is not None:
+            check_contact(self.contact)
             for i, p in enumerate(self.contact.pairs):
                 for k, b in enumerate(p.bodies):
                     if b not in names:
@@ -345,6 +441,8 @@ class Mechanism:
     def add_body(self, body: Body, index: int | None = None, position: tuple[float, float] | None = None) -> int:
         """Insert `body` (at `index`, default last) and optionally its graph position; returns its index."""
         self.check_body(body, f"bodies[{len(self.bodies) if index is None else index}]")
+        if body.shape is not None:
+            body = replace(body, shape=canonical_shape(body.shape))
         index = len(self.bodies) if index is None else index
         self.bodies.insert(index, body)
         if position is not None:
@@ -393,6 +491,8 @@ class Mechanism:
         old = self.bodies[bi]
         new = replace(old, **changes)
         self.check_body(new, f"bodies[{bi}]", replacing=old.name)
+        if "shape" in changes and new.shape is not None:
+            new = replace(new, shape=canonical_shape(new.shape))
         self.bodies[bi] = new
         if new.name != old.name:
             self.joints = [
@@ -521,3 +621,36 @@ class Mechanism:
             setattr(self, k, v)
         self._touch()
         return old
+
+    def contact_settings(self) -> ContactSettings:
+        """The document's contact settings (the defaults when it has none)."""
+        return self.contact if self.contact is not None else ContactSettings()
+
+    def simulation_settings(self) -> SimulationSettings:
+        """The document's time-stepping settings (the defaults when it has none)."""
+        return self.simulation if self.simulation is not None else SimulationSettings()
+
+    def set_contact(self, **changes: Any) -> ContactSettings | None:
+        """Change contact fields (friction=, ellipsoid=, pairs=), creating the settings if absent; returns the old."""
+        if "ellipsoid" in changes:
+            changes["ellipsoid"] = tuple(float(x) for x in changes["ellipsoid"])
+        if "pairs" in changes:
+            changes["pairs"] = tuple(PairOverride(tuple(p.bodies), p.friction) for p in changes["pairs"])
+        return self.set_properties(contact=replace(self.contact_settings(), **changes))["contact"]
+
+    def set_simulation(self, **changes: Any) -> SimulationSettings | None:
+        """Change time-stepping fields (dt=, duration=, method=), creating the settings if absent; returns the old."""
+        return self.set_properties(simulation=replace(self.simulation_settings(), **changes))["simulation"]
+
+    def set_pair_friction(self, a: str, b: str, friction: float | None) -> ContactSettings | None:
+        """Override the friction of the pair (a, b), or drop its override with None; returns the old settings."""
+        c = self.contact_settings()
+        kept = tuple(p for p in c.pairs if set(p.bodies) != {a, b})
+        if friction is None:
+            pairs = kept
+        else:
+            if a == b:
+                raise LinkwrightError(f"contact.pairs[{len(kept)}].bodies", f"a pair needs two different bodies, got '{a}' twice")
+            at = next((i for i, p in enumerate(c.pairs) if set(p.bodies) == {a, b}), len(kept))
+            pairs = kept[:at] + (PairOverride((a, b), friction),) + kept[at:]
+        return self.set_contact(pairs=pairs)

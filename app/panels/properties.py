@@ -5,8 +5,13 @@ the field, drawn red with the reason, and is not applied (never silently accepte
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
 from typing import Any, Callable
+
+import numpy as np
+from scipy.spatial.transform import Rotation
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -20,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QStackedWidget,
     QStyle,
     QStyledItemDelegate,
@@ -33,10 +39,15 @@ from PySide6.QtWidgets import (
 from core.errors import LinkwrightError
 from core.expr import check_expression
 from core.joints import JOINT_TYPES
+from core.model import Pose, Velocity
+from core.shapes import SHAPE_TYPES, parse_shape
 
-from ..editing import joint_types_for
+from ..editing import SHAPE_PRESETS, joint_types_for
 
-__all__ = ["Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name"]
+__all__ = [
+    "Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name", "parse_values",
+    "parse_inertia", "rpy_degrees_to_quaternion", "quaternion_to_rpy_degrees",
+]
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #c62828; background: #ffebee; }"
 
@@ -91,14 +102,86 @@ def fmt_vector(v) -> str:
     return "" if v is None else ", ".join(f"{x:.6g}" for x in v)
 
 
+def parse_values(text: str) -> Any:
+    """A shape parameter: one number, numbers separated by commas or spaces (a list), or JSON rows such as
+    [[0, 0, 0], [1, 0, 0], ...]; empty means None (the key is left out)."""
+    t = text.strip()
+    if not t:
+        return None
+    if t.startswith("["):
+        def no_constant(name: str) -> float:
+            raise ValueError(f"{name} is not a number")
+
+        try:
+            return json.loads(t, parse_constant=no_constant)  # data only: JSON never runs code
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not a list of numbers: {exc.msg} at column {exc.colno}") from None
+    parts = [p for p in t.replace(",", " ").replace(";", " ").split() if p]
+    values = [parse_number(p) for p in parts]
+    return values[0] if len(values) == 1 else values
+
+
+def fmt_values(v: Any) -> str:
+    """A shape parameter as parse_values reads it back."""
+    if v is None:
+        return ""
+    if isinstance(v, (int, float)):
+        return fmt_number(v)
+    if v and isinstance(v[0], (list, tuple)):
+        return json.dumps([[float(f"{x:.6g}") for x in row] for row in v])
+    return fmt_vector(v)
+
+
+def parse_inertia(text: str):
+    """Inertia about the centre of mass: 'Ixx, Iyy, Izz', or 'Ixx, Iyy, Izz, Ixy, Ixz, Iyz', or nine numbers row by
+    row; empty means None (computed from the shape)."""
+    t = text.strip()
+    if not t:
+        return None
+    v = [parse_number(p) for p in t.replace(",", " ").replace(";", " ").split() if p]
+    if len(v) == 3:
+        v = [v[0], v[1], v[2], 0.0, 0.0, 0.0]
+    if len(v) == 6:
+        xx, yy, zz, xy, xz, yz = v
+        return ((xx, xy, xz), (xy, yy, yz), (xz, yz, zz))
+    if len(v) == 9:
+        return (tuple(v[0:3]), tuple(v[3:6]), tuple(v[6:9]))
+    raise ValueError(f"expected 3 (diagonal), 6 (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) or 9 numbers, got {len(v)}")
+
+
+def fmt_inertia(I) -> str:
+    """An inertia matrix as parse_inertia reads it (the diagonal alone when the products are zero)."""
+    if I is None:
+        return ""
+    d = [I[0][0], I[1][1], I[2][2]]
+    off = [I[0][1], I[0][2], I[1][2]]
+    return fmt_vector(d if not any(off) else d + off)
+
+
+def rpy_degrees_to_quaternion(rpy) -> tuple[float, float, float, float]:
+    """Unit quaternion (w, x, y, z) of roll, pitch, yaw in degrees: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    q = Rotation.from_euler("xyz", rpy, degrees=True).as_quat(scalar_first=True)  # lowercase: fixed (world) axes
+    if q[0] < 0:
+        q = -q  # the same rotation; a non-negative w keeps files stable
+    return tuple(float(x) for x in q)  # type: ignore[return-value]
+
+
+def quaternion_to_rpy_degrees(q) -> tuple[float, float, float]:
+    """Roll, pitch, yaw in degrees of a unit quaternion (w, x, y, z)."""
+    e = Rotation.from_quat(np.asarray(q, float), scalar_first=True).as_euler("xyz", degrees=True)
+    return tuple(0.0 if abs(x) < 1e-12 else float(x) for x in e)  # type: ignore[return-value]
+
+
 class Field(QLineEdit):
     """A line edit bound to one model value: parses on entry, commits through a callback, shows refusals in red."""
 
     errorChanged = Signal(str)
 
-    def __init__(self, parse: Callable[[str], Any], commit: Callable[[Any], LinkwrightError | None], placeholder: str = "", tip: str = "") -> None:
+    def __init__(self, parse: Callable[[str], Any], commit: Callable[[Any], LinkwrightError | None], placeholder: str = "",
+                 tip: str = "", located: bool = False) -> None:
         super().__init__()
         self._parse, self._commit = parse, commit
+        self._located = located  # show a refusal with its location (bodies[1].shape.radius: ...)
         self._shown = ""
         self._error = ""
         self._tip = tip
@@ -142,7 +225,7 @@ class Field(QLineEdit):
             return
         err = self._commit(value)
         if err is not None:
-            self._set_error(err.message)
+            self._set_error(str(err) if self._located else err.message)
             return
         self._set_error("")
         self._shown = text
@@ -266,41 +349,90 @@ class PropertiesPanel(QWidget):
             lambda t: parse_vector(t, optional=True), lambda v: self._doc_set(gravity=v), "none", "gravity vector, m/s² (empty: none)"
         )
         self.doc_space = QLabel()
-        doc_page = QWidget()
-        f = QFormLayout(doc_page)
-        f.addRow("Name", self.doc_name)
-        f.addRow("Space", self.doc_space)
-        f.addRow("Gravity", self.doc_gravity)
+        # Contact and time stepping (empty fields show the defaults the simulation uses).
+        self.doc_friction = self._field(
+            lambda t: parse_number(t, optional=True), lambda v: self._contact_set(friction=0.5 if v is None else v),
+            "0.5 (default)", "Coulomb friction coefficient μ ≥ 0 of every pair without an override", located=True)
+        self.doc_ellipsoid = self._field(
+            lambda t: parse_vector(t, optional=True),
+            lambda v: self._contact_set(ellipsoid=(1.0, 1.0, 0.0) if v is None else v),
+            "1, 1, 0 (default)", "friction ellipsoid e_t, e_o, e_r (e_r in m; 0: no torsional friction)", located=True)
+        self.pairs = _table("pairsTable", ["Body A", "Body B", "μ"], self._pair_edited, stretch=None)
+        self.pairs.setToolTip("per-pair friction overrides")
+        add_pair = QPushButton("Add pair")
+        add_pair.setToolTip("override the friction of a pair of shaped bodies")
+        add_pair.clicked.connect(self._add_pair)
+        rm_pair = QPushButton("Remove pair")
+        rm_pair.clicked.connect(self._remove_pair)
+        self.doc_dt = self._field(
+            lambda t: parse_number(t, optional=True, positive=True),
+            lambda v: self._simulation_set(dt=0.01 if v is None else v), "0.01 (default)", "time step h, s", located=True)
+        self.doc_duration = self._field(
+            lambda t: parse_number(t, optional=True),
+            lambda v: self._simulation_set(duration=1.0 if v is None else v), "1 (default)", "simulated time, s", located=True)
+        self.doc_method = _combo("methodCombo", [("implicit (geometrically implicit NCP)", "implicit"),
+                                                 ("explicit (linearised gap)", "explicit")],
+                                 "time-stepping method of the contact simulation", self._method_chosen)
+        doc_page = _form([
+            ("Name", self.doc_name), ("Space", self.doc_space), ("Gravity", self.doc_gravity),
+            "Contact", ("Friction μ", self.doc_friction), ("Ellipsoid", self.doc_ellipsoid), ("Pairs", self.pairs),
+            ("", _buttons(add_pair, rm_pair)),
+            "Simulation", ("dt (s)", self.doc_dt), ("Duration (s)", self.doc_duration), ("Method", self.doc_method),
+        ])
 
         # Body page.
         self.body_name = self._field(parse_name, lambda v: self._rename(v), tip="body name (F2 in the graph)")
         self.body_ground = QCheckBox("fixed ground")
         self.body_ground.setToolTip("the ground body is the fixed frame (G in the graph)")
         self.body_ground.toggled.connect(lambda on: self._body_set(ground=on))
+        self.body_mass_kind = _combo("massKind", [("Mass (kg)", "mass"), ("Density (kg/m³)", "density")],
+                                     "give the mass, or a density and let the shape's volume give the mass",
+                                     self._mass_kind_chosen)
         self.body_mass = self._field(
-            lambda t: parse_number(t, optional=True, positive=True), lambda v: self._body_set(mass=v), "none", "mass, kg (empty: none)"
+            lambda t: parse_number(t, optional=True, positive=True), self._mass_set, "none", "mass, kg (empty: none)"
         )
-        self.points = QTableWidget(0, 2)
-        self.points.setObjectName("pointsTable")
-        self.points.setHorizontalHeaderLabels(["Point", "x, y, z (m)"])
-        self.points.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
-        self.points.verticalHeader().hide()
-        self.points.setMaximumHeight(110)
-        self.points.itemChanged.connect(self._points_edited)
+        self.body_shape = _combo("shapeType", [("none", None)] + [(k, k) for k in SHAPE_PRESETS],
+                                 "the body's convex shape (contact and drawing); see docs/shapes.md",
+                                 self._shape_type_chosen)
+        self.shape_params = QWidget()
+        self.shape_params.setObjectName("shapeParams")
+        self._shape_form = QFormLayout(self.shape_params)
+        self._shape_form.setContentsMargins(0, 0, 0, 0)
+        self.shape_fields: dict[str, Field] = {}  # format key -> field, for the shape type shown
+        self._shape_kind: str | None = None
+        self.body_inertia = self._field(
+            parse_inertia, lambda v: self._body_set(inertia=v), "from the shape",
+            "inertia about the centre of mass, body axes, kg·m²: Ixx, Iyy, Izz [, Ixy, Ixz, Iyz] (empty: from the shape)",
+            located=True)
+        self.body_com = self._field(
+            lambda t: parse_vector(t, optional=True), lambda v: self._body_set(com=v), "from the shape",
+            "centre of mass, body frame, m (empty: the shape's centroid)", located=True)
+        self.body_position = self._field(
+            parse_vector, lambda v: self._pose_set(position=v), "0, 0, 0", "initial position of the body frame, world, m",
+            located=True)
+        self.body_rpy = self._field(
+            parse_vector, lambda v: self._pose_set(orientation=rpy_degrees_to_quaternion(v)), "0, 0, 0",
+            "initial orientation: roll, pitch, yaw in degrees about the fixed x, y, z axes (stored as a quaternion)",
+            located=True)
+        self.body_velocity = self._field(
+            lambda t: parse_vector(t, optional=True), lambda v: self._velocity_set(linear=v), "0, 0, 0",
+            "initial velocity of the body origin, world, m/s", located=True)
+        self.body_angular = self._field(
+            lambda t: parse_vector(t, optional=True), lambda v: self._velocity_set(angular=v), "0, 0, 0",
+            "initial angular velocity, world, rad/s", located=True)
+        self.points = _table("pointsTable", ["Point", "x, y, z (m)"], self._points_edited, stretch=1)
         add_pt = QPushButton("Add point")
         add_pt.clicked.connect(self._add_point)
         rm_pt = QPushButton("Remove point")
         rm_pt.clicked.connect(self._remove_point)
-        body_page = QWidget()
-        f = QFormLayout(body_page)
-        f.addRow("Name", self.body_name)
-        f.addRow("", self.body_ground)
-        f.addRow("Mass", self.body_mass)
-        f.addRow("Points", self.points)
-        row = QHBoxLayout()
-        row.addWidget(add_pt)
-        row.addWidget(rm_pt)
-        f.addRow("", row)
+        body_page = _form([
+            ("Name", self.body_name), ("", self.body_ground), (self.body_mass_kind, self.body_mass),
+            ("Points", self.points), ("", _buttons(add_pt, rm_pt)),
+            "Shape", ("Type", self.body_shape), self.shape_params, ("Inertia", self.body_inertia),
+            ("Centre of mass", self.body_com),
+            "Initial state", ("Position (m)", self.body_position), ("Roll, pitch, yaw (°)", self.body_rpy),
+            ("Velocity (m/s)", self.body_velocity), ("Angular (rad/s)", self.body_angular),
+        ])
 
         # Joint page.
         self.joint_name = self._field(parse_name, lambda v: self._rename(v), tip="joint name (F2 in the graph)")
@@ -319,19 +451,18 @@ class PropertiesPanel(QWidget):
         self.joint_pitch = self._field(
             lambda t: parse_number(t, optional=True), lambda v: self._joint_set(pitch=v), "—", "helical pitch: advance per turn, m"
         )
-        joint_page = QWidget()
-        f = QFormLayout(joint_page)
-        f.addRow("Name", self.joint_name)
-        f.addRow("Type", self.joint_type)
-        f.addRow("Body 1", self.joint_a)
-        f.addRow("Body 2", self.joint_b)
-        f.addRow("At (m)", self.joint_at)
-        f.addRow("Axis", self.joint_axis)
-        f.addRow("Pitch (m)", self.joint_pitch)
+        joint_page = _form([
+            ("Name", self.joint_name), ("Type", self.joint_type), ("Body 1", self.joint_a), ("Body 2", self.joint_b),
+            ("At (m)", self.joint_at), ("Axis", self.joint_axis), ("Pitch (m)", self.joint_pitch),
+        ])
 
         self.pages = QStackedWidget()
         for p in (doc_page, body_page, joint_page):
             self.pages.addWidget(p)
+        pages_scroll = QScrollArea()  # the body and document pages are taller than a small dock
+        pages_scroll.setWidgetResizable(True)
+        pages_scroll.setFrameShape(QScrollArea.NoFrame)
+        pages_scroll.setWidget(self.pages)
 
         # Drivers.
         self.drivers = DriversModel(document, editor, self)
@@ -356,16 +487,14 @@ class PropertiesPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.addWidget(self.title)
-        lay.addWidget(self.pages)
+        lay.addWidget(pages_scroll, 2)
         lay.addWidget(self.error)
         cap = QLabel("Drivers")
         cap.setStyleSheet("font-weight: bold; font-size: 11pt; margin-top: 6px;")
         lay.addWidget(cap)
         lay.addWidget(self.driver_table, 1)
         lay.addWidget(self.driver_check)
-        row = QHBoxLayout()
-        row.addWidget(add_dr)
-        row.addWidget(rm_dr)
+        row = _buttons(add_dr, rm_dr)
         row.addStretch(1)
         lay.addLayout(row)
 
@@ -375,8 +504,8 @@ class PropertiesPanel(QWidget):
         self.refresh(force=True)
 
     # ---- construction helpers ---------------------------------------------------------------------------------
-    def _field(self, parse, commit, placeholder: str = "", tip: str = "") -> Field:
-        fld = Field(parse, commit, placeholder, tip)
+    def _field(self, parse, commit, placeholder: str = "", tip: str = "", located: bool = False) -> Field:
+        fld = Field(parse, commit, placeholder, tip, located)
         fld.errorChanged.connect(self._show_error)
         return fld
 
@@ -394,6 +523,17 @@ class PropertiesPanel(QWidget):
             "pitch": self.joint_pitch,
             "gravity": self.doc_gravity,
             "document name": self.doc_name,
+            "friction": self.doc_friction,
+            "ellipsoid": self.doc_ellipsoid,
+            "dt": self.doc_dt,
+            "duration": self.doc_duration,
+            "inertia": self.body_inertia,
+            "centre of mass": self.body_com,
+            "position": self.body_position,
+            "orientation": self.body_rpy,
+            "velocity": self.body_velocity,
+            "angular velocity": self.body_angular,
+            **{f"shape {k}": f for k, f in self.shape_fields.items()},
         }
 
     # ---- model -> widgets -------------------------------------------------------------------------------------
@@ -418,6 +558,13 @@ class PropertiesPanel(QWidget):
             self.doc_name.show_value(m.name, force)
             self.doc_space.setText(m.space)
             self.doc_gravity.show_value(fmt_vector(m.gravity), force)
+            c, sim = m.contact, m.simulation
+            self.doc_friction.show_value("" if c is None else fmt_number(c.friction), force)
+            self.doc_ellipsoid.show_value("" if c is None else fmt_vector(c.ellipsoid), force)
+            self._show_pairs(() if c is None else c.pairs)
+            self.doc_dt.show_value("" if sim is None else fmt_number(sim.dt), force)
+            self.doc_duration.show_value("" if sim is None else fmt_number(sim.duration), force)
+            self.doc_method.setCurrentIndex(max(self.doc_method.findData(m.simulation_settings().method), 0))
         elif target[0] == "body":
             b = m.body(target[1])
             self.title.setText(f"Body “{b.name}”")
@@ -426,7 +573,17 @@ class PropertiesPanel(QWidget):
             self.body_ground.blockSignals(True)
             self.body_ground.setChecked(b.ground)
             self.body_ground.blockSignals(False)
-            self.body_mass.show_value(fmt_number(b.mass), force)
+            by_density = b.density is not None
+            self.body_mass_kind.setCurrentIndex(1 if by_density else 0)
+            self.body_mass.show_value(fmt_number(b.density if by_density else b.mass), force)
+            self._show_shape(b, force)
+            self.body_inertia.show_value(fmt_inertia(b.inertia), force)
+            self.body_com.show_value(fmt_vector(b.com), force)
+            pose = b.pose or Pose()
+            self.body_position.show_value(fmt_vector(pose.position), force)
+            self.body_rpy.show_value(fmt_vector(quaternion_to_rpy_degrees(pose.orientation)), force)
+            self.body_velocity.show_value("" if b.velocity is None else fmt_vector(b.velocity.linear), force)
+            self.body_angular.show_value("" if b.velocity is None else fmt_vector(b.velocity.angular), force)
             self.points.blockSignals(True)
             self.points.setRowCount(len(b.points))
             for r, (pn, p) in enumerate(b.points.items()):
@@ -464,6 +621,166 @@ class PropertiesPanel(QWidget):
         from ..commands import SetProperties
 
         return self.editor.run(SetProperties(self.document, **changes))
+
+    def _contact_set(self, **changes) -> LinkwrightError | None:
+        return self.editor.set_contact(**changes)
+
+    def _simulation_set(self, **changes) -> LinkwrightError | None:
+        err = self.editor.set_simulation(**changes)
+        if err is not None and "method" in changes:
+            self.refresh()
+            self.error.setText(str(err))
+        return err
+
+    def _method_chosen(self, method: str) -> None:
+        if method != self.document.mechanism.simulation_settings().method:  # re-choosing the shown one is no edit
+            self._simulation_set(method=method)
+
+    def _show_pairs(self, pairs) -> None:
+        self.pairs.blockSignals(True)
+        self.pairs.setRowCount(len(pairs))
+        for r, p in enumerate(pairs):
+            for c, text in enumerate((p.bodies[0], p.bodies[1], fmt_number(p.friction))):
+                self.pairs.setItem(r, c, QTableWidgetItem(text))
+        self.pairs.blockSignals(False)
+
+    def _pair_edited(self, item: QTableWidgetItem) -> None:
+        # Only the edited cell is read; the other cells come from the model.
+        pairs = list(self.document.mechanism.contact_settings().pairs)
+        r, c = item.row(), item.column()
+        if not 0 <= r < len(pairs):
+            return
+        p = pairs[r]
+        try:
+            if c == 2:
+                p = replace(p, friction=parse_number(item.text()))
+            else:
+                bodies = list(p.bodies)
+                bodies[c] = parse_name(item.text())
+                p = replace(p, bodies=tuple(bodies))
+        except ValueError as exc:
+            self._red_cell(self.pairs, item, str(exc))
+            self.error.setText(f"contact.pairs[{r}]: {exc}")
+            return
+        pairs[r] = p
+        err = self.editor.set_contact(pairs=pairs)
+        if err is not None:
+            self._red_cell(self.pairs, item, str(err))
+            self.error.setText(str(err))
+        else:
+            self.error.setText("")
+
+    def _red_cell(self, table: QTableWidget, item: QTableWidgetItem, reason: str) -> None:
+        table.blockSignals(True)
+        item.setBackground(QBrush(QColor("#ffcdd2")))
+        item.setToolTip(reason)
+        table.blockSignals(False)
+
+    def _add_pair(self) -> None:
+        m = self.document.mechanism
+        c = m.contact_settings()
+        shaped = [b.name for b in m.bodies if b.shape is not None]
+        taken = {frozenset(p.bodies) for p in c.pairs}
+        for i, a in enumerate(shaped):
+            for b in shaped[i + 1:]:
+                if frozenset((a, b)) not in taken:
+                    self.editor.set_pair_friction(a, b, c.friction)
+                    return
+        self.error.setText("contact.pairs: every pair of shaped bodies has an override already" if len(shaped) > 1
+                           else "contact.pairs: a pair needs two bodies with shapes")
+
+    def _remove_pair(self) -> None:
+        r = self.pairs.currentRow()
+        pairs = self.document.mechanism.contact_settings().pairs
+        if 0 <= r < len(pairs):
+            self.editor.set_pair_friction(*pairs[r].bodies, None)
+
+    def _show_shape(self, b, force: bool) -> None:
+        kind = b.shape["type"] if b.shape else None
+        self.body_shape.setCurrentIndex(max(self.body_shape.findData(kind), 0))
+        if kind != self._shape_kind:
+            while self._shape_form.rowCount():
+                self._shape_form.removeRow(0)
+            self.shape_fields = {}
+            for prm in (SHAPE_TYPES[kind].PARAMS if kind in SHAPE_TYPES else ()):
+                fld = self._field(parse_values, lambda v, key=prm.key: self._shape_set(key, v), "—" if prm.default is not None else "",
+                                  f"{kind} {prm.key} (docs/shapes.md)", located=True)
+                fld.setObjectName(f"shape_{prm.key}")
+                self.shape_fields[prm.key] = fld
+                self._shape_form.addRow(prm.key.capitalize(), fld)
+            self._shape_kind = kind
+        for key, fld in self.shape_fields.items():
+            fld.show_value(fmt_values(b.shape.get(key)), force)
+
+    def _shape_type_chosen(self, kind: str | None) -> None:
+        if self._target is None or self._target[0] != "body":
+            return
+        b = self.document.mechanism.body(self._target[1])
+        if (b.shape["type"] if b.shape else None) == kind:
+            return
+        err = self._body_set(shape=None if kind is None else SHAPE_PRESETS[kind])
+        if err is not None:  # a combo cannot hold a refused value: show the model's and the reason
+            self.refresh()
+            self.error.setText(str(err))
+
+    def _shape_set(self, key: str, value) -> LinkwrightError | None:
+        if self._target is None or self._target[0] != "body":
+            return None
+        shape = dict(self.document.mechanism.body(self._target[1]).shape or {})
+        if value is None:
+            shape.pop(key, None)
+        else:
+            shape[key] = value
+        return self._body_set(shape=shape)
+
+    def _mass_set(self, value: float | None) -> LinkwrightError | None:
+        if self.body_mass_kind.currentData() == "density":
+            return self._body_set(density=value, mass=None)
+        return self._body_set(mass=value, density=None)
+
+    def _mass_kind_chosen(self, kind: str) -> None:
+        """Switch between mass and density, keeping the body's mass (converted with the shape's volume)."""
+        if self._target is None or self._target[0] != "body":
+            return
+        b = self.document.mechanism.body(self._target[1])
+        if (kind == "density") == (b.density is not None):
+            return
+        volume = None
+        if b.shape is not None:
+            shp = parse_shape(b.shape, "shape")
+            volume = shp.volume if shp.bounded else None
+        if kind == "density":
+            if b.shape is None:
+                self.refresh()
+                self.error.setText("density: needs a shape to give the volume")
+                return
+            err = self._body_set(mass=None, density=None if (b.mass is None or volume is None) else b.mass / volume)
+        else:
+            err = self._body_set(density=None, mass=None if (b.density is None or volume is None) else b.density * volume)
+        if err is not None:
+            self.refresh()
+            self.error.setText(str(err))
+
+    def _pose_set(self, **changes) -> LinkwrightError | None:
+        if self._target is None or self._target[0] != "body":
+            return None
+        b = self.document.mechanism.body(self._target[1])
+        pose = replace(b.pose or Pose(), **changes)
+        if b.pose is None and pose == Pose():
+            return None  # nothing to store: the body stays in the world frame
+        return self._body_set(pose=pose)
+
+    def _velocity_set(self, **changes) -> LinkwrightError | None:
+        if self._target is None or self._target[0] != "body":
+            return None
+        b = self.document.mechanism.body(self._target[1])
+        changes = {k: (0.0, 0.0, 0.0) if v is None else v for k, v in changes.items()}
+        vel = replace(b.velocity or Velocity(), **changes)
+        if vel == Velocity() and (b.velocity is None or all(v == (0.0, 0.0, 0.0) for v in changes.values())):
+            vel = None  # both cleared: no initial velocity
+        if vel == b.velocity:
+            return None
+        return self._body_set(velocity=vel)
 
     def _rename(self, new: str) -> LinkwrightError | None:
         if self._target is None:
@@ -571,3 +888,54 @@ class PropertiesPanel(QWidget):
         self.driver_check.setText("✓ valid expression of t")
         self.driver_check.setStyleSheet("color: #1b5e20;")
         return ""
+
+
+def _form(rows) -> QWidget:
+    """A form page from rows: (label, widget or layout), a widget spanning the row, or a str section heading."""
+    page = QWidget()
+    f = QFormLayout(page)
+    for row in rows:
+        if isinstance(row, str):
+            lab = QLabel(row)
+            lab.setStyleSheet("font-weight: bold; margin-top: 6px;")
+            f.addRow(lab)
+        elif isinstance(row, tuple):
+            f.addRow(*row)
+        else:
+            f.addRow(row)
+    return page
+
+
+def _combo(name: str, items: list[tuple[str, Any]], tip: str, chosen) -> QComboBox:
+    """A combo box of (text, data) items calling `chosen(data)` when the user picks one (never on refresh)."""
+    c = QComboBox()
+    c.setObjectName(name)
+    for text, data in items:
+        c.addItem(text, data)
+    c.setToolTip(tip)
+    c.activated.connect(lambda _i: chosen(c.currentData()))
+    return c
+
+
+def _table(name: str, headers: list[str], edited, stretch: int | None) -> QTableWidget:
+    """A small editable table of a form (`stretch`: the column that takes the width; None: all share it)."""
+    t = QTableWidget(0, len(headers))
+    t.setObjectName(name)
+    t.setHorizontalHeaderLabels(headers)
+    if stretch is None:
+        t.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+    else:
+        t.horizontalHeader().setSectionResizeMode(stretch, QHeaderView.Stretch)
+    t.verticalHeader().hide()
+    t.setMaximumHeight(110)
+    t.itemChanged.connect(edited)
+    return t
+
+
+def _buttons(*buttons: QPushButton) -> QHBoxLayout:
+    """Buttons side by side on one form row."""
+    row = QHBoxLayout()
+    for b in buttons:
+        row.addWidget(b)
+    return row
+

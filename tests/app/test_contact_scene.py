@@ -1,0 +1,230 @@
+"""A contact scene built only through the app's actions and Properties fields simulates exactly like the same scene
+written as JSON; every edit is one undo step with located messages inline, and the 3D view follows."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QInputDialog, QMenu
+
+from core import io
+from core.contact import load_npz, simulate
+from core.transforms import quat_to_matrix
+
+from app.files import contact_scene
+
+pytestmark = pytest.mark.gui
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SLOPE = math.atan(0.5)  # the incline: normal (-0.5, 0, 1), so z = x/2; tan(slope) = 0.5
+PITCH_DEG = -math.degrees(SLOPE)  # a rotation about y by -slope takes z onto the incline's normal
+
+
+def type_into(field, text: str) -> None:
+    """Type `text` into a Properties field and finish editing (Enter)."""
+    field.setText(text)
+    field.editingFinished.emit()
+
+
+@pytest.fixture
+def point_dialog(monkeypatch):
+    """Answers QInputDialog.getText (the Add Shaped Body point dialog) from a list, recording the prompts."""
+    answers: list[tuple[str, bool]] = []
+    asked: list[str] = []
+
+    def get_text(parent, title, label, echo=None, text=""):
+        asked.append(text)
+        return answers.pop(0)
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(get_text))
+    return answers, asked
+
+
+def build_box_on_incline(win, point_dialog) -> None:
+    """File ▸ New ▸ Contact Scene, Add Shaped Body ▸ Box, and Properties edits only."""
+    answers, asked = point_dialog
+    new_menu = win.findChild(QMenu, "newMenu")
+    next(a for a in new_menu.actions() if "Contact" in a.text()).trigger()
+    answers.append(("-0.0268328, 0, 0.0536656", True))  # 6 cm from the incline along its normal (see hand JSON)
+    shape_menu = win.findChild(QMenu, "addShapeMenu")
+    next(a for a in shape_menu.actions() if a.text().startswith("Box")).trigger()
+    assert asked == ["0, 0, 0.3"]  # the suggested point: above the ground
+    p = win.properties
+    assert win.selection.bodies == {"box1"} and p.pages.currentIndex() == 1  # the new body is selected
+    type_into(p.shape_fields["size"], "0.2, 0.2, 0.1")
+    type_into(p.body_mass, "2")
+    type_into(p.body_rpy, f"0, {PITCH_DEG!r}, 0")  # every digit, as a user pasting the angle would
+    type_into(p.body_velocity, "0, 0.2, 0")
+    win.selection.set(bodies=["ground"])
+    type_into(p.shape_fields["normal"], "-0.5, 0, 1")
+    win.selection.clear()  # the document page
+    type_into(p.doc_friction, "0.3")
+    type_into(p.doc_duration, "0.3")
+    type_into(p.doc_dt, "0.01")
+    p._add_pair()  # the "Add pair" button: the first pair of shaped bodies, at the document's friction
+    item = p.pairs.item(0, 2)
+    item.setText("0.2")  # edited in the table: below tan(slope) = 0.5, so the box slides
+
+
+HAND_JSON = {
+    "format": "linkwright.mechanism", "version": 1, "name": "Contact scene", "space": "spatial",
+    "gravity": [0, 0, -9.81],
+    "bodies": [
+        {"name": "ground", "ground": True, "shape": {"type": "halfspace", "normal": [-0.5, 0, 1], "offset": 0}},
+        {"name": "box1", "mass": 2, "shape": {"type": "box", "size": [0.2, 0.2, 0.1]},
+         # orientation: a rotation about y by -atan(0.5): (cos(a/2), 0, sin(a/2), 0) with a = -atan(0.5)
+         "pose": {"position": [-0.0268328, 0, 0.0536656],
+                  "orientation": [math.cos(-SLOPE / 2), 0, math.sin(-SLOPE / 2), 0]},
+         "velocity": {"linear": [0, 0.2, 0]}},
+    ],
+    "contact": {"friction": 0.3, "pairs": [{"bodies": ["ground", "box1"], "friction": 0.2}]},
+    "simulation": {"dt": 0.01, "duration": 0.3, "method": "implicit"},
+}
+
+
+def test_a_scene_built_in_the_app_simulates_like_the_same_json_through_the_cli(make_window, dialogs, point_dialog, tmp_path):
+    win = make_window()
+    build_box_on_incline(win, point_dialog)
+    assert win.properties.error.text() == ""
+    dialogs.save_path = str(tmp_path / "gui_scene")  # Save As adds .json
+    win.action_set.save_as.trigger()
+    gui_file = tmp_path / "gui_scene.json"
+    hand_file = tmp_path / "hand.json"
+    hand_file.write_text(json.dumps(HAND_JSON))
+    gui, hand = io.load(gui_file), io.load(hand_file)
+    # The typed roll-pitch-yaw gives the hand-written quaternion up to rounding in its last bits...
+    q_gui, q_hand = gui.body("box1").pose.orientation, hand.body("box1").pose.orientation
+    assert np.allclose(q_gui, q_hand, rtol=0, atol=4e-16)
+    assert np.allclose(quat_to_matrix(q_gui)[:, 2], np.array([-0.5, 0, 1]) / math.sqrt(1.25), atol=1e-12)
+    # ...and everything else is the same document, but for the graph editor's node positions (the GUI writes them).
+    same_q = dataclasses.replace(gui.body("box1"), pose=dataclasses.replace(gui.body("box1").pose, orientation=q_hand))
+    assert dataclasses.replace(gui, layout={}, bodies=[gui.bodies[0], same_q]) == hand
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "app", "simulate", str(gui_file), "--out", str(tmp_path / "gui.npz")],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    cli = load_npz(tmp_path / "gui.npz")
+    rec = simulate(hand)  # the hand-written file, in this process, with the file's dt and duration
+    assert rec.completed and cli.completed and len(rec.t) == len(cli.t) == 31  # 0.3 s at dt = 0.01
+    assert cli.body_names == rec.body_names and cli.pair_names == rec.pair_names
+    for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf"):
+        # inputs equal to 4e-16 (the quaternion above): results equal far below any physical resolution
+        assert np.allclose(getattr(cli, name), getattr(rec, name), rtol=0, atol=1e-9), name
+    assert np.array_equal(cli.active, rec.active)
+    # μ = 0.2 < tan(slope) = 0.5: the box slides down the incline (towards -x, where the plane is lower).
+    assert rec.position[-1, 0, 0] < rec.position[0, 0, 0] - 0.01
+
+
+def test_every_scene_edit_is_one_undo_step_and_the_view_follows(make_window, point_dialog):
+    win = make_window()
+    build_box_on_incline(win, point_dialog)
+    doc = win.document
+    built = doc.mechanism.copy()
+    # New Contact Scene starts a fresh history; then add box, size, mass, orientation, velocity, ground normal,
+    # friction, duration, pair, pair μ (dt was typed as the value it had: no edit).
+    assert doc.undo_stack.count() == 10
+    scene = win.viewport.scene()
+    bg = next(b for b in scene.bodies if b.name == "box1")
+    # The drawn box is the edited one: half-sizes 0.1, 0.1, 0.05 in its frame, posed by the typed orientation.
+    assert np.allclose(np.abs(bg.mesh[0]).max(axis=0), [0.1, 0.1, 0.05])
+    assert np.allclose(bg.design[:3, :3], quat_to_matrix(built.body("box1").pose.orientation))
+    while doc.undo_stack.canUndo():
+        doc.undo_stack.undo()
+    assert doc.mechanism == contact_scene()
+    while doc.undo_stack.canRedo():
+        doc.undo_stack.redo()
+    assert doc.mechanism == built
+
+
+def test_bad_entries_show_the_located_reason_inline_and_change_nothing(make_window, point_dialog):
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, two", True))  # refused: asked again with the reason
+    answers.append(("0, 0, 0.5", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    assert win.document.mechanism.body("sphere1").pose.position == (0.0, 0.0, 0.5)
+    p = win.properties
+    before = win.document.mechanism.copy()
+    type_into(p.shape_fields["radius"], "-0.1")
+    assert p.shape_fields["radius"].error == "bodies[1].shape.radius: must be a positive number, got -0.1"
+    assert "bodies[1].shape.radius" in p.error.text()
+    assert p.shape_fields["radius"].text() == "-0.1"  # the entry stays, red, for the user to fix
+    type_into(p.body_inertia, "1, 2")
+    assert "expected 3 (diagonal)" in p.body_inertia.error
+    type_into(p.body_inertia, "0.01, 0.01, 0.01, 0.5, 0, 0")  # Ixy = 0.5 > the diagonal: fine for the model
+    assert win.document.mechanism.body("sphere1").inertia == ((0.01, 0.5, 0.0), (0.5, 0.01, 0.0), (0.0, 0.0, 0.01))
+    win.document.undo_stack.undo()
+    assert win.document.mechanism == before
+    # Density needs the shape's volume; switching keeps the mass: rho = m / (4/3 pi r^3) for r = 0.1, m = 1.
+    p.body_mass_kind.setCurrentIndex(1)
+    p.body_mass_kind.activated.emit(1)
+    rho = 1.0 / (4.0 / 3.0 * math.pi * 0.1 ** 3)
+    b = win.document.mechanism.body("sphere1")
+    assert b.mass is None and b.density == pytest.approx(rho, rel=1e-12)
+    p.body_shape.setCurrentIndex(0)
+    p.body_shape.activated.emit(0)  # "none": refused while a density needs the volume
+    assert win.document.mechanism.body("sphere1").shape is not None
+    assert "density needs a shape" in p.error.text() and p.body_shape.currentText() == "sphere"
+    win.selection.clear()
+    type_into(p.doc_dt, "0")
+    assert "must be a positive number" in p.doc_dt.error and win.document.mechanism.simulation.dt == 0.01
+    p.doc_method.setCurrentIndex(1)
+    p.doc_method.activated.emit(1)
+    assert win.document.mechanism.simulation.method == "explicit"
+
+
+def test_roll_pitch_yaw_is_shown_in_degrees_and_stored_as_the_quaternion(make_window, point_dialog):
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("1, 2, 0.5", True))
+    win.action_set.add_shapes["cylinder"].trigger()
+    p = win.properties
+    type_into(p.body_rpy, "0, 0, 90")
+    # yaw 90°: a rotation about z by pi/2 is (cos(pi/4), 0, 0, sin(pi/4)).
+    q = win.document.mechanism.body("cylinder1").pose.orientation
+    assert np.allclose(q, [math.cos(math.pi / 4), 0, 0, math.sin(math.pi / 4)], atol=1e-15)
+    type_into(p.body_rpy, "30, 20, 10")
+    # R = Rz(10°) Ry(20°) Rx(30°), built here from the elementary rotations.
+    a, b, c = (math.radians(x) for x in (30, 20, 10))
+    Rx = np.array([[1, 0, 0], [0, math.cos(a), -math.sin(a)], [0, math.sin(a), math.cos(a)]])
+    Ry = np.array([[math.cos(b), 0, math.sin(b)], [0, 1, 0], [-math.sin(b), 0, math.cos(b)]])
+    Rz = np.array([[math.cos(c), -math.sin(c), 0], [math.sin(c), math.cos(c), 0], [0, 0, 1]])
+    pose = win.document.mechanism.body("cylinder1").pose
+    assert np.allclose(quat_to_matrix(pose.orientation), Rz @ Ry @ Rx, atol=1e-12)
+    assert pose.position == (1.0, 2.0, 0.5)
+    win.selection.clear()
+    win.selection.set(bodies=["cylinder1"])
+    assert p.body_rpy.text() == "30, 20, 10"  # read back from the quaternion
+
+
+def test_pair_overrides_are_edited_in_their_table(make_window, point_dialog):
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.3", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    win.selection.clear()
+    p = win.properties
+    p._add_pair()
+    m = win.document.mechanism
+    assert [(x.bodies, x.friction) for x in m.contact.pairs] == [(("ground", "sphere1"), 0.5)]
+    assert p.pairs.rowCount() == 1 and p.pairs.item(0, 1).text() == "sphere1"
+    p.pairs.item(0, 1).setText("nobody")  # refused: red, with the located reason, nothing changed
+    assert "contact.pairs[0].bodies[1]: unknown body 'nobody'" in p.error.text()
+    assert win.document.mechanism.contact.pairs[0].bodies == ("ground", "sphere1")
+    p._add_pair()  # no other pair of shaped bodies
+    assert "every pair of shaped bodies has an override already" in p.error.text()
+    p.pairs.setCurrentCell(0, 2)
+    p._remove_pair()
+    assert win.document.mechanism.contact.pairs == () and p.pairs.rowCount() == 0
+    win.document.undo_stack.undo()
+    assert len(win.document.mechanism.contact.pairs) == 1 and p.pairs.rowCount() == 1
