@@ -83,7 +83,7 @@ def _emit(f, rec: dict) -> None:
 
 
 def _hard_name(job: Job, k: int) -> str:
-    return f"{job.family}_s{job.seed}_{job.method}_k{k:03d}.npz"
+    return f"{job.family}_s{job.seed}_{job.method.replace('/', '-')}_k{k:03d}.npz"
 
 
 def worker(job_file: str) -> None:
@@ -135,9 +135,14 @@ def worker(job_file: str) -> None:
         soft = int(math.ceil(time.process_time() + job.budget - spent + 1 + 0.05 * job.budget))
         resource.setrlimit(resource.RLIMIT_CPU, (soft if hard_limit < 0 else min(soft, hard_limit), hard_limit))
         c0, w0 = time.process_time(), time.perf_counter()
-        r = step(model, state, h, job.method, cancel=over_budget)
+        method, _, solver = job.method.partition("/")  # "implicit/interior-point": that solver
+        r = step(model, state, h, method, cancel=over_budget, solver=solver or "newton")
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         spent += cpu
+        if not r.converged and r.reason.startswith("cancelled"):  # the budget ran out inside the step: not a step
+            stop = (f"CPU budget of {job.budget:g} s spent after {k} steps (t = {state.t:.2f} s; the step in "
+                    "progress was cancelled)")
+            break
         gaps = [c.gap for c in r.contacts]
         exact, _ = exact_overlap(model, r.state) if r.converged else (math.inf, 0)
         hard = (not r.converged) or r.iterations > job.hard_iterations
@@ -151,8 +156,7 @@ def worker(job_file: str) -> None:
                     "exact_min": _finite(exact), "residual": _finite(r.residual),
                     "proc_end": time.process_time()})
         if not r.converged:
-            stop = (f"{'cancelled (budget)' if r.reason.startswith('cancelled') else 'failed'} at step {k} "
-                    f"(t = {state.t:.2f} s): {r.reason}")
+            stop = f"failed at step {k} (t = {state.t:.2f} s): {r.reason}"
             break
         state = r.state
     pending.unlink(missing_ok=True)
@@ -412,6 +416,8 @@ def main() -> None:
     ap.add_argument("--scenes", help=f"comma-separated families, each optionally with seeds as family:s1,s2 "
                                      f"(default: all of {', '.join(FAMILIES)})")
     ap.add_argument("--method", choices=("implicit", "explicit", "both"), default="both")
+    ap.add_argument("--solver", choices=("newton", "interior-point", "both"), default="newton",
+                    help="the implicit method's MCP solver (core.contact.stepper.SOLVERS; default newton)")
     ap.add_argument("--steps", type=int, help="steps per run (default: the family's, 100-500; h = 0.01 s)")
     ap.add_argument("--seeds", type=int, help="seeds drawn per family (default 10 for the 27-sphere piles, 5 for "
                                               f"the others, 3 for the one-contact scenes; {QUICK_SEEDS} with --quick)")
@@ -431,6 +437,10 @@ def main() -> None:
     master = args.seed if args.seed is not None else secrets.randbits(31)
     budget = args.budget or (QUICK_BUDGET if args.quick else FULL_BUDGET)
     methods = ("implicit", "explicit") if args.method == "both" else (args.method,)
+    solvers = ("newton", "interior-point") if args.solver == "both" else (args.solver,)
+    # the implicit method once per solver ("implicit" is the default solver, Newton; "implicit/interior-point")
+    methods = tuple(m if (m != "implicit" or sv == "newton") else f"{m}/{sv}" for m in methods for sv in
+                    (solvers if m == "implicit" else ("newton",)))
     plan = []
     try:
         selection = parse_scenes(args.scenes)

@@ -92,6 +92,7 @@ class RunSpec:
     steps: int | None = None  # kinematics: number of steps (frames = steps + 1), default 100
     dt: float | None = None  # contact: the step, default the document's simulation.dt
     method: str | None = None  # contact: "implicit" or "explicit", default the document's
+    solver: str | None = None  # contact, implicit method: "newton" (default) or "interior-point"
 
 
 def _free_massive_bodies(mech) -> list[str]:
@@ -139,7 +140,8 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
         from .contact import ContactRun, build_model
 
         points = {f"{b.name}.{p}": (b.name, tuple(x)) for b in mech.bodies for p, x in b.points.items()}
-        return ContactRun(build_model(mech), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points)
+        return ContactRun(build_model(mech), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points,
+                          solver=spec.solver)
     if kind:
         raise LinkwrightError("kind", f"unknown run kind '{kind}' (known: {', '.join(RUN_KINDS)})")
     raise LinkwrightError("bodies", describe_kind(mech))

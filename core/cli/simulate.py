@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dt", type=float, default=None, metavar="H", help="time step in s (default: the file's simulation.dt)")
     parser.add_argument("--method", choices=("implicit", "explicit"), default=None,
                         help="geometrically implicit (default) or explicit (linearised gap) time-stepping")
+    parser.add_argument("--solver", choices=("newton", "interior-point"), default=None,
+                        help="the implicit step's MCP solver: semismooth Newton with fallbacks (default) or the "
+                             "interior-point method (docs/contact.md)")
     parser.add_argument("--out", default=None, metavar="OUT",
                         help="output file, .csv (one row per step) or .npz (lossless); default: CSV on stdout")
 
@@ -71,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
     _prepare()
-    run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method))
+    run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,
+                                         solver=args.solver))
     rec = record(run, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)

@@ -24,6 +24,7 @@ Convergence (all three): max |F_free| <= tol, min F_B >= -tol, max y_i F_i(z)^+ 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -117,7 +118,9 @@ def _factor(H):
         sparse: list = []
         return solve_elem
     try:
-        lu = sla.lu_factor(H, check_finite=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)  # (a singular H is detected just below)
+            lu = sla.lu_factor(H, check_finite=False)
     except (np.linalg.LinAlgError, ValueError):
         return None
     if not np.all(np.isfinite(lu[0])) or np.min(np.abs(np.diag(lu[0]))) <= 1e-300:

@@ -22,7 +22,7 @@ from ..errors import LinkwrightError
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
-from .stepper import METHODS, StepResult, Workspace, candidate_pairs, step
+from .stepper import METHODS, SOLVERS, StepResult, Workspace, candidate_pairs, step
 
 __all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
            "prepare_kernels"]
@@ -141,7 +141,8 @@ def load_npz(path) -> Recording:
 
 
 def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "implicit",
-               state: State | None = None, *, cancel: Callable[[], bool] | None = None) -> Iterator[StepResult]:
+               state: State | None = None, *, cancel: Callable[[], bool] | None = None,
+               solver: str = "newton") -> Iterator[StepResult]:
     """Yield the result of every step (stops after a failed or cancelled step, yielded with converged=False).
 
     cancel: checked before every step and inside the step's solver (a cancelled step is a failed one whose
@@ -152,7 +153,7 @@ def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "impli
         if cancel is not None and cancel():
             yield StepResult(st, False, 0, float("nan"), f"cancelled at t = {st.t:.6g} s")
             return
-        res = step(model, st, h, method, cancel=cancel, workspace=ws)
+        res = step(model, st, h, method, cancel=cancel, workspace=ws, solver=solver)
         yield res
         if not res.converged:
             return
@@ -228,7 +229,7 @@ class ContactRun:
 
     def __init__(self, model: ContactModel, t_end: float | None = None, dt: float | None = None,
                  method: str | None = None, *, cancel: Callable[[], bool] | None = None,
-                 points: dict[str, tuple[str, tuple]] | None = None) -> None:
+                 points: dict[str, tuple[str, tuple]] | None = None, solver: str | None = None) -> None:
         """points: named points to follow ("body.point" -> (body name, position in the body frame))."""
         h = float(dt if dt is not None else model.dt)
         T = float(t_end if t_end is not None else model.duration)
@@ -239,6 +240,9 @@ class ContactRun:
             raise LinkwrightError("--t-end", f"the end time must be a non-negative number, got {T}")
         if meth not in METHODS:
             raise LinkwrightError("--method", f"must be one of {', '.join(METHODS)}, got '{meth}'")
+        self.solver = solver if solver is not None else "newton"
+        if self.solver not in SOLVERS:
+            raise LinkwrightError("--solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
         n_steps = int(round(T / h))
         if n_steps > 10_000_000:
             raise LinkwrightError("--t-end", f"{n_steps} steps is too many (reduce t-end or increase dt)")
@@ -268,7 +272,8 @@ class ContactRun:
         yield self._frame(0, st, None)
         k = 0
         reason, stop, cancelled = "", None, False
-        for res in iter_steps(self.model, self.h, self.n_steps, self.method, state=st, cancel=self.cancel):
+        for res in iter_steps(self.model, self.h, self.n_steps, self.method, state=st, cancel=self.cancel,
+                              solver=self.solver):
             if not res.converged:
                 cancelled = res.reason.startswith("cancelled")
                 reason = res.reason if cancelled else f"stopped at t = {st.t:.6g} s: {res.reason}"
@@ -332,10 +337,12 @@ class ContactRun:
 
 
 def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None, method: str | None = None, *,
-             progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None) -> Recording:
-    """Run the contact time-stepper from the initial state to t_end (defaults from the document)."""
+             progress: Callable[[int, int], None] | None = None, cancel: Callable[[], bool] | None = None,
+             solver: str | None = None) -> Recording:
+    """Run the contact time-stepper from the initial state to t_end (defaults from the document; solver: the implicit
+    step's MCP solver, core.contact.stepper.SOLVERS, default newton)."""
     model = mech_or_model if isinstance(mech_or_model, ContactModel) else build_model(mech_or_model)
-    run = ContactRun(model, t_end, dt, method, cancel=cancel)
+    run = ContactRun(model, t_end, dt, method, cancel=cancel, solver=solver)
     return record(run, progress=progress)
 
 
