@@ -554,6 +554,8 @@ def render_command(args) -> int:
 def screenshot_at(window, t: float) -> tuple[bool, str]:
     """Run the window's document to t, show time t (or the last frame before a stop) in every view; (reached, reason)."""
     t = _check_time(t, "--time")
+    if is_contact_document(window.document.mechanism):
+        return _contact_screenshot_at(window, t)
     motion, error = run_motion(window.document, window.playback, t, progress=_console_progress("running"))
     if motion is None:
         return False, error
@@ -565,6 +567,34 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
         window.playback.seek(window.playback.recording.index_at(t))  # the slider, readout and viewport follow
     reached = motion.ok and motion.t_last >= t - 1e-9
     return reached, "" if reached else stop_message(motion, t)
+
+
+def _contact_screenshot_at(window, t: float) -> tuple[bool, str]:
+    """A contact document run to t by the window's own Motion dock (its worker and recording: every view follows),
+    the cursor then at t, or at the last frame before a stop."""
+    pb = window.playback
+    if pb.contact_end() < t:
+        pb.set_range(t, 1)
+    pb.run()
+    rec = pb.recording
+    show = _console_progress("running")
+    while True:
+        last = rec.time_at(rec.count - 1) if rec.count else None
+        if last is not None and last >= t - 1e-9:
+            break
+        if rec.complete and not pb.is_running():
+            break
+        show(min(1.0, (last or 0.0) / t) if t > 0 else 1.0)
+        wait_for([rec.completed], timeout_s=0.1)
+    show(1.0)
+    pb.stop()  # (the frames up to t are all it needs)
+    pb.seek_time(t)
+    wait_for([], timeout_s=0.2)
+    last = rec.time_at(rec.count - 1) if rec.count else 0.0
+    if last >= t - 1e-9:
+        return True, ""
+    why = rec.reason or "it ended early"
+    return False, f"the run stopped before {t:g} s (last frame t = {last:.6g} s): {why}"
 
 
 # ---- in the app: File ▸ Export --------------------------------------------------------------------------------------

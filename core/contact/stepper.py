@@ -48,6 +48,7 @@ __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points",
 
 METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the implicit step's MCP solvers (docs/contact.md)
+_IPM_ROUND = True  # newton: the interior-point round between the quick and the slow round (see _step_newton)
 _IPM_HALVINGS = 3  # the interior-point step is split in halves at most this many levels deep (h/8)
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
@@ -382,6 +383,14 @@ def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cance
     res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True, ws=ws, cancel=cancel)
     if res.converged or res.pairs <= 2:
         return res  # (with few pairs the slow round has nothing to add: the predictor restart was tried)
+    if _IPM_ROUND:
+        # the interior-point solver (halved as its own step is) before the slow round: it solves the steps of
+        # turned-cube piles on which the slow round takes minutes (bench: cubes8, layer9)
+        ipm_res = _step_ipm(model, state, h, SolverOptions(), _IPM_HALVINGS, ws, cancel)
+        ipm_res.iterations += res.iterations
+        if ipm_res.converged:
+            return ipm_res
+        res.iterations = ipm_res.iterations
     # the slow round bottom-up: first its smallest sub-steps (h / 2^nh, each with every fallback), where hard pile
     # steps do converge; the attempts at h and h / 2 with every fallback mostly stall after 10-50 s each, so they
     # come after (the top-down order of the quick round). 7 hard 27-sphere states of two piles: 4.8 s instead of
