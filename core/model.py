@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from . import validate
 from .errors import LinkwrightError
 from .joints import JOINT_TYPES
 
@@ -143,22 +144,19 @@ class SimulationSettings:
 
 def _unit(v: Iterable[float]) -> Vec3:
     v = tuple(float(x) for x in v)
-    n = math.sqrt(sum(x * x for x in v))
+    big = max(abs(x) for x in v)
+    v = tuple(x / big for x in v)  # scaled first: [1e200, 0, 0] must not overflow when squared
+    n = validate.norm(v)
     return (v[0] / n, v[1] / n, v[2] / n)
 
 
 def _norm(v: Iterable[float]) -> float:
-    return math.sqrt(sum(float(x) ** 2 for x in v))
+    return validate.norm(tuple(v))
 
 
 def check_name(name: object, location: str) -> None:
     """Raise unless `name` is a usable name (a non-empty string without surrounding spaces)."""
-    if not isinstance(name, str) or not name.strip():
-        raise LinkwrightError(location, "a name must be a non-empty string")
-    if name != name.strip():
-        raise LinkwrightError(location, f"name '{name}' has leading or trailing spaces")
-    if len(name) > 200:
-        raise LinkwrightError(location, "name too long (limit 200 characters)")
+    validate.name(name, location)
 
 
 @dataclass
@@ -239,14 +237,24 @@ class Mechanism:
             raise LinkwrightError(f"{location}.name", f"duplicate name '{body.name}'")
         for key in ("mass", "density"):
             v = getattr(body, key)
-            if v is not None and not (math.isfinite(v) and v > 0):
-                raise LinkwrightError(f"{location}.{key}", f"must be a positive number, got {v}")
+            if v is not None:
+                validate.number(v, f"{location}.{key}", validate.MIN_MASS, validate.MAX_MASS, positive=True)
         if body.pose is not None:
-            q = body.pose.orientation
+            validate.vector(body.pose.position, f"{location}.pose.position")
+            q = validate.vector(body.pose.orientation, f"{location}.pose.orientation", 4, bound=2.0)
             if _norm(q) < 1e-12:
                 raise LinkwrightError(f"{location}.pose.orientation", "zero quaternion (need a unit quaternion [w, x, y, z])")
-        for pname in body.points:
+        if body.velocity is not None:
+            validate.vector(body.velocity.linear, f"{location}.velocity.linear", bound=validate.MAX_SPEED)
+            validate.vector(body.velocity.angular, f"{location}.velocity.angular", bound=validate.MAX_ANGULAR_SPEED)
+        if body.com is not None:
+            validate.vector(body.com, f"{location}.com")
+        if body.inertia is not None:
+            for i, row in enumerate(body.inertia):
+                validate.vector(row, f"{location}.inertia[{i}]", bound=validate.MAX_MASS)
+        for pname, p in body.points.items():
             check_name(pname, f"{location}.points")
+            validate.vector(p, f"{location}.points.{pname}")
 
     def check_joint(self, joint: Joint, location: str, replacing: str | None = None) -> None:
         """Raise a located LinkwrightError if `joint` cannot be in this document."""
@@ -269,18 +277,21 @@ class Mechanism:
                 raise LinkwrightError(f"{location}.bodies[{k}]", f"unknown body '{b}'{self._known_bodies()}")
         if joint.bodies[0] == joint.bodies[1]:
             raise LinkwrightError(f"{location}.bodies", f"a joint cannot join body '{joint.bodies[0]}' to itself")
+        validate.vector(joint.at, f"{location}.at")
         for key in ("axis", "axis2"):
             v = getattr(joint, key)
-            if v is not None and _norm(v) < 1e-12:
-                raise LinkwrightError(f"{location}.{key}", "zero length")
+            if v is not None:
+                validate.direction(v, f"{location}.{key}")
+                if _norm(v) < 1e-12:
+                    raise LinkwrightError(f"{location}.{key}", "zero length")
         if self.space == "planar":
             a = joint.axis_vector()
             if joint.type in ("revolute",) and (abs(a[0]) > _PLANAR_TOL or abs(a[1]) > _PLANAR_TOL):
                 raise LinkwrightError(f"{location}.axis", "a revolute axis in a planar document must be along z")
             if joint.type in ("prismatic", "slot") and abs(a[2]) > _PLANAR_TOL:
                 raise LinkwrightError(f"{location}.axis", f"a {joint.type} axis in a planar document must lie in the x-y plane")
-        if joint.pitch is not None and not math.isfinite(joint.pitch):
-            raise LinkwrightError(f"{location}.pitch", "must be a finite number")
+        if joint.pitch is not None:
+            validate.number(joint.pitch, f"{location}.pitch", -validate.MAX_COORDINATE, validate.MAX_COORDINATE)
         if jt.pitch and joint.pitch is None:  # as the loader requires it: what the edit API builds must load again
             raise LinkwrightError(f"{location}.pitch", f"a {joint.type} joint needs a pitch (advance per full turn)")
         if jt.axis2 and joint.axis2 is not None:
@@ -307,6 +318,10 @@ class Mechanism:
         """Check the whole document, raising the first problem found with its location."""
         if self.space not in SPACES:
             raise LinkwrightError("space", f"must be 'planar' or 'spatial', got '{self.space}'")
+        validate.text(self.name, "name")
+        validate.text(self.description, "description")
+        if self.gravity is not None:
+            validate.vector(self.gravity, "gravity", bound=validate.MAX_ACCELERATION)
         seen: list[Body] = []
         full, self.bodies = self.bodies, seen
         try:
@@ -329,14 +344,36 @@ class Mechanism:
             if key in driven[:i]:
                 raise LinkwrightError(f"drivers[{i}]", f"joint '{key[0]}' coordinate {key[1]} is driven twice")
         names = set(self.body_names())
-        for name in self.layout:
+        for name, pos in self.layout.items():
             if name not in names:
                 raise LinkwrightError("layout", f"unknown body '{name}'{self._known_bodies()}")
+            validate.vector(pos, f"layout.{name}", 2)
+        self._check_coincident()
+        if self.simulation is not None:
+            validate.step_count(self.simulation.duration, self.simulation.dt, "simulation.duration", "simulation.dt")
         if self.contact is not None:
+            validate.number(self.contact.friction, "contact.friction", 0.0, validate.MAX_FRICTION)
+            validate.vector(self.contact.ellipsoid, "contact.ellipsoid", bound=validate.MAX_FRICTION)
             for i, p in enumerate(self.contact.pairs):
+                validate.number(p.friction, f"contact.pairs[{i}].friction", 0.0, validate.MAX_FRICTION)
                 for k, b in enumerate(p.bodies):
                     if b not in names:
                         raise LinkwrightError(f"contact.pairs[{i}].bodies[{k}]", f"unknown body '{b}'{self._known_bodies()}")
+
+    def _check_coincident(self) -> None:
+        """Refuse a pile of shaped free bodies started at one position (the contact step cannot separate them)."""
+        at: dict[tuple, list[int]] = {}
+        for i, b in enumerate(self.bodies):
+            if b.shape is None or b.ground:
+                continue
+            key = tuple(b.pose.position) if b.pose is not None else (0.0, 0.0, 0.0)
+            at.setdefault(key, []).append(i)
+        for key, idx in at.items():
+            if len(idx) > validate.MAX_COINCIDENT:
+                raise LinkwrightError(
+                    f"bodies[{idx[validate.MAX_COINCIDENT]}].pose.position",
+                    f"{len(idx)} shaped bodies start at the same position {list(key)}; at most "
+                    f"{validate.MAX_COINCIDENT} may (give them distinct positions)")
 
     # ---- the edit API (every method validates first, then changes, then bumps the revision) ----------------------
     def _touch(self) -> None:
