@@ -516,7 +516,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{real.name[:100]}.", suffix=suffix, dir=folder)
     except OSError as exc:
-        raise fail(exc) from None
+        raise fail(f"cannot create a file in '{folder}' ({_os_message(exc)})") from None
     try:
         with os.fdopen(fd, mode, **kw) as fh:
             write(fh)

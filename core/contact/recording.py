@@ -73,8 +73,21 @@ class Recording:
                 K[k] += 0.5 * self.mass[b] * vc @ vc + 0.5 * w @ (R @ self.inertia[b] @ R.T) @ w
         return K
 
+    def check_finite(self) -> None:
+        """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one)."""
+        for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf", "pr", "point_a",
+                     "point_b", "normal", "residual"):
+            a = np.asarray(getattr(self, name), dtype=float)
+            bad = ~np.isfinite(a)
+            if bad.any():
+                row = int(np.argwhere(bad)[0][0])
+                raise LinkwrightError("--out", f"the run computed a non-finite {name} at row {row} (t = "
+                                               f"{float(self.t[row]) if row < self.t.size else math.nan:g} s); "
+                                               "nothing was written")
+
     def save_npz(self, path) -> None:
         """Write everything losslessly (numpy .npz)."""
+        self.check_finite()
         arrays = {k: getattr(self, k) for k in (
             "t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr",
             "point_a", "point_b", "normal", "iterations", "residual", "halvings", "mass", "inertia", "com")}
@@ -98,6 +111,7 @@ class Recording:
 
     def save_csv(self, path, pairs: list[int] | None = None) -> None:
         """Write one row per step with the documented columns (pairs default: those ever in contact range)."""
+        self.check_finite()
         if hasattr(path, "write"):
             self._write_csv(path, self._csv_pairs(pairs))
         else:
