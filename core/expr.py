@@ -82,7 +82,10 @@ class DriverExpression:
         out, unreal = [], []
         with np.errstate(all="ignore"):
             for f in self._funcs:
-                raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
+                try:
+                    raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
+                except (TypeError, ValueError, ArithmeticError) as exc:  # a numpy type the expression cannot take
+                    raise LinkwrightError(self.location, f"'{self.text}' cannot be evaluated ({exc})") from None
                 # sympy keeps sqrt(-1), log(-1), (-8)**(1/3) complex: a coordinate must be real, never its real part
                 imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
                 unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
@@ -402,6 +405,12 @@ def _short(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _floats_for_big_numbers(expr: sympy.Expr) -> sympy.Expr:
+    """Exact numbers beyond 2**53 as floats: numpy cannot take a Python int beyond int64 (arccos(2**64) fails)."""
+    big = {r: sympy.Float(r) for r in expr.atoms(sympy.Rational) if abs(r.p) > 2**53 or r.q > 2**53}
+    return expr.xreplace(big) if big else expr
+
+
 _UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
 
 
@@ -467,5 +476,6 @@ def parse_expression(text: str, location: str, *, seconds: float | None = None) 
         _defined(d2, location, text, "the acceleration of ")
         # lambdify generates code from the sympy tree we built from the whitelist, never from the user's string;
         # cse shares the subtrees min/max repeat.
-        funcs = tuple(sympy.lambdify(T, e, modules=[_NUMPY, "numpy"], cse=True) for e in (sym, d1, d2))
+        funcs = tuple(sympy.lambdify(T, _floats_for_big_numbers(e), modules=[_NUMPY, "numpy"], cse=True)
+                      for e in (sym, d1, d2))
     return DriverExpression(text, location, sym, d1, d2, funcs)

@@ -143,12 +143,13 @@ def parse_number(s: str, location: str, lo: float | None = None, hi: float | Non
     t = s.strip() if isinstance(s, str) else s
     if not isinstance(t, str) or not t:
         raise LinkwrightError(location, "a number is required")
-    if len(t) > 64:
-        raise LinkwrightError(location, f"'{t[:20]}...' is not a number")
+    shown = ascii(t[:20] + ("..." if len(t) > 20 else ""))[1:-1]  # printable, whatever was typed
+    if len(t) > 1000:  # float() is linear in the length, but no number is written with a thousand digits
+        raise LinkwrightError(location, f"'{shown}' is not a number")
     try:
         v = float(t)
     except ValueError:
-        raise LinkwrightError(location, f"{show(t)} is not a number") from None
+        raise LinkwrightError(location, f"'{shown}' is not a number") from None
     return number(v, location, lo, hi, positive=positive, nonneg=nonneg)
 
 

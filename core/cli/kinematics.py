@@ -47,15 +47,21 @@ def run(args: argparse.Namespace) -> int:
         raise LinkwrightError("--steps", f"must be between 1 and 1000000, got {args.steps}")
     mech = io.load(args.file)
     if args.json or args.csv in (None, "-"):
-        return _solve_and_write(args, mech, sys.stdout)
-    # Solved inside the atomic write: a bad path is reported at once (the temporary file is made first), and a
-    # failed write leaves the user's old file untouched.
-    status = []
-    io.write_atomic(args.csv, lambda fh: status.append(_solve_and_write(args, mech, fh)), "--csv")
-    return status[0]
+        reason = _solve_and_write(args, mech, sys.stdout)
+    else:
+        # Solved inside the atomic write: a bad path is reported at once (the temporary file is made first), and a
+        # failed write leaves the user's old file untouched.
+        reasons = []
+        io.write_atomic(args.csv, lambda fh: reasons.append(_solve_and_write(args, mech, fh)), "--csv")
+        reason = reasons[0]
+    if reason:  # after the rows are written: a failed write is the one message
+        print(f"kinematics: {reason}", file=sys.stderr)
+        return 3
+    return 0
 
 
-def _solve_and_write(args: argparse.Namespace, mech, fh) -> int:
+def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:
+    """Solve and write the rows; returns why the trajectory stopped early ('' when it did not)."""
     km = compile_model(mech)
     times = np.arange(args.steps + 1) * (args.t_end / args.steps)
     traj = solve_trajectory(km, times)
@@ -69,7 +75,4 @@ def _solve_and_write(args: argparse.Namespace, mech, fh) -> int:
         w.writerow(head)
         for row in table:
             w.writerow([repr(float(x)) for x in row])
-    if not traj.ok:
-        print(f"kinematics: {traj.reason}", file=sys.stderr)
-        return 3
-    return 0
+    return "" if traj.ok else (traj.reason or "stopped early")

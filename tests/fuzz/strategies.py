@@ -108,6 +108,8 @@ def documents(draw) -> str:
     """The text of an example with one to four mutations (replace, delete or duplicate a value; a new driver)."""
     doc = copy.deepcopy(EXAMPLE_DOCS[draw(st.sampled_from(sorted(EXAMPLE_DOCS)))])
     for _ in range(draw(st.integers(1, 4))):
+        if not isinstance(doc, dict):  # the whole document was replaced: nothing more to mutate
+            break
         paths = _paths(doc)
         path = draw(st.sampled_from(paths))
         kind = draw(st.sampled_from(["replace", "replace", "replace", "delete", "duplicate", "driver", "pile"]))
