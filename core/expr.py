@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import ast
-import contextlib
 import ctypes
 import math
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import sympy
@@ -360,45 +359,63 @@ except (AttributeError, ValueError, OSError):  # pragma: no cover - not Linux
     _PAGE = 4096
 
 
-@contextlib.contextmanager
-def budget(seconds: float, location: str, text: str, megabytes: float = MEMORY_MB) -> Iterator[None]:
-    """Run the body with a hard time and memory budget: a watchdog thread interrupts it (between two Python
-    bytecodes of sympy's work) when either is exceeded, and the body ends in a located LinkwrightError."""
-    tid = threading.get_ident()
-    lock = threading.Lock()
-    stop = threading.Event()
-    state = {"done": False, "why": ""}
-    start, rss0 = time.monotonic(), _rss_bytes()
-    limit = rss0 + megabytes * 2**20
+class budget:
+    """A hard time and memory budget for the body of a `with` block, enforced in the core: a watchdog thread
+    interrupts the body (between two Python bytecodes of sympy's work) when it runs longer than `seconds` or the
+    process grows by more than `megabytes`, and the block ends in a located LinkwrightError."""
 
-    def watch() -> None:
-        while not stop.wait(0.01):
-            rss = _rss_bytes() if rss0 else 0
-            why = ("time" if time.monotonic() - start > seconds else
-                   "memory" if rss0 and rss > limit else "")
+    def __init__(self, seconds: float, location: str, text: str, megabytes: float = MEMORY_MB) -> None:
+        self.seconds, self.location, self.text, self.megabytes = seconds, location, text, megabytes
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._done = False
+        self._why = ""
+
+    def _interrupt(self) -> None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._tid), ctypes.py_object(_BudgetExceeded))
+
+    def _watch(self) -> None:
+        start, rss0 = time.monotonic(), _rss_bytes()
+        limit = rss0 + self.megabytes * 2**20
+        while not self._stop.wait(0.01):
+            why = ("time" if time.monotonic() - start > self.seconds else
+                   "memory" if rss0 and _rss_bytes() > limit else "")
             if why:
-                with lock:
-                    if state["done"]:
+                with self._lock:
+                    if self._done:
                         return
-                    state["why"] = why
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(_BudgetExceeded))
-                stop.wait(0.05)  # again until the body has ended (a `finally` in sympy may run first)
+                    self._why = why
+                    self._interrupt()
+                self._stop.wait(0.05)  # then again, until the body has ended (sympy may be in a `finally`)
 
-    watchdog = threading.Thread(target=watch, name="expression-budget", daemon=True)
-    watchdog.start()
-    try:
+    def __enter__(self) -> "budget":
+        self._tid = threading.get_ident()
+        self._watchdog = threading.Thread(target=self._watch, name="expression-budget", daemon=True)
+        self._watchdog.start()
+        return self
+
+    def _finish(self) -> None:
+        while True:  # the interruption may land here too: retry until the watchdog is told to stand down
+            try:
+                with self._lock:
+                    self._done = True
+                    if self._why:  # one sent but not delivered yet must not hit the caller later
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._tid), None)
+                break
+            except _BudgetExceeded:
+                continue
+        self._stop.set()
+        self._watchdog.join(1.0)  # no thread outlives the compile
+
+    def __exit__(self, kind, exc, tb) -> bool:
         try:
-            yield
-        finally:
-            with lock:
-                state["done"] = True
-                if state["why"]:  # an interruption not delivered yet must not hit the caller later
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
-            stop.set()
-    except _BudgetExceeded:
-        what = f"more than {seconds:g} s" if state["why"] == "time" else f"more than {megabytes:g} MB of memory"
-        raise LinkwrightError(location, f"'{_short(text)}' is too costly to compile ({what}); simplify it") from None
-    watchdog.join(1.0)
+            self._finish()
+        except _BudgetExceeded:  # pragma: no cover - delivered between the retry loop and here
+            self._finish()
+        if self._why and (kind is None or issubclass(kind, _BudgetExceeded)):
+            what = f"more than {self.seconds:g} s" if self._why == "time" else f"more than {self.megabytes:g} MB of memory"
+            raise LinkwrightError(self.location, f"'{_short(self.text)}' is too costly to compile ({what}); simplify it")
+        return False
 
 
 def _short(text: str) -> str:
