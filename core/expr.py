@@ -98,38 +98,36 @@ class DriverExpression:
         return out[0], out[1], out[2]
 
 
-class _Min2(sympy.Function):
-    """min(a, b) as an opaque function: sympy never compares its arguments (Min does, at a cost exponential in
-    their number); its derivative picks the branch that is the minimum (the left one at a tie, a one-sided
-    derivative, where Min's Heaviside form would average the two)."""
+class _Extreme(sympy.Function):
+    """min(a, b) or max(a, b) as an opaque function: sympy never compares its arguments (Min and Max do, at a cost
+    exponential in their number); the derivative picks the branch that is the extreme (the left one at a tie, a
+    one-sided derivative, where Min's Heaviside form would average the two)."""
 
     nargs = 2
+    _sign = 1  # +1: min (a wins where a <= b); -1: max (a wins where a >= b)
 
     @classmethod
     def eval(cls, a, b):  # noqa: D102 - sympy API
         if a.is_number and b.is_number and a.is_comparable and b.is_comparable:
-            return a if bool(a <= b) else b
+            return a if bool(cls._sign * a <= cls._sign * b) else b
         return None
 
     def fdiff(self, argindex=1):  # noqa: D102 - sympy API
         a, b = self.args
-        return _Le(a, b) if argindex == 1 else 1 - _Le(a, b)
+        left = _Le(a, b) if self._sign > 0 else _Le(b, a)
+        return left if argindex == 1 else 1 - left
 
 
-class _Max2(sympy.Function):
-    """max(a, b), like _Min2."""
+class _Min2(_Extreme):
+    """min(a, b)."""
 
-    nargs = 2
+    _sign = 1
 
-    @classmethod
-    def eval(cls, a, b):  # noqa: D102 - sympy API
-        if a.is_number and b.is_number and a.is_comparable and b.is_comparable:
-            return a if bool(a >= b) else b
-        return None
 
-    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
-        a, b = self.args
-        return _Le(b, a) if argindex == 1 else 1 - _Le(b, a)
+class _Max2(_Extreme):
+    """max(a, b)."""
+
+    _sign = -1
 
 
 class _Le(sympy.Function):
