@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -538,9 +537,7 @@ class Mechanism:
         if position is None:
             self.layout.pop(name, None)
         else:
-            x, y = float(position[0]), float(position[1])
-            if not (math.isfinite(x) and math.isfinite(y)):
-                raise LinkwrightError(f"layout.{name}", "position must be finite")
+            x, y = validate.vector(tuple(position), f"layout.{name}", 2)  # what the loader accepts, no more
             self.layout[name] = (x, y)
         self._touch()
         return old

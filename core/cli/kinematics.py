@@ -43,8 +43,8 @@ def columns(traj) -> tuple[list[str], np.ndarray]:
 def run(args: argparse.Namespace) -> int:
     """Solve and write; exit status 3 when the trajectory stops early."""
     validate.number(args.t_end, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
-    if args.steps < 1 or args.steps > 1_000_000:
-        raise LinkwrightError("--steps", f"must be between 1 and 1000000, got {args.steps}")
+    if not 1 <= args.steps <= validate.MAX_STEPS:
+        raise LinkwrightError("--steps", f"must be between 1 and {validate.MAX_STEPS:,}, got {args.steps}")
     mech = io.load(args.file)
     if args.json or args.csv in (None, "-"):
         reason = _solve_and_write(args, mech, sys.stdout)
