@@ -72,7 +72,7 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     "huge_axis_spatial": (lambda: _doc("contact_two_spheres", lambda d: d["bodies"][0]["velocity"].__setitem__(
         "linear", [1e200, 0, 0])), "bodies[0].velocity.linear[0]"),
     # 10: pathological scenes
-    "hundred_coincident": (lambda: _doc("contact_two_spheres", _pile(100)), "bodies[8].pose.position"),
+    "hundred_coincident": (lambda: _doc("contact_two_spheres", _pile(100)), "bodies[0].pose.position"),
     "wall_normal": (lambda: _doc("contact_two_spheres", _wall), "bodies[2].shape.normal[1]"),
     # 11: file-level JSON errors are located by line and column
     "bad_json": (lambda: '{\n "format": "linkwright.mechanism",\n "version": 1,\n "space": oops\n}', ""),
