@@ -23,7 +23,7 @@ from tests.fuzz.strategies import arguments, documents, expressions, fuzz_settin
 EXPRESSION_CPU = 7.0  # s: check (1 s budget) + compile (5 s budget) + evaluation, with margin
 
 
-@fuzz_settings(120)
+@fuzz_settings(200)
 @given(text=expressions)
 def test_generated_expressions_are_refused_with_a_location_or_evaluate_finitely(text):
     t0 = time.process_time()
@@ -37,7 +37,7 @@ def test_generated_expressions_are_refused_with_a_location_or_evaluate_finitely(
     assert time.process_time() - t0 < EXPRESSION_CPU
 
 
-@fuzz_settings(40)
+@fuzz_settings(80)
 @given(text=documents(), command=st.sampled_from(["analyze", "kinematics", "simulate"]))
 def test_mutated_examples_through_every_command(text, command, tmp_path_factory):
     folder = tmp_path_factory.mktemp("doc")
@@ -66,7 +66,7 @@ def cli_inputs(tmp_path_factory):
     return folder, files, outputs
 
 
-@fuzz_settings(30)
+@fuzz_settings(60)
 @given(data=st.data())
 def test_hostile_command_lines(data, cli_inputs):
     folder, files, outputs = cli_inputs
