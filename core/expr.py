@@ -20,83 +20,6 @@ __all__ = ["DriverExpression", "parse_expression", "check_expression", "budget",
 
 T = sympy.Symbol("t", real=True)
 
-# name -> (sympy function, allowed argument counts; None = two or more)
-FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...] | None]] = {
-    "sin": (sympy.sin, (1,)),
-    "cos": (sympy.cos, (1,)),
-    "tan": (sympy.tan, (1,)),
-    "asin": (sympy.asin, (1,)),
-    "acos": (sympy.acos, (1,)),
-    "atan": (sympy.atan, (1,)),
-    "atan2": (sympy.atan2, (2,)),
-    "sinh": (sympy.sinh, (1,)),
-    "cosh": (sympy.cosh, (1,)),
-    "tanh": (sympy.tanh, (1,)),
-    "exp": (sympy.exp, (1,)),
-    "log": (sympy.log, (1,)),
-    "sqrt": (sympy.sqrt, (1,)),
-    "abs": (sympy.Abs, (1,)),
-    "min": (sympy.Min, None),
-    "max": (sympy.Max, None),
-}
-CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
-
-MAX_LENGTH = 2000  # characters; a driver is a formula, not a program
-MAX_DEPTH = 60  # nesting of the expression tree
-MAX_NODES = 500  # size of the expression tree
-MAX_EXPONENT = 64  # |constant exponent|: 9**9**9 must not make sympy compute a 370-million-digit number
-MAX_CONSTANT = 1e300
-MAX_BITS = 2048  # bound on the size of exact integers sympy may build (((t*2**64)**64)**64 would need 262,144 bits)
-MAX_DERIVATIVE_SIZE = 20_000  # bound on the tree size of q, dq/dt and d²q/dt² (t**t**...**t doubles per level)
-MAX_MINMAX_ARGS = 16  # arguments of one min or max
-CHECK_SECONDS = 1.0  # hard budget of check_expression (the GUI's live check runs it on every key press)
-COMPILE_SECONDS = 5.0  # hard budget of parse_expression (derivatives and numpy code)
-MEMORY_MB = 256  # hard budget of memory growth during either
-
-
-_BINOPS = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.Pow: lambda a, b: a**b,
-}
-_OPNAMES = {ast.BitXor: "'^' (use ** for powers)", ast.FloorDiv: "'//'", ast.Mod: "'%'", ast.MatMult: "'@'"}
-
-
-@dataclass(frozen=True)
-class DriverExpression:
-    """A parsed driver value q(t) with its first and second time derivatives."""
-
-    text: str  # what the user wrote
-    location: str  # where it came from, for error messages
-    sym: sympy.Expr  # q(t)
-    d1: sympy.Expr  # dq/dt
-    d2: sympy.Expr  # d²q/dt²
-    _funcs: tuple = field(repr=False, compare=False, default=())
-
-    def evaluate(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Values, velocities and accelerations at `times`; LinkwrightError where not finite."""
-        tt = np.atleast_1d(np.asarray(times, dtype=float))
-        out, unreal = [], []
-        with np.errstate(all="ignore"):
-            for f in self._funcs:
-                try:
-                    raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
-                except (TypeError, ValueError, ArithmeticError) as exc:  # a numpy type the expression cannot take
-                    raise LinkwrightError(self.location, f"'{self.text}' cannot be evaluated ({exc})") from None
-                # sympy keeps sqrt(-1), log(-1), (-8)**(1/3) complex: a coordinate must be real, never its real part
-                imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
-                unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
-                out.append(np.where(unreal[-1], np.nan, raw.real).astype(float))
-        for name, v, im in zip(("value", "velocity", "acceleration"), out, unreal):
-            bad = ~np.isfinite(v)
-            if bad.any():
-                k = int(np.argmax(bad))
-                what = "not a real number" if im[k] else "not finite"
-                raise LinkwrightError(self.location, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}")
-        return out[0], out[1], out[2]
-
 
 class _Extreme(sympy.Function):
     """min(a, b) or max(a, b) as an opaque function: sympy never compares its arguments (Min and Max do, at a cost
@@ -156,8 +79,82 @@ def _fold(fn, args: list):
     return args[0]
 
 
-FUNCTIONS["min"] = (lambda *a: _fold(_Min2, list(a)), None)
-FUNCTIONS["max"] = (lambda *a: _fold(_Max2, list(a)), None)
+# name -> (sympy function, allowed argument counts; None = two or more)
+FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...] | None]] = {
+    "sin": (sympy.sin, (1,)),
+    "cos": (sympy.cos, (1,)),
+    "tan": (sympy.tan, (1,)),
+    "asin": (sympy.asin, (1,)),
+    "acos": (sympy.acos, (1,)),
+    "atan": (sympy.atan, (1,)),
+    "atan2": (sympy.atan2, (2,)),
+    "sinh": (sympy.sinh, (1,)),
+    "cosh": (sympy.cosh, (1,)),
+    "tanh": (sympy.tanh, (1,)),
+    "exp": (sympy.exp, (1,)),
+    "log": (sympy.log, (1,)),
+    "sqrt": (sympy.sqrt, (1,)),
+    "abs": (sympy.Abs, (1,)),
+    "min": (lambda *a: _fold(_Min2, list(a)), None),
+    "max": (lambda *a: _fold(_Max2, list(a)), None),
+}
+CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
+
+MAX_LENGTH = 2000  # characters; a driver is a formula, not a program
+MAX_DEPTH = 60  # nesting of the expression tree
+MAX_NODES = 500  # size of the expression tree
+MAX_EXPONENT = 64  # |constant exponent|: 9**9**9 must not make sympy compute a 370-million-digit number
+MAX_CONSTANT = 1e300
+MAX_BITS = 2048  # bound on the size of exact integers sympy may build (((t*2**64)**64)**64 would need 262,144 bits)
+MAX_DERIVATIVE_SIZE = 20_000  # bound on the tree size of q, dq/dt and d²q/dt² (t**t**...**t doubles per level)
+MAX_MINMAX_ARGS = 16  # arguments of one min or max
+CHECK_SECONDS = 1.0  # hard budget of check_expression (the GUI's live check runs it on every key press)
+COMPILE_SECONDS = 5.0  # hard budget of parse_expression (derivatives and numpy code)
+MEMORY_MB = 256  # hard budget of memory growth during either
+
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
+_OPNAMES = {ast.BitXor: "'^' (use ** for powers)", ast.FloorDiv: "'//'", ast.Mod: "'%'", ast.MatMult: "'@'"}
+
+
+@dataclass(frozen=True)
+class DriverExpression:
+    """A parsed driver value q(t) with its first and second time derivatives."""
+
+    text: str  # what the user wrote
+    location: str  # where it came from, for error messages
+    sym: sympy.Expr  # q(t)
+    d1: sympy.Expr  # dq/dt
+    d2: sympy.Expr  # d²q/dt²
+    _funcs: tuple = field(repr=False, compare=False, default=())
+
+    def evaluate(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Values, velocities and accelerations at `times`; LinkwrightError where not finite."""
+        tt = np.atleast_1d(np.asarray(times, dtype=float))
+        out, unreal = [], []
+        with np.errstate(all="ignore"):
+            for f in self._funcs:
+                try:
+                    raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
+                except (TypeError, ValueError, ArithmeticError) as exc:  # a numpy type the expression cannot take
+                    raise LinkwrightError(self.location, f"'{self.text}' cannot be evaluated ({exc})") from None
+                # sympy keeps sqrt(-1), log(-1), (-8)**(1/3) complex: a coordinate must be real, never its real part
+                imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
+                unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
+                out.append(np.where(unreal[-1], np.nan, raw.real).astype(float))
+        for name, v, im in zip(("value", "velocity", "acceleration"), out, unreal):
+            bad = ~np.isfinite(v)
+            if bad.any():
+                k = int(np.argmax(bad))
+                what = "not a real number" if im[k] else "not finite"
+                raise LinkwrightError(self.location, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}")
+        return out[0], out[1], out[2]
 
 
 @dataclass(frozen=True)
