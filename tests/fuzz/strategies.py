@@ -37,6 +37,7 @@ huge_ints = st.sampled_from([10**400, -(10**400), 2**64, 9007199254740993, 10**3
 extreme_floats = st.sampled_from([1e308, -1e308, 1e200, 5e-324, 1e-300, 1e-320, -0.0, 0.0, 1e-9, 1e6, 1e7, 2e6,
                                   math.nextafter(1e6, 2e6), -1e6])
 numbers = st.one_of(extreme_floats, huge_ints, st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False))
+plausible = st.one_of(st.floats(-10, 10, allow_nan=False), st.sampled_from([1e-6, 1e-3, 0.0, 1e3, 999999.0, -999999.0]))
 strings = st.one_of(st.sampled_from(["\ud800", "a\udcffb", "", " x", "x ", "\x00", "\n", "a" * 300, "ground", "crank",
                                      "revolute", "sphere", "halfspace", "implicit"]),
                     st.text(max_size=12))
@@ -105,13 +106,15 @@ def _set(doc, path: tuple, value, delete: bool = False):
 
 @st.composite
 def documents(draw) -> str:
-    """The text of an example with one to four mutations (replace, delete or duplicate a value; a new driver)."""
+    """The text of an example with one to three mutations (replace, delete or duplicate a value; a new driver)."""
     doc = copy.deepcopy(EXAMPLE_DOCS[draw(st.sampled_from(sorted(EXAMPLE_DOCS)))])
-    for _ in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, 3))):
         if not isinstance(doc, dict):  # the whole document was replaced: nothing more to mutate
             break
         paths = _paths(doc)
-        path = draw(st.sampled_from(paths))
+        leaves = [p for p in paths if p and not isinstance(_get(doc, p), (dict, list))]
+        # mostly a single number or string (deep into the loader and the solvers), sometimes a whole subtree
+        path = draw(st.sampled_from(leaves if leaves and draw(st.integers(0, 9)) < 8 else paths))
         kind = draw(st.sampled_from(["replace", "replace", "replace", "delete", "duplicate", "driver", "pile"]))
         if kind == "driver" and doc.get("drivers"):
             doc["drivers"][0]["value"] = draw(expressions)
@@ -123,7 +126,18 @@ def documents(draw) -> str:
         elif kind == "duplicate" and path and isinstance(_get(doc, path[:-1]), list):
             _get(doc, path[:-1]).append(copy.deepcopy(_get(doc, path)))
         else:
-            doc = _set(doc, path, draw(values))
+            # mostly a value of the same kind, so the document gets past the type checks into the bounds and the
+            # solvers; sometimes anything at all
+            old = _get(doc, path)
+            if draw(st.integers(0, 9)) == 0 or isinstance(old, (dict, list, type(None))):
+                new = draw(values)
+            elif isinstance(old, bool):
+                new = draw(st.booleans())
+            elif isinstance(old, (int, float)):
+                new = draw(st.one_of(numbers, plausible))
+            else:
+                new = draw(strings)
+            doc = _set(doc, path, new)
     return json.dumps(doc, ensure_ascii=draw(st.booleans()))
 
 
