@@ -5,7 +5,6 @@ the field, drawn red with the reason, and is not applied (never silently accepte
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal

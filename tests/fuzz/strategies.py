@@ -7,7 +7,6 @@ import copy
 import json
 import math
 import os
-from pathlib import Path
 
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -188,4 +187,4 @@ def arguments(draw, files: list[str], outputs: list[str]) -> list[str]:
     return argv
 
 
-__all__ = ["FUZZ_EXAMPLES", "fuzz_settings", "documents", "expressions", "arguments", "EXAMPLE_DOCS", "Path"]
+__all__ = ["FUZZ_EXAMPLES", "fuzz_settings", "documents", "expressions", "arguments", "EXAMPLE_DOCS"]
