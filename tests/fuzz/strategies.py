@@ -19,6 +19,12 @@ from tests.conftest import EXAMPLES
 FUZZ_EXAMPLES = int(os.environ.get("LINKWRIGHT_FUZZ_EXAMPLES", "0") or 0)
 
 
+def fuzz_timeout(default: int) -> float:
+    """pytest-timeout seconds for a fuzz test: the suite's 300 s, plus 2 s per case beyond `default` (a long
+    campaign must not be cut off, and a timeout inside hypothesis would be replayed as a failure)."""
+    return 300.0 + 2.0 * max(0, FUZZ_EXAMPLES - default)
+
+
 def fuzz_settings(default: int) -> settings:
     """`default` cases, derandomised (CI sees the same ones every run), or LINKWRIGHT_FUZZ_EXAMPLES random ones."""
     from hypothesis import HealthCheck
@@ -187,4 +193,4 @@ def arguments(draw, files: list[str], outputs: list[str]) -> list[str]:
     return argv
 
 
-__all__ = ["FUZZ_EXAMPLES", "fuzz_settings", "documents", "expressions", "arguments", "EXAMPLE_DOCS"]
+__all__ = ["FUZZ_EXAMPLES", "fuzz_settings", "fuzz_timeout", "documents", "expressions", "arguments", "EXAMPLE_DOCS"]

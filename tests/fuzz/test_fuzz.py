@@ -18,11 +18,12 @@ from core.expr import check_expression, parse_expression
 from tests.conftest import EXAMPLES
 from tests.fuzz.cases import special_inputs, write_regression_docs
 from tests.fuzz.harness import check, run_cli
-from tests.fuzz.strategies import arguments, documents, expressions, fuzz_settings
+from tests.fuzz.strategies import arguments, documents, expressions, fuzz_settings, fuzz_timeout
 
 EXPRESSION_CPU = 7.0  # s: check (1 s budget) + compile (5 s budget) + evaluation, with margin
 
 
+@pytest.mark.timeout(fuzz_timeout(200))
 @fuzz_settings(200)
 @given(text=expressions)
 def test_generated_expressions_are_refused_with_a_location_or_evaluate_finitely(text):
@@ -37,6 +38,7 @@ def test_generated_expressions_are_refused_with_a_location_or_evaluate_finitely(
     assert time.process_time() - t0 < EXPRESSION_CPU
 
 
+@pytest.mark.timeout(fuzz_timeout(80))
 @fuzz_settings(80)
 @given(text=documents(), command=st.sampled_from(["analyze", "kinematics", "simulate"]))
 def test_mutated_examples_through_every_command(text, command, tmp_path_factory):
@@ -66,6 +68,7 @@ def cli_inputs(tmp_path_factory):
     return folder, files, outputs
 
 
+@pytest.mark.timeout(fuzz_timeout(60))
 @fuzz_settings(60)
 @given(data=st.data())
 def test_hostile_command_lines(data, cli_inputs):
