@@ -53,6 +53,33 @@ class _Max2(_Extreme):
     _sign = -1
 
 
+class _Abs(sympy.Function):
+    """|a| whose derivative is sign(a) whatever sympy knows of a (sympy's Abs of an argument it cannot prove real,
+    such as log(t), differentiates into unevaluated re/im derivatives that cannot be compiled)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, a):  # noqa: D102 - sympy API
+        return sympy.Abs(a) if a.is_number else None
+
+    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
+        return _Sign(self.args[0])
+
+
+class _Sign(sympy.Function):
+    """sign(a): the derivative of |a|; its own derivative is 0 almost everywhere."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, a):  # noqa: D102 - sympy API
+        return sympy.sign(a) if a.is_number else None
+
+    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
+        return sympy.Integer(0)
+
+
 class _Le(sympy.Function):
     """1 where a <= b, else 0: the branch indicator of min and max (its derivative is 0 almost everywhere)."""
 
@@ -69,7 +96,8 @@ class _Le(sympy.Function):
 
 
 # numpy implementations of the opaque functions, for lambdify
-_NUMPY = {"_Min2": np.minimum, "_Max2": np.maximum, "_Le": lambda a, b: np.where(a <= b, 1.0, 0.0)}
+_NUMPY = {"_Min2": np.minimum, "_Max2": np.maximum, "_Le": lambda a, b: np.where(a <= b, 1.0, 0.0),
+          "_Abs": np.abs, "_Sign": np.sign}
 
 
 def _fold(fn, args: list):
@@ -94,7 +122,7 @@ FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...] | None]] = {
     "exp": (sympy.exp, (1,)),
     "log": (sympy.log, (1,)),
     "sqrt": (sympy.sqrt, (1,)),
-    "abs": (sympy.Abs, (1,)),
+    "abs": (_Abs, (1,)),
     "min": (lambda *a: _fold(_Min2, list(a)), None),
     "max": (lambda *a: _fold(_Max2, list(a)), None),
 }
@@ -428,6 +456,8 @@ _UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
 
 def _defined(expr: sympy.Expr, location: str, text: str, what: str) -> None:
     """Refuse an expression that sympy reduced to an undefined value (tan(pi/2), 1/(t-t), log(0*t))."""
+    if expr.has(sympy.Derivative):  # a function sympy could not differentiate (kept as a formal derivative)
+        raise LinkwrightError(location, f"{what}'{_short(text)}' cannot be differentiated symbolically")
     if expr.has(*_UNDEFINED):
         raise LinkwrightError(location, f"{what}'{_short(text)}' is undefined (a division by zero or a function "
                                         "at a pole, such as tan(pi/2) or log(0))")

@@ -346,3 +346,13 @@ def test_unwritable_standard_output_is_a_message():
         r = subprocess.run([sys.executable, "-m", "app", "analyze", str(EXAMPLES / "fourbar.json")], stdout=full,
                            stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 2 and r.stderr == "error: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("text", ["abs(log(t))", "abs(sqrt(t) - 1)"])
+def test_abs_of_an_argument_sympy_cannot_prove_real_compiles(text):
+    # sympy's Abs(log(t)) differentiates into re/im Derivative terms that numpy code cannot print (a fuzz finding)
+    q, qd, qdd = parse_expression(text, "x").evaluate(np.array([0.5, 4.0]))
+    # abs(log t): at t = 0.5 log t < 0, so d/dt = -1/t = -2 and d²/dt² = 1/t² = 4; at t = 4: 1/4 and -1/16
+    if text == "abs(log(t))":
+        assert qd.tolist() == [-2.0, 0.25] and qdd.tolist() == [4.0, -0.0625]
+    assert np.isfinite(q).all()

@@ -121,9 +121,10 @@ def documents(draw) -> str:
         # mostly a single number or string (deep into the loader and the solvers), sometimes a whole subtree
         path = draw(st.sampled_from(leaves if leaves and draw(st.integers(0, 9)) < 8 else paths))
         kind = draw(st.sampled_from(["replace", "replace", "replace", "delete", "duplicate", "driver", "pile"]))
-        if kind == "driver" and doc.get("drivers"):
-            doc["drivers"][0]["value"] = draw(expressions)
-        elif kind == "pile" and doc.get("bodies"):
+        drivers, bodies = doc.get("drivers"), doc.get("bodies")
+        if kind == "driver" and isinstance(drivers, list) and drivers and isinstance(drivers[0], dict):
+            drivers[0]["value"] = draw(expressions)
+        elif kind == "pile" and isinstance(bodies, list) and bodies and isinstance(bodies[-1], dict):
             b = doc["bodies"][-1]
             doc["bodies"] += [dict(copy.deepcopy(b), name=f"{b.get('name', 'b')}_{i}") for i in range(draw(st.integers(1, 12)))]
         elif kind == "delete" and path:
