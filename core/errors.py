@@ -6,10 +6,10 @@ __all__ = ["LinkwrightError"]
 
 
 def _printable(text: object) -> str:
-    """`text` with anything that cannot be encoded as UTF-8 (a lone surrogate from a file) escaped, one line."""
+    """`text` as one printable line: control characters, line separators and lone surrogates (which cannot be
+    encoded) from a user's file are shown escaped, as Python would write them ('\\x0c', '\\ud800')."""
     s = str(text)
-    s = s.encode("utf-8", "backslashreplace").decode("utf-8")
-    return s.replace("\r", "\\r").replace("\n", " ") if ("\n" in s or "\r" in s) else s
+    return s if s.isprintable() else "".join(c if c.isprintable() else ascii(c)[1:-1] for c in s)
 
 
 class LinkwrightError(Exception):

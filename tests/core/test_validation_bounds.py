@@ -356,3 +356,12 @@ def test_abs_of_an_argument_sympy_cannot_prove_real_compiles(text):
     if text == "abs(log(t))":
         assert qd.tolist() == [-2.0, 0.25] and qdd.tolist() == [4.0, -0.0625]
     assert np.isfinite(q).all()
+
+
+def test_a_message_naming_a_control_character_stays_one_printable_line():
+    # a fuzz finding: a form feed in a driver's joint name split the message over two lines
+    d = example("slider_crank")
+    d["drivers"][0]["joint"] = "\f\u2028"
+    err = refused(json.dumps(d))
+    assert str(err) == "drivers[0].joint: unknown joint '\\x0c\\u2028' (known: A, B, C, S)"
+    assert len(str(err).splitlines()) == 1
