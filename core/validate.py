@@ -37,7 +37,7 @@ MAX_STEPS = 1_000_000  # steps of one run (a run of more steps is refused before
 MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
-MAX_COINCIDENT = 8  # shaped free bodies that may start inside one another (see Mechanism._check_coincident)
+MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
 
 
 def show(value: object) -> str:
