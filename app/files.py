@@ -242,9 +242,8 @@ class FileController(QObject):
                 "time": time.time(),
                 "document": io.to_dict(self.document.mechanism),
             }
-            tmp = self.recovery_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            os.replace(tmp, self.recovery_file)
+            text = json.dumps(data, allow_nan=False)
+            io.write_atomic(self.recovery_file, lambda fh: fh.write(text), "autosave")
         except (OSError, LinkwrightError, ValueError) as exc:
             self.message.emit(f"Autosave failed: {exc}")
             return False
@@ -283,7 +282,7 @@ class FileController(QObject):
             return False
         newest = max(files, key=lambda f: f.stat().st_mtime)
         try:
-            data = json.loads(newest.read_text(encoding="utf-8"))
+            data = json.loads(io.read_limited(newest, what="a recovery file").decode("utf-8"))
             mech = prepare_loaded(io.from_dict(data["document"]))
         except (OSError, ValueError, KeyError, TypeError, LinkwrightError) as exc:
             self.message.emit(f"An unreadable recovery file was ignored: {exc}")

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import ast
+import ctypes
 import math
+import os
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -12,9 +16,96 @@ import sympy
 
 from .errors import LinkwrightError
 
-__all__ = ["DriverExpression", "parse_expression", "check_expression", "FUNCTIONS", "CONSTANTS"]
+__all__ = ["DriverExpression", "parse_expression", "check_expression", "budget", "FUNCTIONS", "CONSTANTS"]
 
 T = sympy.Symbol("t", real=True)
+
+
+class _Extreme(sympy.Function):
+    """min(a, b) or max(a, b) as an opaque function: sympy never compares its arguments (Min and Max do, at a cost
+    exponential in their number); the derivative picks the branch that is the extreme (the left one at a tie, a
+    one-sided derivative, where Min's Heaviside form would average the two)."""
+
+    nargs = 2
+    _sign = 1  # +1: min (a wins where a <= b); -1: max (a wins where a >= b)
+
+    @classmethod
+    def eval(cls, a, b):  # noqa: D102 - sympy API
+        if a.is_number and b.is_number and a.is_comparable and b.is_comparable:
+            return a if bool(cls._sign * a <= cls._sign * b) else b
+        return None
+
+    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
+        a, b = self.args
+        left = _Le(a, b) if self._sign > 0 else _Le(b, a)
+        return left if argindex == 1 else 1 - left
+
+
+class _Min2(_Extreme):
+    """min(a, b)."""
+
+    _sign = 1
+
+
+class _Max2(_Extreme):
+    """max(a, b)."""
+
+    _sign = -1
+
+
+class _Abs(sympy.Function):
+    """|a| whose derivative is sign(a) whatever sympy knows of a (sympy's Abs of an argument it cannot prove real,
+    such as log(t), differentiates into unevaluated re/im derivatives that cannot be compiled)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, a):  # noqa: D102 - sympy API
+        return sympy.Abs(a) if a.is_number else None
+
+    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
+        return _Sign(self.args[0])
+
+
+class _Sign(sympy.Function):
+    """sign(a): the derivative of |a|; its own derivative is 0 almost everywhere."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, a):  # noqa: D102 - sympy API
+        return sympy.sign(a) if a.is_number else None
+
+    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
+        return sympy.Integer(0)
+
+
+class _Le(sympy.Function):
+    """1 where a <= b, else 0: the branch indicator of min and max (its derivative is 0 almost everywhere)."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):  # noqa: D102 - sympy API
+        if a.is_number and b.is_number and a.is_comparable and b.is_comparable:
+            return sympy.Integer(1 if bool(a <= b) else 0)
+        return None
+
+    def fdiff(self, argindex=1):  # noqa: D102 - sympy API
+        return sympy.Integer(0)
+
+
+# numpy implementations of the opaque functions, for lambdify
+_NUMPY = {"_Min2": np.minimum, "_Max2": np.maximum, "_Le": lambda a, b: np.where(a <= b, 1.0, 0.0),
+          "_Abs": np.abs, "_Sign": np.sign}
+
+
+def _fold(fn, args: list):
+    """fn over all args as a balanced tree of pairs (depth log2 n, so derivative trees stay small)."""
+    while len(args) > 1:
+        args = [fn(args[i], args[i + 1]) if i + 1 < len(args) else args[i] for i in range(0, len(args), 2)]
+    return args[0]
+
 
 # name -> (sympy function, allowed argument counts; None = two or more)
 FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...] | None]] = {
@@ -31,9 +122,9 @@ FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...] | None]] = {
     "exp": (sympy.exp, (1,)),
     "log": (sympy.log, (1,)),
     "sqrt": (sympy.sqrt, (1,)),
-    "abs": (sympy.Abs, (1,)),
-    "min": (sympy.Min, None),
-    "max": (sympy.Max, None),
+    "abs": (_Abs, (1,)),
+    "min": (lambda *a: _fold(_Min2, list(a)), None),
+    "max": (lambda *a: _fold(_Max2, list(a)), None),
 }
 CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
 
@@ -42,6 +133,13 @@ MAX_DEPTH = 60  # nesting of the expression tree
 MAX_NODES = 500  # size of the expression tree
 MAX_EXPONENT = 64  # |constant exponent|: 9**9**9 must not make sympy compute a 370-million-digit number
 MAX_CONSTANT = 1e300
+MAX_BITS = 2048  # bound on the size of exact integers sympy may build (((t*2**64)**64)**64 would need 262,144 bits)
+MAX_DERIVATIVE_SIZE = 20_000  # bound on the tree size of q, dq/dt and d²q/dt² (t**t**...**t doubles per level)
+MAX_MINMAX_ARGS = 16  # arguments of one min or max
+CHECK_SECONDS = 1.0  # hard budget of check_expression (the GUI's live check runs it on every key press)
+COMPILE_SECONDS = 5.0  # hard budget of parse_expression (derivatives and numpy code)
+MEMORY_MB = 256  # hard budget of memory growth during either
+
 
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
@@ -70,7 +168,10 @@ class DriverExpression:
         out, unreal = [], []
         with np.errstate(all="ignore"):
             for f in self._funcs:
-                raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
+                try:
+                    raw = np.broadcast_to(np.asarray(f(tt)), tt.shape)
+                except (TypeError, ValueError, ArithmeticError) as exc:  # a numpy type the expression cannot take
+                    raise LinkwrightError(self.location, f"'{self.text}' cannot be evaluated ({exc})") from None
                 # sympy keeps sqrt(-1), log(-1), (-8)**(1/3) complex: a coordinate must be real, never its real part
                 imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
                 unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
@@ -84,8 +185,32 @@ class DriverExpression:
         return out[0], out[1], out[2]
 
 
-class _Converter:
-    """Walks a Python AST, accepting only the whitelist, and builds the sympy expression."""
+@dataclass(frozen=True)
+class _Cost:
+    """Upper bounds, from the syntax tree alone, of what sympy will build: tree sizes of q, q' and q'' and the bits
+    of the largest exact number; `value` is the float value of a constant subtree (None when it depends on t)."""
+
+    size: int
+    d1: int
+    d2: int
+    bits: int
+    value: float | None
+
+
+def _fold_costs(items: list[_Cost], combine) -> _Cost:
+    while len(items) > 1:
+        items = [combine(items[i], items[i + 1]) if i + 1 < len(items) else items[i] for i in range(0, len(items), 2)]
+    return items[0]
+
+
+def _minmax_cost(a: _Cost, b: _Cost) -> _Cost:
+    # (min a b)' = a' L(a,b) + b' (1 - L(a,b)); L' = 0
+    s = a.size + b.size
+    return _Cost(s + 1, a.d1 + b.d1 + 2 * s + 6, a.d2 + b.d2 + 2 * s + 6, max(a.bits, b.bits), None)
+
+
+class _Checker:
+    """Walks a Python AST accepting only the whitelist, and bounds the cost of what sympy would build from it."""
 
     def __init__(self, location: str) -> None:
         self.location = location
@@ -94,57 +219,55 @@ class _Converter:
     def fail(self, message: str) -> LinkwrightError:
         return LinkwrightError(self.location, message)
 
-    def convert(self, node: ast.AST, depth: int = 0) -> tuple[sympy.Expr, float | None]:
-        """Sympy expression of `node` and its float value when it is constant (None otherwise)."""
+    def check(self, node: ast.AST) -> _Cost:
+        """The cost bounds of `node`, or a located LinkwrightError at the first limit exceeded."""
+        c = self.visit(node, 0)
+        if c.bits > MAX_BITS:
+            raise self.fail(f"numbers in the expression grow too large (beyond 2^{MAX_BITS}); use smaller powers")
+        if max(c.size, c.d1, c.d2) > MAX_DERIVATIVE_SIZE:
+            raise self.fail(f"expression too complex: its derivatives would have more than {MAX_DERIVATIVE_SIZE:,} "
+                            "terms (e.g. towers of powers of t, or deeply nested min/max)")
+        return c
+
+    def visit(self, node: ast.AST, depth: int) -> _Cost:
         self.nodes += 1
         if depth > MAX_DEPTH:
             raise self.fail(f"expression nested too deeply (limit {MAX_DEPTH} levels)")
         if self.nodes > MAX_NODES:
             raise self.fail(f"expression too long (limit {MAX_NODES} terms)")
+        c = self._visit(node, depth)
+        if c.bits > MAX_BITS:  # early: the tree above can only grow
+            raise self.fail(f"numbers in the expression grow too large (beyond 2^{MAX_BITS}); use smaller powers")
+        if c.d2 > MAX_DERIVATIVE_SIZE:
+            raise self.fail(f"expression too complex: its derivatives would have more than {MAX_DERIVATIVE_SIZE:,} "
+                            "terms (e.g. towers of powers of t, or deeply nested min/max)")
+        return c
+
+    def _visit(self, node: ast.AST, depth: int) -> _Cost:
         if isinstance(node, ast.Constant):
             v = node.value
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise self.fail(f"only numbers are allowed, not {type(v).__name__} {v!r}")
+            if isinstance(v, int) and v.bit_length() > 1000:  # beyond any float: float(v) would raise
+                raise self.fail(f"number of {len(str(v))} digits is too large")
             if not math.isfinite(float(v)) or abs(float(v)) > MAX_CONSTANT:
                 raise self.fail(f"number {v!r} is too large")
-            return (sympy.Integer(v) if isinstance(v, int) else sympy.Float(v)), float(v)
+            bits = v.bit_length() if isinstance(v, int) else 1  # sympy Floats have a fixed precision
+            return _Cost(1, 1, 1, max(bits, 1), float(v))
         if isinstance(node, ast.Name):
             if node.id == "t":
-                return T, None
+                return _Cost(1, 1, 1, 1, None)
             if node.id in CONSTANTS:
-                return CONSTANTS[node.id], float(CONSTANTS[node.id])
+                return _Cost(1, 1, 1, 1, float(CONSTANTS[node.id]))
             if node.id in FUNCTIONS:
                 raise self.fail(f"function '{node.id}' must be called, e.g. {node.id}(t)")
             raise self.fail(f"unknown name '{node.id}' (allowed: t, pi, e and functions {', '.join(FUNCTIONS)})")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            a, av = self.convert(node.operand, depth + 1)
-            if isinstance(node.op, ast.USub):
-                return -a, (None if av is None else -av)
-            return a, av
+            a = self.visit(node.operand, depth + 1)
+            v = None if a.value is None else (-a.value if isinstance(node.op, ast.USub) else a.value)
+            return _Cost(a.size + 1, a.d1 + 1, a.d2 + 1, a.bits, v)
         if isinstance(node, ast.BinOp):
-            op = type(node.op)
-            if op not in _BINOPS:
-                raise self.fail(f"operator {_OPNAMES.get(op, op.__name__)} is not allowed")
-            a, av = self.convert(node.left, depth + 1)
-            b, bv = self.convert(node.right, depth + 1)
-            if op is ast.Pow and bv is not None and abs(bv) > MAX_EXPONENT:
-                raise self.fail(f"exponent {bv:g} is too large (limit {MAX_EXPONENT})")
-            value = None
-            if av is not None and bv is not None:
-                try:
-                    raw = _BINOPS[op](av, bv)
-                    if isinstance(raw, complex):  # e.g. (-8)**(1/3) in floating point
-                        raise self.fail("constant part of the expression is not a real number")
-                    value = float(raw)
-                except ZeroDivisionError:
-                    raise self.fail("division by zero") from None
-                except (OverflowError, ValueError):
-                    raise self.fail("constant part of the expression is too large or undefined") from None
-                if not math.isfinite(value) or abs(value) > MAX_CONSTANT:
-                    raise self.fail("constant part of the expression is too large or undefined")
-            if op is ast.Div and bv == 0.0:
-                raise self.fail("division by zero")
-            return _BINOPS[op](a, b), value
+            return self._binop(node, depth)
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name):
                 raise self.fail("only the listed functions may be called (no attribute access)")
@@ -153,15 +276,26 @@ class _Converter:
                 raise self.fail(f"unknown function '{name}' (allowed: {', '.join(FUNCTIONS)})")
             if node.keywords:
                 raise self.fail(f"'{name}' takes no keyword arguments")
-            fn, counts = FUNCTIONS[name]
+            _, counts = FUNCTIONS[name]
             n = len(node.args)
             if (counts is None and n < 2) or (counts is not None and n not in counts):
                 want = "two or more arguments" if counts is None else f"{counts[0]} argument" + ("s" if counts[0] > 1 else "")
                 raise self.fail(f"'{name}' takes {want}, got {n}")
+            if counts is None and n > MAX_MINMAX_ARGS:
+                raise self.fail(f"'{name}' takes at most {MAX_MINMAX_ARGS} arguments, got {n}")
             if any(isinstance(a, ast.Starred) for a in node.args):
                 raise self.fail(f"'{name}': starred arguments are not allowed")
-            args = [self.convert(a, depth + 1)[0] for a in node.args]
-            return fn(*args), None
+            args = [self.visit(a, depth + 1) for a in node.args]
+            if counts is None:
+                return _fold_costs(args, _minmax_cost)
+            if name == "atan2":
+                a, b = args
+                s = a.size + b.size
+                return _Cost(s + 1, 3 * s + a.d1 + b.d1 + 10, 9 * s + 3 * (a.d1 + b.d1) + a.d2 + b.d2 + 40,
+                             max(a.bits, b.bits), None)
+            (a,) = args
+            # f(a)' = g(a) a' with g at most about twice a's size (1/sqrt(1 - a**2)); f'' likewise once more
+            return _Cost(a.size + 1, 2 * a.size + a.d1 + 9, 6 * a.size + 3 * a.d1 + a.d2 + 30, a.bits, None)
         if isinstance(node, ast.Attribute):
             raise self.fail("attribute access is not allowed")
         if isinstance(node, ast.Lambda):
@@ -169,6 +303,164 @@ class _Converter:
         if isinstance(node, ast.Compare):
             raise self.fail("comparisons are not allowed")
         raise self.fail(f"{type(node).__name__} is not allowed in an expression")
+
+    def _binop(self, node: ast.BinOp, depth: int) -> _Cost:
+        op = type(node.op)
+        if op not in _BINOPS:
+            raise self.fail(f"operator {_OPNAMES.get(op, op.__name__)} is not allowed")
+        a = self.visit(node.left, depth + 1)
+        b = self.visit(node.right, depth + 1)
+        av, bv = a.value, b.value
+        if op is ast.Pow and bv is not None and abs(bv) > MAX_EXPONENT:
+            raise self.fail(f"exponent {bv:g} is too large (limit {MAX_EXPONENT})")
+        value = None
+        if av is not None and bv is not None:
+            try:
+                raw = _BINOPS[op](av, bv)
+                if isinstance(raw, complex):  # e.g. (-8)**(1/3) in floating point
+                    raise self.fail("constant part of the expression is not a real number")
+                value = float(raw)
+            except ZeroDivisionError:
+                raise self.fail("division by zero") from None
+            except (OverflowError, ValueError):
+                raise self.fail("constant part of the expression is too large or undefined") from None
+            if not math.isfinite(value) or abs(value) > MAX_CONSTANT:
+                raise self.fail("constant part of the expression is too large or undefined")
+        if op is ast.Div and bv == 0.0:
+            raise self.fail("division by zero")
+        s = a.size + b.size + 1
+        if op in (ast.Add, ast.Sub):
+            return _Cost(s, a.d1 + b.d1 + 1, a.d2 + b.d2 + 1, max(a.bits, b.bits) + 1, value)
+        if op is ast.Mult:
+            return _Cost(s, a.d1 + b.size + a.size + b.d1 + 3, a.d2 + b.size + a.d1 + b.d1 + a.size + b.d2 + 7,
+                         a.bits + b.bits, value)
+        if op is ast.Div:
+            return _Cost(s, a.d1 + 2 * b.size + a.size + b.d1 + 5,
+                         2 * (a.d1 + b.d1) + a.d2 + b.d2 + 2 * a.size + 5 * b.size + 12, a.bits + b.bits, value)
+        if bv is not None:  # a**n: n a**(n-1) a'; exact powers of exact numbers grow by a factor |n|
+            return _Cost(s, a.size + a.d1 + 5, 2 * a.size + 2 * a.d1 + a.d2 + 12,
+                         a.bits * max(1, math.ceil(abs(bv))), value)
+        # a**b = exp(b log a): (a**b)' = a**b (b' log a + b a'/a)
+        d1 = 3 * a.size + 2 * b.size + a.d1 + b.d1 + 8
+        g2 = b.d2 + 4 * a.size + 2 * b.d1 + 3 * a.d1 + 2 * b.size + a.d2 + 15
+        return _Cost(s, d1, d1 + (b.d1 + 2 * a.size + b.size + a.d1 + 5) + s + g2 + 4, a.bits + b.bits, value)
+
+
+def _build(node: ast.AST) -> sympy.Expr:
+    """The sympy expression of a syntax tree that _Checker accepted."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return sympy.Integer(v) if isinstance(v, int) else sympy.Float(v)
+    if isinstance(node, ast.Name):
+        return T if node.id == "t" else CONSTANTS[node.id]
+    if isinstance(node, ast.UnaryOp):
+        a = _build(node.operand)
+        return -a if isinstance(node.op, ast.USub) else a
+    if isinstance(node, ast.BinOp):
+        return _BINOPS[type(node.op)](_build(node.left), _build(node.right))
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    return FUNCTIONS[node.func.id][0](*(_build(a) for a in node.args))
+
+
+class _BudgetExceeded(BaseException):
+    """Raised inside a compile that ran out of its time or memory (a BaseException: sympy's `except Exception`
+    clauses must not swallow it)."""
+
+
+def _rss_bytes() -> int:
+    """Resident memory of the process (Linux /proc; 0 where unavailable, which disables the memory check)."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):  # pragma: no cover - not Linux
+    _PAGE = 4096
+
+
+class budget:
+    """A hard time and memory budget for the body of a `with` block, enforced in the core: a watchdog thread
+    interrupts the body (between two Python bytecodes of sympy's work) when it runs longer than `seconds` or the
+    process grows by more than `megabytes`, and the block ends in a located LinkwrightError."""
+
+    def __init__(self, seconds: float, location: str, text: str, megabytes: float = MEMORY_MB) -> None:
+        self.seconds, self.location, self.text, self.megabytes = seconds, location, text, megabytes
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._done = False
+        self._why = ""
+
+    def _interrupt(self) -> None:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._tid), ctypes.py_object(_BudgetExceeded))
+
+    def _watch(self) -> None:
+        start, rss0 = time.monotonic(), _rss_bytes()
+        limit = rss0 + self.megabytes * 2**20
+        while not self._stop.wait(0.01):
+            why = ("time" if time.monotonic() - start > self.seconds else
+                   "memory" if rss0 and _rss_bytes() > limit else "")
+            if why:
+                with self._lock:
+                    if self._done:
+                        return
+                    self._why = why
+                    self._interrupt()
+                self._stop.wait(0.05)  # then again, until the body has ended (sympy may be in a `finally`)
+
+    def __enter__(self) -> "budget":
+        self._tid = threading.get_ident()
+        self._watchdog = threading.Thread(target=self._watch, name="expression-budget", daemon=True)
+        self._watchdog.start()
+        return self
+
+    def _finish(self) -> None:
+        while True:  # the interruption may land here too: retry until the watchdog is told to stand down
+            try:
+                with self._lock:
+                    self._done = True
+                    if self._why:  # one sent but not delivered yet must not hit the caller later
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._tid), None)
+                break
+            except _BudgetExceeded:
+                continue
+        self._stop.set()
+        self._watchdog.join(1.0)  # no thread outlives the compile
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        try:
+            self._finish()
+        except _BudgetExceeded:  # pragma: no cover - delivered between the retry loop and here
+            self._finish()
+        if self._why and (kind is None or issubclass(kind, _BudgetExceeded)):
+            what = f"more than {self.seconds:g} s" if self._why == "time" else f"more than {self.megabytes:g} MB of memory"
+            raise LinkwrightError(self.location, f"'{_short(self.text)}' is too costly to compile ({what}); simplify it")
+        return False
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _floats_for_big_numbers(expr: sympy.Expr) -> sympy.Expr:
+    """Exact numbers beyond 2**53 as floats: numpy cannot take a Python int beyond int64 (arccos(2**64) fails)."""
+    big = {r: sympy.Float(r) for r in expr.atoms(sympy.Rational) if abs(r.p) > 2**53 or r.q > 2**53}
+    return expr.xreplace(big) if big else expr
+
+
+_UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+
+
+def _defined(expr: sympy.Expr, location: str, text: str, what: str) -> None:
+    """Refuse an expression that sympy reduced to an undefined value (tan(pi/2), 1/(t-t), log(0*t))."""
+    if expr.has(sympy.Derivative):  # a function sympy could not differentiate (kept as a formal derivative)
+        raise LinkwrightError(location, f"{what}'{_short(text)}' cannot be differentiated symbolically")
+    if expr.has(*_UNDEFINED):
+        raise LinkwrightError(location, f"{what}'{_short(text)}' is undefined (a division by zero or a function "
+                                        "at a pole, such as tan(pi/2) or log(0))")
 
 
 def _syntax_tree(text: str, location: str) -> ast.AST:
@@ -200,16 +492,32 @@ def _almost_everywhere(expr: sympy.Expr) -> sympy.Expr:
     return expr.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0))
 
 
-def check_expression(text: str, location: str) -> None:
-    """Raise a located LinkwrightError unless `text` is an allowed expression of t (no sympy work)."""
-    _Converter(location).convert(_syntax_tree(text, location))
+def check_expression(text: str, location: str, *, seconds: float | None = None) -> None:
+    """Raise a located LinkwrightError unless `text` is an allowed expression of t with a defined value.
+
+    Cheap and bounded (the GUI checks every key press): the syntax tree's costs are bounded before sympy builds
+    anything, and building the value runs under a hard budget of CHECK_SECONDS and MEMORY_MB."""
+    tree = _syntax_tree(text, location)
+    _Checker(location).check(tree)
+    with budget(CHECK_SECONDS if seconds is None else seconds, location, text):
+        sym = _build(tree)
+        _defined(sym, location, text, "")
 
 
-def parse_expression(text: str, location: str) -> DriverExpression:
-    """Parse a driver expression of t into sympy, differentiate it twice and compile it to numpy."""
-    sym, _ = _Converter(location).convert(_syntax_tree(text, location))
-    d1 = _almost_everywhere(sympy.diff(sym, T))
-    d2 = _almost_everywhere(sympy.diff(d1, T))
-    # lambdify generates code from the sympy tree we built from the whitelist, never from the user's string.
-    funcs = tuple(sympy.lambdify(T, e, modules="numpy") for e in (sym, d1, d2))
+def parse_expression(text: str, location: str, *, seconds: float | None = None) -> DriverExpression:
+    """Parse a driver expression of t into sympy, differentiate it twice and compile it to numpy (bounded cost:
+    the syntax tree's limits first, then a hard budget of `seconds` (COMPILE_SECONDS) and MEMORY_MB)."""
+    tree = _syntax_tree(text, location)
+    _Checker(location).check(tree)
+    with budget(COMPILE_SECONDS if seconds is None else seconds, location, text):
+        sym = _build(tree)
+        _defined(sym, location, text, "")
+        d1 = _almost_everywhere(sympy.diff(sym, T))
+        _defined(d1, location, text, "the velocity of ")
+        d2 = _almost_everywhere(sympy.diff(d1, T))
+        _defined(d2, location, text, "the acceleration of ")
+        # lambdify generates code from the sympy tree we built from the whitelist, never from the user's string;
+        # cse shares the subtrees min/max repeat.
+        funcs = tuple(sympy.lambdify(T, _floats_for_big_numbers(e), modules=[_NUMPY, "numpy"], cse=True)
+                      for e in (sym, d1, d2))
     return DriverExpression(text, location, sym, d1, d2, funcs)

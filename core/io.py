@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable
 
+from . import validate
 from .errors import LinkwrightError
 from .model import (
     Body,
@@ -26,7 +30,8 @@ from .model import (
     check_simulation,
 )
 
-__all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict"]
+__all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict",
+           "read_limited", "write_atomic"]
 
 FORMAT = "linkwright.mechanism"
 VERSION = 1
@@ -54,32 +59,26 @@ def _obj(v: Any, loc: str, keys: dict[str, bool]) -> dict:
     return v
 
 
-def _num(v: Any, loc: str, positive: bool = False, nonneg: bool = False) -> float:
+def _num(v: Any, loc: str, positive: bool = False, nonneg: bool = False, bound: float | None = None,
+         lo: float | None = None) -> float:
+    """A finite number, |v| <= bound (or within [lo, bound]); the shared checks of core.validate."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise LinkwrightError(loc, f"expected a number, got {_typename(v)}")
-    try:
-        f = float(v)
-    except OverflowError:  # a JSON integer with hundreds of digits
-        raise LinkwrightError(loc, "number too large") from None
-    if not math.isfinite(f):
-        raise LinkwrightError(loc, f"must be a finite number, got {v}")
-    if positive and f <= 0:
-        raise LinkwrightError(loc, f"must be a positive number, got {v}")
-    if nonneg and f < 0:
-        raise LinkwrightError(loc, f"must not be negative, got {v}")
-    return f
+    low = lo if lo is not None else (-bound if bound is not None and not (positive or nonneg) else None)
+    return validate.number(v, loc, low, bound, positive=positive, nonneg=nonneg)
 
 
 def _int(v: Any, loc: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise LinkwrightError(loc, f"expected a whole number, got {_typename(v) if not isinstance(v, float) else v}")
+    validate.number(v, loc)  # refuses integers of hundreds of digits
     return v
 
 
 def _str(v: Any, loc: str) -> str:
     if not isinstance(v, str):
         raise LinkwrightError(loc, f"expected a string, got {_typename(v)}")
-    return v
+    return validate.text(v, loc)
 
 
 def _bool(v: Any, loc: str) -> bool:
@@ -88,18 +87,16 @@ def _bool(v: Any, loc: str) -> bool:
     return v
 
 
-def _vec(v: Any, loc: str, n: int = 3) -> tuple[float, ...]:
+def _vec(v: Any, loc: str, n: int = 3, bound: float | None = validate.MAX_COORDINATE) -> tuple[float, ...]:
     if not isinstance(v, list) or len(v) != n:
         got = f"{len(v)} values" if isinstance(v, list) else _typename(v)
         raise LinkwrightError(loc, f"expected a list of {n} numbers, got {got}")
-    return tuple(_num(x, f"{loc}[{i}]") for i, x in enumerate(v))
+    return tuple(_num(x, f"{loc}[{i}]", bound=bound) for i, x in enumerate(v))
 
 
 def _nonzero_vec(v: Any, loc: str) -> tuple[float, float, float]:
-    t = _vec(v, loc)
-    if math.sqrt(sum(x * x for x in t)) < 1e-12:
-        raise LinkwrightError(loc, "zero length")
-    return t  # type: ignore[return-value]
+    _vec(v, loc, bound=None)  # the type messages of the loader
+    return validate.direction(v, loc)  # type: ignore[return-value]
 
 
 def _list(v: Any, loc: str) -> list:
@@ -136,21 +133,21 @@ def _body(v: Any, loc: str) -> Body:
         rows = _list(d["inertia"], f"{loc}.inertia")
         if len(rows) != 3:
             raise LinkwrightError(f"{loc}.inertia", "expected a 3x3 matrix (three rows of three numbers)")
-        inertia = tuple(_vec(r, f"{loc}.inertia[{i}]") for i, r in enumerate(rows))
+        inertia = tuple(_vec(r, f"{loc}.inertia[{i}]", bound=validate.MAX_MASS) for i, r in enumerate(rows))
         check_inertia(inertia, f"{loc}.inertia")
     pose = None
     if "pose" in d:
         pd = _obj(d["pose"], f"{loc}.pose", {"position": False, "orientation": False})
         pos = _vec(pd["position"], f"{loc}.pose.position") if "position" in pd else (0.0, 0.0, 0.0)
-        q = _vec(pd["orientation"], f"{loc}.pose.orientation", 4) if "orientation" in pd else (1.0, 0.0, 0.0, 0.0)
+        q = _vec(pd["orientation"], f"{loc}.pose.orientation", 4, bound=2.0) if "orientation" in pd else (1.0, 0.0, 0.0, 0.0)
         check_orientation(q, f"{loc}.pose.orientation")
         pose = Pose(pos, q)  # type: ignore[arg-type]
     vel = None
     if "velocity" in d:
         vd = _obj(d["velocity"], f"{loc}.velocity", {"linear": False, "angular": False})
         vel = Velocity(
-            _vec(vd["linear"], f"{loc}.velocity.linear") if "linear" in vd else (0.0, 0.0, 0.0),  # type: ignore[arg-type]
-            _vec(vd["angular"], f"{loc}.velocity.angular") if "angular" in vd else (0.0, 0.0, 0.0),  # type: ignore[arg-type]
+            _vec(vd["linear"], f"{loc}.velocity.linear", bound=validate.MAX_SPEED) if "linear" in vd else (0.0, 0.0, 0.0),  # type: ignore[arg-type]
+            _vec(vd["angular"], f"{loc}.velocity.angular", bound=validate.MAX_ANGULAR_SPEED) if "angular" in vd else (0.0, 0.0, 0.0),  # type: ignore[arg-type]
         )
     shape = None
     if "shape" in d:
@@ -164,8 +161,8 @@ def _body(v: Any, loc: str) -> Body:
     return Body(
         name=name,
         ground=_bool(d["ground"], f"{loc}.ground") if "ground" in d else False,
-        mass=_num(d["mass"], f"{loc}.mass", positive=True) if "mass" in d else None,
-        density=_num(d["density"], f"{loc}.density", positive=True) if "density" in d else None,
+        mass=_num(d["mass"], f"{loc}.mass", positive=True, lo=validate.MIN_MASS, bound=validate.MAX_MASS) if "mass" in d else None,
+        density=_num(d["density"], f"{loc}.density", positive=True, lo=validate.MIN_MASS, bound=validate.MAX_MASS) if "density" in d else None,
         inertia=inertia,  # type: ignore[arg-type]
         com=_vec(d["com"], f"{loc}.com") if "com" in d else None,  # type: ignore[arg-type]
         points=points,  # type: ignore[arg-type]
@@ -189,7 +186,7 @@ def _joint(v: Any, loc: str) -> Joint:
         at=_vec(d["at"], f"{loc}.at") if "at" in d else (0.0, 0.0, 0.0),  # type: ignore[arg-type]
         axis=_nonzero_vec(d["axis"], f"{loc}.axis") if "axis" in d else None,
         axis2=_nonzero_vec(d["axis2"], f"{loc}.axis2") if "axis2" in d else None,
-        pitch=_num(d["pitch"], f"{loc}.pitch") if "pitch" in d else None,
+        pitch=_num(d["pitch"], f"{loc}.pitch", bound=validate.MAX_COORDINATE) if "pitch" in d else None,
     )
 
 
@@ -201,10 +198,10 @@ def _driver(v: Any, loc: str) -> Driver:
 
 def _contact(v: Any, loc: str) -> ContactSettings:
     d = _obj(v, loc, {"friction": False, "ellipsoid": False, "pairs": False})
-    mu = _num(d["friction"], f"{loc}.friction", nonneg=True) if "friction" in d else 0.5
+    mu = _num(d["friction"], f"{loc}.friction", nonneg=True, bound=validate.MAX_FRICTION) if "friction" in d else 0.5
     ell = (1.0, 1.0, 0.0)
     if "ellipsoid" in d:
-        ell = _vec(d["ellipsoid"], f"{loc}.ellipsoid")
+        ell = _vec(d["ellipsoid"], f"{loc}.ellipsoid", bound=validate.MAX_FRICTION)
     pairs = []
     for i, p in enumerate(_list(d.get("pairs", []), f"{loc}.pairs")):
         pl = f"{loc}.pairs[{i}]"
@@ -213,7 +210,7 @@ def _contact(v: Any, loc: str) -> ContactSettings:
         if len(b) != 2:
             raise LinkwrightError(f"{pl}.bodies", "a pair names exactly two bodies")
         pairs.append(
-            PairOverride((_str(b[0], f"{pl}.bodies[0]"), _str(b[1], f"{pl}.bodies[1]")), _num(pd["friction"], f"{pl}.friction", nonneg=True))
+            PairOverride((_str(b[0], f"{pl}.bodies[0]"), _str(b[1], f"{pl}.bodies[1]")), _num(pd["friction"], f"{pl}.friction", nonneg=True, bound=validate.MAX_FRICTION))
         )
     out = ContactSettings(friction=mu, ellipsoid=ell, pairs=tuple(pairs))  # type: ignore[arg-type]
     check_contact(out, loc)
@@ -223,11 +220,12 @@ def _contact(v: Any, loc: str) -> ContactSettings:
 def _simulation(v: Any, loc: str) -> SimulationSettings:
     d = _obj(v, loc, {"dt": False, "duration": False, "method": False})
     out = SimulationSettings(
-        dt=_num(d["dt"], f"{loc}.dt", positive=True) if "dt" in d else 0.01,
-        duration=_num(d["duration"], f"{loc}.duration", nonneg=True) if "duration" in d else 1.0,
+        dt=_num(d["dt"], f"{loc}.dt", positive=True, lo=validate.MIN_DT, bound=validate.MAX_DURATION) if "dt" in d else 0.01,
+        duration=_num(d["duration"], f"{loc}.duration", nonneg=True, bound=validate.MAX_DURATION) if "duration" in d else 1.0,
         method=_str(d["method"], f"{loc}.method") if "method" in d else "implicit",
     )
     check_simulation(out, loc)
+    validate.step_count(out.duration, out.dt, f"{loc}.duration", f"{loc}.dt")  # a run the document asks for is a sane one
     return out
 
 
@@ -268,7 +266,7 @@ def from_dict(data: Any) -> Mechanism:
         name=_str(d["name"], "name") if "name" in d else "Untitled",
         description=_str(d["description"], "description") if "description" in d else "",
         space=space,
-        gravity=_vec(d["gravity"], "gravity") if "gravity" in d else None,  # type: ignore[arg-type]
+        gravity=_vec(d["gravity"], "gravity", bound=validate.MAX_ACCELERATION) if "gravity" in d else None,  # type: ignore[arg-type]
         bodies=[_body(b, f"bodies[{i}]") for i, b in enumerate(_list(d["bodies"], "bodies"))],
         joints=[_joint(j, f"joints[{i}]") for i, j in enumerate(_list(d.get("joints", []), "joints"))],
         drivers=[_driver(x, f"drivers[{i}]") for i, x in enumerate(_list(d.get("drivers", []), "drivers"))],
@@ -280,6 +278,12 @@ def from_dict(data: Any) -> Mechanism:
     return mech
 
 
+def _line_col(text: str, pos: int) -> str:
+    """'line L, column C' of character offset `pos` in `text` (both 1-based, as editors count)."""
+    line = text.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
 def loads(text: str | bytes) -> Mechanism:
     """Parse format v1 JSON text into a validated Mechanism."""
     if len(text) > MAX_FILE_BYTES:
@@ -288,11 +292,12 @@ def loads(text: str | bytes) -> Mechanism:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise LinkwrightError("", f"not a text file (invalid UTF-8 at byte {exc.start})") from None
+            raw = text[: exc.start].decode("utf-8", errors="replace")
+            raise LinkwrightError("", f"not a text file (invalid UTF-8 at {_line_col(raw, len(raw))}, byte {exc.start})") from None
     # Reject pathological nesting before json (which recurses) sees it.
     depth = best = 0
     in_str = esc = False
-    for ch in text:
+    for i, ch in enumerate(text):
         if in_str:
             if esc:
                 esc = False
@@ -306,7 +311,8 @@ def loads(text: str | bytes) -> Mechanism:
             depth += 1
             best = max(best, depth)
             if best > MAX_NESTING:
-                raise LinkwrightError("", f"JSON nested too deeply for a mechanism file (limit {MAX_NESTING} levels)")
+                raise LinkwrightError("", f"JSON nested too deeply for a mechanism file at {_line_col(text, i)} "
+                                          f"(limit {MAX_NESTING} levels)")
         elif ch in "]}":
             depth -= 1
 
@@ -320,25 +326,57 @@ def loads(text: str | bytes) -> Mechanism:
     except RecursionError:
         raise LinkwrightError("", "JSON nested too deeply for a mechanism file") from None
     except ValueError:  # Python's limit on digits in an integer literal (thousands of digits)
-        raise LinkwrightError("", "not valid JSON for a mechanism: a number has too many digits") from None
+        m = re.search(r"\d{4000,}", text)
+        where = f" at {_line_col(text, m.start())}" if m else ""
+        raise LinkwrightError("", f"not valid JSON for a mechanism: a number has too many digits{where}") from None
     return from_dict(data)
+
+
+def _os_message(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str = "a mechanism file") -> bytes:
+    """The bytes of a regular file of at most `limit` bytes; FIFOs, devices and folders are refused unread."""
+    p = Path(path)
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it right after anyway.
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise LinkwrightError("", f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise LinkwrightError("", f"{p}: is a directory, not {what}") from None
+    except PermissionError:
+        raise LinkwrightError("", f"{p}: permission denied") from None
+    except OSError as exc:  # a symlink loop, a name too long, a component that is not a folder...
+        raise LinkwrightError("", f"{p}: cannot open: {_os_message(exc)}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise LinkwrightError("", f"{p}: is a directory, not {what}")
+        if not stat.S_ISREG(st.st_mode):
+            raise LinkwrightError("", f"{p}: not a regular file (a device, pipe or socket), so not {what}")
+        if st.st_size > limit:
+            raise LinkwrightError("", f"{p.name}: file too large for {what} ({st.st_size / 1e6:.0f} MB, limit {limit // 2**20} MB)")
+        chunks, total = [], 0
+        while total <= limit:  # st_size can lie (files in /proc, a file still growing): count what is read
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise LinkwrightError("", f"{p.name}: file too large for {what} (limit {limit // 2**20} MB)")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise LinkwrightError("", f"{p}: cannot read: {_os_message(exc)}") from None
+    finally:
+        os.close(fd)
 
 
 def load(path: str | os.PathLike) -> Mechanism:
     """Read and validate a format v1 mechanism file."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise LinkwrightError("", f"{p.name}: file too large for a mechanism ({size / 1e6:.0f} MB, limit {MAX_FILE_BYTES // 2**20} MB)")
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise LinkwrightError("", f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise LinkwrightError("", f"{p}: is a directory, not a mechanism file") from None
-    except PermissionError:
-        raise LinkwrightError("", f"{p}: permission denied") from None
-    return loads(raw)
+    return loads(read_limited(path))
 
 
 def _clean(x: float) -> float | int:
@@ -414,20 +452,92 @@ def dumps(mech: Mechanism) -> str:
     return json.dumps(to_dict(mech), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def save(mech: Mechanism, path: str | os.PathLike) -> None:
-    """Write `mech` atomically: a temporary file in the same folder, flushed, then renamed over `path`."""
-    p = Path(path)
-    text = dumps(mech)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
+def _umask() -> int:
+    """The process umask, read without changing it where the system allows (it is process-wide)."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location: str = "", binary: bool = False,
+                 suffix: str = ".tmp") -> None:
+    """Write a file through `write(fh)` so that the user's file is either the old one or the complete new one.
+
+    A temporary file in the same folder is written, flushed and fsynced, given the mode of the file it replaces
+    (or the umask's default), renamed over the target and the folder is fsynced.  A symlink is written through
+    (its target is replaced, the link stays).  Devices and pipes (/dev/null, a terminal) are written directly.
+    Any failure is a LinkwrightError at `location` ("cannot write 'out.csv': No space left on device"), and the
+    temporary file is removed."""
+    p = Path(path)
+    shown = str(p)
+
+    def fail(exc: OSError | str) -> LinkwrightError:
+        why = exc if isinstance(exc, str) else _os_message(exc)
+        return LinkwrightError(location, f"cannot write '{shown}': {why}")
+
+    try:
+        st = os.stat(p)  # follows symlinks: a loop or a dangling component shows here
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise fail(exc) from None
+    mode = "wb" if binary else "w"
+    kw: dict[str, Any] = {} if binary else {"encoding": "utf-8", "newline": ""}
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise fail("it is a folder")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # A device or a pipe: there is no user's file to protect, and it cannot be renamed over.
+        try:
+            fd = os.open(p, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0))  # a pipe without a reader fails at once
+        except OSError as exc:
+            raise fail("no process is reading that pipe" if exc.errno == errno.ENXIO else exc) from None
+        try:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, mode, **kw) as fh:
+                write(fh)
+        except OSError as exc:
+            raise fail(exc) from None
+        return
+    real = Path(os.path.realpath(p))  # write through symlinks: replace the target, keep the link
+    folder = real.parent
+    perms = stat.S_IMODE(st.st_mode) if st is not None else (0o666 & ~_umask())
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name[:100]}.", suffix=suffix, dir=folder)
+    except OSError as exc:
+        raise fail(f"cannot create a file in '{folder}' ({_os_message(exc)})") from None
+    try:
+        with os.fdopen(fd, mode, **kw) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, perms)
+        os.replace(tmp, real)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise fail(exc) from None
         raise
+    try:  # make the rename itself durable
+        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass  # some file systems cannot fsync a folder; the data itself is on disk
+
+
+def save(mech: Mechanism, path: str | os.PathLike) -> None:
+    """Write `mech` atomically (see write_atomic); LinkwrightError with the reason when it cannot be written."""
+    text = dumps(mech)
+    write_atomic(path, lambda fh: fh.write(text))

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import validate
 from core.errors import LinkwrightError
 from core.expr import check_expression
 from core.joints import JOINT_TYPES
@@ -54,21 +55,16 @@ ERROR_STYLE = "QLineEdit { border: 2px solid #c62828; background: #ffebee; }"
 
 # ---- parsers: text -> value, or ValueError with the reason --------------------------------------------------------
 def parse_number(text: str, optional: bool = False, positive: bool = False) -> float | None:
-    """A finite number (empty means None when optional)."""
+    """A finite number (empty means None when optional); the core's shared number check (core.validate)."""
     t = text.strip()
     if not t:
         if optional:
             return None
         raise ValueError("a number is required")
     try:
-        v = float(t)
-    except ValueError:
-        raise ValueError(f"'{t}' is not a number") from None
-    if not math.isfinite(v):
-        raise ValueError(f"'{t}' is not a finite number")
-    if positive and v <= 0:
-        raise ValueError(f"must be a positive number, got {t}")
-    return v
+        return validate.parse_number(t, "", positive=positive)
+    except LinkwrightError as exc:
+        raise ValueError(exc.message) from None
 
 
 def parse_vector(text: str, optional: bool = False) -> tuple[float, float, float] | None:
@@ -85,11 +81,14 @@ def parse_vector(text: str, optional: bool = False) -> tuple[float, float, float
 
 
 def parse_name(text: str) -> str:
-    """A non-empty name."""
+    """A usable name (the core's shared name check: non-empty, printable, at most 200 characters)."""
     t = text.strip()
     if not t:
         raise ValueError("a name must not be empty")
-    return t
+    try:
+        return validate.name(t, "")
+    except LinkwrightError as exc:
+        raise ValueError(exc.message) from None
 
 
 def fmt_number(v: float | None) -> str:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
+import warnings
 from types import ModuleType
 from typing import Sequence
 
@@ -42,15 +44,36 @@ def build_parser(prog: str = "linkwright") -> tuple[argparse.ArgumentParser, arg
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command: user errors become a located message on stderr and status 2."""
     try:
-        return int(args._run(args) or 0)
+        with warnings.catch_warnings():
+            # A floating-point warning is never the user's message: a computation that fails says so in its
+            # result (a reason, status 3) or as a located error; numpy's "overflow encountered" must not precede it.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            status = int(args._run(args) or 0)
+            sys.stdout.flush()  # a full disk or a closed pipe shows here, as a message and not at exit
+        return status
     except LinkwrightError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            _silence_stdout()
+            return 0
+        _silence_stdout()
+        print(f"error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of unwritable output raises nothing."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from .. import validate
 from ..fourbar import FourBar, report
 
 NAME = "fourbar"
@@ -42,6 +43,8 @@ def text(rep: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report."""
-    rep = report(FourBar(*args.lengths), branch=args.branch)
+    lengths = [validate.number(x, f"--lengths[{i}]", validate.MIN_DIMENSION, validate.MAX_DIMENSION, positive=True)
+               for i, x in enumerate(args.lengths)]
+    rep = report(FourBar(*lengths), branch=args.branch)
     print(json.dumps(rep, indent=2) if args.json else text(rep))
     return 0

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from .. import io
+from .. import io, validate
 from ..errors import LinkwrightError
 from ..kinematics import trajectory_of
 from ..run import RunSpec, open_run
@@ -43,26 +43,26 @@ def columns(traj) -> tuple[list[str], np.ndarray]:
 
 def run(args: argparse.Namespace) -> int:
     """Solve and write; exit status 3 when the trajectory stops early."""
-    if not (np.isfinite(args.t_end) and args.t_end > 0):
-        raise LinkwrightError("--t-end", f"must be a positive number of seconds, got {args.t_end}")
-    if args.steps < 1 or args.steps > 1_000_000:
-        raise LinkwrightError("--steps", f"must be between 1 and 1000000, got {args.steps}")
+    validate.number(args.t_end, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
+    if not 1 <= args.steps <= validate.MAX_STEPS:
+        raise LinkwrightError("--steps", f"must be between 1 and {validate.MAX_STEPS:,}, got {args.steps}")
     mech = io.load(args.file)
-    fh = sys.stdout
-    if not args.json and args.csv not in (None, "-"):
-        # Opened before solving, so a bad path is reported at once and not after a long solve.
-        try:
-            fh = open(args.csv, "w", newline="", encoding="utf-8")
-        except OSError as exc:
-            raise LinkwrightError("--csv", f"cannot write '{args.csv}': {exc.strerror or exc}") from None
-    try:
-        return _solve_and_write(args, mech, fh)
-    finally:
-        if fh is not sys.stdout:
-            fh.close()
+    if args.json or args.csv in (None, "-"):
+        reason = _solve_and_write(args, mech, sys.stdout)
+    else:
+        # Solved inside the atomic write: a bad path is reported at once (the temporary file is made first), and a
+        # failed write leaves the user's old file untouched.
+        reasons = []
+        io.write_atomic(args.csv, lambda fh: reasons.append(_solve_and_write(args, mech, fh)), "--csv")
+        reason = reasons[0]
+    if reason:  # after the rows are written: a failed write is the one message
+        print(f"kinematics: {reason}", file=sys.stderr)
+        return 3
+    return 0
 
 
-def _solve_and_write(args: argparse.Namespace, mech, fh) -> int:
+def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:
+    """Solve and write the rows; returns why the trajectory stopped early ('' when it did not)."""
     traj = trajectory_of(open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps)))
     head, table = columns(traj)
     if args.json:
@@ -74,7 +74,4 @@ def _solve_and_write(args: argparse.Namespace, mech, fh) -> int:
         w.writerow(head)
         for row in table:
             w.writerow([repr(float(x)) for x in row])
-    if not traj.ok:
-        print(f"kinematics: {traj.reason}", file=sys.stderr)
-        return 3
-    return 0
+    return "" if traj.ok else (traj.reason or "stopped early")

@@ -6,8 +6,9 @@ import argparse
 import sys
 import threading
 
-from .. import io
+from .. import io, validate
 from ..errors import LinkwrightError
+from ..model import SimulationSettings
 
 NAME = "simulate"
 HELP = "simulate free rigid bodies with contact (geometrically implicit time-stepper) and write the recording"
@@ -73,17 +74,18 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None and not (args.out.endswith(".csv") or args.out.endswith(".npz")):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
+    sim = mech.simulation or SimulationSettings()
+    validate.step_count(sim.duration if args.t_end is None else args.t_end, sim.dt if args.dt is None else args.dt)
     _prepare()
     run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,
                                          solver=args.solver))
     rec = record(run, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)
+    elif args.out.endswith(".npz"):
+        io.write_atomic(args.out, rec.save_npz, "--out", binary=True, suffix=".npz")
     else:
-        try:
-            rec.save(args.out)
-        except OSError as exc:
-            raise LinkwrightError("--out", f"cannot write '{args.out}': {exc.strerror or exc}") from None
+        io.write_atomic(args.out, rec.save_csv, "--out")
     if not rec.completed:
         print(f"simulation stopped early: {rec.reason} ({rec.n_frames} rows written)", file=sys.stderr)
         return 3

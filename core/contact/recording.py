@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from .. import validate
 from ..errors import LinkwrightError
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
@@ -75,8 +76,21 @@ class Recording:
                 K[k] += 0.5 * self.mass[b] * vc @ vc + 0.5 * w @ (R @ self.inertia[b] @ R.T) @ w
         return K
 
+    def check_finite(self) -> None:
+        """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one)."""
+        for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf", "pr", "point_a",
+                     "point_b", "normal", "residual"):
+            a = np.asarray(getattr(self, name), dtype=float)
+            bad = ~np.isfinite(a)
+            if bad.any():
+                row = int(np.argwhere(bad)[0][0])
+                raise LinkwrightError("--out", f"the run computed a non-finite {name} at row {row} (t = "
+                                               f"{float(self.t[row]) if row < self.t.size else math.nan:g} s); "
+                                               "nothing was written")
+
     def save_npz(self, path) -> None:
         """Write everything losslessly (numpy .npz)."""
+        self.check_finite()
         arrays = {k: getattr(self, k) for k in (
             "t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr",
             "point_a", "point_b", "normal", "iterations", "residual", "halvings", "mass", "inertia", "com")}
@@ -100,6 +114,7 @@ class Recording:
 
     def save_csv(self, path, pairs: list[int] | None = None) -> None:
         """Write one row per step with the documented columns (pairs default: those ever in contact range)."""
+        self.check_finite()
         if hasattr(path, "write"):
             self._write_csv(path, self._csv_pairs(pairs))
         else:
@@ -243,9 +258,7 @@ class ContactRun:
         self.solver = solver if solver is not None else "newton"
         if self.solver not in SOLVERS:
             raise LinkwrightError("--solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
-        n_steps = int(round(T / h))
-        if n_steps > 10_000_000:
-            raise LinkwrightError("--t-end", f"{n_steps} steps is too many (reduce t-end or increase dt)")
+        n_steps = validate.step_count(T, h)  # (bounded before any work: no overflow, no hour-long run by mistake)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)

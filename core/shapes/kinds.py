@@ -8,6 +8,8 @@ import numpy as np
 from scipy.special import beta as B
 from scipy.special import gamma as G
 
+from core.errors import LinkwrightError
+
 from . import validate as v
 from .base import Param, Shape, unit_directions
 from .inequalities import Planes, Quadric, Superquadric
@@ -30,10 +32,14 @@ class Halfspace(Shape):
     bounded = False
 
     def _build(self, normal: list, offset: float) -> None:
-        n = np.array(normal)
-        length = np.linalg.norm(n)
-        self.normal = n / length  # unit outward normal
+        n = np.array(normal, dtype=float)
+        big = float(np.max(np.abs(n)))
+        length = big * float(np.linalg.norm(n / big))  # scaled first: tiny normals must not underflow to 0
+        self.normal = n / big / (length / big)  # unit outward normal
         self.offset = offset / length  # signed distance of the boundary plane from the origin along normal
+        if not abs(self.offset) <= v.shared.MAX_COORDINATE:
+            raise LinkwrightError(f"{self._location}.offset", f"the plane is {abs(self.offset):.3g} m from the origin "
+                                                             f"(offset / |normal|); the limit is {v.shared.MAX_COORDINATE:g} m")
         self._groups = [Planes(self.normal[None], [self.offset])]
         self.volume = math.inf
         self.bounding_radius = math.inf
@@ -175,9 +181,14 @@ class Polytope(_PlaneBody):
 
     def _build(self, planes: list | None = None, vertices: list | None = None) -> None:
         if planes is not None:
-            rows = np.array(planes)
-            length = np.linalg.norm(rows[:, :3], axis=1)
+            rows = np.array(planes, dtype=float)
+            big = np.max(np.abs(rows[:, :3]), axis=1)
+            length = big * np.linalg.norm(rows[:, :3] / big[:, None], axis=1)  # scaled: no underflow
             normals, offsets = rows[:, :3] / length[:, None], rows[:, 3] / length
+            far = np.flatnonzero(~(np.abs(offsets) <= v.shared.MAX_COORDINATE))
+            if far.size:
+                raise LinkwrightError(f"{self._location}.planes[{far[0]}]", "the plane is farther than "
+                                      f"{v.shared.MAX_COORDINATE:g} m from the origin (d / |n|)")
             self._verts, self._tris = hull_of_planes(normals, offsets, f"{self._location}.planes")
         else:
             self._verts, self._tris, normals, offsets = hull_of_points(np.array(vertices), f"{self._location}.vertices")
@@ -192,6 +203,7 @@ class Cylinder(Shape):
     PARAMS = (Param("radius", v.positive), Param("length", v.positive))
 
     def _build(self, radius: float, length: float) -> None:
+        v.proportioned([radius, length], self._location)
         self.radius, self.length = radius, length
         r, h = radius, length / 2
         self._groups = [

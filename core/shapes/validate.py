@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import math
 import numbers
 
 import numpy as np
 
+from core import validate as shared
 from core.errors import LinkwrightError
 
 __all__ = [
     "show", "number", "positive", "vector", "positive_vector", "nonzero_vector",
-    "exponents", "plane_rows", "point_rows", "EXPONENT_MAX",
+    "exponents", "plane_rows", "point_rows", "proportioned", "EXPONENT_MAX",
 ]
 
 EXPONENT_MAX = 50.0  # larger exponents overflow |x|^e in float64 a short distance outside the body
@@ -20,29 +19,28 @@ EXPONENT_MAX = 50.0  # larger exponents overflow |x|^e in float64 a short distan
 
 def show(value: object) -> str:
     """The value as the user wrote it (JSON spelling), shortened for a message."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shared.show(value)
 
 
 def number(value: object, location: str, what: str = "a number") -> float:
-    """A finite real number (bool is not a number)."""
+    """A finite real number with |x| <= MAX_COORDINATE (bool is not a number)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise LinkwrightError(location, f"must be {what}, got {show(value)}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise LinkwrightError(location, f"must be {what} (finite), got {show(value)}")
-    return v
+    return shared.number(value, location, -shared.MAX_COORDINATE, shared.MAX_COORDINATE)
 
 
 def positive(value: object, location: str) -> float:
-    """A finite number > 0."""
-    v = number(value, location, "a positive number")
-    if v <= 0.0:
+    """A dimension: a number between MIN_DIMENSION and MAX_DIMENSION metres."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise LinkwrightError(location, f"must be a positive number, got {show(value)}")
-    return v
+    return shared.number(value, location, shared.MIN_DIMENSION, shared.MAX_DIMENSION, positive=True)
+
+
+def proportioned(dims: list[float], location: str) -> None:
+    """Refuse a shape whose largest dimension is more than MAX_ASPECT times its smallest (a sliver or a needle)."""
+    if max(dims) > shared.MAX_ASPECT * min(dims):
+        raise LinkwrightError(location, f"dimensions {', '.join(f'{d:g}' for d in dims)} are too ill-proportioned "
+                                        f"(the largest may be at most {shared.MAX_ASPECT:g} times the smallest)")
 
 
 def _sequence(value: object, location: str, n: int | None, what: str) -> list:
@@ -62,7 +60,9 @@ def vector(value: object, location: str, n: int = 3) -> list[float]:
 def positive_vector(value: object, location: str, n: int = 3) -> list[float]:
     """A list of n positive numbers."""
     items = _sequence(value, location, n, f"a list of {n} positive numbers")
-    return [positive(v, f"{location}[{i}]") for i, v in enumerate(items)]
+    dims = [positive(v, f"{location}[{i}]") for i, v in enumerate(items)]
+    proportioned(dims, location)
+    return dims
 
 
 def nonzero_vector(value: object, location: str) -> list[float]:
@@ -70,7 +70,7 @@ def nonzero_vector(value: object, location: str) -> list[float]:
     v = vector(value, location)
     if not any(v):
         raise LinkwrightError(location, "must not be the zero vector (it gives the direction)")
-    return v
+    return list(shared.direction(v, location))
 
 
 def exponents(value: object, location: str) -> list[float]:

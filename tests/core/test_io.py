@@ -52,7 +52,7 @@ def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path, fourbar_dict, mo
 
     # A failure in the middle of writing must leave the old file intact and no temp file behind.
     monkeypatch.setattr(os, "replace", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(LinkwrightError, match="disk full"):
         io.save(mech, target)
     assert target.read_text() == "previous content"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]

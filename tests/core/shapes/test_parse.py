@@ -29,9 +29,9 @@ ERRORS = [
     ({"type": "sphere", "radius": "1"}, "b.shape.radius", 'must be a positive number, got "1"'),
     ({"type": "sphere", "radius": True}, "b.shape.radius", "must be a positive number, got true"),
     ({"type": "sphere", "radius": None}, "b.shape.radius", "must be a positive number, got null"),
-    ({"type": "sphere", "radius": NAN}, "b.shape.radius", "must be a positive number (finite), got NaN"),
+    ({"type": "sphere", "radius": NAN}, "b.shape.radius", "must be a finite number, got NaN"),
     ({"type": "sphere", "radius": float("inf")}, "b.shape.radius",
-     "must be a positive number (finite), got Infinity"),
+     "must be a finite number, got Infinity"),
     ({"type": "ellipsoid", "radii": [1, 2]}, "b.shape.radii", "must be a list of 3 positive numbers, got [1, 2]"),
     ({"type": "ellipsoid", "radii": 1}, "b.shape.radii", "must be a list of 3 positive numbers, got 1"),
     ({"type": "ellipsoid", "radii": [1, -2, 3]}, "b.shape.radii[1]", "must be a positive number, got -2"),
@@ -44,7 +44,7 @@ ERRORS = [
      "must not be the zero vector (it gives the direction)"),
     ({"type": "halfspace", "normal": [True, 0, 1]}, "b.shape.normal[0]", "must be a number, got true"),
     ({"type": "halfspace", "normal": [0, 0, 1], "offset": NAN}, "b.shape.offset",
-     "must be a number (finite), got NaN"),
+     "must be a finite number, got NaN"),
     ({"type": "superellipsoid", "radii": [1, 1, 1], "exponents": [1.5, 2]}, "b.shape.exponents[0]",
      "must be between 2 and 50 (smaller is not convex and smooth, larger overflows), got 1.5"),
     ({"type": "superellipsoid", "radii": [1, 1, 1], "exponents": [3, 51]}, "b.shape.exponents[1]",
@@ -82,7 +82,7 @@ ERRORS = [
     ({"type": "polytope", "vertices": [[0, 0, 0], [1, 0], [0, 1, 0], [0, 0, 1]]}, "b.shape.vertices[1]",
      "must be a list of 3 numbers, got [1, 0]"),
     ({"type": "polytope", "vertices": [[0, 0, 0], [1, 0, 0], [0, NAN, 0], [0, 0, 1]]}, "b.shape.vertices[2][1]",
-     "must be a number (finite), got NaN"),
+     "must be a finite number, got NaN"),
 ]
 
 

@@ -1,0 +1,182 @@
+"""The one validation layer for user input: numbers, vectors, directions, names, text and run lengths.
+
+The file loader (core.io), the edit API (core.model), the shape table (core.shapes), the command line (core.cli)
+and the GUI's property editors all check values here, so a value is accepted or refused with the same located
+message wherever it is typed.  Every bound below is documented in docs/file-format.md ("Bounds").
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Sequence
+
+from .errors import LinkwrightError
+
+__all__ = [
+    "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
+    "MAX_ACCELERATION", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
+    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT",
+    "show", "number", "vector", "direction", "norm", "text", "name", "parse_number", "parse_vector",
+    "step_count", "expression",
+]
+
+# ---- documented bounds (SI units) ---------------------------------------------------------------------------------
+MAX_COORDINATE = 1e6  # m: |x| of any position, point, joint location, plane offset or pitch (1000 km)
+MIN_DIMENSION = 1e-6  # m: smallest radius, length or size of a shape (a micrometre)
+MAX_DIMENSION = 1e6  # m: largest one
+MAX_ASPECT = 1e6  # largest ratio of two dimensions of one shape (finer slivers lose all float precision)
+MAX_SPEED = 1e6  # m/s: |v| of an initial linear velocity component
+MAX_ANGULAR_SPEED = 1e6  # rad/s: |w| of an initial angular velocity component
+MAX_ACCELERATION = 1e6  # m/s²: |g| of a gravity component
+MIN_MASS, MAX_MASS = 1e-9, 1e12  # kg (and kg/m³ for densities; kg m² for inertia diagonals)
+MAX_FRICTION = 1e3  # Coulomb coefficient; friction ellipsoid entries likewise
+MIN_DT = 1e-9  # s: smallest time step
+MAX_DURATION = 1e6  # s: longest simulated or solved time span
+MAX_STEPS = 1_000_000  # steps of one run (a run of more steps is refused before it starts, not after an hour)
+MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
+MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
+MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
+MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
+
+
+def show(value: object) -> str:
+    """The value as the user wrote it, shortened for a message (never fails, whatever the value)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**MAX_INT_DIGITS:
+        return f"an integer of {len(str(abs(value)))} digits"  # str() is fine below Python's 4300-digit limit
+    try:
+        import json
+
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = ascii(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _what(lo: float | None, hi: float | None, positive: bool) -> str:
+    if positive:
+        return "a positive number" + (f" between {lo:g} and {hi:g}" if lo is not None and hi is not None else "")
+    return "a number" + (f" between {lo:g} and {hi:g}" if lo is not None and hi is not None else "")
+
+
+def number(value: object, location: str, lo: float | None = None, hi: float | None = None, *,
+           positive: bool = False, nonneg: bool = False, what: str | None = None) -> float:
+    """A finite real number within [lo, hi] (either may be None); bool and huge integers are refused."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
+        raise LinkwrightError(location, f"must be {what or 'a number'}, got {show(value)}")
+    if isinstance(value, numbers.Integral) and abs(int(value)) >= 10**MAX_INT_DIGITS:
+        raise LinkwrightError(location, f"number too large ({show(value)})")
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):
+        raise LinkwrightError(location, f"number too large ({show(value)})") from None
+    if not math.isfinite(v):
+        raise LinkwrightError(location, f"must be a finite number, got {show(value)}")
+    if positive and v <= 0:
+        raise LinkwrightError(location, f"must be a positive number, got {show(value)}")
+    if nonneg and v < 0:
+        raise LinkwrightError(location, f"must not be negative, got {show(value)}")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        rng = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (
+            f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
+        raise LinkwrightError(location, f"must be {rng}, got {show(value)}")
+    return v
+
+
+def vector(value: object, location: str, n: int = 3, bound: float | None = MAX_COORDINATE) -> tuple[float, ...]:
+    """A list of n finite numbers, each with |x| <= bound (None: any finite number)."""
+    if hasattr(value, "tolist") and not isinstance(value, (list, tuple)):
+        value = value.tolist()  # numpy arrays from the edit API
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        got = f"{len(value)} values" if isinstance(value, (list, tuple)) else show(value)
+        raise LinkwrightError(location, f"expected a list of {n} numbers, got {got}")
+    lo = -bound if bound is not None else None
+    return tuple(number(x, f"{location}[{i}]", lo, bound) for i, x in enumerate(value))
+
+
+def norm(v: Sequence[float]) -> float:
+    """Euclidean norm without overflow or underflow (inf only when the vector itself has an infinite entry)."""
+    return math.hypot(*(float(x) for x in v))
+
+
+def direction(value: object, location: str, n: int = 3) -> tuple[float, ...]:
+    """A non-zero vector of n finite numbers (a direction: any scale; returned as given, not normalised)."""
+    v = vector(value, location, n, bound=None)
+    big = max(abs(x) for x in v)
+    # scale by the largest component first: [1e200, 0, 0] and [1e-200, 0, 0] are both fine directions
+    if big == 0.0 or norm([x / big for x in v]) == 0.0:
+        raise LinkwrightError(location, "zero length")
+    return v
+
+
+def text(value: object, location: str, limit: int = MAX_TEXT_LENGTH) -> str:
+    """A string that can be written back as UTF-8 (no lone surrogates), at most `limit` characters."""
+    if not isinstance(value, str):
+        raise LinkwrightError(location, f"expected a string, got {show(value)}")
+    if len(value) > limit:
+        raise LinkwrightError(location, f"text too long ({len(value)} characters, limit {limit})")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = value[exc.start]
+        raise LinkwrightError(location, f"invalid character {ascii(bad)} at position {exc.start} "
+                                        "(a lone UTF-16 surrogate is not text)") from None
+    return value
+
+
+def name(value: object, location: str) -> str:
+    """A usable name: non-empty text without surrounding spaces or control characters."""
+    if not isinstance(value, str) or not value.strip():
+        raise LinkwrightError(location, "a name must be a non-empty string")
+    text(value, location, MAX_NAME_LENGTH)
+    if value != value.strip():
+        raise LinkwrightError(location, f"name {show(value)} has leading or trailing spaces")
+    for i, ch in enumerate(value):
+        if ord(ch) < 32 or ord(ch) == 127:
+            raise LinkwrightError(location, f"name {show(value)} has a control character at position {i}")
+    return value
+
+
+def parse_number(s: str, location: str, lo: float | None = None, hi: float | None = None, *,
+                 positive: bool = False, nonneg: bool = False) -> float:
+    """A number typed as text (a GUI field, a command-line argument), checked like a number in a file."""
+    t = s.strip() if isinstance(s, str) else s
+    if not isinstance(t, str) or not t:
+        raise LinkwrightError(location, "a number is required")
+    shown = ascii(t[:20] + ("..." if len(t) > 20 else ""))[1:-1]  # printable, whatever was typed
+    if len(t) > 1000:  # float() is linear in the length, but no number is written with a thousand digits
+        raise LinkwrightError(location, f"'{shown}' is not a number")
+    try:
+        v = float(t)
+    except ValueError:
+        raise LinkwrightError(location, f"'{shown}' is not a number") from None
+    return number(v, location, lo, hi, positive=positive, nonneg=nonneg)
+
+
+def parse_vector(s: str, location: str, n: int = 3, bound: float | None = MAX_COORDINATE) -> tuple[float, ...]:
+    """n numbers typed as text, separated by commas, semicolons or spaces."""
+    parts = [p for p in s.replace(",", " ").replace(";", " ").split() if p] if isinstance(s, str) else []
+    if len(parts) != n:
+        raise LinkwrightError(location, f"expected {n} numbers, got {len(parts)}")
+    lo = -bound if bound is not None else None
+    return tuple(parse_number(p, f"{location}[{i}]", lo, bound) for i, p in enumerate(parts))
+
+
+def step_count(t_end: Any, dt: Any, t_location: str = "--t-end", dt_location: str = "--dt",
+               limit: int = MAX_STEPS) -> int:
+    """The number of steps of length dt that cover [0, t_end], refusing absurd ones before any work starts."""
+    T = number(t_end, t_location, 0.0, MAX_DURATION)
+    h = number(dt, dt_location, MIN_DT, MAX_DURATION, positive=True)
+    n = T / h  # finite: T <= MAX_DURATION and h >= MIN_DT
+    if n > limit:
+        raise LinkwrightError(t_location, f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
+                                          "(shorten the run or take a larger step)")
+    return int(round(n))
+
+
+def expression(value: object, location: str) -> str:
+    """A driver expression of time t in the whitelist grammar, with bounded cost (see core.expr)."""
+    from .expr import check_expression  # sympy is imported only when expressions are checked
+
+    check_expression(value, location)  # type: ignore[arg-type]
+    return value  # type: ignore[return-value]

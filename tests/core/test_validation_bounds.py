@@ -1,0 +1,367 @@
+"""Issue 21's failure classes, one regression test each: every input gives a located message (status 2) or a
+finite result, never a traceback, a hang or a non-finite number."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from core import io, validate
+from core.errors import LinkwrightError
+from core.expr import check_expression, parse_expression
+from core.model import Joint
+from tests.conftest import EXAMPLES
+from tests.fuzz.cases import REGRESSION_DOCS, example, special_inputs, write_regression_docs
+from tests.fuzz.harness import check, run_cli
+
+
+def refused(text: str) -> LinkwrightError:
+    with pytest.raises(LinkwrightError) as info:
+        io.loads(text.encode("utf-8", "surrogatepass"))
+    return info.value
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSION_DOCS))
+def test_every_regression_document_is_refused_at_its_location(name):
+    build, location = REGRESSION_DOCS[name]
+    t0 = time.process_time()
+    err = refused(build())
+    assert err.location == location, str(err)
+    assert "\n" not in str(err) and str(err).encode("utf-8")  # one printable line
+    assert time.process_time() - t0 < 5.0  # refused before any expensive work (the campaign saw minutes)
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSION_DOCS))
+def test_every_regression_document_gives_status_2_in_every_command(name, tmp_path):
+    path = write_regression_docs(tmp_path)[name]
+    for argv in (["analyze", str(path)], ["kinematics", str(path)], ["simulate", str(path), "--t-end", "0.02"]):
+        o = run_cli(argv)
+        check(o)
+        assert o.status == 2 and o.stderr.startswith("error: "), o.stderr
+
+
+# ---- class 1: huge integers ----------------------------------------------------------------------------------------
+def test_huge_integers_are_refused_wherever_a_number_is_read():
+    d = example("fourbar")
+    d["joints"][1]["at"][0] = 10**400
+    assert refused(json.dumps(d)).location == "joints[1].at[0]"
+    d = example("fourbar")
+    d["drivers"][0]["coordinate"] = 10**400
+    assert refused(json.dumps(d)).location == "drivers[0].coordinate"
+    with pytest.raises(LinkwrightError, match="400 digits"):
+        check_expression("2*" + "7" * 400 + "*t", "drivers[0].value")
+
+
+# ---- class 2: overflow in norms ------------------------------------------------------------------------------------
+def test_a_huge_or_tiny_axis_is_a_direction_without_overflow():
+    # |[1e200, 0, 0]| squared overflows a float; the scaled norm gives the unit x axis exactly
+    assert Joint("j", "revolute", ("a", "b"), axis=(1e200, 0.0, 0.0)).axis_vector() == (1.0, 0.0, 0.0)
+    assert Joint("j", "revolute", ("a", "b"), axis=(3e-200, 4e-200, 0.0)).axis_vector() == pytest.approx((0.6, 0.8, 0.0))
+    assert validate.norm([1e200, 1e200]) == pytest.approx(math.sqrt(2) * 1e200)
+    d = example("rssr")
+    d["joints"][0]["axis"] = [1e200, 0, 0]
+    io.loads(json.dumps(d))  # a valid direction
+
+
+@pytest.mark.parametrize("lengths", [["1e308"] * 4, ["1e200", "1", "1", "1"], ["nan", "1", "1", "1"], ["-1", "1", "1", "1"]])
+def test_fourbar_lengths_out_of_bounds_are_refused(lengths):
+    o = run_cli(["fourbar", "--lengths", *lengths])
+    check(o)
+    assert o.status == 2 and o.stderr.startswith("error: --lengths[0]: ")
+
+
+# ---- class 3: degenerate shapes ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape,location", [
+    ({"type": "cylinder", "radius": 1e-300, "length": 0.1}, "radius"),
+    ({"type": "sphere", "radius": 1e7}, "radius"),
+    ({"type": "cylinder", "radius": 1e-6, "length": 10.0}, ""),  # aspect 1e7
+    ({"type": "ellipsoid", "radii": [1e-6, 1, 2]}, "radii"),  # aspect 2e6
+    ({"type": "halfspace", "normal": [0, 0, 1], "offset": 1e7}, "offset"),
+    ({"type": "halfspace", "normal": [0, 0, 1e-300], "offset": 1}, "offset"),  # the plane is 1e300 m away
+])
+def test_degenerate_shapes_are_refused_with_their_location(shape, location):
+    from core.shapes import parse_shape
+
+    with pytest.raises(LinkwrightError) as info:
+        parse_shape(shape, "b.shape")
+    assert info.value.location == ("b.shape." + location if location else "b.shape"), str(info.value)
+
+
+def test_the_smallest_and_largest_allowed_shapes_build_finite_geometry():
+    from core.shapes import parse_shape
+
+    for s in ({"type": "sphere", "radius": validate.MIN_DIMENSION}, {"type": "box", "size": [1e-2, 1e-2, 1e2]},
+              {"type": "cylinder", "radius": 1.0, "length": validate.MAX_ASPECT}):
+        shape = parse_shape(s, "b.shape")
+        assert math.isfinite(shape.volume) and shape.volume > 0 and math.isfinite(shape.bounding_radius)
+
+
+# ---- class 4: text that cannot be encoded --------------------------------------------------------------------------
+def test_lone_surrogates_are_refused_and_every_message_is_printable():
+    d = example("fourbar")
+    d["description"] = "ok \udcff"
+    assert refused(json.dumps(d)).location == "description"
+    d = example("fourbar")
+    d["\ud800"] = 1  # an unknown key: the message names it, escaped
+    err = refused(json.dumps(d))
+    assert "\\ud800" in str(err) and str(err).encode("utf-8")
+    d = example("fourbar")
+    d["bodies"][2]["points"] = {"\udc80": [0, 0, 0]}
+    assert refused(json.dumps(d)).location == "bodies[2].points"
+
+
+# ---- class 5: expressions ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text", ["tan(pi/2)", "1/(t-t)", "log(0*t)", "((t*2**64)**64)**64", "**".join(["t"] * 60),
+                                  "max(" + ",".join(f"sin({k}*t)" for k in range(1, 120)) + ")"])
+def test_undefined_or_unbounded_expressions_are_refused_quickly(text):
+    for f in (check_expression, parse_expression):
+        t0 = time.process_time()
+        with pytest.raises(LinkwrightError) as info:
+            f(text, "drivers[0].value")
+        assert info.value.location == "drivers[0].value"
+        assert time.process_time() - t0 < 2.0  # the campaign measured 14 s to minutes
+
+
+@pytest.mark.parametrize("n", [5, 16])
+def test_min_and_max_of_many_terms_compile_fast_with_one_sided_derivatives(n):
+    t0 = time.process_time()
+    e = parse_expression("min(" + ",".join(f"t**{k}" for k in range(1, n + 1)) + ")", "x")
+    assert time.process_time() - t0 < 5.0  # sympy's Min took 30 s for n = 5
+    q, qd, qdd = e.evaluate(np.array([0.5, 2.0]))
+    # at t = 0.5 the smallest power is t**n: value 0.5**n, derivative n 0.5**(n-1), second n(n-1) 0.5**(n-2)
+    assert q[0] == pytest.approx(0.5**n) and qd[0] == pytest.approx(n * 0.5 ** (n - 1))
+    assert qdd[0] == pytest.approx(n * (n - 1) * 0.5 ** (n - 2))
+    # at t = 2 it is t: 2, 1, 0
+    assert (q[1], qd[1], qdd[1]) == (2.0, 1.0, 0.0)
+    # at the tie t = 1 a one-sided derivative (1 from the left), not the Heaviside average 1.5 or sum n(n+1)/4
+    assert e.evaluate(np.array([1.0]))[1][0] in [float(k) for k in range(1, n + 1)]
+
+
+def test_every_compile_has_a_hard_time_budget():
+    text = "max(" + ",".join(f"sin({k}*t)" for k in range(1, 17)) + ")"  # within the limits, about 0.3 s of sympy
+    t0 = time.monotonic()
+    with pytest.raises(LinkwrightError, match="too costly to compile"):
+        parse_expression(text, "drivers[0].value", seconds=0.02)
+    assert time.monotonic() - t0 < 1.0
+    # nothing left pending: the interruption does not reach later code
+    total = sum(range(300_000))
+    assert total == 300_000 * 299_999 // 2
+    parse_expression("sin(t)", "x")
+
+
+# ---- class 6: time-step arguments ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("args,location", [
+    (["--dt", "1e-320"], "--dt"), (["--dt", "5e-324"], "--dt"), (["--t-end", "1e308"], "--t-end"),
+    (["--dt", "nan"], "--dt"), (["--t-end", "1000", "--dt", "1e-6"], "--t-end"),  # 1e9 steps
+])
+def test_absurd_step_counts_are_refused_before_running(args, location):
+    o = run_cli(["simulate", str(EXAMPLES / "contact_two_spheres.json"), *args])
+    check(o, cpu_bound=20.0)
+    assert o.status == 2 and o.stderr.startswith(f"error: {location}: "), o.stderr
+
+
+def test_step_count_bound():
+    assert validate.step_count(1.5, 0.01) == 150
+    with pytest.raises(LinkwrightError, match="steps"):
+        validate.step_count(validate.MAX_DURATION, 1e-3)  # 1e9 steps
+
+
+def test_kinematics_t_end_is_bounded():
+    o = run_cli(["kinematics", str(EXAMPLES / "fourbar.json"), "--t-end", "inf"])
+    check(o)
+    assert o.status == 2 and o.stderr.startswith("error: --t-end: ")
+
+
+# ---- class 7: output paths -----------------------------------------------------------------------------------------
+def _bad_outputs(tmp_path):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    loop = tmp_path / "loop.csv"
+    os.symlink(tmp_path / "loop2.csv", loop)
+    os.symlink(loop, tmp_path / "loop2.csv")
+    return ["/dev/full", "/proc/version", str(folder), str(tmp_path / ("x" * 300 + ".csv")), str(loop),
+            str(tmp_path / "missing" / "out.csv")]
+
+
+def test_unwritable_outputs_give_a_message(tmp_path):
+    for out in _bad_outputs(tmp_path):
+        o = run_cli(["kinematics", str(EXAMPLES / "fourbar.json"), "--steps", "4", "--csv", out])
+        check(o)
+        assert o.status == 2 and o.stderr.startswith("error: --csv: cannot write"), (out, o.stderr)
+
+
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("old")
+
+    def half(fh):
+        fh.write("half a file")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(LinkwrightError, match="No space left"):
+        io.write_atomic(target, half, "--csv")
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_save_keeps_the_mode_writes_through_symlinks_and_fsyncs_the_folder(tmp_path, monkeypatch):
+    mech = io.load(EXAMPLES / "fourbar.json")
+    real = tmp_path / "real.json"
+    real.write_text("{}")
+    os.chmod(real, 0o644)
+    link = tmp_path / "link.json"
+    os.symlink(real, link)
+    synced = []
+    fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(stat.S_ISDIR(os.fstat(fd).st_mode)), fsync(fd))[1])
+    io.save(mech, link)
+    assert link.is_symlink() and os.readlink(link) == str(real)  # the link stays a link
+    assert io.load(real) == mech  # its target has the document
+    assert stat.S_IMODE(os.stat(real).st_mode) == 0o644  # not mkstemp's 0600
+    assert synced == [False, True]  # the file, then its folder (the rename is durable)
+    new = tmp_path / "new.json"
+    io.save(mech, new)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(new).st_mode) == 0o666 & ~umask
+
+
+# ---- class 8: special input files ----------------------------------------------------------------------------------
+def test_special_files_are_refused_without_reading(tmp_path):
+    for kind, path in special_inputs(tmp_path).items():
+        t0 = time.monotonic()
+        with pytest.raises(LinkwrightError) as info:
+            io.load(path)
+        assert time.monotonic() - t0 < 2.0, kind  # a FIFO used to wait forever, /dev/zero to read forever
+        assert path in str(info.value)
+
+
+def test_reading_stops_at_the_size_limit(tmp_path):
+    p = tmp_path / "big.json"
+    p.write_bytes(b" " * 101)
+    with pytest.raises(LinkwrightError, match="too large"):
+        io.read_limited(p, limit=100)
+    assert io.read_limited(p, limit=101) == b" " * 101
+
+
+# ---- class 9: non-finite output ------------------------------------------------------------------------------------
+def test_a_recording_with_a_non_finite_number_is_never_written(tmp_path):
+    from core.contact import simulate
+
+    rec = simulate(io.load(EXAMPLES / "contact_two_spheres.json"), t_end=0.03, dt=0.01)
+    rec.gap[2, 0] = math.inf
+    for name in ("run.csv", "run.npz"):
+        out = tmp_path / name
+        with pytest.raises(LinkwrightError, match="non-finite gap at row 2"):
+            io.write_atomic(out, rec.save_npz if name.endswith(".npz") else rec.save_csv, "--out",
+                            binary=name.endswith(".npz"), suffix=out.suffix)
+        assert not out.exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("key,value", [("position", [0, 0, 2e6])])
+def test_positions_beyond_the_bound_are_refused(key, value):
+    d = example("contact_two_spheres")
+    d["bodies"][0]["pose"][key] = value
+    assert refused(json.dumps(d)).location == "bodies[0].pose.position[2]"
+
+
+# ---- class 10: pathological scenes ---------------------------------------------------------------------------------
+def test_coincident_bodies_up_to_the_bound_load_and_more_are_refused():
+    from tests.fuzz.cases import _pile
+
+    d = example("contact_two_spheres")
+    _pile(validate.MAX_COINCIDENT)(d)
+    io.loads(json.dumps(d))
+    d = example("contact_two_spheres")
+    _pile(validate.MAX_COINCIDENT + 1)(d)
+    err = refused(json.dumps(d))
+    assert err.location == "bodies[0].pose.position" and "inside one another" in err.message
+
+
+def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
+    # 30 boxes (bounding radius |(0.1, 0.2, 0.3)|/2 = 0.187 m) 1 mm apart: each origin is within half a bounding
+    # radius of all the others (29 mm < 94 mm); the campaign's stepper took minutes on such piles
+    d = example("contact_two_spheres")
+    d["bodies"] = [{"name": f"b{i}", "mass": 1, "shape": {"type": "box", "size": [0.1, 0.2, 0.3]},
+                    "pose": {"position": [0, 0, 0.001 * i]}} for i in range(30)]
+    assert refused(json.dumps(d)).location == "bodies[0].pose.position"
+    for i, b in enumerate(d["bodies"]):  # 0.4 m apart: more than a bounding radius, so none is buried
+        b["pose"]["position"] = [0.4 * i, 0, 0]
+    io.loads(json.dumps(d))
+
+
+def test_the_edit_api_applies_the_same_bounds():
+    from dataclasses import replace
+
+    from core.model import Pose
+
+    mech = io.load(EXAMPLES / "contact_two_spheres.json")
+    body = mech.bodies[0]
+    with pytest.raises(LinkwrightError) as info:
+        mech.update_body(body.name, pose=replace(body.pose, position=(0.0, 0.0, 1e308)))
+    assert info.value.location == "bodies[0].pose.position[2]"
+    with pytest.raises(LinkwrightError) as info:
+        mech.update_body(body.name, name="\ud800")
+    assert info.value.location == "bodies[0].name"
+    assert mech.bodies[0] == body and Pose  # nothing changed
+
+
+# ---- class 11: smaller ones ----------------------------------------------------------------------------------------
+def test_file_level_errors_say_line_and_column():
+    assert str(refused('{\n "format": "linkwright.mechanism",\n "version": 1,\n "space": oops\n}')) == (
+        "not valid JSON: Expecting value at line 4, column 11")
+    with pytest.raises(LinkwrightError, match=r"invalid UTF-8 at line 2, column 3"):
+        io.loads(b'{\n  \xff}')
+    assert "line 2, column 7" in str(refused('{"a":\n  [1, ' + "9" * 5000 + "]}"))
+
+
+def test_numpy_warnings_never_reach_stderr(capsys):
+    import argparse
+
+    from core.cli import run_command
+
+    def noisy(_args):
+        np.float64(1e308) * 10  # overflow: a RuntimeWarning unless filtered
+        return 0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        assert run_command(argparse.Namespace(_run=noisy)) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_unwritable_standard_output_is_a_message():
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "app", "analyze", str(EXAMPLES / "fourbar.json")], stdout=full,
+                           stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 2 and r.stderr == "error: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("text", ["abs(log(t))", "abs(sqrt(t) - 1)"])
+def test_abs_of_an_argument_sympy_cannot_prove_real_compiles(text):
+    # sympy's Abs(log(t)) differentiates into re/im Derivative terms that numpy code cannot print (a fuzz finding)
+    q, qd, qdd = parse_expression(text, "x").evaluate(np.array([0.5, 4.0]))
+    # abs(log t): at t = 0.5 log t < 0, so d/dt = -1/t = -2 and d²/dt² = 1/t² = 4; at t = 4: 1/4 and -1/16
+    if text == "abs(log(t))":
+        assert qd.tolist() == [-2.0, 0.25] and qdd.tolist() == [4.0, -0.0625]
+    assert np.isfinite(q).all()
+
+
+def test_a_message_naming_a_control_character_stays_one_printable_line():
+    # a fuzz finding: a form feed in a driver's joint name split the message over two lines
+    d = example("slider_crank")
+    d["drivers"][0]["joint"] = "\f\u2028"
+    err = refused(json.dumps(d))
+    assert str(err) == "drivers[0].joint: unknown joint '\\x0c\\u2028' (known: A, B, C, S)"
+    assert len(str(err).splitlines()) == 1
