@@ -300,7 +300,7 @@ class ContactRun:
 
     def _frame(self, k: int, st: State, res: StepResult | None) -> ContactFrame:
         model, h, dyn = self.model, self.h, self.dyn
-        N, B, P = model.n_bodies, dyn.size, len(model.pairs)
+        N, P = model.n_bodies, len(model.pairs)
         R = np.array([quat_to_matrix(q) for q in st.q]).reshape(N, 3, 3)
         r = np.einsum("nij,nj->ni", R, model.com_body)
         poses = np.zeros((N, 4, 4))
