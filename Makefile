@@ -36,9 +36,11 @@ system-packages:
 test: $(VENV)/.test-installed system-packages
 	QT_QPA_PLATFORM=xcb LIBGL_ALWAYS_SOFTWARE=1 $(BIN)/python -m pytest -q
 
+# the contact bench runs with --quick (2 seeds per scene); its full set takes hours (bench/README.md)
 bench: $(BIN)/linkwright
 	$(BIN)/python -m pip install -q -e '.[bench]'
-	for f in bench/bench_*.py; do OPENBLAS_NUM_THREADS=1 QT_QPA_PLATFORM=xcb $(BIN)/python $$f || exit 1; done
+	for f in bench/bench_*.py; do a=; [ $$f = bench/bench_contact.py ] && a=--quick; \
+	  OPENBLAS_NUM_THREADS=1 QT_QPA_PLATFORM=xcb $(BIN)/python $$f $$a || exit 1; done
 
 compare: $(BIN)/linkwright
 	$(BIN)/python -m pip install -q -e '.[compare]'
