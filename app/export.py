@@ -200,39 +200,12 @@ class MotionRun(QObject):
 
 
 def fit_motion(viewport, motion: Motion, samples: int = 24) -> None:
-    """Aim the viewport's camera (keeping its direction) so every body stays in view over the whole motion."""
-    from PySide6.QtGui import QVector3D
-
-    scene = viewport.scene()
-    if scene is None or not len(motion.times):
+    """Aim the viewport's camera (keeping its direction) so every body stays in view over the whole motion: the
+    viewport's own framing of a run (Viewport3D.fit_motion) with the bodies' origin paths at `samples` times."""
+    if not len(motion.times):
         return
     ks = np.unique(np.linspace(0, len(motion.times) - 1, min(samples, len(motion.times))).round().astype(int))
-    moving = {name: i for i, name in enumerate(motion.body_names)}
-    pts = []
-    for bg in scene.bodies:
-        v = np.asarray(bg.mesh[0], float)
-        if not len(v) or bg.unbounded:
-            continue
-        frames = motion.poses[ks, moving[bg.name]] if bg.name in moving else bg.design[None]
-        for T in frames:
-            pts.append(v @ T[:3, :3].T + T[:3, 3])
-    for jg in scene.joints:  # joints ride on their body (a driven mechanism's glyphs)
-        frames = motion.poses[ks, moving[jg.body]] if jg.body in moving else [np.eye(4)]
-        for T in frames:
-            TT = T @ jg.local
-            pts.append(np.asarray(jg.mesh[0], float) @ TT[:3, :3].T + TT[:3, 3])
-    if not pts:
-        return
-    allp = np.concatenate(pts)
-    lo, hi = allp.min(axis=0), allp.max(axis=0)
-    centre, radius = 0.5 * (lo + hi), max(0.5 * float(np.linalg.norm(hi - lo)), 1e-6)
-    view = viewport.view
-    w, h = max(view.width(), 1), max(view.height(), 1)
-    half_h = math.radians(view.opts["fov"]) / 2  # the widget's fov is horizontal
-    half_v = math.atan(math.tan(half_h) * h / w)
-    view.opts["center"] = QVector3D(*centre)
-    view.opts["distance"] = radius / math.sin(min(half_h, half_v)) * 1.04  # the sphere around the motion fits
-    view.update()
+    viewport.fit_motion({name: motion.poses[ks, i, :3, 3] for i, name in enumerate(motion.body_names)})
 
 
 # ---- images ----------------------------------------------------------------------------------------------------

@@ -87,7 +87,8 @@ class SolverResult:
     history: list = field(default_factory=list)  # (eq, comp, mu, step length) per iteration
 
 
-_REASONS = {0: "converged", 1: "iteration limit", 2: "singular Newton system", 3: "stalled (residual not halved in stall_iter iterations)",
+_REASONS = {0: "converged", 1: "iteration limit", 2: "singular Newton system",
+            3: "stalled (residual not halved in stall_iter iterations)",
             4: "cancelled", 5: "non-finite values", 6: "converged to the acceptable level"}
 
 

@@ -359,27 +359,15 @@ def _step_ipm(model, state, h, opts, max_halvings, ws, cancel) -> StepResult:
                      options=opts)
     if res.converged or max_halvings <= 0:
         return res
-    first = _step_ipm(model, state, 0.5 * h, opts, max_halvings - 1, ws, cancel)
-    its = res.iterations + first.iterations
-    if not first.converged:
-        return StepResult(state, False, its, first.residual, f"step did not converge even when halved ({first.reason})",
-                          [], first.halvings + 1, max(res.pairs, first.pairs))
-    second = _step_ipm(model, first.state, 0.5 * h, opts, max_halvings - 1, ws, cancel)
-    its += second.iterations
-    if not second.converged:
-        return StepResult(state, False, its, second.residual,
-                          f"step did not converge even when halved ({second.reason})", [],
-                          max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs))
-    return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
-                      _merge_contacts(first.contacts, second.contacts), max(first.halvings, second.halvings) + 1,
-                      max(res.pairs, first.pairs, second.pairs))
+    return _in_halves(state, res, lambda st: _step_ipm(model, st, 0.5 * h, opts, max_halvings - 1, ws, cancel))
 
 
 def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel) -> StepResult:
     """The step by semismooth Newton and its rounds of fallbacks (see step)."""
     if method == "explicit":
         # (the comparison method keeps the single round of fallbacks it was tuned with)
-        return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False, ws=ws, cancel=cancel)
+        return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False, ws=ws,
+                             cancel=cancel)
     res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True, ws=ws, cancel=cancel)
     if res.converged or res.pairs <= 2:
         return res  # (with few pairs the slow round has nothing to add: the predictor restart was tried)
@@ -397,7 +385,8 @@ def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cance
     # 65 s, 20 s instead of > 90 s, 3.1 instead of 35 s, ...; one took longer (> 90 s instead of 42 s)
     nh = min(max_halvings, _SLOW_HALVINGS)
     memo: dict = {}  # the slow round's attempts by (start state, h): the top-down pass meets the bottom-up's again
-    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh, memo=memo, ws=ws, cancel=cancel)
+    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh, memo=memo, ws=ws,
+                         cancel=cancel)
     slow.iterations += res.iterations
     if slow.converged or not nh:
         return slow
@@ -406,8 +395,8 @@ def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cance
     return top
 
 
-
-def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0, memo=None, ws=None, cancel=None):
+def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0, memo=None, ws=None,
+                  cancel=None):
     """One round of fallbacks (see step), then the step as two halves solved the same way: quick, the global solve
     only (and, with few pairs, the restart from the predictor, which is cheap then); else all fallbacks.  skip: the
     first levels go straight to their halves (skip = max_halvings: only the smallest sub-steps are solved).  memo:
@@ -433,29 +422,34 @@ def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, s
             res = again
         if not res.converged and method == "implicit" and (not quick or res.pairs <= _PREDICT_MAX_PAIRS):
             # the warm start may be what failed: restart every pair from the explicit predictor (many pairs: cold)
-            again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level, ws=ws, cancel=cancel)
+            again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level, ws=ws,
+                               cancel=cancel)
             again.iterations += res.iterations
             res = again
         if memo is not None:
             memo[key] = (state, res)  # (the state is kept so that its id is not reused)
     if res.converged or max_halvings <= 0:
         return res
-    first = _step_halving(model, state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1, memo, ws=ws, cancel=cancel)
+    return _in_halves(state, res, lambda st: _step_halving(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
+                                                           quick, skip - 1, memo, ws=ws, cancel=cancel))
+
+
+def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult]) -> StepResult:
+    """The step that res failed to solve, as two halves solved by half(start state); one result for the whole step:
+    the geometry of the end of the second half, the impulses of both halves added (_merge_contacts)."""
+    first = half(state)
+    its = res.iterations + first.iterations
     if not first.converged:
-        return StepResult(state, False, res.iterations + first.iterations, first.residual,
-                          f"step did not converge even when halved ({first.reason})", res.contacts, first.halvings + 1,
-                          max(res.pairs, first.pairs))
-    second = _step_halving(model, first.state, 0.5 * h, method, tol, max_iter, max_halvings - 1, quick, skip - 1,
-                           memo, ws=ws, cancel=cancel)
+        return StepResult(state, False, its, first.residual, f"step did not converge even when halved ({first.reason})",
+                          res.contacts, first.halvings + 1, max(res.pairs, first.pairs))
+    second = half(first.state)
+    its += second.iterations
+    halvings, pairs = max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs)
     if not second.converged:
-        return StepResult(state, False, res.iterations + first.iterations + second.iterations, second.residual,
-                          f"step did not converge even when halved ({second.reason})", res.contacts,
-                          max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs))
-    # merge the two halves: impulses add, geometry is the end of the second half
-    merged = _merge_contacts(first.contacts, second.contacts)
-    return StepResult(second.state, True, res.iterations + first.iterations + second.iterations,
-                      max(first.residual, second.residual), "converged after halving", merged,
-                      max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs))
+        return StepResult(state, False, its, second.residual,
+                          f"step did not converge even when halved ({second.reason})", res.contacts, halvings, pairs)
+    return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
+                      _merge_contacts(first.contacts, second.contacts), halvings, pairs)
 
 
 def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float) -> np.ndarray:
@@ -1020,7 +1014,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks, ws=ws, cancel=cancel)
+        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks, ws=ws,
+                          cancel=cancel)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
 
