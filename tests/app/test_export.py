@@ -15,7 +15,7 @@ import imageio.v3 as iio3
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QMenu, QPushButton
 
 from core import io
 from core.contact import simulate
@@ -314,6 +314,7 @@ def test_run_data_export_refusals_are_dialogs(make_window, dialogs, qtbot, tmp_p
     from core.model import Mechanism
 
     win = make_window(Mechanism())  # nothing to move: no run
+    assert win.action_set.export_run_data in win.findChild(QMenu, "exportMenu").actions()  # File ▸ Export ▸ Run Data
     assert not win.action_set.export_run_data.isEnabled()
     assert "No run" in win.action_set.export_run_data.toolTip()
     assert not win.exports.export_run_data(tmp_path / "x.csv")
