@@ -11,6 +11,8 @@ from core.resources import resource_dir
 __all__ = ["Actions", "icon"]
 
 ICONS = resource_dir() / "icons"
+RUN_DATA_TIP = ("Write the Motion dock's run to CSV or .npz, as `linkwright simulate --out` (contact) or "
+                "`linkwright kinematics --csv` (driven mechanism) write it")
 
 
 def icon(name: str) -> QIcon:
@@ -56,6 +58,18 @@ class Actions:
             self.export_png = act("3D View as &PNG…", exports.export_png, None, "Save the 3D view as drawn now to a PNG")
             self.export_animation = act("&Animation (GIF, MP4)…", exports.export_animation, QKeySequence("Ctrl+E"),
                                         "Render the 3D view's animation to a GIF or an MP4 (runs the document first)")
+            self.export_run_data = act("&Run Data (CSV, NPZ)…", exports.export_run_data, None, RUN_DATA_TIP)
+            if playback is not None:
+                def show_run_data_state(*_args) -> None:
+                    has = exports.has_run()
+                    self.export_run_data.setEnabled(has)
+                    tip = RUN_DATA_TIP if has else "No run to export yet: run the document (Run, F5) first"
+                    self.export_run_data.setToolTip(tip)
+                    self.export_run_data.setStatusTip(tip)
+
+                for sig in (playback.recording.cleared, playback.recording.grew):
+                    sig.connect(show_run_data_state)
+                show_run_data_state()
         self.new_contact = act("New &Contact Scene", files.new_contact_scene, QKeySequence("Ctrl+Shift+N"),
                                "Start a contact scene: a ground plane, z up; add shaped bodies to it")
 

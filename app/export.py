@@ -1,10 +1,12 @@
-"""Exports of the 3D view: the viewport to PNG, its animation to GIF or MP4 (imageio, its ffmpeg plugin for MP4),
-and the headless `linkwright render` / `linkwright --screenshot OUT.png --time T` behind them.
+"""Exports: the run's data to CSV or .npz (the CLI's formats), the 3D view to PNG, its animation to GIF or MP4
+(imageio, its ffmpeg plugin for MP4), and the headless `linkwright render` / `linkwright --screenshot OUT.png --time T`
+behind them.
 
-The motion shown comes from what runs documents today: a driven mechanism through the Motion dock's Playback (its
-worker and recording), a contact document through `run_contact` (core.contact.simulate in a worker thread). Frames
-are rendered on the GUI thread one per event-loop turn (the GL context lives there) and encoded by imageio in a
-writer thread, so the window stays responsive and an export can be cancelled between frames.
+Every motion shown or exported comes from the app's one run pipeline: the Motion dock's Playback (its worker running
+core.run's run of the document, its FrameRecording). `MotionRun` uses the recorded frames when they are fresh and
+reach the time wanted, and otherwise runs the document through the Playback. Frames are rendered on the GUI thread one
+per event-loop turn (the GL context lives there) and encoded by imageio in a writer thread, so the window stays
+responsive and an export can be cancelled between frames.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import os
 import queue
 import sys
 import threading
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -23,32 +24,33 @@ import numpy as np
 from PySide6.QtCore import QEventLoop, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
+from core import io
 from core.errors import LinkwrightError
-from core.model import Mechanism
-from core.transforms import quat_to_matrix
 
 __all__ = [
-    "Motion", "ANIMATION_SUFFIXES", "DEFAULT_FPS", "is_contact_document", "run_contact", "MotionRun",
+    "Motion", "ANIMATION_SUFFIXES", "RUN_DATA_SUFFIXES", "DEFAULT_FPS", "motion_of", "MotionRun", "save_run_data",
     "AnimationExport", "fit_motion", "grab_viewport", "save_viewport_png", "image_to_array", "frame_times", "wait_for",
     "render_command", "screenshot_at", "ExportController",
 ]
 
 ANIMATION_SUFFIXES = (".gif", ".mp4")
+RUN_DATA_SUFFIXES = (".csv", ".npz")
 DEFAULT_FPS = 25  # frames per second of an exported animation
 MAX_FRAMES = 20_000  # an animation longer than this is a mistake (13 min at 25 fps)
 RENDER_SIZE = (800, 600)  # pixels of the viewport `linkwright render` draws
 KINEMATIC_STEPS_PER_SECOND = 100  # frames solved per second of motion for --screenshot --time on a driven mechanism
+TIME_TOLERANCE = 1e-9  # s: a frame this close to the time wanted reaches it (k * (T / N) may miss T by an ulp)
 
 
 @dataclass(frozen=True)
 class Motion:
-    """A run's frames as world transforms of the moving bodies' frames, and how the run ended."""
+    """A run's frames as world transforms of the moving bodies' frames, and whether they reach the time wanted."""
 
     times: np.ndarray  # (K,) s
     body_names: list[str]  # the bodies posed by the frames (bodies not listed stay in their design pose)
     poses: np.ndarray  # (K, B, 4, 4) world transforms of the body frames
-    ok: bool  # the run reached the end time it was asked for
-    reason: str  # why it stopped early ("" when ok)
+    ok: bool  # the frames reach the end time asked for
+    reason: str  # why the run stopped before it ("" when ok)
 
     def index_at(self, t: float) -> int:
         """The last frame at or before time t (0 if t precedes them all)."""
@@ -64,139 +66,181 @@ class Motion:
         return float(self.times[-1]) if len(self.times) else 0.0
 
 
-def is_contact_document(mech: Mechanism) -> bool:
-    """Whether the document is run by the contact stepper: a free body with a shape and a mass or density."""
-    joined = {b for j in mech.joints for b in j.bodies}
-    return any(b.shape is not None and not b.ground and (b.mass is not None or b.density is not None)
-               and b.name not in joined for b in mech.bodies)
-
-
-def run_contact(mech: Mechanism, t_end: float, progress: Callable[[int, int], None] | None = None,
-                cancel: Callable[[], bool] | None = None) -> Motion:
-    """Run a contact document to t_end (the one place exports run a contact document; LinkwrightError if bad)."""
-    from core.contact import simulate
-
-    rec = simulate(mech, t_end=t_end, progress=progress, cancel=cancel)
-    K, B = rec.position.shape[:2]
-    poses = np.zeros((K, B, 4, 4))
-    poses[:, :, 3, 3] = 1.0
-    for j in range(B):
-        poses[:, j, :3, :3] = quat_to_matrix(rec.orientation[:, j])
-        poses[:, j, :3, 3] = rec.position[:, j]
-    return Motion(rec.t.copy(), list(rec.body_names), poses, bool(rec.completed), "" if rec.completed else rec.reason)
-
-
-def _kinematic_motion(recording) -> Motion:
-    """The Playback recording's frames as a Motion."""
+def motion_of(recording, t_end: float) -> Motion:
+    """The frames of the Motion dock's recording (app.playback.FrameRecording) up to t_end as a Motion: every body
+    of a kinematic run, the moving bodies of a contact run (the fixed ones stay as designed)."""
     n = recording.count
-    return Motion(recording.times[:n].copy(), list(recording.body_names), recording.poses[:n].copy(),
-                  bool(recording.ok) and n > 0, recording.reason)
+    if n:
+        n = int(np.searchsorted(recording.times[:n], t_end + TIME_TOLERANCE, side="right"))
+    names = list(recording.body_names)
+    idx = list(range(len(names)))
+    if recording.kind == "contact":
+        names = list(recording.channels["body.position"].labels)
+        idx = [recording.body_names.index(b) for b in names]
+    times = recording.times[:n].copy()
+    reached = n > 0 and float(times[-1]) >= t_end - TIME_TOLERANCE
+    reason = "" if reached else (recording.reason or "it ended early")
+    return Motion(times, names, recording.poses[:n][:, idx].copy(), reached, reason)
 
 
 class MotionRun(QObject):
-    """Runs the document to t_end in the background and emits `finished(Motion)` or `failed(message)` once."""
+    """The motion of the document from t = 0 to t_end, from the Motion dock's run pipeline (its Playback): the frames
+    already recorded when they are fresh (not stale) and reach t_end, or end there by themselves; otherwise the
+    dock's run is (re)started for it. Emits `finished(Motion)` or `failed(message)` once.
 
-    progress = Signal(float)  # fraction of the run done
+    A contact run that goes on past t_end is stopped once it is there (its frames are kept); a driven mechanism is
+    solved over [0, t_end] in `steps` steps (the dock's range is set to it: solved again only if it changed)."""
+
+    progress = Signal(float)  # fraction of [0, t_end] recorded
     finished = Signal(object)  # Motion
-    failed = Signal(str)  # located message (bad document, nothing to move, error inside the run)
+    failed = Signal(str)  # located message (bad document, nothing to move, a run that cannot start)
 
-    def __init__(self, document, playback, parent: QObject | None = None) -> None:
+    def __init__(self, playback, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.document, self.playback = document, playback
-        self._thread: threading.Thread | None = None
-        self._cancel = threading.Event()
+        self.playback = playback
+        self.t_end = 0.0
+        self.reused = False  # the frames came from a run that was recorded, or under way, already
+        self._started = False  # this object started the dock's run (cancel stops it)
+        self._stopping = False
         self._done = False
-        self._connected = False  # to the playback's signals (kinematics)
+        self._connected = False
 
     # ---- control --------------------------------------------------------------------------------------------
     def start(self, t_end: float, steps: int | None = None) -> None:
-        """Start running to `t_end` (kinematics: `steps` solved frames, default 100 per second)."""
-        mech = self.document.mechanism
-        if is_contact_document(mech):
-            snapshot = mech.copy()  # frozen on the GUI thread: later edits never reach the run
-            self._thread = threading.Thread(target=self._run_contact, args=(snapshot, float(t_end)),
-                                            name="linkwright-export-run", daemon=True)
-            self._thread.start()
+        """Get the frames up to `t_end` (a driven mechanism: `steps` steps, default 100 per second)."""
+        pb = self.playback
+        if not pb.kind:
+            self._fail(pb.kind_text or "nothing to move")
             return
-        if not mech.joints:
-            self._finish_failed("nothing to move: the document has no joints and no free body with a shape and a mass")
+        self._connect()
+        if pb.kind == "contact":
+            self._start_contact(float(t_end))
+        else:
+            self._start_kinematics(float(t_end), steps)
+
+    def cancel(self) -> None:
+        """Give up waiting; a run this object started is stopped (its frames are kept, as by Stop)."""
+        if self._done:
             return
+        self._done = True
+        self._disconnect()
+        if self._started and self.playback.is_running():
+            self.playback.stop()
+
+    def shutdown(self) -> None:
+        """Cancel (the Playback owns the run's thread and joins it)."""
+        self.cancel()
+
+    # ---- starting ---------------------------------------------------------------------------------------------
+    def _start_kinematics(self, t_end: float, steps: int | None) -> None:
         pb = self.playback
         if t_end <= 0:  # the start only: whatever range is solved has it as frame 0
             t_end, steps = pb.t_end, pb.steps
+        self.t_end = t_end
         steps = steps or max(1, round(t_end * KINEMATIC_STEPS_PER_SECOND))
-        pb.recording.completed.connect(self._kinematics_completed)
-        pb.recording.grew.connect(self._kinematics_grew)
-        pb.statusChanged.connect(self._kinematics_status)
+        self._started = (pb.t_end, pb.steps) != (t_end, steps)
+        pb.set_range(t_end, steps)  # solves again only if the range changed
+        self.reused = not self._started  # solved, or being solved, over exactly this range
+        self._check()
+        if pb.status_kind == "error":
+            self._on_status(pb.status, pb.status_tip, pb.status_kind)
+
+    def _start_contact(self, t_end: float) -> None:
+        pb, rec = self.playback, self.playback.recording
+        self.t_end = t_end
+        fresh = not rec.stale and (rec.kind == "contact" or pb.is_running())
+        run_end = float(rec.requested[-1]) if len(rec.requested) else pb.contact_end()
+        last = rec.time_at(rec.count - 1) if rec.count else None
+        covered = last is not None and last >= t_end - TIME_TOLERANCE
+        ended_by_itself = rec.complete and not rec.cancelled  # a new run would stop at the same place
+        if fresh and (covered or (run_end >= t_end - TIME_TOLERANCE and (pb.is_running() or ended_by_itself))):
+            self.reused = True
+        else:
+            if pb.contact_end() < t_end - TIME_TOLERANCE:
+                pb.set_range(t_end, 1)
+            self._started = True
+            pb.run()
+        self._check()
+
+    # ---- following the Playback's recording --------------------------------------------------------------------
+    def _connect(self) -> None:
+        pb = self.playback
+        pb.recording.grew.connect(self._check)
+        pb.recording.completed.connect(self._check)
+        pb.statusChanged.connect(self._on_status)
         self._connected = True
-        pb.set_range(t_end, steps)  # re-solves only if the range changed
-        rec = pb.recording
-        if rec.complete and pb.status_kind != "busy" and len(rec.requested) == steps + 1:
-            self._kinematics_completed()  # already solved over exactly this range
-        elif pb.status_kind == "error":
-            self._kinematics_status(pb.status, pb.status_tip, pb.status_kind)
 
-    def cancel(self) -> None:
-        """Stop the run (a contact run stops at its next step)."""
-        self._cancel.set()
-
-    def shutdown(self) -> None:
-        """Cancel and join the run's thread."""
-        self.cancel()
-        if self._thread is not None:
-            self._thread.join(30)
-        self._disconnect()
-
-    # ---- kinematics: the Motion dock's playback --------------------------------------------------------------
     def _disconnect(self) -> None:
         if not self._connected:
             return
         self._connected = False
         pb = self.playback
-        for sig, slot in ((pb.recording.completed, self._kinematics_completed), (pb.recording.grew, self._kinematics_grew),
-                          (pb.statusChanged, self._kinematics_status)):
+        for sig, slot in ((pb.recording.grew, self._check), (pb.recording.completed, self._check),
+                          (pb.statusChanged, self._on_status)):
             try:
                 sig.disconnect(slot)
             except (RuntimeError, TypeError):
                 pass
 
-    def _kinematics_grew(self, n: int) -> None:
-        total = max(len(self.playback.recording.requested), 1)
-        self.progress.emit(min(n / total, 1.0))
-
-    def _kinematics_completed(self) -> None:
+    def _check(self, *_args) -> None:
         if self._done:
             return
-        self._disconnect()
-        motion = _kinematic_motion(self.playback.recording)
+        rec, t_end = self.playback.recording, self.t_end
+        last = rec.time_at(rec.count - 1) if rec.count else None
+        if last is not None:
+            self.progress.emit(min(last / t_end, 1.0) if t_end > 0 else 1.0)
+        if last is not None and last >= t_end - TIME_TOLERANCE and not rec.complete:
+            if len(rec.requested) and rec.requested[-1] > t_end + TIME_TOLERANCE and not self._stopping:
+                self._stopping = True  # the run goes on past t_end: stop it there (then it completes)
+                self.playback.stop()
+            return
+        if rec.complete:
+            self._finish()
+
+    def _on_status(self, text: str, _tip: str, kind: str) -> None:
+        if kind == "error" and not self._done and not self.playback.is_running() and not self.playback.recording.count:
+            self._fail(text)  # the run could not start (a bad driver, a shape the stepper refuses)
+
+    def _finish(self) -> None:
+        rec = self.playback.recording
+        motion = motion_of(rec, self.t_end)
         if not len(motion.times):
-            self._finish_failed(self.playback.recording.reason or "the motion could not be solved")
+            self._fail(rec.reason or "the motion could not be solved")
             return
         self._done = True
+        self._disconnect()
         self.finished.emit(motion)
 
-    def _kinematics_status(self, text: str, _tip: str, kind: str) -> None:
-        if kind == "error" and not self._done:
-            self._disconnect()
-            self._finish_failed(text)
-
-    def _finish_failed(self, message: str) -> None:
+    def _fail(self, message: str) -> None:
         self._done = True
+        self._disconnect()
         self.failed.emit(message)
 
-    # ---- contact: a worker thread ---------------------------------------------------------------------------
-    def _run_contact(self, mech: Mechanism, t_end: float) -> None:
-        try:
-            motion = run_contact(mech, t_end, progress=lambda k, n: self.progress.emit(k / max(n, 1)),
-                                 cancel=self._cancel.is_set)
-        except LinkwrightError as exc:
-            self.failed.emit(str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - a bug in a run is reported, never a dead thread
-            traceback.print_exc()
-            self.failed.emit(f"internal error in the run: {type(exc).__name__}: {exc}")
-            return
-        self.finished.emit(motion)
+
+def save_run_data(recording, path) -> int:
+    """Write the Motion dock's run (app.playback.FrameRecording) as the CLI writes it, atomically: a contact run as
+    `linkwright simulate --out` does (.csv or .npz by the suffix), a driven mechanism's run as `linkwright kinematics
+    --csv` does (.csv). Returns the number of rows; LinkwrightError with the reason if nothing could be written."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in RUN_DATA_SUFFIXES:
+        raise LinkwrightError("", f"{path.name}: unknown type of run data (use .csv or .npz)")
+    if not recording.count:
+        raise LinkwrightError("", "there is no run to export yet: run the document (Run, F5) first")
+    if recording.kind == "contact":
+        rec = recording.contact_recording()
+        rec.check_finite()  # before the file is touched
+        if suffix == ".npz":
+            io.write_atomic(path, rec.save_npz, binary=True, suffix=".npz")
+        else:
+            io.write_atomic(path, rec.save_csv)
+        return rec.n_frames
+    if suffix != ".csv":
+        raise LinkwrightError("", f"{path.name}: the run of a driven mechanism is exported as CSV (the columns of "
+                                  "`linkwright kinematics --csv`)")
+    traj = recording.trajectory()
+    io.write_atomic(path, traj.save_csv)
+    return len(traj.times)
 
 
 def fit_motion(viewport, motion: Motion, samples: int = 24) -> None:
@@ -422,10 +466,11 @@ def _console_progress(label: str) -> Callable[[float], None]:
     return show
 
 
-def run_motion(document, playback, t_end: float, steps: int | None = None,
+def run_motion(playback, t_end: float, steps: int | None = None,
                progress: Callable[[float], None] | None = None) -> tuple[Motion | None, str]:
-    """Run the document to t_end while the event loop turns; (motion, '') or (None, reason)."""
-    run = MotionRun(document, playback)
+    """The motion to t_end from the Playback's run pipeline (MotionRun) while the event loop turns; (motion, '') or
+    (None, reason)."""
+    run = MotionRun(playback)
     out: dict = {}
     run.finished.connect(lambda m: out.setdefault("motion", m))
     run.failed.connect(lambda msg: out.setdefault("error", msg))
@@ -435,6 +480,8 @@ def run_motion(document, playback, t_end: float, steps: int | None = None,
     while not out:
         wait_for([run.finished, run.failed], timeout_s=0.5)
     run.shutdown()
+    if progress is not None:
+        progress(1.0)
     return out.get("motion"), out.get("error", "")
 
 
@@ -455,7 +502,7 @@ def _check_time(value: float, option: str) -> float:
 def render_command(args) -> int:
     """`linkwright render FILE --out anim.gif|anim.mp4 [--t-end T] [--fps N]`: 0, 2 for bad input, 3 if the run
     stopped before T (the frames up to the stop are written)."""
-    from core import io
+    from core.run import RunSpec, open_run, run_kind
 
     from .document import Document
     from .main import application
@@ -473,16 +520,16 @@ def render_command(args) -> int:
     if not out.parent.exists():
         raise LinkwrightError("--out", f"cannot write '{out}': no such folder '{out.parent}'")
     mech = io.load(args.file)
+    contact = run_kind(mech) == "contact"
     t_end = args.t_end
     if t_end is None:
-        t_end = mech.simulation_settings().duration if is_contact_document(mech) else 1.0
+        t_end = mech.simulation_settings().duration if contact else 1.0
     n = len(frame_times(t_end, args.fps))
     if n > MAX_FRAMES:
         raise LinkwrightError("--t-end", f"{n} frames is too many (limit {MAX_FRAMES}): lower --fps or --t-end")
-    if is_contact_document(mech):
-        from core.contact import build_model
-
-        build_model(mech)  # a document the stepper refuses is bad input (status 2), found before any window opens
+    if contact:
+        # a document the stepper refuses is bad input (status 2), found before any window opens
+        open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
 
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
             and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith(("xcb", "wayland")):
@@ -498,7 +545,7 @@ def render_command(args) -> int:
     wait_for([], timeout_s=0.3)  # the GL context is created and the first frame drawn
     viewport.set_view("front" if mech.space == "planar" else "iso")
     try:
-        motion, error = run_motion(document, playback, t_end, steps=max(1, round(t_end * args.fps)),
+        motion, error = run_motion(playback, t_end, steps=max(1, round(t_end * args.fps)),
                                    progress=_console_progress("running"))
         if motion is None:
             print(f"error: {args.file}: {error}", file=sys.stderr)
@@ -514,7 +561,7 @@ def render_command(args) -> int:
             wait_for([export.finished], timeout_s=0.5)
         if not result["ok"]:
             raise LinkwrightError("--out", result["msg"])
-        if not motion.ok or motion.t_last < t_end - 1e-9:
+        if not motion.ok:
             print(f"{args.file}: {stop_message(motion, t_end)} ({export.frames_done} frames written)", file=sys.stderr)
             return 3
         return 0
@@ -525,49 +572,18 @@ def render_command(args) -> int:
 
 
 def screenshot_at(window, t: float) -> tuple[bool, str]:
-    """Run the window's document to t, show time t (or the last frame before a stop) in every view; (reached, reason)."""
+    """Run the window's document to t through its Motion dock (every view follows) and show time t, or the last frame
+    before a stop; (reached, reason)."""
     t = _check_time(t, "--time")
-    if is_contact_document(window.document.mechanism):
-        return _contact_screenshot_at(window, t)
-    motion, error = run_motion(window.document, window.playback, t, progress=_console_progress("running"))
+    pb = window.playback
+    motion, error = run_motion(pb, t, progress=_console_progress("running"))
     if motion is None:
         return False, error
-    k = motion.index_at(t)
-    fit_motion(window.viewport, motion)  # nothing of the motion off-screen
-    if is_contact_document(window.document.mechanism):
-        window.viewport.set_body_poses(motion.poses_at(k))
-    else:
-        window.playback.seek(window.playback.recording.index_at(t))  # the slider, readout and viewport follow
-    reached = motion.ok and motion.t_last >= t - 1e-9
-    return reached, "" if reached else stop_message(motion, t)
-
-
-def _contact_screenshot_at(window, t: float) -> tuple[bool, str]:
-    """A contact document run to t by the window's own Motion dock (its worker and recording: every view follows),
-    the cursor then at t, or at the last frame before a stop."""
-    pb = window.playback
-    if pb.contact_end() < t:
-        pb.set_range(t, 1)
-    pb.run()
-    rec = pb.recording
-    show = _console_progress("running")
-    while True:
-        last = rec.time_at(rec.count - 1) if rec.count else None
-        if last is not None and last >= t - 1e-9:
-            break
-        if rec.complete and not pb.is_running():
-            break
-        show(min(1.0, (last or 0.0) / t) if t > 0 else 1.0)
-        wait_for([rec.completed], timeout_s=0.1)
-    show(1.0)
-    pb.stop()  # (the frames up to t are all it needs)
-    pb.seek_time(t)
+    if pb.kind == "kinematics":
+        fit_motion(window.viewport, motion)  # nothing of the motion off-screen (a contact run frames itself)
+    pb.seek_time(t)  # the slider, readouts, plots and viewport follow
     wait_for([], timeout_s=0.2)
-    last = rec.time_at(rec.count - 1) if rec.count else 0.0
-    if last >= t - 1e-9:
-        return True, ""
-    why = rec.reason or "it ended early"
-    return False, f"the run stopped before {t:g} s (last frame t = {last:.6g} s): {why}"
+    return motion.ok, "" if motion.ok else stop_message(motion, t)
 
 
 # ---- in the app: File ▸ Export --------------------------------------------------------------------------------------
@@ -620,6 +636,41 @@ class ExportController(QObject):
         self.message.emit(f"Exported the 3D view to {path.name}")
         return True
 
+    def has_run(self) -> bool:
+        """Whether the Motion dock holds frames of a run to export."""
+        return self.playback.recording.count > 0
+
+    def export_run_data(self, path=None) -> bool:
+        """Ask for a .csv or .npz name and write the Motion dock's run (the frames so far if it stopped early, or is
+        still going) as `linkwright simulate --out` / `linkwright kinematics --csv` write it; False if nothing was
+        written (a dialog says why)."""
+        rec = self.playback.recording
+        if not rec.count:
+            self._error("Nothing to export", "There is no run to export yet: run the document (Run, F5) first.")
+            return False
+        if path is None:
+            filters = ("CSV table (*.csv);;NumPy archive, lossless (*.npz)" if rec.kind == "contact"
+                       else "CSV table (*.csv)")
+            path = self._ask_path("Export run data", filters, ".csv")
+            if path is None:
+                return False
+        path = Path(path)
+        try:
+            rows = save_run_data(rec, path)
+        except LinkwrightError as exc:
+            self._error("Cannot export run data", exc.message)
+            return False
+        notes = []
+        if not rec.complete:
+            notes.append("the run is still going: the frames so far")
+        elif not rec.ok:
+            notes.append("the run stopped early: the frames before the stop")
+        if rec.stale:
+            notes.append("computed before the last edits")
+        note = f" ({'; '.join(notes)})" if notes else ""
+        self.message.emit(f"Exported {rows} frames of the run to {path.name}{note}")
+        return True
+
     def export_animation(self, path=None) -> bool:
         """Ask for a .gif or .mp4 name, run the document if needed, render its animation; False if nothing started."""
         if self.busy:
@@ -645,15 +696,15 @@ class ExportController(QObject):
         dlg.canceled.connect(self.cancel)
         dlg.show()
         self.dialog = dlg
-        mech = self.document.mechanism
-        run = self._run = MotionRun(self.document, self.playback, self)
+        run = self._run = MotionRun(self.playback, self)
         run.progress.connect(self._run_progress)
         run.finished.connect(self._render)
-        run.failed.connect(self._run_failed)  # bound methods: a contact run signals from its thread (queued here)
-        if is_contact_document(mech):
-            run.start(mech.simulation_settings().duration)
+        run.failed.connect(self._run_failed)
+        pb = self.playback
+        if pb.kind == "contact":
+            run.start(pb.contact_end())  # the Motion dock's run: its frames when they are fresh
         else:
-            run.start(self.playback.t_end, self.playback.steps)  # the Motion dock's range: no re-solve if solved
+            run.start(pb.t_end, pb.steps)  # the Motion dock's range: no re-solve if solved
         return True
 
     def cancel(self) -> None:
@@ -691,8 +742,10 @@ class ExportController(QObject):
             self._run.shutdown()
             self._run.deleteLater()
         self._run, self._export = None, None
-        if self._saved_poses:
-            self.viewport.set_body_poses(self._saved_poses)  # back to what the cursor shows
+        if self.playback.recording.count:
+            self.playback.show_cursor()  # back to what the cursor shows
+        elif self._saved_poses:
+            self.viewport.set_body_poses(self._saved_poses)
         path = self._path
         if ok:
             self.message.emit(f"Exported the animation to {path.name}")

@@ -122,7 +122,8 @@ class MainWindow(QMainWindow):
         f.addActions([a.save, a.save_as, a.revert])
         export_menu = f.addMenu("&Export")
         export_menu.setObjectName("exportMenu")
-        export_menu.addActions([a.export_png, a.export_animation])
+        export_menu.setToolTipsVisible(True)  # a greyed-out item says why on hover
+        export_menu.addActions([a.export_run_data, a.export_png, a.export_animation])
         f.addSeparator()
         f.addAction(a.quit)
         e = mb.addMenu("&Edit")

@@ -247,6 +247,10 @@ class Playback(QObject):
         """Show the last recorded frame at or before time t."""
         self.seek(self.recording.index_at(t))
 
+    def show_cursor(self) -> None:
+        """Show the cursor's frame in the views again (after an export drew other frames in the 3D view)."""
+        self._on_cursor(self.recording.cursor)
+
     @property
     def playing(self) -> bool:
         """Whether the cursor is advancing in real time."""
@@ -490,13 +494,13 @@ class Playback(QObject):
             reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
         job.stopped_by_user = False
         if job is self._ghost:
-            rec.finish(end.ok, reason, stop)
+            rec.finish(end.ok, reason, stop, end.cancelled)
             self._sync_ghost()
             return
         if self._resume_t is not None and rec.count and not self.playing:
             rec.set_cursor(rec.count - 1)  # stopped before the time shown: the nearest solved frame
         self._resume_t = None
-        rec.finish(end.ok, reason, stop)
+        rec.finish(end.ok, reason, stop, end.cancelled)
         self._set_running(False)
         if rec.kind == "contact" and end.ok and rec.count > 1:
             self.seconds_per_step = (time.perf_counter() - self._main.started) / (rec.count - 1)

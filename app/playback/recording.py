@@ -43,6 +43,7 @@ class FrameRecording(QObject):
         self.ok = True
         self.reason = ""
         self.stop_time: float | None = None
+        self.cancelled = False  # the run was stopped (Stop) before it ended by itself
         self.cursor = 0
         self.info: dict = {}  # what the run was (method, step, ...), for readouts
         self.set_stale(False)
@@ -95,9 +96,10 @@ class FrameRecording(QObject):
         if first == 0:
             self.cursorChanged.emit(self.cursor)  # the cursor's frame exists now
 
-    def finish(self, ok: bool, reason: str = "", stop_time: float | None = None) -> None:
-        """The run ended: record how."""
+    def finish(self, ok: bool, reason: str = "", stop_time: float | None = None, cancelled: bool = False) -> None:
+        """The run ended: record how (cancelled: stopped by the user, not by the run itself)."""
         self.complete, self.ok, self.reason, self.stop_time = True, bool(ok), reason, stop_time
+        self.cancelled = bool(cancelled)
         self.completed.emit()
 
     def set_stale(self, stale: bool) -> None:
@@ -160,6 +162,36 @@ class FrameRecording(QObject):
     def pose_at_cursor(self) -> np.ndarray | None:
         """(n_bodies, 4, 4) body poses at the cursor, None while nothing is recorded."""
         return self.poses[self.cursor] if self.cursor < self.count else None
+
+    def contact_recording(self):
+        """The recorded frames of a contact run as a core.contact.Recording (what `linkwright simulate` writes)."""
+        from core.contact import Recording
+
+        if self.kind != "contact" or "header" not in self.info:
+            raise ValueError(f"not a contact run: {self.kind or 'nothing'} recorded")
+        n = self.count
+        if self.complete:
+            reason = self.reason
+        else:
+            last = self.time_at(n - 1)
+            reason = f"still running (frames up to t = {last:.6g} s)" if last is not None else "still running"
+        return Recording.from_series(self.info["header"], self.times[:n], {k: v[:n] for k, v in self.values.items()},
+                                     self.ok and self.complete, reason)
+
+    def trajectory(self):
+        """The recorded frames of a kinematic run as a core.kinematics.Trajectory (what `linkwright kinematics`
+        writes)."""
+        from core.kinematics import Trajectory
+
+        if self.kind != "kinematics":
+            raise ValueError(f"not a kinematic run: {self.kind or 'nothing'} recorded")
+        n = self.count
+        return Trajectory(coord_names=self.coord_names, point_names=self.point_names, body_names=list(self.body_names),
+                          times=self.times[:n].copy(), q=self.q[:n].copy(), qd=self.qd[:n].copy(),
+                          qdd=self.qdd[:n].copy(), poses=self.poses[:n].copy(), points=self.points[:n].copy(),
+                          point_vel=self.values["point_vel"][:n].copy(), point_acc=self.values["point_acc"][:n].copy(),
+                          requested=len(self.requested), ok=self.ok and self.complete, reason=self.reason,
+                          stop_time=self.stop_time)
 
     def duration(self) -> float:
         """Time span of the recorded frames."""

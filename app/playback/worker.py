@@ -59,7 +59,7 @@ class RunInfo:
     body_names: list[str]
     channels: tuple  # core.run.Channel
     times: np.ndarray
-    info: dict = field(default_factory=dict)  # contact: method, dt
+    info: dict = field(default_factory=dict)  # contact: method, dt, pairs, weight, header (ContactRun.header)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,8 @@ class SolveWorker(QObject):
                 limit_blas_threads()
                 m = run.model
                 weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
-                info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight}
+                info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight,
+                        "header": run.header()}  # for exporting the run as `linkwright simulate` writes it
                 with _KERNELS:
                     if not _KERNELS_READY:
                         self.preparing.emit(token)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
-
-import numpy as np
 
 from .. import io, validate
 from ..errors import LinkwrightError
@@ -26,19 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--csv", metavar="OUT", help="write CSV to OUT ('-' for standard output; the default)")
     out.add_argument("--json", action="store_true", help="print a JSON object instead of CSV")
-
-
-def columns(traj) -> tuple[list[str], np.ndarray]:
-    """CSV header and the (frames, columns) table of a trajectory."""
-    head = ["t"]
-    cols = [traj.times[:, None]]
-    for i, name in enumerate(traj.coord_names):
-        head += [name, f"{name}.vel", f"{name}.acc"]
-        cols.append(np.stack((traj.q[:, i], traj.qd[:, i], traj.qdd[:, i]), axis=1))
-    for i, name in enumerate(traj.point_names):
-        head += [f"{name}.{c}" for c in ("x", "y", "z", "vx", "vy", "vz", "ax", "ay", "az")]
-        cols.append(np.concatenate((traj.points[:, i], traj.point_vel[:, i], traj.point_acc[:, i]), axis=1))
-    return head, np.concatenate(cols, axis=1) if len(traj.times) else np.zeros((0, len(head)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,14 +48,11 @@ def run(args: argparse.Namespace) -> int:
 def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:
     """Solve and write the rows; returns why the trajectory stopped early ('' when it did not)."""
     traj = trajectory_of(open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps)))
-    head, table = columns(traj)
     if args.json:
+        head, table = traj.columns()
         data = {"name": mech.name, "ok": traj.ok, "reason": traj.reason or None, "stop_time": traj.stop_time,
                 "limit_time": traj.limit_time, "columns": head, "rows": table.tolist()}
         print(json.dumps(data))
     else:
-        w = csv.writer(fh)
-        w.writerow(head)
-        for row in table:
-            w.writerow([repr(float(x)) for x in row])
+        traj.save_csv(fh)
     return "" if traj.ok else (traj.reason or "stopped early")

@@ -145,6 +145,21 @@ class Recording:
         else:
             raise LinkwrightError("--out", f"unknown output type '{p}' (use .csv or .npz)")
 
+    @classmethod
+    def from_series(cls, header: dict, times, series, completed: bool = True, reason: str = "") -> "Recording":
+        """A recording from a contact run's channels stacked over its frames (`series[name][k]` = frame k's
+        values[name], as `record` or the app's recording of a run hold them) and its header (ContactRun.header)."""
+        n = len(times)
+        kw = {attr: np.array(series[name][:n], dtype=float) for attr, name in _RECORDED.items()}
+        kw["active"] = kw["active"].astype(bool)
+        solver = np.array(series["solver"][:n], dtype=float).reshape(n, 3)
+        return cls(method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
+                   pair_names=list(header["pair_names"]), t=np.array(times, dtype=float), **kw,
+                   iterations=solver[:, 0].astype(int), residual=solver[:, 1].copy(), halvings=solver[:, 2].astype(int),
+                   completed=bool(completed), reason="completed" if completed else reason,
+                   mass=np.array(header["mass"], dtype=float), inertia=np.array(header["inertia"], dtype=float),
+                   com=np.array(header["com"], dtype=float))
+
 
 def load_npz(path) -> Recording:
     """Read a recording written by Recording.save_npz."""
@@ -280,6 +295,14 @@ class ContactRun:
         """How the run ended (None while it runs)."""
         return self._verdict
 
+    def header(self) -> dict:
+        """What a Recording of this run holds besides its frames (Recording.from_series): method, step, the dynamic
+        bodies' and the pairs' names, masses, inertias and centres of mass."""
+        m, dyn = self.model, self.dyn
+        return {"method": self.method, "dt": self.h, "body_names": list(self.dynamic_names),
+                "pair_names": list(self.pair_names), "mass": m.mass[dyn].copy(), "inertia": m.inertia_body[dyn].copy(),
+                "com": m.com_body[dyn].copy()}
+
     def __iter__(self) -> Iterator[ContactFrame]:
         st = initial_state(self.model)
         yield self._frame(0, st, None)
@@ -361,41 +384,24 @@ def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None,
 
 def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = None) -> Recording:
     """Iterate a contact run to its end into a Recording (rows past a stop are dropped)."""
-    model, dyn = run.model, run.dyn
-    B, P = dyn.size, len(model.pairs)
     K = run.n_steps + 1
-    rec = Recording(
-        method=run.method, dt=run.h, body_names=list(run.dynamic_names), pair_names=list(run.pair_names),
-        t=run.times.copy(), position=np.zeros((K, B, 3)), orientation=np.zeros((K, B, 4)), velocity=np.zeros((K, B, 3)),
-        angular=np.zeros((K, B, 3)), active=np.zeros((K, P), bool), gap=np.zeros((K, P)), pn=np.zeros((K, P)),
-        pf=np.zeros((K, P, 3)), pr=np.zeros((K, P)), point_a=np.zeros((K, P, 3)), point_b=np.zeros((K, P, 3)),
-        normal=np.zeros((K, P, 3)), iterations=np.zeros(K, int), residual=np.zeros(K), halvings=np.zeros(K, int),
-        mass=model.mass[dyn].copy(), inertia=model.inertia_body[dyn].copy(), com=model.com_body[dyn].copy())
-    done = 0
+    series = {c.name: np.zeros((K,) + c.shape, bool if c.name == "pair.active" else float)
+              for c in run.channels if c.name in _SERIES}
+    n = 0
     for f in run:
         k, v = f.index, f.values
-        for attr, name in _RECORDED.items():
-            getattr(rec, attr)[k] = v[name]
-        if k:
-            rec.iterations[k], rec.residual[k], rec.halvings[k] = v["solver"]
-            if progress is not None:
-                progress(k, K - 1)
-        done = k
+        for name, arr in series.items():
+            arr[k] = v[name]
+        n = k + 1
+        if k and progress is not None:
+            progress(k, K - 1)
     verdict = run.verdict
-    if not verdict.ok:
-        rec.completed, rec.reason = False, verdict.reason
-    if done + 1 < K:
-        _truncate(rec, done + 1)
-    return rec
+    return Recording.from_series(run.header(), run.times[:n], {name: a[:n] for name, a in series.items()},
+                                 verdict.ok, verdict.reason)
 
 
 # Recording attribute -> channel
 _RECORDED = {"position": "body.position", "orientation": "body.orientation", "velocity": "body.velocity",
              "angular": "body.angular", "active": "pair.active", "gap": "pair.gap", "pn": "pair.pn", "pf": "pair.pf",
              "pr": "pair.pr", "point_a": "pair.point_a", "point_b": "pair.point_b", "normal": "pair.normal"}
-
-
-def _truncate(rec: Recording, n: int) -> None:
-    for name in ("t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr",
-                 "point_a", "point_b", "normal", "iterations", "residual", "halvings"):
-        setattr(rec, name, getattr(rec, name)[:n].copy())
+_SERIES = set(_RECORDED.values()) | {"solver"}  # the channels a Recording is made of

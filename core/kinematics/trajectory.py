@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import IO, Callable, Iterator
 
 import numpy as np
 
@@ -81,6 +82,27 @@ class Trajectory:
     reason: str = ""  # one line: at which time and why it stopped
     stop_time: float | None = None  # first requested time that could not be solved
     limit_time: float | None = None  # where the motion ends, located between the last solved and stop_time
+
+    def columns(self) -> tuple[list[str], np.ndarray]:
+        """CSV header and the (frames, columns) table: t, then per coordinate its value, rate and acceleration,
+        then per named point its position, velocity and acceleration (x, y, z each)."""
+        head = ["t"]
+        cols = [self.times[:, None]]
+        for i, name in enumerate(self.coord_names):
+            head += [name, f"{name}.vel", f"{name}.acc"]
+            cols.append(np.stack((self.q[:, i], self.qd[:, i], self.qdd[:, i]), axis=1))
+        for i, name in enumerate(self.point_names):
+            head += [f"{name}.{c}" for c in ("x", "y", "z", "vx", "vy", "vz", "ax", "ay", "az")]
+            cols.append(np.concatenate((self.points[:, i], self.point_vel[:, i], self.point_acc[:, i]), axis=1))
+        return head, np.concatenate(cols, axis=1) if len(self.times) else np.zeros((0, len(head)))
+
+    def save_csv(self, fh: IO[str]) -> None:
+        """Write the header and one row per solved frame (numbers as Python's repr: they read back exactly)."""
+        head, table = self.columns()
+        w = csv.writer(fh)
+        w.writerow(head)
+        for row in table:
+            w.writerow([repr(float(x)) for x in row])
 
 
 def driver_values(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

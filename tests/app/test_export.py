@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import os
 import subprocess
@@ -14,7 +15,7 @@ import imageio.v3 as iio3
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QMenu, QPushButton
 
 from core import io
 from core.contact import simulate
@@ -214,3 +215,184 @@ def test_screenshot_at_a_time_exits_0_or_3_with_the_last_frame(tmp_path):
     assert r.returncode == 2 and "--time" in r.stderr
     r = run_cli("--time", "1", EXAMPLES / "fourbar.json")
     assert r.returncode == 2 and "--screenshot" in r.stderr
+
+
+# ---- File ▸ Export ▸ Run Data: the Motion dock's run, as the CLI writes it -----------------------------------------
+def finished_run(qtbot, win):
+    """The window's Motion dock run, waited for until it has ended."""
+    qtbot.waitUntil(lambda: win.playback.recording.complete and not win.playback.is_running(), timeout=120_000)
+    return win.playback.recording
+
+
+def short_drop(tmp_path, duration: float = 0.2) -> Path:
+    """The sphere-drop example cut to `duration` (it hits the floor near t = 0.3 s: 0.4 s includes contact)."""
+    m = io.load(EXAMPLES / "contact_sphere_drop.json")
+    m.set_simulation(duration=duration)
+    path = tmp_path / "drop.json"
+    io.save(m, path)
+    return path
+
+
+def test_run_data_of_a_contact_run_is_what_simulate_writes(make_window, dialogs, qtbot, tmp_path):
+    from core.cli import main as cli
+    from core.contact import load_npz
+
+    doc = short_drop(tmp_path, 0.4)
+    win = make_window(io.load(doc), doc)
+    rec = finished_run(qtbot, win)
+    assert rec.ok and win.action_set.export_run_data.isEnabled()
+    dialogs.save_path = str(tmp_path / "app.csv")
+    win.action_set.export_run_data.trigger()  # File ▸ Export ▸ Run Data…
+    assert cli(["simulate", str(doc), "--out", str(tmp_path / "cli.csv")]) == 0
+    app_rows = list(csv.reader((tmp_path / "app.csv").open()))
+    cli_rows = list(csv.reader((tmp_path / "cli.csv").open()))
+    # the same columns (the ball's state, the ball/floor pair, which touches near t = 0.3 s) and the same numbers:
+    # the dock's run and the CLI's are one run protocol on one document
+    assert "ball/floor.pn" in app_rows[0] and len(app_rows) == 1 + 41  # header + t = 0, 0.01, ..., 0.4
+    assert app_rows == cli_rows
+
+    assert win.exports.export_run_data(tmp_path / "app.npz")
+    assert cli(["simulate", str(doc), "--out", str(tmp_path / "cli.npz")]) == 0
+    a, c = load_npz(tmp_path / "app.npz"), load_npz(tmp_path / "cli.npz")
+    assert (a.method, a.dt, a.body_names, a.pair_names) == (c.method, c.dt, c.body_names, c.pair_names)
+    assert a.completed and c.completed
+    for name in ("t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr", "point_a",
+                 "point_b", "normal", "iterations", "residual", "halvings", "mass", "inertia", "com"):
+        assert np.array_equal(getattr(a, name), getattr(c, name)), name
+    assert not [d for d in dialogs.kinds() if d == "critical"]
+
+
+def test_run_data_of_a_stopped_contact_run_is_the_frames_so_far(make_window, qtbot, tmp_path):
+    from core.contact import load_npz, simulate as core_simulate
+
+    win = make_window(io.load(EXAMPLES / "contact_pile.json"))  # a long run: it waits for Run
+    pb = win.playback
+    pb.run()
+    qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=120_000)
+    pb.stop()
+    rec = finished_run(qtbot, win)
+    n = rec.count
+    assert rec.cancelled and 2 <= n < len(rec.requested)
+    assert win.exports.export_run_data(tmp_path / "part.npz")
+    part = load_npz(tmp_path / "part.npz")
+    assert not part.completed and "stopped by the user" in part.reason and part.t.size == n
+    # the rows are the core's run of the same document up to the stop
+    core = core_simulate(io.load(EXAMPLES / "contact_pile.json"), t_end=float(rec.times[n - 1]))
+    assert core.t.size == n
+    for name in ("t", "position", "orientation", "velocity", "gap", "pn", "iterations"):
+        assert np.array_equal(getattr(part, name), getattr(core, name)), name
+
+
+def test_run_data_of_a_driven_motion_is_what_kinematics_writes(make_window, dialogs, qtbot, tmp_path):
+    from core.cli import main as cli
+
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    finished_run(qtbot, win)
+    assert (win.playback.t_end, win.playback.steps) == (1.0, 100)  # the CLI's defaults
+    assert win.exports.export_run_data(tmp_path / "app.csv")
+    assert cli(["kinematics", str(EXAMPLES / "fourbar.json"), "--csv", str(tmp_path / "cli.csv")]) == 0
+    assert (tmp_path / "app.csv").read_text() == (tmp_path / "cli.csv").read_text()
+    # a driven motion has no .npz format in the CLI: refused with a dialog, nothing written
+    assert not win.exports.export_run_data(tmp_path / "app.npz")
+    assert dialogs.kinds() == ["critical"] and "exported as CSV" in dialogs.calls[0][2]
+    assert not (tmp_path / "app.npz").exists()
+
+
+def test_run_data_of_a_motion_that_stops_early_is_the_rows_before_the_stop(make_window, qtbot, tmp_path):
+    from core.cli import main as cli
+
+    doc = stopping_fourbar(tmp_path)
+    win = make_window(io.load(doc), doc)
+    rec = finished_run(qtbot, win)
+    assert not rec.ok and 0 < rec.count < 101
+    assert win.exports.export_run_data(tmp_path / "app.csv")
+    assert cli(["kinematics", str(doc), "--csv", str(tmp_path / "cli.csv")]) == 3  # stopped early: status 3
+    rows = (tmp_path / "app.csv").read_text()
+    assert rows == (tmp_path / "cli.csv").read_text() and rows.count("\n") == 1 + rec.count
+
+
+def test_run_data_export_refusals_are_dialogs(make_window, dialogs, qtbot, tmp_path):
+    from core.model import Mechanism
+
+    win = make_window(Mechanism())  # nothing to move: no run
+    assert win.action_set.export_run_data in win.findChild(QMenu, "exportMenu").actions()  # File ▸ Export ▸ Run…
+    assert not win.action_set.export_run_data.isEnabled()
+    assert "No run" in win.action_set.export_run_data.toolTip()
+    assert not win.exports.export_run_data(tmp_path / "x.csv")
+    assert dialogs.kinds() == ["critical"] and "no run to export" in dialogs.calls[-1][2]
+
+    win2 = make_window(io.load(EXAMPLES / "fourbar.json"))
+    finished_run(qtbot, win2)
+    assert win2.action_set.export_run_data.isEnabled()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert not win2.exports.export_run_data(blocker / "run.csv")  # its folder cannot be made a file in
+    assert dialogs.kinds() == ["critical", "critical"] and "cannot write" in dialogs.calls[-1][2]
+    assert not win2.exports.export_run_data(tmp_path / "run.txt")
+    assert "unknown type of run data" in dialogs.calls[-1][2] and not (tmp_path / "run.txt").exists()
+    if os.geteuid() != 0:  # root writes into a read-only folder
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        try:
+            assert not win2.exports.export_run_data(ro / "run.csv")
+            assert "cannot write" in dialogs.calls[-1][2] and not list(ro.iterdir())
+        finally:
+            ro.chmod(0o700)
+
+
+# ---- exports use the Motion dock's recording: no second run ---------------------------------------------------------
+@pytest.fixture
+def runs_made(monkeypatch):
+    """Counts the runs of documents built in this process, whoever builds them (the core's run classes)."""
+    from core.contact import ContactRun
+
+    made = {"contact": 0, "kinematics": 0}
+    for cls in (ContactRun, TrajectoryRun):
+        init = cls.__init__
+
+        def counting(self, *args, _init=init, **kwargs):
+            made[self.kind] += 1
+            _init(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "__init__", counting)
+    return made
+
+
+def test_an_animation_after_a_run_reuses_its_frames(make_window, qtbot, tmp_path, runs_made):
+    doc = short_drop(tmp_path)
+    win = make_window(io.load(doc), doc)
+    pb = win.playback
+    rec = finished_run(qtbot, win)
+    assert runs_made["contact"] == 1  # the Motion dock's run
+    win.exports.fps = 10
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "a.gif"))
+    assert ok, msg
+    assert runs_made["contact"] == 1  # the recorded frames were used: nothing was run again
+    assert iio3.imread(tmp_path / "a.gif", index=None).shape[0] == 3  # t = 0, 0.1, 0.2
+    assert pb.recording is rec and rec.count == 21
+
+    rec.set_stale(True)  # results of an older document: not used, the dock's run is started again
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "b.gif"))
+    assert ok, msg
+    assert runs_made["contact"] == 2 and not rec.stale and rec.count == 21
+
+
+def test_a_driven_animation_after_a_run_reuses_its_frames(make_window, qtbot, tmp_path, runs_made):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    finished_run(qtbot, win)
+    made = runs_made["kinematics"]
+    win.exports.fps = 5
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "a.gif"))
+    assert ok, msg
+    assert runs_made["kinematics"] == made
+    assert iio3.imread(tmp_path / "a.gif", index=None).shape[0] == 6  # t = 0, 0.2, ..., 1
+
+
+def test_screenshot_at_a_time_a_run_has_reached_runs_nothing_again(make_window, qtbot, tmp_path, runs_made):
+    doc = short_drop(tmp_path, 0.4)
+    win = make_window(io.load(doc), doc)
+    finished_run(qtbot, win)
+    reached, why = screenshot_at(win, 0.25)
+    assert reached, why
+    assert runs_made["contact"] == 1 and win.playback.recording.time_at() == pytest.approx(0.25, abs=1e-9)
