@@ -251,6 +251,17 @@ class Playback(QObject):
         """Show the cursor's frame in the views again (after an export drew other frames in the 3D view)."""
         self._on_cursor(self.recording.cursor)
 
+    def show_frame(self, k: int) -> None:
+        """Draw recorded frame k in the 3D view as the cursor would (bodies, contact arrows, trails up to it, the
+        comparison's ghosts at its time) without moving the cursor: an exported animation's frames."""
+        rec = self.recording
+        if self.viewport is None or not rec.count:
+            return
+        k = int(min(max(k, 0), rec.count - 1))
+        self.viewport.set_pose_array(rec.poses[k], rec.body_names)
+        self._show_overlays(k)
+        self._sync_ghost(float(rec.times[k]))
+
     @property
     def playing(self) -> bool:
         """Whether the cursor is advancing in real time."""
@@ -530,12 +541,12 @@ class Playback(QObject):
             self._show_overlays()
         self._sync_ghost()
 
-    def _show_overlays(self) -> None:
-        """Contact points and force arrows at the cursor, trails up to it."""
+    def _show_overlays(self, k: int | None = None) -> None:
+        """Contact points and force arrows at frame k (default the cursor's), trails up to it."""
         rec, vp = self.recording, self.viewport
         if vp is None or not rec.count:
             return
-        k = min(rec.cursor, rec.count - 1)
+        k = min(rec.cursor if k is None else k, rec.count - 1)
         if rec.kind == "contact":
             active = rec.values["pair.active"][k].astype(bool)
             vp.set_contacts(rec.values["pair.point_a"][k][active], rec.values["pair.normal"][k][active]
@@ -551,12 +562,13 @@ class Playback(QObject):
                 trails[name] = rec.values["body.position"][: k + 1, i]
         vp.set_trails(trails)
 
-    def _sync_ghost(self) -> None:
-        """The comparison run's bodies at the cursor's time (translucent ghosts)."""
+    def _sync_ghost(self, t: float | None = None) -> None:
+        """The comparison run's bodies at time t, default the cursor's (translucent ghosts)."""
         g = self.ghost
         if self.viewport is None or not self.compare or not g.count:
             return
-        t = self.recording.time_at()
+        if t is None:
+            t = self.recording.time_at()
         if t is None:
             t = 0.0
         g.set_cursor(g.index_at(t))
