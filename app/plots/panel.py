@@ -176,6 +176,8 @@ class PlotsPanel(QWidget):
         self.quantities: list[Quantity] = []
         self.q_curves: list[pg.PlotDataItem] = []
         self.ghost_curves: list[pg.PlotDataItem] = []
+        self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in the time plot's legend
+        self._legend_key: tuple | None = None  # the curves the legend lists now
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
         self._ghost_suffix = ""
@@ -359,13 +361,39 @@ class PlotsPanel(QWidget):
     def _rebuild(self, plot, legend, old, names, dashed: bool = False, suffix: str = "") -> list:
         for c in old:
             plot.removeItem(c)  # also leaves the legend
+            self._curve_labels.pop(id(c), None)
         named = len(names) <= LEGEND_MAX
+        own_legend = plot is self.q_plot  # the time plot's legend is rebuilt by _sync_legend: the curves drawn
         out = []
         for name, pen in zip(names, _pens(len(names), dashed)):
             c = pg.PlotDataItem(pen=pen, name=(name + suffix) if named else None, skipFiniteCheck=True)
             plot.addItem(c)
+            if own_legend:
+                self._curve_labels[id(c)] = name + suffix
             out.append(c)
+        if own_legend:
+            self._legend_key = None
         return out
+
+    def _sync_legend(self) -> None:
+        """The time plot's legend names the curves drawn: not a series unticked or left out, not the comparison's
+        while there is none; no legend when more than LEGEND_MAX are drawn (it would cover the plot)."""
+        drawn = [c for c in self.q_curves + self.ghost_curves
+                 if c.isVisible() and c.xData is not None and len(c.xData)]
+        key = tuple(id(c) for c in drawn)
+        if key != self._legend_key:
+            self._legend_key = key
+            self.q_legend.clear()
+            if len(drawn) <= LEGEND_MAX:
+                for c in drawn:
+                    self.q_legend.addItem(c, self._curve_labels.get(id(c), ""))
+        self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
+
+    def legend_names(self) -> list[str]:
+        """The names the time plot's legend shows (none while it is hidden)."""
+        if not self.q_legend.isVisible():
+            return []
+        return [label.text for _sample, label in self.q_legend.items]
 
     def _on_grew(self, count: int) -> None:
         rec = self.recording
@@ -380,7 +408,6 @@ class PlotsPanel(QWidget):
         self._redraw.stop()
         self._drawn_at = time.perf_counter()
         self.empty_label.setVisible(False)
-        self.q_legend.setVisible(0 < len(self.q_curves) + len(self.ghost_curves) <= LEGEND_MAX)
         self.xy_legend.setVisible(0 < len(self.xy_curves) <= LEGEND_MAX)
         self._update_curves()
         self._update_point_curves()
@@ -409,6 +436,7 @@ class PlotsPanel(QWidget):
         self.q_plot.getAxis("left").setLabel(q.axis if q else "")
         self.q_plot.setTitle(q.name if q else "", color=_FG, size="9pt")
         if rebuild_only:
+            self._sync_legend()
             return
         self._update_curves()
         self.q_plot.enableAutoRange()
@@ -478,6 +506,7 @@ class PlotsPanel(QWidget):
                 elif c.isVisible():
                     c.setData([], [])
                     c.setVisible(False)
+        self._sync_legend()
 
     def _update_point_curves(self) -> None:
         rec = self.recording

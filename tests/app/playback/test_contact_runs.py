@@ -183,20 +183,28 @@ def test_comparison_runs_the_explicit_method_as_ghosts_and_dashed_curves(window,
     win = window("contact_sphere_drop")
     finished(win)
     pb, plots = win.playback, win.plots
+    plots.set_mode("gap")
+    # the legend names the curves drawn: no comparison entry while there is no comparison run
+    assert plots.legend_names() == ["ball/floor"]
     win.motion.compare_box.setChecked(True)
     assert pb.compare and win.action_set.compare.isChecked()
     qtbot.waitUntil(lambda: pb.ghost.complete and pb.ghost.count == 101, timeout=60000)
     qtbot.waitUntil(lambda: not pb.ghost_worker.running(), timeout=5000)
     ref = simulate(win.document.mechanism, method="explicit")
-    plots.set_mode("gap")
+    qtbot.waitUntil(lambda: plots.legend_names() == ["ball/floor", "ball/floor (explicit)"], timeout=5000)
     assert any(c.name() == "ball/floor (explicit)" for c in plots.ghost_curves)
     for k in (10, 40, 100):
         win.motion.slider.setValue(k)
         np.testing.assert_allclose(win.viewport.ghost_poses()["ball"], pose(ref.position[k, 0], ref.orientation[k, 0]),
                                    atol=1e-12)
         assert plots.value_at_cursor("ball/floor", ghost=True) == pytest.approx(ref.gap[k, 0], abs=1e-15)
+    plots.set_series_visible("ball/floor", False)  # an unticked series leaves the legend with its comparison
+    assert plots.legend_names() == [] and not plots.q_legend.isVisible()
+    plots.set_series_visible("ball/floor", True)
+    assert plots.legend_names() == ["ball/floor", "ball/floor (explicit)"]
     win.action_set.compare.trigger()  # off again
     assert not pb.compare and win.viewport.ghost_poses() == {} and pb.ghost.count == 0
+    assert plots.legend_names() == ["ball/floor"]
 
 
 def test_an_exception_in_a_run_is_a_dialog_and_the_app_stays_usable(window, qtbot, dialogs, monkeypatch, caplog):
