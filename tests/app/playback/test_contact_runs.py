@@ -4,6 +4,7 @@ the comparison of methods, a run's exception, exports, and the event loop's late
 from __future__ import annotations
 
 import csv
+import re
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -103,6 +104,17 @@ def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbo
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 3, timeout=60000)
     assert win.action_set.stop.isEnabled()
+    # while it runs: simulated time, steps per second and the time left (a pile step takes a large fraction of a
+    # second, so more than a second is left after 3 frames of 101)...
+    qtbot.waitUntil(lambda: "steps/s" in win.motion.progress_bar.format(), timeout=60000)
+    assert re.fullmatch(r"t = \d\.\d{3} / 1\.000 s · \d+ steps/s · \d+ s left", win.motion.progress_bar.format())
+    # ...and scrubbing reaches the newest frame, whose poses the 3D view shows
+    rec, slider = pb.recording, win.motion.slider
+    assert not rec.complete and slider.maximum() == rec.count - 1
+    slider.setValue(slider.maximum())
+    assert rec.cursor == rec.count - 1
+    for name, P in zip(rec.body_names, rec.poses[rec.count - 1]):
+        np.testing.assert_array_equal(win.viewport.body_poses()[name], P)
     threads = pb.worker.threads()
     t0 = time.perf_counter()
     win.action_set.stop.trigger()
