@@ -46,7 +46,8 @@ def pose(position, quat) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name, body, pair", [("contact_sphere_drop", "ball", "ball/floor"),
-                                              ("contact_box_slide", "box", "box/floor")])
+                                              ("contact_box_slide", "box", "box/floor"),
+                                              ("contact_disc_roll", "disc", "disc/floor")])
 def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(window, name, body, pair):
     win = window(name)
     pb, plots = win.playback, win.plots
@@ -54,12 +55,13 @@ def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(wind
     finished(win)
     rec = pb.recording
     ref = simulate(win.document.mechanism)  # the CLI's run of the same document
-    assert rec.ok and rec.count == ref.n_frames == 101
     h = ref.dt
+    n = round(win.document.mechanism.simulation_settings().duration / h) + 1  # frames at 0, h, ..., duration
+    assert rec.ok and rec.count == ref.n_frames == n
     b = ref.body_names.index(body)
     p = ref.pair_names.index(pair)
     plots.set_mode("normal force")
-    for k in (0, 17, 45, 100):
+    for k in (0, 17, 45, n - 1):
         win.motion.slider.setValue(k)  # the user scrubs
         np.testing.assert_allclose(win.viewport.body_poses()[body], pose(ref.position[k, b], ref.orientation[k, b]),
                                    atol=1e-12)
