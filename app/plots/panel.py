@@ -39,6 +39,7 @@ MODES = {
     "velocities": ("q̇  [rad/s or m/s]", "qd"),
     "accelerations": ("q̈  [rad/s² or m/s²]", "qdd"),
 }
+SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes with an SI prefix (mm, kN, ...)
 LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
@@ -94,9 +95,9 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
     per_label("normal force", "pair.normal_force", "normal force  [N]", comparable=True)
     per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
     per_label("friction force components", "pair.friction_force", "friction force  [N]", comparable=True, comps=True)
-    per_label("gap", "pair.gap", "gap (negative: penetration)  [m]", comparable=True)
-    per_label("body position", "body.position", "position of the body origin  [m]", comparable=True, comps=True)
-    per_label("body velocity", "body.velocity", "velocity of the body origin  [m/s]", comparable=True, comps=True)
+    per_label("gap", "pair.gap", "gap (< 0: penetration)  [m]", comparable=True)
+    per_label("body position", "body.position", "body origin position  [m]", comparable=True, comps=True)
+    per_label("body velocity", "body.velocity", "body origin velocity  [m/s]", comparable=True, comps=True)
     per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
     per_label("energy", "energy", "energy  [J]", comparable=True)
     c = channels.get("solver")
@@ -106,6 +107,16 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
                                          ("halvings", "halvings of the step"))):
             out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True))
     return out
+
+
+def axis_label(axis: str) -> tuple[str, str]:
+    """(text, unit) of a y-axis label 'text  [unit]': an SI unit goes to pyqtgraph, which writes it with the prefix
+    of the values' scale ('gap (µm)') instead of an '(x1e-06)' multiplier; other units stay in the text."""
+    if axis.endswith("]") and "[" in axis:
+        text, unit = axis[:-1].rsplit("[", 1)
+        if unit.strip() in SI_UNITS:
+            return text.strip(), unit.strip()
+    return axis, ""
 
 
 def _pens(n: int, dashed: bool = False) -> list:
@@ -433,7 +444,8 @@ class PlotsPanel(QWidget):
             self.series_list.addItem(it)
         self._show_checks(q)
         self.series_list.blockSignals(False)
-        self.q_plot.getAxis("left").setLabel(q.axis if q else "")
+        text, unit = axis_label(q.axis) if q else ("", "")
+        self.q_plot.getAxis("left").setLabel(text, units=unit)
         self.q_plot.setTitle(q.name if q else "", color=_FG, size="9pt")
         if rebuild_only:
             self._sync_legend()

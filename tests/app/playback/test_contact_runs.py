@@ -328,3 +328,17 @@ def test_pairs_never_in_contact_range_are_left_out_of_the_plot_until_ticked(wind
     i = [c.name() for c in plots.q_curves].index(never) if len(pairs) <= 16 else pairs.index(never)
     assert plots.q_curves[i].isVisible()
     np.testing.assert_array_equal(plots.q_curves[i].getOriginalDataset()[1], np.zeros(rec.count))
+
+
+def test_the_y_axis_writes_the_unit_with_the_scale_of_the_values(window, qtbot):
+    win = window("contact_sphere_drop")
+    finished(win)
+    win.dock_plots.raise_()  # the Plots tab in front (it autoranges when shown)
+    ax = win.plots.q_plot.getAxis("left")
+    win.plots.set_mode("gap")
+    # the ball's gap falls from 0.5 - 0.1 = 0.4 m to 0: pyqtgraph writes the ticks in mm and says so in the label
+    qtbot.waitUntil(lambda: ax.autoSIPrefixScale == pytest.approx(1e3), timeout=5000)
+    assert ax.labelString().endswith("(mm)</span>") and "x1e" not in ax.labelString()
+    win.plots.set_mode("normal force")  # the ball's weight, 9.81 N at rest: no prefix
+    qtbot.waitUntil(lambda: ax.autoSIPrefixScale == 1.0, timeout=5000)
+    assert "normal force (N)" in ax.labelString()
