@@ -192,7 +192,7 @@ class MotionRun(QObject):
         if last is not None and last >= t_end - TIME_TOLERANCE and not rec.complete:
             if len(rec.requested) and rec.requested[-1] > t_end + TIME_TOLERANCE and not self._stopping:
                 self._stopping = True  # the run goes on past t_end: stop it there (then it completes)
-                self.playback.stop()
+                self.playback.stop(f"it has reached the {t_end:g} s asked for")
             return
         if rec.complete:
             self._finish()

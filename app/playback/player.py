@@ -86,6 +86,7 @@ class _Job:
         self.token = -1  # the job whose frames are wanted (-1: none; a cancelled job's late signals are dropped)
         self.started = 0.0  # wall time of the first frame
         self.stopped_by_user = False
+        self.stop_note = ""  # why a stop that was not the user's came (an export that has the frames it needs)
 
 
 class Playback(QObject):
@@ -227,11 +228,13 @@ class Playback(QObject):
         self._debounce.stop()
         self._restart(debounce=False)
 
-    def stop(self) -> None:
-        """Stop the run under way (Stop, Shift+F5): its frames are kept, with the reason."""
+    def stop(self, note: str = "") -> None:
+        """Stop the run under way (Stop, Shift+F5): its frames are kept, with the reason (`note`: why, when it is
+        not the user who stops it, e.g. a screenshot that has reached its time)."""
         for job in (self._main, self._ghost):
             if job.token != -1 and job.worker.running() and not job.recording.complete:
                 job.stopped_by_user = True
+                job.stop_note = note
                 job.worker.cancel()
 
     def is_running(self) -> bool:
@@ -366,6 +369,7 @@ class Playback(QObject):
         job.worker.cancel()
         job.token = -1
         job.stopped_by_user = False
+        job.stop_note = ""
 
     def _restart(self, debounce: bool = True) -> None:
         """Drop the recording at once (it belongs to the old document) and run again (after the debounce)."""
@@ -400,7 +404,7 @@ class Playback(QObject):
             self._set_status(self.kind_text, "", "error")
             return
         analyse = self.mobility is None
-        self._main.stopped_by_user = False
+        self._main.stopped_by_user, self._main.stop_note = False, ""
         token = self._main.token = self.worker.start(mech, self.spec(), analyse=analyse)
         self._set_running(True)
         if analyse:
@@ -409,7 +413,7 @@ class Playback(QObject):
             self._start_ghost()
 
     def _start_ghost(self) -> None:
-        self._ghost.stopped_by_user = False
+        self._ghost.stopped_by_user, self._ghost.stop_note = False, ""
         self._ghost.token = self.ghost_worker.start(self.document.mechanism,
                                                     self.spec(OTHER_METHOD[self.document_method()]), analyse=False)
 
@@ -502,8 +506,12 @@ class Playback(QObject):
         if end.cancelled:  # Stop: the frames so far are the result, with the reason
             last = rec.time_at(rec.count - 1)
             stop = last
-            reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
+            if job.stop_note:
+                reason = f"stopped at t = {last:.6g} s: {job.stop_note}" if last is not None else job.stop_note
+            else:
+                reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
         job.stopped_by_user = False
+        job.stop_note = ""
         if job is self._ghost:
             rec.finish(end.ok, reason, stop, end.cancelled)
             self._sync_ghost()

@@ -447,3 +447,16 @@ def test_every_animation_frame_shows_the_overlays_of_its_own_time(make_window, q
     # afterwards the views show the cursor's frame again
     assert len(vp.trails()["box"]) == rec.count
     np.testing.assert_allclose(vp.body_poses()["box"][:3, 3], ref.position[-1, b], atol=1e-12)
+
+
+def test_a_run_stopped_at_the_screenshots_time_says_so_not_the_user(make_window, tmp_path):
+    m = io.load(EXAMPLES / "contact_sphere_drop.json")
+    m.set_simulation(duration=30.0)  # 3000 steps: still running when it reaches 0.3 s, so the screenshot stops it
+    win = make_window(m)
+    reached, why = screenshot_at(win, 0.3)
+    assert reached, why
+    rec = win.playback.recording
+    assert rec.complete and rec.cancelled and rec.time_at(rec.count - 1) < 30.0
+    status = win.motion.status_label.text()
+    assert status.startswith("stopped at t = ") and status.endswith("it has reached the 0.3 s asked for"), status
+    assert rec.time_at() == pytest.approx(0.3, abs=1e-12)  # the screenshot shows 0.3 s
