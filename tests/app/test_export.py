@@ -23,6 +23,7 @@ from core.kinematics import TrajectoryRun, compile_model
 from core.transforms import quat_to_matrix
 
 from app.export import frame_times, screenshot_at
+from tests.app.playback.test_contact_runs import assert_arrows_of_frame
 
 pytestmark = pytest.mark.gui
 
@@ -427,22 +428,16 @@ def test_every_animation_frame_shows_the_overlays_of_its_own_time(make_window, q
     assert ok, msg
     ref = simulate(io.load(doc))  # the core's run of the same document
     expl = simulate(io.load(doc), method="explicit")
-    h = ref.dt
     p, b = ref.pair_names.index("box/floor"), ref.body_names.index("box")
     assert len(seen) == 4  # t = 0, 0.1, 0.2, 0.3
     s = vp.force_scale()
-    for j, (poses, trail, (pts, tip_n, tip_f), ghost) in enumerate(seen):
+    for j, (poses, trail, arrows, ghost) in enumerate(seen):
         k = 10 * j  # the frame at t = j / 10 s (dt = 0.01 s)
         np.testing.assert_allclose(poses[:3, 3], ref.position[k, b], atol=1e-12)
         assert len(trail) == k + 1  # the path up to this frame, not up to the cursor
         np.testing.assert_allclose(trail[-1], ref.position[k, b], atol=1e-12)
         np.testing.assert_allclose(ghost[:3, 3], expl.position[k, b], atol=1e-12)
-        if ref.active[k, p]:
-            np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
-            np.testing.assert_allclose(tip_n - pts, [s * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
-            np.testing.assert_allclose(tip_f - pts, [s * ref.pf[k, p] / h], atol=1e-12)
-        else:
-            assert len(pts) == 0
+        assert_arrows_of_frame(arrows, s, ref, k, p)
     assert ref.active[10:31, p].all()  # the box slides on the floor: arrows in the later frames
     # afterwards the views show the cursor's frame again
     assert len(vp.trails()["box"]) == rec.count

@@ -45,6 +45,20 @@ def pose(position, quat) -> np.ndarray:
     return T
 
 
+def assert_arrows_of_frame(arrows, scale: float, ref, k: int, p: int) -> None:
+    """The 3D view's arrows (Viewport3D.contact_arrows) are pair p's at frame k of the core's recording `ref`: from
+    the contact point along the normal force and the friction force (force = impulse / h), times the arrow scale;
+    none while the pair is out of contact range."""
+    pts, tip_n, tip_f = arrows
+    h = ref.dt
+    if ref.active[k, p]:
+        np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
+        np.testing.assert_allclose(tip_n - pts, [scale * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
+        np.testing.assert_allclose(tip_f - pts, [scale * ref.pf[k, p] / h], atol=1e-12)
+    else:
+        assert len(pts) == 0
+
+
 @pytest.mark.parametrize("name, body, pair", [("contact_sphere_drop", "ball", "ball/floor"),
                                               ("contact_box_slide", "box", "box/floor"),
                                               ("contact_disc_roll", "disc", "disc/floor")])
@@ -67,15 +81,7 @@ def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(wind
                                    atol=1e-12)
         assert plots.cursor_time() == pytest.approx(k * h)
         assert plots.value_at_cursor(pair) == pytest.approx(ref.pn[k, p] / h, abs=1e-12)  # force = impulse / h
-        # the arrows in the 3D view: from the contact point along the normal force and the friction force
-        pts, tip_n, tip_f = win.viewport.contact_arrows()
-        s = win.viewport.force_scale()
-        if ref.active[k, p]:
-            np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
-            np.testing.assert_allclose(tip_n - pts, [s * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
-            np.testing.assert_allclose(tip_f - pts, [s * ref.pf[k, p] / h], atol=1e-12)
-        else:
-            assert len(pts) == 0
+        assert_arrows_of_frame(win.viewport.contact_arrows(), win.viewport.force_scale(), ref, k, p)
         # the body origin's trail ends where the body is
         np.testing.assert_allclose(win.viewport.trails()[body][-1], ref.position[k, b], atol=1e-12)
         assert len(win.viewport.trails()[body]) == k + 1
