@@ -56,6 +56,12 @@ class Quantity:
     series: tuple[tuple[str, Callable], ...]  # (label, f(recording) -> (count,) array)
     comparable: bool = False  # drawn also for the comparison run (dashed)
     pairs: tuple[int, ...] = ()  # per-pair quantities: the contact pair of each series
+    note: str = ""  # said in the plot's title, not on the axis (a long axis label is cut off in a low plot)
+
+    @property
+    def title(self) -> str:
+        """The plot's title: the quantity, and its note."""
+        return f"{self.name} ({self.note})" if self.note else self.name
 
 
 def _column(channel: str, i: int, comp: int | None = None, norm: bool = False) -> Callable:
@@ -79,7 +85,7 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
                 out.append(Quantity(mode, axis, ch, tuple((lab, _column(ch, i)) for i, lab in enumerate(c.labels))))
         return out
 
-    def per_label(name, ch, axis, comparable=False, norm=False, comps=False):
+    def per_label(name, ch, axis, comparable=False, norm=False, comps=False, note=""):
         c = channels.get(ch)
         if c is None or not c.labels:
             return
@@ -90,12 +96,12 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
         else:
             series = tuple((lab, _column(ch, i, norm=norm)) for i, lab in enumerate(c.labels))
             rows = tuple(range(len(c.labels)))
-        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else ()))
+        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else (), note))
 
     per_label("normal force", "pair.normal_force", "normal force  [N]", comparable=True)
     per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
     per_label("friction force components", "pair.friction_force", "friction force  [N]", comparable=True, comps=True)
-    per_label("gap", "pair.gap", "gap (< 0: penetration)  [m]", comparable=True)
+    per_label("gap", "pair.gap", "gap  [m]", comparable=True, note="negative: penetration")
     per_label("body position", "body.position", "body origin position  [m]", comparable=True, comps=True)
     per_label("body velocity", "body.velocity", "body origin velocity  [m/s]", comparable=True, comps=True)
     per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
@@ -446,7 +452,7 @@ class PlotsPanel(QWidget):
         self.series_list.blockSignals(False)
         text, unit = axis_label(q.axis) if q else ("", "")
         self.q_plot.getAxis("left").setLabel(text, units=unit)
-        self.q_plot.setTitle(q.name if q else "", color=_FG, size="9pt")
+        self.q_plot.setTitle(q.title if q else "", color=_FG, size="9pt")
         if rebuild_only:
             self._sync_legend()
             return
@@ -548,7 +554,7 @@ class PlotsPanel(QWidget):
 
     def _show_stale(self, stale: bool) -> None:
         q = self.quantity()
-        title = q.name if q else ""
+        title = q.title if q else ""
         if stale:
             title += "  (stale: the document changed since this run)"
         self.q_plot.setTitle(title, color="#8d6e00" if stale else _FG, size="9pt")

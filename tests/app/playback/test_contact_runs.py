@@ -344,7 +344,8 @@ def test_the_y_axis_writes_the_unit_with_the_scale_of_the_values(window, qtbot):
     win.plots.set_mode("gap")
     # the ball's gap falls from 0.5 - 0.1 = 0.4 m to 0: pyqtgraph writes the ticks in mm and says so in the label
     qtbot.waitUntil(lambda: ax.autoSIPrefixScale == pytest.approx(1e3), timeout=5000)
-    assert ax.labelString().endswith("(mm)</span>") and "x1e" not in ax.labelString()
+    assert ax.labelString().endswith(">gap (mm)</span>") and "x1e" not in ax.labelString()
+    assert win.plots.q_plot.titleLabel.text == "gap (negative: penetration)"
     win.plots.set_mode("normal force")  # the ball's weight, 9.81 N at rest: no prefix
     qtbot.waitUntil(lambda: ax.autoSIPrefixScale == 1.0, timeout=5000)
     assert "normal force (N)" in ax.labelString()
