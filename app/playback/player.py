@@ -401,6 +401,8 @@ class Playback(QObject):
             self.ghost.clear()
             self._show_design()
             self._set_running(False)
+            self.progress = (0.0, "")  # no run: no progress of the previous one
+            self.progressChanged.emit(*self.progress)
             self._set_status(self.kind_text, "", "error")
             return
         analyse = self.mobility is None

@@ -347,6 +347,20 @@ class PlotsPanel(QWidget):
         self.empty_label.setVisible(True)
         self.readout.setText("")
         self._show_stale(False)
+        if not getattr(self.playback, "kind", True):
+            self._forget_run()
+
+    def _forget_run(self) -> None:
+        """The document has nothing to run: no quantity, series, axis text or point trace of the previous one."""
+        self.quantities = []
+        self.mode_combo.blockSignals(True)
+        self.mode_combo.clear()
+        self.mode_combo.blockSignals(False)
+        self._kind = None
+        self._show_mode(rebuild_only=True)  # no quantity: no curves, an empty series list, no title or axis text
+        self._point_names = []
+        self.xy_curves = self._rebuild(self.xy_plot, self.xy_legend, self.xy_curves, [])
+        self.xy_widget.setVisible(False)
 
     def _on_began(self) -> None:
         """The run's channels are known: offer its quantities (the same ones keep the user's choice)."""

@@ -292,6 +292,11 @@ def test_new_document_leaves_nothing_of_the_contact_run(window, qtbot):
     assert all(len(c.getOriginalDataset()[0] if c.getOriginalDataset()[0] is not None else []) == 0
                for c in plots.q_curves)
     assert win.viewport.trails() == {} and len(win.viewport.contact_arrows()[0]) == 0
+    # nor its quantities, series, axis text, point traces or progress
+    assert plots.modes() == [] and plots.series_list.count() == 0 and plots.q_curves == plots.ghost_curves == []
+    assert plots.q_plot.getAxis("left").labelText == "" and plots.q_plot.titleLabel.text == ""
+    assert plots.xy_widget.isHidden()
+    assert win.motion.progress_bar.value() == 0 and win.motion.progress_bar.format() == ""
     assert threading.active_count() >= 1
 
 
