@@ -192,7 +192,7 @@ class MotionRun(QObject):
         if last is not None and last >= t_end - TIME_TOLERANCE and not rec.complete:
             if len(rec.requested) and rec.requested[-1] > t_end + TIME_TOLERANCE and not self._stopping:
                 self._stopping = True  # the run goes on past t_end: stop it there (then it completes)
-                self.playback.stop()
+                self.playback.stop(f"it has reached the {t_end:g} s asked for")
             return
         if rec.complete:
             self._finish()
@@ -319,9 +319,13 @@ class AnimationExport(QObject):
     finished = Signal(bool, str)  # ok, message (the reason when not ok)
 
     def __init__(self, viewport, motion: Motion, path, fps: int = DEFAULT_FPS, t_end: float | None = None,
-                 stamp: bool = True, parent: QObject | None = None) -> None:
+                 stamp: bool = True, show: Callable[[int], None] | None = None,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.viewport, self.motion, self.path, self.fps, self.stamp = viewport, motion, Path(path), int(fps), stamp
+        # draws the motion's frame k in the viewport: the Playback's show_frame (bodies, contact arrows, trails and
+        # ghosts of that frame); without it only the bodies are posed
+        self.show = show
         t_stop = motion.t_last if t_end is None else min(float(t_end), motion.t_last)
         self.times = frame_times(t_stop, self.fps)
         self.frames_done = 0
@@ -372,7 +376,11 @@ class AnimationExport(QObject):
             return
         k = self.frames_done
         t = float(self.times[k])
-        self.viewport.set_body_poses(self.motion.poses_at(self.motion.index_at(t)))
+        k_frame = self.motion.index_at(t)
+        if self.show is not None:
+            self.show(k_frame)
+        else:
+            self.viewport.set_body_poses(self.motion.poses_at(k_frame))
         img = grab_viewport(self.viewport)
         if self._size is None:
             self._size = (img.width() // 2 * 2, img.height() // 2 * 2)  # even sizes for H.264
@@ -551,7 +559,7 @@ def render_command(args) -> int:
             print(f"error: {args.file}: {error}", file=sys.stderr)
             return 3
         fit_motion(viewport, motion)
-        export = AnimationExport(viewport, motion, out, args.fps, t_end)
+        export = AnimationExport(viewport, motion, out, args.fps, t_end, show=playback.show_frame)
         bar = _console_progress("rendering")
         export.progress.connect(lambda k, total: bar(k / max(total, 1)))
         result: dict = {}
@@ -726,7 +734,8 @@ class ExportController(QObject):
         if self.dialog is None:
             return  # cancelled meanwhile
         self.dialog.setLabelText(f"Rendering {self._path.name}…")
-        exp = self._export = AnimationExport(self.viewport, motion, self._path, self.fps, parent=self)
+        exp = self._export = AnimationExport(self.viewport, motion, self._path, self.fps, show=self.playback.show_frame,
+                                             parent=self)
         exp.progress.connect(lambda k, n: self.dialog is not None and self.dialog.setValue(500 + int(500 * k / max(n, 1))))
         exp.finished.connect(self._finish)
         exp.start()

@@ -86,6 +86,7 @@ class _Job:
         self.token = -1  # the job whose frames are wanted (-1: none; a cancelled job's late signals are dropped)
         self.started = 0.0  # wall time of the first frame
         self.stopped_by_user = False
+        self.stop_note = ""  # why a stop that was not the user's came (an export that has the frames it needs)
 
 
 class Playback(QObject):
@@ -227,11 +228,13 @@ class Playback(QObject):
         self._debounce.stop()
         self._restart(debounce=False)
 
-    def stop(self) -> None:
-        """Stop the run under way (Stop, Shift+F5): its frames are kept, with the reason."""
+    def stop(self, note: str = "") -> None:
+        """Stop the run under way (Stop, Shift+F5): its frames are kept, with the reason (`note`: why, when it is
+        not the user who stops it, e.g. a screenshot that has reached its time)."""
         for job in (self._main, self._ghost):
             if job.token != -1 and job.worker.running() and not job.recording.complete:
                 job.stopped_by_user = True
+                job.stop_note = note
                 job.worker.cancel()
 
     def is_running(self) -> bool:
@@ -250,6 +253,17 @@ class Playback(QObject):
     def show_cursor(self) -> None:
         """Show the cursor's frame in the views again (after an export drew other frames in the 3D view)."""
         self._on_cursor(self.recording.cursor)
+
+    def show_frame(self, k: int) -> None:
+        """Draw recorded frame k in the 3D view as the cursor would (bodies, contact arrows, trails up to it, the
+        comparison's ghosts at its time) without moving the cursor: an exported animation's frames."""
+        rec = self.recording
+        if self.viewport is None or not rec.count:
+            return
+        k = int(min(max(k, 0), rec.count - 1))
+        self.viewport.set_pose_array(rec.poses[k], rec.body_names)
+        self._show_overlays(k)
+        self._sync_ghost(float(rec.times[k]))
 
     @property
     def playing(self) -> bool:
@@ -355,6 +369,7 @@ class Playback(QObject):
         job.worker.cancel()
         job.token = -1
         job.stopped_by_user = False
+        job.stop_note = ""
 
     def _restart(self, debounce: bool = True) -> None:
         """Drop the recording at once (it belongs to the old document) and run again (after the debounce)."""
@@ -386,10 +401,12 @@ class Playback(QObject):
             self.ghost.clear()
             self._show_design()
             self._set_running(False)
+            self.progress = (0.0, "")  # no run: no progress of the previous one
+            self.progressChanged.emit(*self.progress)
             self._set_status(self.kind_text, "", "error")
             return
         analyse = self.mobility is None
-        self._main.stopped_by_user = False
+        self._main.stopped_by_user, self._main.stop_note = False, ""
         token = self._main.token = self.worker.start(mech, self.spec(), analyse=analyse)
         self._set_running(True)
         if analyse:
@@ -398,7 +415,7 @@ class Playback(QObject):
             self._start_ghost()
 
     def _start_ghost(self) -> None:
-        self._ghost.stopped_by_user = False
+        self._ghost.stopped_by_user, self._ghost.stop_note = False, ""
         self._ghost.token = self.ghost_worker.start(self.document.mechanism,
                                                     self.spec(OTHER_METHOD[self.document_method()]), analyse=False)
 
@@ -491,8 +508,12 @@ class Playback(QObject):
         if end.cancelled:  # Stop: the frames so far are the result, with the reason
             last = rec.time_at(rec.count - 1)
             stop = last
-            reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
+            if job.stop_note:
+                reason = f"stopped at t = {last:.6g} s: {job.stop_note}" if last is not None else job.stop_note
+            else:
+                reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
         job.stopped_by_user = False
+        job.stop_note = ""
         if job is self._ghost:
             rec.finish(end.ok, reason, stop, end.cancelled)
             self._sync_ghost()
@@ -530,12 +551,12 @@ class Playback(QObject):
             self._show_overlays()
         self._sync_ghost()
 
-    def _show_overlays(self) -> None:
-        """Contact points and force arrows at the cursor, trails up to it."""
+    def _show_overlays(self, k: int | None = None) -> None:
+        """Contact points and force arrows at frame k (default the cursor's), trails up to it."""
         rec, vp = self.recording, self.viewport
         if vp is None or not rec.count:
             return
-        k = min(rec.cursor, rec.count - 1)
+        k = min(rec.cursor if k is None else k, rec.count - 1)
         if rec.kind == "contact":
             active = rec.values["pair.active"][k].astype(bool)
             vp.set_contacts(rec.values["pair.point_a"][k][active], rec.values["pair.normal"][k][active]
@@ -551,12 +572,13 @@ class Playback(QObject):
                 trails[name] = rec.values["body.position"][: k + 1, i]
         vp.set_trails(trails)
 
-    def _sync_ghost(self) -> None:
-        """The comparison run's bodies at the cursor's time (translucent ghosts)."""
+    def _sync_ghost(self, t: float | None = None) -> None:
+        """The comparison run's bodies at time t, default the cursor's (translucent ghosts)."""
         g = self.ghost
         if self.viewport is None or not self.compare or not g.count:
             return
-        t = self.recording.time_at()
+        if t is None:
+            t = self.recording.time_at()
         if t is None:
             t = 0.0
         g.set_cursor(g.index_at(t))

@@ -39,6 +39,7 @@ MODES = {
     "velocities": ("q̇  [rad/s or m/s]", "qd"),
     "accelerations": ("q̈  [rad/s² or m/s²]", "qdd"),
 }
+SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes with an SI prefix (mm, kN, ...)
 LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
@@ -55,6 +56,12 @@ class Quantity:
     series: tuple[tuple[str, Callable], ...]  # (label, f(recording) -> (count,) array)
     comparable: bool = False  # drawn also for the comparison run (dashed)
     pairs: tuple[int, ...] = ()  # per-pair quantities: the contact pair of each series
+    note: str = ""  # said in the plot's title, not on the axis (a long axis label is cut off in a low plot)
+
+    @property
+    def title(self) -> str:
+        """The plot's title: the quantity, and its note."""
+        return f"{self.name} ({self.note})" if self.note else self.name
 
 
 def _column(channel: str, i: int, comp: int | None = None, norm: bool = False) -> Callable:
@@ -78,7 +85,7 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
                 out.append(Quantity(mode, axis, ch, tuple((lab, _column(ch, i)) for i, lab in enumerate(c.labels))))
         return out
 
-    def per_label(name, ch, axis, comparable=False, norm=False, comps=False):
+    def per_label(name, ch, axis, comparable=False, norm=False, comps=False, note=""):
         c = channels.get(ch)
         if c is None or not c.labels:
             return
@@ -89,14 +96,14 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
         else:
             series = tuple((lab, _column(ch, i, norm=norm)) for i, lab in enumerate(c.labels))
             rows = tuple(range(len(c.labels)))
-        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else ()))
+        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else (), note))
 
     per_label("normal force", "pair.normal_force", "normal force  [N]", comparable=True)
     per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
     per_label("friction force components", "pair.friction_force", "friction force  [N]", comparable=True, comps=True)
-    per_label("gap", "pair.gap", "gap (negative: penetration)  [m]", comparable=True)
-    per_label("body position", "body.position", "position of the body origin  [m]", comparable=True, comps=True)
-    per_label("body velocity", "body.velocity", "velocity of the body origin  [m/s]", comparable=True, comps=True)
+    per_label("gap", "pair.gap", "gap  [m]", comparable=True, note="negative: penetration")
+    per_label("body position", "body.position", "body origin position  [m]", comparable=True, comps=True)
+    per_label("body velocity", "body.velocity", "body origin velocity  [m/s]", comparable=True, comps=True)
     per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
     per_label("energy", "energy", "energy  [J]", comparable=True)
     c = channels.get("solver")
@@ -106,6 +113,16 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
                                          ("halvings", "halvings of the step"))):
             out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True))
     return out
+
+
+def axis_label(axis: str) -> tuple[str, str]:
+    """(text, unit) of a y-axis label 'text  [unit]': an SI unit goes to pyqtgraph, which writes it with the prefix
+    of the values' scale ('gap (µm)') instead of an '(x1e-06)' multiplier; other units stay in the text."""
+    if axis.endswith("]") and "[" in axis:
+        text, unit = axis[:-1].rsplit("[", 1)
+        if unit.strip() in SI_UNITS:
+            return text.strip(), unit.strip()
+    return axis, ""
 
 
 def _pens(n: int, dashed: bool = False) -> list:
@@ -176,6 +193,8 @@ class PlotsPanel(QWidget):
         self.quantities: list[Quantity] = []
         self.q_curves: list[pg.PlotDataItem] = []
         self.ghost_curves: list[pg.PlotDataItem] = []
+        self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in the time plot's legend
+        self._legend_key: tuple | None = None  # the curves the legend lists now
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
         self._ghost_suffix = ""
@@ -328,6 +347,20 @@ class PlotsPanel(QWidget):
         self.empty_label.setVisible(True)
         self.readout.setText("")
         self._show_stale(False)
+        if not getattr(self.playback, "kind", True):
+            self._forget_run()
+
+    def _forget_run(self) -> None:
+        """The document has nothing to run: no quantity, series, axis text or point trace of the previous one."""
+        self.quantities = []
+        self.mode_combo.blockSignals(True)
+        self.mode_combo.clear()
+        self.mode_combo.blockSignals(False)
+        self._kind = None
+        self._show_mode(rebuild_only=True)  # no quantity: no curves, an empty series list, no title or axis text
+        self._point_names = []
+        self.xy_curves = self._rebuild(self.xy_plot, self.xy_legend, self.xy_curves, [])
+        self.xy_widget.setVisible(False)
 
     def _on_began(self) -> None:
         """The run's channels are known: offer its quantities (the same ones keep the user's choice)."""
@@ -359,13 +392,39 @@ class PlotsPanel(QWidget):
     def _rebuild(self, plot, legend, old, names, dashed: bool = False, suffix: str = "") -> list:
         for c in old:
             plot.removeItem(c)  # also leaves the legend
+            self._curve_labels.pop(id(c), None)
         named = len(names) <= LEGEND_MAX
+        own_legend = plot is self.q_plot  # the time plot's legend is rebuilt by _sync_legend: the curves drawn
         out = []
         for name, pen in zip(names, _pens(len(names), dashed)):
             c = pg.PlotDataItem(pen=pen, name=(name + suffix) if named else None, skipFiniteCheck=True)
             plot.addItem(c)
+            if own_legend:
+                self._curve_labels[id(c)] = name + suffix
             out.append(c)
+        if own_legend:
+            self._legend_key = None
         return out
+
+    def _sync_legend(self) -> None:
+        """The time plot's legend names the curves drawn: not a series unticked or left out, not the comparison's
+        while there is none; no legend when more than LEGEND_MAX are drawn (it would cover the plot)."""
+        drawn = [c for c in self.q_curves + self.ghost_curves
+                 if c.isVisible() and c.xData is not None and len(c.xData)]
+        key = tuple(id(c) for c in drawn)
+        if key != self._legend_key:
+            self._legend_key = key
+            self.q_legend.clear()
+            if len(drawn) <= LEGEND_MAX:
+                for c in drawn:
+                    self.q_legend.addItem(c, self._curve_labels.get(id(c), ""))
+        self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
+
+    def legend_names(self) -> list[str]:
+        """The names the time plot's legend shows (none while it is hidden)."""
+        if not self.q_legend.isVisible():
+            return []
+        return [label.text for _sample, label in self.q_legend.items]
 
     def _on_grew(self, count: int) -> None:
         rec = self.recording
@@ -380,7 +439,6 @@ class PlotsPanel(QWidget):
         self._redraw.stop()
         self._drawn_at = time.perf_counter()
         self.empty_label.setVisible(False)
-        self.q_legend.setVisible(0 < len(self.q_curves) + len(self.ghost_curves) <= LEGEND_MAX)
         self.xy_legend.setVisible(0 < len(self.xy_curves) <= LEGEND_MAX)
         self._update_curves()
         self._update_point_curves()
@@ -406,9 +464,11 @@ class PlotsPanel(QWidget):
             self.series_list.addItem(it)
         self._show_checks(q)
         self.series_list.blockSignals(False)
-        self.q_plot.getAxis("left").setLabel(q.axis if q else "")
-        self.q_plot.setTitle(q.name if q else "", color=_FG, size="9pt")
+        text, unit = axis_label(q.axis) if q else ("", "")
+        self.q_plot.getAxis("left").setLabel(text, units=unit)
+        self.q_plot.setTitle(q.title if q else "", color=_FG, size="9pt")
         if rebuild_only:
+            self._sync_legend()
             return
         self._update_curves()
         self.q_plot.enableAutoRange()
@@ -478,6 +538,7 @@ class PlotsPanel(QWidget):
                 elif c.isVisible():
                     c.setData([], [])
                     c.setVisible(False)
+        self._sync_legend()
 
     def _update_point_curves(self) -> None:
         rec = self.recording
@@ -507,7 +568,7 @@ class PlotsPanel(QWidget):
 
     def _show_stale(self, stale: bool) -> None:
         q = self.quantity()
-        title = q.name if q else ""
+        title = q.title if q else ""
         if stale:
             title += "  (stale: the document changed since this run)"
         self.q_plot.setTitle(title, color="#8d6e00" if stale else _FG, size="9pt")

@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 import pyqtgraph.opengl as gl
+from OpenGL import GL
 from pyqtgraph.opengl import shaders
+from pyqtgraph.opengl.GLGraphicsItem import GLOptions
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QFont, QQuaternion, QVector3D
 from PySide6.QtWidgets import QDoubleSpinBox, QToolBar, QVBoxLayout, QWidget
@@ -217,9 +219,12 @@ class Viewport3D(QWidget):
         self._contact_item = gl.GLScatterPlotItem(pos=np.zeros((1, 3)), color=PALETTE["contact"], size=7, pxMode=True)
         self._normal_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["normal"], width=3)
         self._friction_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["friction"], width=3)
+        # Drawn over everything (no depth test): a contact point lies on the bodies' surfaces and the force on body A
+        # points into it, so depth-tested arrows were hidden inside the very bodies they act on.
+        on_top = {**GLOptions["translucent"], GL.GL_DEPTH_TEST: False}
         for it in (self._contact_item, self._normal_item, self._friction_item):
-            it.setGLOptions("translucent")
-            it.setDepthValue(30)  # drawn after the translucent floor
+            it.setGLOptions(on_top)
+            it.setDepthValue(30)  # drawn last, after the bodies, the floor, trails and ghosts
             it.setVisible(False)
             self.view.addItem(it)
         self._forces_action = QAction("Forces", self, checkable=True, checked=True)

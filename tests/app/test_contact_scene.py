@@ -165,6 +165,16 @@ def test_bad_entries_show_the_located_reason_inline_and_change_nothing(make_wind
     assert win.document.mechanism.body("sphere1").inertia == ((0.01, 0.5, 0.0), (0.5, 0.01, 0.0), (0.0, 0.0, 0.01))
     win.document.undo_stack.undo()
     assert win.document.mechanism == before
+    type_into(p.body_com, "0, 0")
+    assert p.body_com.error == "expected three numbers x, y, z, got 2" and win.document.mechanism == before
+    type_into(p.body_com, "0, 0, 0.02")  # the centre of mass off the sphere's centre: one undo step
+    assert win.document.mechanism.body("sphere1").com == (0.0, 0.0, 0.02)
+    type_into(p.body_com, "")  # empty: the shape's centroid again
+    assert win.document.mechanism.body("sphere1").com is None
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.body("sphere1").com == (0.0, 0.0, 0.02)
+    win.document.undo_stack.undo()
+    assert win.document.mechanism == before
     # Density needs the shape's volume; switching keeps the mass: rho = m / (4/3 pi r^3) for r = 0.1, m = 1.
     p.body_mass_kind.setCurrentIndex(1)
     p.body_mass_kind.activated.emit(1)

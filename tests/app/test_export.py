@@ -23,6 +23,7 @@ from core.kinematics import TrajectoryRun, compile_model
 from core.transforms import quat_to_matrix
 
 from app.export import frame_times, screenshot_at
+from tests.app.playback.test_contact_runs import assert_arrows_of_frame
 
 pytestmark = pytest.mark.gui
 
@@ -396,3 +397,61 @@ def test_screenshot_at_a_time_a_run_has_reached_runs_nothing_again(make_window, 
     reached, why = screenshot_at(win, 0.25)
     assert reached, why
     assert runs_made["contact"] == 1 and win.playback.recording.time_at() == pytest.approx(0.25, abs=1e-9)
+
+
+def test_every_animation_frame_shows_the_overlays_of_its_own_time(make_window, qtbot, tmp_path, monkeypatch):
+    """Contact arrows, trails and the comparison's ghosts in an exported frame are those of the frame's time, not of
+    the cursor (a GIF once showed the whole trail and the last frame's arrow in every frame)."""
+    import app.export as export_module
+
+    m = io.load(EXAMPLES / "contact_box_slide.json")
+    m.set_simulation(duration=0.3)
+    doc = tmp_path / "slide.json"
+    io.save(m, doc)
+    win = make_window(io.load(doc), doc)
+    pb, vp = win.playback, win.viewport
+    win.action_set.compare.setChecked(True)  # the explicit method as ghosts
+    rec = finished_run(qtbot, win)
+    qtbot.waitUntil(lambda: pb.ghost.complete and pb.ghost.count == rec.count, timeout=120_000)
+    pb.seek(rec.count - 1)  # the cursor at the end: every overlay of the end is on screen before the export
+    seen = []
+    grab = export_module.grab_viewport
+
+    def recording_grab(viewport):
+        seen.append((viewport.body_poses()["box"], viewport.trails()["box"].copy(), viewport.contact_arrows(),
+                     viewport.ghost_poses()["box"]))
+        return grab(viewport)
+
+    monkeypatch.setattr(export_module, "grab_viewport", recording_grab)
+    win.exports.fps = 10
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "a.gif"))
+    assert ok, msg
+    ref = simulate(io.load(doc))  # the core's run of the same document
+    expl = simulate(io.load(doc), method="explicit")
+    p, b = ref.pair_names.index("box/floor"), ref.body_names.index("box")
+    assert len(seen) == 4  # t = 0, 0.1, 0.2, 0.3
+    s = vp.force_scale()
+    for j, (poses, trail, arrows, ghost) in enumerate(seen):
+        k = 10 * j  # the frame at t = j / 10 s (dt = 0.01 s)
+        np.testing.assert_allclose(poses[:3, 3], ref.position[k, b], atol=1e-12)
+        assert len(trail) == k + 1  # the path up to this frame, not up to the cursor
+        np.testing.assert_allclose(trail[-1], ref.position[k, b], atol=1e-12)
+        np.testing.assert_allclose(ghost[:3, 3], expl.position[k, b], atol=1e-12)
+        assert_arrows_of_frame(arrows, s, ref, k, p)
+    assert ref.active[10:31, p].all()  # the box slides on the floor: arrows in the later frames
+    # afterwards the views show the cursor's frame again
+    assert len(vp.trails()["box"]) == rec.count
+    np.testing.assert_allclose(vp.body_poses()["box"][:3, 3], ref.position[-1, b], atol=1e-12)
+
+
+def test_a_run_stopped_at_the_screenshots_time_says_so_not_the_user(make_window, tmp_path):
+    m = io.load(EXAMPLES / "contact_sphere_drop.json")
+    m.set_simulation(duration=30.0)  # 3000 steps: still running when it reaches 0.3 s, so the screenshot stops it
+    win = make_window(m)
+    reached, why = screenshot_at(win, 0.3)
+    assert reached, why
+    rec = win.playback.recording
+    assert rec.complete and rec.cancelled and rec.time_at(rec.count - 1) < 30.0
+    status = win.motion.status_label.text()
+    assert status.startswith("stopped at t = ") and status.endswith("it has reached the 0.3 s asked for"), status
+    assert rec.time_at() == pytest.approx(0.3, abs=1e-12)  # the screenshot shows 0.3 s

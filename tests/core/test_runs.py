@@ -153,3 +153,39 @@ def test_contact_run_follows_named_points_of_the_bodies():
     np.testing.assert_allclose(frames[-1].values["points"], [[0.0, 0.0, 0.2]], atol=1e-8)
     for f in frames[::10]:
         np.testing.assert_allclose(f.values["points"][0], f.poses[1, :3, :3] @ [0, 0, 0.1] + f.poses[1, :3, 3], atol=1e-12)
+
+
+def test_cancel_is_honoured_inside_a_hard_contact_step():
+    """Stop during a step of many Newton iterations (the pile) ends that step at the next check, between its
+    iterations: the answer does not wait for the step to finish."""
+    from core.contact import initial_state, step
+
+    model = build_model(io.load(EXAMPLES / "contact_pile.json"))
+    st, h = initial_state(model), 0.01
+    for _ in range(60):  # find a step that asks the cancel callable many times (a hard step: many iterations)
+        asked = [0]
+
+        def never():
+            asked[0] += 1
+            return False
+
+        full = step(model, st, h, "implicit", cancel=never)
+        assert full.converged, full.reason
+        if asked[0] >= 8 and full.iterations >= 4:
+            break
+        st = full.state
+    else:
+        pytest.fail("no step of the pile took several iterations")
+    k = asked[0] // 2  # cancel half-way through that step
+
+    calls = [0]
+
+    def cancel_at_k():
+        calls[0] += 1
+        return calls[0] >= k
+
+    r = step(model, st, h, "implicit", cancel=cancel_at_k)
+    assert not r.converged and r.reason.startswith("cancelled")
+    assert calls[0] == k  # the first "yes" ends the step: no further iteration asks again
+    assert r.iterations < full.iterations  # it stopped inside the step, before the iterations the full step took
+    np.testing.assert_array_equal(r.state.p, st.p)  # a cancelled step leaves the state as it was

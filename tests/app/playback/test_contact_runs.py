@@ -4,6 +4,7 @@ the comparison of methods, a run's exception, exports, and the event loop's late
 from __future__ import annotations
 
 import csv
+import re
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -44,8 +45,23 @@ def pose(position, quat) -> np.ndarray:
     return T
 
 
+def assert_arrows_of_frame(arrows, scale: float, ref, k: int, p: int) -> None:
+    """The 3D view's arrows (Viewport3D.contact_arrows) are pair p's at frame k of the core's recording `ref`: from
+    the contact point along the normal force and the friction force (force = impulse / h), times the arrow scale;
+    none while the pair is out of contact range."""
+    pts, tip_n, tip_f = arrows
+    h = ref.dt
+    if ref.active[k, p]:
+        np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
+        np.testing.assert_allclose(tip_n - pts, [scale * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
+        np.testing.assert_allclose(tip_f - pts, [scale * ref.pf[k, p] / h], atol=1e-12)
+    else:
+        assert len(pts) == 0
+
+
 @pytest.mark.parametrize("name, body, pair", [("contact_sphere_drop", "ball", "ball/floor"),
-                                              ("contact_box_slide", "box", "box/floor")])
+                                              ("contact_box_slide", "box", "box/floor"),
+                                              ("contact_disc_roll", "disc", "disc/floor")])
 def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(window, name, body, pair):
     win = window(name)
     pb, plots = win.playback, win.plots
@@ -53,26 +69,19 @@ def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(wind
     finished(win)
     rec = pb.recording
     ref = simulate(win.document.mechanism)  # the CLI's run of the same document
-    assert rec.ok and rec.count == ref.n_frames == 101
     h = ref.dt
+    n = round(win.document.mechanism.simulation_settings().duration / h) + 1  # frames at 0, h, ..., duration
+    assert rec.ok and rec.count == ref.n_frames == n
     b = ref.body_names.index(body)
     p = ref.pair_names.index(pair)
     plots.set_mode("normal force")
-    for k in (0, 17, 45, 100):
+    for k in (0, 17, 45, n - 1):
         win.motion.slider.setValue(k)  # the user scrubs
         np.testing.assert_allclose(win.viewport.body_poses()[body], pose(ref.position[k, b], ref.orientation[k, b]),
                                    atol=1e-12)
         assert plots.cursor_time() == pytest.approx(k * h)
         assert plots.value_at_cursor(pair) == pytest.approx(ref.pn[k, p] / h, abs=1e-12)  # force = impulse / h
-        # the arrows in the 3D view: from the contact point along the normal force and the friction force
-        pts, tip_n, tip_f = win.viewport.contact_arrows()
-        s = win.viewport.force_scale()
-        if ref.active[k, p]:
-            np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
-            np.testing.assert_allclose(tip_n - pts, [s * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
-            np.testing.assert_allclose(tip_f - pts, [s * ref.pf[k, p] / h], atol=1e-12)
-        else:
-            assert len(pts) == 0
+        assert_arrows_of_frame(win.viewport.contact_arrows(), win.viewport.force_scale(), ref, k, p)
         # the body origin's trail ends where the body is
         np.testing.assert_allclose(win.viewport.trails()[body][-1], ref.position[k, b], atol=1e-12)
         assert len(win.viewport.trails()[body]) == k + 1
@@ -103,6 +112,17 @@ def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbo
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 3, timeout=60000)
     assert win.action_set.stop.isEnabled()
+    # while it runs: simulated time, steps per second and the time left (a pile step takes a large fraction of a
+    # second, so more than a second is left after 3 frames of 101)...
+    qtbot.waitUntil(lambda: "steps/s" in win.motion.progress_bar.format(), timeout=60000)
+    assert re.fullmatch(r"t = \d\.\d{3} / 1\.000 s · \d+ steps/s · \d+ s left", win.motion.progress_bar.format())
+    # ...and scrubbing reaches the newest frame, whose poses the 3D view shows
+    rec, slider = pb.recording, win.motion.slider
+    assert not rec.complete and slider.maximum() == rec.count - 1
+    slider.setValue(slider.maximum())
+    assert rec.cursor == rec.count - 1
+    for name, P in zip(rec.body_names, rec.poses[rec.count - 1]):
+        np.testing.assert_array_equal(win.viewport.body_poses()[name], P)
     threads = pb.worker.threads()
     t0 = time.perf_counter()
     win.action_set.stop.trigger()
@@ -183,20 +203,28 @@ def test_comparison_runs_the_explicit_method_as_ghosts_and_dashed_curves(window,
     win = window("contact_sphere_drop")
     finished(win)
     pb, plots = win.playback, win.plots
+    plots.set_mode("gap")
+    # the legend names the curves drawn: no comparison entry while there is no comparison run
+    assert plots.legend_names() == ["ball/floor"]
     win.motion.compare_box.setChecked(True)
     assert pb.compare and win.action_set.compare.isChecked()
     qtbot.waitUntil(lambda: pb.ghost.complete and pb.ghost.count == 101, timeout=60000)
     qtbot.waitUntil(lambda: not pb.ghost_worker.running(), timeout=5000)
     ref = simulate(win.document.mechanism, method="explicit")
-    plots.set_mode("gap")
+    qtbot.waitUntil(lambda: plots.legend_names() == ["ball/floor", "ball/floor (explicit)"], timeout=5000)
     assert any(c.name() == "ball/floor (explicit)" for c in plots.ghost_curves)
     for k in (10, 40, 100):
         win.motion.slider.setValue(k)
         np.testing.assert_allclose(win.viewport.ghost_poses()["ball"], pose(ref.position[k, 0], ref.orientation[k, 0]),
                                    atol=1e-12)
         assert plots.value_at_cursor("ball/floor", ghost=True) == pytest.approx(ref.gap[k, 0], abs=1e-15)
+    plots.set_series_visible("ball/floor", False)  # an unticked series leaves the legend with its comparison
+    assert plots.legend_names() == [] and not plots.q_legend.isVisible()
+    plots.set_series_visible("ball/floor", True)
+    assert plots.legend_names() == ["ball/floor", "ball/floor (explicit)"]
     win.action_set.compare.trigger()  # off again
     assert not pb.compare and win.viewport.ghost_poses() == {} and pb.ghost.count == 0
+    assert plots.legend_names() == ["ball/floor"]
 
 
 def test_an_exception_in_a_run_is_a_dialog_and_the_app_stays_usable(window, qtbot, dialogs, monkeypatch, caplog):
@@ -264,6 +292,11 @@ def test_new_document_leaves_nothing_of_the_contact_run(window, qtbot):
     assert all(len(c.getOriginalDataset()[0] if c.getOriginalDataset()[0] is not None else []) == 0
                for c in plots.q_curves)
     assert win.viewport.trails() == {} and len(win.viewport.contact_arrows()[0]) == 0
+    # nor its quantities, series, axis text, point traces or progress
+    assert plots.modes() == [] and plots.series_list.count() == 0 and plots.q_curves == plots.ghost_curves == []
+    assert plots.q_plot.getAxis("left").labelText == "" and plots.q_plot.titleLabel.text == ""
+    assert plots.xy_widget.isHidden()
+    assert win.motion.progress_bar.value() == 0 and win.motion.progress_bar.format() == ""
     assert threading.active_count() >= 1
 
 
@@ -306,3 +339,18 @@ def test_pairs_never_in_contact_range_are_left_out_of_the_plot_until_ticked(wind
     i = [c.name() for c in plots.q_curves].index(never) if len(pairs) <= 16 else pairs.index(never)
     assert plots.q_curves[i].isVisible()
     np.testing.assert_array_equal(plots.q_curves[i].getOriginalDataset()[1], np.zeros(rec.count))
+
+
+def test_the_y_axis_writes_the_unit_with_the_scale_of_the_values(window, qtbot):
+    win = window("contact_sphere_drop")
+    finished(win)
+    win.dock_plots.raise_()  # the Plots tab in front (it autoranges when shown)
+    ax = win.plots.q_plot.getAxis("left")
+    win.plots.set_mode("gap")
+    # the ball's gap falls from 0.5 - 0.1 = 0.4 m to 0: pyqtgraph writes the ticks in mm and says so in the label
+    qtbot.waitUntil(lambda: ax.autoSIPrefixScale == pytest.approx(1e3), timeout=5000)
+    assert ax.labelString().endswith(">gap (mm)</span>") and "x1e" not in ax.labelString()
+    assert win.plots.q_plot.titleLabel.text == "gap (negative: penetration)"
+    win.plots.set_mode("normal force")  # the ball's weight, 9.81 N at rest: no prefix
+    qtbot.waitUntil(lambda: ax.autoSIPrefixScale == 1.0, timeout=5000)
+    assert "normal force (N)" in ax.labelString()

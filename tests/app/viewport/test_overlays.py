@@ -62,6 +62,31 @@ def test_force_arrows_scale_and_toggle(make_window, qtbot):
     assert len(vp.contact_arrows()[0]) == 0 and not vp._normal_item.visible()
 
 
+def test_force_arrows_are_drawn_over_the_bodies_they_act_on(make_window, qtbot):
+    """The normal force on body A points from the contact point into A: a depth-tested arrow was hidden inside the
+    box (toggling Forces changed no pixel). Every part of the arrow's shaft must show."""
+    from app.export import grab_viewport, image_to_array
+
+    win = make_window(io.load(EXAMPLES / "contact_box_slide.json"))
+    rec = win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=60000)
+    vp = win.viewport
+    win.motion.slider.setValue(10)  # sliding on the floor: one contact
+    vp.force_box.setValue(3.0)  # long enough to measure on screen; the lower part is inside the 0.2 m box
+    p, tip_n, _tip_f = vp.contact_arrows()
+    assert len(p) == 1
+    on = image_to_array(grab_viewport(vp))
+    vp.set_forces_visible(False)
+    off = image_to_array(grab_viewport(vp))
+    vp.set_forces_visible(True)
+    changed = np.any(on != off, axis=2)
+    (x0, y0), (x1, y1) = vp.project(p[0]), vp.project(tip_n[0])
+    assert math.hypot(x1 - x0, y1 - y0) > 40  # the shaft is tens of pixels long on screen
+    for f in np.linspace(0.1, 0.8, 8):  # along the shaft (the head is drawn at the tip)
+        x, y = round(x0 + f * (x1 - x0)), round(y0 + f * (y1 - y0))
+        assert changed[y - 2:y + 3, x - 2:x + 3].any(), f"the arrow is hidden at {f:.0%} of its length"
+
+
 def test_typed_coordinates_far_away_refit_the_view(make_window, qtbot):
     win = make_window(io.load(EXAMPLES / "fourbar.json"))
     vp = win.viewport
