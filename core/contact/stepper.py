@@ -108,7 +108,8 @@ class ContactResult:
     a1: np.ndarray  # closest point on A (end of step for implicit, start for explicit)
     a2: np.ndarray  # closest point on B
     normal: np.ndarray  # unit normal from B towards A
-    gap: float  # separation along the normal (m); for "explicit" the linearised end-of-step gap
+    gap: float  # signed separation at the end of the step (m); "explicit": from a closest-point query at the end
+    # poses (its solver holds only the linearised gap >= 0, so this one shows the scheme's penetration)
     pn: float  # normal impulse (N s)
     pf: np.ndarray  # friction impulse vector on A, world (N s)
     pr: float  # torsional friction impulse about the normal (N m s)
@@ -1001,8 +1002,13 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         for pr in pairs:
             zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
-            new.warm[pr.ip] = {"zx": zp.copy(), "geo": new_warm_geo[pr.ip], "h": h}
-            contacts.append(_contact_explicit(model, state, new, pr, zp, h))
+            # the true gap at the end of the step, by a closest-point query at the end poses (the scheme holds only
+            # its linearised gap >= 0: a negative one is its penetration); the query also starts the next step
+            geo_end, r_end = closest_points(model, new, pr.ip, new_warm_geo[pr.ip])
+            gap_end = (float(geo_end[PairLayout(model.shapes[pr.a].m, model.shapes[pr.b].m, 0).s]) if r_end.converged
+                       else None)
+            new.warm[pr.ip] = {"zx": zp.copy(), "geo": geo_end if r_end.converged else new_warm_geo[pr.ip], "h": h}
+            contacts.append(_contact_explicit(model, state, new, pr, zp, h, gap_end))
     if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)
         return StepResult(state, False, iters, res.residual, "non-finite state after step", pairs=len(pairs))
     # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
@@ -1325,7 +1331,9 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
     return r, J, WA, JWA, WB, JWB
 
 
-def _contact_explicit(model, state, new, pr: _Pair, zp, h) -> ContactResult:
+def _contact_explicit(model, state, new, pr: _Pair, zp, h, gap_end: float | None = None) -> ContactResult:
+    """An explicit pair's contact: impulses in the step's (start) frame, the gap at the end of the step (gap_end, the
+    true one; else the linearised gap the scheme solved for)."""
     nf = pr.lay.nf
     pn = pr.m_ref * zp[0]
     pf = np.zeros(3)
@@ -1339,9 +1347,9 @@ def _contact_explicit(model, state, new, pr: _Pair, zp, h) -> ContactResult:
     vrel = new.v[pr.a] + cross3(new.w[pr.a], pr.a1 - state.p[pr.a])
     if model.dynamic[pr.b]:
         vrel = vrel - new.v[pr.b] - cross3(new.w[pr.b], pr.a2 - state.p[pr.b])
-    gap_lin = pr.gap0 + h * (pr.n @ vrel)
+    gap = pr.gap0 + h * (pr.n @ vrel) if gap_end is None else gap_end
     slip = vrel - (vrel @ pr.n) * pr.n
-    return ContactResult(pr.ip, pr.a1, pr.a2, pr.n, float(gap_lin), float(pn), pf, float(prr), slip, pr.mu)
+    return ContactResult(pr.ip, pr.a1, pr.a2, pr.n, float(gap), float(pn), pf, float(prr), slip, pr.mu)
 
 
 from .pair import _sk  # noqa: E402  (one definition)
