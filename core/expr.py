@@ -164,8 +164,19 @@ class DriverExpression:
 
     def evaluate(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Values, velocities and accelerations at `times`; LinkwrightError where not finite."""
+        q, qd, qdd, _, why = self.evaluate_until(times)
+        if why:
+            raise LinkwrightError(self.location, why)
+        return q, qd, qdd
+
+    def evaluate_until(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
+        """Values, velocities and accelerations at `times` (ascending), the index of the first time where one of
+        them is not a finite real number (len(times) when there is none) and why, naming that time ('' when none).
+        Entries from that index on are unspecified but finite (0)."""
         tt = np.atleast_1d(np.asarray(times, dtype=float))
         out, unreal = [], []
+        # Poles and logarithms of negative numbers give inf or nan here, with a numpy warning: the non-finite
+        # entries are found and reported right below, so the warning would only repeat it.
         with np.errstate(all="ignore"):
             for f in self._funcs:
                 try:
@@ -176,13 +187,17 @@ class DriverExpression:
                 imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
                 unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
                 out.append(np.where(unreal[-1], np.nan, raw.real).astype(float))
-        for name, v, im in zip(("value", "velocity", "acceleration"), out, unreal):
-            bad = ~np.isfinite(v)
-            if bad.any():
-                k = int(np.argmax(bad))
-                what = "not a real number" if im[k] else "not finite"
-                raise LinkwrightError(self.location, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}")
-        return out[0], out[1], out[2]
+        bad = [~np.isfinite(v) for v in out]
+        anybad = bad[0] | bad[1] | bad[2]
+        if not anybad.any():
+            return out[0], out[1], out[2], len(tt), ""
+        k = int(np.argmax(anybad))
+        c = next(i for i in range(3) if bad[i][k])
+        what = "not a real number" if unreal[c][k] else "not finite"
+        name = ("value", "velocity", "acceleration")[c]
+        for v in out:
+            v[k:] = 0.0
+        return out[0], out[1], out[2], k, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}"
 
 
 @dataclass(frozen=True)
@@ -286,16 +301,18 @@ class _Checker:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 raise self.fail(f"'{name}': starred arguments are not allowed")
             args = [self.visit(a, depth + 1) for a in node.args]
+            value = self._call_value(name, args)
             if counts is None:
-                return _fold_costs(args, _minmax_cost)
+                c = _fold_costs(args, _minmax_cost)
+                return _Cost(c.size, c.d1, c.d2, c.bits, value)
             if name == "atan2":
                 a, b = args
                 s = a.size + b.size
                 return _Cost(s + 1, 3 * s + a.d1 + b.d1 + 10, 9 * s + 3 * (a.d1 + b.d1) + a.d2 + b.d2 + 40,
-                             max(a.bits, b.bits), None)
+                             max(a.bits, b.bits), value)
             (a,) = args
             # f(a)' = g(a) a' with g at most about twice a's size (1/sqrt(1 - a**2)); f'' likewise once more
-            return _Cost(a.size + 1, 2 * a.size + a.d1 + 9, 6 * a.size + 3 * a.d1 + a.d2 + 30, a.bits, None)
+            return _Cost(a.size + 1, 2 * a.size + a.d1 + 9, 6 * a.size + 3 * a.d1 + a.d2 + 30, a.bits, value)
         if isinstance(node, ast.Attribute):
             raise self.fail("attribute access is not allowed")
         if isinstance(node, ast.Lambda):
@@ -303,6 +320,22 @@ class _Checker:
         if isinstance(node, ast.Compare):
             raise self.fail("comparisons are not allowed")
         raise self.fail(f"{type(node).__name__} is not allowed in an expression")
+
+    def _call_value(self, name: str, args: list[_Cost]) -> float | None:
+        """The float value of a function of constants, refused when it is beyond MAX_CONSTANT: sympy evaluates
+        functions of numbers in arbitrary precision, and tanh(exp(1e300)) would make mpmath build an integer of
+        about 10^300 digits (OverflowError) or run out of memory."""
+        if any(a.value is None for a in args):
+            return None
+        try:
+            v = _MATH[name](*(a.value for a in args))
+        except (ValueError, ZeroDivisionError):  # outside the domain: sympy reduces it to an undefined value,
+            return None  # or keeps it complex, and both are reported as such (_defined, evaluate)
+        except OverflowError:
+            raise self.fail(f"constant part of the expression is too large ({name} of {_fmt(args)})") from None
+        if not math.isfinite(v) or abs(v) > MAX_CONSTANT:
+            raise self.fail(f"constant part of the expression is too large ({name} of {_fmt(args)})")
+        return float(v)
 
     def _binop(self, node: ast.BinOp, depth: int) -> _Cost:
         op = type(node.op)
@@ -344,6 +377,19 @@ class _Checker:
         d1 = 3 * a.size + 2 * b.size + a.d1 + b.d1 + 8
         g2 = b.d2 + 4 * a.size + 2 * b.d1 + 3 * a.d1 + 2 * b.size + a.d2 + 15
         return _Cost(s, d1, d1 + (b.d1 + 2 * a.size + b.size + a.d1 + 5) + s + g2 + 4, a.bits + b.bits, value)
+
+
+# float versions of FUNCTIONS, for the values of constant subtrees
+_MATH: dict[str, Callable[..., float]] = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos, "atan": math.atan,
+    "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh, "exp": math.exp, "log": math.log,
+    "sqrt": math.sqrt, "abs": abs, "min": min, "max": max,
+}
+assert set(_MATH) == set(FUNCTIONS)
+
+
+def _fmt(args: list[_Cost]) -> str:
+    return ", ".join(f"{a.value:.6g}" for a in args)
 
 
 def _build(node: ast.AST) -> sympy.Expr:

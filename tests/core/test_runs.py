@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -153,3 +154,36 @@ def test_contact_run_follows_named_points_of_the_bodies():
     np.testing.assert_allclose(frames[-1].values["points"], [[0.0, 0.0, 0.2]], atol=1e-8)
     for f in frames[::10]:
         np.testing.assert_allclose(f.values["points"][0], f.poses[1, :3, :3] @ [0, 0, 0.1] + f.poses[1, :3, 3], atol=1e-12)
+
+
+def _driven_fourbar(expr: str) -> Mechanism:
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    doc["drivers"][0]["value"] = expr
+    return io.loads(json.dumps(doc).encode())
+
+
+@pytest.mark.parametrize("expr, what", [("1/(1 - t)", "value"), ("log(1 - t)", "value"), ("sqrt(1 - t)", "velocity")])
+def test_a_driver_undefined_mid_run_stops_the_run_with_the_frames_before_it(expr, what):
+    # Each driver is undefined at t = 1 (a pole, log(0), an infinite velocity -1/(2 sqrt(0))) and finite before:
+    # over t = 0, 0.1, ..., 2 the run yields the 10 frames t < 1 and stops at t = 1, naming the driver and the time.
+    mech = _driven_fourbar(expr)
+    run = open_run(mech, RunSpec(t_end=2.0, steps=20))
+    frames = list(run)
+    v = run.verdict
+    assert [f.t for f in frames] == pytest.approx([0.1 * k for k in range(10)])
+    assert not v.ok and not v.cancelled and v.stop_time == pytest.approx(1.0)
+    assert v.reason.startswith(f"stopped at t = 1: drivers[0].value: {what} of '{expr}' is not finite at t = 1")
+    assert 0.9 < v.limit_time < 1.0 and v.limit_time == pytest.approx(1.0, abs=1e-9)  # the drivers end at 1
+    # the frames are the driven motion: the crank angle is the driver's value
+    q = [f.values["q"][0] for f in frames]
+    ref = {"1/(1 - t)": lambda t: 1 / (1 - t), "log(1 - t)": lambda t: np.log(1 - t),
+           "sqrt(1 - t)": lambda t: np.sqrt(1 - t)}[expr]
+    np.testing.assert_allclose(q, [ref(f.t) for f in frames], rtol=1e-12)
+
+
+def test_a_driver_undefined_at_the_first_time_is_a_located_error():
+    # nothing can be computed: log(t) at t = 0 is a bad document, not a run that stops early
+    mech = _driven_fourbar("log(t)")
+    with pytest.raises(LinkwrightError) as info:
+        open_run(mech, RunSpec(t_end=1.0, steps=4))
+    assert info.value.location == "drivers[0].value" and "not finite at t = 0" in info.value.message

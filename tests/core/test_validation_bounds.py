@@ -129,6 +129,22 @@ def test_undefined_or_unbounded_expressions_are_refused_quickly(text):
         assert time.process_time() - t0 < 2.0  # the campaign measured 14 s to minutes
 
 
+@pytest.mark.parametrize("text, value", [("tanh(exp(1e300))*t", None), ("sin(exp(1000))", None),
+                                         ("cosh(exp(690))", None), ("tanh(exp(690))*t", 1.0),
+                                         ("max(2, exp(3))*t", math.exp(3))])
+def test_functions_of_constants_are_bounded_before_sympy_evaluates_them(text, value):
+    # sympy evaluates a function of a number in arbitrary precision: tanh(exp(1e300)) raised OverflowError from
+    # mpmath. The checker computes constant subtrees in floats: exp(1e300), exp(1000) and cosh(4.6e299) are beyond
+    # MAX_CONSTANT and refused; tanh(exp(690)) = tanh(about 1e299) = 1 exactly in floats and is computed.
+    if value is None:
+        for f in (check_expression, parse_expression):
+            with pytest.raises(LinkwrightError, match="constant part of the expression is too large"):
+                f(text, "drivers[0].value")
+    else:
+        q, qd, _ = parse_expression(text, "drivers[0].value").evaluate(np.array([2.0]))
+        assert q[0] == pytest.approx(2 * value) and qd[0] == pytest.approx(value)
+
+
 @pytest.mark.parametrize("n", [5, 16])
 def test_min_and_max_of_many_terms_compile_fast_with_one_sided_derivatives(n):
     t0 = time.process_time()

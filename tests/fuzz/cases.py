@@ -66,6 +66,9 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     "integer_growth": (lambda: _drive("((t*2**64)**64)**64"), "drivers[0].value"),
     "power_tower": (lambda: _drive("**".join(["t"] * 60)), "drivers[0].value"),
     "max_of_119": (lambda: _drive("max(" + ",".join(f"sin({k}*t)" for k in range(1, 120)) + ")"), "drivers[0].value"),
+    # a function of a huge constant: sympy evaluates it in arbitrary precision (tanh of an mpmath number of 10^300
+    # digits: OverflowError), found by the long expression campaign (tanh(exp(1e300)) shrunk from a generated case)
+    "function_of_huge_constant": (lambda: _drive("tanh(exp(1e300))*t"), "drivers[0].value"),
     # 9: a position that makes every gap infinite
     "far_position": (lambda: _doc("contact_two_spheres", lambda d: d["bodies"][1]["pose"].__setitem__(
         "position", [0, 0, 1e308])), "bodies[1].pose.position[2]"),
