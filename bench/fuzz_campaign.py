@@ -334,10 +334,15 @@ def main() -> int:
     hostile = hostile_files(a.out / "hostile")
     examples = {p.stem: json.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))}
 
-    # warm the parent once: every forked call then starts with the modules and the contact kernels loaded
-    import app.cli  # noqa: F401
+    # warm the parent once: every forked call then starts with the modules and the contact kernels loaded (run the
+    # campaign on a tree that is not being edited: a module imported later in a child would be the edited one)
+    import app.cli
+    import core.kinematics  # noqa: F401
+    from core.cli import build_parser
     from core.contact import prepare_kernels
 
+    build_parser()
+    app.cli.build_gui_parser()
     prepare_kernels()
 
     failures = (a.out / "failures.jsonl").open("a")
@@ -366,7 +371,7 @@ def main() -> int:
                    "status": status, "seconds": round(dt, 2), "stderr": se[-3000:]}
             failures.write(json.dumps(rec, ensure_ascii=True) + "\n")
             failures.flush()
-            print(f"[{i}] {verdict}  ::  {' '.join(argv)[:160]}", flush=True)
+            print(ascii(f"[{i}] {verdict}  ::  {' '.join(argv)[:160]}"), flush=True)
         if i % 100 == 0:
             print(f"-- {i} calls, {time.monotonic() - t_start:.0f} s, statuses {counts}", flush=True)
     for i in range(a.gui):
@@ -392,7 +397,7 @@ def main() -> int:
             failures.write(json.dumps({"gui": i, "time": t, "input": str(keep if text is not None else path),
                                        "verdict": verdict, "status": status, "stderr": "\n".join(lines)[-3000:]}) + "\n")
             failures.flush()
-            print(f"[gui {i}] {verdict}: {lines[-1][:200] if lines else ''}", flush=True)
+            print(ascii(f"[gui {i}] {verdict}: {lines[-1][:200] if lines else ''}"), flush=True)
     print(f"done: {a.calls} calls + {a.gui} GUI calls in {time.monotonic() - t_start:.0f} s; statuses {counts}")
     return 0
 

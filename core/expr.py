@@ -15,6 +15,7 @@ import numpy as np
 import sympy
 
 from .errors import LinkwrightError
+from .validate import MAX_DRIVEN
 
 __all__ = ["DriverExpression", "parse_expression", "check_expression", "budget", "FUNCTIONS", "CONSTANTS"]
 
@@ -163,7 +164,7 @@ class DriverExpression:
     _funcs: tuple = field(repr=False, compare=False, default=())
 
     def evaluate(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Values, velocities and accelerations at `times`; LinkwrightError where not finite."""
+        """Values, velocities and accelerations at `times`; LinkwrightError where not finite or beyond MAX_DRIVEN."""
         q, qd, qdd, _, why = self.evaluate_until(times)
         if why:
             raise LinkwrightError(self.location, why)
@@ -171,8 +172,11 @@ class DriverExpression:
 
     def evaluate_until(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
         """Values, velocities and accelerations at `times` (ascending), the index of the first time where one of
-        them is not a finite real number (len(times) when there is none) and why, naming that time ('' when none).
-        Entries from that index on are unspecified but finite (0)."""
+        them is not a finite real number or beyond MAX_DRIVEN (len(times) when there is none) and why, naming that
+        time ('' when none). Entries from that index on are unspecified but finite (0).
+
+        The bound keeps every number the solvers build from a driver (products of rates, squared residuals) far
+        from overflow: 1/(1-t) stops where its acceleration 2/(1-t)³ passes 1e9, not at a float overflow."""
         tt = np.atleast_1d(np.asarray(times, dtype=float))
         out, unreal = [], []
         # Poles and logarithms of negative numbers give inf or nan here, with a numpy warning: the non-finite
@@ -187,13 +191,15 @@ class DriverExpression:
                 imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
                 unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
                 out.append(np.where(unreal[-1], np.nan, raw.real).astype(float))
-        bad = [~np.isfinite(v) for v in out]
+        bad = [~(np.abs(v) <= MAX_DRIVEN) for v in out]  # NaN compares False: caught too
         anybad = bad[0] | bad[1] | bad[2]
         if not anybad.any():
             return out[0], out[1], out[2], len(tt), ""
         k = int(np.argmax(anybad))
         c = next(i for i in range(3) if bad[i][k])
-        what = "not a real number" if unreal[c][k] else "not finite"
+        x = out[c][k]
+        what = ("not a real number" if unreal[c][k] else "not finite" if not np.isfinite(x) else
+                f"{x:.3g}, beyond the bound ±{MAX_DRIVEN:g}")
         name = ("value", "velocity", "acceleration")[c]
         for v in out:
             v[k:] = 0.0
