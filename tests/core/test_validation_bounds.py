@@ -128,6 +128,25 @@ def test_undefined_or_unbounded_expressions_are_refused_quickly(text):
         assert time.process_time() - t0 < 2.0  # the campaign measured 14 s to minutes
 
 
+@pytest.mark.parametrize("text", ["2**max(1, 2**64)", "(-64)**max(72, 231.19, 2**64)", "3**min(10**8, 10**9)*t",
+                                  "2**abs(10**7)", "t**max(1, 2**64)", "2**(-abs(-100))"])
+def test_a_constant_exponent_inside_a_function_call_is_bounded_too(text):
+    # The exponent bound (MAX_EXPONENT = 64) looked at constant exponents only, and max(...), min(...) and abs(...)
+    # of constants had no value in the checker: sympy then built 2**(2**64) exactly in C, which the compile budget
+    # cannot interrupt (the long expression campaign saw 8 GB before a MemoryError).
+    t0 = time.process_time()
+    for f in (check_expression, parse_expression):
+        with pytest.raises(LinkwrightError, match="exponent .* is too large") as info:
+            f(text, "drivers[0].value")
+        assert info.value.location == "drivers[0].value"
+    assert time.process_time() - t0 < 1.0
+
+
+def test_exponents_within_the_bound_through_a_function_call_are_exact():
+    q, qd, _ = parse_expression("2**max(1, 20)*t + 2**abs(-3)", "x").evaluate(np.array([1.0]))
+    assert q[0] == 2.0**20 + 8 and qd[0] == 2.0**20  # the value 2**20 + 8 at t = 1, the velocity 2**20
+
+
 @pytest.mark.parametrize("text, value", [("tanh(exp(1e300))*t", None), ("sin(exp(1000))", None),
                                          ("cosh(exp(690))", None), ("tanh(exp(690))*t", 1.0),
                                          ("max(2, exp(3))*t", math.exp(3))])

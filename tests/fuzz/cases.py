@@ -66,8 +66,14 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     "integer_growth": (lambda: _drive("((t*2**64)**64)**64"), "drivers[0].value"),
     "power_tower": (lambda: _drive("**".join(["t"] * 60)), "drivers[0].value"),
     "max_of_119": (lambda: _drive("max(" + ",".join(f"sin({k}*t)" for k in range(1, 120)) + ")"), "drivers[0].value"),
+    # the failure of the long expression campaign (LINKWRIGHT_FUZZ_EXAMPLES=1200, seed 1): a constant exponent
+    # hidden in a function call escaped the exponent bound, and sympy computed (-64)**(2**64) exactly in C, where
+    # the compile budget cannot interrupt it (8 GB, then MemoryError); shrunk from
+    # -(-(-((-(64))**(max(72, 231.1969232526539, 2**64)))))
+    "exponent_through_max": (lambda: _drive("2**max(1, 2**64)"), "drivers[0].value"),
+    "exponent_through_abs": (lambda: _drive("2**abs(10**7)"), "drivers[0].value"),  # ValueError (4300 digits)
     # a function of a huge constant: sympy evaluates it in arbitrary precision (tanh of an mpmath number of 10^300
-    # digits: OverflowError), found by the long expression campaign (tanh(exp(1e300)) shrunk from a generated case)
+    # digits: OverflowError), found by the outside campaign
     "function_of_huge_constant": (lambda: _drive("tanh(exp(1e300))*t"), "drivers[0].value"),
     # 9: a position that makes every gap infinite
     "far_position": (lambda: _doc("contact_two_spheres", lambda d: d["bodies"][1]["pose"].__setitem__(
