@@ -23,6 +23,7 @@ import numpy as np
 from PySide6.QtCore import QEventLoop, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
+from core import validate
 from core.errors import LinkwrightError
 from core.model import Mechanism
 from core.transforms import quat_to_matrix
@@ -447,9 +448,8 @@ def stop_message(motion: Motion, t: float) -> str:
 
 
 def _check_time(value: float, option: str) -> float:
-    if not (math.isfinite(value) and value >= 0):
-        raise LinkwrightError(option, f"must be a non-negative number of seconds, got {value}")
-    return float(value)
+    # the shared bound of every run length (1e308 overflowed into the step count: OverflowError in the GUI)
+    return validate.number(value, option, 0.0, validate.MAX_DURATION, what="a non-negative number of seconds")
 
 
 def render_command(args) -> int:
@@ -529,6 +529,7 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
     t = _check_time(t, "--time")
     if is_contact_document(window.document.mechanism):
         return _contact_screenshot_at(window, t)
+    validate.step_count(t, 1.0 / KINEMATIC_STEPS_PER_SECOND, "--time")  # the frames run_motion will solve
     motion, error = run_motion(window.document, window.playback, t, progress=_console_progress("running"))
     if motion is None:
         return False, error

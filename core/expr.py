@@ -328,9 +328,10 @@ class _Checker:
         raise self.fail(f"{type(node).__name__} is not allowed in an expression")
 
     def _call_value(self, name: str, args: list[_Cost]) -> float | None:
-        """The float value of a function of constants, refused when it is beyond MAX_CONSTANT: sympy evaluates
-        functions of numbers in arbitrary precision, and tanh(exp(1e300)) would make mpmath build an integer of
-        about 10^300 digits (OverflowError) or run out of memory."""
+        """The float value of a function of constants, refused when it is beyond MAX_CONSTANT. The value bounds
+        what sympy does with it: as an exponent (2**max(1, 2**64) is refused by MAX_EXPONENT, where sympy would
+        compute 2**(2**64) in C, out of the budget's reach) and as an argument (sympy evaluates functions of numbers
+        in arbitrary precision: tanh(exp(1e300)) made mpmath overflow)."""
         if any(a.value is None for a in args):
             return None
         try:

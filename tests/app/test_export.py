@@ -214,3 +214,17 @@ def test_screenshot_at_a_time_exits_0_or_3_with_the_last_frame(tmp_path):
     assert r.returncode == 2 and "--time" in r.stderr
     r = run_cli("--time", "1", EXAMPLES / "fourbar.json")
     assert r.returncode == 2 and "--screenshot" in r.stderr
+
+
+@pytest.mark.parametrize("time, example, message", [
+    # found by the outside campaign: 1e308 overflowed into a step count (OverflowError, then a hang in the GUI)
+    ("1e308", "fourbar", "error: --time: must be between 0 and 1e+06, got 1e+308"),
+    ("1e308", "contact_sphere_drop", "error: --time: must be between 0 and 1e+06, got 1e+308"),
+    # within the bound of a run length but 2e6 frames at 100 per second for a driven mechanism: refused, not solved
+    ("20000", "fourbar", "error: --time: 20000 s in steps of 0.01 s is 2e+06 steps; the limit is 1,000,000"),
+])
+def test_screenshot_times_beyond_the_run_bounds_are_refused(time, example, message, tmp_path):
+    r = run_cli("--screenshot", tmp_path / "x.png", "--time", time, EXAMPLES / f"{example}.json")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith(message), r.stderr

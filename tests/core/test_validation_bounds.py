@@ -330,6 +330,24 @@ def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
     io.loads(json.dumps(d))
 
 
+@pytest.mark.parametrize("x, too_deep", [(0.1, False), (0.3, False), (0.4, True)])
+def test_a_body_may_not_start_deeper_in_a_ground_half_space_than_its_thinnest_width(x, too_deep):
+    # contact_pile's wall_px is the half-space x >= 0.3 (normal [-1, 0, 0], offset -0.3); a sphere of radius 0.08
+    # (thinnest width 0.16) centred at x reaches x + 0.08: 0.08 - (0.3 - x) deep. At x = 0.3: 0.08 (half a width,
+    # allowed), at x = 0.4: 0.18 > 0.16 (refused).
+    d = example("contact_pile")
+    ball = d["bodies"][5]
+    assert ball["name"] == "ball1" and ball["shape"] == {"type": "sphere", "radius": 0.08}
+    ball["pose"]["position"] = [x, -0.1, 0.15]
+    if too_deep:
+        err = refused(json.dumps(d))
+        assert err.location == "bodies[5].pose.position"
+        assert "'ball1' starts 0.18 m inside the half-space 'wall_px'" in str(err)
+        assert "thinnest width (0.16 m)" in str(err)
+    else:
+        io.loads(json.dumps(d).encode())
+
+
 def test_the_edit_api_applies_the_same_bounds():
     from dataclasses import replace
 
