@@ -421,3 +421,26 @@ def test_a_message_naming_a_control_character_stays_one_printable_line():
     err = refused(json.dumps(d))
     assert str(err) == "drivers[0].joint: unknown joint '\\x0c\\u2028' (known: A, B, C, S)"
     assert len(str(err).splitlines()) == 1
+
+
+def test_an_overflow_inside_a_diverging_contact_step_ends_the_run_with_its_reason_and_no_warning(monkeypatch):
+    # The contact solver's internals are outside this layer; a step whose iterates overflow (as a tilted wall through
+    # contact_pile did before such scenes were refused) reports converged=False, and that reason ends the run.
+    import warnings
+
+    from core.contact import recording
+    from core.contact.stepper import StepResult
+
+    def diverging(model, st, h, method, **kw):
+        big = np.array([1e308]) * 10  # what numpy reports as "overflow encountered in multiply"
+        return StepResult(st, False, 3, float(big[0]), "step did not converge (residual inf)")
+
+    monkeypatch.setattr(recording, "step", diverging)
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    from core.contact import build_model
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = list(recording.iter_steps(build_model(mech), 0.01, 5))
+    assert [r.converged for r in results] == [False] and results[0].reason.startswith("step did not converge")
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
