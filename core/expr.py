@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import math
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import sympy
@@ -399,20 +400,25 @@ def _fmt(args: list[_Cost]) -> str:
     return ", ".join(f"{a.value:.6g}" for a in args)
 
 
-def _build(node: ast.AST) -> sympy.Expr:
-    """The sympy expression of a syntax tree that _Checker accepted."""
+def _build(node: ast.AST, location: str, text: str) -> sympy.Expr:
+    """The sympy expression of a syntax tree that _Checker accepted; a located LinkwrightError as soon as a part is
+    undefined (sympy would go on with it: atan(tan(pi/2)) becomes atan(zoo), an AccumulationBounds that its code
+    printer and cse cannot handle)."""
     if isinstance(node, ast.Constant):
         v = node.value
         return sympy.Integer(v) if isinstance(v, int) else sympy.Float(v)
     if isinstance(node, ast.Name):
         return T if node.id == "t" else CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp):
-        a = _build(node.operand)
+        a = _build(node.operand, location, text)
         return -a if isinstance(node.op, ast.USub) else a
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_build(node.left), _build(node.right))
-    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    return FUNCTIONS[node.func.id][0](*(_build(a) for a in node.args))
+        out = _BINOPS[type(node.op)](_build(node.left, location, text), _build(node.right, location, text))
+    else:
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        out = FUNCTIONS[node.func.id][0](*(_build(a, location, text) for a in node.args))
+    _defined(out, location, text, "")
+    return out
 
 
 class _BudgetExceeded(BaseException):
@@ -504,7 +510,7 @@ def _floats_for_big_numbers(expr: sympy.Expr) -> sympy.Expr:
     return expr.xreplace(big) if big else expr
 
 
-_UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+_UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.AccumBounds)
 
 
 def _defined(expr: sympy.Expr, location: str, text: str, what: str) -> None:
@@ -545,6 +551,17 @@ def _almost_everywhere(expr: sympy.Expr) -> sympy.Expr:
     return expr.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0))
 
 
+@contextlib.contextmanager
+def _sympy_errors(location: str, text: str) -> Iterator[None]:
+    """An error sympy raises on an expression the whitelist accepted becomes a located message (the campaign found
+    none left after _build's checks; this keeps a new one from becoming a traceback)."""
+    try:
+        yield
+    except (ValueError, TypeError, ArithmeticError, NotImplementedError, RecursionError) as exc:
+        raise LinkwrightError(location, f"'{_short(text)}' cannot be handled symbolically ({type(exc).__name__}: "
+                                        f"{str(exc)[:80]})") from None
+
+
 def check_expression(text: str, location: str, *, seconds: float | None = None) -> None:
     """Raise a located LinkwrightError unless `text` is an allowed expression of t with a defined value.
 
@@ -552,9 +569,8 @@ def check_expression(text: str, location: str, *, seconds: float | None = None) 
     anything, and building the value runs under a hard budget of CHECK_SECONDS and MEMORY_MB."""
     tree = _syntax_tree(text, location)
     _Checker(location).check(tree)
-    with budget(CHECK_SECONDS if seconds is None else seconds, location, text):
-        sym = _build(tree)
-        _defined(sym, location, text, "")
+    with budget(CHECK_SECONDS if seconds is None else seconds, location, text), _sympy_errors(location, text):
+        _build(tree, location, text)
 
 
 def parse_expression(text: str, location: str, *, seconds: float | None = None) -> DriverExpression:
@@ -562,9 +578,8 @@ def parse_expression(text: str, location: str, *, seconds: float | None = None) 
     the syntax tree's limits first, then a hard budget of `seconds` (COMPILE_SECONDS) and MEMORY_MB)."""
     tree = _syntax_tree(text, location)
     _Checker(location).check(tree)
-    with budget(COMPILE_SECONDS if seconds is None else seconds, location, text):
-        sym = _build(tree)
-        _defined(sym, location, text, "")
+    with budget(COMPILE_SECONDS if seconds is None else seconds, location, text), _sympy_errors(location, text):
+        sym = _build(tree, location, text)
         d1 = _almost_everywhere(sympy.diff(sym, T))
         _defined(d1, location, text, "the velocity of ")
         d2 = _almost_everywhere(sympy.diff(d1, T))

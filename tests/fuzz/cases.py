@@ -80,6 +80,9 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     # a function of a huge constant: sympy evaluates it in arbitrary precision (tanh of an mpmath number of 10^300
     # digits: OverflowError), found by the outside campaign
     "function_of_huge_constant": (lambda: _drive("tanh(exp(1e300))*t"), "drivers[0].value"),
+    # a function of an undefined part: sympy turned atan(zoo) into AccumulationBounds and then failed in cse
+    # (ValueError), found by the outside campaign inside a longer atan2(min(...)) expression
+    "function_of_undefined": (lambda: _drive("atan(tan(pi/2))*t"), "drivers[0].value"),
     # 9: a position that makes every gap infinite
     "far_position": (lambda: _doc("contact_two_spheres", lambda d: d["bodies"][1]["pose"].__setitem__(
         "position", [0, 0, 1e308])), "bodies[1].pose.position[2]"),
