@@ -359,6 +359,21 @@ def test_a_body_may_not_start_deeper_in_a_ground_half_space_than_its_thinnest_wi
         io.loads(json.dumps(d).encode())
 
 
+@pytest.mark.parametrize("normal, offset, same", [([0, 0, 1], 0, True), ([0, 0, 2], 0, True),  # the same plane
+                                                  ([0, 0, 1], 1e-3, False),  # a millimetre above: another plane
+                                                  ([0, 0, -1], 0, False)])  # the opposite side
+def test_a_ground_half_space_may_not_be_another_one_again(normal, offset, same):
+    d = example("contact_box_slide")
+    assert d["bodies"][0]["shape"] == {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}
+    d["bodies"].append({"name": "floor2", "ground": True, "shape": {"type": "halfspace", "normal": normal,
+                                                                    "offset": offset}})
+    if same:
+        err = refused(json.dumps(d))
+        assert err.location == "bodies[2].shape" and "the same half-space as bodies[0] ('floor')" in err.message
+    else:
+        io.loads(json.dumps(d).encode())
+
+
 def test_the_edit_api_applies_the_same_bounds():
     from dataclasses import replace
 

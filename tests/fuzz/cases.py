@@ -94,6 +94,11 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     # found by the outside campaign: a 2 m can through the walls of the 0.6 m bin of contact_pile took 4 minutes of
     # one step before "did not converge"; a tilted wall through the pile overflowed inside the solver
     "can_through_the_walls": (lambda: _doc("contact_pile", _long_can), "bodies[8].pose.position"),
+    # found by the outside campaign: copies of the floor made every contact redundant (a singular solver matrix,
+    # scipy's LinAlgWarning) and 60 of them under the rolling disc took minutes for three steps
+    "duplicated_floor": (lambda: _doc("contact_box_slide", lambda d: d["bodies"].append(
+        dict(d["bodies"][0], name="floor2", shape={"type": "halfspace", "normal": [0, 0, 2], "offset": 0}))),
+        "bodies[2].shape"),
     "tilted_wall_through_the_pile": (lambda: _doc("contact_pile", lambda d: d["bodies"][1]["shape"].__setitem__(
         "normal", [-1, 0, -3.0])), "bodies[6].pose.position"),
     # 11: file-level JSON errors are located by line and column
