@@ -374,6 +374,18 @@ def test_a_ground_half_space_may_not_be_another_one_again(normal, offset, same):
         io.loads(json.dumps(d).encode())
 
 
+def test_a_half_space_on_a_body_that_is_not_ground_is_not_measured_as_buried():
+    # found by the outside campaign in the first version of the check: the support point of an unbounded shape is
+    # infinite, and measuring its depth warned (invalid value in matmul)
+    import warnings
+
+    d = example("contact_pile")
+    d["bodies"].append({"name": "loose_plane", "shape": {"type": "halfspace", "normal": [1, 0, 0], "offset": -0.3}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        io.loads(json.dumps(d).encode())
+
+
 def test_the_edit_api_applies_the_same_bounds():
     from dataclasses import replace
 
