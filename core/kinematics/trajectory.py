@@ -84,7 +84,8 @@ class Trajectory:
 
 
 def driver_values(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Driven coordinates, rates and accelerations (each (len(times), n_drivers)); LinkwrightError if not finite."""
+    """Driven coordinates, rates and accelerations (each (len(times), n_drivers)); LinkwrightError where one is not
+    finite or beyond MAX_DRIVEN."""
     d, dd, ddd, _, error = driver_values_until(km, times)
     if error is not None:
         raise error
@@ -94,7 +95,8 @@ def driver_values(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np
 def driver_values_until(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray, int,
                                                             LinkwrightError | None]:
     """Driver values as `driver_values` at ascending `times`, the index of the first time where a driver is not a
-    finite real number (len(times) if none) and the located error of the first such driver (None if none)."""
+    finite real number within MAX_DRIVEN (len(times) if none) and the located error of the first such driver (None
+    if none)."""
     tt = np.atleast_1d(np.asarray(times, dtype=float))
     out = [np.zeros((len(tt), len(km.drivers))) for _ in range(3)]
     first, error = len(tt), None
@@ -250,7 +252,8 @@ class TrajectoryRun:
         return Frame(k, s.t, s.q.copy(), s.qd.copy(), s.qdd.copy(), poses, p, v, acc)
 
     def _locate_driver(self, lo: float, hi: float) -> float:
-        """The last time before `hi` (where a driver is undefined) at which every driver is finite, by bisection."""
+        """The last time before `hi` (where a driver is undefined) at which every driver is finite and within its
+        bounds, by bisection."""
         for _ in range(_BISECTIONS):
             mid = 0.5 * (lo + hi)
             if driver_values_until(self.km, [mid])[3] == 0:
