@@ -546,6 +546,11 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
 def _contact_screenshot_at(window, t: float) -> tuple[bool, str]:
     """A contact document run to t by the window's own Motion dock (its worker and recording: every view follows),
     the cursor then at t, or at the last frame before a stop."""
+    from core.contact import build_model
+
+    # a document the stepper refuses is bad input (status 2), as in render: the run would never start and the wait
+    # below would never end (the outside campaign: a floor that is not ground, with a shape and no mass)
+    build_model(window.document.mechanism)
     pb = window.playback
     if pb.contact_end() < t:
         pb.set_range(t, 1)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -223,6 +224,18 @@ def test_screenshot_at_a_time_exits_0_or_3_with_the_last_frame(tmp_path):
     # within the bound of a run length but 2e6 frames at 100 per second for a driven mechanism: refused, not solved
     ("20000", "fourbar", "error: --time: 20000 s in steps of 0.01 s is 2e+06 steps; the limit is 1,000,000"),
 ])
+def test_screenshot_time_of_a_contact_document_the_stepper_refuses_is_status_2(tmp_path):
+    # found by the outside campaign: the floor of contact_sphere_drop made a free body with a shape and no mass; the
+    # window opened it, its run never started and --screenshot --time waited forever
+    doc = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+    doc["bodies"][0]["ground"] = False
+    p = tmp_path / "loose_floor.json"
+    p.write_text(json.dumps(doc))
+    r = run_cli("--screenshot", tmp_path / "x.png", "--time", "0.5", p)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "error: bodies[0]: body 'floor' has a shape but neither mass nor density" in r.stderr
+
+
 def test_screenshot_times_beyond_the_run_bounds_are_refused(time, example, message, tmp_path):
     r = run_cli("--screenshot", tmp_path / "x.png", "--time", time, EXAMPLES / f"{example}.json")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
