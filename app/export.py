@@ -24,7 +24,7 @@ import numpy as np
 from PySide6.QtCore import QEventLoop, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
-from core import io
+from core import io, validate
 from core.errors import LinkwrightError
 
 __all__ = [
@@ -502,9 +502,8 @@ def stop_message(motion: Motion, t: float) -> str:
 
 
 def _check_time(value: float, option: str) -> float:
-    if not (math.isfinite(value) and value >= 0):
-        raise LinkwrightError(option, f"must be a non-negative number of seconds, got {value}")
-    return float(value)
+    # the shared bound of every run length (1e308 overflowed into the step count: OverflowError in the GUI)
+    return validate.number(value, option, 0.0, validate.MAX_DURATION, what="a non-negative number of seconds")
 
 
 def render_command(args) -> int:
@@ -584,6 +583,16 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
     before a stop; (reached, reason)."""
     t = _check_time(t, "--time")
     pb = window.playback
+    mech = window.document.mechanism
+    if pb.kind == "contact":
+        from core.contact import build_model
+
+        # a document the stepper refuses is bad input (status 2), as in render, before the window waits for a run
+        # (the outside campaign: a floor that is not ground, with a shape and no mass)
+        build_model(mech)
+        validate.step_count(t, mech.simulation_settings().dt, "--time")
+    else:
+        validate.step_count(t, 1.0 / KINEMATIC_STEPS_PER_SECOND, "--time")  # the frames run_motion will solve
     motion, error = run_motion(pb, t, progress=_console_progress("running"))
     if motion is None:
         return False, error

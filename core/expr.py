@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import ctypes
 import math
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import sympy
 
 from .errors import LinkwrightError
+from .validate import MAX_DRIVEN
 
 __all__ = ["DriverExpression", "parse_expression", "check_expression", "budget", "FUNCTIONS", "CONSTANTS"]
 
@@ -163,9 +165,23 @@ class DriverExpression:
     _funcs: tuple = field(repr=False, compare=False, default=())
 
     def evaluate(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Values, velocities and accelerations at `times`; LinkwrightError where not finite."""
+        """Values, velocities and accelerations at `times`; LinkwrightError where not finite or beyond MAX_DRIVEN."""
+        q, qd, qdd, _, why = self.evaluate_until(times)
+        if why:
+            raise LinkwrightError(self.location, why)
+        return q, qd, qdd
+
+    def evaluate_until(self, times: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, str]:
+        """Values, velocities and accelerations at `times` (ascending), the index of the first time where one of
+        them is not a finite real number or beyond MAX_DRIVEN (len(times) when there is none) and why, naming that
+        time ('' when none). Entries from that index on are unspecified but finite (0).
+
+        The bound keeps every number the solvers build from a driver (products of rates, squared residuals) far
+        from overflow: 1/(1-t) stops where its acceleration 2/(1-t)³ passes 1e9, not at a float overflow."""
         tt = np.atleast_1d(np.asarray(times, dtype=float))
         out, unreal = [], []
+        # Poles and logarithms of negative numbers give inf or nan here, with a numpy warning: the non-finite
+        # entries are found and reported right below, so the warning would only repeat it.
         with np.errstate(all="ignore"):
             for f in self._funcs:
                 try:
@@ -176,13 +192,19 @@ class DriverExpression:
                 imag = np.iscomplexobj(raw) and np.asarray(raw.imag != 0)
                 unreal.append(imag if imag is not False else np.zeros(tt.shape, dtype=bool))
                 out.append(np.where(unreal[-1], np.nan, raw.real).astype(float))
-        for name, v, im in zip(("value", "velocity", "acceleration"), out, unreal):
-            bad = ~np.isfinite(v)
-            if bad.any():
-                k = int(np.argmax(bad))
-                what = "not a real number" if im[k] else "not finite"
-                raise LinkwrightError(self.location, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}")
-        return out[0], out[1], out[2]
+        bad = [~(np.abs(v) <= MAX_DRIVEN) for v in out]  # NaN compares False: caught too
+        anybad = bad[0] | bad[1] | bad[2]
+        if not anybad.any():
+            return out[0], out[1], out[2], len(tt), ""
+        k = int(np.argmax(anybad))
+        c = next(i for i in range(3) if bad[i][k])
+        x = out[c][k]
+        what = ("not a real number" if unreal[c][k] else "not finite" if not np.isfinite(x) else
+                f"{x:.3g}, beyond the bound ±{MAX_DRIVEN:g}")
+        name = ("value", "velocity", "acceleration")[c]
+        for v in out:
+            v[k:] = 0.0
+        return out[0], out[1], out[2], k, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}"
 
 
 @dataclass(frozen=True)
@@ -286,16 +308,18 @@ class _Checker:
             if any(isinstance(a, ast.Starred) for a in node.args):
                 raise self.fail(f"'{name}': starred arguments are not allowed")
             args = [self.visit(a, depth + 1) for a in node.args]
+            value = self._call_value(name, args)
             if counts is None:
-                return _fold_costs(args, _minmax_cost)
+                c = _fold_costs(args, _minmax_cost)
+                return _Cost(c.size, c.d1, c.d2, c.bits, value)
             if name == "atan2":
                 a, b = args
                 s = a.size + b.size
                 return _Cost(s + 1, 3 * s + a.d1 + b.d1 + 10, 9 * s + 3 * (a.d1 + b.d1) + a.d2 + b.d2 + 40,
-                             max(a.bits, b.bits), None)
+                             max(a.bits, b.bits), value)
             (a,) = args
             # f(a)' = g(a) a' with g at most about twice a's size (1/sqrt(1 - a**2)); f'' likewise once more
-            return _Cost(a.size + 1, 2 * a.size + a.d1 + 9, 6 * a.size + 3 * a.d1 + a.d2 + 30, a.bits, None)
+            return _Cost(a.size + 1, 2 * a.size + a.d1 + 9, 6 * a.size + 3 * a.d1 + a.d2 + 30, a.bits, value)
         if isinstance(node, ast.Attribute):
             raise self.fail("attribute access is not allowed")
         if isinstance(node, ast.Lambda):
@@ -303,6 +327,23 @@ class _Checker:
         if isinstance(node, ast.Compare):
             raise self.fail("comparisons are not allowed")
         raise self.fail(f"{type(node).__name__} is not allowed in an expression")
+
+    def _call_value(self, name: str, args: list[_Cost]) -> float | None:
+        """The float value of a function of constants, refused when it is beyond MAX_CONSTANT. The value bounds
+        what sympy does with it: as an exponent (2**max(1, 2**64) is refused by MAX_EXPONENT, where sympy would
+        compute 2**(2**64) in C, out of the budget's reach) and as an argument (sympy evaluates functions of numbers
+        in arbitrary precision: tanh(exp(1e300)) made mpmath overflow)."""
+        if any(a.value is None for a in args):
+            return None
+        try:
+            v = _MATH[name](*(a.value for a in args))
+        except (ValueError, ZeroDivisionError):  # outside the domain: sympy reduces it to an undefined value,
+            return None  # or keeps it complex, and both are reported as such (_defined, evaluate)
+        except OverflowError:
+            raise self.fail(f"constant part of the expression is too large ({name} of {_fmt(args)})") from None
+        if not math.isfinite(v) or abs(v) > MAX_CONSTANT:
+            raise self.fail(f"constant part of the expression is too large ({name} of {_fmt(args)})")
+        return float(v)
 
     def _binop(self, node: ast.BinOp, depth: int) -> _Cost:
         op = type(node.op)
@@ -346,20 +387,38 @@ class _Checker:
         return _Cost(s, d1, d1 + (b.d1 + 2 * a.size + b.size + a.d1 + 5) + s + g2 + 4, a.bits + b.bits, value)
 
 
-def _build(node: ast.AST) -> sympy.Expr:
-    """The sympy expression of a syntax tree that _Checker accepted."""
+# float versions of FUNCTIONS, for the values of constant subtrees
+_MATH: dict[str, Callable[..., float]] = {
+    "sin": math.sin, "cos": math.cos, "tan": math.tan, "asin": math.asin, "acos": math.acos, "atan": math.atan,
+    "atan2": math.atan2, "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh, "exp": math.exp, "log": math.log,
+    "sqrt": math.sqrt, "abs": abs, "min": min, "max": max,
+}
+assert set(_MATH) == set(FUNCTIONS)
+
+
+def _fmt(args: list[_Cost]) -> str:
+    return ", ".join(f"{a.value:.6g}" for a in args)
+
+
+def _build(node: ast.AST, location: str, text: str) -> sympy.Expr:
+    """The sympy expression of a syntax tree that _Checker accepted; a located LinkwrightError as soon as a part is
+    undefined (sympy would go on with it: atan(tan(pi/2)) becomes atan(zoo), an AccumulationBounds that its code
+    printer and cse cannot handle)."""
     if isinstance(node, ast.Constant):
         v = node.value
         return sympy.Integer(v) if isinstance(v, int) else sympy.Float(v)
     if isinstance(node, ast.Name):
         return T if node.id == "t" else CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp):
-        a = _build(node.operand)
+        a = _build(node.operand, location, text)
         return -a if isinstance(node.op, ast.USub) else a
     if isinstance(node, ast.BinOp):
-        return _BINOPS[type(node.op)](_build(node.left), _build(node.right))
-    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    return FUNCTIONS[node.func.id][0](*(_build(a) for a in node.args))
+        out = _BINOPS[type(node.op)](_build(node.left, location, text), _build(node.right, location, text))
+    else:
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        out = FUNCTIONS[node.func.id][0](*(_build(a, location, text) for a in node.args))
+    _defined(out, location, text, "")
+    return out
 
 
 class _BudgetExceeded(BaseException):
@@ -451,7 +510,7 @@ def _floats_for_big_numbers(expr: sympy.Expr) -> sympy.Expr:
     return expr.xreplace(big) if big else expr
 
 
-_UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
+_UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.AccumBounds)
 
 
 def _defined(expr: sympy.Expr, location: str, text: str, what: str) -> None:
@@ -492,6 +551,17 @@ def _almost_everywhere(expr: sympy.Expr) -> sympy.Expr:
     return expr.replace(sympy.DiracDelta, lambda *args: sympy.Integer(0))
 
 
+@contextlib.contextmanager
+def _sympy_errors(location: str, text: str) -> Iterator[None]:
+    """An error sympy raises on an expression the whitelist accepted becomes a located message (the campaign found
+    none left after _build's checks; this keeps a new one from becoming a traceback)."""
+    try:
+        yield
+    except (ValueError, TypeError, ArithmeticError, NotImplementedError, RecursionError) as exc:
+        raise LinkwrightError(location, f"'{_short(text)}' cannot be handled symbolically ({type(exc).__name__}: "
+                                        f"{str(exc)[:80]})") from None
+
+
 def check_expression(text: str, location: str, *, seconds: float | None = None) -> None:
     """Raise a located LinkwrightError unless `text` is an allowed expression of t with a defined value.
 
@@ -499,9 +569,8 @@ def check_expression(text: str, location: str, *, seconds: float | None = None) 
     anything, and building the value runs under a hard budget of CHECK_SECONDS and MEMORY_MB."""
     tree = _syntax_tree(text, location)
     _Checker(location).check(tree)
-    with budget(CHECK_SECONDS if seconds is None else seconds, location, text):
-        sym = _build(tree)
-        _defined(sym, location, text, "")
+    with budget(CHECK_SECONDS if seconds is None else seconds, location, text), _sympy_errors(location, text):
+        _build(tree, location, text)
 
 
 def parse_expression(text: str, location: str, *, seconds: float | None = None) -> DriverExpression:
@@ -509,9 +578,8 @@ def parse_expression(text: str, location: str, *, seconds: float | None = None) 
     the syntax tree's limits first, then a hard budget of `seconds` (COMPILE_SECONDS) and MEMORY_MB)."""
     tree = _syntax_tree(text, location)
     _Checker(location).check(tree)
-    with budget(COMPILE_SECONDS if seconds is None else seconds, location, text):
-        sym = _build(tree)
-        _defined(sym, location, text, "")
+    with budget(COMPILE_SECONDS if seconds is None else seconds, location, text), _sympy_errors(location, text):
+        sym = _build(tree, location, text)
         d1 = _almost_everywhere(sympy.diff(sym, T))
         _defined(d1, location, text, "the velocity of ")
         d2 = _almost_everywhere(sympy.diff(d1, T))

@@ -46,6 +46,16 @@ class Pose:
     orientation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
 
 
+def _frame(b: "Body") -> tuple[Any, Any]:
+    """Rotation matrix and position of a body's initial pose (world frame)."""
+    import numpy as np
+
+    from .transforms import quat_normalize, quat_to_matrix
+
+    pose = b.pose or Pose()
+    return quat_to_matrix(quat_normalize(pose.orientation)), np.asarray(pose.position, dtype=float)
+
+
 @dataclass(frozen=True)
 class Velocity:
     """A body's initial velocity: linear and angular, world frame."""
@@ -436,6 +446,8 @@ class Mechanism:
                 raise LinkwrightError("layout", f"unknown body '{name}'{self._known_bodies()}")
             validate.vector(pos, f"layout.{name}", 2)
         self._check_coincident()
+        self._check_ground_planes()
+        self._check_buried()
         if self.simulation is not None:
             check_simulation(self.simulation)
             validate.step_count(self.simulation.duration, self.simulation.dt, "simulation.duration", "simulation.dt")
@@ -474,6 +486,75 @@ class Mechanism:
                     f"bodies[{i}].pose.position",
                     f"{int(buried[k])} shaped bodies start inside one another around {pos[start + k].tolist()} (origins "
                     f"closer than half a bounding radius); give them distinct positions")
+
+    def _ground_halfspaces(self) -> list[tuple[int, Any, float]]:
+        """(index, unit outward normal, offset) of every ground half-space, in the world frame."""
+        import numpy as np
+
+        from .shapes import parse_shape
+
+        out = []
+        for i, b in enumerate(self.bodies):
+            if b.ground and b.shape is not None and b.shape.get("type") == "halfspace":
+                h = parse_shape(b.shape, f"bodies[{i}].shape")
+                R, p = _frame(b)
+                n = R @ h.normal
+                out.append((i, n, h.offset + float(n @ p)))
+        return out
+
+    def _check_ground_planes(self) -> None:
+        """Refuse a ground half-space that is another one again (within a micrometre and 1e-6 rad): the contact
+        constraints of a body on both are redundant, the contact solver's matrix is singular, and 60 copies of the
+        floor under a rolling disc took minutes for three steps."""
+        import numpy as np
+
+        walls = self._ground_halfspaces()
+        if len(walls) < 2:
+            return
+        idx = [w[0] for w in walls]
+        N, C = np.array([w[1] for w in walls]), np.array([w[2] for w in walls])
+        for start in range(0, len(walls), 256):  # rows in blocks: memory stays small for thousands of planes
+            same = ((np.abs(N[start:start + 256, None, :] - N[None, :, :]).max(axis=-1) <= 1e-6)
+                    & (np.abs(C[start:start + 256, None] - C[None, :]) <= validate.MIN_DIMENSION))
+            same &= np.arange(len(walls))[None, :] < np.arange(start, start + len(same))[:, None]  # earlier ones
+            if same.any():
+                a = int(np.argmax(same.any(axis=1)))
+                i, j = idx[start + a], idx[int(np.argmax(same[a]))]
+                raise LinkwrightError(
+                    f"bodies[{i}].shape", f"the same half-space as bodies[{j}] ('{self.bodies[j].name}'); "
+                                          "remove one (a body touching both would have redundant contacts)")
+
+    def _check_buried(self) -> None:
+        """Refuse a shaped free body that starts deeper inside a ground half-space (a floor or a wall through it) than
+        its thinnest width: the contact step spent minutes on one step of such a scene (a 2 m cylinder through the
+        walls of a 0.6 m bin, 8 widths deep) and then did not converge; 0.6 to 1.7 widths deep overflowed inside the
+        solver before it gave up."""
+        import numpy as np
+
+        from .shapes import parse_shape
+
+        walls = self._ground_halfspaces()
+        if not walls:
+            return
+        N, C = np.array([w[1] for w in walls]), np.array([w[2] for w in walls])
+        axes = np.vstack((np.eye(3), -np.eye(3)))
+        for i, b in enumerate(self.bodies):
+            if b.ground or b.shape is None:
+                continue
+            shape = parse_shape(b.shape, f"bodies[{i}].shape")
+            if not shape.bounded:  # a half-space on a body that is not ground: it is not a free body either
+                continue
+            R, p = _frame(b)
+            ext = np.einsum("ij,ij->i", shape.support(axes), axes)  # how far the shape reaches along ±x, ±y, ±z
+            thin = float(np.min(ext[:3] + ext[3:]))  # its thinnest width along a body axis
+            deepest = shape.support(-N @ R) @ R.T + p  # per half-space, the point farthest into it (world)
+            depth = C - np.einsum("ij,ij->i", N, deepest)
+            w = int(np.argmax(depth))
+            if depth[w] > validate.MAX_START_DEPTH * thin:
+                raise LinkwrightError(
+                    f"bodies[{i}].pose.position",
+                    f"'{b.name}' starts {depth[w]:.3g} m inside the half-space '{self.bodies[walls[w][0]].name}', "
+                    f"deeper than its thinnest width ({thin:.3g} m); move it out")
 
     # ---- the edit API (every method validates first, then changes, then bumps the revision) ----------------------
     def _touch(self) -> None:

@@ -15,8 +15,8 @@ from .errors import LinkwrightError
 
 __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
-    "MAX_ACCELERATION", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
-    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT",
+    "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
+    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_DEPTH",
     "show", "number", "vector", "direction", "norm", "text", "name", "parse_number", "parse_vector",
     "step_count", "expression",
 ]
@@ -29,6 +29,7 @@ MAX_ASPECT = 1e6  # largest ratio of two dimensions of one shape (finer slivers 
 MAX_SPEED = 1e6  # m/s: |v| of an initial linear velocity component
 MAX_ANGULAR_SPEED = 1e6  # rad/s: |w| of an initial angular velocity component
 MAX_ACCELERATION = 1e6  # m/s²: |g| of a gravity component
+MAX_DRIVEN = 1e9  # rad or m (per s, per s²): |value|, |velocity| and |acceleration| of a driver during a run
 MIN_MASS, MAX_MASS = 1e-9, 1e12  # kg (and kg/m³ for densities; kg m² for inertia diagonals)
 MAX_FRICTION = 1e3  # Coulomb coefficient; friction ellipsoid entries likewise
 MIN_DT = 1e-9  # s: smallest time step
@@ -37,6 +38,7 @@ MAX_STEPS = 1_000_000  # steps of one run (a run of more steps is refused before
 MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
+MAX_START_DEPTH = 1.0  # how deep a shaped free body may start inside a ground half-space, in its thinnest widths
 MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
 
 

@@ -7,7 +7,6 @@ import importlib
 import os
 import pkgutil
 import sys
-import warnings
 from types import ModuleType
 from typing import Sequence
 
@@ -44,12 +43,8 @@ def build_parser(prog: str = "linkwright") -> tuple[argparse.ArgumentParser, arg
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command: user errors become a located message on stderr and status 2."""
     try:
-        with warnings.catch_warnings():
-            # A floating-point warning is never the user's message: a computation that fails says so in its
-            # result (a reason, status 3) or as a located error; numpy's "overflow encountered" must not precede it.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            status = int(args._run(args) or 0)
-            sys.stdout.flush()  # a full disk or a closed pipe shows here, as a message and not at exit
+        status = int(args._run(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, as a message and not at exit
         return status
     except LinkwrightError as exc:
         print(f"error: {exc}", file=sys.stderr)

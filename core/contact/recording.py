@@ -183,7 +183,12 @@ def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "impli
         if cancel is not None and cancel():
             yield StepResult(st, False, 0, float("nan"), f"cancelled at t = {st.t:.6g} s")
             return
-        res = step(model, st, h, method, cancel=cancel, workspace=ws, solver=solver)
+        # A diverging Newton or MCP iterate can overflow inside the solver (float matrix products of a step that is
+        # not going to converge): the step then reports converged=False with its reason, which ends the run with
+        # that reason right here, and a non-finite state is never recorded (Recording refuses to write one). The
+        # warning would only precede that message. np.errstate is local to this thread (a GUI worker runs steps).
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            res = step(model, st, h, method, cancel=cancel, workspace=ws, solver=solver)
         yield res
         if not res.converged:
             return

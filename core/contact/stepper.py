@@ -1021,7 +1021,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
         return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks, ws=ws,
-                          cancel=cancel)
+                          cancel=cancel, options=options)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
 

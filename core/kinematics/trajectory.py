@@ -25,7 +25,7 @@ from .solver import (
 )
 
 __all__ = ["Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "trajectory_of", "driver_values",
-           "MAX_SUBDIVISION", "KINEMATIC_CHANNELS"]
+           "driver_values_until", "MAX_SUBDIVISION", "KINEMATIC_CHANNELS"]
 
 MAX_SUBDIVISION = 6  # a step that fails is halved up to this many times (64 sub-steps) before giving up
 _BISECTIONS = 40  # locating the limit time between the last solved and the first failed time
@@ -106,13 +106,29 @@ class Trajectory:
 
 
 def driver_values(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Driven coordinates, rates and accelerations (each (len(times), n_drivers)); LinkwrightError if not finite."""
+    """Driven coordinates, rates and accelerations (each (len(times), n_drivers)); LinkwrightError where one is not
+    finite or beyond MAX_DRIVEN."""
+    d, dd, ddd, _, error = driver_values_until(km, times)
+    if error is not None:
+        raise error
+    return d, dd, ddd
+
+
+def driver_values_until(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray, int,
+                                                            LinkwrightError | None]:
+    """Driver values as `driver_values` at ascending `times`, the index of the first time where a driver is not a
+    finite real number within MAX_DRIVEN (len(times) if none) and the located error of the first such driver (None
+    if none)."""
     tt = np.atleast_1d(np.asarray(times, dtype=float))
     out = [np.zeros((len(tt), len(km.drivers))) for _ in range(3)]
+    first, error = len(tt), None
     for i, d in enumerate(km.drivers):
-        for arr, v in zip(out, d.evaluate(tt)):
+        *arrays, k, why = d.evaluate_until(tt)
+        for arr, v in zip(out, arrays):
             arr[:, i] = v
-    return out[0], out[1], out[2]
+        if k < first:
+            first, error = k, LinkwrightError(d.location, why)
+    return out[0], out[1], out[2], first, error
 
 
 @dataclass
@@ -140,7 +156,11 @@ class TrajectoryRun:
         self.cancel = cancel
         self.ws = Workspace(km)
         self.expected_rank = check_drivers(km)  # located error before any solving
-        self.values = driver_values(km, self.times)  # located error for non-finite driver values
+        # A driver that is not finite at the first time is a located error (nothing can be computed); later, the
+        # run stops there with that error as its reason, keeping the frames before it.
+        *self.values, self._undefined_from, self._undefined = driver_values_until(km, self.times)
+        if self._undefined is not None and self._undefined_from == 0:
+            raise self._undefined
         self.ok = True
         self.reason = ""
         self.stop_time: float | None = None
@@ -174,7 +194,12 @@ class TrajectoryRun:
     def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None,
                prev_sign: float = 0.0) -> tuple[_State | None, str]:
         """Solve at t from `guess`; reject results that leave the branch (far from the prediction)."""
-        d, dd, ddd = self._drive(t) if drive is None else drive
+        if drive is None:
+            try:  # a time between two requested ones (a halved step, locating the limit) may hit a pole
+                drive = self._drive(t)
+            except LinkwrightError as exc:
+                return None, str(exc)
+        d, dd, ddd = drive
         res = solve_positions(self.ws, d, guess)
         if not res.converged or not np.all(np.isfinite(res.q)):
             return None, f"cannot assemble ({res.reason or 'not converged'}, loop residual {res.residual:.2e})"
@@ -248,11 +273,23 @@ class TrajectoryRun:
             p = v = acc = np.zeros((0, 3))
         return Frame(k, s.t, s.q.copy(), s.qd.copy(), s.qdd.copy(), poses, p, v, acc)
 
-    def _stop(self, t: float, why: str, s: _State | None) -> None:
+    def _locate_driver(self, lo: float, hi: float) -> float:
+        """The last time before `hi` (where a driver is undefined) at which every driver is finite and within its
+        bounds, by bisection."""
+        for _ in range(_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            if driver_values_until(self.km, [mid])[3] == 0:
+                hi = mid
+            else:
+                lo = mid
+        return lo
+
+    def _stop(self, t: float, why: str, s: _State | None, driver: bool = False) -> None:
         self.ok = False
         self.stop_time = float(t)
         if s is not None:
-            self.limit_time = self._locate(s, t)
+            # where the drivers end (a pole, a logarithm's zero), or where the mechanism stops following them
+            self.limit_time = self._locate_driver(s.t, t) if driver else self._locate(s, t)
             self.reason = f"stopped at t = {t:.6g}: {why}; the motion ends near t = {self.limit_time:.9g}"
         else:
             self.reason = f"stopped at t = {t:.6g}: {why}"
@@ -275,6 +312,9 @@ class TrajectoryRun:
             if self.cancel is not None and self.cancel():
                 self.cancelled, self.ok = True, False
                 self.reason = f"cancelled at t = {self.times[k]:.6g}"
+                return
+            if k == self._undefined_from:
+                self._stop(self.times[k], str(self._undefined), s, driver=True)
                 return
             # the driver values at the requested times were evaluated at once in __init__
             drive = (self.values[0][k], self.values[1][k], self.values[2][k])

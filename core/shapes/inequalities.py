@@ -72,7 +72,7 @@ class Quadric:
 
 def _times(big: np.ndarray, t: np.ndarray) -> np.ndarray:
     """big * t with 0 wherever t is 0, so an overflowed power (far outside) times a zero factor is 0, not NaN."""
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 is computed, then replaced by the where
         return np.where(t == 0.0, 0.0, big * t)
 
 
@@ -115,6 +115,8 @@ class Superquadric:
         p, q = self.e2, self.e1
         s = np.abs(x / self.radii)
         n = _pnorm(s[..., 0], s[..., 1], p)
+        # Far outside a boxy superquadric (large exponents) the powers exceed the largest float: +inf is the value
+        # there (outside, f > 0) and every caller only compares it; numpy's overflow warning would say nothing more.
         with np.errstate(over="ignore"):
             return ((self.rho / q) * (n**q + s[..., 2] ** q - 1.0))[..., None]
 
@@ -123,7 +125,7 @@ class Superquadric:
         p, q = self.e2, self.e1
         u, s, sg, n, r = self._parts(x)
         g = np.empty(x.shape)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # +inf far outside, as in values(); _times keeps 0 * inf at 0
             nq1 = n ** (q - 1.0)
             g[..., 2] = s[..., 2] ** (q - 1.0) * sg[..., 2]
         g[..., 0] = _times(nq1, r[..., 0] ** (p - 1.0) * sg[..., 0])
@@ -135,7 +137,7 @@ class Superquadric:
         p, q = self.e2, self.e1
         u, s, sg, n, r = self._parts(x)
         rx, ry = r[..., 0], r[..., 1]
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore"):  # +inf far outside, as in values(); _times keeps 0 * inf at 0
             nq2 = n ** (q - 2.0)  # 0**0 = 1: the constant Hessian of the ellipsoid case at the z axis
             hzz = (q - 1.0) * s[..., 2] ** (q - 2.0)
         h = np.zeros(x.shape + (3,))

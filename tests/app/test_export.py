@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -455,3 +456,29 @@ def test_a_run_stopped_at_the_screenshots_time_says_so_not_the_user(make_window,
     status = win.motion.status_label.text()
     assert status.startswith("stopped at t = ") and status.endswith("it has reached the 0.3 s asked for"), status
     assert rec.time_at() == pytest.approx(0.3, abs=1e-12)  # the screenshot shows 0.3 s
+
+
+def test_screenshot_time_of_a_contact_document_the_stepper_refuses_is_status_2(tmp_path):
+    # found by the outside campaign: the floor of contact_sphere_drop made a free body with a shape and no mass; the
+    # window opened it, its run never started and --screenshot --time waited forever
+    doc = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+    doc["bodies"][0]["ground"] = False
+    p = tmp_path / "loose_floor.json"
+    p.write_text(json.dumps(doc))
+    r = run_cli("--screenshot", tmp_path / "x.png", "--time", "0.5", p)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "error: bodies[0]: body 'floor' has a shape but neither mass nor density" in r.stderr
+
+
+@pytest.mark.parametrize("time, example, message", [
+    # found by the outside campaign: 1e308 overflowed into a step count (OverflowError, then a hang in the GUI)
+    ("1e308", "fourbar", "error: --time: must be between 0 and 1e+06, got 1e+308"),
+    ("1e308", "contact_sphere_drop", "error: --time: must be between 0 and 1e+06, got 1e+308"),
+    # within the bound of a run length but 2e6 frames at 100 per second for a driven mechanism: refused, not solved
+    ("20000", "fourbar", "error: --time: 20000 s in steps of 0.01 s is 2e+06 steps; the limit is 1,000,000"),
+])
+def test_screenshot_times_beyond_the_run_bounds_are_refused(time, example, message, tmp_path):
+    r = run_cli("--screenshot", tmp_path / "x.png", "--time", time, EXAMPLES / f"{example}.json")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith(message), r.stderr

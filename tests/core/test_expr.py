@@ -102,11 +102,25 @@ def test_user_text_never_reaches_eval(monkeypatch):
     check_expression("2*pi*t", "x")
 
 
-@pytest.mark.parametrize("text,bad_t", [("sqrt(-1)", 0.0), ("log(-1)*t", 0.0), ("sqrt(-1)*t", 0.5)])
-def test_complex_values_are_located_not_truncated_to_their_real_part(text, bad_t):
-    # sympy keeps sqrt(-1) = I; numpy would then cast I*t to 0 (dropping the imaginary part) or fail on float(I)
+@pytest.mark.parametrize("text,what,bad_t", [("sqrt(-1)", "value", 0.0), ("log(-1)*t", "velocity", 0.0),
+                                             ("sqrt(-1)*t", "velocity", 0.0), ("sqrt(-1)*t**2/2", "value", 0.5)])
+def test_complex_values_are_located_not_truncated_to_their_real_part(text, what, bad_t):
+    # sympy keeps sqrt(-1) = I; numpy would then cast I*t to 0 (dropping the imaginary part) or fail on float(I).
+    # The first time where the value, velocity or acceleration is not real is named (the value first at a tie):
+    # I t is real (0) at t = 0 but its velocity I is not; I t²/2 at t = 0.5 is I/8.
     e = parse_expression(text, "drivers[0].value")
     with pytest.raises(LinkwrightError) as info:
-        e.evaluate(np.array([0.0, 0.5]) if bad_t else np.array([0.0]))
+        e.evaluate(np.array([bad_t, 1.0]))
     assert info.value.location == "drivers[0].value" and "not a real number" in info.value.message
-    assert f"t = {bad_t:g}" in info.value.message
+    assert info.value.message.startswith(what) and f"t = {bad_t:g}" in info.value.message
+
+
+def test_the_first_time_where_any_derivative_is_undefined_is_named():
+    # sqrt(1 - t): the value is real up to t = 1 but the velocity -1/(2 sqrt(1 - t)) is infinite at t = 1, before
+    # the value becomes imaginary at t = 1.5; evaluate_until gives the index of t = 1 and keeps the rows before it
+    e = parse_expression("sqrt(1 - t)", "drivers[0].value")
+    q, qd, qdd, k, why = e.evaluate_until(np.array([0.0, 0.75, 1.0, 1.5]))
+    assert k == 2 and why == "velocity of 'sqrt(1 - t)' is not finite at t = 1"
+    np.testing.assert_allclose(q[:2], [1.0, 0.5])
+    np.testing.assert_allclose(qd[:2], [-0.5, -1.0])  # -1/(2 sqrt(1 - t))
+    assert np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(qdd).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -189,3 +190,42 @@ def test_cancel_is_honoured_inside_a_hard_contact_step():
     assert calls[0] == k  # the first "yes" ends the step: no further iteration asks again
     assert r.iterations < full.iterations  # it stopped inside the step, before the iterations the full step took
     np.testing.assert_array_equal(r.state.p, st.p)  # a cancelled step leaves the state as it was
+
+
+def _driven_fourbar(expr: str) -> Mechanism:
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    doc["drivers"][0]["value"] = expr
+    return io.loads(json.dumps(doc).encode())
+
+
+# the limit: where the first of |q|, |q'|, |q''| passes MAX_DRIVEN = 1e9 before t = 1 (u = 1 - t)
+#   1/u:     q'' = 2/u³ = 1e9 at u = (2e-9)^(1/3)
+#   log(u):  q' = -1/u, q'' = -1/u², |q''| = 1e9 at u = 1e-4.5
+#   sqrt(u): q'' = -1/(4 u^1.5) = -1e9 at u = (2.5e-10)^(2/3)
+@pytest.mark.parametrize("expr, what, limit", [("1/(1 - t)", "value", 1 - 2e-9 ** (1 / 3)),
+                                               ("log(1 - t)", "value", 1 - 10**-4.5),
+                                               ("sqrt(1 - t)", "velocity", 1 - 2.5e-10 ** (2 / 3))])
+def test_a_driver_undefined_mid_run_stops_the_run_with_the_frames_before_it(expr, what, limit):
+    # Each driver is undefined at t = 1 (a pole, log(0), an infinite velocity -1/(2 sqrt(0))) and finite before:
+    # over t = 0, 0.1, ..., 2 the run yields the 10 frames t < 1 and stops at t = 1, naming the driver and the time.
+    mech = _driven_fourbar(expr)
+    run = open_run(mech, RunSpec(t_end=2.0, steps=20))
+    frames = list(run)
+    v = run.verdict
+    assert [f.t for f in frames] == pytest.approx([0.1 * k for k in range(10)])
+    assert not v.ok and not v.cancelled and v.stop_time == pytest.approx(1.0)
+    assert v.reason.startswith(f"stopped at t = 1: drivers[0].value: {what} of '{expr}' is not finite at t = 1")
+    assert v.limit_time == pytest.approx(limit, rel=1e-9)
+    # the frames are the driven motion: the crank angle is the driver's value
+    q = [f.values["q"][0] for f in frames]
+    ref = {"1/(1 - t)": lambda t: 1 / (1 - t), "log(1 - t)": lambda t: np.log(1 - t),
+           "sqrt(1 - t)": lambda t: np.sqrt(1 - t)}[expr]
+    np.testing.assert_allclose(q, [ref(f.t) for f in frames], rtol=1e-12)
+
+
+def test_a_driver_undefined_at_the_first_time_is_a_located_error():
+    # nothing can be computed: log(t) at t = 0 is a bad document, not a run that stops early
+    mech = _driven_fourbar("log(t)")
+    with pytest.raises(LinkwrightError) as info:
+        open_run(mech, RunSpec(t_end=1.0, steps=4))
+    assert info.value.location == "drivers[0].value" and "not finite at t = 0" in info.value.message

@@ -46,6 +46,11 @@ def _wall(d: dict) -> None:
                         "shape": {"type": "halfspace", "normal": [1, 9007199254740993, 0], "offset": 0}})
 
 
+def _long_can(d: dict) -> None:
+    can = next(b for b in d["bodies"] if b["name"] == "can")
+    can["shape"]["length"] = 2
+
+
 # class -> (file text, the location the message must name)
 REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     # 1: a JSON integer of 401 digits (text surgery: json.dumps would write the same digits)
@@ -66,6 +71,18 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     "integer_growth": (lambda: _drive("((t*2**64)**64)**64"), "drivers[0].value"),
     "power_tower": (lambda: _drive("**".join(["t"] * 60)), "drivers[0].value"),
     "max_of_119": (lambda: _drive("max(" + ",".join(f"sin({k}*t)" for k in range(1, 120)) + ")"), "drivers[0].value"),
+    # the failure of the long expression campaign (LINKWRIGHT_FUZZ_EXAMPLES=1200, seed 1): a constant exponent
+    # hidden in a function call escaped the exponent bound, and sympy computed (-64)**(2**64) exactly in C, where
+    # the compile budget cannot interrupt it (8 GB, then MemoryError); shrunk from
+    # -(-(-((-(64))**(max(72, 231.1969232526539, 2**64)))))
+    "exponent_through_max": (lambda: _drive("2**max(1, 2**64)"), "drivers[0].value"),
+    "exponent_through_abs": (lambda: _drive("2**abs(10**7)"), "drivers[0].value"),  # ValueError (4300 digits)
+    # a function of a huge constant: sympy evaluates it in arbitrary precision (tanh of an mpmath number of 10^300
+    # digits: OverflowError), found by the outside campaign
+    "function_of_huge_constant": (lambda: _drive("tanh(exp(1e300))*t"), "drivers[0].value"),
+    # a function of an undefined part: sympy turned atan(zoo) into AccumulationBounds and then failed in cse
+    # (ValueError), found by the outside campaign inside a longer atan2(min(...)) expression
+    "function_of_undefined": (lambda: _drive("atan(tan(pi/2))*t"), "drivers[0].value"),
     # 9: a position that makes every gap infinite
     "far_position": (lambda: _doc("contact_two_spheres", lambda d: d["bodies"][1]["pose"].__setitem__(
         "position", [0, 0, 1e308])), "bodies[1].pose.position[2]"),
@@ -74,6 +91,16 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     # 10: pathological scenes
     "hundred_coincident": (lambda: _doc("contact_two_spheres", _pile(100)), "bodies[0].pose.position"),
     "wall_normal": (lambda: _doc("contact_two_spheres", _wall), "bodies[2].shape.normal[1]"),
+    # found by the outside campaign: a 2 m can through the walls of the 0.6 m bin of contact_pile took 4 minutes of
+    # one step before "did not converge"; a tilted wall through the pile overflowed inside the solver
+    "can_through_the_walls": (lambda: _doc("contact_pile", _long_can), "bodies[8].pose.position"),
+    # found by the outside campaign: copies of the floor made every contact redundant (a singular solver matrix,
+    # scipy's LinAlgWarning) and 60 of them under the rolling disc took minutes for three steps
+    "duplicated_floor": (lambda: _doc("contact_box_slide", lambda d: d["bodies"].append(
+        dict(d["bodies"][0], name="floor2", shape={"type": "halfspace", "normal": [0, 0, 2], "offset": 0}))),
+        "bodies[2].shape"),
+    "tilted_wall_through_the_pile": (lambda: _doc("contact_pile", lambda d: d["bodies"][1]["shape"].__setitem__(
+        "normal", [-1, 0, -3.0])), "bodies[6].pose.position"),
     # 11: file-level JSON errors are located by line and column
     "bad_json": (lambda: '{\n "format": "linkwright.mechanism",\n "version": 1,\n "space": oops\n}', ""),
     "too_many_digits": (lambda: '{\n  "format": "linkwright.mechanism", "version": 1,\n  "space": "planar", "x": '

@@ -81,6 +81,13 @@ expressions = st.one_of(
     st.tuples(st.integers(1, 8), st.integers(1, 70)).map(lambda x: "(" * x[0] + "t*2**64" + ")**64" * x[0]),
     st.integers(2, 150).map(lambda n: "max(" + ",".join(f"sin({k}*t)" for k in range(1, n + 1)) + ")"),
     st.integers(2, 40).map(lambda n: "min(" + ",".join(f"t**{k}" for k in range(1, n + 1)) + ")"),
+    # the later campaigns' shapes: constant exponents and arguments hidden in function calls, undefined parts
+    st.tuples(st.sampled_from(["2", "(-64)", "3", "t", "0.5"]), st.sampled_from(["max", "min", "abs"]),
+              st.sampled_from(["2**64", "10**7", "65", "64", "-(2**64)", "1e300"])).map(
+        lambda x: f"{x[0]}**{x[1]}({x[2]}" + (")" if x[1] == "abs" else ", 1)")),
+    st.tuples(st.sampled_from(sorted(f for f, (_, n) in FUNCTIONS.items() if n == (1,))),
+              st.sampled_from(["exp(1e300)", "exp(1000)", "tan(pi/2)", "1/(t-t)", "log(0)", "cosh(exp(690))"])).map(
+        lambda x: f"{x[0]}({x[1]})*t"),
 )
 
 

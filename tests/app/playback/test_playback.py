@@ -156,6 +156,20 @@ def test_non_grashof_stops_early_with_the_reason_and_keeps_the_frames(window, qt
         np.testing.assert_allclose(win.viewport.body_poses()["rocker"], ref.poses[k, ref.body_names.index("rocker")], atol=1e-9)
 
 
+def test_a_driver_undefined_mid_run_stops_with_its_location_and_keeps_the_frames(window, qtbot, dialogs):
+    # 1/(0.5 - t) has a pole at t = 0.5: over the default 0 ... 1 s in 100 steps the Motion dock gets the 50 frames
+    # before it and the core's verdict, naming the driver and the time (the CLI exits 3 with the same reason)
+    mech = fourbar(4.0, 1.0, 3.5, 3.0, drive="1/(0.5 - t)")
+    win = window(mech)
+    solved(win)
+    rec = win.playback.recording
+    assert not rec.ok and rec.count == 50 and rec.time_at(49) == pytest.approx(0.49)
+    status = win.motion.status_label.text()
+    assert status == "stopped at t = 0.50 s: drivers[0].value: value of '1/(0.5 - t)' is not finite at t = 0.5"
+    assert "The 50 frames before it can be played" in win.motion.status_label.toolTip()
+    assert not dialogs.calls
+
+
 def test_underdriven_document_shows_the_driver_message_and_solves_nothing(window, qtbot, dialogs):
     win = window()
     solved(win, 101)

@@ -72,3 +72,31 @@ def test_multi_coordinate_joints_get_numbered_columns(capsys):
     head = capsys.readouterr().out.splitlines()[0].split(",")
     assert head[:10] == ["t", "A", "A.vel", "A.acc", "pin.0", "pin.0.vel", "pin.0.acc", "pin.1", "pin.1.vel", "pin.1.acc"]
     assert "pin" not in head
+
+
+@pytest.mark.parametrize("expr", ["1/(1-t)", "log(1-t)"])
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_driver_undefined_mid_run_exits_3_with_the_rows_before_it(expr, fmt, tmp_path, capsys):
+    # Over t in [0, 2] in 20 steps the driver is finite for t = 0 ... 0.9 and undefined at t = 1 (a pole, log(0)):
+    # the 10 rows before it are written, with A = the driver's value, and the reason names the driver and the time.
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    doc["drivers"][0]["value"] = expr
+    p = tmp_path / "pole.json"
+    p.write_text(json.dumps(doc))
+    out = tmp_path / "pole.csv"
+    args = ["--json"] if fmt == "json" else ["--csv", str(out)]
+    assert main(["kinematics", str(p), "--t-end", "2", "--steps", "20", *args]) == 3
+    cap = capsys.readouterr()
+    if fmt == "json":
+        data = json.loads(cap.out)
+        head, rows = data["columns"], data["rows"]
+        assert not data["ok"] and data["stop_time"] == 1.0 and "drivers[0].value" in data["reason"]
+    else:
+        head, *rows = list(csv.reader(out.open()))
+        rows = [[float(x) for x in r] for r in rows]
+    assert len(rows) == 10
+    f = {"1/(1-t)": lambda t: 1 / (1 - t), "log(1-t)": lambda t: math.log(1 - t)}[expr]
+    for r in rows:
+        assert r[head.index("A")] == pytest.approx(f(r[0]), rel=1e-12)
+    assert cap.err.count("\n") == 1
+    assert cap.err.startswith(f"kinematics: stopped at t = 1: drivers[0].value: value of '{expr}' is not finite at t = 1")
