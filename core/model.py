@@ -446,8 +446,7 @@ class Mechanism:
                 raise LinkwrightError("layout", f"unknown body '{name}'{self._known_bodies()}")
             validate.vector(pos, f"layout.{name}", 2)
         self._check_coincident()
-        self._check_ground_planes()
-        self._check_buried()
+        self.check_contact_scene()
         if self.simulation is not None:
             check_simulation(self.simulation)
             validate.step_count(self.simulation.duration, self.simulation.dt, "simulation.duration", "simulation.dt")
@@ -501,6 +500,12 @@ class Mechanism:
                 n = R @ h.normal
                 out.append((i, n, h.offset + float(n @ p)))
         return out
+
+    def check_contact_scene(self) -> None:
+        """The checks of a contact scene that edits can break after loading (a repeated ground half-space, a body
+        buried in one); validate() makes them, and so does every contact run before it starts."""
+        self._check_ground_planes()
+        self._check_buried()
 
     def _check_ground_planes(self) -> None:
         """Refuse a ground half-space that is another one again (within a micrometre and 1e-6 rad): the contact

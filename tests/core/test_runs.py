@@ -229,3 +229,17 @@ def test_a_driver_undefined_at_the_first_time_is_a_located_error():
     with pytest.raises(LinkwrightError) as info:
         open_run(mech, RunSpec(t_end=1.0, steps=4))
     assert info.value.location == "drivers[0].value" and "not finite at t = 0" in info.value.message
+
+
+def test_a_contact_run_refuses_a_floor_repeated_by_an_edit():
+    # the loader refuses a ground half-space that repeats another (a singular contact problem: minutes per step);
+    # an edit after loading (here: the floor's body copied under another name, as Duplicate would) is caught when
+    # the run opens, with the same located message
+    import dataclasses
+
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    floor = next(b for b in mech.bodies if b.ground)
+    mech.bodies.append(dataclasses.replace(floor, name="floor2"))
+    with pytest.raises(LinkwrightError) as info:
+        open_run(mech)
+    assert info.value.location.startswith("bodies[") and "floor" in info.value.message
