@@ -32,6 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 EXAMPLES = ROOT / "resources" / "examples"
 
+from tests.fuzz.strategies import _paths  # noqa: E402  (after the path set-up above)
+
 # ---- values ----------------------------------------------------------------------------------------------------
 FLOATS = [1e308, -1e308, 1.7976931348623157e308, 1e200, -1e200, 1e100, 1e30, 1e15, 1e7, 1e6 + 1, 999999.9,
           1e-5, 1e-9, 1e-12, 1e-100, 1e-300, 5e-324, 2.2250738585072014e-308, -0.0, 0.0, 0.5, -1.0, 3.0,
@@ -91,17 +93,6 @@ def rand_value(r: random.Random, old):
     return r.choice(FLOATS)
 
 
-def _paths(doc, prefix=()):
-    out = [prefix]
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out += _paths(v, prefix + (k,))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            out += _paths(v, prefix + (i,))
-    return out
-
-
 def _get(doc, path):
     for k in path:
         doc = doc[k]
@@ -112,7 +103,7 @@ def mutate(r: random.Random, doc: dict) -> str:
     """The text of `doc` with one to four mutations."""
     doc = copy.deepcopy(doc)
     for _ in range(r.choice([1, 1, 1, 2, 2, 3, 4])):
-        paths = [p for p in _paths(doc) if p]
+        paths = [p for p in _paths(doc) if p]  # (every path into the document: the fuzz suite's own helper)
         if not paths:
             break
         path = r.choice(paths)
