@@ -80,6 +80,7 @@ def main() -> None:
     sol.add_argument("paths", nargs="*")
     sol.add_argument("--method", choices=("saved", "implicit", "explicit"), default="saved",
                      help="the method to solve with (default: the one the state was saved from)")
+    sol.add_argument("--solver", default="", help="the implicit method's solver (default: newton)")
     sol.add_argument("--budget", type=float, default=60.0, help="CPU seconds per step (default 60)")
     sol.add_argument("--wall-budget", type=float, help="wall seconds per step before it is killed (default 3 x "
                                                        "budget + 60)")
@@ -105,6 +106,8 @@ def main() -> None:
     for f in files:
         _state, m = load_state(f)
         method = m["method"] if args.method == "saved" else args.method
+        if args.solver and method == "implicit":
+            method += "/" + args.solver
         job = Job(family=m["family"], seed=m["seed"], method=method, steps=1, h=m["h"], budget=args.budget,
                   wall_budget=args.wall_budget, start_state=str(f))
         run = run_job(job)

@@ -128,12 +128,14 @@ def _quat_matrix(q, R):
 
 
 @njit(cache=_CACHE)
-def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, vA, wA, dA, vB, wB, dB, dyn_b):
+def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, vA, wA, dA, vB, wB, dB, dyn_b,
+                   impulses):
     """Per pair after a step: the unit normal n = Rb G^T mu_b / |.| (from B towards A), the normal impulse, the
     friction impulse vector and the torsional impulse (in the step's tangent frame from e_aux, as
     core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point at dA from its centre relative
     to B's point at dB; B's only where dyn_b).  G (P, k, 3) are B's gradients in its body frame at its closest point,
-    Z (P, size) the pair unknowns with pn at column pn_i and the friction unknowns from pf_i."""
+    Z (P, size) the pair unknowns with pn at column pn_i and the friction unknowns from pf_i (impulses: q_k = p_k /
+    (m_ref e_k), the Alart-Curnier form; else fractions of pn, the normalised form)."""
     P = Rb.shape[0]
     k = G.shape[1]
     n = np.empty((P, 3))
@@ -163,10 +165,11 @@ def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, 
             for i in range(3):
                 t[i] /= lt
             _cross(n[p], t, o)
+            f = m_ref[p] if impulses else pn[p]
             for i in range(3):
-                pf[p, i] = pn[p] * (e_t * Z[p, pf_i] * t[i] + e_o * Z[p, pf_i + 1] * o[i])
+                pf[p, i] = f * (e_t * Z[p, pf_i] * t[i] + e_o * Z[p, pf_i + 1] * o[i])
             if nf == 3:
-                pr[p] = pn[p] * e_r * Z[p, pf_i + 2]
+                pr[p] = f * e_r * Z[p, pf_i + 2]
         _cross(wA[p], dA[p], c)
         for i in range(3):
             v[i] = vA[p, i] + c[i]
@@ -215,10 +218,12 @@ def end_poses(h, R0, p0, c, v, w, a):
 
 @njit(cache=_CACHE)
 def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
-               FA, dFA, HFA, GB, dGB, HGB, z, jac):
+               FA, dFA, HFA, GB, dGB, HGB, z, jac, rho):
     """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians
     (P, 6, 12 + size) of P pairs with the same layout (m, k, nf); see core.contact.pair.eval_pairs.  With jac False
-    the Jacobian arrays are empty (P, 0, 0) and HFA, HGB are not read."""
+    the Jacobian arrays are empty (P, 0, 0) and HFA, HGB are not read.  rho > 0: the friction slots in the
+    Alart-Curnier form with parameter rho (the impulses q_k = p_k / (m_ref e_k), rows q - proj(q - rho e v); the sig
+    slot unused, its row sig itself), else the normalised form (core.contact.pair)."""
     P = z.shape[0]
     ilam, imu, i_s = 6, 6 + m, 6 + m + k
     ipn = i_s + 1
@@ -275,6 +280,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     tx = np.empty(3)
     dirF = np.empty(3)
     xi = np.empty(3)
+    xac = np.empty(3)
     for p in range(P):
         s = z[p, i_s]
         pn = z[p, ipn]
@@ -397,20 +403,43 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
             sp = x * x / dd
             dsp = x * (ax + 2.0 * pin) / (dd * dd)
             mu = mu_f[p]
-            ss = 0.0
-            for j in range(nf):
-                ph = z[p, ipf + j]
-                r[p, ipf + j] = mu * xi[j] + ph * (z[p, isig] + sp)
-                ss += ph * ph
-            r[p, isig] = mu * mu - ss
             p0, p1 = z[p, ipf], z[p, ipf + 1]
-            for i in range(3):
-                dirF[i] = nB[i] + e_t * p0 * t[i] + e_o * p1 * ov[i]
-                F[i] = mp * dirF[i]
-            if nf == 3:
-                p2 = z[p, ipf + 2]
+            if rho > 0.0:
+                # Alart-Curnier: q = proj_{|q| <= mu pn}(q - rho xi), a free equation per friction slot
+                rad = mu * pn if pn > 0.0 else 0.0
+                nx2 = 0.0
+                for j in range(nf):
+                    xac[j] = z[p, ipf + j] - rho * xi[j]
+                    nx2 += xac[j] * xac[j]
+                nx = np.sqrt(nx2)
+                stick = nx <= rad
+                for j in range(nf):
+                    if stick:
+                        r[p, ipf + j] = rho * xi[j]
+                    else:
+                        r[p, ipf + j] = z[p, ipf + j] - rad * xac[j] / nx
+                r[p, isig] = z[p, isig]
+                mr = m_ref[p]
                 for i in range(3):
-                    tx[i] = mp * e_r * p2 * nB[i]
+                    F[i] = mr * (pn * nB[i] + e_t * p0 * t[i] + e_o * p1 * ov[i])
+                if nf == 3:
+                    p2 = z[p, ipf + 2]
+                    for i in range(3):
+                        tx[i] = mr * e_r * p2 * nB[i]
+            else:
+                ss = 0.0
+                for j in range(nf):
+                    ph = z[p, ipf + j]
+                    r[p, ipf + j] = mu * xi[j] + ph * (z[p, isig] + sp)
+                    ss += ph * ph
+                r[p, isig] = mu * mu - ss
+                for i in range(3):
+                    dirF[i] = nB[i] + e_t * p0 * t[i] + e_o * p1 * ov[i]
+                    F[i] = mp * dirF[i]
+                if nf == 3:
+                    p2 = z[p, ipf + 2]
+                    for i in range(3):
+                        tx[i] = mp * e_r * p2 * nB[i]
             if jac:
                 # J_t = ((I - t t^T) / lu) [e_aux]x J_n
                 _sk(e_aux[p], Sx)
@@ -448,27 +477,59 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     for i in range(3):
                         J_xi[2, 3 + i] += e_r * nB[i]
                         J_xi[2, 9 + i] -= e_r * nB[i]
-                for j in range(nf):
-                    ph = z[p, ipf + j]
-                    for c in range(nloc):
-                        J[p, ipf + j, c] = mu * J_xi[j, c]
-                    J[p, ipf + j, ipf_c + j] += z[p, isig] + sp
-                    J[p, ipf + j, isig_c] += ph
-                    J[p, ipf + j, is_c] += ph * (dsp / h)
-                    J[p, isig, ipf_c + j] = -2.0 * ph
-                for i in range(3):
-                    for c in range(nloc):
-                        J_F[i, c] = mp * (J_nB[i, c] + e_t * p0 * J_t[i, c] + e_o * p1 * J_o[i, c])
-                    J_F[i, ipn_c] += m_ref[p] * dirF[i]
-                    J_F[i, ipf_c] += mp * e_t * t[i]
-                    J_F[i, ipf_c + 1] += mp * e_o * ov[i]
-                if nf == 3:
-                    p2 = z[p, ipf + 2]
+                if rho > 0.0:
+                    if stick:
+                        for j in range(nf):
+                            for c in range(nloc):
+                                J[p, ipf + j, c] = rho * J_xi[j, c]
+                    else:
+                        # d(q - rad x/|x|) with x = q - rho xi: dq - (rad/|x|)(I - x x^T/|x|^2)(dq - rho dxi)
+                        # - mu (x/|x|) dpn (pn > 0)
+                        for j in range(nf):
+                            for i in range(nf):
+                                pm = rad / nx * ((1.0 if i == j else 0.0) - xac[i] * xac[j] / nx2)
+                                for c in range(nloc):
+                                    J[p, ipf + j, c] += pm * rho * J_xi[i, c]
+                                J[p, ipf + j, ipf_c + i] -= pm
+                            J[p, ipf + j, ipf_c + j] += 1.0
+                            if pn > 0.0:
+                                J[p, ipf + j, ipn_c] -= mu * xac[j] / nx
+                    J[p, isig, isig_c] = 1.0
+                    mr = m_ref[p]
                     for i in range(3):
                         for c in range(nloc):
-                            J_tx[i, c] = mp * e_r * p2 * J_nB[i, c]
-                        J_tx[i, ipf_c + 2] += mp * e_r * nB[i]
-                        J_tx[i, ipn_c] += m_ref[p] * e_r * p2 * nB[i]
+                            J_F[i, c] = mr * (pn * J_nB[i, c] + e_t * p0 * J_t[i, c] + e_o * p1 * J_o[i, c])
+                        J_F[i, ipn_c] += mr * nB[i]
+                        J_F[i, ipf_c] += mr * e_t * t[i]
+                        J_F[i, ipf_c + 1] += mr * e_o * ov[i]
+                    if nf == 3:
+                        p2 = z[p, ipf + 2]
+                        for i in range(3):
+                            for c in range(nloc):
+                                J_tx[i, c] = mr * e_r * p2 * J_nB[i, c]
+                            J_tx[i, ipf_c + 2] += mr * e_r * nB[i]
+                else:
+                    for j in range(nf):
+                        ph = z[p, ipf + j]
+                        for c in range(nloc):
+                            J[p, ipf + j, c] = mu * J_xi[j, c]
+                        J[p, ipf + j, ipf_c + j] += z[p, isig] + sp
+                        J[p, ipf + j, isig_c] += ph
+                        J[p, ipf + j, is_c] += ph * (dsp / h)
+                        J[p, isig, ipf_c + j] = -2.0 * ph
+                    for i in range(3):
+                        for c in range(nloc):
+                            J_F[i, c] = mp * (J_nB[i, c] + e_t * p0 * J_t[i, c] + e_o * p1 * J_o[i, c])
+                        J_F[i, ipn_c] += m_ref[p] * dirF[i]
+                        J_F[i, ipf_c] += mp * e_t * t[i]
+                        J_F[i, ipf_c + 1] += mp * e_o * ov[i]
+                    if nf == 3:
+                        p2 = z[p, ipf + 2]
+                        for i in range(3):
+                            for c in range(nloc):
+                                J_tx[i, c] = mp * e_r * p2 * J_nB[i, c]
+                            J_tx[i, ipf_c + 2] += mp * e_r * nB[i]
+                            J_tx[i, ipn_c] += m_ref[p] * e_r * p2 * nB[i]
         else:
             for i in range(3):
                 F[i] = mp * nB[i]

@@ -367,14 +367,15 @@ _NO_HESS = np.zeros((0, 0, 3, 3))  # the Hessians a values-only evaluation does 
 
 
 def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0, RA0, cA, vA, wA,
-               groupsB, pB0, RB0, cB, vB, wB, z, jac: bool = True):
+               groupsB, pB0, RB0, cB, vB, wB, z, jac: bool = True, rho: float = 0.0):
     """A batch of P pairs with the same layout: residuals (P, size), local Jacobians (P, size, 12 + size),
     the impulse wrench on A [F; tau] (P, 6) with its Jacobian (P, 6, nloc) and the wrench on B likewise.
 
     Per-pair inputs are stacked along the first axis (mu_f, m_ref: (P,); e_aux, positions, velocities: (P, 3);
     rotations (P, 3, 3); z (P, size)).  A static B is given with zero velocities; its velocity columns (6:12)
     of every Jacobian are then meaningless and the caller drops them.  With jac=False only the values are computed
-    (the Jacobians are returned as None): the line search of the solver needs nothing else."""
+    (the Jacobians are returned as None): the line search of the solver needs nothing else.  rho > 0: friction in
+    the Alart-Curnier form with that parameter (the module docstring's last paragraph)."""
     m, k, nf = lay.m, lay.k, lay.nf
     c = np.ascontiguousarray
     RA, d1, yA = end_poses(h, c(RA0), c(pA0), c(cA), c(vA), c(wA), c(z[:, 0:3]))
@@ -385,7 +386,7 @@ def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0,
     r, J, WA, J_WA, WB, J_WB = pair_terms(
         m, k, nf, float(h), c(mu_f, dtype=float), e_t, e_o, e_r, PIN_SPEED, c(m_ref, dtype=float), c(e_aux, dtype=float),
         RA, d1, c(vA), c(wA), RB, d2, c(vB), c(wB), c(FA), c(dFA), c(HFA) if jac else _NO_HESS,
-        c(GB), c(dGB), c(HGB) if jac else _NO_HESS, c(z), jac)
+        c(GB), c(dGB), c(HGB) if jac else _NO_HESS, c(z), jac, float(rho))
     if not jac:
         return r, None, WA, None, WB, None
     return r, J, WA, J_WA, WB, J_WB

@@ -47,8 +47,11 @@ __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points",
            "SOLVERS"]
 
 METHODS = ("implicit", "explicit")
-SOLVERS = ("newton", "interior-point")  # the implicit step's MCP solvers (docs/contact.md)
+SOLVERS = ("newton", "interior-point", "ac")  # the implicit step's MCP solvers (docs/contact.md)
 _IPM_ROUND = True  # newton: the interior-point round between the quick and the slow round (see _step_newton)
+_AC_RHO = 1.0  # EXPERIMENT: Alart-Curnier parameter of the friction rows (solver "ac")
+_AC_ITER = 60
+_AC_RESTARTS = 1
 _IPM_HALVINGS = 3  # the interior-point step is split in halves at most this many levels deep (h/8)
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
@@ -344,6 +347,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     try:
         if solver == "interior-point" and method == "implicit":
             return _step_ipm(model, state, h, options or SolverOptions(), _IPM_HALVINGS, ws, cancel)
+        if solver == "ac" and method == "implicit":
+            return _step_ac(model, state, h, tol, max_halvings, ws, cancel)
         return _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel)
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
@@ -361,6 +366,14 @@ def _step_ipm(model, state, h, opts, max_halvings, ws, cancel) -> StepResult:
     if res.converged or max_halvings <= 0:
         return res
     return _in_halves(state, res, lambda st: _step_ipm(model, st, 0.5 * h, opts, max_halvings - 1, ws, cancel))
+
+
+def _step_ac(model, state, h, tol, max_halvings, ws, cancel) -> StepResult:
+    """EXPERIMENT: the step with friction in the Alart-Curnier form, semismooth Newton, halving only."""
+    res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="ac", ws=ws, cancel=cancel)
+    if res.converged or max_halvings <= 0:
+        return res
+    return _in_halves(state, res, lambda st: _step_ac(model, st, 0.5 * h, tol, max_halvings - 1, ws, cancel))
 
 
 def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel) -> StepResult:
@@ -453,15 +466,31 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
                       _merge_contacts(first.contacts, second.contacts), halvings, pairs)
 
 
-def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float) -> np.ndarray:
-    """A pair's warm impulse unknowns [pn, friction..., sig] for a step of size h: pn is an impulse, which a
-    sustained load makes proportional to the step, so it is scaled by h over the step it came from (a halved step's
-    sub-steps start from h/2 of the last full step's impulses, and the step after them from 2^k times theirs; the
-    normalised friction unknowns and the sliding speed do not scale)."""
-    out = np.array(tail, dtype=float)
+def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float, nf: int = 0, ac: bool = False) -> np.ndarray:
+    """A pair's warm impulse unknowns [pn, friction..., sig] for a step of size h, in the form asked for
+    (_impulse_form): the impulses, which a sustained load makes proportional to the step, are scaled by h over the
+    step they came from (a halved step's sub-steps start from h/2 of the last full step's impulses, and the step
+    after them from 2^k times theirs; the normalised friction unknowns and the sliding speed do not scale)."""
+    out = _impulse_form(tail, nf, bool(warm.get("ac")), ac)
     h0 = warm.get("h")
     if h0 and h0 != h:
         out[0] *= h / h0
+        if ac:
+            out[1:1 + nf] *= h / h0
+    return out
+
+
+def _impulse_form(tail: np.ndarray, nf: int, from_ac: bool, to_ac: bool) -> np.ndarray:
+    """[pn, friction (nf), sig] converted between the normalised form (phi = q / pn, sig) and the Alart-Curnier one
+    (q = pn phi, sig unused = 0)."""
+    out = np.array(tail, dtype=float)
+    if nf and from_ac != to_ac:
+        pn = out[0]
+        if to_ac:
+            out[1:1 + nf] *= pn
+            out[1 + nf] = 0.0
+        else:
+            out[1:1 + nf] = out[1:1 + nf] / pn if pn > 0.0 else 0.0
     return out
 
 
@@ -527,6 +556,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     if extra:
         cand = sorted(set(cand) | extra)
+    ac = fallbacks == "ac"
+    rho = _AC_RHO if ac else 0.0
     plan = ws.plan(model, cand, method)
     pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
     geo_iters = 0
@@ -551,7 +582,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pr.zf0 = None
             if not predict and warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
                 geo = warm["z"][: lay.n_geom].copy()
-                pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h)
+                pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h, lay.nf, ac)
                 # the closest points travel with the bodies: shift last step's points by this step's predicted
                 # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
                 # (on a static body the point follows A's, as for rolling)
@@ -561,7 +592,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 geo, r = closest_points(model, state, ip)
                 if pred is not None:
                     geo, r = closest_points(model, pred.state, ip, geo)
-                    pr.zf0 = pred.state.warm[ip]["zx"]
+                    pr.zf0 = _impulse_form(pred.state.warm[ip]["zx"], lay.nf, False, ac)
             if (not predict and warm is not None and warm.get("n") is not None and pr.zf0 is not None
                     and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
                 pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
@@ -699,7 +730,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return r[None], dA[None], None if dB is None else dB[None], blk
         r, Jl, WA, JWA, WB, JWB = eval_pairs(
             bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac)
+            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, rho)
         SA = bt.SA
         SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
         if not jac:
@@ -786,7 +817,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                              feasible=feasible, weights=weights, extra=depth_residual, **budget)
 
         r = solve(z, **budget)
-        if r.converged or not many or r.residual > _CLEAN_FROM:
+        if r.converged or not many or r.residual > _CLEAN_FROM or ac:
             return r
         # stopped close: the friction unknowns of pairs without load are decoupled from everything else (their
         # impulse is pn phi = 0), and their closed form meets their rows exactly where Newton may stall on them
@@ -936,9 +967,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 return tried.z, tried.residual, iters, True
         return z, res_nat, iters, res_nat <= tol
 
-    z0 = consistent_friction(z0, pairs)
+    if not ac:
+        z0 = consistent_friction(z0, pairs)
     # iteration and restart budget: few pairs; many pairs
-    if fallbacks == "ipm":
+    if ac:
+        res = global_solve(z0, max_iter=max_iter, max_restarts=_AC_RESTARTS)
+    elif fallbacks == "ipm":
         r = ipm.solve(ipm.MCPProblem(fun, lower, value), z0, options)
         res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
     elif not many:
@@ -995,10 +1029,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if method == "implicit":
         by_pair = {}
         for bt in batches:
-            by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z)))
+            by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z, ac)))
         contacts = [by_pair[pr.ip] for pr in pairs]
         for pr, c in zip(pairs, contacts):
-            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux, "h": h}
+            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux, "h": h,
+                               "ac": ac}
     else:
         for pr in pairs:
             zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
@@ -1230,7 +1265,7 @@ def _friction_slots(lay: PairLayout, method: str) -> tuple[int, int, int]:
     return 0, 1, 1 + lay.nf
 
 
-def _contacts_implicit(model, new, bt: "_Batch", z) -> list:
+def _contacts_implicit(model, new, bt: "_Batch", z, impulses: bool = False) -> list:
     """The ContactResult of each pair of a batch (one layout) after an implicit step, computed for all of them at
     once."""
     lay = bt.lay
@@ -1247,7 +1282,7 @@ def _contacts_implicit(model, new, bt: "_Batch", z) -> list:
     n, pn, pf, prr, slip = contact_frames(
         Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), bt.e_aux, bt.m_ref, Z, lay.pn, lay.pf, lay.nf,
         float(e_t), float(e_o), float(e_r), new.v[ia], new.w[ia], a1 - new.p[ia], new.v[ib], new.w[ib],
-        a2 - new.p[ib], model.dynamic[ib])
+        a2 - new.p[ib], model.dynamic[ib], impulses)
     gap = Z[:, lay.s].tolist()
     pn, prr = pn.tolist(), prr.tolist()
     return [ContactResult(pr.ip, a1[i], a2[i], n[i], gap[i], pn[i], pf[i], prr[i], slip[i], pr.mu)
