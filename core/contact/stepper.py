@@ -52,6 +52,7 @@ _IPM_ROUND = True  # newton: the interior-point round between the quick and the 
 _AC_RHO = 1.0  # EXPERIMENT: Alart-Curnier parameter of the friction rows (solver "ac")
 _AC_ITER = 60
 _AC_RESTARTS = 1
+_AC_IPM = True
 _IPM_HALVINGS = 3  # the interior-point step is split in halves at most this many levels deep (h/8)
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
@@ -371,6 +372,11 @@ def _step_ipm(model, state, h, opts, max_halvings, ws, cancel) -> StepResult:
 def _step_ac(model, state, h, tol, max_halvings, ws, cancel) -> StepResult:
     """EXPERIMENT: the step with friction in the Alart-Curnier form, semismooth Newton, halving only."""
     res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="ac", ws=ws, cancel=cancel)
+    if not res.converged and _AC_IPM:
+        ipm_res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="ipm", ws=ws, cancel=cancel,
+                             options=SolverOptions())
+        ipm_res.iterations += res.iterations
+        res = ipm_res
     if res.converged or max_halvings <= 0:
         return res
     return _in_halves(state, res, lambda st: _step_ac(model, st, 0.5 * h, tol, max_halvings - 1, ws, cancel))
@@ -622,7 +628,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pr.gap0 = float(geo[glay.s])
             pr.e_aux = contact_frame_aux(pr.n)
     ntot = plan.ntot
-    lower = plan.lower
+    lower = plan.lower_ac if ac else plan.lower
 
     # initial guess
     z0 = np.zeros(ntot)
@@ -783,7 +789,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
     # implicit method; the Newton equations are then solved by eliminating the pair blocks), the projected
     # sliding-speed multipliers, the merit function's weights, the closest-point rows
-    prox, feasible, weights = plan.prox, plan.feasible, plan.weights
+    prox, feasible, weights = plan.prox, plan.feasible_ac if ac else plan.feasible, plan.weights
     condense = prox is not None and not dense
 
     # how deep each pair's bodies may overlap at the end of the step, bounded in metres: the scaled natural residual
@@ -1167,6 +1173,7 @@ class _Plan:
         # batch, evaluated by the numpy one-pair form); each pair's block indices and local columns are rows of its
         # batch's arrays
         keyed: dict = {}
+        sig_idx: list = []
         for q, ip in enumerate(cand):
             keyed.setdefault((tab.lay[ip], tab.kb[ip] >= 0) if implicit else (ip,), []).append(q)
         self.batches = []
@@ -1198,6 +1205,7 @@ class _Plan:
             if lay.nf:
                 lower[zidx[:, isig]] = 0.0
                 feasible[zidx[:, isig]] = True
+                sig_idx.append(zidx[:, isig].ravel())
             _frozen(cols)
             _frozen(valid)
             for j, q in enumerate(members):
@@ -1213,6 +1221,11 @@ class _Plan:
                            off=int(off[q]), m_ref=float(tab.m_ref[ip]), ka=int(tab.ka[ip]), kb=int(tab.kb[ip]),
                            sz=int(sz[q]), cols=pair_cols[q], valid=pair_valid[q]) for q, ip in enumerate(cand)]
         self.lower = _frozen(lower)
+        # the Alart-Curnier form leaves the sig slot unused: free, its row sig = 0
+        sig_idx = np.concatenate(sig_idx) if sig_idx else np.zeros(0, int)
+        lower_ac, feasible_ac = lower.copy(), feasible.copy()
+        lower_ac[sig_idx], feasible_ac[sig_idx] = -np.inf, False
+        self.lower_ac, self.feasible_ac = _frozen(lower_ac), _frozen(feasible_ac)
         self.prox = None if prox is None else _frozen(prox)
         self.feasible = _frozen(feasible)
         # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s,
