@@ -38,7 +38,7 @@ from .elements import ElementMatrix
 from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
 from . import ipm
 from .ipm import SolverOptions
-from .mcp import MCPResult, natural_residual, solve_mcp
+from .mcp import solve_proximal, MCPResult, natural_residual, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
 from ..transforms import quat_to_matrix
@@ -53,6 +53,10 @@ _AC_RHO = 1.0  # EXPERIMENT: Alart-Curnier parameter of the friction rows (solve
 _AC_ITER = 60
 _AC_RESTARTS = 1
 _AC_IPM = True
+_AC_PROX = True
+_AC_PROX_RHO = 1.0
+_AC_PROX_ITER = 300
+_AC_PROX_INNER = 20
 _IPM_HALVINGS = 3  # the interior-point step is split in halves at most this many levels deep (h/8)
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
@@ -978,6 +982,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # iteration and restart budget: few pairs; many pairs
     if ac:
         res = global_solve(z0, max_iter=max_iter, max_restarts=_AC_RESTARTS)
+        if not res.converged and many and _AC_PROX:
+            px = solve_proximal(fun, z0, lower, plan.prox, tol=tol, rho=_AC_PROX_RHO, fun_value=value,
+                                extra=depth_residual, condense=condense, feasible=feasible, weights=weights, prox=prox,
+                                max_iter=_AC_PROX_ITER, inner_iter=_AC_PROX_INNER)
+            res = replace(px, iterations=px.iterations + res.iterations)
     elif fallbacks == "ipm":
         r = ipm.solve(ipm.MCPProblem(fun, lower, value), z0, options)
         res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
