@@ -72,6 +72,33 @@ class ElementMatrix:
         """A + diag(v) (the blocks are shared with A, not copied)."""
         return self._with(self.diag + v, self.blocks)
 
+    def add_local(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> "ElementMatrix":
+        """A plus vals (N, d, e) at the entries (rows[i], cols[i]) (N, d) x (N, e): each i's rows and columns must
+        be own unknowns of one element (the interior-point solver's cone blocks of a pair)."""
+        own_map = self._derived.get("own_map")
+        if own_map is None:
+            n = self.shape[0]
+            g_of, p_of, l_of = np.full(n, -1), np.zeros(n, int), np.zeros(n, int)
+            for gi, lay in enumerate(self._layout):
+                P, nl = lay.cols.shape
+                g_of[lay.own] = gi
+                p_of[lay.own] = np.arange(P)[:, None]
+                l_of[lay.own] = np.arange(lay.ns, nl)[None, :]
+            own_map = self._derived["own_map"] = (g_of, p_of, l_of)
+        g_of, p_of, l_of = own_map
+        rows, cols = np.asarray(rows), np.asarray(cols)
+        g = g_of[rows[:, 0]]
+        if np.any(g < 0) or np.any(g_of[rows] != g[:, None]) or np.any(g_of[cols] != g[:, None]) or np.any(
+                p_of[rows] != p_of[rows[:, :1]]) or np.any(p_of[cols] != p_of[rows[:, :1]]):
+            raise ValueError("add_local: entries outside one element's own unknowns")
+        blocks = list(self.blocks)
+        for gi in np.unique(g):
+            sel = g == gi
+            B = blocks[gi] = blocks[gi].copy()
+            pe = p_of[rows[sel, 0]]
+            np.add.at(B, (pe[:, None, None], l_of[rows[sel]][:, :, None], l_of[cols[sel]][:, None, :]), vals[sel])
+        return self._with(self.diag, blocks)
+
     def lm_solve(self, nu, b: np.ndarray, f: np.ndarray | None = None) -> np.ndarray | None:
         """The Levenberg-Marquardt direction d = -(A^T A + nu I)^-1 A^T b, or None when the elimination fails or stays
         inaccurate (the caller then solves the normal equations).  nu may also be a positive damping per unknown

@@ -223,7 +223,9 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     (P, 6, 12 + size) of P pairs with the same layout (m, k, nf); see core.contact.pair.eval_pairs.  With jac False
     the Jacobian arrays are empty (P, 0, 0) and HFA, HGB are not read.  rho > 0: the friction slots in the
     Alart-Curnier form with parameter rho (the impulses q_k = p_k / (m_ref e_k), rows q - proj(q - rho e v); the sig
-    slot unused, its row sig itself), else the normalised form (core.contact.pair)."""
+    slot unused, its row sig itself); rho < 0: the conic form (the same impulses, their rows the sliding speeds e_k v_k,
+    the sig slot psi with the row psi, for the interior-point solver's cone complementarity); rho = 0: the normalised
+    form (core.contact.pair)."""
     P = z.shape[0]
     ilam, imu, i_s = 6, 6 + m, 6 + m + k
     ipn = i_s + 1
@@ -404,6 +406,12 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
             dsp = x * (ax + 2.0 * pin) / (dd * dd)
             mu = mu_f[p]
             p0, p1 = z[p, ipf], z[p, ipf + 1]
+            stick = False
+            rad = 0.0
+            nx = nx2 = 1.0
+            if rho < 0.0:
+                for j in range(nf):
+                    r[p, ipf + j] = xi[j]
             if rho > 0.0:
                 # Alart-Curnier: q = proj_{|q| <= mu pn}(q - rho xi), a free equation per friction slot
                 rad = mu * pn if pn > 0.0 else 0.0
@@ -418,6 +426,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                         r[p, ipf + j] = rho * xi[j]
                     else:
                         r[p, ipf + j] = z[p, ipf + j] - rad * xac[j] / nx
+            if rho != 0.0:
                 r[p, isig] = z[p, isig]
                 mr = m_ref[p]
                 for i in range(3):
@@ -477,6 +486,10 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     for i in range(3):
                         J_xi[2, 3 + i] += e_r * nB[i]
                         J_xi[2, 9 + i] -= e_r * nB[i]
+                if rho < 0.0:
+                    for j in range(nf):
+                        for c in range(nloc):
+                            J[p, ipf + j, c] = J_xi[j, c]
                 if rho > 0.0:
                     if stick:
                         for j in range(nf):
@@ -494,6 +507,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                             J[p, ipf + j, ipf_c + j] += 1.0
                             if pn > 0.0:
                                 J[p, ipf + j, ipn_c] -= mu * xac[j] / nx
+                if rho != 0.0:
                     J[p, isig, isig_c] = 1.0
                     mr = m_ref[p]
                     for i in range(3):

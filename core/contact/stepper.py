@@ -52,8 +52,13 @@ _IPM_ROUND = True  # newton: the interior-point round between the quick and the 
 _AC_RHO = 1.0  # EXPERIMENT: Alart-Curnier parameter of the friction rows (solver "ac")
 _AC_ITER = 60
 _AC_RESTARTS = 1
-_AC_IPM = True
-_AC_PROX = True
+_AC_IPM = False
+_AC_PROX = False
+_DEBUG = None
+_PROX_GEOM = False
+_HANDOVER_TOL = 1e-6  # conic interior point to this tolerance, then semismooth Newton
+_HANDOVER_COMP = 1e-9
+_HANDOVER_ITER = 30
 _AC_PROX_RHO = 1.0
 _AC_PROX_ITER = 300
 _AC_PROX_INNER = 20
@@ -352,8 +357,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     try:
         if solver == "interior-point" and method == "implicit":
             return _step_ipm(model, state, h, options or SolverOptions(), _IPM_HALVINGS, ws, cancel)
-        if solver == "ac" and method == "implicit":
-            return _step_ac(model, state, h, tol, max_halvings, ws, cancel)
+        if solver == "ac":
+            return _step_ac(model, state, h, tol, max_halvings, ws, cancel, method)
         return _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel)
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
@@ -373,17 +378,21 @@ def _step_ipm(model, state, h, opts, max_halvings, ws, cancel) -> StepResult:
     return _in_halves(state, res, lambda st: _step_ipm(model, st, 0.5 * h, opts, max_halvings - 1, ws, cancel))
 
 
-def _step_ac(model, state, h, tol, max_halvings, ws, cancel) -> StepResult:
+def _step_ac(model, state, h, tol, max_halvings, ws, cancel, method="implicit") -> StepResult:
     """EXPERIMENT: the step with friction in the Alart-Curnier form, semismooth Newton, halving only."""
-    res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="ac", ws=ws, cancel=cancel)
-    if not res.converged and _AC_IPM:
-        ipm_res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="ipm", ws=ws, cancel=cancel,
+    res = _step_once(model, state, h, method, tol, _AC_ITER, fallbacks="ac", ws=ws, cancel=cancel)
+    if _DEBUG is not None:
+        _DEBUG.append(("ac", h, res.converged, res.iterations, res.residual, res.reason))
+    if not res.converged and _AC_IPM and method == "implicit":
+        ipm_res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="conic", ws=ws, cancel=cancel,
                              options=SolverOptions())
+        if _DEBUG is not None:
+            _DEBUG.append(("conic", h, ipm_res.converged, ipm_res.iterations, ipm_res.residual, ipm_res.reason))
         ipm_res.iterations += res.iterations
         res = ipm_res
     if res.converged or max_halvings <= 0:
         return res
-    return _in_halves(state, res, lambda st: _step_ac(model, st, 0.5 * h, tol, max_halvings - 1, ws, cancel))
+    return _in_halves(state, res, lambda st: _step_ac(model, st, 0.5 * h, tol, max_halvings - 1, ws, cancel, method))
 
 
 def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel) -> StepResult:
@@ -566,8 +575,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     if extra:
         cand = sorted(set(cand) | extra)
-    ac = fallbacks == "ac"
-    rho = _AC_RHO if ac else 0.0
+    ac = fallbacks in ("ac", "conic")
+    form = {"rho": _AC_RHO if fallbacks == "ac" else (-1.0 if ac else 0.0)}
     plan = ws.plan(model, cand, method)
     pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
     geo_iters = 0
@@ -582,7 +591,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # consistent friction unknowns, and a retry (predict) starts so cold, every pair (the explicit predictor
         # of such retries, 100 Newton iterations, converged on none of 54 hard saved pile steps of 8 and 27
         # spheres and took up to 19 s of a 27-sphere step; docs/contact.md)
-        pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel)
+        pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel,
+                          fallbacks="ac" if ac else "all")
         if not pred.converged:
             pred = None
     for pr in pairs:
@@ -602,7 +612,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 geo, r = closest_points(model, state, ip)
                 if pred is not None:
                     geo, r = closest_points(model, pred.state, ip, geo)
-                    pr.zf0 = _impulse_form(pred.state.warm[ip]["zx"], lay.nf, False, ac)
+                    pr.zf0 = _impulse_form(pred.state.warm[ip]["zx"], lay.nf, bool(pred.state.warm[ip].get("ac")), ac)
             if (not predict and warm is not None and warm.get("n") is not None and pr.zf0 is not None
                     and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
                 pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
@@ -648,7 +658,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             if pr.zf0 is not None and pr.zf0.size == sz - pr.lay.n_geom:
                 z0[pr.off + pr.lay.n_geom:pr.off + sz] = pr.zf0
         elif warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
-            z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h)
+            z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h, pr.lay.nf, ac)
 
     dense = ntot <= _DENSE_LIMIT
     zero3 = np.zeros(3)
@@ -661,7 +671,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 model.shapes[pr.a], state.p[pr.a], R0[pr.a], model.com_body[pr.a], vA, wA,
                 model.shapes[pr.b], state.p[pr.b], R0[pr.b], model.com_body[pr.b], vB, wB, pr.kb >= 0, zp)
         else:
-            r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, pr.kb >= 0, zp, h)
+            r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, pr.kb >= 0, zp, h, form["rho"])
         SA = Sinv[pr.ka]
         dA, JdA = SA @ WA, SA @ JWA
         if pr.kb >= 0:
@@ -740,7 +750,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return r[None], dA[None], None if dB is None else dB[None], blk
         r, Jl, WA, JWA, WB, JWB = eval_pairs(
             bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, rho)
+            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, form["rho"])
         SA = bt.SA
         SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
         if not jac:
@@ -980,7 +990,19 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if not ac:
         z0 = consistent_friction(z0, pairs)
     # iteration and restart budget: few pairs; many pairs
-    if ac:
+    if fallbacks == "conic":
+        # the conic interior-point method to a loose tolerance, then semismooth Newton on the Alart-Curnier form
+        loose = replace(options, tol=_HANDOVER_TOL, comp_tol=_HANDOVER_COMP)
+        r = ipm.solve(ipm.MCPProblem(fun, lower, value, plan.cones), z0, loose, cancel)
+        res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
+        if r.converged:
+            zn = r.z.copy()
+            zn[plan.sig_idx] = 0.0
+            form["rho"] = _AC_RHO
+            pol = global_solve(zn, max_iter=_HANDOVER_ITER, max_restarts=0, polish=False)
+            res = MCPResult(pol.z, pol.converged, r.iterations + pol.iterations, pol.residual,
+                            pol.reason if not pol.converged else "converged")
+    elif ac:
         res = global_solve(z0, max_iter=max_iter, max_restarts=_AC_RESTARTS)
         if not res.converged and many and _AC_PROX:
             px = solve_proximal(fun, z0, lower, plan.prox, tol=tol, rho=_AC_PROX_RHO, fun_value=value,
@@ -1057,8 +1079,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             geo_end, r_end = closest_points(model, new, pr.ip, new_warm_geo[pr.ip])
             gap_end = (float(geo_end[PairLayout(model.shapes[pr.a].m, model.shapes[pr.b].m, 0).s]) if r_end.converged
                        else None)
-            new.warm[pr.ip] = {"zx": zp.copy(), "geo": geo_end if r_end.converged else new_warm_geo[pr.ip], "h": h}
-            contacts.append(_contact_explicit(model, state, new, pr, zp, h, gap_end))
+            new.warm[pr.ip] = {"zx": zp.copy(), "geo": geo_end if r_end.converged else new_warm_geo[pr.ip], "h": h,
+                               "ac": ac}
+            contacts.append(_contact_explicit(model, state, new, pr, zp, h, gap_end, ac))
     if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)
         return StepResult(state, False, iters, res.residual, "non-finite state after step", pairs=len(pairs))
     # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
@@ -1183,6 +1206,7 @@ class _Plan:
         # batch's arrays
         keyed: dict = {}
         sig_idx: list = []
+        cones: dict = {}  # friction dimension -> [(rows, cols, scale)] (conic form)
         for q, ip in enumerate(cand):
             keyed.setdefault((tab.lay[ip], tab.kb[ip] >= 0) if implicit else (ip,), []).append(q)
         self.batches = []
@@ -1206,6 +1230,8 @@ class _Plan:
                 lower[zidx] = lay.lower()
                 if prox is not None:
                     prox[zidx[:, ipn:]] = 1.0  # pn, then the friction unknowns: the tail of the block
+                    if _PROX_GEOM:
+                        prox[zidx[:, 0:6]] = 1.0  # EXPERIMENT: the closest points (non-unique between parallel faces)
                 i_lam[m, :lay.m] = zidx[:, lay.lam:lay.lam + lay.m]
                 i_mu[m, :lay.k] = zidx[:, lay.mu:lay.mu + lay.k]
                 i_s[m], i_a2[m] = zidx[:, lay.s], zidx[:, lay.a2:lay.a2 + 3]
@@ -1215,6 +1241,11 @@ class _Plan:
                 lower[zidx[:, isig]] = 0.0
                 feasible[zidx[:, isig]] = True
                 sig_idx.append(zidx[:, isig].ravel())
+                if implicit:
+                    # the conic form: (mu pn, q) and the rows (psi, e v) in K, complementary (psi not bounded)
+                    slots = np.r_[isig, _ipf:_ipf + lay.nf]
+                    cones.setdefault(lay.nf, []).append((zidx[:, slots], zidx[:, np.r_[ipn, _ipf:_ipf + lay.nf]],
+                                                         np.column_stack([tab.mu[ips]] + [np.ones(len(ips))] * lay.nf)))
             _frozen(cols)
             _frozen(valid)
             for j, q in enumerate(members):
@@ -1232,9 +1263,12 @@ class _Plan:
         self.lower = _frozen(lower)
         # the Alart-Curnier form leaves the sig slot unused: free, its row sig = 0
         sig_idx = np.concatenate(sig_idx) if sig_idx else np.zeros(0, int)
+        self.sig_idx = _frozen(sig_idx)
         lower_ac, feasible_ac = lower.copy(), feasible.copy()
         lower_ac[sig_idx], feasible_ac[sig_idx] = -np.inf, False
         self.lower_ac, self.feasible_ac = _frozen(lower_ac), _frozen(feasible_ac)
+        self.cones = tuple(ipm.ConeBlock(*(_frozen(np.concatenate([blk[i] for blk in blks])) for i in range(3)))
+                           for blks in cones.values())
         self.prox = None if prox is None else _frozen(prox)
         self.feasible = _frozen(feasible)
         # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s,
@@ -1318,8 +1352,9 @@ def _explicit_size(lay: PairLayout) -> int:
     return 1 + (lay.nf + 1 if lay.nf else 0)
 
 
-def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
-    """Explicit pair rows: pn perp gap0/h + n.v_rel; friction with the start-of-step frame and lever arms."""
+def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0):
+    """Explicit pair rows: pn perp gap0/h + n.v_rel; friction with the start-of-step frame and lever arms (rho > 0:
+    in the Alart-Curnier form, as the implicit pair's kernel)."""
     nf = pr.lay.nf
     sz = _explicit_size(pr.lay)
     nloc = 12 + sz
@@ -1359,6 +1394,33 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
             if dynB:
                 J_xi[2, 9:12] = -e_r * n
         mu = pr.mu
+        if rho > 0.0:
+            # Alart-Curnier rows: q = proj_{|q| <= mu pn}(q - rho xi) (core.contact.kernels.pair_terms)
+            q = pf
+            x = q - rho * xi
+            nx = float(np.sqrt(x @ x))
+            rad = mu * pn if pn > 0.0 else 0.0
+            if nx <= rad:
+                r[1:1 + nf] = rho * xi
+                J[1:1 + nf] = rho * J_xi
+            else:
+                Pm = (rad / nx) * (np.eye(nf) - np.outer(x, x) / (nx * nx))
+                r[1:1 + nf] = q - rad * x / nx
+                J[1:1 + nf] = rho * (Pm @ J_xi)
+                J[1:1 + nf, 13:13 + nf] += np.eye(nf) - Pm
+                if pn > 0.0:
+                    J[1:1 + nf, 12] -= mu * x / nx
+            r[1 + nf] = sig
+            J[1 + nf, 13 + nf] = 1.0
+            F = pr.m_ref * (pn * n + e_t * q[0] * t + e_o * q[1] * o)
+            J_F[:, 13] += pr.m_ref * e_t * t
+            J_F[:, 14] += pr.m_ref * e_o * o
+            if nf == 3:
+                tx = pr.m_ref * e_r * q[2] * n
+                J_tx[:, 15] = pr.m_ref * e_r * n
+            nf = 0  # (done)
+    if nf:
+        mu = pr.mu
         # the same normalised friction rows as the implicit pair (impulse = pn * phi)
         # + pf separation_pin(gap_lin): as for the implicit pair, pins the friction unknowns of a separating pair
         sp, dsp = separation_pin(r[0])
@@ -1388,7 +1450,8 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h):
     return r, J, WA, JWA, WB, JWB
 
 
-def _contact_explicit(model, state, new, pr: _Pair, zp, h, gap_end: float | None = None) -> ContactResult:
+def _contact_explicit(model, state, new, pr: _Pair, zp, h, gap_end: float | None = None,
+                      impulses: bool = False) -> ContactResult:
     """An explicit pair's contact: impulses in the step's (start) frame, the gap at the end of the step (gap_end, the
     true one; else the linearised gap the scheme solved for)."""
     nf = pr.lay.nf
@@ -1398,9 +1461,10 @@ def _contact_explicit(model, state, new, pr: _Pair, zp, h, gap_end: float | None
     if nf:
         e_t, e_o, e_r = model.ellipsoid
         t, o = tangent_frame(pr.n, pr.e_aux)
-        pf = pn * (e_t * zp[1] * t + e_o * zp[2] * o)
+        f = pr.m_ref if impulses else pn
+        pf = f * (e_t * zp[1] * t + e_o * zp[2] * o)
         if nf == 3:
-            prr = pn * e_r * zp[3]
+            prr = f * e_r * zp[3]
     vrel = new.v[pr.a] + cross3(new.w[pr.a], pr.a1 - state.p[pr.a])
     if model.dynamic[pr.b]:
         vrel = vrel - new.v[pr.b] - cross3(new.w[pr.b], pr.a2 - state.p[pr.b])
