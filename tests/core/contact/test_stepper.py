@@ -491,3 +491,51 @@ def test_free_motion_rows_of_a_spinning_body_by_hand():
     np.testing.assert_allclose(cb[0, :3], h * np.array([0, 0, -G]), atol=1e-15)
     np.testing.assert_allclose(cb[0, 3:], w0 + h * np.linalg.solve(I0, -gyro), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(S[0], np.diag([1 / m] * 3 + [1 / I2, 1 / I1, 1 / I3]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("rho,branch", [(1.0, "stick"), (1.0, "slide"), (0.3, "slide"), (-1.0, "cone")])
+@pytest.mark.parametrize("e_r", [0.0, 0.05])
+def test_impulse_form_jacobians_match_finite_differences(rho, branch, e_r):
+    """The friction rows in the Alart-Curnier form (rho > 0; x = q - rho e v inside the disc |x| <= mu pn: sticking
+    rows rho e v; outside: sliding rows q - mu pn x/|x|) and in the conic form (rho < 0: rows e v), and the wrenches,
+    linear in the impulses q: their analytic Jacobians against central differences, with a dynamic B."""
+    from core.contact.pair import eval_pairs
+    from core.contact.stepper import _shape_groups
+
+    rng = np.random.default_rng(11)
+    sa = parse_shape({"type": "box", "size": [0.3, 0.2, 0.1]}, "a")
+    sb = parse_shape({"type": "ellipsoid", "radii": [0.3, 0.2, 0.1]}, "b")
+    lay = pair_layout(sa.m, sb.m, 0.4, e_r)
+    RA0, RB0 = quat_to_matrix(rng.standard_normal(4))[None], quat_to_matrix(rng.standard_normal(4))[None]
+    pA0, pB0 = rng.standard_normal((1, 3)), rng.standard_normal((1, 3))
+    cA, cB = 0.1 * rng.standard_normal((1, 3)), 0.1 * rng.standard_normal((1, 3))
+    x = np.concatenate((rng.standard_normal(3), 2 * rng.standard_normal(3), rng.standard_normal(3),
+                        2 * rng.standard_normal(3), rng.standard_normal(6), rng.random(lay.size - 6)))
+    o, pn, mu = 12, 0.5, 0.4
+    iq = slice(o + lay.pf, o + lay.pf + lay.nf)
+    x[o + lay.pn] = pn
+    m_ref, e_aux = np.array([1.3]), np.array([[0.0, 0.0, 1.0]])
+    ga, gb = _shape_groups([sa]), _shape_groups([sb])
+
+    def f(xx, rho=rho):
+        return eval_pairs(lay, 0.01, np.array([mu]), (1.0, 0.7, e_r), m_ref, e_aux, ga, pA0, RA0, cA, xx[None, 0:3],
+                          xx[None, 3:6], gb, pB0, RB0, cB, xx[None, 6:9], xx[None, 9:12], xx[None, 12:], rho=rho)
+
+    xi = f(x, -1.0)[0][0, lay.pf:lay.pf + lay.nf]  # the conic form's rows are the sliding speeds e_k v_k
+    # impulses that put x = q - rho xi inside the disc of radius mu pn (|x| = mu pn / 2) or outside it (3 mu pn)
+    d = rng.standard_normal(lay.nf)
+    d /= np.linalg.norm(d)
+    x[iq] = max(rho, 0.0) * xi + (0.5 if branch == "stick" else 3.0) * mu * pn * d
+    r, J, WA, JWA, WB, JWB = f(x)
+    if branch == "stick":
+        np.testing.assert_allclose(r[0, lay.pf:lay.pf + lay.nf], rho * xi, rtol=1e-12)
+    elif branch == "slide":  # q - mu pn d
+        np.testing.assert_allclose(r[0, lay.pf:lay.pf + lay.nf], x[iq] - mu * pn * d, rtol=1e-12, atol=1e-15)
+    eps = 1e-6
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        p, m = f(x + e), f(x - e)
+        np.testing.assert_allclose(J[0, :, i], (p[0][0] - m[0][0]) / (2 * eps), atol=2e-6, rtol=1e-5)
+        np.testing.assert_allclose(JWA[0, :, i], (p[2][0] - m[2][0]) / (2 * eps), atol=2e-6, rtol=1e-5)
+        np.testing.assert_allclose(JWB[0, :, i], (p[4][0] - m[4][0]) / (2 * eps), atol=2e-6, rtol=1e-5)
