@@ -154,11 +154,11 @@ def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tup
                               bp.plane_c, float(h), bp.gravity)
     inside = lb <= margin
     if keep:
-        # (a loop over the kept pairs: numpy's fancy indexing costs more per call than this loop over a pile's pairs)
+        # (a loop over the kept pairs, mostly in range already: numpy's fancy indexing costs more per call than this
+        # loop over a pile's pairs)
         n = lb.size
-        near = lb <= 2.0 * margin
         for ip in keep:
-            if 0 <= ip < n and near[ip]:
+            if 0 <= ip < n and not inside[ip] and lb[ip] <= 2.0 * margin[ip]:
                 inside[ip] = True
     return np.flatnonzero(inside).tolist(), lb
 
@@ -1259,9 +1259,12 @@ def _contacts_implicit(model, new, bt: "_Batch", z) -> list:
     Rb = quat_matrices(new.q[ib])  # end-of-step rotations
     # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
     yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + bt.cB
-    G = np.empty((bt.P, lay.k, 3))
-    for shape, idx in bt.groups_b:
-        G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
+    if len(bt.groups_b) == 1:  # (one shape object for every B of the batch: no gather and scatter)
+        G = np.ascontiguousarray(bt.groups_b[0][0].gradients(yb), dtype=float).reshape(bt.P, lay.k, 3)
+    else:
+        G = np.empty((bt.P, lay.k, 3))
+        for shape, idx in bt.groups_b:
+            G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
     e_t, e_o, e_r = model.ellipsoid
     n, pn, pf, prr, slip = contact_frames(
         Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), bt.e_aux, bt.m_ref, Z, lay.pn, lay.pf, lay.nf,
