@@ -293,6 +293,8 @@ class ContactRun:
         self._point_local = np.array([np.append(np.asarray(x, float), 1.0) for _, x in pts.values()]).reshape(-1, 4)
         self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z")),)
         self._shapes = tuple((c.name, c.shape) for c in self.channels)  # (each frame's arrays, "points" too)
+        # the static bodies never move: their rotations once (each frame computes the dynamic bodies' only)
+        self._rotations = np.array([quat_to_matrix(q) for q in initial_state(model).q]).reshape(model.n_bodies, 3, 3)
         self.steps_done = 0
         self._verdict: Verdict | None = None
 
@@ -330,7 +332,9 @@ class ContactRun:
     def _frame(self, k: int, st: State, res: StepResult | None) -> ContactFrame:
         model, h, dyn = self.model, self.h, self.dyn
         N, P = model.n_bodies, len(model.pairs)
-        R = np.array([quat_to_matrix(q) for q in st.q]).reshape(N, 3, 3)
+        R = self._rotations.copy()
+        for i in dyn:
+            R[i] = quat_to_matrix(st.q[i])
         r = np.einsum("nij,nj->ni", R, model.com_body)
         poses = np.zeros((N, 4, 4))
         poses[:, :3, :3] = R
