@@ -167,9 +167,12 @@ def candidate_pairs(model: ContactModel, state: State, h: float, keep=()) -> tup
                               bp.plane_c, float(h), bp.gravity)
     inside = lb <= margin
     if keep:
-        kept = np.fromiter(keep, int, len(keep))
-        kept = kept[(kept >= 0) & (kept < lb.size)]
-        inside[kept] |= lb[kept] <= 2.0 * margin[kept]
+        # (a loop over the kept pairs, mostly in range already: numpy's fancy indexing costs more per call than this
+        # loop over a pile's pairs)
+        n = lb.size
+        for ip in keep:
+            if 0 <= ip < n and not inside[ip] and lb[ip] <= 2.0 * margin[ip]:
+                inside[ip] = True
     return np.flatnonzero(inside).tolist(), lb
 
 
@@ -1278,15 +1281,31 @@ class _Plan:
         weights[:6 * nb].reshape(nb, 6)[:, 3:6] = model.gyration[model.dynamic_bodies, None]
         self.weights = _frozen(weights)
         self.depth_index = tuple(_frozen(x) for x in (i_lam, i_mu, i_s, i_a2)) if implicit and n else None
+        # every field of each step's records, built once through the dataclasses' own __init__ (a step's records are
+        # copies of these: copying an instance dict costs a fraction of an __init__ with a dozen keyword arguments)
+        self._pair_fields = [vars(_Pair(e_aux=None, **pr)) for pr in self.pairs]
+        self._batch_fields = [(bt["members"], vars(_Batch(prs=None, **{k: v for k, v in bt.items() if k != "members"})))
+                              for bt in self.batches]
 
     def new_pairs(self) -> list["_Pair"]:
         """Fresh pair records of one step (the constants filled in)."""
-        return [_Pair(e_aux=None, **pr) for pr in self.pairs]
+        return [_record(_Pair, fields) for fields in self._pair_fields]
 
     def new_batches(self, pairs: list["_Pair"]) -> list["_Batch"]:
         """Fresh batch records of one step over its pair records."""
-        return [_Batch(prs=[pairs[q] for q in bt["members"]], **{k: v for k, v in bt.items() if k != "members"})
-                for bt in self.batches]
+        out = []
+        for members, fields in self._batch_fields:
+            bt = _record(_Batch, fields)
+            bt.prs = [pairs[q] for q in members]
+            out.append(bt)
+        return out
+
+
+def _record(cls, fields: dict):
+    """A new instance of the dataclass cls with these values of all its fields (a copy of a template's vars)."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(fields)
+    return obj
 
 
 _PLAN_CACHE = 256  # step plans a workspace keeps (sets of candidate pairs met)
@@ -1331,9 +1350,12 @@ def _contacts_implicit(model, new, bt: "_Batch", z, impulses: bool = False) -> l
     Rb = quat_matrices(new.q[ib])  # end-of-step rotations
     # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
     yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + bt.cB
-    G = np.empty((bt.P, lay.k, 3))
-    for shape, idx in bt.groups_b:
-        G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
+    if len(bt.groups_b) == 1:  # (one shape object for every B of the batch: no gather and scatter)
+        G = np.ascontiguousarray(bt.groups_b[0][0].gradients(yb), dtype=float).reshape(bt.P, lay.k, 3)
+    else:
+        G = np.empty((bt.P, lay.k, 3))
+        for shape, idx in bt.groups_b:
+            G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
     e_t, e_o, e_r = model.ellipsoid
     n, pn, pf, prr, slip = contact_frames(
         Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), bt.e_aux, bt.m_ref, Z, lay.pn, lay.pf, lay.nf,

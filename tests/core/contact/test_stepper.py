@@ -466,6 +466,37 @@ def test_broad_phase_bounds_against_a_tilted_plane_and_a_sphere_by_hand():
     assert lb[k_floor] == pytest.approx(1e-3, abs=1e-12) and k_floor in cand
 
 
+def test_broad_phase_keeps_a_solved_pair_within_twice_its_margin():
+    """candidate_pairs(keep=...): a pair solved last step stays a candidate while its gap bound is within twice its
+    margin, and no further; a new pair needs the margin itself; indices that are not pairs of the model are ignored.
+    A ball (r = 0.1 m) at rest above a flat floor (g = 9.81): by hand its margin is 2 h^2 g + 1 mm + 2 % of r, and the
+    gap bound is its height minus r."""
+    from core.contact.stepper import candidate_pairs
+
+    r, h = 0.1, 0.01
+    margin = 2 * h * h * G + 1e-3 + 0.02 * r
+    model = build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": r}, position=(0, 0, 1))]))
+    st = initial_state(model)
+    ib = model.names.index("ball")
+    (k,) = range(len(model.pairs))
+    for gap, alone, kept in ((0.5 * margin, True, True), (1.5 * margin, False, True), (2.5 * margin, False, False)):
+        st.p[ib] = (0.0, 0.0, r + gap)
+        cand, lb = candidate_pairs(model, st, h)
+        assert lb[k] == pytest.approx(gap, abs=1e-12)
+        assert (cand == [k]) is alone
+        assert (candidate_pairs(model, st, h, keep={k: None}.keys())[0] == [k]) is kept
+        assert (candidate_pairs(model, st, h, keep=[-1, k, len(model.pairs)])[0] == [k]) is kept
+
+
+def test_run_frames_cross_product_is_numpys_to_the_bit():
+    """A run's frames compute the origins' velocities v - w x r with recording._cross_rows, numpy's cross product
+    without its axis handling: the same operations in the same order, so the same bits (recordings do not change)."""
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(50, 3)) * 10.0 ** rng.integers(-8, 8, (50, 1)), rng.normal(size=(50, 3))
+    np.testing.assert_array_equal(recording_mod._cross_rows(a, b), np.cross(a, b))
+    assert recording_mod._cross_rows(a[:0], b[:0]).shape == (0, 3)
+
+
 def test_free_motion_rows_of_a_spinning_body_by_hand():
     """kernels.body_rows: c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)) with the world inertia I0 = R I R^T.
     A box (principal moments I1 != I2 != I3) turned 90 degrees about z and spinning about the world x+y direction:
