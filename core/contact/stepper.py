@@ -55,6 +55,7 @@ _AC_RESTARTS = 1
 _AC_IPM = True
 _AC_PROX = False
 _DEBUG = None
+_AC_NORMALISED = True
 _PROX_GEOM = True
 _HANDOVER_TOL = 1e-6  # conic interior point to this tolerance, then semismooth Newton
 _HANDOVER_COMP = 1e-9
@@ -386,6 +387,12 @@ def _step_ac(model, state, h, tol, max_halvings, ws, cancel, method="implicit") 
     res = _step_once(model, state, h, method, tol, _AC_ITER, fallbacks="ac", ws=ws, cancel=cancel)
     if _DEBUG is not None:
         _DEBUG.append(("ac", h, res.converged, res.iterations, res.residual, res.reason))
+    if not res.converged and _AC_NORMALISED:
+        nres = _step_once(model, state, h, method, tol, _AC_ITER, fallbacks="plain", ws=ws, cancel=cancel)
+        if _DEBUG is not None:
+            _DEBUG.append(("normalised", h, nres.converged, nres.iterations, nres.residual, nres.reason))
+        nres.iterations += res.iterations
+        res = nres
     if not res.converged and _AC_IPM and method == "implicit":
         ipm_res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="conic", ws=ws, cancel=cancel,
                              options=SolverOptions())
@@ -1005,7 +1012,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pol = global_solve(zn, max_iter=_HANDOVER_ITER, max_restarts=0, polish=False)
             res = MCPResult(pol.z, pol.converged, r.iterations + pol.iterations, pol.residual,
                             pol.reason if not pol.converged else "converged")
-    elif ac:
+    elif ac or fallbacks == "plain":
         res = global_solve(z0, max_iter=max_iter, max_restarts=_AC_RESTARTS)
         if not res.converged and many and _AC_PROX:
             px = solve_proximal(fun, z0, lower, plan.prox, tol=tol, rho=_AC_PROX_RHO, fun_value=value,
