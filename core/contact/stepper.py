@@ -56,7 +56,6 @@ _AC_IPM = True
 _AC_PROX = False
 _DEBUG = None
 _AC_NORMALISED = True
-_PROX_GEOM = True
 _HANDOVER_TOL = 1e-6  # conic interior point to this tolerance, then semismooth Newton
 _HANDOVER_COMP = 1e-9
 _HANDOVER_ITER = 30
@@ -1240,8 +1239,11 @@ class _Plan:
                 lower[zidx] = lay.lower()
                 if prox is not None:
                     prox[zidx[:, ipn:]] = 1.0  # pn, then the friction unknowns: the tail of the block
-                    if _PROX_GEOM:
-                        prox[zidx[:, 0:6]] = 1.0  # EXPERIMENT: the closest points (non-unique between parallel faces)
+                    # the closest points of pairs of two shapes with flat faces: non-unique while two faces are
+                    # parallel (a separated box over a floor), which leaves the Newton equations singular
+                    flat = np.array([model.shapes[tab.a[ip]].flat_faces and model.shapes[tab.b[ip]].flat_faces
+                                     for ip in ips])
+                    prox[zidx[flat, 0:6]] = 1.0
                 i_lam[m, :lay.m] = zidx[:, lay.lam:lay.lam + lay.m]
                 i_mu[m, :lay.k] = zidx[:, lay.mu:lay.mu + lay.k]
                 i_s[m], i_a2[m] = zidx[:, lay.s], zidx[:, lay.a2:lay.a2 + 3]

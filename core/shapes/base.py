@@ -39,6 +39,9 @@ class Shape:
     PARAMS: ClassVar[tuple[Param, ...]] = ()  # the format keys of this type
     ONE_OF: ClassVar[tuple[str, ...]] = ()  # keys of which exactly one must be given (polytope)
     bounded: ClassVar[bool] = True  # False only for the halfspace
+    # True where the surface has flat faces (planes among its inequalities): two such faces parallel to each other
+    # make the closest points of a pair non-unique (core.contact: those pairs' points get a proximal term)
+    flat_faces: ClassVar[bool] = False
 
     # set by _build in every subclass
     m: int  # number of inequalities

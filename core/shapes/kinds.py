@@ -30,6 +30,7 @@ class Halfspace(Shape):
     type = "halfspace"
     PARAMS = (Param("normal", v.nonzero_vector), Param("offset", v.number, default=0.0))
     bounded = False
+    flat_faces = True
 
     def _build(self, normal: list, offset: float) -> None:
         n = np.array(normal, dtype=float)
@@ -133,6 +134,8 @@ class Sphere(Ellipsoid):
 class _PlaneBody(Shape):
     """Shapes that are intersections of planes only: mesh and support come from the hull vertices."""
 
+    flat_faces = True
+
     _verts: np.ndarray  # hull vertices
     _tris: np.ndarray  # outward triangles of the hull
 
@@ -201,6 +204,7 @@ class Cylinder(Shape):
 
     type = "cylinder"
     PARAMS = (Param("radius", v.positive), Param("length", v.positive))
+    flat_faces = True  # (its caps)
 
     def _build(self, radius: float, length: float) -> None:
         v.proportioned([radius, length], self._location)
