@@ -13,17 +13,13 @@ et al. 2014).  method "explicit": contact points and normal from a closest-point
 step and the gap linearised, gap0 / h + n . v_rel(nu) >= 0 (Anitescu-Potra / Stewart-Trinkle), with the
 same bodies and friction ellipsoid.
 
-Solution: one semismooth Newton MCP solve of the whole step (core.contact.mcp; for the implicit method with three
-or more pairs with a proximal term on the impulses and the Newton equations solved by eliminating the pair
-blocks of the Jacobian, core.contact.elements); convergence is always the global scaled natural residual <= tol,
-and for the implicit method every pair's overlap depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.
-
-The step size h is fixed (the caller's dt).  Fallbacks (see step): with three or more pairs a quick round first
-(one Newton attempt, then the step as two half steps, three times at most; a sub-step of the deepest level gets
-the global solve with its restart and polish before the round gives up), then a slow round (restarts,
-active-set polish, unloading trials, then a retry from a cold start with those and a block nonsmooth Gauss-Seidel over
-the pairs, each pair's local MCP with its bodies' velocities, then halving); if that also fails the step is
-reported as failed and the state is kept.
+Solution (step; docs/contact.md, "Solver"): semismooth Newton (core.contact.mcp) on the step's MCP with friction
+in the Alart-Curnier form, then, if that attempt fails, on the same problem with friction in the normalised form, then
+(implicit method) the interior-point method with friction as second-order cones (core.contact.ipm) finished by
+Newton; if all three fail, the step as two half steps solved the same way, at most max_halvings levels deep.
+Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
+depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  The step size h is fixed (the caller's dt); a
+step that fails even halved is reported as failed and the state is kept.
 """
 
 from __future__ import annotations
@@ -38,7 +34,7 @@ from .elements import ElementMatrix
 from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
 from . import ipm
 from .ipm import SolverOptions
-from .mcp import solve_proximal, MCPResult, natural_residual, solve_mcp
+from .mcp import MCPResult, solve_mcp
 from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
                    tangent_frame)
 from ..transforms import quat_to_matrix
@@ -47,69 +43,24 @@ __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points",
            "SOLVERS"]
 
 METHODS = ("implicit", "explicit")
-SOLVERS = ("newton", "interior-point", "ac")  # the implicit step's MCP solvers (docs/contact.md)
-_IPM_ROUND = True  # newton: the interior-point round between the quick and the slow round (see _step_newton)
-_AC_RHO = 1.0  # EXPERIMENT: Alart-Curnier parameter of the friction rows (solver "ac")
-_AC_ITER = 60
-_AC_RESTARTS = 1
-_AC_IPM = True
-_AC_PROX = False
-_DEBUG = None
-_AC_NORMALISED = True
-_HANDOVER_TOL = 1e-6  # conic interior point to this tolerance, then semismooth Newton
-_HANDOVER_COMP = 1e-9
-_HANDOVER_ITER = 30
-_AC_PROX_RHO = 1.0
-_AC_PROX_ITER = 300
-_AC_PROX_INNER = 20
-_IPM_HALVINGS = 3  # the interior-point step is split in halves at most this many levels deep (h/8)
+SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
+# --- the solver's constants (docs/contact.md, "Solver"; each measured on the bench's scenes and on saved hard steps) --
+_NEWTON_ITER = 60  # semismooth Newton iterations per attempt (an attempt = one run and one smoothing restart)
+_NEWTON_RESTARTS = 1  # smoothing-continuation restarts of an attempt (core.contact.mcp.solve_mcp)
+_AC_RHO = 1.0  # Alart-Curnier parameter of the friction rows (impulses and speeds in the same units, m/s)
+_HANDOVER_TOL = 1e-6  # the conic interior-point attempt stops at this residual ...
+_HANDOVER_COMP = 1e-9  # ... and complementarity, and hands over to Newton (quadratic near a solution) ...
+_HANDOVER_ITER = 30  # ... for at most this many iterations
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
-_QUICK_ITER = 100  # global Newton iterations of a many-pair step before it is halved (saved 27-sphere pile steps:
-# 23.9 s in all with 100, 31.8 s with 200, 23.5 s with 60; 8 spheres: 9.5, 10.0 and 9.1 s)
-_SLOW_HALVINGS = 2  # halvings of the slow round at most (the quick round's are step's max_halvings, 3 by default;
-# its deepest sub-steps get the "medium" solve before the round gives up). Measured on saved 27-sphere states of piles with other jitter seeds
-# against 2 quick levels without the medium solve: seed 2's 97 states 59 s against 244 s (its step 96 had failed even
-# through the slow round, 194 s), seed 1's first 100 states 94 s against 89 s; the bench's own 100 states 3.15 s
-# against 2.55 s
-_MANY_FIRST_ITER = 200  # slow round: global Newton iterations before a restart, then block Gauss-Seidel
-_MANY_RESTARTS = 1  # ... and smoothing-continuation restarts of it (core.contact.mcp) before that
-_NSGS_SWEEPS = 150  # block Gauss-Seidel sweeps at most (a count, not a time: results do not depend on the machine)
-_NSGS_STALL = 40  # sweeps without halving the residual that count as a stall
-_POLISH_BELOW = 1e-2  # residual below which the global Newton is tried again
-_POLISH_EVERY = 2  # sweeps between such attempts
-_UNLOAD_TRIALS = 6  # stalled many-pair step: loaded pairs tried unloaded, one at a time, at most this many
-_UNLOAD_ITER = 30  # global Newton iterations per such trial
-_UNLOAD_FROM = 1e-5  # ... tried from a stalled point closer than this (scaled natural residual)
-_UNLOAD_GAP = 1e-9  # separation (m) an unloaded pair starts from (on the open face of its complementarity)
 _TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards this residual (at most _TIGHT_ITER
 # more Newton iterations)
 _TIGHT_ITER = 2
 _DEPTH_LIMIT = 9e-10  # deepest overlap of two bodies (m, first order) that an implicit step accepts: under the
 # invariant gap >= -1e-9 of the validation tests. Measured on the 22 hard states of three 27-sphere runs: 26 s with
 # 9e-10, 76 s with 5e-10; each closest-point row bounded by 1e-10 m or 3e-10 m instead: 61 s and 30 s
-_QUICK_KICKS = 2  # a quick attempt that stops close tries this many loaded pairs unloaded (apart first) ...
-_KICK_FROM = 1e-4  # ... when its residual is below this. Until this version only below 1e-8 and where just the
-# overlap bound failed; the stalls of hard pile steps at 1e-6 to 1e-5 (for a hundred iterations) are the same
-# inconsistency at the um level: loaded spheres whose KKT points sit inside both bodies next to loaded ones apart by
-# microns, all with s = 0. With the trials below (no polish): 22 hard saved states 40.1 s -> 22.7 s (1e-6 with the
-# polish: 32.9 s); 100-step runs of other seeds 6.6 -> 12.3 steps/s (seed 1) and 6.8 -> 13.5 (seed 4); the bench's
-# seed 0 1,564 -> 1,570 iterations, 2 -> 1 halved steps
-_CLEAN_FROM = 1e-6  # a many-pair global solve that stops below this residual sets the friction unknowns of its
-# unloaded pairs to their closed form (consistent_friction) and, when that changed them, goes on for _CLEAN_ITER more
-# Newton iterations. A stall seen on a hard 27-sphere step: the only rows left were the sliding-speed complementarity
-# of a pair 5 um apart with no load (2e-7), where the semismooth Newton sat for 36 iterations; from the closed form
-# one iteration converged (the step 6.1 s -> 0.13 s, not halved). 22 hard saved states: 58.7 s -> 20.0 s (5
-# iterations; 2: 106 s, 10: 27 s, 20: 29 s: each a different path through the chaotic ones); bench pile 9.5 -> 28
-# steps/s
-_CLEAN_ITER = 5
-_KICK_POLISH = False  # ... without the active-set polish (measured while its least-squares steps still went through
-# a sparse LU of the normal equations, ~20 ms each, since made cheap: with it the seed-0 bench pile spent 0.7 s in 36
-# of them, 19.6 against 23.0 steps/s; 22 hard saved states 19.9 s with it, 22.7 s without; 100-step runs of seeds 1
-# and 4: 10.7 -> 12.3 and 9.3 -> 13.5 steps/s without it)
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
-_I6 = np.eye(6)
 _NO_JAC = np.zeros((0, 0, 0))  # the Jacobian arguments of a values-only body_blocks call
 
 
@@ -333,147 +284,61 @@ def _layout_for(model, ip, method):
 
 
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
-         max_iter: int = 60, max_halvings: int = 3, cancel: Callable[[], bool] | None = None,
+         max_iter: int = _NEWTON_ITER, max_halvings: int = 3, cancel: Callable[[], bool] | None = None,
          workspace: "Workspace | None" = None, solver: str = "newton",
          options: SolverOptions | None = None) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
-    Fallbacks in two rounds (implicit method, three or more pairs).  First the quick one: one global Newton
-    attempt (100 iterations; no restart, active-set polish or unloading trials), then the step as two halves
-    solved the same way (recursively, up to max_halvings times; a sub-step of the deepest level that fails so
-    gets the global solve with its restart and the polish).  Only when that fails the slow one (halving at most
-    min(max_halvings, _SLOW_HALVINGS) times): first the smallest sub-steps, then at h again and halved:
-    restarts, the polish, the unloading trials, then the retry from a cold start (no warm start) with all of
-    those and the block Gauss-Seidel over the pairs (an attempt that the top-down pass meets again is not
-    repeated).  A many-pair step that one attempt cannot converge usually has no solution near the warm start
-    at this h; its halves are often easy, while the slow fallbacks can take a thousand times as long as the step
-    (one saved 27-sphere step: 184 s through them, 25 s or less halved).  With one or two pairs the single round
-    is the global solve with restarts, the predictor retry and halving.
+    solver "newton" (default): the attempts of _ATTEMPTS in order, each from the same start (the warm start of the
+    last step), until one converges: semismooth Newton with friction in the Alart-Curnier form, then in the
+    normalised form, then (implicit method) the conic interior-point method finished by Newton.  If none does, the
+    step is solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the
+    conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
+    2^(max_halvings + 1) - 1 sub-steps, each at most one run of every attempt (max_iter Newton iterations and a
+    restart each; options.max_iter + _HANDOVER_ITER for the interior point).
 
-    solver "interior-point" (implicit method): the step's MCP by core.contact.ipm instead, halved at most
-    _IPM_HALVINGS levels, no other fallback (options: its SolverOptions).  cancel() is checked at every evaluation
-    of the step's equations and every Gauss-Seidel sweep: a cancelled step is a failed one ("cancelled at ...").
-    workspace: this run's caches (Workspace; a step without one builds what it needs and keeps nothing)."""
+    cancel() is checked at every evaluation of the step's equations and every interior-point iteration: a
+    cancelled step is a failed one ("cancelled at ...").  workspace: this run's caches (Workspace; a step without
+    one builds what it needs and keeps nothing)."""
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}")
     ws = workspace if workspace is not None else Workspace()
+    forms = ("conic",) if solver == "interior-point" else _ATTEMPTS
+    forms = tuple(f for f in forms if method == "implicit" or f != "conic") or ("ac",)
     try:
-        if solver == "interior-point" and method == "implicit":
-            return _step_ipm(model, state, h, options or SolverOptions(), _IPM_HALVINGS, ws, cancel)
-        if solver == "ac":
-            return _step_ac(model, state, h, tol, max_halvings, ws, cancel, method)
-        return _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel)
+        return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
+                           ws, cancel)
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
 
+# the attempts of one (sub-)step, in order: the friction law in the Alart-Curnier form, in the normalised form
+# (core.contact.pair), as second-order cones (interior point).  Measured on 63 saved hard steps of the bench's piles
+# (27 and 8 spheres, mu 0.4 and 0.8, 4 and 8 cubes, a layer of 9 cubes, a mixed pile): the first attempt alone with
+# halving 52/63, with the conic attempt 61/63, with all three 63/63; on the bench (seed 4242) every run of the five
+# hardest families completed with all three
+_ATTEMPTS = ("ac", "normalised", "conic")
+
+
 class _Cancelled(Exception):
-    """Raised inside a step's equations when its cancel callable says so (caught by step)."""
+    pass
 
 
-def _step_ipm(model, state, h, opts, max_halvings, ws, cancel) -> StepResult:
-    """The step by the interior-point solver (core.contact.ipm): solved whole, else as two halves (recursively,
-    max_halvings levels); worst case 2^(max_halvings + 1) - 1 solves of at most opts.max_iter iterations."""
-    res = _step_once(model, state, h, "implicit", opts.tol, opts.max_iter, fallbacks="ipm", ws=ws, cancel=cancel,
-                     options=opts)
+def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel) -> StepResult:
+    """The step by the attempts `forms` in order; if none converges, as two halves solved the same way."""
+    its = 0
+    for form in forms:
+        res = _step_once(model, state, h, method, tol, max_iter, form=form, ws=ws, cancel=cancel, options=opts)
+        its += res.iterations
+        res.iterations = its
+        if res.converged:
+            break
     if res.converged or max_halvings <= 0:
         return res
-    return _in_halves(state, res, lambda st: _step_ipm(model, st, 0.5 * h, opts, max_halvings - 1, ws, cancel))
-
-
-def _step_ac(model, state, h, tol, max_halvings, ws, cancel, method="implicit") -> StepResult:
-    """EXPERIMENT: the step with friction in the Alart-Curnier form, semismooth Newton, halving only."""
-    res = _step_once(model, state, h, method, tol, _AC_ITER, fallbacks="ac", ws=ws, cancel=cancel)
-    if _DEBUG is not None:
-        _DEBUG.append(("ac", h, res.converged, res.iterations, res.residual, res.reason))
-    if not res.converged and _AC_NORMALISED:
-        nres = _step_once(model, state, h, method, tol, _AC_ITER, fallbacks="plain", ws=ws, cancel=cancel)
-        if _DEBUG is not None:
-            _DEBUG.append(("normalised", h, nres.converged, nres.iterations, nres.residual, nres.reason))
-        nres.iterations += res.iterations
-        res = nres
-    if not res.converged and _AC_IPM and method == "implicit":
-        ipm_res = _step_once(model, state, h, "implicit", tol, _AC_ITER, fallbacks="conic", ws=ws, cancel=cancel,
-                             options=SolverOptions())
-        if _DEBUG is not None:
-            _DEBUG.append(("conic", h, ipm_res.converged, ipm_res.iterations, ipm_res.residual, ipm_res.reason))
-        ipm_res.iterations += res.iterations
-        res = ipm_res
-    if res.converged or max_halvings <= 0:
-        return res
-    return _in_halves(state, res, lambda st: _step_ac(model, st, 0.5 * h, tol, max_halvings - 1, ws, cancel, method))
-
-
-def _step_newton(model, state, h, method, tol, max_iter, max_halvings, ws, cancel) -> StepResult:
-    """The step by semismooth Newton and its rounds of fallbacks (see step)."""
-    if method == "explicit":
-        # (the comparison method keeps the single round of fallbacks it was tuned with)
-        return _step_halving(model, state, h, method, tol, max_iter, min(max_halvings, _SLOW_HALVINGS), False, ws=ws,
-                             cancel=cancel)
-    res = _step_halving(model, state, h, method, tol, max_iter, max_halvings, True, ws=ws, cancel=cancel)
-    if res.converged or res.pairs <= 2:
-        return res  # (with few pairs the slow round has nothing to add: the predictor restart was tried)
-    if _IPM_ROUND:
-        # the interior-point solver (halved as its own step is) before the slow round: it solves the steps of
-        # turned-cube piles on which the slow round takes minutes (bench: cubes8, layer9)
-        ipm_res = _step_ipm(model, state, h, SolverOptions(), _IPM_HALVINGS, ws, cancel)
-        ipm_res.iterations += res.iterations
-        if ipm_res.converged:
-            return ipm_res
-        res.iterations = ipm_res.iterations
-    # the slow round bottom-up: first its smallest sub-steps (h / 2^nh, each with every fallback), where hard pile
-    # steps do converge; the attempts at h and h / 2 with every fallback mostly stall after 10-50 s each, so they
-    # come after (the top-down order of the quick round). 7 hard 27-sphere states of two piles: 4.8 s instead of
-    # 65 s, 20 s instead of > 90 s, 3.1 instead of 35 s, ...; one took longer (> 90 s instead of 42 s)
-    nh = min(max_halvings, _SLOW_HALVINGS)
-    memo: dict = {}  # the slow round's attempts by (start state, h): the top-down pass meets the bottom-up's again
-    slow = _step_halving(model, state, h, method, tol, max_iter, nh, False, skip=nh, memo=memo, ws=ws,
-                         cancel=cancel)
-    slow.iterations += res.iterations
-    if slow.converged or not nh:
-        return slow
-    top = _step_halving(model, state, h, method, tol, max_iter, nh, False, memo=memo, ws=ws, cancel=cancel)
-    top.iterations += slow.iterations
-    return top
-
-
-def _step_halving(model, state, h, method, tol, max_iter, max_halvings, quick, skip=0, memo=None, ws=None,
-                  cancel=None):
-    """One round of fallbacks (see step), then the step as two halves solved the same way: quick, the global solve
-    only (and, with few pairs, the restart from the predictor, which is cheap then); else all fallbacks.  skip: the
-    first levels go straight to their halves (skip = max_halvings: only the smallest sub-steps are solved).  memo:
-    the attempts (without halving) already made from a start state (the same object) at a step size, reused with
-    no iterations counted: the solves are deterministic, so another pass over the same sub-step repeats them."""
-    level = "quick" if quick else "all"
-    # the slow round's block Gauss-Seidel only in the retry from a cold start: from the warm start it stalled after
-    # 20-40 s where the cold retry then converged in about a second (25 hard saved 27-sphere steps: 89 s against
-    # 171 s, 17,349 Newton iterations against 66,149; docs/contact.md)
-    first_level = "slow" if (level == "all" and method == "implicit") else level
-    key = (id(state), h, quick, max_halvings <= 0)
-    if skip > 0 and max_halvings > 0:
-        res = StepResult(state, False, 0, np.inf, "not solved whole")
-    elif memo is not None and key in memo:
-        res = replace(memo[key][1], iterations=0)
-    else:
-        res = _step_once(model, state, h, method, tol, max_iter, fallbacks=first_level, ws=ws, cancel=cancel)
-        if not res.converged and quick and max_halvings <= 0 and res.pairs > 2:
-            # the quick round's smallest sub-step: the global solve with its restart and the active-set polish
-            # before the round gives up (the slow round would start again from the whole step)
-            again = _step_once(model, state, h, method, tol, max_iter, fallbacks="medium", ws=ws, cancel=cancel)
-            again.iterations += res.iterations
-            res = again
-        if not res.converged and method == "implicit" and (not quick or res.pairs <= _PREDICT_MAX_PAIRS):
-            # the warm start may be what failed: restart every pair from the explicit predictor (many pairs: cold)
-            again = _step_once(model, state, h, method, tol, max_iter, predict=True, fallbacks=level, ws=ws,
-                               cancel=cancel)
-            again.iterations += res.iterations
-            res = again
-        if memo is not None:
-            memo[key] = (state, res)  # (the state is kept so that its id is not reused)
-    if res.converged or max_halvings <= 0:
-        return res
-    return _in_halves(state, res, lambda st: _step_halving(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
-                                                           quick, skip - 1, memo, ws=ws, cancel=cancel))
+    return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
+                                                         forms, opts, ws, cancel))
 
 
 def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult]) -> StepResult:
@@ -556,21 +421,12 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
     return -mu * r / nr, xi - sp
 
 
-def _unload_order(pn: np.ndarray, sliding: np.ndarray, apart: np.ndarray) -> np.ndarray:
-    """Order in which a stalled many-pair step tries its loaded pairs (pn > 0) unloaded: first those whose closest
-    points lie apart by more than their separation says (apart, m: the likeliest redundant contacts), then the ones
-    sliding fastest under the largest load (sliding multiplier times pn); ties in pair order."""
-    loaded = np.flatnonzero(pn > 0.0)
-    return loaded[np.lexsort((-(np.maximum(sliding[loaded], 0.0) + 1e-9) * pn[loaded], -apart[loaded]))]
-
-
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               predict: bool = False, extra: frozenset = frozenset(), fallbacks: str = "all", ws=None,
-               cancel=None, options=None) -> StepResult:
-    """One solve of the step.  fallbacks, for three or more pairs: "quick" (one global Newton attempt, no
-    active-set polish; a stop below _KICK_FROM gets _QUICK_KICKS unloading trials), "medium" (the global solve with a
-    restart and the polish), "slow" (that, then the unloading trials), "all" (that, then block Gauss-Seidel).  With
-    three or more pairs every global solve that stops close gets the clean-up of _CLEAN_FROM."""
+               extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None) -> StepResult:
+    """One attempt at the step (no halving): the step's MCP with friction in `form` ("ac": Alart-Curnier, "normalised"
+    (core.contact.pair), "conic": the interior-point method on second-order cones, finished by Newton on the
+    Alart-Curnier form), solved by semismooth Newton (max_iter iterations and one restart) or the interior-point
+    method (options).  extra: pairs added to the broad phase's (the missed pairs of a first solve)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     dyn = model.dynamic_bodies
@@ -584,24 +440,21 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     if extra:
         cand = sorted(set(cand) | extra)
-    ac = fallbacks in ("ac", "conic")
-    form = {"rho": _AC_RHO if fallbacks == "ac" else (-1.0 if ac else 0.0)}
+    ac = form in ("ac", "conic")  # friction unknowns are impulses (else fractions of pn, the normalised form)
+    rows = {"rho": _AC_RHO if form == "ac" else (-1.0 if ac else 0.0)}  # the kernels' friction rows (pair_terms)
     plan = ws.plan(model, cand, method)
     pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
     geo_iters = 0
     new_warm_geo = {}
     pred = None
-    if method == "implicit" and len(cand) <= _PREDICT_MAX_PAIRS and (predict or any(
+    if method == "implicit" and len(cand) <= _PREDICT_MAX_PAIRS and (any(
             state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand)):
-        # a pair without a warm start (a new contact), or the retry of a failed step (predict): the explicit step
-        # is a cheap, well-posed predictor of the velocities and impulses, and the closest points at its end
-        # configuration start the implicit solve.  Only with few pairs: with many it costs as much as the step
-        # itself; new pairs then start from their closest points at the start of the step, no impulse and
-        # consistent friction unknowns, and a retry (predict) starts so cold, every pair (the explicit predictor
-        # of such retries, 100 Newton iterations, converged on none of 54 hard saved pile steps of 8 and 27
-        # spheres and took up to 19 s of a 27-sphere step; docs/contact.md)
+        # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
+        # velocities and impulses, and the closest points at its end configuration start the implicit solve.  Only
+        # with few pairs: with many it costs as much as the step itself; new pairs then start from their closest
+        # points at the start of the step, with no impulse
         pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel,
-                          fallbacks="ac" if ac else "all")
+                          form="ac" if ac else "normalised")
         if not pred.converged:
             pred = None
     for pr in pairs:
@@ -609,7 +462,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         warm = state.warm.get(ip)
         if method == "implicit":
             pr.zf0 = None
-            if not predict and warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
+            if warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
                 geo = warm["z"][: lay.n_geom].copy()
                 pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h, lay.nf, ac)
                 # the closest points travel with the bodies: shift last step's points by this step's predicted
@@ -622,7 +475,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 if pred is not None:
                     geo, r = closest_points(model, pred.state, ip, geo)
                     pr.zf0 = _impulse_form(pred.state.warm[ip]["zx"], lay.nf, bool(pred.state.warm[ip].get("ac")), ac)
-            if (not predict and warm is not None and warm.get("n") is not None and pr.zf0 is not None
+            if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
                     and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
                 pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
             else:
@@ -680,7 +533,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 model.shapes[pr.a], state.p[pr.a], R0[pr.a], model.com_body[pr.a], vA, wA,
                 model.shapes[pr.b], state.p[pr.b], R0[pr.b], model.com_body[pr.b], vB, wB, pr.kb >= 0, zp)
         else:
-            r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, pr.kb >= 0, zp, h, form["rho"])
+            r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, pr.kb >= 0, zp, h, rows["rho"])
         SA = Sinv[pr.ka]
         dA, JdA = SA @ WA, SA @ JWA
         if pr.kb >= 0:
@@ -759,7 +612,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return r[None], dA[None], None if dB is None else dB[None], blk
         r, Jl, WA, JWA, WB, JWB = eval_pairs(
             bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, form["rho"])
+            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, rows["rho"])
         SA = bt.SA
         SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
         if not jac:
@@ -819,7 +672,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # admits 1e-10 (1 + max|z|) in every closest-point row whatever max|z| is, and a sphere spinning at 8 rad/s let an
     # 8-sphere pile step end with its closest points 9e-10 m inside both bodies, the sphere 2.7e-9 m inside a wall
     # while every reported gap was >= 0 (docs/contact.md)
-    depth_residual = closest_point_depths = None
+    depth_residual = None
     if plan.depth_index is not None:
         i_lam, i_mu, i_s, i_a2 = plan.depth_index
 
@@ -839,226 +692,34 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return float(depth.max()) * (tol / _DEPTH_LIMIT)
 
     def global_solve(z, tol=tol, **budget):
-        """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination); with
-        many pairs, a stop close to the solution is cleaned up (_CLEAN_FROM)."""
-        def solve(z, **budget):
-            return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense,
-                             feasible=feasible, weights=weights, extra=depth_residual, **budget)
+        """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
+        return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense, feasible=feasible,
+                         weights=weights, extra=depth_residual, **budget)
 
-        r = solve(z, **budget)
-        if r.converged or not many or r.residual > _CLEAN_FROM or ac:
-            return r
-        # stopped close: the friction unknowns of pairs without load are decoupled from everything else (their
-        # impulse is pn phi = 0), and their closed form meets their rows exactly where Newton may stall on them
-        zc = consistent_friction(r.z.copy(), pairs)
-        if np.array_equal(zc, r.z):
-            return r
-        r2 = solve(zc, max_iter=_CLEAN_ITER, max_restarts=0, polish=False)
-        if r2.converged or r2.residual < r.residual:
-            return replace(r2, iterations=r.iterations + r2.iterations)
-        return replace(r, iterations=r.iterations + r2.iterations)
-
-    def unload_trials(z, iters, limit=_UNLOAD_TRIALS, Fz=None, polish=True):
-        """Newton restarted with one loaded pair's normal impulse set to zero, pair by pair (at most limit of them,
-        in _unload_order); the first that converges is returned, else an unconverged result at z.
-
-        In a pile the loaded contacts are often redundant: to first order their impulses form a continuum, and the
-        end-of-step geometry (exact, not linearised) is consistent with only part of it, often an end where one
-        sliding contact opens. Newton from a point inside the continuum stalls at a small nonzero residual, with
-        the inconsistency spread over the closest-point rows; started on the right face it converges at once.
-        Fz: F at z when the caller has it (implicit method); polish: solve_mcp's active-set polish in each trial."""
-        ipn = np.array([pr.off + friction_slots(pr)[0] for pr in pairs])
-        sliding = np.array([z[pr.off + friction_slots(pr)[2]] if pr.lay.nf else 0.0 for pr in pairs])
-        apart = np.zeros(len(pairs))
-        if method == "implicit":
-            inside = closest_point_depths(z, fun(z, jac=False) if Fz is None else Fz)
-            apart = np.maximum(-inside[0], 0.0) + np.maximum(-inside[1], 0.0)
-        for k in _unload_order(z[ipn], sliding, apart)[:limit]:
-            pr = pairs[k]
-            zt = z.copy()
-            zt[ipn[k]] = 0.0
-            if method == "implicit":
-                zt[pr.off + pr.lay.s] = max(zt[pr.off + pr.lay.s], _UNLOAD_GAP)  # on the open face: just apart
-            consistent_friction(zt, (pr,))
-            r = global_solve(zt, max_iter=_UNLOAD_ITER, max_restarts=0, polish=polish)
-            iters += r.iterations
-            if r.converged:
-                return MCPResult(r.z, True, iters, r.residual, "converged (a redundant contact unloaded)")
-        return MCPResult(z, False, iters, np.inf, "")
-
-    def nsgs(z, max_sweeps):
-        """Nonsmooth block Gauss-Seidel over pairs: each pair's local MCP (its unknowns and its bodies'
-        velocities, the other pairs' impulses frozen) solved by semismooth Newton; returns (z, residual, iters)."""
-        z = z.copy()
-
-        def gather():
-            # M^-1 W of every pair at the current z, summed per body; redone every sweep because a pair's
-            # wrench depends on its bodies' velocities (lever arms at the end-of-step pose), which the other
-            # pairs' local solves have changed since
-            acc = np.zeros((nb, 6))
-            contrib = {}
-            for pr in pairs:
-                r, Jl, dA, JdA, dB, JdB = terms(pr, *local_velocities(pr, z), z[pr.off:pr.off + pr.sz])
-                contrib[pr.ip] = (dA, dB)
-                acc[pr.ka] += dA
-                if dB is not None:
-                    acc[pr.kb] += dB
-            return acc, contrib
-
-        acc, contrib = gather()
-        # bodies never touched by a pair move freely
-        for k in range(nb):
-            z[6 * k:6 * k + 6] = c_body[k] + acc[k]
-        # bottom-up order (along gravity): supports first, as in a stack
-        gdir = model.gravity / (np.linalg.norm(model.gravity) or 1.0)
-        order = sorted(pairs, key=lambda pr: -float(gdir @ state.p[pr.a]))
-        iters = 0
-        res_nat = natural_residual(z, fun(z, jac=False), lower, depth_residual)
-        history = []
-        last_trial = [np.inf]  # residual of the point the unloading trials last started from
-        best_pol = [np.inf, None]  # the closest point a global polish reached
-        for sweep in range(max_sweeps):
-            if cancel is not None and cancel():
-                raise _Cancelled()
-            seq = order if sweep % 2 == 0 else order[::-1]
-            if sweep:
-                acc, contrib = gather()
-            for pr in seq:
-                dA0, dB0 = contrib[pr.ip]
-                ka, kb = pr.ka, pr.kb
-                cA = c_body[ka] + acc[ka] - dA0
-                cB = c_body[kb] + acc[kb] - dB0 if kb >= 0 else None
-                valid = pr.valid
-                sz = pr.sz
-
-                def lfun(x, pr=pr, cA=cA, cB=cB):
-                    vA, wA = x[0:3], x[3:6]
-                    if cB is not None:
-                        vB, wB, zp = x[6:9], x[9:12], x[12:]
-                    else:
-                        vB, wB, zp = zero3, zero3, x[6:]
-                    r, Jl, dA, JdA, dB, JdB = terms(pr, vA, wA, vB, wB, zp)
-                    F = np.empty(x.size)
-                    J = np.zeros((x.size, x.size))
-                    F[0:6] = x[0:6] - cA - dA
-                    J[0:6] = -JdA[:, valid]
-                    J[0:6, 0:6] += _I6
-                    if cB is not None:
-                        F[6:12] = x[6:12] - cB - dB
-                        J[6:12] = -JdB[:, valid]
-                        J[6:12, 6:12] += _I6
-                    F[-sz:] = r
-                    J[-sz:] = Jl[:, valid]
-                    return F, J
-
-                consistent_friction(z, (pr,))
-                x0 = z[pr.cols]
-                lres = solve_mcp(lfun, x0, lower[pr.cols], tol=tol, max_iter=30, max_restarts=1,
-                                 feasible=feasible[pr.cols], weights=weights[pr.cols])
-                iters += lres.iterations
-                x = lres.z
-                z[pr.cols] = x
-                vA, wA = x[0:3], x[3:6]
-                vB, wB = (x[6:9], x[9:12]) if kb >= 0 else (zero3, zero3)
-                _r, _J, dA, _JdA, dB, _JdB = terms(pr, vA, wA, vB, wB, x[-sz:])
-                acc[ka] += dA - dA0
-                if kb >= 0:
-                    acc[kb] += dB - dB0
-                contrib[pr.ip] = (dA, dB)
-            res_nat = natural_residual(z, fun(z, jac=False), lower, depth_residual)
-            if res_nat <= tol:
-                break
-            history.append(res_nat)
-            if len(history) > _NSGS_STALL and res_nat > 0.5 * history[-1 - _NSGS_STALL]:
-                break  # no halving of the residual in _NSGS_STALL sweeps: stalled (cycling), let the caller retry
-            if res_nat <= _POLISH_BELOW and sweep % _POLISH_EVERY == _POLISH_EVERY - 1:
-                # close to the solution: the global Newton converges fast from here (and handles the coupling)
-                pol = global_solve(z, max_iter=15, max_restarts=0)
-                iters += pol.iterations
-                if pol.converged:
-                    return pol.z, pol.residual, iters, True
-                if pol.residual < best_pol[0]:
-                    best_pol[:] = [pol.residual, pol.z]
-                if pol.residual <= min(_UNLOAD_FROM, 0.1 * last_trial[0]):
-                    # stalled close to the solution: perhaps on the wrong face of redundant contacts
-                    last_trial[0] = pol.residual
-                    tried = unload_trials(pol.z, 0)
-                    iters += tried.iterations
-                    if tried.converged:
-                        return tried.z, tried.residual, iters, True
-                if pol.residual < 0.5 * res_nat:
-                    z = pol.z.copy()  # Newton got closer: sweep on from there
-                    res_nat = pol.residual
-        if res_nat > tol and best_pol[0] < last_trial[0] and best_pol[0] <= _UNLOAD_FROM:
-            tried = unload_trials(best_pol[1], 0)  # the sweeps stopped: a last try from the closest point
-            iters += tried.iterations
-            if tried.converged:
-                return tried.z, tried.residual, iters, True
-        return z, res_nat, iters, res_nat <= tol
-
-    if not ac:
+    if form == "normalised":
         z0 = consistent_friction(z0, pairs)
-    # iteration and restart budget: few pairs; many pairs
-    if fallbacks == "conic":
-        # the conic interior-point method to a loose tolerance, then semismooth Newton on the Alart-Curnier form
+    if form == "conic":
+        # the interior-point method to a loose tolerance (it keeps every bound and cone strictly feasible, which
+        # regularises the degenerate directions of a jammed pile), then semismooth Newton on the Alart-Curnier form
+        # (quadratic near a solution, where the interior point converges only linearly at stick-slip transitions)
         loose = replace(options, tol=_HANDOVER_TOL, comp_tol=_HANDOVER_COMP)
         r = ipm.solve(ipm.MCPProblem(fun, lower, value, plan.cones), z0, loose, cancel)
         res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
         if r.converged:
             zn = r.z.copy()
-            zn[plan.sig_idx] = 0.0
-            form["rho"] = _AC_RHO
+            zn[plan.sig_idx] = 0.0  # (psi, the cones' multiplier, is not an unknown of the Alart-Curnier form)
+            rows["rho"] = _AC_RHO
             pol = global_solve(zn, max_iter=_HANDOVER_ITER, max_restarts=0, polish=False)
             res = MCPResult(pol.z, pol.converged, r.iterations + pol.iterations, pol.residual,
-                            pol.reason if not pol.converged else "converged")
-    elif ac or fallbacks == "plain":
-        res = global_solve(z0, max_iter=max_iter, max_restarts=_AC_RESTARTS)
-        if not res.converged and many and _AC_PROX:
-            px = solve_proximal(fun, z0, lower, plan.prox, tol=tol, rho=_AC_PROX_RHO, fun_value=value,
-                                extra=depth_residual, condense=condense, feasible=feasible, weights=weights, prox=prox,
-                                max_iter=_AC_PROX_ITER, inner_iter=_AC_PROX_INNER)
-            res = replace(px, iterations=px.iterations + res.iterations)
-    elif fallbacks == "ipm":
-        r = ipm.solve(ipm.MCPProblem(fun, lower, value), z0, options)
-        res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
-    elif not many:
-        res = global_solve(z0, max_iter=max_iter, max_restarts=3)
-    elif fallbacks == "quick":
-        # measured on saved pile steps: a step that one attempt does not solve is solved faster as two halves than
-        # by the restart, the polish and the unloading trials, which rarely succeed there (1 polish in 15)
-        res = global_solve(z0, max_iter=_QUICK_ITER, max_restarts=0, polish=False)
-        if not res.converged and res.residual <= _KICK_FROM:
-            # stalled close: typically the inconsistency of redundant loaded contacts (some closest points apart,
-            # others inside, all with s = 0), which unloading one of them often removes
-            tried = unload_trials(res.z, res.iterations, _QUICK_KICKS,
-                                  fun(res.z, jac=False) if method == "implicit" else None, polish=_KICK_POLISH)
-            res = tried if tried.converged else MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
+                            "converged" if pol.converged else f"Newton after the interior point: {pol.reason}")
     else:
-        res = global_solve(z0, max_iter=_MANY_FIRST_ITER, max_restarts=_MANY_RESTARTS)
-    if not res.converged and many and fallbacks in ("all", "slow"):
-        tried = unload_trials(res.z, res.iterations) if res.residual <= _UNLOAD_FROM else res
-        if tried.converged:
-            res = tried
-        elif fallbacks == "all":
-            # tens of simultaneous frictional contacts: the global semismooth Newton often stalls far from the
-            # solution; block Gauss-Seidel over pairs (each a small, well-behaved local MCP) gets close, then the
-            # global Newton polishes (or the sweeps reach the tolerance themselves)
-            zg, rg, it_g, ok = nsgs(z0, _NSGS_SWEEPS)
-            it_g += tried.iterations
-            if ok:
-                zg = np.where(np.isfinite(lower), np.maximum(zg, np.where(np.isfinite(lower), lower, 0.0)), zg)
-                res = MCPResult(zg, True, it_g, rg, "converged (block Gauss-Seidel)")
-            else:
-                res = MCPResult(zg, False, it_g, rg, "block Gauss-Seidel stalled")
-        else:
-            res = MCPResult(res.z, False, tried.iterations, res.residual, res.reason)
-    if res.converged and res.residual > _TIGHT_TOL and not many and fallbacks != "ipm":
+        res = global_solve(z0, max_iter=max_iter, max_restarts=_NEWTON_RESTARTS)
+    if res.converged and res.residual > _TIGHT_TOL and not many:
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
         # so one or two more iterations make the geometry exact to rounding (a box held on an incline: no creep
-        # even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's time
-        # (two sets of 100 saved states: 9.7 s and 9.9 s with it, 8.4 s and 8.8 s without), and pile steps sit at
-        # a floor near 1e-11 that the extra iterations rarely lower; they meet the stopping test like every step
+        # even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's time,
+        # and pile steps sit at a floor near 1e-11 that the extra iterations rarely lower
         tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=_TIGHT_ITER, max_restarts=0, polish=False)
         if tight.residual < res.residual:
             res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
@@ -1102,7 +763,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, predict, extra | missed, fallbacks, ws=ws,
+        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, ws=ws,
                           cancel=cancel, options=options)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
