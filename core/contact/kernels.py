@@ -420,12 +420,14 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     xac[j] = z[p, ipf + j] - rho * xi[j]
                     nx2 += xac[j] * xac[j]
                 nx = np.sqrt(nx2)
-                stick = nx <= rad
+                stick = rad > 0.0 and nx <= rad  # (no load: q = 0, whatever the slip)
                 for j in range(nf):
                     if stick:
                         r[p, ipf + j] = rho * xi[j]
-                    else:
+                    elif nx > 0.0:
                         r[p, ipf + j] = z[p, ipf + j] - rad * xac[j] / nx
+                    else:
+                        r[p, ipf + j] = z[p, ipf + j]
             if rho != 0.0:
                 r[p, isig] = z[p, isig]
                 mr = m_ref[p]
@@ -495,6 +497,9 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                         for j in range(nf):
                             for c in range(nloc):
                                 J[p, ipf + j, c] = rho * J_xi[j, c]
+                    elif nx == 0.0:
+                        for j in range(nf):
+                            J[p, ipf + j, ipf_c + j] = 1.0
                     else:
                         # d(q - rad x/|x|) with x = q - rho xi: dq - (rad/|x|)(I - x x^T/|x|^2)(dq - rho dxi)
                         # - mu (x/|x|) dpn (pn > 0)

@@ -504,7 +504,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pr.gap0 = float(geo[glay.s])
             pr.e_aux = contact_frame_aux(pr.n)
     ntot = plan.ntot
-    lower = plan.lower_ac if ac else plan.lower
+    lower = plan.lower_conic if form == "conic" else plan.lower
 
     # initial guess
     z0 = np.zeros(ntot)
@@ -665,7 +665,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
     # implicit method; the Newton equations are then solved by eliminating the pair blocks), the projected
     # sliding-speed multipliers, the merit function's weights, the closest-point rows
-    prox, feasible, weights = plan.prox, plan.feasible_ac if ac else plan.feasible, plan.weights
+    prox, weights = plan.prox, plan.weights
+    feasible = plan.feasible_conic if form == "conic" else plan.feasible
     condense = prox is not None and not dense
 
     # how deep each pair's bodies may overlap at the end of the step, bounded in metres: the scaled natural residual
@@ -728,6 +729,18 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return StepResult(state, False, iters, res.residual, f"MCP solver: {res.reason} (residual {res.residual:.3g})",
                           pairs=len(pairs))
     z = res.z
+    if ac:
+        # the impulses onto their friction disc |q| <= mu pn: the rows hold it only to the tolerance (a sticking pair's
+        # q - proj(q - rho e v) admits |q| up to mu pn + rho |e v|), which for a nearly unloaded pair can be many times
+        # mu pn; the move is of the order of the residual, as the projection of the bounded unknowns onto their bounds
+        z = z.copy()
+        for pr in pairs:
+            if pr.lay.nf:
+                ipn, ipf, _isig = _friction_slots(pr.lay, method)
+                q = z[pr.off + ipf:pr.off + ipf + pr.lay.nf]
+                rad, nq = pr.mu * max(z[pr.off + ipn], 0.0), float(np.sqrt(q @ q))
+                if nq > rad:
+                    q *= rad / nq
     new = state.copy()
     new.t = state.t + h
     new.warm = {}
@@ -934,12 +947,13 @@ class _Plan:
                            off=int(off[q]), m_ref=float(tab.m_ref[ip]), ka=int(tab.ka[ip]), kb=int(tab.kb[ip]),
                            sz=int(sz[q]), cols=pair_cols[q], valid=pair_valid[q]) for q, ip in enumerate(cand)]
         self.lower = _frozen(lower)
-        # the Alart-Curnier form leaves the sig slot unused: free, its row sig = 0
+        # the conic form's psi (in the sig slot) is free; the Alart-Curnier form keeps the slot bounded with the row
+        # sig itself (0 <= sig perp sig >= 0: sig = 0; measured on 63 saved hard steps: 10% fewer iterations than free)
         sig_idx = np.concatenate(sig_idx) if sig_idx else np.zeros(0, int)
         self.sig_idx = _frozen(sig_idx)
-        lower_ac, feasible_ac = lower.copy(), feasible.copy()
-        lower_ac[sig_idx], feasible_ac[sig_idx] = -np.inf, False
-        self.lower_ac, self.feasible_ac = _frozen(lower_ac), _frozen(feasible_ac)
+        lower_conic, feasible_conic = lower.copy(), feasible.copy()
+        lower_conic[sig_idx], feasible_conic[sig_idx] = -np.inf, False
+        self.lower_conic, self.feasible_conic = _frozen(lower_conic), _frozen(feasible_conic)
         self.cones = tuple(ipm.ConeBlock(*(_frozen(np.concatenate([blk[i] for blk in blks])) for i in range(3)))
                            for blks in cones.values())
         self.prox = None if prox is None else _frozen(prox)
@@ -1092,9 +1106,12 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0
             x = q - rho * xi
             nx = float(np.sqrt(x @ x))
             rad = mu * pn if pn > 0.0 else 0.0
-            if nx <= rad:
+            if rad > 0.0 and nx <= rad:
                 r[1:1 + nf] = rho * xi
                 J[1:1 + nf] = rho * J_xi
+            elif nx == 0.0:
+                r[1:1 + nf] = q
+                J[1:1 + nf, 13:13 + nf] = np.eye(nf)
             else:
                 Pm = (rad / nx) * (np.eye(nf) - np.outer(x, x) / (nx * nx))
                 r[1:1 + nf] = q - rad * x / nx

@@ -151,13 +151,12 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch):
     assert res.state is st  # state unchanged
 
 
-def test_many_pair_fallback_schedule_repeats_no_attempt_and_counts_every_iteration(monkeypatch):
-    # every solve of a many-pair step fails: the schedule is then walked to its end.  The quick round tries the
-    # step whole and halved down to h/8 (the deepest level also with the "medium" solve); the slow round tries
-    # quarters bottom-up, then h and h/2 top-down, each attempt first from the warm start without block
-    # Gauss-Seidel ("slow") and then from a cold start with it ("all").  The top-down pass reaches the first
-    # quarter again from the same start state: that attempt is reused, not repeated, so no (start state, h,
-    # start, fallbacks) is solved twice, and the reported iterations are exactly those of the solves made.
+@pytest.mark.parametrize("method,forms", [("implicit", ("ac", "normalised", "conic")), ("explicit", ("ac", "normalised"))])
+def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_iteration(monkeypatch, method, forms):
+    # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
+    # order (the explicit method has no conic one), then the first half of it the same way, down to h/8
+    # (max_halvings = 3); the second halves are never reached since the first fails.  No attempt is made twice and
+    # the reported iterations are exactly those of the attempts made (one each here)
     import core.contact.stepper as stp
 
     from core.contact.stepper import StepResult
@@ -166,30 +165,27 @@ def test_many_pair_fallback_schedule_repeats_no_attempt_and_counts_every_iterati
     st = initial_state(model)
     calls = []
 
-    def failing(model_, state, h, method, tol, max_iter, predict=False, extra=frozenset(), fallbacks="all", **_kw):
-        calls.append((id(state), h, predict, fallbacks))
+    def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
+        calls.append((id(state), h, form))
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", failing)
     h = 0.01
-    res = step(model, st, h)
-    assert not res.converged and res.state is st
-    assert len(calls) == len(set(calls))  # no attempt repeated
-    assert res.iterations == len(calls)  # one iteration per solve, none counted twice
-    slow = [(hh, pred, fb) for _i, hh, pred, fb in calls if fb in ("slow", "all")]
-    # warm start without Gauss-Seidel, then the cold retry with it, at each of h/4 (first quarter; it fails, so
-    # the bottom-up pass stops), h, h/2 and, reused, h/4
-    assert slow == [(h / 4, False, "slow"), (h / 4, True, "all"), (h, False, "slow"), (h, True, "all"),
-                    (h / 2, False, "slow"), (h / 2, True, "all")]
-    quick = [(hh, fb) for _i, hh, _p, fb in calls if fb in ("quick", "medium")]
-    assert quick == [(h, "quick"), (h / 2, "quick"), (h / 4, "quick"), (h / 8, "quick"), (h / 8, "medium")]
+    res = step(model, st, h, method)
+    assert not res.converged and res.state is st and "halved" in res.reason
+    assert calls == [(id(st), h / 2 ** k, f) for k in range(4) for f in forms]
+    assert res.iterations == len(calls)
+    # the interior-point solver: its attempt alone at each level
+    calls.clear()
+    step(model, st, h, method, solver="interior-point")
+    assert [f for _i, _h, f in calls] == (["conic"] if method == "implicit" else ["ac"]) * 4
 
 
 @pytest.mark.parametrize("r, sp", [((0.0, 0.0), 0.3), ((0.06, -0.08), 0.5), ((0.06, -0.08), 0.1), ((0.3, 0.4), 0.0)])
 def test_unloaded_friction_meets_the_friction_rows_of_a_pair_without_load(r, sp):
     """With pn = 0 a pair's friction rows are mu xi + phi (sig + sp) = 0 and 0 <= sig perp mu^2 - |phi|^2 >= 0, given
     r = mu xi: no slip, inside the disc (|xi| <= sp), on its rim (|xi| > sp, also with sp = 0 for a pair that
-    touches). The closed form must meet them to rounding (the step's clean-up of a stalled solve relies on it)."""
+    touches). The closed form must meet them to rounding (the normalised attempt starts from it)."""
     from core.contact.stepper import _unloaded_friction
 
     mu = 0.4
@@ -203,19 +199,6 @@ def test_unloaded_friction_meets_the_friction_rows_of_a_pair_without_load(r, sp)
         assert sig == 0.0 and np.linalg.norm(phi) == pytest.approx(mu * xi / sp)
     elif xi > sp:  # on the rim: |phi| = mu, phi against the slip, sig = |xi| - sp
         assert np.linalg.norm(phi) == pytest.approx(mu) and phi @ r < 0.0 and sig == pytest.approx(xi - sp)
-
-
-def test_unload_order_tries_loaded_pairs_whose_points_are_apart_first():
-    # a stalled pile step tries its loaded pairs unloaded one at a time: unloaded pairs (pn = 0) never; first the
-    # pairs whose closest points lie outside their bodies (apart, m), most apart first, then by sliding * pn
-    from core.contact.stepper import _unload_order
-
-    pn = np.array([0.3, 0.0, 0.2, 0.1, 0.5, 0.4])
-    sliding = np.array([0.0, 9.0, 1e-3, 0.0, 2e-3, 0.0])
-    apart = np.array([0.0, 5e-9, 2e-10, 0.0, 0.0, 4e-10])
-    # apart: pair 5 (4e-10), pair 2 (2e-10); then sliding * pn: pair 4 (1e-3), then the sticking ones by pn alone
-    # (the 1e-9 floor): pair 0 (0.3), pair 3 (0.1); pair 1 carries no load
-    assert list(_unload_order(pn, sliding, apart)) == [5, 2, 4, 0, 3]
 
 
 def test_npz_round_trip_and_csv_columns(tmp_path):
