@@ -420,7 +420,7 @@ def main() -> None:
     ap.add_argument("--scenes", help=f"comma-separated families, each optionally with seeds as family:s1,s2 "
                                      f"(default: all of {', '.join(FAMILIES)})")
     ap.add_argument("--method", choices=("implicit", "explicit", "both"), default="both")
-    ap.add_argument("--solver", choices=("newton", "interior-point", "ac", "both"), default="newton",
+    ap.add_argument("--solver", choices=("newton", "interior-point", "both"), default="newton",
                     help="the implicit method's MCP solver (core.contact.stepper.SOLVERS; default newton)")
     ap.add_argument("--steps", type=int, help="steps per run (default: the family's, 100-500; h = 0.01 s)")
     ap.add_argument("--seeds", type=int, help="seeds drawn per family (default 10 for the 27-sphere piles, 5 for "

@@ -22,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=("implicit", "explicit"), default=None,
                         help="geometrically implicit (default) or explicit (linearised gap) time-stepping")
     parser.add_argument("--solver", choices=("newton", "interior-point"), default=None,
-                        help="the implicit step's MCP solver: semismooth Newton with fallbacks (default) or the "
-                             "interior-point method (docs/contact.md)")
+                        help="the step's solver: newton (default: Newton on two forms of the friction law, then the "
+                             "conic interior point, then halves) or interior-point (the conic interior point alone; "
+                             "docs/contact.md)")
     parser.add_argument("--out", default=None, metavar="OUT",
                         help="output file, .csv (one row per step) or .npz (lossless); default: CSV on stdout")
 

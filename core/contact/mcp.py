@@ -203,7 +203,6 @@ def solve_mcp(
     feasible: np.ndarray | None = None,
     weights: np.ndarray | None = None,
     extra: Callable[[np.ndarray, np.ndarray], float] | None = None,
-    damped: bool = True,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -262,7 +261,7 @@ def solve_mcp(
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox,
-                                  condense, proj, wts, extra, damped)
+                                  condense, proj, wts, extra)
         total_iter += it
         if not ok and polish and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
@@ -277,7 +276,7 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condense=False, proj=None, weights=1.0, extra=None, damped=True):
+            condense=False, proj=None, weights=1.0, extra=None):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
     With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, _PROX_SCALE |Phi|):
@@ -330,7 +329,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                 d = -grad
                 gd = -float(grad @ grad)
         t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights)
-        if t < _SHORT_STEP and not used_lm and damped:
+        if t < _SHORT_STEP and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
             # damped (LM) directions with growing damping, keep the best point
@@ -489,81 +488,3 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
             return True, z_proj, it + 1
         z = z_new
     return False, z, _POLISH_ITER
-
-
-_PTRACE = False
-
-
-def solve_proximal(
-    fun: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-    z0: np.ndarray,
-    lower: np.ndarray,
-    marked: np.ndarray,
-    *,
-    tol: float = 1e-10,
-    rho: float = 1.0,
-    rho_min: float = 1e-8,
-    max_outer: int = 30,
-    max_iter: int = 300,
-    inner_iter: int = 20,
-    fun_value: Callable[[np.ndarray], np.ndarray] | None = None,
-    extra: Callable[[np.ndarray, np.ndarray], float] | None = None,
-    **kw,
-) -> MCPResult:
-    """The MCP by the proximal-point method: a sequence of regularised MCPs F(z) + rho P (z - z_k) (P = diag(marked),
-    the unknowns whose solutions may be non-unique or inconsistent: a pile's contact impulses), each solved by
-    semismooth Newton from z_k, z_{k+1} its solution; rho shrinks by 10 after an inner solve that converged and grows
-    by 10 (from z_k again) after one that did not.  A fixed point z_{k+1} = z_k solves the original MCP.  The
-    regularised problem is the step of compliant contacts (a normal row s/h + rho (pn - pn_k) >= 0 admits overlap
-    while pn grows), whose Jacobian is regular where the rigid one is singular (redundant contacts); Acary, Bremond
-    and Huber (2018) found this outer loop the most robust Newton variant on rigid stacks.  Cost: at most max_iter
-    Newton iterations in all (max_outer inner solves of at most inner_iter)."""
-    mask = np.asarray(marked, dtype=float)
-    z = np.array(z0, dtype=float)
-    zk = z.copy()
-    total = 0
-    F = fun(z)[0]
-    best = natural_residual(z, F, lower, extra)
-    best_z = z.copy()
-    if best <= tol:
-        return MCPResult(z, True, 0, best, "converged")
-    reason = "outer iteration limit"
-    for outer in range(max_outer):
-        if total >= max_iter:
-            reason = "iteration limit"
-            break
-        r_k = rho
-        zc = zk.copy()
-
-        def fk(x, zc=zc, r_k=r_k):
-            F, J = fun(x)
-            reg = r_k * mask
-            F = F + reg * (x - zc)
-            if isinstance(J, np.ndarray):
-                J = J + np.diag(reg)
-            else:
-                J = _add_diagonal(J, reg) if not isinstance(J, ElementMatrix) else J.add_diagonal(reg)
-            return F, J
-
-        fkv = None if fun_value is None else (lambda x, zc=zc, r_k=r_k: fun_value(x) + r_k * mask * (x - zc))
-        # the inner problem to a tolerance tied to the outer progress (inexact proximal point)
-        inner_tol = max(tol, 0.1 * best) if r_k > rho_min else tol
-        r = solve_mcp(fk, zk, lower, tol=inner_tol, max_iter=min(inner_iter, max_iter - total), max_restarts=0,
-                      polish=False, fun_value=fkv, damped=False, **kw)
-        total += r.iterations
-        if _PTRACE:
-            print(f"  prox outer {outer}: rho {r_k:.1e} inner {r.iterations} {r.converged} res_inner {r.residual:.2e} best {best:.2e}")
-        if not r.converged:
-            if rho >= 1e4:
-                reason = f"regularised step did not converge ({r.reason})"
-                break
-            rho *= 10.0
-            continue
-        zk = r.z
-        res = natural_residual(zk, fun(zk)[0], lower, extra)
-        if res < best:
-            best, best_z = res, zk.copy()
-        if res <= tol:
-            return MCPResult(zk, True, total, res, "converged")
-        rho = max(rho_min, 0.1 * rho) if r.iterations <= inner_iter // 2 else rho
-    return MCPResult(best_z, False, total, best, reason)

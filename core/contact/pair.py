@@ -28,6 +28,15 @@ F = m_ref pn (n + e_t phi_t t + e_o phi_o o).
 
 The "local" columns are [vA, wA, vB, wB, pair block]; derivatives flow through the position update
 p+ = p + h v, R+ = cayley(h w / 2) R (world rotation perturbation dtheta = T(w) dw).
+
+Two more forms of the same friction law share the slots (eval_pairs(rho=...), core.contact.kernels.pair_terms; the
+step tries them in turn, docs/contact.md "The solver"): the friction slots hold the impulses q_k = p_k / (m_ref e_k)
+themselves, so F = m_ref (pn n + e_t q_t t + e_o q_o o) is linear in the impulses, and
+    Alart-Curnier (rho > 0):  [q_k]  q - proj_{|q| <= mu_f pn}(q - rho e v) = 0   (free, nonsmooth)
+                              [sig]  sig  (unused: 0 <= sig perp sig >= 0 gives sig = 0)
+    conic (rho < 0):          [q_k]  e_k v_k,  [sig] psi: (mu_f pn, q) and (psi, e v) in the second-order cone,
+                              complementary (the interior-point solver keeps the cones, core.contact.ipm)
+For pn > 0 all three have the same solutions (q = pn phi; psi = sig); with pn = 0 the first two give q = 0.
 """
 
 from __future__ import annotations
@@ -202,8 +211,8 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
 
     The same rows as eval_pairs, written for one pair in plain numpy: the reference the compiled kernels are
     tested against (tests/core/contact/test_stepper.py: the two agree to rounding, and this one's Jacobian agrees
-    with central differences), and the form the block Gauss-Seidel's local solves and the friction initialisation
-    of one or two pairs use."""
+    with central differences), and the form the normalised attempt's friction initialisation of one or two pairs
+    uses."""
     m, k, nf = lay.m, lay.k, lay.nf
     nloc = 12 + lay.size
     o = 12  # offset of the pair block among local columns

@@ -870,7 +870,7 @@ class _Plan:
         # ... and the Newton equations are solved by eliminating the pair blocks (each couples only to its bodies'
         # velocities; with the proximal term a block is regular) and then the bodies' velocities
         # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then
-        # fails where plain Newton and block Gauss-Seidel converge)
+        # fails where plain Newton converges)
         prox = np.zeros(ntot) if n > 2 and method == "implicit" else None
         # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with
         # a negative one the friction rows describe friction that drives the slip, and pile steps stalled on such
