@@ -1,7 +1,7 @@
 """Saved hard contact steps: a regression set for the contact solver (a developer's tool, not a test).
 
     python bench/hard_states.py list [DIR_OR_FILES...]                 # what is saved (default bench/hard_states/)
-    python bench/hard_states.py solve [DIR_OR_FILES...] [--method M] [--budget S]   # solve each saved step again
+    python bench/hard_states.py solve [DIR_OR_FILES...] [--method M] [--solver S] [--budget S]   # solve each again
 
 `bench_contact.py --save-hard` saves the state before every step that needed more than --hard-iterations Newton
 iterations, failed, or ran past its budget. A saved state is one .npz file holding the State's fields (t, p, q, v,
@@ -80,7 +80,8 @@ def main() -> None:
     sol.add_argument("paths", nargs="*")
     sol.add_argument("--method", choices=("saved", "implicit", "explicit"), default="saved",
                      help="the method to solve with (default: the one the state was saved from)")
-    sol.add_argument("--solver", default="", help="the implicit method's solver (default: newton)")
+    sol.add_argument("--solver", choices=("newton", "interior-point"), default="newton",
+                     help="the implicit method's solver (default newton)")
     sol.add_argument("--budget", type=float, default=60.0, help="CPU seconds per step (default 60)")
     sol.add_argument("--wall-budget", type=float, help="wall seconds per step before it is killed (default 3 x "
                                                        "budget + 60)")

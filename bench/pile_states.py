@@ -7,8 +7,8 @@
 Pile trajectories are chaotic: a solver change that only picks another of several valid solutions of one step gives
 another run, and a run's time is set by its few hardest steps. So solver changes are judged on the same saved
 states, each step solved from its saved start (docs/contact.md). `record` keeps the state before every step and
-how each step went; `solve` solves chosen steps again with the current code: the whole `step` (every fallback,
-halving) or, with --quick, one global Newton attempt (what the quick round tries first), optionally with another
+how each step went; `solve` solves chosen steps again with the current code: the whole `step` (its attempts and
+halving) or, with --quick, its first attempt alone (Newton on the Alart-Curnier form), optionally with another
 friction coefficient (the pair layouts stay the same for every mu > 0; mu = 0 drops the friction unknowns).
 
 BLAS runs single-threaded (as in `make bench`): with two threads the rounding differs, and so does the run.
@@ -80,11 +80,11 @@ def solve(args) -> None:
     for k in ks:
         t0 = time.perf_counter()
         if args.quick:
-            # (private: one attempt without fallbacks; imported here so that `record` and `solve` without --quick do
+            # (private: the first attempt alone, no halving; imported here so that `record` and `solve` without --quick do
             # not depend on the stepper's internals)
             from core.contact.stepper import _step_once
 
-            r = _step_once(model, states[k], h, "implicit", 1e-10, 60, fallbacks="quick")
+            r = _step_once(model, states[k], h, "implicit", 1e-10, 60, form="ac")
         else:
             r = step(model, states[k], h)
         dt = time.perf_counter() - t0
@@ -110,7 +110,7 @@ def main() -> None:
     sol.add_argument("file")
     sol.add_argument("--at", help="comma-separated step numbers")
     sol.add_argument("--hard", action="store_true", help="the steps that were halved (or failed) when recorded")
-    sol.add_argument("--quick", action="store_true", help="one global Newton attempt only (no fallbacks)")
+    sol.add_argument("--quick", action="store_true", help="the step's first attempt only (no other attempt, no halving)")
     sol.add_argument("--mu", type=float, help="another friction coefficient for every pair")
     args = ap.parse_args()
     prepare_kernels()
