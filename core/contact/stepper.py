@@ -45,8 +45,7 @@ __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points",
 METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
 # --- the solver's constants (docs/contact.md, "Solver"; each measured on the bench's scenes and on saved hard steps) --
-_NEWTON_ITER = 60  # semismooth Newton iterations per attempt (an attempt = one run and one smoothing restart)
-_NEWTON_RESTARTS = 1  # smoothing-continuation restarts of an attempt (core.contact.mcp.solve_mcp)
+_NEWTON_ITER = 60  # semismooth Newton iterations per run of a Newton attempt at most (step's max_iter)
 _AC_RHO = 1.0  # Alart-Curnier parameter of the friction rows (impulses and speeds in the same units, m/s)
 _HANDOVER_TOL = 1e-6  # the conic interior-point attempt stops at this residual ...
 _HANDOVER_COMP = 1e-9  # ... and complementarity, and hands over to Newton (quadratic near a solution) ...
@@ -305,8 +304,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     ws = workspace if workspace is not None else Workspace()
-    forms = ("conic",) if solver == "interior-point" else _ATTEMPTS
-    forms = tuple(f for f in forms if method == "implicit" or f != "conic") or ("ac",)
+    forms = _ATTEMPTS[-1:] if solver == "interior-point" else _ATTEMPTS
+    forms = tuple(f for f in forms if method == "implicit" or f[0] != "conic") or _ATTEMPTS[:1]
     try:
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
                            ws, cancel)
@@ -319,7 +318,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 # (27 and 8 spheres, mu 0.4 and 0.8, 4 and 8 cubes, a layer of 9 cubes, a mixed pile): the first attempt alone with
 # halving 52/63, with the conic attempt 61/63, with all three 63/63; on the bench (seed 4242) every run of the five
 # hardest families completed with all three
-_ATTEMPTS = ("ac", "normalised", "conic")
+_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 1), ("conic", 0, 0))  # (form, Newton iterations, restarts)
 
 
 class _Cancelled(Exception):
@@ -329,8 +328,9 @@ class _Cancelled(Exception):
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel) -> StepResult:
     """The step by the attempts `forms` in order; if none converges, as two halves solved the same way."""
     its = 0
-    for form in forms:
-        res = _step_once(model, state, h, method, tol, max_iter, form=form, ws=ws, cancel=cancel, options=opts)
+    for form, iters, restarts in forms:
+        res = _step_once(model, state, h, method, tol, min(iters, max_iter), form=form, ws=ws, cancel=cancel,
+                         options=opts, restarts=restarts)
         its += res.iterations
         res.iterations = its
         if res.converged:
@@ -422,10 +422,11 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
 
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
-               extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None) -> StepResult:
+               extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None,
+               restarts: int = 1) -> StepResult:
     """One attempt at the step (no halving): the step's MCP with friction in `form` ("ac": Alart-Curnier, "normalised"
     (core.contact.pair), "conic": the interior-point method on second-order cones, finished by Newton on the
-    Alart-Curnier form), solved by semismooth Newton (max_iter iterations and one restart) or the interior-point
+    Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts` restarts) or the interior-point
     method (options).  extra: pairs added to the broad phase's (the missed pairs of a first solve)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
@@ -714,7 +715,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             res = MCPResult(pol.z, pol.converged, r.iterations + pol.iterations, pol.residual,
                             "converged" if pol.converged else f"Newton after the interior point: {pol.reason}")
     else:
-        res = global_solve(z0, max_iter=max_iter, max_restarts=_NEWTON_RESTARTS)
+        res = global_solve(z0, max_iter=max_iter, max_restarts=restarts)
     if res.converged and res.residual > _TIGHT_TOL and not many:
         # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
         # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
@@ -776,7 +777,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, ws=ws,
+        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, ws=ws,
                           cancel=cancel, options=options)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
