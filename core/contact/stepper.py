@@ -313,12 +313,14 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
 
-# the attempts of one (sub-)step, in order: the friction law in the Alart-Curnier form, in the normalised form
-# (core.contact.pair), as second-order cones (interior point).  Measured on 63 saved hard steps of the bench's piles
-# (27 and 8 spheres, mu 0.4 and 0.8, 4 and 8 cubes, a layer of 9 cubes, a mixed pile): the first attempt alone with
-# halving 52/63, with the conic attempt 61/63, with all three 63/63; on the bench (seed 4242) every run of the five
-# hardest families completed with all three
-_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 1), ("conic", 0, 0))  # (form, Newton iterations, restarts)
+# the attempts of one (sub-)step, in order, each from the same start: (form, Newton iterations, restarts[, rho]).
+# The friction law in the Alart-Curnier form, in the normalised form (core.contact.pair), in the Alart-Curnier form
+# with rho 0.1 and 10 (rho changes Newton's path, not the solutions), as second-order cones (interior point).
+# Measured on 65 saved hard steps of the bench's piles (27 and 8 spheres at mu 0.4 and 0.8, 4 and 8 cubes, a layer of
+# 9 cubes, the mixed pile), each step with halving (3 levels): the first attempt alone solved 52, with the conic one
+# 61 of the first 63; with the normalised form as second attempt 63 of 63 but not two more 27-sphere steps at mu 0.8
+# from the bench; with the two other values of rho all 65
+_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 1), ("ac", 60, 1, 0.1), ("ac", 60, 1, 10.0), ("conic", 0, 0))
 
 
 class _Cancelled(Exception):
@@ -328,9 +330,9 @@ class _Cancelled(Exception):
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel) -> StepResult:
     """The step by the attempts `forms` in order; if none converges, as two halves solved the same way."""
     its = 0
-    for form, iters, restarts in forms:
+    for form, iters, restarts, *rho in forms:
         res = _step_once(model, state, h, method, tol, min(iters, max_iter), form=form, ws=ws, cancel=cancel,
-                         options=opts, restarts=restarts)
+                         options=opts, restarts=restarts, rho=rho[0] if rho else _AC_RHO)
         its += res.iterations
         res.iterations = its
         if res.converged:
@@ -423,7 +425,7 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None,
-               restarts: int = 1) -> StepResult:
+               restarts: int = 1, rho: float = _AC_RHO) -> StepResult:
     """One attempt at the step (no halving): the step's MCP with friction in `form` ("ac": Alart-Curnier, "normalised"
     (core.contact.pair), "conic": the interior-point method on second-order cones, finished by Newton on the
     Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts` restarts) or the interior-point
@@ -442,7 +444,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if extra:
         cand = sorted(set(cand) | extra)
     ac = form in ("ac", "conic")  # friction unknowns are impulses (else fractions of pn, the normalised form)
-    rows = {"rho": _AC_RHO if form == "ac" else (-1.0 if ac else 0.0)}  # the kernels' friction rows (pair_terms)
+    rows = {"rho": rho if form == "ac" else (-1.0 if ac else 0.0)}  # the kernels' friction rows (pair_terms)
     plan = ws.plan(model, cand, method)
     pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
     geo_iters = 0
@@ -777,7 +779,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, ws=ws,
+        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho, ws=ws,
                           cancel=cancel, options=options)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 

@@ -151,7 +151,8 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch):
     assert res.state is st  # state unchanged
 
 
-@pytest.mark.parametrize("method,forms", [("implicit", ("ac", "normalised", "conic")), ("explicit", ("ac", "normalised"))])
+@pytest.mark.parametrize("method,forms", [("implicit", ("ac", "normalised", "ac", "ac", "conic")),
+                                          ("explicit", ("ac", "normalised", "ac", "ac"))])
 def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_iteration(monkeypatch, method, forms):
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
     # order (the explicit method has no conic one), then the first half of it the same way, down to h/8
@@ -163,10 +164,11 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
 
     model = build_model(_drop())
     st = initial_state(model)
-    calls = []
+    calls, rhos = [], []
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
         calls.append((id(state), h, form))
+        rhos.append(_kw.get("rho"))
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", failing)
@@ -174,6 +176,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
     assert calls == [(id(st), h / 2 ** k, f) for k in range(4) for f in forms]
+    assert rhos[:4] == [1.0, 1.0, 0.1, 10.0]  # the Alart-Curnier attempts' parameters (the normalised one ignores it)
     assert res.iterations == len(calls)
     # the interior-point solver: its attempt alone at each level
     calls.clear()
