@@ -13,10 +13,11 @@ et al. 2014).  method "explicit": contact points and normal from a closest-point
 step and the gap linearised, gap0 / h + n . v_rel(nu) >= 0 (Anitescu-Potra / Stewart-Trinkle), with the
 same bodies and friction ellipsoid.
 
-Solution (step; docs/contact.md, "Solver"): semismooth Newton (core.contact.mcp) on the step's MCP with friction
-in the Alart-Curnier form, then, if that attempt fails, on the same problem with friction in the normalised form, then
-(implicit method) the interior-point method with friction as second-order cones (core.contact.ipm) finished by
-Newton; if all three fail, the step as two half steps solved the same way, at most max_halvings levels deep.
+Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in order, each from the same warm start:
+semismooth Newton (core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form, in the normalised
+form, in the Alart-Curnier form with two other parameters, then (implicit method) the interior-point method with
+friction as second-order cones (core.contact.ipm) finished by Newton; if none converges, the step as two half
+steps solved the same way, at most max_halvings levels deep.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  The step size h is fixed (the caller's dt); a
 step that fails even halved is reported as failed and the state is kept.
