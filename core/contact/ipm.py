@@ -114,7 +114,6 @@ _REASONS = {0: "converged", 1: "iteration limit", 2: "singular Newton system",
             4: "cancelled", 5: "non-finite values", 6: "converged to the acceptable level"}
 
 
-_TRACE = None  # (developer tracing: a list to append per-iteration records to)
 _ACCURACY = 1e-9  # relative residual a Newton direction must meet (else the sparse LU of the whole)
 
 
@@ -496,12 +495,6 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
             dy, dw, kappa, dXs, dSs = dyA, dwA, 0.0, dXA, dSA
         frac = min(max(o.boundary, 1.0 - mu), 1.0 - 1e-10)  # (y, w stay > 0 in floating point too)
         a = step_to_boundary(dy, dw, dXs, dSs, frac)
-        if _TRACE is not None:
-            lim = {"y": _max_step(y, dy, frac), "w": _max_step(w, dw, frac)}
-            for k_, (Xk, Sk, dX, dS) in enumerate(zip(Xs, S, dXs, dSs)):
-                lim[f"X{k_}"] = _cone_step(Xk, dX, frac)
-                lim[f"S{k_}"] = _cone_step(Sk, dS, frac)
-            a_bound = a
 
         def path_viol(Fz, zz, yz, wz, Sz):
             """(equations, complementarity) violations of the central path for kappa (max norms)."""
@@ -560,9 +553,6 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
                     dw = kappa / y - w - (w / y) * dy
                     dXs, dSs = cone_dirs(dz, tn)
                     a = step_to_boundary(dy, dw, dXs, dSs, frac)
-        if _TRACE is not None:
-            _TRACE.append(dict(it=count["it"], eq=eq, comp=comp, mu=mu, sigma=sigma, a_bound=a_bound, a=a, trial=trial,
-                               newton=newton, lim={k_: v for k_, v in lim.items() if v < 1.0}))
         merits.append(rt)
         # (with no decrease the shortest step is still taken: the barrier keeps it interior)
         z, y, w, S = zt, yt, np.maximum(wt, 1e-300), St
