@@ -86,10 +86,9 @@ class SolverOptions:
     # friction impulse's direction and size to about this relative accuracy)
     cone_center: float = 1e-2  # a step keeps every cone pair near its own central ray: sqrt(det X det S) >= this
     # times X . S (1 on the central path; near 0 the scaling is ill-conditioned and the iteration stalls)
-    cone_start: float = 0.9  # EXPERIMENT
-    cone_margin: float = 1e-4  # EXPERIMENT
-    accept_either: bool = False  # EXPERIMENT
-    feas_link: float = 0.0  # EXPERIMENT kappa >= feas_link * mu_start * eq / eq_start
+    cone_start: float = 0.9  # the start raises each cone's axis part to |rest| / cone_start (well inside the cone:
+    # a contact's pn raised rather than its friction impulse shrunk) ...
+    cone_margin: float = 1e-4  # ... and to at least this (m/s)
     cone_floor: float = 1e-10  # a cone's centring target kappa is at least cone_floor |X| |S|: below, the distance of
     # a sliding contact's X and S to the cone's boundary is lost to rounding (singular scaling)
 
@@ -353,7 +352,6 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
         Sk = F[R].copy()
         Sk[:, 0] = np.maximum(Sk[:, 0], np.linalg.norm(Sk[:, 1:], axis=1) / o.cone_start + o.cone_margin)
         S.append(Sk)
-    eq_start = max(measures(z, F)[0], 1e-300)
     nbar = B.size + nC  # (each cone counts once: X o S = kappa e, e = (1, 0, ...))
     status = 1
     local_next = 0  # the local phase is tried again from this iteration on
@@ -367,15 +365,12 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
             tot += float(np.sum(Xk * Sk))
         return tot / nbar if nbar else 0.0
 
-    mu_start = None
     while True:
         if not (np.all(np.isfinite(F)) and np.all(np.isfinite(z))):
             status = 5
             break
         eq, comp = measures(z, F)
         res = score(z, F)
-        if mu_start is None:
-            mu_start = gap_mu(y, w, [c * z[C] for R, C, c in cones], S)
         if eq <= o.tol and comp <= o.comp_tol:
             status = 0
             break
@@ -458,7 +453,7 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
         mu_aff = gap_mu(y + a_aff * dyA, w + a_aff * dwA, [X + a_aff * d for X, d in zip(Xs, dXA)],
                         [Sk + a_aff * d for Sk, d in zip(S, dSA)])
         sigma = max(o.sigma_min, min(1.0, (mu_aff / mu) ** 3)) if mu > 0 else 0.0
-        kappa = max(sigma * mu, 0.1 * o.comp_tol, o.feas_link * mu_start * eq / eq_start)  # (not below: the products need not be smaller than comp_tol)
+        kappa = max(sigma * mu, 0.1 * o.comp_tol)  # (not below: the products need not be smaller than comp_tol)
 
         # each cone's target: kappa, and at least cone_floor |X| |S|
         kap_c = [np.maximum(kappa, o.cone_floor * np.linalg.norm(Xk, axis=1) * np.linalg.norm(Sk, axis=1))
@@ -496,19 +491,6 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
         frac = min(max(o.boundary, 1.0 - mu), 1.0 - 1e-10)  # (y, w stay > 0 in floating point too)
         a = step_to_boundary(dy, dw, dXs, dSs, frac)
 
-        def path_viol(Fz, zz, yz, wz, Sz):
-            """(equations, complementarity) violations of the central path for kappa (max norms)."""
-            rF = Fz.copy()
-            rF[B] -= wz
-            e_ = max(float(np.max(np.abs(rF[free]), initial=0.0)), float(np.max(np.abs(rF[B]), initial=0.0)))
-            c_ = float(np.max(np.abs(yz * wz - kappa), initial=0.0))
-            for (R, C, c), Sk, kc in zip(cones, Sz, kap_c):
-                e_ = max(e_, float(np.max(np.abs(Fz[R] - Sk), initial=0.0)))
-                XS = _jordan(c * zz[C], Sk)
-                XS[:, 0] -= kc if kappa > 0.0 else 0.0
-                c_ = max(c_, float(np.max(np.abs(XS), initial=0.0)))
-            return e_, c_
-
         def path_norm(Fz, zz, yz, wz, Sz):
             rF = Fz.copy()
             rF[B] -= wz
@@ -522,7 +504,6 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
 
         r0 = path_norm(F, z, y, w, S)
         ref = max([r0] + merits[-o.nonmonotone:])
-        v0 = path_viol(F, z, y, w, S) if o.accept_either else None
         newton = False
         for trial in range(o.max_backtracks + 1):
             zt = z + a * dz
@@ -533,10 +514,6 @@ def solve(problem: MCPProblem, z0: np.ndarray, options: SolverOptions = SolverOp
             rt = path_norm(Ft, zt, yt, wt, St) if np.all(np.isfinite(Ft)) else np.inf
             if rt <= (1.0 - 1e-4 * a) * ref:
                 break
-            if v0 is not None and np.isfinite(rt):
-                vt = path_viol(Ft, zt, yt, wt, St)
-                if vt[0] <= v0[0] or vt[1] <= v0[1]:
-                    break
             a *= 0.5
             if trial == 1 and not newton and kappa > 0.0:
                 # the corrector's second-order term can make the direction ascend the merit: the plain Newton
