@@ -45,6 +45,17 @@ class MCPResult:
     residual: float  # scaled natural residual at z
     reason: str  # "converged" or why it stopped
     restarts: int = 0  # number of perturbed restarts used
+    nfev: int = 0  # evaluations of F (with or without the Jacobian)
+    njev: int = 0  # ... of those with the Jacobian
+    history: tuple = ()  # scaled natural residual at every iterate, in order (all attempts)
+
+    @property
+    def status(self) -> int:
+        """0 converged, 1 iteration limit, 2 line search failed, 3 stalled, 4 evaluation failed or not finite."""
+        for code, word in ((0, "converged"), (1, "iteration limit"), (2, "line search"), (3, "stalled")):
+            if self.reason.startswith(word):
+                return code
+        return 4
 
 
 def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray,
@@ -246,8 +257,12 @@ def solve_mcp(
         return MCPResult(z, True, 0, 0.0, "converged")
     rng = None  # the restarts' perturbations (created when first needed)
     total_iter = 0
-    best = [np.inf, z.copy()]  # residual and point of the best iterate seen, returned on failure
+    best = [np.inf, z.copy(), []]  # residual and point of the best iterate seen (returned on failure), history
     reason = "iteration limit"
+    count = [0, 0]  # evaluations of F, of F with J
+    fun_j, fun = fun, lambda x: (count.__setitem__(slice(0, 2), [count[0] + 1, count[1] + 1]), fun_j(x))[1]
+    if fun_value is not None:
+        fun_v, fun_value = fun_value, lambda x: (count.__setitem__(0, count[0] + 1), fun_v(x))[1]
     for restart in range(max_restarts + 1):
         # attempt 0: plain semismooth Newton from z0; later attempts: smoothing continuation (eps -> 0), which
         # leaves the kinks of the FB function and so escapes most non-solution minima of the merit function
@@ -270,9 +285,10 @@ def solve_mcp(
         if ok:
             # project onto the bounds: moves bounded entries by at most tol (no tiny negative multipliers out)
             zf = np.where(bounded, np.maximum(zf, lower0), zf)
-            return MCPResult(zf, True, total_iter, best[0], "converged", restart)
+            return MCPResult(zf, True, total_iter, best[0], "converged", restart, count[0], count[1], tuple(best[2]))
         reason = why
-    return MCPResult(best[1], False, total_iter, float(best[0]), reason, max_restarts)
+    return MCPResult(best[1], False, total_iter, float(best[0]), reason, max_restarts, count[0], count[1],
+                     tuple(best[2]))
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
@@ -296,6 +312,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     best_at = [np.inf] * (max_iter + 1)  # best residual of this attempt after each iteration
     for it in range(max_iter + 1):
         res = natural_residual(z, F, lower, extra)
+        if len(best) > 2:  # (the history, when the caller keeps one)
+            best[2].append(res)
         if res < best[0]:
             best[0], best[1] = res, z.copy()
         if res <= tol:
@@ -482,6 +500,8 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
         z_proj = np.where(bounded, np.maximum(z_new, lower0), z_new)
         F_proj = fun(z_proj)[0] if np.any(z_proj != z_new) else F_new
         res = natural_residual(z_proj, F_proj, lower, extra)
+        if len(best) > 2:  # (the history, when the caller keeps one)
+            best[2].append(res)
         if res < best[0]:
             best[0], best[1] = res, z_proj.copy()
         if res <= tol:

@@ -58,6 +58,22 @@ def test_values_only_trials_of_the_line_search_give_the_same_iterates_with_fewer
     np.testing.assert_array_equal(fast.z, plain.z)
     assert fast.iterations == plain.iterations
     assert calls["value"] > 0 and calls["jac"] < n_plain
+    # the result counts them: every call with the Jacobian, and every call in all
+    assert (fast.njev, fast.nfev) == (calls["jac"], calls["jac"] + calls["value"])
+    assert (plain.njev, plain.nfev) == (n_plain, n_plain)
+
+
+def test_result_reports_status_and_residual_history():
+    """The scipy-style fields: status 0 with the residual history ending at the tolerance (one entry per iterate,
+    the start included); a problem without solution gives a nonzero status and its history."""
+    rng = np.random.default_rng(5)
+    M, q, _z = _random_monotone_lcp(8, rng)
+    res = solve_mcp(_lcp(M, q), np.zeros(8), np.zeros(8), max_restarts=0)
+    assert res.converged and res.status == 0
+    assert len(res.history) == res.iterations + 1 and res.history[-1] == res.residual <= 1e-10
+    assert res.history[0] == natural_residual(np.zeros(8), q, np.zeros(8))
+    bad = solve_mcp(_lcp(np.zeros((1, 1)), np.array([-1.0])), np.zeros(1), np.zeros(1), max_iter=20, max_restarts=0)
+    assert not bad.converged and bad.status in (1, 2, 3) and len(bad.history) >= 1
 
 
 def test_sparse_lcp_uses_sparse_path_and_converges():
