@@ -314,14 +314,17 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
 
-# the attempts of one (sub-)step, in order, each from the same start: (form, Newton iterations, restarts[, rho]).
-# The friction law in the Alart-Curnier form, in the normalised form (core.contact.pair), in the Alart-Curnier form
-# with rho 0.1 and 10 (rho changes Newton's path, not the solutions), as second-order cones (interior point).
-# Measured on 65 saved hard steps of the bench's piles (27 and 8 spheres at mu 0.4 and 0.8, 4 and 8 cubes, a layer of
-# 9 cubes, the mixed pile), each step with halving (3 levels): the first attempt alone solved 52, with the conic one
-# 61 of the first 63; with the normalised form as second attempt 63 of 63 but not two more 27-sphere steps at mu 0.8
-# from the bench; with the two other values of rho all 65
-_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 1), ("ac", 60, 1, 0.1), ("ac", 60, 1, 10.0), ("conic", 0, 0))
+# the attempts of one (sub-)step, in order: (form, Newton iterations, restarts[, rho[, cold]]).  The friction law in
+# the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start (every pair from
+# its closest points at the start of the step, no impulse: the warm start can itself be what fails), the normalised
+# form (core.contact.pair) from the warm start, then as second-order cones (interior point).  Measured on 65 saved
+# hard steps of the bench's piles (27 and 8 spheres at mu 0.4 and 0.8, 4 and 8 cubes, a layer of 9 cubes, the mixed
+# pile), each with halving (3 levels): the first attempt alone solved 52 of the first 63, with the conic one 61, with
+# the normalised form second 63 but not two 27-sphere steps at mu 0.8 from the bench, which the cold start solves at
+# h/2; 27-sphere piles at mu 0.8, 100 steps, seeds 1382454171, 459069365, 1878236978, 157726052, 11, 22: these
+# attempts completed every run, the same without the cold start but with rho 0.1 and 10 after the normalised form
+# 5 of 6 (more iterations), the first two forms with rho 1 only 2 of 4
+_ATTEMPTS = (("ac", 60, 1), ("ac", 60, 1, _AC_RHO, True), ("normalised", 60, 1), ("conic", 0, 0))
 
 
 class _Cancelled(Exception):
@@ -331,9 +334,9 @@ class _Cancelled(Exception):
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel) -> StepResult:
     """The step by the attempts `forms` in order; if none converges, as two halves solved the same way."""
     its = 0
-    for form, iters, restarts, *rho in forms:
+    for form, iters, restarts, *more in forms:
         res = _step_once(model, state, h, method, tol, min(iters, max_iter), form=form, ws=ws, cancel=cancel,
-                         options=opts, restarts=restarts, rho=rho[0] if rho else _AC_RHO)
+                         options=opts, restarts=restarts, **dict(zip(("rho", "cold"), more)))
         its += res.iterations
         res.iterations = its
         if res.converged:
@@ -426,7 +429,7 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None,
-               restarts: int = 1, rho: float = _AC_RHO) -> StepResult:
+               restarts: int = 1, rho: float = _AC_RHO, cold: bool = False) -> StepResult:
     """One attempt at the step (no halving): the step's MCP with friction in `form` ("ac": Alart-Curnier, "normalised"
     (core.contact.pair), "conic": the interior-point method on second-order cones, finished by Newton on the
     Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts` restarts) or the interior-point
@@ -442,6 +445,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                              model.gravity, model.force, model.torque)
 
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
+    warm_start = {} if cold else state.warm  # (cold: every pair from its closest points now, no impulse)
     if extra:
         cand = sorted(set(cand) | extra)
     ac = form in ("ac", "conic")  # friction unknowns are impulses (else fractions of pn, the normalised form)
@@ -452,7 +456,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     new_warm_geo = {}
     pred = None
     if method == "implicit" and len(cand) <= _PREDICT_MAX_PAIRS and (any(
-            state.warm.get(ip) is None or state.warm[ip].get("z") is None for ip in cand)):
+            warm_start.get(ip) is None or warm_start[ip].get("z") is None for ip in cand)):
         # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
         # velocities and impulses, and the closest points at its end configuration start the implicit solve.  Only
         # with few pairs: with many it costs as much as the step itself; new pairs then start from their closest
@@ -463,7 +467,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             pred = None
     for pr in pairs:
         ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
-        warm = state.warm.get(ip)
+        warm = warm_start.get(ip)
         if method == "implicit":
             pr.zf0 = None
             if warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
@@ -517,7 +521,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         z0[6 * k:6 * k + 3] = start.v[i]
         z0[6 * k + 3:6 * k + 6] = start.w[i]
     for pr in pairs:
-        warm = state.warm.get(pr.ip)
+        warm = warm_start.get(pr.ip)
         sz = pr.sz
         if method == "implicit":
             z0[pr.off:pr.off + pr.lay.n_geom] = pr.geo0
@@ -780,7 +784,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     else:
         missed = frozenset()  # every pair was solved
     if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho, ws=ws,
+        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho,
+                          cold=cold, ws=ws,
                           cancel=cancel, options=options)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
 
