@@ -31,6 +31,7 @@ import numpy as np
 
 from .bodies import ContactModel, State
 from .elements import ElementMatrix
+from .joints import JointPlan, JointStep
 from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
 from . import ipm
 from .ipm import SolverOptions
@@ -93,6 +94,8 @@ class StepResult:
     contacts: list = field(default_factory=list)
     halvings: int = 0  # how many times the step had to be split to converge
     pairs: int = 0  # candidate pairs in the step's solve (of the whole step, when it was halved)
+    joint_impulse: np.ndarray | None = None  # (J, 6) per model joint: impulse on its bodies[1] over the step, N s,
+    # and angular impulse about the joint origin, N m s (world; core.contact.joints.JointStep.impulses)
 
 
 def _rot(q):
@@ -355,8 +358,10 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
     if not second.converged:
         return StepResult(state, False, its, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts, halvings, pairs)
+    joint_impulse = (None if first.joint_impulse is None or second.joint_impulse is None
+                     else first.joint_impulse + second.joint_impulse)
     return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
-                      _merge_contacts(first.contacts, second.contacts), halvings, pairs)
+                      _merge_contacts(first.contacts, second.contacts), halvings, pairs, joint_impulse)
 
 
 def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float, nf: int = 0, ac: bool = False) -> np.ndarray:
@@ -589,6 +594,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
             bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
 
+    # the joints: bilateral constraints at the end of the step, impulses along their start-of-step gradients
+    jstep = JointStep(plan.joints, model, state, R0, Sinv, h) if plan.joints.size else None
+    if jstep is not None:
+        jwarm = (pred.state if pred is not None else state).joints
+        lam0 = jwarm.get("lam")
+        if lam0 is not None and lam0.size == plan.joints.size:
+            z0[plan.joints.start:ntot] = lam0 * (h / jwarm["h"])  # (impulses of a sustained load scale with h)
+
     def batch_terms(bt, z, Fb, jac=True):
         """Rows of every pair of a batch (P, size), the velocity changes M^-1 W they give their bodies (P, 6 each;
         dB None for a static B; None, None when they have been subtracted from the body rows Fb already) and, with
@@ -644,6 +657,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 scatter_add(Jd, bt.cols, blk)
             else:
                 elems.append((bt.cols, blk, bt.zidx.shape[1]))
+        if jstep is not None:
+            # each joint is an element of its bodies' velocities and its impulses, none of them its own (the joint rows
+            # do not depend on the impulses: the impulses are left to the reduced system, core.contact.elements)
+            for cols, blk in jstep.add(z, Fv, Fb, jac):
+                if Jd is not None:
+                    scatter_add(Jd, cols, blk)
+                else:
+                    elems.append((cols, blk, 0))
         Fv[:6 * nb] = Fb.ravel()
         if not jac:
             return Fv
@@ -778,7 +799,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if missed and len(extra) < len(model.pairs):
         return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, ws=ws,
                           cancel=cancel, options=options)
-    return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
+    joint_impulse = None
+    if jstep is not None:
+        new.joints = {"lam": z[plan.joints.start:ntot].copy(), "h": h}
+        joint_impulse = jstep.impulses(z)
+    return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
+                      joint_impulse=joint_impulse)
 
 
 @dataclass
@@ -862,7 +888,9 @@ class _Plan:
         n = c.size
         sz = tab.sz[c]
         off = 6 * nb + np.cumsum(sz) - sz  # each pair's block follows the bodies' velocities, in pair order
-        self.ntot = ntot = 6 * nb + int(sz.sum())
+        # the joints' unknowns follow the pair blocks (core.contact.joints)
+        self.joints = JointPlan(model, 6 * nb + int(sz.sum()))
+        self.ntot = ntot = 6 * nb + int(sz.sum()) + self.joints.size
         lower = np.full(ntot, -np.inf)
         # with many pairs the impulse unknowns get the MCP solver's proximal term: in a pile they are statically
         # indeterminate (a continuum of solutions) and the plain Newton direction is dominated by that continuum
