@@ -30,10 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..joints import JointType
-from ..transforms import RX, TZ
+from ..transforms import RX, TZ, quat_to_matrix
 from .bodies import cayley, cayley_jacobian
 
-__all__ = ["JointRows", "JointSpec", "joint_rows", "joint_constraints", "eval_joint", "joint_wrench"]
+__all__ = ["JointRows", "JointSpec", "JointPlan", "JointStep", "joint_rows", "joint_constraints", "eval_joint", "joint_wrench",
+           "joint_errors"]
 
 _NO_ROTATION = ((2, 1), (0, 2), (1, 0))  # z_A . y_B ~ theta_x, x_A . z_B ~ theta_y, y_A . x_B ~ theta_z
 
@@ -249,3 +250,15 @@ class JointStep:
             out[q, 0:3] = WB[0:3]
             out[q, 3:6] = WB[3:6] - np.cross(rB, WB[0:3])
         return out
+
+
+def joint_errors(model, state) -> np.ndarray:
+    """(J, 2) how far each joint of the model is from closed at a state: the largest translation row (m) and the
+    largest rotation row (rad, to first order)."""
+    out = np.zeros((len(model.joints), 2))
+    for k, js in enumerate(model.joints):
+        R = [quat_to_matrix(state.q[i]) for i in (js.a, js.b)]
+        c, _ = joint_constraints(js, 1.0, state.p[js.a], R[0], state.p[js.b], R[1])
+        nt = len(js.rows.trans)
+        out[k] = (np.abs(c[:nt]).max(initial=0.0), np.abs(c[nt:]).max(initial=0.0))
+    return out

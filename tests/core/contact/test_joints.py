@@ -105,3 +105,178 @@ def test_row_jacobian_matches_finite_differences(name, dyn_a, dyn_b):
         np.testing.assert_allclose(J[:, i], fd, atol=1e-6, rtol=1e-6)
         if (i < 6 and not dyn_a) or (i >= 6 and not dyn_b):
             assert np.all(J[:, i] == 0.0) and np.all(fd == 0.0)  # a static body does not move
+
+
+# ---- the step: mechanisms against closed forms -------------------------------------------------------------------
+
+
+def _doc(bodies, joints, gravity=(0, 0, -G), friction=0.5):
+    return io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                                "gravity": list(gravity), "bodies": bodies, "joints": joints,
+                                "contact": {"friction": friction}}))
+
+
+def _rod(name, mass, length, position, angle, origin_at_end=True):
+    """A slender rod (no shape) along its body x axis from its frame origin, turned by angle about y: mass,
+    centre of mass and inertia given in the file (I = m l^2 / 12 about the centre, across the rod)."""
+    i_c = mass * length ** 2 / 12.0
+    return {"name": name, "mass": mass, "com": [0.5 * length, 0, 0],
+            "inertia": [[1e-4 * i_c, 0, 0], [0, i_c, 0], [0, 0, i_c]],
+            "pose": {"position": list(position), "orientation": [math.cos(angle / 2), 0, math.sin(angle / 2), 0]}}
+
+
+def _steps(model, h, n):
+    """(states, step results) of n steps; every step converged and closed every joint to 1e-9 m and 1e-9 rad."""
+    from core.contact import initial_state
+    from core.contact.joints import joint_errors
+    from core.contact.recording import iter_steps
+
+    states, results = [initial_state(model)], []
+    for res in iter_steps(model, h, n):
+        assert res.converged, res.reason
+        err = joint_errors(model, res.state)
+        assert np.all(err <= 1e-9), (res.state.t, err)
+        states.append(res.state)
+        results.append(res)
+    return states, results
+
+
+def test_compound_pendulum_small_amplitude_period():
+    # a rod of length l hinged at one end about y: I_O = m l^2 / 3 about the pivot, its centre of mass d = l / 2
+    # below it, so for small amplitude T = 2 pi sqrt(I_O / (m g d)) (the amplitude correction theta0^2 / 16 = 2.5e-5)
+    m, l, th0 = 2.0, 1.0, 0.02
+    # the rod hangs along -z at angle 0: its x axis turned by pi/2 + th0 about y points down and back
+    mech = _doc([{"name": "ground", "ground": True}, _rod("rod", m, l, (0, 0, 0), math.pi / 2 - th0)],
+                [{"name": "pin", "type": "revolute", "bodies": ["ground", "rod"], "axis": [0, 1, 0]}])
+    model = build_model(mech)
+    h = 0.005
+    T = 2 * math.pi * math.sqrt((m * l * l / 3) / (m * G * l / 2))
+    states, _ = _steps(model, h, int(1.3 * T / h))
+    x = np.array([s.p[1, 0] for s in states])  # the centre of mass's swing, x = d sin(theta)
+    t = np.arange(x.size) * h
+    up = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))  # upward zero crossings, interpolated
+    tc = t[up] - x[up] * h / (x[up + 1] - x[up])
+    down = np.flatnonzero((x[:-1] > 0) & (x[1:] <= 0))
+    td = t[down] - x[down] * h / (x[down + 1] - x[down])
+    crossings = np.sort(np.concatenate((tc, td)))
+    assert crossings.size >= 2
+    period = 2 * np.diff(crossings).mean()
+    assert abs(period / T - 1) < 5e-4, (period, T)
+    # the pivot stays at the origin: the centre of mass at distance l / 2
+    r = np.array([np.linalg.norm(s.p[1]) for s in states])
+    np.testing.assert_allclose(r, l / 2, atol=1e-9)
+
+
+def test_block_on_a_frictionless_inclined_prismatic_joint():
+    # a box (mass from its shape and density) on a prismatic joint whose axis falls at theta below the horizontal:
+    # along the axis only gravity's component acts, v = g sin(theta) t; the joint holds it on the line and keeps its
+    # orientation
+    theta = 0.3
+    axis = [math.cos(theta), 0.0, -math.sin(theta)]
+    box = {"name": "block", "density": 500.0, "shape": {"type": "box", "size": [0.2, 0.1, 0.1]},
+           "pose": {"position": [0, 0, 1]}}
+    mech = _doc([{"name": "ground", "ground": True}, box],
+                [{"name": "slide", "type": "prismatic", "bodies": ["ground", "block"], "at": [0, 0, 1], "axis": axis}])
+    model = build_model(mech)
+    h = 0.01
+    states, results = _steps(model, h, 50)
+    a = np.array(axis)
+    for k, s in enumerate(states):
+        t = k * h
+        np.testing.assert_allclose(s.v[1], G * math.sin(theta) * t * a, atol=1e-9)
+        np.testing.assert_allclose(s.w[1], 0.0, atol=1e-9)
+    # the joint's reaction on the block carries gravity's normal component: m g cos(theta) over each step
+    m = model.mass[1]
+    F = np.array([r.joint_impulse[0, 0:3] for r in results]) / h
+    np.testing.assert_allclose(np.linalg.norm(F, axis=1), m * G * math.cos(theta), rtol=1e-8)
+    np.testing.assert_allclose(F @ a, 0.0, atol=1e-8 * m * G)
+
+
+def _double_pendulum(h, n):
+    l, m = 0.5, 1.0
+    bodies = [{"name": "ground", "ground": True}, _rod("upper", m, l, (0, 0, 0), 0.3),
+              _rod("lower", m, l, (l * math.cos(0.3), 0, -l * math.sin(0.3)), 1.2)]
+    joints = [{"name": "A", "type": "revolute", "bodies": ["ground", "upper"], "axis": [0, 1, 0]},
+              {"name": "B", "type": "revolute", "bodies": ["upper", "lower"], "axis": [0, 1, 0],
+               "at": [l * math.cos(0.3), 0, -l * math.sin(0.3)]}]
+    model = build_model(_doc(bodies, joints))
+    states, _ = _steps(model, h, n)
+    E = []
+    for s in states:
+        e = 0.0
+        for i in (1, 2):
+            R = quat_to_matrix(s.q[i])
+            Iw = R @ model.inertia_body[i] @ R.T
+            e += 0.5 * model.mass[i] * s.v[i] @ s.v[i] + 0.5 * s.w[i] @ Iw @ s.w[i] - model.mass[i] * (
+                model.gravity @ s.p[i])
+        E.append(e)
+    return np.array(E)
+
+
+def test_double_pendulum_energy_error_shrinks_with_the_step():
+    # no friction, no contact: the energy is constant; the step's error in it must be small (bounded over the
+    # run) and at least first order in h (halving h at least nearly halves it)
+    E1 = _double_pendulum(0.01, 100)
+    E2 = _double_pendulum(0.005, 200)
+    scale = 1.0 * G * 0.5  # m g l: the energy exchanged in the swing
+    e1, e2 = np.abs(E1 - E1[0]).max(), np.abs(E2 - E2[0]).max()
+    assert e1 < 0.03 * scale, e1  # (measured: 0.021 m g l at h = 0.01, oscillating, no drift)
+    assert e2 < 0.6 * e1, (e1, e2)
+
+
+def test_pendulum_strikes_a_resting_sphere():
+    # a ball on a pin swings down and strikes a ball resting on the floor: contact and joint in one step; the joint
+    # stays closed, no body enters another or the floor, the struck ball leaves forwards
+    r = 0.05
+    pivot = np.array([0.0, 0.0, 0.555])
+    arm = 0.5
+    a0 = 0.6  # initial angle of the arm from the vertical, towards -x
+    bob_at = pivot + arm * np.array([-math.sin(a0), 0.0, -math.cos(a0)])
+    floor = {"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}
+    bob = {"name": "bob", "density": 2000.0, "shape": {"type": "sphere", "radius": r},
+           "pose": {"position": bob_at.tolist()}}
+    ball = {"name": "ball", "density": 2000.0, "shape": {"type": "sphere", "radius": r},
+            "pose": {"position": [0.09, 0, r]}}
+    mech = _doc([floor, bob, ball], [{"name": "pin", "type": "revolute", "bodies": ["floor", "bob"],
+                                      "at": pivot.tolist(), "axis": [0, 1, 0]}])
+    model = build_model(mech)
+    from contact_scenes import check_invariants
+
+    rec = simulate(model, t_end=0.5, dt=0.005)
+    assert rec.completed, rec.reason
+    check_invariants(model, rec, energy=False)
+    # the bob stays on its circle about the pivot (its centre of mass is its centre)
+    bob_i = rec.body_names.index("bob")
+    np.testing.assert_allclose(np.linalg.norm(rec.position[:, bob_i] - pivot, axis=1), arm, atol=1e-9)
+    ball_i = rec.body_names.index("ball")
+    pair = rec.pair_names.index("bob/ball") if "bob/ball" in rec.pair_names else rec.pair_names.index("ball/bob")
+    assert rec.pn[:, pair].max() > 0  # they met
+    assert rec.velocity[-1, ball_i, 0] > 0.1  # and the ball left forwards
+
+
+def test_dynamic_body_without_shape_or_inertia_is_refused_located():
+    mech = _doc([{"name": "ground", "ground": True}, {"name": "bar", "mass": 1.0}],
+                [{"name": "pin", "type": "revolute", "bodies": ["ground", "bar"]}])
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert str(e.value).startswith("bodies[1]:") and "needs a shape or an inertia" in str(e.value)
+    mech = _doc([{"name": "ground", "ground": True}, {"name": "bar"}],
+                [{"name": "pin", "type": "revolute", "bodies": ["ground", "bar"]}])
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert str(e.value).startswith("bodies[1]:") and "needs a mass" in str(e.value)
+
+
+def test_drivers_and_helical_joints_are_refused_located():
+    base = [{"name": "ground", "ground": True}, _rod("bar", 1.0, 1.0, (0, 0, 0), 0.0)]
+    doc = json.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                                 "bodies": base, "joints": [{"name": "pin", "type": "revolute",
+                                                             "bodies": ["ground", "bar"]}],
+                                 "drivers": [{"joint": "pin", "value": "t"}]}))
+    with pytest.raises(LinkwrightError) as e:
+        build_model(io.loads(json.dumps(doc)))
+    assert str(e.value).startswith("drivers[0]:")
+    mech = _doc(base, [{"name": "screw", "type": "helical", "bodies": ["ground", "bar"], "pitch": 0.01}])
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert str(e.value).startswith("joints[0].type:")
