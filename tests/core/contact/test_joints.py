@@ -280,3 +280,46 @@ def test_drivers_and_helical_joints_are_refused_located():
     with pytest.raises(LinkwrightError) as e:
         build_model(mech)
     assert str(e.value).startswith("joints[0].type:")
+
+
+def test_reactions_of_a_hanging_pendulum_are_recorded(tmp_path):
+    # a bob hanging at rest below its pin: the pin holds its weight, force m g upwards and no moment about the pin
+    # (the bob's centre of mass is on the vertical through it), at every step; the recording keeps them in .npz and
+    # .csv, and a recording without joints is written as before
+    from core.contact import load_npz
+
+    bob = {"name": "bob", "mass": 2.0, "inertia": [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]],
+           "pose": {"position": [0, 0, -0.4]}}
+    mech = _doc([{"name": "ground", "ground": True}, bob],
+                [{"name": "pin", "type": "spherical", "bodies": ["ground", "bob"]}])
+    rec = simulate(build_model(mech), t_end=0.05, dt=0.01)
+    assert rec.completed and rec.joint_names == ["pin"]
+    np.testing.assert_allclose(rec.joint_force[1:, 0], np.tile([0, 0, 2.0 * G], (5, 1)), atol=1e-9)
+    np.testing.assert_allclose(rec.joint_torque[1:, 0], 0.0, atol=1e-9)
+    np.testing.assert_allclose(rec.joint_force[0], 0.0)  # row 0: the initial state, no step yet
+    rec.save(tmp_path / "r.npz")
+    back = load_npz(tmp_path / "r.npz")
+    assert back.joint_names == ["pin"]
+    np.testing.assert_array_equal(back.joint_force, rec.joint_force)
+    rec.save(tmp_path / "r.csv")
+    header = (tmp_path / "r.csv").read_text().splitlines()[0].split(",")
+    assert header[-8:] == ["pin.fx", "pin.fy", "pin.fz", "pin.tx", "pin.ty", "pin.tz", "solver.iters",
+                           "solver.residual"]
+    free = simulate(build_model(_doc([{"name": "ball", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1}}],
+                                     [])), t_end=0.02, dt=0.01)
+    free.save(tmp_path / "f.npz")
+    with np.load(tmp_path / "f.npz") as d:
+        assert not any(k.startswith("joint") for k in d.files)
+    assert load_npz(tmp_path / "f.npz").joint_names == []
+
+
+def test_cli_simulates_the_pendulum_example(tmp_path):
+    from pathlib import Path
+
+    from core.cli import main as cli_main
+
+    example = Path(__file__).resolve().parents[3] / "resources" / "examples" / "contact_pendulum_strike.json"
+    out = tmp_path / "run.csv"
+    assert cli_main(["simulate", str(example), "--t-end", "0.3", "--out", str(out)]) == 0
+    rows = (out.read_text()).splitlines()
+    assert len(rows) == 1 + 61 and "pin.fx" in rows[0].split(",")
