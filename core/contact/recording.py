@@ -1,4 +1,4 @@
-"""Simulation runs (ContactRun: the run protocol of core.run, kind "contact") and their recording (per step: body states, contact pairs, solver statistics; .npz and .csv).
+"""Simulation runs (ContactRun: the run protocol of core.run, kind "contact") and their recording (per step: body states, contact pairs, joint reactions, solver statistics; .npz and .csv).
 
 Row k of a recording is the state at t = k h (row 0 is the initial state).  Bodies are the dynamic bodies;
 positions are body-frame origins, linear velocities those of the origins, all in the world frame.  Pairs are

@@ -5,6 +5,7 @@ pair unknowns of every candidate pair (see core.contact.pair), the mixed complem
     v - v0 - h (g + f/m)                         - sum F / m            = 0
     w - w0 - h I0^-1 (tau - w0 x I0 w0)          - sum I0^-1 tau_c      = 0
     pair rows (closest points by KKT, non-penetration, friction ellipsoid)
+    joint rows c(q+) / h = 0, their impulses m_ref G0^T lam in the sums above (core.contact.joints)
 with I0 = R0 I_body R0^T, the world inertia at the START of the step (the gyroscopic term is explicit),
 and the position update p+ = p + h v, Q+ = (1, h w / 2) * Q / sqrt(1 + h^2 |w|^2 / 4).
 
