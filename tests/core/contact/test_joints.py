@@ -432,3 +432,44 @@ def test_pendulum_strikes_a_row_of_balls_through_the_block_elimination():
     bob_i = rec.body_names.index("bob")
     np.testing.assert_allclose(np.linalg.norm(rec.position[:, bob_i] - pivot, axis=1), 0.5, atol=1e-9)
     assert rec.pn[:, rec.pair_names.index("bob/b0")].max() > 0
+
+
+def _example_model():
+    from pathlib import Path
+
+    return build_model(io.load(Path(__file__).resolve().parents[3] / "resources" / "examples" /
+                               "contact_pendulum_strike.json"))
+
+
+@pytest.mark.parametrize("method,solver", [("implicit", "interior-point"), ("explicit", "newton")])
+def test_other_solver_and_method_keep_the_joint_closed(method, solver):
+    from contact_scenes import check_invariants
+
+    model = _example_model()
+    rec = simulate(model, t_end=0.45, dt=0.005, method=method, solver=solver)
+    assert rec.completed, rec.reason
+    bob = rec.body_names.index("bob")
+    np.testing.assert_allclose(np.linalg.norm(rec.position[:, bob] - [0, 0, 0.555], axis=1), 0.5, atol=1e-9)
+    assert rec.pn[:, rec.pair_names.index("bob/ball")].max() > 0  # the strike is in the run
+    if method == "implicit":
+        check_invariants(model, rec, energy=False)
+
+
+def test_every_friction_form_solves_the_same_jointed_step():
+    # the joint rows do not depend on the friction form: one step with the ball resting on the floor (a loaded
+    # frictional contact) and the pendulum swinging, solved by each attempt alone, gives the same end state
+    from core.contact import initial_state
+    from core.contact.recording import iter_steps
+    from core.contact.stepper import SolverOptions, Workspace, _step_once
+
+    model = _example_model()
+    st = initial_state(model)
+    for res in iter_steps(model, 0.005, 20):
+        st = res.state
+    ends = []
+    for form in ("ac", "normalised", "conic"):
+        res = _step_once(model, st, 0.005, "implicit", 1e-10, 60, form=form, ws=Workspace(), options=SolverOptions())
+        assert res.converged, (form, res.reason)
+        ends.append(np.concatenate((res.state.v.ravel(), res.state.w.ravel(), res.joint_impulse.ravel())))
+    for e in ends[1:]:
+        np.testing.assert_allclose(e, ends[0], atol=1e-7)
