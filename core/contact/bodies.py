@@ -143,7 +143,8 @@ class State:
     v: np.ndarray  # (N,3) linear velocities of the centres of mass, world
     w: np.ndarray  # (N,3) angular velocities, world
     warm: dict = field(default_factory=dict)  # per pair index: last step's pair unknowns (warm start)
-    joints: dict = field(default_factory=dict)  # last step's joint unknowns: {"lam": (n,), "h": step} (warm start)
+    joints: dict = field(default_factory=dict)  # last step's joint unknowns {"lam": (n,), "h": step} (warm start) and
+    # the screw joints' rotation angles {"turns": (J,)} (core.contact.joints)
 
     def copy(self) -> "State":
         """An independent snapshot."""
@@ -292,7 +293,8 @@ def _joint_specs(mech, names, dyn, com, poses) -> tuple:
             pos, quat = poses[i]
             R = quat_to_matrix(quat / np.linalg.norm(quat))
             frames.append((R.T @ (F[:3, 3] - pos) - com[i], R.T @ F[:3, :3]))
-        out.append(JointSpec(j.name, j.type, ia, ib, rows, frames[0][0], frames[0][1], frames[1][0], frames[1][1]))
+        out.append(JointSpec(j.name, j.type, ia, ib, rows, frames[0][0], frames[0][1], frames[1][0], frames[1][1],
+                             j.pitch_value()))
     return tuple(out)
 
 

@@ -19,8 +19,10 @@ m_ref G0^T lam, with lam free unknowns in m/s (m_ref the joint's reduced mass) a
 of the step (as SHAKE: the impulses act along the start-of-step constraint normals and the closure holds at the end;
 the step's Jacobian is then exact without second derivatives of c, and a pendulum's energy stays bounded).
 
-A helical joint's translation is coupled to its rotation (a pitch), which this table form does not express: it is
-refused (joint_rows raises ValueError).
+A screw (helical) joint couples its translation along the axis to its rotation about it (a "pitch" step of the
+table on the coordinate of a rotation about the same axis): its translation row along the axis becomes
+c = e . (x_B - x_A) - (pitch / 2 pi) theta, theta the rotation of B's frame about the axis relative to A's, counted
+in turns from the design configuration (the state carries it from step to step: State.joints["turns"]).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from ..transforms import RX, TZ, quat_to_matrix
 from .bodies import cayley, cayley_jacobian
 
 __all__ = ["JointRows", "JointSpec", "JointPlan", "JointStep", "joint_rows", "joint_constraints", "eval_joint", "joint_wrench",
-           "joint_errors"]
+           "joint_errors", "state_turns"]
 
 _NO_ROTATION = ((2, 1), (0, 2), (1, 0))  # z_A . y_B ~ theta_x, x_A . z_B ~ theta_y, y_A . x_B ~ theta_z
 
@@ -46,19 +48,25 @@ class JointRows:
     trans_frame: str  # "a" or "b": the body whose joint frame carries the fixed translation directions
     trans: tuple[int, ...]  # fixed translation axes (0 x, 1 y, 2 z of the joint frame)
     rot: tuple[tuple[int, int], ...]  # rows e_i^A . e_j^B, as (i, j)
+    screw: int = -1  # the axis whose translation follows the rotation about it (helical), -1: none
 
     @property
     def n(self) -> int:
         """Number of scalar constraints."""
-        return len(self.trans) + len(self.rot)
+        return len(self.trans) + len(self.rot) + (self.screw >= 0)
 
 
 def joint_rows(jt: JointType) -> JointRows:
     """The constraints of a joint type, derived from its motion in the joint table (ValueError for a type whose
-    coordinates are coupled, helical, or whose translations sit on both sides of its rotations)."""
+    translations sit on both sides of its rotations, or couple otherwise than along the axis they turn about)."""
     steps = jt.motion
-    if any(kind == "pitch" for _k, _c, kind in steps):
-        raise ValueError(f"a {jt.name} joint couples its translation to its rotation")
+    screw = -1
+    for k, c, kind in steps:
+        if kind == "pitch":
+            if k > TZ or screw >= 0 or not any(k2 == RX + k and c2 == c and s2 == "1" for k2, c2, s2 in steps):
+                raise ValueError(f"a {jt.name} joint couples its coordinates in a way the step cannot hold")
+            screw = k
+    steps = tuple(st for st in steps if st[2] != "pitch")  # (the coupled translation is the screw row)
     rot_at = [i for i, (k, _c, _s) in enumerate(steps) if k >= RX]
     tr = [(i, k) for i, (k, _c, _s) in enumerate(steps) if k <= TZ]
     if all(i < min(rot_at, default=len(steps)) for i, _k in tr):
@@ -67,7 +75,7 @@ def joint_rows(jt: JointType) -> JointRows:
         frame = "b"
     else:
         raise ValueError(f"a {jt.name} joint has translations on both sides of its rotations")
-    free_t = {k for _i, k in tr}
+    free_t = {k for _i, k in tr} | ({screw} if screw >= 0 else set())
     trans = tuple(ax for ax in range(3) if ax not in free_t)
     axes = [steps[i][0] - RX for i in rot_at]
     if len(set(axes)) != len(axes):
@@ -80,7 +88,7 @@ def joint_rows(jt: JointType) -> JointRows:
         rot = ((axes[0], axes[1]),)
     else:
         rot = ()
-    return JointRows(frame, trans, rot)
+    return JointRows(frame, trans, rot, screw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,11 +104,14 @@ class JointSpec:
     axes_a: np.ndarray  # (3, 3) joint frame axes (columns) in A's body axes
     rho_b: np.ndarray
     axes_b: np.ndarray
+    pitch: float = 0.0  # helical: advance along the axis per turn (m)
 
 
-def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB) -> tuple[np.ndarray, np.ndarray]:
+def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB, turn: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The constraint values c (n,) in metres at these poses (centres of mass p, rotations R) and their gradients
-    G (n, 12) with respect to (pA, thetaA, pB, thetaB) (theta: world rotation perturbations, R -> (I + [dtheta]x) R)."""
+    G (n, 12) with respect to (pA, thetaA, pB, thetaB) (theta: world rotation perturbations, R -> (I + [dtheta]x) R).
+    turn: a screw joint's rotation angle (rad) at a nearby configuration (the start of the step): the angle is taken
+    within half a turn of it."""
     rA, rB = RA @ js.rho_a, RB @ js.rho_b
     EA, EB = RA @ js.axes_a, RB @ js.axes_b  # world joint axes (columns)
     xA, xB = pA + rA, pB + rB
@@ -127,11 +138,36 @@ def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB) -> tuple[np.
         g = length * np.cross(u, w)  # d(u . w) = (u x w) . (dthetaA - dthetaB)
         G[k, 3:6] = g
         G[k, 9:12] = -g
+    if rows.screw >= 0:
+        # the translation along the axis minus pitch / 2 pi times the rotation about it
+        k, ax = n - 1, rows.screw
+        e = E[:, ax]
+        theta, dth = _screw_angle(EA, EB, ax, turn)
+        lead = js.pitch / (2.0 * np.pi)
+        c[k] = e @ d - lead * theta
+        G[k, 0:3], G[k, 6:9] = -e, e
+        if rows.trans_frame == "a":
+            G[k, 3:6] = -np.cross(xB - pA, e) - lead * dth
+            G[k, 9:12] = np.cross(rB, e) + lead * dth
+        else:
+            G[k, 3:6] = -np.cross(rA, e) - lead * dth
+            G[k, 9:12] = np.cross(xA - pB, e) + lead * dth
     return c, G
 
 
+def _screw_angle(EA, EB, ax, turn):
+    """The rotation theta of B's joint frame about axis ax relative to A's, within half a turn of `turn`, and
+    g with d theta = g . (dthetaA - dthetaB)."""
+    i, j = (ax + 1) % 3, (ax + 2) % 3  # theta = atan2(e_j^A . e_i^B, e_i^A . e_i^B)
+    s, co = EA[:, j] @ EB[:, i], EA[:, i] @ EB[:, i]
+    ang = np.arctan2(s, co)
+    theta = turn + (ang - turn + np.pi) % (2.0 * np.pi) - np.pi
+    ds, dc = np.cross(EA[:, j], EB[:, i]), np.cross(EA[:, i], EB[:, i])
+    return theta, (co * ds - s * dc) / (s * s + co * co)
+
+
 def eval_joint(js: JointSpec, length: float, h: float, pA0, RA0, vA, wA, dynA: bool, pB0, RB0, vB, wB,
-               dynB: bool) -> tuple[np.ndarray, np.ndarray]:
+               dynB: bool, turn: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The joint's rows c(p+, R+) / h (n,) at the end-of-step poses of velocities (vA, wA), (vB, wB) (a static body
     keeps its pose) and their Jacobian (n, 12) with respect to (vA, wA, vB, wB)."""
     if dynA:
@@ -142,7 +178,7 @@ def eval_joint(js: JointSpec, length: float, h: float, pA0, RA0, vA, wA, dynA: b
         pB, RB, TB = pB0 + h * vB, cayley(0.5 * h * wB) @ RB0, cayley_jacobian(wB, h)
     else:
         pB, RB, TB = pB0, RB0, None
-    c, G = joint_constraints(js, length, pA, RA, pB, RB)
+    c, G = joint_constraints(js, length, pA, RA, pB, RB, turn)
     J = np.zeros_like(G)
     if dynA:  # dp+ = h dv, dtheta+ = T dw
         J[:, 0:3] = G[:, 0:3]
@@ -198,9 +234,11 @@ class JointStep:
         self.plan, self.h = plan, float(h)
         self.dyn = model.dynamic
         self.p0, self.R0 = state.p, R0
+        self.turn0 = state_turns(model, state)
         self.G0, self.KA, self.KB = [], [], []
         for q, js in enumerate(plan.specs):
-            _c, G0 = joint_constraints(js, plan.length[q], state.p[js.a], R0[js.a], state.p[js.b], R0[js.b])
+            _c, G0 = joint_constraints(js, plan.length[q], state.p[js.a], R0[js.a], state.p[js.b], R0[js.b],
+                                       self.turn0[q])
             m = plan.m_ref[q]
             self.G0.append(G0)
             self.KA.append(Sinv[plan.ka[q]] @ (m * G0[:, 0:6].T) if plan.ka[q] >= 0 else None)
@@ -219,7 +257,7 @@ class JointStep:
             vA, wA = (z[6 * ka:6 * ka + 3], z[6 * ka + 3:6 * ka + 6]) if ka >= 0 else (zero, zero)
             vB, wB = (z[6 * kb:6 * kb + 3], z[6 * kb + 3:6 * kb + 6]) if kb >= 0 else (zero, zero)
             r, J = eval_joint(js, plan.length[q], h, self.p0[js.a], self.R0[js.a], vA, wA, ka >= 0,
-                              self.p0[js.b], self.R0[js.b], vB, wB, kb >= 0)
+                              self.p0[js.b], self.R0[js.b], vB, wB, kb >= 0, self.turn0[q])
             Fv[o:o + nc] = r
             if ka >= 0:
                 Fb[ka] -= self.KA[q] @ lam
@@ -238,6 +276,17 @@ class JointStep:
             out.append((plan.cols[q][None, :], blk))
         return out
 
+    def end_turns(self, new) -> np.ndarray:
+        """(J,) each screw joint's rotation angle at the end-of-step state `new` (counted from the start's; 0 for the
+        other joints): the next step's reference (State.joints["turns"])."""
+        out = np.zeros(len(self.plan.specs))
+        for q, js in enumerate(self.plan.specs):
+            if js.rows.screw >= 0:
+                EA = quat_to_matrix(new.q[js.a]) @ js.axes_a
+                EB = quat_to_matrix(new.q[js.b]) @ js.axes_b
+                out[q] = _screw_angle(EA, EB, js.rows.screw, self.turn0[q])[0]
+        return out
+
     def impulses(self, z: np.ndarray) -> np.ndarray:
         """(J, 6) the constraint impulse each joint gives its bodies[1] over the step: [linear impulse (N s), angular
         impulse about the joint origin (N m s)], world frame, along the start-of-step constraint gradients."""
@@ -252,13 +301,21 @@ class JointStep:
         return out
 
 
+def state_turns(model, state) -> np.ndarray:
+    """(J,) the screw joints' rotation angles a state carries (zeros: the design configuration)."""
+    turns = state.joints.get("turns")
+    return turns if turns is not None and turns.size == len(model.joints) else np.zeros(len(model.joints))
+
+
 def joint_errors(model, state) -> np.ndarray:
-    """(J, 2) how far each joint of the model is from closed at a state: the largest translation row (m) and the
-    largest rotation row (rad, to first order)."""
+    """(J, 2) how far each joint of the model is from closed at a state: the largest translation row, the screw row
+    included (m), and the largest rotation row (rad, to first order)."""
     out = np.zeros((len(model.joints), 2))
+    turns = state_turns(model, state)
     for k, js in enumerate(model.joints):
         R = [quat_to_matrix(state.q[i]) for i in (js.a, js.b)]
-        c, _ = joint_constraints(js, 1.0, state.p[js.a], R[0], state.p[js.b], R[1])
-        nt = len(js.rows.trans)
-        out[k] = (np.abs(c[:nt]).max(initial=0.0), np.abs(c[nt:]).max(initial=0.0))
+        c, _ = joint_constraints(js, 1.0, state.p[js.a], R[0], state.p[js.b], R[1], turns[k])
+        nt, nr = len(js.rows.trans), len(js.rows.rot)
+        out[k] = (max(np.abs(c[:nt]).max(initial=0.0), np.abs(c[nt + nr:]).max(initial=0.0)),
+                  np.abs(c[nt:nt + nr]).max(initial=0.0))
     return out

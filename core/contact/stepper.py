@@ -804,7 +804,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                           cancel=cancel, options=options)
     joint_impulse = None
     if jstep is not None:
-        new.joints = {"lam": z[plan.joints.start:ntot].copy(), "h": h}
+        new.joints = {"lam": z[plan.joints.start:ntot].copy(), "h": h, "turns": jstep.end_turns(new)}
         joint_impulse = jstep.impulses(z)
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
                       joint_impulse=joint_impulse)
