@@ -11,7 +11,8 @@ from ..errors import LinkwrightError
 from ..model import SimulationSettings
 
 NAME = "simulate"
-HELP = "simulate free rigid bodies with contact (geometrically implicit time-stepper) and write the recording"
+HELP = ("simulate rigid bodies, free or joined by joints, with contact (geometrically implicit time-stepper) and "
+        "write the recording")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

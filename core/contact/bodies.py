@@ -64,6 +64,7 @@ class ContactModel:
     dt: float = 0.01  # the document's default step
     duration: float = 1.0  # the document's default end time
     method: str = "implicit"  # the document's default method
+    joints: tuple = ()  # core.contact.joints.JointSpec of every joint with a dynamic body (bilateral constraints)
 
     @property
     def n_bodies(self) -> int:
@@ -142,10 +143,13 @@ class State:
     v: np.ndarray  # (N,3) linear velocities of the centres of mass, world
     w: np.ndarray  # (N,3) angular velocities, world
     warm: dict = field(default_factory=dict)  # per pair index: last step's pair unknowns (warm start)
+    joints: dict = field(default_factory=dict)  # last step's joint unknowns {"lam": (n,), "h": step} (warm start) and
+    # the screw joints' rotation angles {"turns": (J,)} (core.contact.joints)
 
     def copy(self) -> "State":
         """An independent snapshot."""
-        return State(self.t, self.p.copy(), self.q.copy(), self.v.copy(), self.w.copy(), dict(self.warm))
+        return State(self.t, self.p.copy(), self.q.copy(), self.v.copy(), self.w.copy(), dict(self.warm),
+                     dict(self.joints))
 
 
 def origin_pose(model: ContactModel, state: State, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -163,17 +167,22 @@ def _attached(mech) -> set[str]:
 
 
 def build_model(mech, *, forces: dict | None = None) -> ContactModel:
-    """ContactModel of a Mechanism: shaped ground bodies are obstacles, free shaped bodies with mass are dynamic."""
+    """ContactModel of a Mechanism: ground bodies are static (their shapes obstacles), free shaped bodies with mass and
+    every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints)."""
     from ..shapes import mass_properties, parse_shape
 
+    if mech.drivers:
+        raise LinkwrightError("drivers[0]", "driven joints are not simulated by the contact time-stepper yet; remove "
+                                            "the drivers to let the mechanism move under gravity and contact")
     attached = _attached(mech)
     names, dyn, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], []
     for i, b in enumerate(mech.bodies):
         loc = f"bodies[{i}]"
         shape = parse_shape(b.shape, f"{loc}.shape") if b.shape is not None else None
-        is_dyn = not b.ground and (b.mass is not None or b.density is not None)
-        if is_dyn and b.name in attached:
-            raise LinkwrightError(loc, f"body '{b.name}' is attached by a joint; the contact time-stepper simulates free bodies only")
+        is_dyn = not b.ground and (b.mass is not None or b.density is not None or b.name in attached)
+        if is_dyn and b.mass is None and (b.density is None or shape is None):
+            raise LinkwrightError(loc, f"body '{b.name}' is attached by a joint: a dynamic body needs a mass (or a "
+                                       "shape and a density)")
         if not b.ground and not is_dyn:
             if shape is not None:
                 raise LinkwrightError(loc, f"body '{b.name}' has a shape but neither mass nor density (or mark it ground)")
@@ -190,7 +199,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
             if b.inertia is not None:
                 I = b.inertia
             if I is None:
-                raise LinkwrightError(f"{loc}.inertia", "a body without a shape needs an inertia")
+                raise LinkwrightError(loc, "a dynamic body needs a shape or an inertia")
             I = np.asarray(I, dtype=float)
             if not np.all(np.linalg.eigvalsh(0.5 * (I + I.T)) > 0):
                 raise LinkwrightError(f"{loc}.inertia", "inertia must be symmetric positive definite")
@@ -227,9 +236,14 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     ell = tuple(float(e) for e in (contact.ellipsoid if contact else (1.0, 1.0, 0.0)))
     pairs = []
     n = len(names)
+    # two dynamic bodies joined by a joint never touch (their shapes meet at the joint: links drawn as bars overlap at
+    # their pins); a dynamic body and a static one do (a pendulum hinged to the ground that carries the floor)
+    linked = {frozenset(j.bodies) for j in mech.joints}
     for a in range(n):
         for b in range(a + 1, n):
             if shapes[a] is None or shapes[b] is None or not (dyn[a] or dyn[b]):
+                continue
+            if dyn[a] and dyn[b] and frozenset((names[a], names[b])) in linked:
                 continue
             if half[a] is not None and half[b] is not None:
                 continue
@@ -246,6 +260,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         F[k] = f
         T[k] = tau
     sim = mech.simulation
+    joints = _joint_specs(mech, names, dyn, com, poses)
     return ContactModel(
         names=tuple(names), dynamic=np.array(dyn, bool), mass=np.array(mass), inertia_body=np.array(inertia).reshape(n, 3, 3),
         com_body=np.array(com).reshape(n, 3), shapes=_shared(shapes), radius=np.array(radius), halfspace=tuple(half),
@@ -253,8 +268,34 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         gravity=np.asarray(mech.gravity if mech.gravity is not None else (0.0, 0.0, 0.0), float),
         force=F, torque=T, init_pose=tuple(poses), init_velocity=tuple(vels),
         dt=float(sim.dt) if sim else 0.01, duration=float(sim.duration) if sim else 1.0,
-        method=str(sim.method) if sim else "implicit",
+        method=str(sim.method) if sim else "implicit", joints=joints,
     )
+
+
+def _joint_specs(mech, names, dyn, com, poses) -> tuple:
+    """The JointSpec of every joint with a dynamic body: its frame in each body's axes, relative to the centre of
+    mass (the design configuration is the bodies' initial poses, core.kinematics.model)."""
+    from ..joints import JOINT_TYPES, joint_design_frame
+    from .joints import JointSpec, joint_rows
+
+    out = []
+    for k, j in enumerate(mech.joints):
+        ia, ib = names.index(j.bodies[0]), names.index(j.bodies[1])
+        if not (dyn[ia] or dyn[ib]):
+            continue  # between two static bodies: nothing to hold
+        try:
+            rows = joint_rows(JOINT_TYPES[j.type])
+        except ValueError as e:
+            raise LinkwrightError(f"joints[{k}].type", f"{e}: the contact time-stepper does not simulate it yet")
+        F = joint_design_frame(j)
+        frames = []
+        for i in (ia, ib):
+            pos, quat = poses[i]
+            R = quat_to_matrix(quat / np.linalg.norm(quat))
+            frames.append((R.T @ (F[:3, 3] - pos) - com[i], R.T @ F[:3, :3]))
+        out.append(JointSpec(j.name, j.type, ia, ib, rows, frames[0][0], frames[0][1], frames[1][0], frames[1][1],
+                             j.pitch_value()))
+    return tuple(out)
 
 
 def initial_state(model: ContactModel) -> State:

@@ -1,4 +1,4 @@
-"""Simulation runs (ContactRun: the run protocol of core.run, kind "contact") and their recording (per step: body states, contact pairs, solver statistics; .npz and .csv).
+"""Simulation runs (ContactRun: the run protocol of core.run, kind "contact") and their recording (per step: body states, contact pairs, joint reactions, solver statistics; .npz and .csv).
 
 Row k of a recording is the state at t = k h (row 0 is the initial state).  Bodies are the dynamic bodies;
 positions are body-frame origins, linear velocities those of the origins, all in the world frame.  Pairs are
@@ -58,6 +58,11 @@ class Recording:
     mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (B,) for energy/momentum checks
     inertia: np.ndarray = field(default_factory=lambda: np.zeros((0, 3, 3)))  # (B,3,3) body axes, about the com
     com: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))  # (B,3) body frame
+    joint_names: list[str] = field(default_factory=list)  # the model's joints (core.contact.joints)
+    joint_force: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))  # (K,J,3) reaction on the joint's
+    # bodies[1] (impulse over the step / h), N, world
+    joint_torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))  # (K,J,3) ... its moment about the
+    # joint origin, N m
 
     @property
     def n_frames(self) -> int:
@@ -79,7 +84,7 @@ class Recording:
     def check_finite(self) -> None:
         """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one)."""
         for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf", "pr", "point_a",
-                     "point_b", "normal", "residual"):
+                     "point_b", "normal", "residual", "joint_force", "joint_torque"):
             a = np.asarray(getattr(self, name), dtype=float)
             bad = ~np.isfinite(a)
             if bad.any():
@@ -94,6 +99,9 @@ class Recording:
         arrays = {k: getattr(self, k) for k in (
             "t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr",
             "point_a", "point_b", "normal", "iterations", "residual", "halvings", "mass", "inertia", "com")}
+        if self.joint_names:  # (a recording without joints is written as before)
+            arrays.update(joint_force=self.joint_force, joint_torque=self.joint_torque,
+                          joint_names=np.array(self.joint_names, dtype=str))
         np.savez_compressed(
             path, **arrays, body_names=np.array(self.body_names, dtype=str), pair_names=np.array(self.pair_names, dtype=str),
             meta=np.array([self.method, repr(self.dt), "1" if self.completed else "0", self.reason], dtype=str))
@@ -105,6 +113,8 @@ class Recording:
             cols += [f"{b}.{c}" for c in ("x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz")]
         for p in self._csv_pairs(pairs):
             cols += [f"{self.pair_names[p]}.{c}" for c in ("gap", "pn", "pt", "px", "py", "pz")]
+        for j in self.joint_names:
+            cols += [f"{j}.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
         return cols + ["solver.iters", "solver.residual"]
 
     def _csv_pairs(self, pairs):
@@ -132,6 +142,8 @@ class Recording:
             for p in sel:
                 row += [repr(float(self.gap[k, p])), repr(float(self.pn[k, p])),
                         repr(float(np.linalg.norm(self.pf[k, p])))] + [repr(float(x)) for x in self.point_a[k, p]]
+            for j in range(len(self.joint_names)):
+                row += [repr(float(x)) for x in np.concatenate((self.joint_force[k, j], self.joint_torque[k, j]))]
             row += [str(int(self.iterations[k])), repr(float(self.residual[k]))]
             w.writerow(row)
 
@@ -153,7 +165,11 @@ class Recording:
         kw = {attr: np.array(series[name][:n], dtype=float) for attr, name in _RECORDED.items()}
         kw["active"] = kw["active"].astype(bool)
         solver = np.array(series["solver"][:n], dtype=float).reshape(n, 3)
-        return cls(method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
+        joints = list(header.get("joint_names", ()))
+        for attr, name in (("joint_force", "joint.force"), ("joint_torque", "joint.torque")):
+            kw[attr] = (np.array(series[name][:n], dtype=float).reshape(n, len(joints), 3) if name in series
+                        else np.zeros((n, len(joints), 3)))
+        return cls(joint_names=joints, method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
                    pair_names=list(header["pair_names"]), t=np.array(times, dtype=float), **kw,
                    iterations=solver[:, 0].astype(int), residual=solver[:, 1].copy(), halvings=solver[:, 2].astype(int),
                    completed=bool(completed), reason="completed" if completed else reason,
@@ -165,7 +181,9 @@ def load_npz(path) -> Recording:
     """Read a recording written by Recording.save_npz."""
     with np.load(path, allow_pickle=False) as d:
         meta = [str(x) for x in d["meta"]]
-        kw = {k: d[k] for k in d.files if k not in ("body_names", "pair_names", "meta")}
+        kw = {k: d[k] for k in d.files if k not in ("body_names", "pair_names", "meta", "joint_names")}
+        if "joint_names" in d.files:
+            kw["joint_names"] = [str(x) for x in d["joint_names"]]
         return Recording(method=meta[0], dt=float(meta[1]), body_names=[str(x) for x in d["body_names"]],
                          pair_names=[str(x) for x in d["pair_names"]], completed=meta[2] == "1", reason=meta[3], **kw)
 
@@ -239,6 +257,8 @@ CONTACT_CHANNELS = {
     "pair.point_a": ("contact point on A", "m", "pairs", ("x", "y", "z")),
     "pair.point_b": ("contact point on B", "m", "pairs", ("x", "y", "z")),
     "pair.normal": ("contact normal (B to A)", "", "pairs", ("x", "y", "z")),
+    "joint.force": ("joint reaction force on its second body", "N", "joints", ("x", "y", "z")),
+    "joint.torque": ("joint reaction torque on its second body, about the joint", "N m", "joints", ("x", "y", "z")),
     "energy": ("energy", "J", ("kinetic", "potential", "total"), ()),
     "solver": ("solver", "", ("iterations", "residual", "halvings"), ()),
 }
@@ -284,8 +304,9 @@ class ContactRun:
         self.body_names = list(model.names)
         self.dynamic_names = [model.names[i] for i in self.dyn]
         self.pair_names = [f"{model.names[a]}/{model.names[b]}" for a, b, _ in model.pairs]
+        self.joint_names = [js.name for js in model.joints]
         self.times = np.arange(n_steps + 1) * h
-        over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names)}
+        over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names), "joints": tuple(self.joint_names)}
         self.channels = tuple(Channel(name, title, unit, over[rows] if isinstance(rows, str) else rows, comps)
                               for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
         pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
@@ -309,7 +330,7 @@ class ContactRun:
         m, dyn = self.model, self.dyn
         return {"method": self.method, "dt": self.h, "body_names": list(self.dynamic_names),
                 "pair_names": list(self.pair_names), "mass": m.mass[dyn].copy(), "inertia": m.inertia_body[dyn].copy(),
-                "com": m.com_body[dyn].copy()}
+                "com": m.com_body[dyn].copy(), "joint_names": list(self.joint_names)}
 
     def __iter__(self) -> Iterator[ContactFrame]:
         st = initial_state(self.model)
@@ -370,6 +391,9 @@ class ContactRun:
                 v["pair.point_b"][p] = v["pair.point_a"][p] - gap * n
         v["pair.normal_force"][:] = v["pair.pn"] / h  # the step's mean force: impulse over the step / h
         v["pair.friction_force"][:] = v["pair.pf"] / h
+        if res is not None and res.joint_impulse is not None:
+            v["joint.force"][:] = res.joint_impulse[:, 0:3] / h  # the step's mean reaction: impulse / h
+            v["joint.torque"][:] = res.joint_impulse[:, 3:6] / h
         m = model.mass[dyn]
         w = st.w[dyn]
         Rd, vd = R[dyn], st.v[dyn]
@@ -429,4 +453,4 @@ def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = Non
 _RECORDED = {"position": "body.position", "orientation": "body.orientation", "velocity": "body.velocity",
              "angular": "body.angular", "active": "pair.active", "gap": "pair.gap", "pn": "pair.pn", "pf": "pair.pf",
              "pr": "pair.pr", "point_a": "pair.point_a", "point_b": "pair.point_b", "normal": "pair.normal"}
-_SERIES = set(_RECORDED.values()) | {"solver"}  # the channels a Recording is made of
+_SERIES = set(_RECORDED.values()) | {"solver", "joint.force", "joint.torque"}  # the channels a Recording is made of

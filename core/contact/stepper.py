@@ -5,6 +5,7 @@ pair unknowns of every candidate pair (see core.contact.pair), the mixed complem
     v - v0 - h (g + f/m)                         - sum F / m            = 0
     w - w0 - h I0^-1 (tau - w0 x I0 w0)          - sum I0^-1 tau_c      = 0
     pair rows (closest points by KKT, non-penetration, friction ellipsoid)
+    joint rows c(q+) / h = 0, their impulses m_ref G0^T lam in the sums above (core.contact.joints)
 with I0 = R0 I_body R0^T, the world inertia at the START of the step (the gyroscopic term is explicit),
 and the position update p+ = p + h v, Q+ = (1, h w / 2) * Q / sqrt(1 + h^2 |w|^2 / 4).
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from .bodies import ContactModel, State
 from .elements import ElementMatrix
+from .joints import JointPlan, JointStep
 from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
 from . import ipm
 from .ipm import SolverOptions
@@ -60,6 +62,8 @@ _DEPTH_LIMIT = 9e-10  # deepest overlap of two bodies (m, first order) that an i
 # invariant gap >= -1e-9 of the validation tests. Measured on the 22 hard states of three 27-sphere runs: 26 s with
 # 9e-10, 76 s with 5e-10; each closest-point row bounded by 1e-10 m or 3e-10 m instead: 61 s and 30 s
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
+_JOINT_WEIGHT = 10.0  # the merit function's weight of the joint rows: measured on one hard step (a pendulum striking a
+# row of touching balls) 1 -> no convergence in 120 iterations, 3 -> 34, 10 -> 21, 100 -> 18
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
 _NO_JAC = np.zeros((0, 0, 0))  # the Jacobian arguments of a values-only body_blocks call
 
@@ -93,6 +97,8 @@ class StepResult:
     contacts: list = field(default_factory=list)
     halvings: int = 0  # how many times the step had to be split to converge
     pairs: int = 0  # candidate pairs in the step's solve (of the whole step, when it was halved)
+    joint_impulse: np.ndarray | None = None  # (J, 6) per model joint: impulse on its bodies[1] over the step, N s,
+    # and angular impulse about the joint origin, N m s (world; core.contact.joints.JointStep.impulses)
 
 
 def _rot(q):
@@ -361,8 +367,10 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
     if not second.converged:
         return StepResult(state, False, its, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts, halvings, pairs)
+    joint_impulse = (None if first.joint_impulse is None or second.joint_impulse is None
+                     else first.joint_impulse + second.joint_impulse)
     return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
-                      _merge_contacts(first.contacts, second.contacts), halvings, pairs)
+                      _merge_contacts(first.contacts, second.contacts), halvings, pairs, joint_impulse)
 
 
 def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float, nf: int = 0, ac: bool = False) -> np.ndarray:
@@ -597,6 +605,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
             bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
 
+    # the joints: bilateral constraints at the end of the step, impulses along their start-of-step gradients
+    jstep = JointStep(plan.joints, model, state, R0, Sinv, h) if plan.joints.size else None
+    if jstep is not None:
+        jwarm = (pred.state if pred is not None else state).joints
+        lam0 = jwarm.get("lam")
+        if lam0 is not None and lam0.size == plan.joints.size:
+            z0[plan.joints.start:ntot] = lam0 * (h / jwarm["h"])  # (impulses of a sustained load scale with h)
+
     def batch_terms(bt, z, Fb, jac=True):
         """Rows of every pair of a batch (P, size), the velocity changes M^-1 W they give their bodies (P, 6 each;
         dB None for a static B; None, None when they have been subtracted from the body rows Fb already) and, with
@@ -652,6 +668,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 scatter_add(Jd, bt.cols, blk)
             else:
                 elems.append((bt.cols, blk, bt.zidx.shape[1]))
+        if jstep is not None:
+            # each joint is an element of its bodies' velocities and its impulses, none of them its own (the joint rows
+            # do not depend on the impulses: the impulses are left to the reduced system, core.contact.elements)
+            for cols, blk in jstep.add(z, Fv, Fb, jac):
+                if Jd is not None:
+                    scatter_add(Jd, cols, blk)
+                else:
+                    elems.append((cols, blk, 0))
         Fv[:6 * nb] = Fb.ravel()
         if not jac:
             return Fv
@@ -787,7 +811,12 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho,
                           cold=cold, ws=ws,
                           cancel=cancel, options=options)
-    return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs))
+    joint_impulse = None
+    if jstep is not None:
+        new.joints = {"lam": z[plan.joints.start:ntot].copy(), "h": h, "turns": jstep.end_turns(new)}
+        joint_impulse = jstep.impulses(z)
+    return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
+                      joint_impulse=joint_impulse)
 
 
 @dataclass
@@ -871,7 +900,9 @@ class _Plan:
         n = c.size
         sz = tab.sz[c]
         off = 6 * nb + np.cumsum(sz) - sz  # each pair's block follows the bodies' velocities, in pair order
-        self.ntot = ntot = 6 * nb + int(sz.sum())
+        # the joints' unknowns follow the pair blocks (core.contact.joints)
+        self.joints = JointPlan(model, 6 * nb + int(sz.sum()))
+        self.ntot = ntot = 6 * nb + int(sz.sum()) + self.joints.size
         lower = np.full(ntot, -np.inf)
         # with many pairs the impulse unknowns get the MCP solver's proximal term: in a pile they are statically
         # indeterminate (a continuum of solutions) and the plain Newton direction is dominated by that continuum
@@ -972,6 +1003,10 @@ class _Plan:
         # and pile steps stalled on its local minima (solve_mcp's weights; measured in docs/contact.md)
         weights = np.ones(ntot)
         weights[:6 * nb].reshape(nb, 6)[:, 3:6] = model.gyration[model.dynamic_bodies, None]
+        # the joint rows weigh more: a pendulum striking a row of ten touching balls stalled at impact with them
+        # unweighted (120 iterations, every attempt, even halved), the same step without the joint converged in 29
+        # (core.contact.joints)
+        weights[self.joints.start:ntot] = _JOINT_WEIGHT
         self.weights = _frozen(weights)
         self.depth_index = tuple(_frozen(x) for x in (i_lam, i_mu, i_s, i_a2)) if implicit and n else None
         # every field of each step's records, built once through the dataclasses' own __init__ (a step's records are
