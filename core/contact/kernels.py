@@ -7,8 +7,9 @@ numpy calls per evaluation on arrays of a few dozen pairs (the per-call overhead
 evaluation of a 27-sphere pile's 80 pairs takes tens of microseconds.  The shapes' inequality values, gradients and
 Hessians stay numpy (core.shapes, one table-driven definition per shape); the kernels take them as arrays.
 
-tests/core/contact/test_stepper.py checks these rows against the one-pair numpy form (core.contact.pair.eval_pair)
-and the Jacobians against finite differences.  Compiled on first use and cached next to this file (numba cache=True).
+tests/core/contact/test_stepper.py checks these rows against the one-pair numpy forms (core.contact.pair.eval_pair;
+the explicit method's explicit_terms against core.contact.stepper._eval_explicit) and the Jacobians against finite
+differences.  Compiled on first use and cached next to this file (numba cache=True).
 """
 
 from __future__ import annotations

@@ -665,8 +665,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, structure[0]
         return Fv, structure[0].refill(structure[0].diag, elems)  # the same pattern all step long
 
-    # values without Jacobians for the line search's shortened trials: cheaper only where the kernels evaluate the
-    # pairs (the explicit method's one-pair form computes its Jacobian anyway)
+    # values without Jacobians for the line search's shortened trials (the implicit method; the explicit method's
+    # batched rows have a values-only form too, equal to the bit, not used here yet)
     value = (lambda z: fun(z, jac=False)) if method == "implicit" else None
     many = len(pairs) > 2
     # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
