@@ -218,6 +218,18 @@ def end_poses(h, R0, p0, c, v, w, a):
 
 
 @njit(cache=_CACHE)
+def _pair_outputs(P, size, nloc, jac):
+    """The output arrays of a batch of P pairs: rows (P, size), local Jacobian (P, size, nloc), wrenches on A and B
+    (P, 6) and their Jacobians (P, 6, nloc); the Jacobians zero, or empty (P, 0, 0) without jac."""
+    r = np.empty((P, size))
+    WA = np.empty((P, 6))
+    WB = np.zeros((P, 6))
+    if jac:
+        return r, np.zeros((P, size, nloc)), WA, np.zeros((P, 6, nloc)), WB, np.zeros((P, 6, nloc))
+    return r, np.zeros((P, 0, 0)), WA, np.zeros((P, 0, 0)), WB, np.zeros((P, 0, 0))
+
+
+@njit(cache=_CACHE)
 def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
                FA, dFA, HFA, GB, dGB, HGB, z, jac, rho):
     """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians
@@ -237,17 +249,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     o = 12
     ia1, ia2 = o, o + 3
     ilam_c, imu_c, is_c, ipn_c, ipf_c, isig_c = o + ilam, o + imu, o + i_s, o + ipn, o + ipf, o + isig
-    r = np.empty((P, size))
-    WA = np.empty((P, 6))
-    WB = np.empty((P, 6))
-    if jac:
-        J = np.zeros((P, size, nloc))
-        JWA = np.zeros((P, 6, nloc))
-        JWB = np.zeros((P, 6, nloc))
-    else:
-        J = np.zeros((P, 0, 0))
-        JWA = np.zeros((P, 0, 0))
-        JWB = np.zeros((P, 0, 0))
+    r, J, WA, JWA, WB, JWB = _pair_outputs(P, size, nloc, jac)
     # per-pair scratch
     NA = np.empty((3, m))
     NB = np.empty((3, k))
@@ -594,17 +596,7 @@ def explicit_terms(nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, n_w, d1, d2, g
     P = z.shape[0]
     size = 1 + (nf + 1 if nf > 0 else 0)
     nloc = 12 + size
-    r = np.empty((P, size))
-    WA = np.empty((P, 6))
-    WB = np.zeros((P, 6))
-    if jac:
-        J = np.zeros((P, size, nloc))
-        JWA = np.zeros((P, 6, nloc))
-        JWB = np.zeros((P, 6, nloc))
-    else:
-        J = np.zeros((P, 0, 0))
-        JWA = np.zeros((P, 0, 0))
-        JWB = np.zeros((P, 0, 0))
+    r, J, WA, JWA, WB, JWB = _pair_outputs(P, size, nloc, jac)
     vrel = np.empty(3)
     c1 = np.empty(3)
     t = np.empty(3)
