@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "explicit_terms",
-           "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute", "lm_eliminate",
-           "lm_eliminate_rhs", "lm_back_substitute"]
+           "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute",
+           "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute"]
 
 _CACHE = True
 

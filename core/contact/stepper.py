@@ -31,8 +31,8 @@ import numpy as np
 
 from .bodies import ContactModel, State
 from .elements import ElementMatrix
-from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, explicit_terms, quat_matrices,
-                      scatter_add)
+from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, explicit_terms,
+                      quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
 from .mcp import MCPResult, solve_mcp
