@@ -7,8 +7,9 @@ numpy calls per evaluation on arrays of a few dozen pairs (the per-call overhead
 evaluation of a 27-sphere pile's 80 pairs takes tens of microseconds.  The shapes' inequality values, gradients and
 Hessians stay numpy (core.shapes, one table-driven definition per shape); the kernels take them as arrays.
 
-tests/core/contact/test_stepper.py checks these rows against the one-pair numpy form (core.contact.pair.eval_pair)
-and the Jacobians against finite differences.  Compiled on first use and cached next to this file (numba cache=True).
+tests/core/contact/test_stepper.py checks these rows against the one-pair numpy forms (core.contact.pair.eval_pair;
+the explicit method's explicit_terms against core.contact.stepper._eval_explicit) and the Jacobians against finite
+differences.  Compiled on first use and cached next to this file (numba cache=True).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "contact_frames",
-           "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute", "lm_eliminate", "lm_eliminate_rhs",
-           "lm_back_substitute"]
+__all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "explicit_terms",
+           "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute",
+           "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute"]
 
 _CACHE = True
 
@@ -217,6 +218,18 @@ def end_poses(h, R0, p0, c, v, w, a):
 
 
 @njit(cache=_CACHE)
+def _pair_outputs(P, size, nloc, jac):
+    """The output arrays of a batch of P pairs: rows (P, size), local Jacobian (P, size, nloc), wrenches on A and B
+    (P, 6) and their Jacobians (P, 6, nloc); the Jacobians zero, or empty (P, 0, 0) without jac."""
+    r = np.empty((P, size))
+    WA = np.empty((P, 6))
+    WB = np.zeros((P, 6))
+    if jac:
+        return r, np.zeros((P, size, nloc)), WA, np.zeros((P, 6, nloc)), WB, np.zeros((P, 6, nloc))
+    return r, np.zeros((P, 0, 0)), WA, np.zeros((P, 0, 0)), WB, np.zeros((P, 0, 0))
+
+
+@njit(cache=_CACHE)
 def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
                FA, dFA, HFA, GB, dGB, HGB, z, jac, rho):
     """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians
@@ -236,17 +249,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     o = 12
     ia1, ia2 = o, o + 3
     ilam_c, imu_c, is_c, ipn_c, ipf_c, isig_c = o + ilam, o + imu, o + i_s, o + ipn, o + ipf, o + isig
-    r = np.empty((P, size))
-    WA = np.empty((P, 6))
-    WB = np.empty((P, 6))
-    if jac:
-        J = np.zeros((P, size, nloc))
-        JWA = np.zeros((P, 6, nloc))
-        JWB = np.zeros((P, 6, nloc))
-    else:
-        J = np.zeros((P, 0, 0))
-        JWA = np.zeros((P, 0, 0))
-        JWB = np.zeros((P, 0, 0))
+    r, J, WA, JWA, WB, JWB = _pair_outputs(P, size, nloc, jac)
     # per-pair scratch
     NA = np.empty((3, m))
     NB = np.empty((3, k))
@@ -579,6 +582,199 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     JWB[p, 3 + i, c] = b_
     return r, J, WA, JWA, WB, JWB
 
+
+@njit(cache=_CACHE)
+def explicit_terms(nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, n_w, d1, d2, gap0, vA, wA, vB, wB, dyn_b, z, jac,
+                   rho):
+    """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians of P pairs
+    of the explicit method (core.contact.stepper, size = 1 + (nf + 1 if nf else 0)): unknowns [pn, friction (nf),
+    sig], the normal n_w, lever arms d1 (A's closest point from A's centre), d2 (B's from B's) and gap gap0 fixed at
+    the start of the step; the row pn perp gap0 / h + n . v_rel, the friction rows in the start-of-step frame
+    (tangent_frame(n, e_aux)): rho > 0 the Alart-Curnier form, rho = 0 the normalised form with the separation pin of
+    the linearised gap speed (pair_terms states both).  A static B is given with zero velocities (dyn_b False: its
+    columns 6:12 stay zero and its wrench is not filled).  With jac False the Jacobian arrays are empty (P, 0, 0)."""
+    P = z.shape[0]
+    size = 1 + (nf + 1 if nf > 0 else 0)
+    nloc = 12 + size
+    r, J, WA, JWA, WB, JWB = _pair_outputs(P, size, nloc, jac)
+    vrel = np.empty(3)
+    c1 = np.empty(3)
+    t = np.empty(3)
+    o = np.empty(3)
+    u = np.empty(3)
+    F = np.empty(3)
+    tx = np.empty(3)
+    xi = np.empty(3)
+    x = np.empty(3)
+    Jv = np.empty((3, 12))  # d v_rel / d(vA, wA, vB, wB)
+    Jxi = np.empty((3, 12))
+    J_F = np.empty((3, nloc))
+    J_tx = np.empty((3, nloc))
+    Pm = np.empty((3, 3))
+    S1 = np.empty((3, 3))
+    S2 = np.empty((3, 3))
+    for p in range(P):
+        n = n_w[p]
+        m = m_ref[p]
+        mu = mu_f[p]
+        # relative velocity of A's contact point over B's, and its Jacobian
+        _cross(wA[p], d1[p], c1)
+        for i in range(3):
+            vrel[i] = vA[p, i] + c1[i]
+        if dyn_b:
+            _cross(wB[p], d2[p], c1)
+            for i in range(3):
+                vrel[i] = vrel[i] - vB[p, i] - c1[i]
+        pn = z[p, 0]
+        r[p, 0] = gap0[p] / h + (n[0] * vrel[0] + n[1] * vrel[1] + n[2] * vrel[2])
+        if jac:
+            _fill(Jv, 0.0)
+            _sk(d1[p], S1)
+            _sk(d2[p], S2)
+            for i in range(3):
+                Jv[i, i] = 1.0
+                for c in range(3):
+                    Jv[i, 3 + c] = -S1[i, c]
+                if dyn_b:
+                    Jv[i, 6 + i] = -1.0
+                    for c in range(3):
+                        Jv[i, 9 + c] = S2[i, c]
+            for c in range(12):
+                J[p, 0, c] = n[0] * Jv[0, c] + n[1] * Jv[1, c] + n[2] * Jv[2, c]
+            _fill(J_F, 0.0)
+            _fill(J_tx, 0.0)
+            for i in range(3):
+                J_F[i, 12] = m * n[i]
+        for i in range(3):
+            F[i] = m * pn * n[i]
+            tx[i] = 0.0
+        if nf > 0:
+            # the start-of-step tangent frame t = (e x n) / |e x n|, o = n x t (core.contact.pair.tangent_frame)
+            _cross(e_aux[p], n, u)
+            nu = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+            for i in range(3):
+                t[i] = u[i] / nu
+            _cross(n, t, o)
+            xi[0] = e_t * (t[0] * vrel[0] + t[1] * vrel[1] + t[2] * vrel[2])
+            xi[1] = e_o * (o[0] * vrel[0] + o[1] * vrel[1] + o[2] * vrel[2])
+            if nf == 3:
+                if dyn_b:
+                    xi[2] = e_r * (n[0] * (wA[p, 0] - wB[p, 0]) + n[1] * (wA[p, 1] - wB[p, 1])
+                                   + n[2] * (wA[p, 2] - wB[p, 2]))
+                else:
+                    xi[2] = e_r * (n[0] * wA[p, 0] + n[1] * wA[p, 1] + n[2] * wA[p, 2])
+            if jac:
+                for c in range(12):
+                    Jxi[0, c] = e_t * (t[0] * Jv[0, c] + t[1] * Jv[1, c] + t[2] * Jv[2, c])
+                    Jxi[1, c] = e_o * (o[0] * Jv[0, c] + o[1] * Jv[1, c] + o[2] * Jv[2, c])
+                    Jxi[2, c] = 0.0
+                if nf == 3:
+                    for i in range(3):
+                        Jxi[2, 3 + i] = e_r * n[i]
+                        if dyn_b:
+                            Jxi[2, 9 + i] = -e_r * n[i]
+            if rho > 0.0:
+                # Alart-Curnier rows: q = proj_{|q| <= mu pn}(q - rho xi)
+                nx2 = 0.0
+                for i in range(nf):
+                    x[i] = z[p, 1 + i] - rho * xi[i]
+                    nx2 += x[i] * x[i]
+                nx = np.sqrt(nx2)
+                rad = mu * pn if pn > 0.0 else 0.0
+                if rad > 0.0 and nx <= rad:  # sticking
+                    for i in range(nf):
+                        r[p, 1 + i] = rho * xi[i]
+                        if jac:
+                            for c in range(12):
+                                J[p, 1 + i, c] = rho * Jxi[i, c]
+                elif nx == 0.0:
+                    for i in range(nf):
+                        r[p, 1 + i] = z[p, 1 + i]
+                        if jac:
+                            J[p, 1 + i, 13 + i] = 1.0
+                else:  # sliding (or unloaded): on the rim of the disc
+                    for i in range(nf):
+                        for j in range(nf):
+                            Pm[i, j] = (rad / nx) * ((1.0 if i == j else 0.0) - x[i] * x[j] / (nx * nx))
+                    for i in range(nf):
+                        r[p, 1 + i] = z[p, 1 + i] - rad * x[i] / nx
+                        if jac:
+                            for c in range(12):
+                                a = 0.0
+                                for j in range(nf):
+                                    a += Pm[i, j] * Jxi[j, c]
+                                J[p, 1 + i, c] = rho * a
+                            for j in range(nf):
+                                J[p, 1 + i, 13 + j] += (1.0 if i == j else 0.0) - Pm[i, j]
+                            if pn > 0.0:
+                                J[p, 1 + i, 12] -= mu * x[i] / nx
+                r[p, 1 + nf] = z[p, 1 + nf]
+                for i in range(3):
+                    F[i] = m * (pn * n[i] + e_t * z[p, 1] * t[i] + e_o * z[p, 2] * o[i])
+                    if nf == 3:
+                        tx[i] = m * e_r * z[p, 3] * n[i]
+                if jac:
+                    J[p, 1 + nf, 13 + nf] = 1.0
+                    for i in range(3):
+                        J_F[i, 13] += m * e_t * t[i]
+                        J_F[i, 14] += m * e_o * o[i]
+                        if nf == 3:
+                            J_tx[i, 15] = m * e_r * n[i]
+            else:
+                # the normalised rows (impulse = pn phi), + phi separation_pin(gap speed): pins the friction unknowns
+                # of a separating pair
+                g = r[p, 0]
+                ag = abs(g)
+                dd = ag + pin
+                sp = g * g / dd
+                dsp = g * (ag + 2.0 * pin) / (dd * dd)
+                sig = z[p, 1 + nf]
+                pp = 0.0
+                for i in range(nf):
+                    pf = z[p, 1 + i]
+                    r[p, 1 + i] = mu * xi[i] + pf * (sig + sp)
+                    pp += pf * pf
+                    if jac:
+                        for c in range(12):
+                            J[p, 1 + i, c] = mu * Jxi[i, c]
+                        J[p, 1 + i, 13 + i] += sig + sp
+                        J[p, 1 + i, 13 + nf] += pf
+                        for c in range(nloc):
+                            J[p, 1 + i, c] += dsp * pf * J[p, 0, c]
+                        J[p, 1 + nf, 13 + i] = -2.0 * pf
+                r[p, 1 + nf] = mu * mu - pp
+                for i in range(3):
+                    dirF = n[i] + e_t * z[p, 1] * t[i] + e_o * z[p, 2] * o[i]
+                    F[i] = m * pn * dirF
+                    if nf == 3:
+                        tx[i] = m * e_r * pn * z[p, 3] * n[i]
+                    if jac:
+                        J_F[i, 12] = m * dirF
+                        J_F[i, 13] += m * pn * e_t * t[i]
+                        J_F[i, 14] += m * pn * e_o * o[i]
+                        if nf == 3:
+                            J_tx[i, 15] = m * e_r * pn * n[i]
+                            J_tx[i, 12] = m * e_r * z[p, 3] * n[i]
+        # the wrenches [F; d x F + tx] on A and minus that on B (B's lever arm d2)
+        _cross(d1[p], F, c1)
+        for i in range(3):
+            WA[p, i] = F[i]
+            WA[p, 3 + i] = c1[i] + tx[i]
+        if dyn_b:
+            _cross(d2[p], F, c1)
+            for i in range(3):
+                WB[p, i] = -F[i]
+                WB[p, 3 + i] = -c1[i] - tx[i]
+        if jac:
+            for i in range(3):
+                for c in range(nloc):
+                    JWA[p, i, c] = J_F[i, c]
+                    JWA[p, 3 + i, c] = S1[i, 0] * J_F[0, c] + S1[i, 1] * J_F[1, c] + S1[i, 2] * J_F[2, c] + J_tx[i, c]
+                    if dyn_b:
+                        JWB[p, i, c] = -J_F[i, c]
+                        JWB[p, 3 + i, c] = -(S2[i, 0] * J_F[0, c] + S2[i, 1] * J_F[1, c]
+                                             + S2[i, 2] * J_F[2, c]) - J_tx[i, c]
+    return r, J, WA, JWA, WB, JWB
 
 
 @njit(cache=_CACHE)

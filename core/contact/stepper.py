@@ -34,12 +34,13 @@ import numpy as np
 from .bodies import ContactModel, State
 from .elements import ElementMatrix
 from .joints import JointPlan, JointStep
-from .kernels import advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, quat_matrices, scatter_add
+from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, explicit_terms,
+                      quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
 from .mcp import MCPResult, solve_mcp
-from .pair import (PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout, separation_pin,
-                   tangent_frame)
+from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout,
+                   separation_pin, tangent_frame)
 from ..transforms import quat_to_matrix
 
 __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points", "candidate_pairs", "METHODS",
@@ -549,7 +550,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 model.shapes[pr.a], state.p[pr.a], R0[pr.a], model.com_body[pr.a], vA, wA,
                 model.shapes[pr.b], state.p[pr.b], R0[pr.b], model.com_body[pr.b], vB, wB, pr.kb >= 0, zp)
         else:
-            r, Jl, WA, JWA, WB, JWB = _eval_explicit(pr, model, state, vA, wA, vB, wB, pr.kb >= 0, zp, h, rows["rho"])
+            r, Jl, WA, JWA, WB, JWB = (x[0] for x in _eval_explicit_batch(
+                pr.lay.nf, model, h, np.array([pr.mu]), np.array([pr.m_ref]), pr.e_aux[None], pr.n[None],
+                (pr.a1 - state.p[pr.a])[None], (pr.a2 - state.p[pr.b])[None], np.array([pr.gap0]), vA[None], wA[None],
+                vB[None], wB[None], pr.kb >= 0, zp[None], True, rows["rho"]))
         SA = Sinv[pr.ka]
         dA, JdA = SA @ WA, SA @ JWA
         if pr.kb >= 0:
@@ -597,13 +601,18 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return z
 
     batches = plan.new_batches(pairs)
-    if method == "implicit":
-        for bt in batches:
-            # the start-of-step data of the batch's pair evaluations
-            bt.e_aux = np.array([p.e_aux for p in bt.prs])
+    for bt in batches:
+        # the start-of-step data of the batch's pair evaluations
+        bt.e_aux = np.array([p.e_aux for p in bt.prs])
+        bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
+        if method == "implicit":
             bt.pA0, bt.RA0 = state.p[bt.a], R0[bt.a]
             bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
-            bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
+        else:  # the explicit method's fixed geometry: normal, lever arms, gap
+            bt.n = np.array([p.n for p in bt.prs])
+            bt.d1 = np.array([p.a1 for p in bt.prs]) - state.p[bt.a]
+            bt.d2 = np.array([p.a2 for p in bt.prs]) - state.p[bt.b]
+            bt.gap0 = np.array([p.gap0 for p in bt.prs])
 
     # the joints: bilateral constraints at the end of the step, impulses along their start-of-step gradients
     jstep = JointStep(plan.joints, model, state, R0, Sinv, h) if plan.joints.size else None
@@ -624,19 +633,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         else:
             vB = wB = np.zeros((bt.P, 3))
         zp = z[bt.zidx]
-        if method != "implicit":  # the explicit method's one-pair form
-            r, Jl, dA, JdA, dB, JdB = terms(bt.prs[0], vA[0], wA[0], vB[0], wB[0], zp[0])
-            if not jac:
-                return r[None], dA[None], None if dB is None else dB[None], None
-            blk = np.empty((1,) + (bt.cols.shape[1],) * 2)
-            blk[0, 0:6] = -JdA[:, bt.valid]
-            if dB is not None:
-                blk[0, 6:12] = -JdB[:, bt.valid]
-            blk[0, 6 * (2 if bt.dyn_b else 1):] = Jl[:, bt.valid]
-            return r[None], dA[None], None if dB is None else dB[None], blk
-        r, Jl, WA, JWA, WB, JWB = eval_pairs(
-            bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-            bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, rows["rho"])
+        if method == "implicit":
+            r, Jl, WA, JWA, WB, JWB = eval_pairs(
+                bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
+                bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, rows["rho"])
+        else:
+            r, Jl, WA, JWA, WB, JWB = _eval_explicit_batch(
+                bt.lay.nf, model, h, bt.mu, bt.m_ref, bt.e_aux, bt.n, bt.d1, bt.d2, bt.gap0, vA, wA, vB, wB, bt.dyn_b,
+                zp, jac, rows["rho"])
         SA = bt.SA
         SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
         if not jac:
@@ -690,8 +694,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, structure[0]
         return Fv, structure[0].refill(structure[0].diag, elems)  # the same pattern all step long
 
-    # values without Jacobians for the line search's shortened trials: cheaper only where the kernels evaluate the
-    # pairs (the explicit method's one-pair form computes its Jacobian anyway)
+    # values without Jacobians for the line search's shortened trials (the implicit method; the explicit method's
+    # batched rows have a values-only form too, equal to the bit, not used here yet)
     value = (lambda z: fun(z, jac=False)) if method == "implicit" else None
     many = len(pairs) > 2
     # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
@@ -848,6 +852,10 @@ class _Batch:
     cB: np.ndarray | None = None
     a: np.ndarray | None = None  # (P,) the pairs' bodies A
     b: np.ndarray | None = None  # ... and B
+    n: np.ndarray | None = None  # explicit method: (P, 3) the start-of-step normals
+    d1: np.ndarray | None = None  # ... (P, 3) lever arms of A's closest points (from A's centre)
+    d2: np.ndarray | None = None  # ... and of B's
+    gap0: np.ndarray | None = None  # ... (P,) the start-of-step gaps
 
 
 def _shape_groups(shapes):
@@ -924,14 +932,14 @@ class _Plan:
             i_lam = np.full((n, max(tab.lay[ip].m for ip in cand)), ntot)
             i_mu = np.full((n, max(tab.lay[ip].k for ip in cand)), ntot)
             i_s, i_a2 = np.empty(n, int), np.empty((n, 3), int)
-        # the batches of the compiled pair evaluation: one per layout and kind of B (the explicit method: one pair per
-        # batch, evaluated by the numpy one-pair form); each pair's block indices and local columns are rows of its
-        # batch's arrays
+        # the batches of the compiled pair evaluation: one per layout and kind of B (under the explicit method the
+        # layout is the friction dimension alone); each pair's block indices and local columns are rows of its batch's
+        # arrays
         keyed: dict = {}
         sig_idx: list = []
         cones: dict = {}  # friction dimension -> [(rows, cols, scale)] (conic form)
         for q, ip in enumerate(cand):
-            keyed.setdefault((tab.lay[ip], tab.kb[ip] >= 0) if implicit else (ip,), []).append(q)
+            keyed.setdefault((tab.lay[ip], tab.kb[ip] >= 0), []).append(q)
         self.batches = []
         pair_cols, pair_valid = [None] * n, [None] * n
         ar6 = np.arange(6)
@@ -1102,9 +1110,24 @@ def _explicit_size(lay: PairLayout) -> int:
     return 1 + (lay.nf + 1 if lay.nf else 0)
 
 
+def _eval_explicit_batch(nf: int, model, h: float, mu, m_ref, e_aux, n, d1, d2, gap0, vA, wA, vB, wB, dyn_b: bool, z,
+                         jac: bool = True, rho: float = 0.0):
+    """Explicit rows of P pairs with friction dimension nf and one kind of B (dynamic or static): residuals (P, size),
+    local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians (P, 6, 12 + size), as
+    eval_pairs gives them for the implicit method (core.contact.kernels.explicit_terms; _eval_explicit is its one-pair
+    reference).  mu, m_ref, gap0: (P,); e_aux, n, lever arms d1 (a1 - pA), d2 (a2 - pB), velocities: (P, 3)."""
+    c = np.ascontiguousarray
+    e_t, e_o, e_r = (float(x) for x in model.ellipsoid)
+    return explicit_terms(int(nf), float(h), c(mu, dtype=float), e_t, e_o, e_r, PIN_SPEED, c(m_ref, dtype=float),
+                          c(e_aux, dtype=float), c(n, dtype=float), c(d1, dtype=float), c(d2, dtype=float),
+                          c(gap0, dtype=float), c(vA, dtype=float), c(wA, dtype=float), c(vB, dtype=float),
+                          c(wB, dtype=float), bool(dyn_b), c(z, dtype=float), bool(jac), float(rho))
+
+
 def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0):
-    """Explicit pair rows: pn perp gap0/h + n.v_rel; friction with the start-of-step frame and lever arms (rho > 0:
-    in the Alart-Curnier form, as the implicit pair's kernel)."""
+    """Explicit pair rows of one pair in plain numpy: pn perp gap0/h + n.v_rel; friction with the start-of-step frame
+    and lever arms (rho > 0: in the Alart-Curnier form, as the implicit pair's kernel).  The reference of the batched
+    form (_eval_explicit_batch) in tests/core/contact; the step itself does not use it."""
     nf = pr.lay.nf
     sz = _explicit_size(pr.lay)
     nloc = 12 + sz

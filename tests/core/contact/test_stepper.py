@@ -14,7 +14,7 @@ from core.cli import main as cli_main
 from core.contact import build_model, initial_state, load_npz, simulate, step
 from core.contact import recording as recording_mod
 from core.contact.mcp import MCPResult
-from core.contact.pair import eval_pair, pair_layout
+from core.contact.pair import contact_frame_aux, eval_pair, pair_layout, tangent_frame
 from core.contact.stepper import closest_points
 from core.shapes import parse_shape
 from core.transforms import quat_to_matrix
@@ -582,3 +582,69 @@ def test_cold_attempt_ignores_a_corrupted_warm_start():
     again = step(model, bad, 0.01)  # the whole step: whichever attempt converges, the same motion
     assert again.converged
     np.testing.assert_allclose(again.state.p, clean.state.p, atol=1e-12)
+
+
+@pytest.mark.parametrize("dyn_b", [False, True])
+@pytest.mark.parametrize("e_r", [0.0, 0.05])
+@pytest.mark.parametrize("rho", [1.0, 0.0])
+def test_batched_explicit_pair_evaluation_agrees_with_the_one_pair_form(dyn_b, e_r, rho):
+    """The explicit method's batched rows (_eval_explicit_batch, compiled) give each pair's one-pair numpy rows
+    (_eval_explicit), Jacobians and wrenches to rounding, on random states: under the Alart-Curnier form (rho 1)
+    pairs sticking, sliding and without load, under the normalised form (rho 0) approaching and separating pairs."""
+    from types import SimpleNamespace
+
+    from core.contact.stepper import _eval_explicit, _eval_explicit_batch, _explicit_size, _Pair
+
+    rng = np.random.default_rng(11)
+    P = 8
+    mu = rng.uniform(0.2, 0.8, P)
+    lay = pair_layout(0, 0, 0.5, e_r)
+    nf, size = lay.nf, _explicit_size(lay)
+    model = SimpleNamespace(ellipsoid=(1.0, 0.7, e_r))  # (the only field of the model the rows read)
+    pA, pB = rng.standard_normal((P, 3)), rng.standard_normal((P, 3))
+    state = SimpleNamespace(p=np.concatenate((pA, pB)))  # bodies A = 0..P-1, B = P..2P-1
+    n = rng.standard_normal((P, 3))
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    a1, a2 = pA + 0.2 * rng.standard_normal((P, 3)), pB + 0.2 * rng.standard_normal((P, 3))
+    gap0 = 1e-3 * rng.standard_normal(P)
+    e_aux = np.array([contact_frame_aux(x) for x in n])
+    m_ref = rng.uniform(0.5, 2.0, P)
+    vA, wA, vB, wB = (rng.standard_normal((P, 3)) for _ in range(4))
+    if not dyn_b:
+        vB[:], wB[:] = 0.0, 0.0
+    h = 0.01
+    z = np.concatenate((rng.uniform(0.0, 2.0, (P, 1)), rng.standard_normal((P, size - 1))), axis=1)
+    z[0, 0] = 0.0  # a pair without load
+    # pairs 1, 2 with no relative motion at the contact (A moves with B); under the Alart-Curnier form with impulses
+    # inside their friction discs: sticking
+    wA[1:3] = wB[1:3]
+    vA[1:3] = vB[1:3] + np.cross(wB[1:3], a2[1:3] - pB[1:3]) - np.cross(wA[1:3], a1[1:3] - pA[1:3])
+    if nf and rho > 0.0:
+        z[1:3, 1:1 + nf] = 0.1 * mu[1:3, None] * z[1:3, :1]
+    prs = [_Pair(ip=p, a=p, b=P + p, mu=mu[p], lay=lay, off=0, m_ref=m_ref[p], e_aux=e_aux[p], a1=a1[p], a2=a2[p],
+                 n=n[p], gap0=gap0[p]) for p in range(P)]
+    out = _eval_explicit_batch(nf, model, h, mu, m_ref, e_aux, n, a1 - pA, a2 - pB, gap0, vA, wA, vB, wB, dyn_b, z,
+                               True, rho)
+    assert out[0].shape == (P, size) and out[1].shape == (P, size, 12 + size) and out[3].shape == (P, 6, 12 + size)
+    branches = set()
+    for p in range(P):
+        one = _eval_explicit(prs[p], model, state, vA[p], wA[p], vB[p], wB[p], dyn_b, z[p], h, rho)
+        for got, want in zip(out[:4] + (out[4:] if dyn_b else ()), one[:4] + (one[4:] if dyn_b else ())):
+            np.testing.assert_allclose(got[p], want, rtol=1e-12, atol=1e-12)
+        # which branch of the friction law the pair is on, from its sliding speeds (e_t t, e_o o, e_r n) . v_rel
+        vrel = vA[p] + np.cross(wA[p], a1[p] - pA[p]) - vB[p] - np.cross(wB[p], a2[p] - pB[p])
+        t, o = tangent_frame(n[p], e_aux[p])
+        xi = np.array([t @ vrel, 0.7 * (o @ vrel), e_r * (n[p] @ (wA[p] - wB[p]))])[:nf]
+        x = z[p, 1:1 + nf] - rho * xi
+        if rho > 0.0:
+            branches.add("stick" if z[p, 0] > 0 and np.linalg.norm(x) <= mu[p] * z[p, 0] else
+                         "slide" if z[p, 0] > 0 else "unloaded")
+        else:
+            branches.add("approaching" if one[0][0] < 0 else "separating")
+    assert branches == ({"stick", "slide", "unloaded"} if rho > 0.0 and nf else {"approaching", "separating"}
+                        if rho == 0.0 else set())
+    # the values-only form gives the same rows and wrenches, bit for bit
+    vals = _eval_explicit_batch(nf, model, h, mu, m_ref, e_aux, n, a1 - pA, a2 - pB, gap0, vA, wA, vB, wB, dyn_b, z,
+                                False, rho)
+    for i in (0, 2, 4):
+        np.testing.assert_array_equal(vals[i], out[i])
