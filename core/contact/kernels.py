@@ -230,6 +230,19 @@ def _pair_outputs(P, size, nloc, jac):
 
 
 @njit(cache=_CACHE)
+def _wrench_geometry(J_F, J_tx, a, b0, b1, b2, J_nB, J_t, J_o, nf, nloc):
+    """The columns of the Jacobians of F = a n + b0 t + b1 o and tx = b2 n (nf = 3) through the contact frame
+    (J_nB, J_t, J_o); the coefficients' own derivatives (the impulse unknowns' columns) are the caller's."""
+    for i in range(3):
+        for c in range(nloc):
+            J_F[i, c] = a * J_nB[i, c] + b0 * J_t[i, c] + b1 * J_o[i, c]
+    if nf == 3:
+        for i in range(3):
+            for c in range(nloc):
+                J_tx[i, c] = b2 * J_nB[i, c]
+
+
+@njit(cache=_CACHE)
 def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
                FA, dFA, HFA, GB, dGB, HGB, z, jac, rho):
     """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians
@@ -515,20 +528,18 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                             J[p, ipf + j, ipf_c + j] += 1.0
                             if pn > 0.0:
                                 J[p, ipf + j, ipn_c] -= mu * xac[j] / nx
+                p2 = z[p, ipf + 2] if nf == 3 else 0.0
                 if rho != 0.0:
                     J[p, isig, isig_c] = 1.0
                     mr = m_ref[p]
+                    # F = mr (pn n + e_t q_t t + e_o q_o o), tx = mr e_r q_r n
+                    _wrench_geometry(J_F, J_tx, mr * pn, mr * e_t * p0, mr * e_o * p1, mr * e_r * p2, J_nB, J_t, J_o,
+                                     nf, nloc)
                     for i in range(3):
-                        for c in range(nloc):
-                            J_F[i, c] = mr * (pn * J_nB[i, c] + e_t * p0 * J_t[i, c] + e_o * p1 * J_o[i, c])
                         J_F[i, ipn_c] += mr * nB[i]
                         J_F[i, ipf_c] += mr * e_t * t[i]
                         J_F[i, ipf_c + 1] += mr * e_o * ov[i]
-                    if nf == 3:
-                        p2 = z[p, ipf + 2]
-                        for i in range(3):
-                            for c in range(nloc):
-                                J_tx[i, c] = mr * e_r * p2 * J_nB[i, c]
+                        if nf == 3:
                             J_tx[i, ipf_c + 2] += mr * e_r * nB[i]
                 else:
                     for j in range(nf):
@@ -539,17 +550,14 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                         J[p, ipf + j, isig_c] += ph
                         J[p, ipf + j, is_c] += ph * (dsp / h)
                         J[p, isig, ipf_c + j] = -2.0 * ph
+                    # F = mp (n + e_t phi_t t + e_o phi_o o), tx = mp e_r phi_r n, mp = m_ref pn
+                    _wrench_geometry(J_F, J_tx, mp, mp * e_t * p0, mp * e_o * p1, mp * e_r * p2, J_nB, J_t, J_o, nf,
+                                     nloc)
                     for i in range(3):
-                        for c in range(nloc):
-                            J_F[i, c] = mp * (J_nB[i, c] + e_t * p0 * J_t[i, c] + e_o * p1 * J_o[i, c])
                         J_F[i, ipn_c] += m_ref[p] * dirF[i]
                         J_F[i, ipf_c] += mp * e_t * t[i]
                         J_F[i, ipf_c + 1] += mp * e_o * ov[i]
-                    if nf == 3:
-                        p2 = z[p, ipf + 2]
-                        for i in range(3):
-                            for c in range(nloc):
-                                J_tx[i, c] = mp * e_r * p2 * J_nB[i, c]
+                        if nf == 3:
                             J_tx[i, ipf_c + 2] += mp * e_r * nB[i]
                             J_tx[i, ipn_c] += m_ref[p] * e_r * p2 * nB[i]
         else:
