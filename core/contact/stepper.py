@@ -694,9 +694,9 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, structure[0]
         return Fv, structure[0].refill(structure[0].diag, elems)  # the same pattern all step long
 
-    # values without Jacobians for the line search's shortened trials (the implicit method; the explicit method's
-    # batched rows have a values-only form too, equal to the bit, not used here yet)
-    value = (lambda z: fun(z, jac=False)) if method == "implicit" else None
+    # values without Jacobians for the line search's shortened trials (both methods' batched rows have a values-only
+    # form, equal to the bit)
+    value = lambda z: fun(z, jac=False)  # noqa: E731
     many = len(pairs) > 2
     # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
     # implicit method; the Newton equations are then solved by eliminating the pair blocks), the projected
