@@ -14,11 +14,11 @@ et al. 2014).  method "explicit": contact points and normal from a closest-point
 step and the gap linearised, gap0 / h + n . v_rel(nu) >= 0 (Anitescu-Potra / Stewart-Trinkle), with the
 same bodies and friction ellipsoid.
 
-Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in order, each from the same warm start:
-semismooth Newton (core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form, in the normalised
-form, in the Alart-Curnier form with two other parameters, then (implicit method) the interior-point method with
-friction as second-order cones (core.contact.ipm) finished by Newton; if none converges, the step as two half
-steps solved the same way, at most max_halvings levels deep.
+Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in order: semismooth Newton
+(core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form from the warm start and from a cold
+start, in the normalised form, then (implicit method) the interior-point method with friction as second-order cones
+(core.contact.ipm) finished by Newton; if none converges, the step as two half steps solved the same way, at most
+max_halvings levels deep.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  The step size h is fixed (the caller's dt); a
 step that fails even halved is reported as failed and the state is kept.
@@ -296,9 +296,10 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
          options: SolverOptions | None = None) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
-    solver "newton" (default): the attempts of _ATTEMPTS in order, each from the same start (the warm start of the
-    last step), until one converges: semismooth Newton with friction in the Alart-Curnier form, then in the
-    normalised form, then (implicit method) the conic interior-point method finished by Newton.  If none does, the
+    solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
+    friction in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start,
+    Newton with friction in the normalised form, then (implicit method) the conic interior-point method finished by
+    Newton.  If none does, the
     step is solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the
     conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
     2^(max_halvings + 1) - 1 sub-steps, each at most one run of every attempt (max_iter Newton iterations and a
