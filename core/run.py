@@ -101,20 +101,9 @@ def _free_massive_bodies(mech) -> list[str]:
             if not b.ground and (b.mass is not None or b.density is not None) and b.name not in attached]
 
 
-def _jointed_massive_bodies(mech) -> list[str]:
-    """Bodies with mass that a joint attaches, in a document without drivers: a passive mechanism that moves under
-    gravity and contact (the contact stepper's joints; with drivers the document is a driven kinematics run)."""
-    if mech.drivers:
-        return []
-    attached = {name for j in mech.joints for name in j.bodies}
-    return [b.name for b in mech.bodies
-            if not b.ground and (b.mass is not None or b.density is not None) and b.name in attached]
-
-
 def run_kind(mech) -> str:
-    """'contact' when a free body has mass, or a body with mass is jointed and nothing is driven (dynamics);
-    'kinematics' when there are joints (and drivers); '' when nothing moves."""
-    if _free_massive_bodies(mech) or _jointed_massive_bodies(mech):
+    """'contact' when a free body has mass (dynamics), 'kinematics' when there are joints, '' when nothing moves."""
+    if _free_massive_bodies(mech):
         return "contact"
     if mech.joints:
         return "kinematics"
@@ -125,9 +114,8 @@ def describe_kind(mech) -> str:
     """One line for the UI: which run the document gets, and why."""
     kind = run_kind(mech)
     if kind == "contact":
-        n, m = len(_free_massive_bodies(mech)), len(_jointed_massive_bodies(mech))
-        parts = [f"{k} {what} bod{'y' if k == 1 else 'ies'}" for k, what in ((n, "free"), (m, "jointed")) if k]
-        return f"contact dynamics: {' and '.join(parts)} with mass (geometrically implicit time-stepper)"
+        n = len(_free_massive_bodies(mech))
+        return f"contact dynamics: {n} free bod{'y' if n == 1 else 'ies'} with mass (geometrically implicit time-stepper)"
     if kind == "kinematics":
         return "driven kinematics: joints and drivers (matrix method)"
     return "nothing to move: the document has no joints and no free body with mass"

@@ -1,6 +1,6 @@
 """Playback: run the document's motion in the worker, fill the recording, drive the views from the one time cursor.
 
-Which run a document gets follows from the document (core.run.run_kind): free bodies with mass, or an undriven mechanism with mass -> contact dynamics,
+Which run a document gets follows from the document (core.run.run_kind): free bodies with mass -> contact dynamics,
 a driven mechanism -> kinematics. Re-run rule after an edit (or on open): kinematics always re-runs by itself (after
 a 150 ms debounce); a contact run re-runs by itself when its expected work is at most AUTO_RUN_SECONDS, otherwise its
 frames are kept, marked stale, and Run (F5) starts it. Expected work = steps x seconds per step, measured on this

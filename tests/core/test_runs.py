@@ -28,23 +28,6 @@ def test_the_document_decides_the_run(name, kind):
     assert describe_kind(mech).startswith({"contact": "contact dynamics", "kinematics": "driven kinematics"}[kind])
 
 
-def test_an_undriven_mechanism_with_mass_gets_a_dynamics_run():
-    # the pendulum example: a bob on a pin and a free ball, no driver; without the ball the pendulum alone still
-    # swings under gravity (contact stepper with joints); with a driver the same document is driven kinematics
-    doc = json.loads((EXAMPLES / "contact_pendulum_strike.json").read_text())
-    assert run_kind(io.from_dict(doc)) == "contact"
-    assert describe_kind(io.from_dict(doc)) == ("contact dynamics: 1 free body and 1 jointed body with mass "
-                                                "(geometrically implicit time-stepper)")
-    alone = dict(doc, bodies=[b for b in doc["bodies"] if b["name"] != "ball"])
-    mech = io.from_dict(alone)
-    assert run_kind(mech) == "contact" and "1 jointed body" in describe_kind(mech)
-    run = open_run(mech, RunSpec(t_end=0.05))
-    frames = list(run)
-    assert run.verdict.ok and len(frames) == 11  # dt = 0.005 from the file
-    driven = io.from_dict(dict(alone, drivers=[{"joint": "pin", "value": "t"}]))
-    assert run_kind(driven) == "kinematics"
-
-
 def test_a_document_with_nothing_to_move_has_no_run():
     assert run_kind(Mechanism()) == ""
     with pytest.raises(LinkwrightError, match="nothing to move"):
