@@ -211,8 +211,7 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
 
     The same rows as eval_pairs, written for one pair in plain numpy: the reference the compiled kernels are
     tested against (tests/core/contact/test_stepper.py: the two agree to rounding, and this one's Jacobian agrees
-    with central differences), and the form the normalised attempt's friction initialisation of one or two pairs
-    uses."""
+    with central differences); the step itself evaluates pairs in batches (eval_pairs)."""
     m, k, nf = lay.m, lay.k, lay.nf
     nloc = 12 + lay.size
     o = 12  # offset of the pair block among local columns

@@ -39,7 +39,7 @@ from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, conta
 from . import ipm
 from .ipm import SolverOptions
 from .mcp import MCPResult, solve_mcp
-from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pair, eval_pairs, pair_layout,
+from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pairs, pair_layout,
                    separation_pin, tangent_frame)
 from ..transforms import quat_to_matrix
 
@@ -541,35 +541,6 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h, pr.lay.nf, ac)
 
     dense = ntot <= _DENSE_LIMIT
-    zero3 = np.zeros(3)
-
-    def terms(pr, vA, wA, vB, wB, zp):
-        """Pair rows and the velocity change M^-1 W it gives its bodies, with Jacobians in local columns."""
-        if method == "implicit":
-            r, Jl, WA, JWA, WB, JWB = eval_pair(
-                pr.lay, h, pr.mu, model.ellipsoid, pr.m_ref, pr.e_aux,
-                model.shapes[pr.a], state.p[pr.a], R0[pr.a], model.com_body[pr.a], vA, wA,
-                model.shapes[pr.b], state.p[pr.b], R0[pr.b], model.com_body[pr.b], vB, wB, pr.kb >= 0, zp)
-        else:
-            r, Jl, WA, JWA, WB, JWB = (x[0] for x in _eval_explicit_batch(
-                pr.lay.nf, model, h, np.array([pr.mu]), np.array([pr.m_ref]), pr.e_aux[None], pr.n[None],
-                (pr.a1 - state.p[pr.a])[None], (pr.a2 - state.p[pr.b])[None], np.array([pr.gap0]), vA[None], wA[None],
-                vB[None], wB[None], pr.kb >= 0, zp[None], True, rows["rho"]))
-        SA = Sinv[pr.ka]
-        dA, JdA = SA @ WA, SA @ JWA
-        if pr.kb >= 0:
-            SB = Sinv[pr.kb]
-            dB, JdB = SB @ WB, SB @ JWB
-        else:
-            dB = JdB = None
-        return r, Jl, dA, JdA, dB, JdB
-
-    def local_velocities(pr, z):
-        ka, kb = pr.ka, pr.kb
-        vA, wA = z[6 * ka:6 * ka + 3], z[6 * ka + 3:6 * ka + 6]
-        if kb >= 0:
-            return vA, wA, z[6 * kb:6 * kb + 3], z[6 * kb + 3:6 * kb + 6]
-        return vA, wA, zero3, zero3
 
     def friction_slots(pr):
         return _friction_slots(pr.lay, method)
@@ -587,18 +558,14 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         for pr in todo:
             _ipn, ipf, isig = friction_slots(pr)
             zc[pr.off + ipf:pr.off + isig + 1] = 0.0  # phi = sig = 0: the rows are then mu xi (and pn's s/h)
-        # the rows of many pairs in one evaluation of the whole step (batched), of a few pair by pair
-        Fz = fun(zc, jac=False) if len(todo) > 2 else None
+        Fz = fun(zc, jac=False)  # (every pair's rows in one batched evaluation of the step)
         for pr in todo:
             ipn, ipf, isig = friction_slots(pr)
             nf = pr.lay.nf
-            if Fz is not None:
-                rows = Fz[pr.off:pr.off + pr.sz]
-            else:
-                rows = terms(pr, *local_velocities(pr, z), zc[pr.off:pr.off + pr.sz])[0]
+            r = Fz[pr.off:pr.off + pr.sz]
             if pr.mu > 0.0:
-                sp = separation_pin(rows[ipn])[0]  # of s/h (implicit) or of the linearised gap speed (explicit)
-                z[pr.off + ipf:pr.off + ipf + nf], z[pr.off + isig] = _unloaded_friction(rows[ipf:ipf + nf], sp, pr.mu)
+                sp = separation_pin(r[ipn])[0]  # of s/h (implicit) or of the linearised gap speed (explicit)
+                z[pr.off + ipf:pr.off + ipf + nf], z[pr.off + isig] = _unloaded_friction(r[ipf:ipf + nf], sp, pr.mu)
         return z
 
     batches = plan.new_batches(pairs)
