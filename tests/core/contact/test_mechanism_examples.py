@@ -6,9 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contact_scenes import check_invariants, total_energy
 from core import io
-from core.contact import build_model, initial_state
+from core.contact import build_model, initial_state, simulate
 from core.contact.joints import joint_errors
 from core.contact.recording import iter_steps
 from core.transforms import quat_to_matrix
@@ -68,3 +67,128 @@ def test_fourbar_swing_keeps_its_joints_closed_and_its_energy_to_first_order():
     assert errs[0] < 0.1, errs
     assert errs[1] < 0.6 * errs[0], errs  # first order: halving h at least nearly halves the error
 
+
+
+# ---- helpers for the driven examples -------------------------------------------------------------------------------
+
+
+def _run(name, t_end, dt=None):
+    """The recording of an example run to t_end (its own step unless dt), completed, with no body entering another
+    (every pair's gap >= -1e-9 m at every step)."""
+    model = _model(name)
+    rec = simulate(model, t_end=t_end, dt=dt or model.dt)
+    assert rec.completed, rec.reason
+    for name_ in ("position", "orientation", "velocity", "angular", "gap", "pn"):
+        assert np.all(np.isfinite(getattr(rec, name_))), name_
+    assert np.all(rec.gap[rec.active] >= -1e-9), rec.gap[rec.active].min()
+    return model, rec
+
+
+def _pair(rec, a, b):
+    return rec.pair_names.index(f"{a}/{b}") if f"{a}/{b}" in rec.pair_names else rec.pair_names.index(f"{b}/{a}")
+
+
+# ---- the cam ---------------------------------------------------------------------------------------------------------
+
+CAM_A, CAM_B, CAM_Z = 0.05, 0.03, 0.1  # the cam's semi-axes (x, z at angle 0) and its shaft's height (the files)
+FOLLOWER_HALF = 0.01  # half the follower's thickness
+
+
+def _cam_support(theta):
+    """Height above the shaft of the cam's highest point when turned by theta: the support function of the ellipse
+    (semi-axes a along x, b along z) in the direction z, which the shaft's rotation turns by -theta in its frame:
+    h = sqrt(a^2 sin^2 theta + b^2 cos^2 theta). A flat follower face rests at that height."""
+    return np.sqrt((CAM_A * np.sin(theta)) ** 2 + (CAM_B * np.cos(theta)) ** 2)
+
+
+def test_cam_follower_at_low_speed_follows_the_profile():
+    # at 2 rad/s the follower's acceleration w^2 h''(theta) is at most 4 (a^2 - b^2) / b = 0.21 m/s^2, far below g: it
+    # stays on the cam, so its height is the profile's: z = z_shaft + h(2 t) + half its thickness (to 1 mm; the
+    # implicit step's contact is exact at the end of each step, so much better)
+    model, rec = _run("contact_cam_follower", 1.6)  # half a turn: one rise and fall
+    f = rec.body_names.index("follower")
+    expected = CAM_Z + _cam_support(2.0 * rec.t) + FOLLOWER_HALF
+    assert np.abs(rec.position[:, f, 2] - expected).max() < 1e-3
+    lift = rec.position[:, f, 2] - rec.position[0, f, 2]
+    assert lift.max() > 0.019  # it rose by a - b = 2 cm at the nose
+    np.testing.assert_allclose(rec.position[:, f, :2], 0.0, atol=1e-9)  # the guide holds it on its line
+    p = _pair(rec, "cam", "follower")
+    assert np.all(rec.pn[1:, p] > 0)  # loaded at every step: it never leaves the cam
+
+
+def test_cam_follower_jumps_at_high_speed():
+    # at 30 rad/s past a nose the follower would need w^2 (a^2 - b^2) / a = 28.8 m/s^2 downwards, more than g: it
+    # separates, the pair's gap opens (> 1 mm) for some frames and closes again on the next flank
+    model, rec = _run("contact_cam_jump", 0.3)
+    p = _pair(rec, "cam", "follower")
+    f = rec.body_names.index("follower")
+    open_ = rec.gap[:, p] > 1e-3
+    assert open_.sum() >= 5, rec.gap[:, p].max()
+    # until the first nose (w t = pi / 2) it climbs the rising flank in contact: on the profile there
+    rising = rec.t < 0.6 * (np.pi / 2) / 30.0
+    expected = CAM_Z + _cam_support(30.0 * rec.t) + FOLLOWER_HALF
+    assert np.abs(rec.position[rising, f, 2] - expected[rising]).max() < 1e-3
+    # and it flies above the profile where the gap is open
+    assert np.all(rec.position[open_, f, 2] > expected[open_] + 1e-3 - 1e-9)
+
+
+# ---- the parts feeder ------------------------------------------------------------------------------------------------
+
+
+def test_parts_feeder_plate_tips_the_box_over():
+    # the coupler's plate meets the standing box (4 x 4 x 6 cm) high on its back face at about t = 0.88 s; pushed at
+    # a height above w / (2 mu) = 2.5 cm it tips about its front edge rather than sliding, and once past its balance
+    # angle atan(w / H) = 34 degrees it falls over: by t = 1.6 s its long axis has turned by more than 60 degrees
+    model, rec = _run("contact_parts_feeder", 1.6)
+    b = rec.body_names.index("box")
+    p = _pair(rec, "box", "coupler")
+    assert rec.pn[:, p].max() > 0  # the plate pushed it
+    first = np.flatnonzero(rec.pn[:, p] > 0)[0]
+    assert 0.7 < rec.t[first] < 1.0
+    up = np.array([quat_to_matrix(q)[:, 2] for q in rec.orientation[:, b]])  # the box's long axis in the world
+    tilt = np.degrees(np.arccos(np.clip(up[:, 2], -1, 1)))
+    assert tilt[:first].max() < 1.0  # it stood still until the push
+    assert tilt[-1] > 60.0, tilt[-1]
+
+
+# ---- the tilting tray --------------------------------------------------------------------------------------------------
+
+TRAY_HINGE = np.array([-0.2, 0.0, 0.3])  # the hinge line's point (the file); its axis is y
+TRAY_RATE, TRAY_MU = 0.4, 0.3  # tilt rate (rad/s) and friction (the file)
+
+
+def test_tray_parts_stick_until_the_friction_angle_then_leave_the_tray_for_the_floor():
+    # a cube resting on the tray slides once the tilt passes the friction angle atan(0.3) = 0.29 rad (t = 0.73 s at
+    # 0.4 rad/s; the tray's own rotation adds accelerations of order w^2 r = 0.03 m/s^2, 1 % of g): before 0.26 rad it
+    # has not moved on the tray, by 0.4 rad it has slid. At the end every part lies on the floor (its pair with the
+    # floor closed to 1 mm), past the tray's low edge.
+    model, rec = _run("contact_tray_tilt", 3.0)
+    cube = rec.body_names.index("cube1")
+    theta = TRAY_RATE * np.minimum(rec.t, 1.5)
+    # the cube's centre in the tray's frame: undo the tray's rotation by theta about the hinge (y axis; x -> -z)
+    rel = rec.position[:, cube] - TRAY_HINGE
+    c, s = np.cos(theta), np.sin(theta)
+    along = c * rel[:, 0] - s * rel[:, 2]  # (R_y(theta)^T rel).x
+    early = theta < 0.26
+    assert np.abs(along[early] - along[0]).max() < 1e-4
+    assert along[np.searchsorted(theta, 0.4)] - along[0] > 5e-3
+    for part in ("ball1", "ball2", "cube1", "cube2", "roller"):
+        k = _pair(rec, part, "floor")
+        assert rec.gap[-1, k] < 1e-3, (part, rec.gap[-1, k])
+        assert rec.position[-1, rec.body_names.index(part), 0] > 0.1  # beyond the tray's low edge region
+
+
+# ---- the command line --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["contact_parts_feeder", "contact_cam_follower", "contact_cam_jump",
+                                  "contact_tray_tilt", "contact_fourbar_swing"])
+def test_cli_simulates_the_example(name, tmp_path):
+    # `linkwright simulate FILE` (here its first steps): status 0 and a CSV row per step with every body's pose
+    from core.cli import main as cli_main
+
+    out = tmp_path / "run.csv"
+    assert cli_main(["simulate", str(EXAMPLES / f"{name}.json"), "--t-end", "0.06", "--out", str(out)]) == 0
+    rows = out.read_text().splitlines()
+    h = _model(name).dt
+    assert len(rows) == 1 + int(round(0.06 / h)) + 1
