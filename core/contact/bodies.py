@@ -16,7 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import LinkwrightError
-from ..transforms import quat_to_matrix
+from ..transforms import matrix_to_quat, quat_to_matrix
 
 __all__ = ["ContactModel", "State", "build_model", "initial_state", "cayley", "cayley_jacobian", "origin_pose"]
 
@@ -65,6 +65,8 @@ class ContactModel:
     duration: float = 1.0  # the document's default end time
     method: str = "implicit"  # the document's default method
     joints: tuple = ()  # core.contact.joints.JointSpec of every joint with a dynamic body (bilateral constraints)
+    kinematic: np.ndarray | None = None  # (N,) bool: dynamic bodies moved by the drivers (infinite mass), see DriveSpec
+    drive: "DriveSpec | None" = None  # the driven motion of the kinematic bodies (None: no drivers)
 
     @property
     def n_bodies(self) -> int:
@@ -82,6 +84,24 @@ class ContactModel:
         out = -np.ones(self.n_bodies, int)
         out[self.dynamic_bodies] = np.arange(self.dynamic_bodies.size)
         return out
+
+    @cached_property
+    def free(self) -> np.ndarray:
+        """(N,) bool: the bodies moved by forces (dynamic and not kinematic)."""
+        return self.dynamic & ~self.kinematic_mask
+
+    @cached_property
+    def kinematic_mask(self) -> np.ndarray:
+        """(N,) bool: the bodies moved by the drivers (all False without drivers)."""
+        return np.zeros(self.n_bodies, bool) if self.kinematic is None else np.asarray(self.kinematic, bool)
+
+    def reduced_mass(self, a, b) -> np.ndarray:
+        """The reduced mass of body pairs (a, b) (arrays of indices): m_a m_b / (m_a + m_b), or the mass of the one
+        moved by forces when the other is static or kinematic (infinite mass)."""
+        a, b = np.asarray(a, int), np.asarray(b, int)
+        fa, fb = self.free[a], self.free[b]
+        ma, mb = self.mass[a], self.mass[b]
+        return np.where(fa & fb, ma * mb / (ma + mb), np.where(fa, ma, mb))
 
     @cached_property
     def inertia_inv(self) -> np.ndarray:
@@ -171,23 +191,30 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints)."""
     from ..shapes import mass_properties, parse_shape
 
-    if mech.drivers:
-        raise LinkwrightError("drivers[0]", "driven joints are not simulated by the contact time-stepper yet; remove "
-                                            "the drivers to let the mechanism move under gravity and contact")
     attached = _attached(mech)
-    names, dyn, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], []
+    kin_names, drive_km, kin_poses = _driven_part(mech)
+    names, dyn, kin, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], [], []
     for i, b in enumerate(mech.bodies):
         loc = f"bodies[{i}]"
         shape = parse_shape(b.shape, f"{loc}.shape") if b.shape is not None else None
+        is_kin = b.name in kin_names
         is_dyn = not b.ground and (b.mass is not None or b.density is not None or b.name in attached)
-        if is_dyn and b.mass is None and (b.density is None or shape is None):
+        if is_dyn and not is_kin and b.mass is None and (b.density is None or shape is None):
+            if drive_km is not None:
+                raise LinkwrightError(loc, f"body '{b.name}' is attached by a joint and the drivers do not fix its "
+                                           "motion: give it a mass (or a shape and a density), or drive it")
             raise LinkwrightError(loc, f"body '{b.name}' is attached by a joint: a dynamic body needs a mass (or a "
                                        "shape and a density)")
         if not b.ground and not is_dyn:
             if shape is not None:
                 raise LinkwrightError(loc, f"body '{b.name}' has a shape but neither mass nor density (or mark it ground)")
             continue  # a massless helper body takes no part in contact dynamics
-        if is_dyn:
+        if is_kin:
+            # moved by the drivers: infinite mass (its velocity rows are its driven motion, core.contact.stepper);
+            # unit mass and an inertia of its size only weight its rows in the solver's merit function
+            size = float(shape.bounding_radius) if shape is not None and shape.bounded else 0.1
+            m, c, I = 1.0, (b.com or (0.0, 0.0, 0.0)), size * size * np.eye(3)
+        elif is_dyn:
             if shape is not None:
                 m, c, I = mass_properties(shape, b.mass, b.density)
             else:
@@ -220,6 +247,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
                 rad = float(shape.bounding_radius) + float(np.linalg.norm(c))
         names.append(b.name)
         dyn.append(is_dyn)
+        kin.append(is_kin)
         mass.append(float(m))
         inertia.append(np.asarray(I, dtype=float))
         com.append(c)
@@ -239,17 +267,18 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     # two dynamic bodies joined by a joint never touch (their shapes meet at the joint: links drawn as bars overlap at
     # their pins); a dynamic body and a static one do (a pendulum hinged to the ground that carries the floor)
     linked = {frozenset(j.bodies) for j in mech.joints}
+    free = [d and not k for d, k in zip(dyn, kin)]  # moved by forces (kinematic bodies are moved by the drivers)
     for a in range(n):
         for b in range(a + 1, n):
-            if shapes[a] is None or shapes[b] is None or not (dyn[a] or dyn[b]):
-                continue
+            if shapes[a] is None or shapes[b] is None or not (free[a] or free[b]):
+                continue  # (static and kinematic bodies do not touch each other: their motions are given)
             if dyn[a] and dyn[b] and frozenset((names[a], names[b])) in linked:
                 continue
             if half[a] is not None and half[b] is not None:
                 continue
             mu = contact.friction_for(names[a], names[b]) if contact else 0.5
-            # body A of a pair is always dynamic; a half-space is always B
-            if not dyn[a] or half[a] is not None:
+            # body A of a pair is always moved by forces; a half-space is always B
+            if not free[a] or half[a] is not None:
                 pairs.append((b, a, float(mu)))
             else:
                 pairs.append((a, b, float(mu)))
@@ -260,7 +289,18 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         F[k] = f
         T[k] = tau
     sim = mech.simulation
-    joints = _joint_specs(mech, names, dyn, com, poses)
+    joints = _joint_specs(mech, names, free, com, poses)  # (in the design configuration: the document's poses)
+    for i in range(n):
+        if kin[i]:  # a kinematic body starts where the drivers put it at t = 0, moving as they move it
+            X, tw = kin_poses[names[i]]
+            poses[i] = (X[:3, 3].copy(), matrix_to_quat(X[:3, :3]))
+            vels[i] = (tw[0:3] + np.cross(tw[3:6], X[:3, 3]), tw[3:6].copy())
+    drive = None
+    if drive_km is not None:
+        km_index = {name: k for k, name in enumerate(drive_km.body_names)}
+        moved = [i for i in range(n) if kin[i]]
+        drive = DriveSpec(drive_km, np.array(moved, int), np.array([km_index[names[i]] for i in moved], int),
+                          tuple(drive_km.coord_names[c] for c in drive_km.driven))
     return ContactModel(
         names=tuple(names), dynamic=np.array(dyn, bool), mass=np.array(mass), inertia_body=np.array(inertia).reshape(n, 3, 3),
         com_body=np.array(com).reshape(n, 3), shapes=_shared(shapes), radius=np.array(radius), halfspace=tuple(half),
@@ -268,13 +308,75 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         gravity=np.asarray(mech.gravity if mech.gravity is not None else (0.0, 0.0, 0.0), float),
         force=F, torque=T, init_pose=tuple(poses), init_velocity=tuple(vels),
         dt=float(sim.dt) if sim else 0.01, duration=float(sim.duration) if sim else 1.0,
-        method=str(sim.method) if sim else "implicit", joints=joints,
+        method=str(sim.method) if sim else "implicit", joints=joints, kinematic=np.array(kin, bool), drive=drive,
     )
 
 
+@dataclass(frozen=True)
+class DriveSpec:
+    """The driven part of a contact scene: the kinematic model of the bodies the drivers fix (with the ground and the
+    joints between them), and where each of its bodies is among the contact model's."""
+
+    km: object  # core.kinematics.KinematicModel (constant)
+    body: np.ndarray  # (K,) contact-model index of each kinematic body
+    km_body: np.ndarray  # (K,) its index in km
+    driver_names: tuple[str, ...]  # one label per driver ("<joint>" or "<joint>.<coordinate>")
+
+
+def _driven_part(mech) -> tuple[set, object, dict]:
+    """The bodies the drivers fix (kinematic bodies), the kinematic model of their motion (None without drivers), and each one's world pose and
+    twist at t = 0 ({name: (T (4, 4), twist (6,))}); nothing without drivers.  A body is fixed when no motion of the
+    mechanism with every driver held moves it (core.kinematics.fixed_by_drivers, at the design configuration)."""
+    from dataclasses import replace
+
+    from ..kinematics import DrivenMotion, compile_model, fixed_by_drivers
+
+    if not mech.drivers:
+        return set(), None, {}
+    ground = {b.name for b in mech.bodies if b.ground}
+    part = set(ground)  # the bodies joints attach to the ground, directly or through others
+    grew = True
+    while grew:
+        grew = False
+        for j in mech.joints:
+            if (j.bodies[0] in part) != (j.bodies[1] in part):
+                part.update(j.bodies)
+                grew = True
+    joint_of = {j.name: j for j in mech.joints}
+    for i, d in enumerate(mech.drivers):
+        j = joint_of.get(d.joint)
+        if j is not None and j.bodies[0] not in part:
+            raise LinkwrightError(f"drivers[{i}]", f"joint '{d.joint}' is not attached to the ground through joints: "
+                                                   "the drivers move bodies relative to the ground")
+    sub = replace(mech, bodies=[b for b in mech.bodies if b.name in part],
+                  joints=[j for j in mech.joints if j.bodies[0] in part], contact=None, simulation=None, layout={})
+    km = compile_model(sub)
+    fixed = fixed_by_drivers(km)
+    kin = {name for name, f in zip(km.body_names, fixed) if f} - ground
+    held = kin | ground
+    for i, d in enumerate(mech.drivers):
+        for b in joint_of[d.joint].bodies:
+            if b not in held:
+                raise LinkwrightError(f"drivers[{i}]", f"joint '{d.joint}' moves body '{b}', which the drivers do not "
+                                                       "fix (undriven joints also move it): the contact time-stepper "
+                                                       "moves driven bodies by the drivers alone; drive every freedom "
+                                                       "of that chain, or remove this driver")
+    sub = replace(sub, bodies=[b for b in sub.bodies if b.name in held],
+                  joints=[j for j in sub.joints if set(j.bodies) <= held])
+    km = compile_model(sub)
+    motion = DrivenMotion(km)
+    got = motion.at(0.0)
+    if isinstance(got, str):
+        raise LinkwrightError("drivers", got)
+    T, tw, _unit = got
+    idx = {name: k for k, name in enumerate(km.body_names)}
+    at0 = {name: (T[idx[name]], tw[idx[name]]) for name in kin}
+    return kin, km, at0
+
+
 def _joint_specs(mech, names, dyn, com, poses) -> tuple:
-    """The JointSpec of every joint with a dynamic body: its frame in each body's axes, relative to the centre of
-    mass (the design configuration is the bodies' initial poses, core.kinematics.model)."""
+    """The JointSpec of every joint with a body moved by forces (dyn): its frame in each body's axes, relative to
+    the centre of mass (in the design configuration: the document's poses, core.kinematics.model)."""
     from ..joints import JOINT_TYPES, joint_design_frame
     from .joints import JointSpec, joint_rows
 

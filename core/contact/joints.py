@@ -208,8 +208,7 @@ class JointPlan:
         off = off0
         for js in self.specs:
             ka, kb = int(slot[js.a]), int(slot[js.b])
-            ma, mb = model.mass[js.a], model.mass[js.b]
-            m_ref = ma * mb / (ma + mb) if ka >= 0 and kb >= 0 else (ma if ka >= 0 else mb)
+            m_ref = float(model.reduced_mass(js.a, js.b))  # (a static or kinematic body: infinite mass)
             nc = js.rows.n
             cols = [6 * k + np.arange(6) for k in (ka, kb) if k >= 0] + [off + np.arange(nc)]
             c = np.concatenate(cols)
@@ -285,6 +284,19 @@ class JointStep:
                 EA = quat_to_matrix(new.q[js.a]) @ js.axes_a
                 EB = quat_to_matrix(new.q[js.b]) @ js.axes_b
                 out[q] = _screw_angle(EA, EB, js.rows.screw, self.turn0[q])[0]
+        return out
+
+    def body_wrenches(self, z: np.ndarray) -> list:
+        """[(body, F, T)] the impulse each joint gives each of its bodies that is not static over the step: F (N s)
+        and the angular impulse T about the body's centre of mass at the start of the step (N m s), world frame."""
+        plan = self.plan
+        out = []
+        for q, js in enumerate(plan.specs):
+            lam = z[plan.off[q]:plan.off[q] + plan.n[q]]
+            WA, WB = joint_wrench(self.G0[q], plan.m_ref[q], lam)
+            for body, k, W in ((js.a, plan.ka[q], WA), (js.b, plan.kb[q], WB)):
+                if k >= 0:
+                    out.append((body, W[0:3], W[3:6]))
         return out
 
     def impulses(self, z: np.ndarray) -> np.ndarray:

@@ -63,6 +63,9 @@ class Recording:
     # bodies[1] (impulse over the step / h), N, world
     joint_torque: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 3)))  # (K,J,3) ... its moment about the
     # joint origin, N m
+    driver_names: list[str] = field(default_factory=list)  # the document's drivers (driven coordinates)
+    driver_effort: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (K,D) the force or torque each
+    # driver gives its coordinate (impulse over the step / h), N or N m
 
     @property
     def n_frames(self) -> int:
@@ -84,7 +87,7 @@ class Recording:
     def check_finite(self) -> None:
         """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one)."""
         for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf", "pr", "point_a",
-                     "point_b", "normal", "residual", "joint_force", "joint_torque"):
+                     "point_b", "normal", "residual", "joint_force", "joint_torque", "driver_effort"):
             a = np.asarray(getattr(self, name), dtype=float)
             bad = ~np.isfinite(a)
             if bad.any():
@@ -102,6 +105,8 @@ class Recording:
         if self.joint_names:  # (a recording without joints is written as before)
             arrays.update(joint_force=self.joint_force, joint_torque=self.joint_torque,
                           joint_names=np.array(self.joint_names, dtype=str))
+        if self.driver_names:
+            arrays.update(driver_effort=self.driver_effort, driver_names=np.array(self.driver_names, dtype=str))
         np.savez_compressed(
             path, **arrays, body_names=np.array(self.body_names, dtype=str), pair_names=np.array(self.pair_names, dtype=str),
             meta=np.array([self.method, repr(self.dt), "1" if self.completed else "0", self.reason], dtype=str))
@@ -115,6 +120,7 @@ class Recording:
             cols += [f"{self.pair_names[p]}.{c}" for c in ("gap", "pn", "pt", "px", "py", "pz")]
         for j in self.joint_names:
             cols += [f"{j}.{c}" for c in ("fx", "fy", "fz", "tx", "ty", "tz")]
+        cols += [f"{d}.effort" for d in self.driver_names]
         return cols + ["solver.iters", "solver.residual"]
 
     def _csv_pairs(self, pairs):
@@ -144,6 +150,7 @@ class Recording:
                         repr(float(np.linalg.norm(self.pf[k, p])))] + [repr(float(x)) for x in self.point_a[k, p]]
             for j in range(len(self.joint_names)):
                 row += [repr(float(x)) for x in np.concatenate((self.joint_force[k, j], self.joint_torque[k, j]))]
+            row += [repr(float(x)) for x in self.driver_effort[k]] if self.driver_names else []
             row += [str(int(self.iterations[k])), repr(float(self.residual[k]))]
             w.writerow(row)
 
@@ -169,7 +176,10 @@ class Recording:
         for attr, name in (("joint_force", "joint.force"), ("joint_torque", "joint.torque")):
             kw[attr] = (np.array(series[name][:n], dtype=float).reshape(n, len(joints), 3) if name in series
                         else np.zeros((n, len(joints), 3)))
-        return cls(joint_names=joints, method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
+        drivers = list(header.get("driver_names", ()))
+        kw["driver_effort"] = (np.array(series["driver.effort"][:n], dtype=float).reshape(n, len(drivers))
+                               if "driver.effort" in series else np.zeros((n, len(drivers))))
+        return cls(joint_names=joints, driver_names=drivers, method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
                    pair_names=list(header["pair_names"]), t=np.array(times, dtype=float), **kw,
                    iterations=solver[:, 0].astype(int), residual=solver[:, 1].copy(), halvings=solver[:, 2].astype(int),
                    completed=bool(completed), reason="completed" if completed else reason,
@@ -181,9 +191,10 @@ def load_npz(path) -> Recording:
     """Read a recording written by Recording.save_npz."""
     with np.load(path, allow_pickle=False) as d:
         meta = [str(x) for x in d["meta"]]
-        kw = {k: d[k] for k in d.files if k not in ("body_names", "pair_names", "meta", "joint_names")}
-        if "joint_names" in d.files:
-            kw["joint_names"] = [str(x) for x in d["joint_names"]]
+        kw = {k: d[k] for k in d.files if k not in ("body_names", "pair_names", "meta", "joint_names", "driver_names")}
+        for names in ("joint_names", "driver_names"):
+            if names in d.files:
+                kw[names] = [str(x) for x in d[names]]
         return Recording(method=meta[0], dt=float(meta[1]), body_names=[str(x) for x in d["body_names"]],
                          pair_names=[str(x) for x in d["pair_names"]], completed=meta[2] == "1", reason=meta[3], **kw)
 
@@ -259,6 +270,7 @@ CONTACT_CHANNELS = {
     "pair.normal": ("contact normal (B to A)", "", "pairs", ("x", "y", "z")),
     "joint.force": ("joint reaction force on its second body", "N", "joints", ("x", "y", "z")),
     "joint.torque": ("joint reaction torque on its second body, about the joint", "N m", "joints", ("x", "y", "z")),
+    "driver.effort": ("driver effort", "N or N m", "drivers", ()),
     "energy": ("energy", "J", ("kinetic", "potential", "total"), ()),
     "solver": ("solver", "", ("iterations", "residual", "halvings"), ()),
 }
@@ -305,8 +317,13 @@ class ContactRun:
         self.dynamic_names = [model.names[i] for i in self.dyn]
         self.pair_names = [f"{model.names[a]}/{model.names[b]}" for a, b, _ in model.pairs]
         self.joint_names = [js.name for js in model.joints]
+        self.driver_names = list(model.drive.driver_names) if model.drive is not None else []
+        # the energies count the bodies moved by forces (a kinematic body is driven: its mass is not the model's)
+        self._energy_mass = np.where(model.free[self.dyn], model.mass[self.dyn], 0.0)
+        self._energy_inertia = model.inertia_body[self.dyn] * model.free[self.dyn, None, None]
         self.times = np.arange(n_steps + 1) * h
-        over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names), "joints": tuple(self.joint_names)}
+        over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names), "joints": tuple(self.joint_names),
+                "drivers": tuple(self.driver_names)}
         self.channels = tuple(Channel(name, title, unit, over[rows] if isinstance(rows, str) else rows, comps)
                               for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
         pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
@@ -326,11 +343,13 @@ class ContactRun:
 
     def header(self) -> dict:
         """What a Recording of this run holds besides its frames (Recording.from_series): method, step, the dynamic
-        bodies' and the pairs' names, masses, inertias and centres of mass."""
+        bodies' and the pairs' names, masses, inertias (zero for kinematic bodies) and centres of mass, the joints'
+        and drivers' names."""
         m, dyn = self.model, self.dyn
         return {"method": self.method, "dt": self.h, "body_names": list(self.dynamic_names),
-                "pair_names": list(self.pair_names), "mass": m.mass[dyn].copy(), "inertia": m.inertia_body[dyn].copy(),
-                "com": m.com_body[dyn].copy(), "joint_names": list(self.joint_names)}
+                "pair_names": list(self.pair_names), "mass": self._energy_mass.copy(),
+                "inertia": self._energy_inertia.copy(), "com": m.com_body[dyn].copy(),
+                "joint_names": list(self.joint_names), "driver_names": list(self.driver_names)}
 
     def __iter__(self) -> Iterator[ContactFrame]:
         st = initial_state(self.model)
@@ -394,10 +413,12 @@ class ContactRun:
         if res is not None and res.joint_impulse is not None:
             v["joint.force"][:] = res.joint_impulse[:, 0:3] / h  # the step's mean reaction: impulse / h
             v["joint.torque"][:] = res.joint_impulse[:, 3:6] / h
-        m = model.mass[dyn]
+        if res is not None and res.driver_impulse is not None:
+            v["driver.effort"][:] = res.driver_impulse / h
+        m = self._energy_mass
         w = st.w[dyn]
         Rd, vd = R[dyn], st.v[dyn]
-        Iw = np.einsum("bij,bjk,blk,bl->bi", Rd, model.inertia_body[dyn], Rd, w)  # R I R^T w
+        Iw = np.einsum("bij,bjk,blk,bl->bi", Rd, self._energy_inertia, Rd, w)  # R I R^T w
         # (ndarray.sum: the same reduction as np.sum without its Python wrapper)
         kinetic = float(0.5 * (m * np.einsum("bi,bi->b", vd, vd)).sum() + 0.5 * (w * Iw).sum())
         potential = float(-(m * (st.p[dyn] @ model.gravity)).sum())  # zero at the origin
@@ -453,4 +474,4 @@ def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = Non
 _RECORDED = {"position": "body.position", "orientation": "body.orientation", "velocity": "body.velocity",
              "angular": "body.angular", "active": "pair.active", "gap": "pair.gap", "pn": "pair.pn", "pf": "pair.pf",
              "pr": "pair.pr", "point_a": "pair.point_a", "point_b": "pair.point_b", "normal": "pair.normal"}
-_SERIES = set(_RECORDED.values()) | {"solver", "joint.force", "joint.torque"}  # the channels a Recording is made of
+_SERIES = set(_RECORDED.values()) | {"solver", "joint.force", "joint.torque", "driver.effort"}  # the channels a Recording is made of

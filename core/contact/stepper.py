@@ -41,7 +41,7 @@ from .ipm import SolverOptions
 from .mcp import MCPResult, solve_mcp
 from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pairs, pair_layout,
                    separation_pin, tangent_frame)
-from ..transforms import quat_to_matrix
+from ..transforms import matrix_to_quat, quat_to_matrix
 
 __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points", "candidate_pairs", "METHODS",
            "SOLVERS"]
@@ -100,6 +100,8 @@ class StepResult:
     pairs: int = 0  # candidate pairs in the step's solve (of the whole step, when it was halved)
     joint_impulse: np.ndarray | None = None  # (J, 6) per model joint: impulse on its bodies[1] over the step, N s,
     # and angular impulse about the joint origin, N m s (world; core.contact.joints.JointStep.impulses)
+    driver_impulse: np.ndarray | None = None  # (D,) per driver: the generalised impulse it gives its coordinate over
+    # the step to move the kinematic bodies against the contacts and joints (N s or N m s; _driver_impulses)
 
 
 def _rot(q):
@@ -369,10 +371,13 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
     if not second.converged:
         return StepResult(state, False, its, second.residual,
                           f"step did not converge even when halved ({second.reason})", res.contacts, halvings, pairs)
-    joint_impulse = (None if first.joint_impulse is None or second.joint_impulse is None
-                     else first.joint_impulse + second.joint_impulse)
+    def added(name):
+        x, y = getattr(first, name), getattr(second, name)
+        return None if x is None or y is None else x + y
+
     return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
-                      _merge_contacts(first.contacts, second.contacts), halvings, pairs, joint_impulse)
+                      _merge_contacts(first.contacts, second.contacts), halvings, pairs, added("joint_impulse"),
+                      added("driver_impulse"))
 
 
 def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float, nf: int = 0, ac: bool = False) -> np.ndarray:
@@ -453,6 +458,17 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     # dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
     c_body, Sinv = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v, state.w,
                              model.gravity, model.force, model.torque)
+    driven = None
+    if model.drive is not None:
+        # the kinematic bodies' rows are their driven motion, nu = nu_driven (infinite mass: M^-1 = 0, so no impulse
+        # moves them), with the velocities that carry them to the drivers' poses at t + h
+        driven = _driven_motion(model, state, R0, h, ws)
+        if isinstance(driven, str):
+            return StepResult(state, False, 0, float("nan"), driven)
+        slots = model.dynamic_slot[model.drive.body]
+        c_body, Sinv = c_body.copy(), Sinv.copy()
+        c_body[slots] = driven[0]
+        Sinv[slots] = 0.0
 
     cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
     warm_start = {} if cold else state.warm  # (cold: every pair from its closest points now, no impulse)
@@ -749,6 +765,8 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     new.t = state.t + h
     new.warm = {}
     advance_poses(float(h), dyn, z[:6 * nb].reshape(nb, 6), new.p, new.q, new.v, new.w)
+    if driven is not None:  # (the same poses to rounding; exactly the drivers', so that no drift builds up)
+        new.p[model.drive.body], new.q[model.drive.body] = driven[1], driven[2]
     contacts = []
     if method == "implicit":
         by_pair = {}
@@ -787,8 +805,63 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if jstep is not None:
         new.joints = {"lam": z[plan.joints.start:ntot].copy(), "h": h, "turns": jstep.end_turns(new)}
         joint_impulse = jstep.impulses(z)
+    driver_impulse = None
+    if driven is not None:
+        driver_impulse = _driver_impulses(model, state, contacts, jstep, z, driven[3])
     return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
-                      joint_impulse=joint_impulse)
+                      joint_impulse=joint_impulse, driver_impulse=driver_impulse)
+
+
+def _driven_motion(model: ContactModel, state: State, R0: np.ndarray, h: float, ws: "Workspace"):
+    """The kinematic bodies over the step from state.t to t + h: their velocities (K, 6) that carry them to the
+    drivers' poses at t + h (p+ = p + h v, R+ = cayley(h w / 2) R, as every body moves in the step), those poses
+    (centres of mass (K, 3), quaternions (K, 4)) and their twists per unit rate of each driver (D, K, 6) at t + h;
+    or the reason the drivers cannot be followed there."""
+    d = model.drive
+    got = ws.driven(model).at(state.t + h)
+    if isinstance(got, str):
+        return got
+    T, _twists, unit = got
+    b = d.body
+    R1 = T[d.km_body, :3, :3]
+    p1 = T[d.km_body, :3, 3] + np.einsum("kij,kj->ki", R1, model.com_body[b])
+    V = np.empty((b.size, 6))
+    V[:, 0:3] = (p1 - state.p[b]) / h
+    q1 = np.empty((b.size, 4))
+    for k in range(b.size):
+        rel = matrix_to_quat(R1[k] @ R0[b[k]].T)  # (w, x, y, z) of the rotation over the step
+        if rel[0] < 0.0:
+            rel = -rel
+        # cayley(u) is the rotation of the quaternion (1, u) / |(1, u)|: u = h w / 2 = (x, y, z) / w
+        V[k, 3:6] = (2.0 / h) * rel[1:] / rel[0]
+        q1[k] = matrix_to_quat(R1[k])
+        if q1[k] @ state.q[b[k]] < 0.0:
+            q1[k] = -q1[k]  # (the same rotation; the sign nearest the last step's keeps the quaternions continuous)
+    return V, p1, q1, unit[:, d.km_body]
+
+
+def _driver_impulses(model: ContactModel, state: State, contacts: list, jstep, z: np.ndarray,
+                     unit: np.ndarray) -> np.ndarray:
+    """(D,) the impulse each driver gives its coordinate over the step: the kinematic bodies are massless for it,
+    so by virtual work Q_d = -sum_k (F_k . v_k^d + T_k . w_k^d), (F_k, T_k) the impulse the contacts and joints give
+    kinematic body k (about the world origin) and (v_k^d, w_k^d) its twist per unit rate of driver d (the velocity of
+    its point at the world origin, and its angular velocity; the twists at the end of the step)."""
+    slot = -np.ones(model.n_bodies, int)
+    slot[model.drive.body] = np.arange(model.drive.body.size)
+    W = np.zeros((model.drive.body.size, 6))
+    for c in contacts:
+        a, b, _mu = model.pairs[c.pair]
+        P = c.pn * c.normal + c.pf  # on A; -P on B
+        for body, point, sign in ((a, c.a1, 1.0), (b, c.a2, -1.0)):
+            if slot[body] >= 0:
+                W[slot[body], 0:3] += sign * P
+                W[slot[body], 3:6] += sign * (np.cross(point, P) + c.pr * c.normal)
+    if jstep is not None:
+        for body, F, T in jstep.body_wrenches(z):
+            if slot[body] >= 0:
+                W[slot[body], 0:3] += F
+                W[slot[body], 3:6] += T + np.cross(state.p[body], F)
+    return -np.einsum("kj,dkj->d", W, unit)
 
 
 @dataclass
@@ -842,6 +915,17 @@ class Workspace:
     def __init__(self):
         self._plans: dict = {}
         self._tables: dict = {}
+        self._driven: dict = {}
+
+    def driven(self, model: ContactModel):
+        """This run's solver of the model's driven motion (core.kinematics.DrivenMotion: it continues from the times
+        it has solved)."""
+        got = self._driven.get(id(model))
+        if got is None:
+            from ..kinematics import DrivenMotion
+
+            got = self._driven[id(model)] = (model, DrivenMotion(model.drive.km))  # (the model kept: its id unique)
+        return got[1]
 
     def plan(self, model: ContactModel, cand: list[int], method: str) -> "_Plan":
         """The step structure of these candidate pairs (cached: the same pairs stay in range for most steps, so a
@@ -1025,9 +1109,8 @@ class _PairTable:
         self.mu = np.array([mu for _a, _b, mu in model.pairs], float).reshape(P)
         self.lay = [_layout_for(model, ip, method) for ip in range(P)]
         self.sz = np.array([lay.size if method == "implicit" else _explicit_size(lay) for lay in self.lay], int)
-        ma, mb = model.mass[self.a], model.mass[self.b]
-        # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static B)
-        self.m_ref = np.where(model.dynamic[self.b], ma * mb / (ma + mb), ma)
+        # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static or kinematic B)
+        self.m_ref = model.reduced_mass(self.a, self.b)
         self.ka, self.kb = model.dynamic_slot[self.a], model.dynamic_slot[self.b]
 
 

@@ -13,7 +13,7 @@ from ..transforms import skew
 from .model import KinematicModel, compile_model
 from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
 
-__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian"]
+__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,26 @@ def rank_mobility(mech: Mechanism) -> RankMobility:
         drivers=len(mech.drivers),
         design_closed=closed,
     )
+
+
+def fixed_by_drivers(km: KinematicModel) -> np.ndarray:
+    """(n_bodies,) bool: the bodies that cannot move while every driver is held, at the design configuration (no
+    motion of the undriven coordinates that keeps every loop closed moves them; rank by RANK_RTOL).  Bodies of a part
+    without ground keep their root's six freedoms, which are not coordinates: call it on a part with ground."""
+    ws = Workspace(km)
+    forward(ws, np.zeros(km.nq))
+    U = km.unknown
+    if not len(U):
+        return np.ones(km.n_bodies, bool)
+    if km.n_loops:
+        G = twist_jacobian(ws)[:, U]
+        _u, s, vt = np.linalg.svd(G)
+        rank = int((s > RANK_RTOL * max(s[0] if len(s) else 0.0, 1.0)).sum())
+        free = vt[rank:].T  # orthonormal motions of the undriven coordinates that keep the loops closed
+    else:
+        free = np.eye(len(U))
+    motion = body_twist_jacobian(ws)[:, :, U] @ free  # (n, 6, k): world twists of the bodies along those motions
+    return np.abs(motion).max(axis=(1, 2), initial=0.0) <= RANK_RTOL * max(km.length_scale, 1.0)
 
 
 def check_drivers(km: KinematicModel) -> int:

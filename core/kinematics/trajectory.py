@@ -17,6 +17,7 @@ from .model import KinematicModel
 from .solver import (
     Workspace,
     forward,
+    body_twists,
     point_kinematics,
     solve_accelerations,
     solve_positions,
@@ -24,7 +25,7 @@ from .solver import (
     twist_jacobian,
 )
 
-__all__ = ["Frame", "Trajectory", "TrajectoryRun", "solve_trajectory", "trajectory_of", "driver_values",
+__all__ = ["Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "solve_trajectory", "trajectory_of", "driver_values",
            "driver_values_until", "MAX_SUBDIVISION", "KINEMATIC_CHANNELS"]
 
 MAX_SUBDIVISION = 6  # a step that fails is halved up to this many times (64 sub-steps) before giving up
@@ -324,6 +325,56 @@ class TrajectoryRun:
                 return
             s = new
             yield self._frame(k, s)
+
+
+class DrivenMotion:
+    """The driven motion at any time asked for, in any order (the kinematic bodies of a contact run, whose steps may
+    be halved and retried): each time is solved by continuation from the nearest time solved before, on the same
+    assembly branch as a TrajectoryRun.  LinkwrightError at construction when the mechanism cannot be assembled at
+    t = 0."""
+
+    _KEEP = 32  # solved times kept to continue from
+
+    def __init__(self, km: KinematicModel) -> None:
+        self.km = km
+        self._run = TrajectoryRun(km, [0.0])
+        s, why = self._run._start()
+        if s is None:
+            raise LinkwrightError("drivers", f"the driven bodies cannot be assembled at t = 0: {why}")
+        self._solved: dict[float, tuple] = {}
+        self._states: dict[float, _State] = {0.0: s}
+
+    def at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
+        """(poses (n, 4, 4), twists (n, 6), unit twists (n_drivers, n, 6)) at time t: world body poses, world
+        twists (v of the body point at the world origin, w), and the twists per unit rate of each driver with the
+        others held; or the reason the motion cannot be solved there."""
+        t = float(t)
+        got = self._solved.get(t)
+        if got is not None:
+            return got
+        s = self._states.get(t)
+        if s is None:
+            near = min(self._states, key=lambda u: abs(u - t))
+            s, why = self._run._advance(self._states[near], t)
+            if s is None:
+                return f"the driven bodies at t = {t:.6g} s: {why}"
+            if len(self._states) >= self._KEEP:
+                self._states.pop(next(iter(self._states)))
+            self._states[t] = s
+        ws = self._run.ws
+        if not np.array_equal(ws.q, s.q):
+            forward(ws, s.q)
+        poses = ws.T.copy()
+        twists = body_twists(ws, s.qd)[0]
+        unit = np.zeros((len(self.km.driven), self.km.n_bodies, 6))
+        for d in range(len(self.km.driven)):
+            e = np.zeros(len(self.km.driven))
+            e[d] = 1.0
+            unit[d] = body_twists(ws, solve_velocities(ws, e)[0])[0]
+        if len(self._solved) >= self._KEEP:
+            self._solved.pop(next(iter(self._solved)))
+        self._solved[t] = out = (poses, twists, unit)
+        return out
 
 
 def solve_trajectory(km: KinematicModel, times, cancel: Callable[[], bool] | None = None) -> Trajectory:

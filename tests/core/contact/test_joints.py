@@ -269,17 +269,6 @@ def test_dynamic_body_without_shape_or_inertia_is_refused_located():
     assert str(e.value).startswith("bodies[1]:") and "needs a mass" in str(e.value)
 
 
-def test_drivers_are_refused_located():
-    base = [{"name": "ground", "ground": True}, _rod("bar", 1.0, 1.0, (0, 0, 0), 0.0)]
-    doc = json.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
-                                 "bodies": base, "joints": [{"name": "pin", "type": "revolute",
-                                                             "bodies": ["ground", "bar"]}],
-                                 "drivers": [{"joint": "pin", "value": "t"}]}))
-    with pytest.raises(LinkwrightError) as e:
-        build_model(io.loads(json.dumps(doc)))
-    assert str(e.value).startswith("drivers[0]:")
-
-
 def test_reactions_of_a_hanging_pendulum_are_recorded(tmp_path):
     # a bob hanging at rest below its pin: the pin holds its weight, force m g upwards and no moment about the pin
     # (the bob's centre of mass is on the vertical through it), at every step; the recording keeps them in .npz and

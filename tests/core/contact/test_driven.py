@@ -1,0 +1,151 @@
+"""Driven joints in the contact step: the bodies the drivers fix move as the kinematics says (infinite mass), take
+part in contact with the bodies moved by forces, and each driver's effort is recorded; checked against closed forms."""
+
+import json
+
+import numpy as np
+import pytest
+
+from core import io
+from core.contact import build_model, initial_state, simulate
+from core.contact.joints import joint_errors
+from core.contact.recording import iter_steps
+from core.errors import LinkwrightError
+
+G = 9.81
+
+
+def _doc(bodies, joints, drivers, friction=0.5, space="spatial", pairs=()):
+    return io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": space,
+                                "gravity": [0, 0, -G], "bodies": bodies, "joints": joints, "drivers": drivers,
+                                "contact": {"friction": friction, "pairs": [{"bodies": list(b), "friction": f}
+                                                                           for b, f in pairs]}}))
+
+
+def _box(name, size, position, **extra):
+    return {"name": name, "shape": {"type": "box", "size": list(size)},
+            "pose": {"position": list(position), "orientation": [1, 0, 0, 0]}, **extra}
+
+
+FLOOR = {"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0.0}}
+
+
+def _run(model, h, n):
+    """Step results of n steps; every step converged, every joint closed to 1e-9 and every gap >= -1e-9 m."""
+    out, st = [], initial_state(model)
+    for res in iter_steps(model, h, n, state=st):
+        assert res.converged, res.reason
+        assert all(c.gap >= -1e-9 for c in res.contacts)
+        assert np.abs(joint_errors(model, res.state)).max(initial=0.0) <= 1e-9
+        out.append(res)
+    return out
+
+
+def test_a_driven_platform_lifts_a_box_with_the_force_m_g_plus_a():
+    # a platform (no mass: the drivers fix it) on a prismatic joint driven up with z = a t^2 / 2 carries a 2 kg box:
+    # the box rides on it (no penetration, no separation), the contact force is N = m (g + a) at every step (the
+    # step's mean force, and the motion is uniformly accelerated) and the driver, pushing a massless platform, gives
+    # exactly that force
+    m, a, h = 2.0, 1.5, 0.01
+    mech = _doc([{"name": "ground", "ground": True}, _box("platform", (0.6, 0.6, 0.1), (0, 0, 0.5)),
+                 _box("box", (0.2, 0.2, 0.2), (0, 0, 0.65), mass=m)],
+                [{"name": "lift", "type": "prismatic", "bodies": ["ground", "platform"], "at": [0, 0, 0.5],
+                  "axis": [0, 0, 1]}],
+                [{"joint": "lift", "value": f"{a / 2} * t**2"}])
+    model = build_model(mech)
+    assert list(model.kinematic) == [False, True, False] and model.drive.driver_names == ("lift",)
+    results = _run(model, h, 40)
+    for k, res in enumerate(results):
+        t = (k + 1) * h
+        st = res.state
+        np.testing.assert_allclose(st.p[1, 2], 0.5 + a * t * t / 2, atol=1e-12)  # the platform where driven
+        np.testing.assert_allclose(st.p[2, 2] - st.p[1, 2], 0.15, atol=1e-9)  # the box rides on it
+        if k == 0:
+            continue  # (the first step's mean velocity is a h / 2 from rest: its mean force is m (g + a / 2))
+        assert sum(c.pn for c in res.contacts) / h == pytest.approx(m * (G + a), rel=1e-9)
+        assert res.driver_impulse[0] / h == pytest.approx(m * (G + a), rel=1e-9)
+
+
+def test_a_driven_pusher_slides_a_box_with_the_force_of_sliding_friction():
+    # a pusher (no mass) on a prismatic joint driven at constant speed u along x meets a box resting on the floor
+    # (friction mu) and pushes it along: after the (inelastic) impact the box slides at u, and the pusher's force,
+    # which the driver gives, balances sliding friction, mu m g (the pusher's face is frictionless, so the floor
+    # carries the whole weight); the pusher and the floor never touch (a kinematic and a static body: both motions
+    # given)
+    m, mu, u, h = 1.0, 0.4, 0.2, 0.01
+    mech = _doc([FLOOR, _box("pusher", (0.1, 0.4, 0.1), (0.0, 0, 0.06)),
+                 _box("box", (0.2, 0.2, 0.2), (0.16, 0, 0.1), mass=m)],
+                [{"name": "slide", "type": "prismatic", "bodies": ["floor", "pusher"], "at": [0, 0, 0.06],
+                  "axis": [1, 0, 0]}],
+                [{"joint": "slide", "value": f"{u} * t"}], friction=mu, pairs=[(("box", "pusher"), 0.0)])
+    model = build_model(mech)
+    pairs = {(model.names[a], model.names[b]) for a, b, _ in model.pairs}
+    assert pairs == {("box", "floor"), ("box", "pusher")}
+    results = _run(model, h, 60)
+    late = results[30:]  # (the gap of 0.01 m closes at t = 0.05 s)
+    for res in late:
+        np.testing.assert_allclose(res.state.v[2], [u, 0, 0], atol=1e-9)
+        assert res.driver_impulse[0] / h == pytest.approx(mu * m * G, rel=1e-6)
+
+
+def test_a_pendulum_on_a_driven_carriage_loads_the_driver_with_its_joint_reaction():
+    # mixed: a carriage (no mass) driven along x carries a pendulum bob (dynamic) on a pin; the driver's effort is
+    # the force the carriage needs against the pin's reaction along x (the carriage is massless): Q = F_x, the
+    # reaction the pin gives the bob; the pin stays closed to 1e-9 at every step
+    bob = {"name": "bob", "mass": 1.5, "inertia": [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]],
+           "pose": {"position": [0, 0, -0.5]}}
+    mech = _doc([{"name": "ground", "ground": True}, {"name": "carriage"}, bob],
+                [{"name": "rail", "type": "prismatic", "bodies": ["ground", "carriage"], "axis": [1, 0, 0]},
+                 {"name": "pin", "type": "revolute", "bodies": ["carriage", "bob"], "axis": [0, 1, 0]}],
+                [{"joint": "rail", "value": "0.1 * sin(6 * t)"}])
+    model = build_model(mech)
+    assert list(model.kinematic) == [False, True, False]
+    results = _run(model, 0.01, 50)
+    swing = [abs(r.state.p[2, 0] - r.state.p[1, 0]) for r in results]
+    assert max(swing) > 1e-3  # the carriage's motion swings the bob
+    for res in results:
+        assert res.driver_impulse[0] == pytest.approx(res.joint_impulse[0, 0], rel=1e-9, abs=1e-12)
+
+
+def test_the_recording_keeps_the_driver_effort(tmp_path):
+    from core.contact import load_npz
+
+    mech = _doc([{"name": "ground", "ground": True}, _box("platform", (0.6, 0.6, 0.1), (0, 0, 0.5)),
+                 _box("box", (0.2, 0.2, 0.2), (0, 0, 0.65), mass=1.0)],
+                [{"name": "lift", "type": "prismatic", "bodies": ["ground", "platform"], "at": [0, 0, 0.5],
+                  "axis": [0, 0, 1]}],
+                [{"joint": "lift", "value": "0"}])  # held still: the box's weight
+    rec = simulate(build_model(mech), t_end=0.03, dt=0.01)
+    assert rec.completed and rec.driver_names == ["lift"]
+    np.testing.assert_allclose(rec.driver_effort[1:, 0], G, rtol=1e-9)
+    assert rec.mass[0] == 0.0  # (the platform, driven, is not in the energies)
+    rec.save(tmp_path / "r.npz")
+    np.testing.assert_array_equal(load_npz(tmp_path / "r.npz").driver_effort, rec.driver_effort)
+    rec.save(tmp_path / "r.csv")
+    head = (tmp_path / "r.csv").read_text().splitlines()[0].split(",")
+    assert "lift.effort" in head
+
+
+def test_a_body_the_drivers_do_not_fix_needs_a_mass_located():
+    # a crank driven about y with a massless bar pinned to it: the bar swings freely (not fixed by the driver), so
+    # it must have a mass
+    mech = _doc([{"name": "ground", "ground": True}, {"name": "crank"}, {"name": "bar"}],
+                [{"name": "a", "type": "revolute", "bodies": ["ground", "crank"], "axis": [0, 1, 0]},
+                 {"name": "b", "type": "revolute", "bodies": ["crank", "bar"], "at": [0.2, 0, 0], "axis": [0, 1, 0]}],
+                [{"joint": "a", "value": "t"}])
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert str(e.value).startswith("bodies[2]:") and "drivers do not fix" in str(e.value)
+
+
+def test_a_driver_on_a_joint_of_a_body_moved_by_forces_is_refused_located():
+    # the first joint is free, so the driven second joint moves a body the drivers do not fix
+    mech = _doc([{"name": "ground", "ground": True}, {"name": "arm", "mass": 1.0, "inertia": [[1, 0, 0], [0, 1, 0],
+                                                                                            [0, 0, 1]]},
+                 {"name": "hand", "mass": 1.0, "inertia": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}],
+                [{"name": "a", "type": "revolute", "bodies": ["ground", "arm"], "axis": [0, 1, 0]},
+                 {"name": "b", "type": "revolute", "bodies": ["arm", "hand"], "at": [0.2, 0, 0], "axis": [0, 1, 0]}],
+                [{"joint": "b", "value": "t"}])
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert str(e.value).startswith("drivers[0]:") and "does not fix" in str(e.value).replace("do not", "does not")
