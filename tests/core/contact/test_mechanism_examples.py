@@ -114,6 +114,19 @@ def test_cam_follower_at_low_speed_follows_the_profile():
     np.testing.assert_allclose(rec.position[:, f, :2], 0.0, atol=1e-9)  # the guide holds it on its line
     p = _pair(rec, "cam", "follower")
     assert np.all(rec.pn[1:, p] > 0)  # loaded at every step: it never leaves the cam
+    # the shaft's torque, by power balance (no friction): effort w = N dz/dt = N h'(theta) w, so effort = N h'(theta),
+    # with the load N = m (g + w^2 h''(theta)) that lifts the follower along the profile; h = sqrt(u),
+    # u = a^2 sin^2 + b^2 cos^2, u' = (a^2 - b^2) sin 2theta, u'' = 2 (a^2 - b^2) cos 2theta
+    th = 2.0 * rec.t[1:]
+    u = (CAM_A * np.sin(th)) ** 2 + (CAM_B * np.cos(th)) ** 2
+    du, ddu = (CAM_A**2 - CAM_B**2) * np.sin(2 * th), 2 * (CAM_A**2 - CAM_B**2) * np.cos(2 * th)
+    h1 = du / (2 * np.sqrt(u))
+    h2 = ddu / (2 * np.sqrt(u)) - du**2 / (4 * u**1.5)
+    m = model.mass[model.names.index("follower")]
+    effort = m * (9.81 + 4.0 * h2) * h1
+    assert rec.driver_names == ["shaft"]
+    # (to 1 % of its peak: the recorded effort is the step's impulse / h, measured within 0.1 %)
+    np.testing.assert_allclose(rec.driver_effort[1:, 0], effort, atol=0.01 * np.abs(effort).max())
 
 
 def test_cam_follower_jumps_at_high_speed():
