@@ -88,7 +88,7 @@ def free_variant(doc: dict) -> dict:
     from core.contact import build_model
 
     model = build_model(io.loads(json.dumps(doc)))
-    moving = {n for n, d in zip(model.names, model.dynamic) if d}
+    moving = {n for n, f in zip(model.names, model.free) if f}  # moved by forces (not static, not kinematic)
     out = copy.deepcopy(doc)
     out["joints"], out["drivers"] = [], []
     bodies = []
@@ -107,7 +107,8 @@ def run(doc: dict, steps: int | None, budget: float) -> dict:
     from core.contact import build_model, initial_state, step
     from core.contact.stepper import Workspace
 
-    model = build_model(io.loads(json.dumps(doc)))
+    mech = io.loads(json.dumps(doc))
+    model = build_model(mech)
     h = model.dt
     n = steps or int(round(model.duration / h))
     state = initial_state(model)
@@ -138,7 +139,8 @@ def run(doc: dict, steps: int | None, budget: float) -> dict:
         state = r.state
     times = np.array(cpu)
     return {"steps": n, "steps_done": len(cpu), "completed": len(cpu) == n, "stop": stop, "h": h,
-            "bodies": int(model.dynamic.sum()), "joints": len(model.joints), "pairs": len(model.pairs),
+            "bodies": int(model.free.sum()), "kinematic": int(model.kinematic_mask.sum()), "joints": len(mech.joints),
+            "drivers": len(mech.drivers), "pairs": len(model.pairs),
             "cpu": spent, "steps_per_s": len(cpu) / spent if spent > 0 else None,
             "median_step": float(np.median(times)) if times.size else None,
             "slowest_step": float(times.max()) if times.size else None,
@@ -156,14 +158,16 @@ def markdown(meta: dict, rows: list[dict]) -> str:
     lines = [f"Mechanism bench, {meta['date']}: `{meta['command']}`", "",
              f"Jitter seed {meta['seed']}; CPU time of one process, BLAS on one thread; budget {meta['budget']:g} "
              "CPU-s per run. jointed: the example; free: its bodies without joints and drivers (driven bodies fixed "
-             "where they start, the others free). Cost of joints: free steps/s over jointed steps/s.", "",
-             "| scene | run | dynamic bodies | joints | steps | steps/s | median step (ms) | slowest step (s) "
-             "| Newton it./step (max) | halved steps | deepest gap (m) | cost of joints |",
+             "where they start, the others free). Bodies: moved by forces (and kinematic: moved by the drivers). "
+             "Cost of joints: free steps/s over jointed steps/s.", "",
+             "| scene | run | bodies (kinematic) | joints (driven) | steps | steps/s | median step (ms) "
+             "| slowest step (s) | Newton it./step (max) | halved steps | deepest gap (m) | cost of joints |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         ratio = r.get("cost")
         lines.append(
-            f"| {r['scene']} | {r['variant']} | {r['bodies']} | {r['joints']} | {r['steps_done']}/{r['steps']} | "
+            f"| {r['scene']} | {r['variant']} | {r['bodies']} ({r['kinematic']}) | {r['joints']} ({r['drivers']}) | "
+            f"{r['steps_done']}/{r['steps']} | "
             f"{_fmt(r['steps_per_s'], '.1f')} | {_fmt(None if r['median_step'] is None else 1e3 * r['median_step'], '.1f')}"
             f" | {_fmt(r['slowest_step'], '.3f')} | {_fmt(r['iterations_per_step'], '.1f')} "
             f"({_fmt(r['max_iterations'], 'd')}) | {r['halved_steps']} | {_fmt(r['deepest_gap'], '.1e')} | "
