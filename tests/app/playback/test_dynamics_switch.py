@@ -55,7 +55,9 @@ def test_a_rod_switched_to_dynamics_swings_and_its_joint_reaction_is_plotted(win
     assert win.motion.dynamics_button.defaultAction() is act and win.motion.dynamics_button.isVisible()
     qtbot.waitUntil(lambda: win.motion.status_label.text().startswith("drivers"), timeout=5000)
 
+    assert "1 undriven" in win.status.drivers.text()  # the status bar's warning of a kinematics document
     act.trigger()  # the user checks Run ▸ Dynamics (or the Motion dock's Dynamics button)
+    assert "1 free (dynamics)" in win.status.drivers.text()  # not a problem in a dynamics document
     mech = win.document.mechanism
     assert mech.simulation == SimulationSettings() and act.isChecked()
     assert pb.kind == "contact"
