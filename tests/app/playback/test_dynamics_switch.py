@@ -142,3 +142,21 @@ def test_the_dynamics_action_says_why_it_is_unavailable(window, qtbot):
     assert win.playback.kind == "contact" and act.isChecked() and not act.isEnabled()
     assert "free bodies with mass" in act.toolTip()
     finished(win)
+
+
+def test_a_dynamics_document_the_stepper_refuses_shows_the_located_message(window, qtbot, dialogs):
+    # the double pendulum's links have masses but neither shapes nor inertias: the contact stepper cannot simulate
+    # them, which the Motion panel says (located) instead of guessing an inertia; switching back solves kinematics
+    mech = io.load(EXAMPLES / "double_pendulum.json")
+    while mech.drivers:
+        mech.remove_driver(0)
+    win = window(mech)
+    pb = win.playback
+    win.action_set.dynamics.trigger()
+    assert pb.kind == "contact"
+    qtbot.waitUntil(lambda: pb.status_kind == "error" and not pb.worker.running(), timeout=30000)
+    assert win.motion.status_label.text() == "bodies[1]: a dynamic body needs a shape or an inertia"
+    assert pb.recording.count == 0 and not dialogs.calls
+    win.document.undo_stack.undo()
+    assert pb.kind == "kinematics"
+    qtbot.waitUntil(lambda: win.motion.status_label.text().startswith("drivers"), timeout=5000)
