@@ -12,6 +12,8 @@ import pytest
 from core import io
 from core.model import SimulationSettings
 
+from .test_contact_runs import finished
+
 EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resources" / "examples"
 
 G = 9.81
@@ -38,12 +40,6 @@ def window(make_window, qtbot):
         return win
 
     return make
-
-
-def finished(win, timeout: int = 60000) -> None:
-    """Wait until the window's run has ended and its thread is gone."""
-    pb = win.playback
-    win.qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=timeout)
 
 
 def test_a_rod_switched_to_dynamics_swings_and_its_joint_reaction_is_plotted(window, qtbot, tmp_path, dialogs):
@@ -112,6 +108,11 @@ def test_a_rod_switched_to_dynamics_swings_and_its_joint_reaction_is_plotted(win
     rows = list(csv.reader(out.open()))
     assert rows[0] == ["t [s]"] + [f"joint force components: pin.{x} [N]" for x in "xyz"]
     assert len(rows) == rec.count + 1 and float(rows[2][0]) == pytest.approx(h) and float(rows[2][3]) == F[1, 2]
+
+    # File ▸ Export ▸ Run Data writes the joint reactions too (what `linkwright simulate` writes)
+    ref = rec.contact_recording()
+    assert ref.joint_names == ["pin"]
+    np.testing.assert_array_equal(ref.joint_force[:, 0], F)
 
     # undo of the switch: the simulation section goes, the document is a kinematics one again
     win.document.undo_stack.undo()
