@@ -143,6 +143,12 @@ def test_the_dynamics_action_says_why_it_is_unavailable(window, qtbot):
     assert win.playback.kind == "contact" and act.isChecked() and not act.isEnabled()
     assert "free bodies with mass" in act.toolTip()
     finished(win)
+    # a mechanism's dynamics run has its rank-based mobility analysed too (the status bar's tooltip says it is shown):
+    # the pendulum's pin 1 and the free ball's 6 freedoms
+    win.files.open_example(EXAMPLES / "contact_pendulum_strike.json")
+    assert win.playback.kind == "contact"
+    qtbot.waitUntil(lambda: win.status.drivers.toolTip().startswith("rank-based mobility 7"), timeout=30000)
+    finished(win)
 
 
 def test_a_dynamics_document_the_stepper_refuses_shows_the_located_message(window, qtbot, dialogs):
