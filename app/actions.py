@@ -7,10 +7,14 @@ from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QStyle, QWidget
 
 from core.resources import resource_dir
+from core.run import dynamics_option
 
 __all__ = ["Actions", "icon"]
 
 ICONS = resource_dir() / "icons"
+DYNAMICS_TIP = ("Simulate the mechanism's dynamics under gravity and contact (the contact time-stepper) instead of "
+                "its driven kinematics: adds the document's simulation section (dt, duration, method); unchecking "
+                "removes it. Undoable")
 RUN_DATA_TIP = ("Write the Motion dock's run to CSV or .npz, as `linkwright simulate --out` (contact) or "
                 "`linkwright kinematics --csv` (driven mechanism) write it")
 
@@ -125,6 +129,29 @@ class Actions:
                                "Contact runs: also run the other method and show it as ghosts and dashed curves",
                                checkable=True)
             playback.optionsChanged.connect(lambda: self.compare.setChecked(playback.compare))
+
+            self.dynamics = act("&Dynamics (gravity, contact)", lambda on: self._switch_dynamics(editor, on), None,
+                                DYNAMICS_TIP, checkable=True)
+            self.dynamics.setIconText("Dynamics")  # on the Motion dock's button; the menu says what it simulates
+            document.changed.connect(lambda: self.show_dynamics_state(document))
+            document.replaced.connect(lambda: self.show_dynamics_state(document))
+            self.show_dynamics_state(document)
+
+    def _switch_dynamics(self, editor, on: bool) -> None:
+        if editor.set_dynamics(on) is not None:
+            self.show_dynamics_state(editor.document)  # refused: the check mark goes back to what the document says
+
+    def show_dynamics_state(self, document) -> None:
+        """Check, enable and explain the Dynamics action from the document (core.run.dynamics_option)."""
+        opt = dynamics_option(document.mechanism)
+        a = self.dynamics
+        a.blockSignals(True)  # the document is the truth: showing it must not toggle it back
+        a.setChecked(opt.on)
+        a.blockSignals(False)
+        a.setEnabled(opt.available)
+        tip = DYNAMICS_TIP if opt.available else f"Dynamics unavailable: {opt.reason}"
+        a.setToolTip(tip)
+        a.setStatusTip(tip)
 
     def toolbar_icon_size(self) -> QSize:
         """Icon size of the main toolbar."""

@@ -117,6 +117,24 @@ class Editor(QObject):
         """Change the document's time-stepping settings (dt, duration, method)."""
         return self.run(cmd.SetSimulation(self.document, **changes))
 
+    def set_dynamics(self, on: bool) -> LinkwrightError | None:
+        """Switch a jointed document with mass to contact dynamics (add a `simulation` section with the default step
+        and duration) or back to kinematics (remove it): core.run.run_kind's rule; one undoable step."""
+        from core.model import SimulationSettings
+        from core.run import dynamics_option
+
+        m = self.document.mechanism
+        opt = dynamics_option(m)
+        if bool(on) == opt.on:
+            return None  # already so (an action re-checked from the document)
+        if not opt.available:
+            err = LinkwrightError("simulation", opt.reason)
+            self.message.emit(f"Refused: {err}")
+            return err
+        command = cmd.SetProperties(self.document, simulation=SimulationSettings() if on else None)
+        command.setText("Switch to dynamics (gravity, contact)" if on else "Switch to kinematics")
+        return self.run(command)
+
     def set_pair_friction(self, a: str, b: str, friction: float | None) -> LinkwrightError | None:
         """Override (or, with None, stop overriding) the friction coefficient of the pair a/b."""
         return self.run(cmd.SetPairFriction(self.document, a, b, friction))

@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
         self.exports.message.connect(self.status.show)
         self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback,
                                   self.exports)
-        self.motion.use_actions(self.action_set.run, self.action_set.stop)
+        self.motion.use_actions(self.action_set.run, self.action_set.stop, self.action_set.dynamics)
         self.playback.crashed.connect(self._run_crashed)
         self._build_menus()
         self._build_toolbar()
@@ -144,7 +144,9 @@ class MainWindow(QMainWindow):
         r = mb.addMenu("&Run")
         r.addActions([a.run, a.stop, a.play])
         r.addSeparator()
+        r.addAction(a.dynamics)
         r.addAction(a.compare)
+        r.setToolTipsVisible(True)  # a greyed-out Dynamics says why on hover
         for d in (self.dock_properties, self.dock_viewport, self.dock_motion, self.dock_structure, self.dock_plots,
                   self.dock_fourbar):
             v.addAction(d.toggleViewAction())

@@ -23,7 +23,8 @@ import numpy as np
 
 from .errors import LinkwrightError
 
-__all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run"]
+__all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
+           "massive_bodies", "DynamicsOption", "dynamics_option"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -95,27 +96,71 @@ class RunSpec:
     solver: str | None = None  # contact, implicit method: "newton" (default) or "interior-point"
 
 
+def _massive(b) -> bool:
+    return not b.ground and (b.mass is not None or b.density is not None)
+
+
 def _free_massive_bodies(mech) -> list[str]:
     attached = {name for j in mech.joints for name in j.bodies}
-    return [b.name for b in mech.bodies
-            if not b.ground and (b.mass is not None or b.density is not None) and b.name not in attached]
+    return [b.name for b in mech.bodies if _massive(b) and b.name not in attached]
+
+
+def massive_bodies(mech) -> list[str]:
+    """Names of the bodies that are not ground and have a mass or a density."""
+    return [b.name for b in mech.bodies if _massive(b)]
 
 
 def run_kind(mech) -> str:
-    """'contact' when a free body has mass (dynamics), 'kinematics' when there are joints, '' when nothing moves."""
-    if _free_massive_bodies(mech):
+    """'contact' (dynamics) when a free body has mass, or when the document has a `simulation` section and some body
+    has mass; else 'kinematics' when there are joints; '' when nothing moves."""
+    # The simulation section is the document's opt-in to dynamics: a mechanism whose links have masses but that has
+    # no such section stays a kinematics document (removing its driver says "under-driven", it does not start to fall).
+    if _free_massive_bodies(mech) or (mech.simulation is not None and massive_bodies(mech)):
         return "contact"
     if mech.joints:
         return "kinematics"
     return ""
 
 
+@dataclass(frozen=True)
+class DynamicsOption:
+    """Whether the user may switch a document between kinematics and dynamics (adding or removing its `simulation`
+    section), whether dynamics is on, and why the switch is unavailable ("" when it is available)."""
+
+    available: bool
+    on: bool
+    reason: str
+
+
+def dynamics_option(mech) -> DynamicsOption:
+    """The state of the app's kinematics/dynamics switch for a document (core.run.run_kind's rule)."""
+    on = run_kind(mech) == "contact"
+    if _free_massive_bodies(mech):
+        return DynamicsOption(False, on, "free bodies with mass always run as contact dynamics")
+    if not mech.joints:
+        return DynamicsOption(False, on, "nothing to move: the document has no joints and no free body with mass")
+    if not massive_bodies(mech):
+        return DynamicsOption(False, on, "no body has a mass: give a link a mass (or a shape and a density) in "
+                                         "Properties to simulate its dynamics")
+    return DynamicsOption(True, on, "")
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def describe_kind(mech) -> str:
     """One line for the UI: which run the document gets, and why."""
     kind = run_kind(mech)
     if kind == "contact":
-        n = len(_free_massive_bodies(mech))
-        return f"contact dynamics: {n} free bod{'y' if n == 1 else 'ies'} with mass (geometrically implicit time-stepper)"
+        if not mech.joints:
+            what = _count(len(_free_massive_bodies(mech)), "free body", "free bodies") + " with mass"
+        else:
+            what = (_count(len(massive_bodies(mech)), "body", "bodies") + " with mass, "
+                    + _count(len(mech.joints), "joint", "joints"))
+            if mech.drivers:
+                what += ", " + _count(len(mech.drivers), "driver", "drivers")
+        return f"contact dynamics: {what} (geometrically implicit time-stepper)"
     if kind == "kinematics":
         return "driven kinematics: joints and drivers (matrix method)"
     return "nothing to move: the document has no joints and no free body with mass"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
+from core.run import run_kind
+
 __all__ = ["StatusReadout"]
 
 
@@ -49,6 +51,8 @@ class StatusReadout:
             state, color = "structure", "#b71c1c"
         elif nd == mob:
             state, color = "fully driven", "#1b5e20"
+        elif nd < mob and run_kind(self.document.mechanism) == "contact":
+            state, color = f"{mob - nd} free (dynamics)", "#455a64"  # gravity and contact move them: no warning
         elif nd < mob:
             state, color = f"{mob - nd} undriven", "#e65100"
         else:

@@ -91,6 +91,10 @@ class MotionPanel(QWidget):
         self.compare_box.setToolTip("Also run the other method: its bodies as translucent ghosts in the 3D view, its gap "
                                     "and forces dashed in the plots")
         self.compare_box.toggled.connect(playback.set_compare)
+        self.dynamics_button = QToolButton()  # shows the window's Dynamics action (use_actions); hidden without it
+        self.dynamics_button.setObjectName("motionDynamics")
+        self.dynamics_button.setAutoRaise(True)
+        self.dynamics_button.setVisible(False)
         self.kind_label = QLabel()
         self.kind_label.setObjectName("motionKind")
         self.kind_label.setWordWrap(True)
@@ -131,7 +135,11 @@ class MotionPanel(QWidget):
         lay.setContentsMargins(6, 4, 6, 4)
         lay.setSpacing(2)
         lay.addLayout(top)
-        lay.addWidget(self.kind_label)
+        kind_row = QHBoxLayout()
+        kind_row.setSpacing(6)
+        kind_row.addWidget(self.kind_label, 1)
+        kind_row.addWidget(self.dynamics_button)
+        lay.addLayout(kind_row)
         lay.addLayout(bottom)
         lay.addWidget(self.progress_bar)
         lay.addWidget(self.status_label)
@@ -208,8 +216,12 @@ class MotionPanel(QWidget):
         if text != self.progress_bar.format():
             self.progress_bar.setFormat(text)
 
-    def use_actions(self, run_action, stop_action) -> None:
-        """Show the window's Run and Stop actions (same shortcuts and state as the toolbar's) on the buttons."""
+    def use_actions(self, run_action, stop_action, dynamics_action=None) -> None:
+        """Show the window's Run and Stop actions (same shortcuts and state as the toolbar's) on the buttons, and its
+        Dynamics switch beside the run's kind."""
+        if dynamics_action is not None:
+            self.dynamics_button.setDefaultAction(dynamics_action)
+            self.dynamics_button.setVisible(True)
         for b, a in ((self.run_button, run_action), (self.stop_button, stop_action)):
             try:
                 b.clicked.disconnect()

@@ -1,7 +1,8 @@
 """Playback: run the document's motion in the worker, fill the recording, drive the views from the one time cursor.
 
-Which run a document gets follows from the document (core.run.run_kind): free bodies with mass -> contact dynamics,
-a driven mechanism -> kinematics. Re-run rule after an edit (or on open): kinematics always re-runs by itself (after
+Which run a document gets follows from the document (core.run.run_kind): free bodies with mass, or a `simulation`
+section and bodies with mass (the Dynamics action adds or removes that section) -> contact dynamics; a mechanism
+otherwise -> kinematics. Re-run rule after an edit (or on open): kinematics always re-runs by itself (after
 a 150 ms debounce); a contact run re-runs by itself when its expected work is at most AUTO_RUN_SECONDS, otherwise its
 frames are kept, marked stale, and Run (F5) starts it. Expected work = steps x seconds per step, measured on this
 document's last contact run, or before any run PRIOR_SECONDS_PER_PAIR_STEP per candidate pair and step (three times
@@ -45,10 +46,12 @@ def _geometry_key(mech) -> tuple:
 
 
 def _pair_count(mech) -> int:
-    """Candidate pairs of a contact document, counted without building the model (shaped bodies, one dynamic)."""
+    """Candidate pairs of a contact document, counted without building the model (shaped bodies, one dynamic; two
+    bodies a joint links are counted too, though the model leaves them out)."""
     attached = {n for j in mech.joints for n in j.bodies}
-    dyn = sum(1 for b in mech.bodies if b.shape is not None and not b.ground and b.name not in attached
-              and (b.mass is not None or b.density is not None))
+    # (core.contact.build_model: a body a joint attaches is dynamic, as is a free one with mass)
+    dyn = sum(1 for b in mech.bodies if b.shape is not None and not b.ground
+              and (b.name in attached or b.mass is not None or b.density is not None))
     static = sum(1 for b in mech.bodies if b.shape is not None and b.ground)
     return dyn * (dyn - 1) // 2 + dyn * static
 

@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from core.errors import LinkwrightError
 from core.kinematics import rank_mobility
 from core.model import Mechanism
-from core.run import RunSpec, open_run, run_kind
+from core.run import RunSpec, open_run
 
 __all__ = ["RunInfo", "RunEnd", "SolveWorker", "BATCH_SECONDS"]
 
@@ -139,7 +139,7 @@ class SolveWorker(QObject):
         try:
             if analyse:
                 rm = None
-                if run_kind(mech) == "kinematics":
+                if mech.joints:  # (the joints' geometry: a mechanism's dynamics run has a mobility too)
                     try:
                         rm = rank_mobility(mech)
                     except LinkwrightError:

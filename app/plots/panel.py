@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-__all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "Quantity"]
+__all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "NOT_PLOTTED", "Quantity", "quantities"]
 
 # kinematics: combo entry -> (label of the y axis, which channel)
 MODES = {
@@ -40,6 +40,11 @@ MODES = {
     "accelerations": ("q̈  [rad/s² or m/s²]", "qdd"),
 }
 SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes with an SI prefix (mm, kN, ...)
+# contact channels not offered as time plots: impulses (their forces are offered), contact geometry and body
+# orientations (drawn in the 3D view), the in-range flags (they choose which pair series are shown), named points
+# (the x-y traces)
+NOT_PLOTTED = frozenset({"pair.active", "pair.pn", "pair.pf", "pair.pr", "pair.point_a", "pair.point_b", "pair.normal",
+                         "body.orientation", "points"})
 LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
@@ -105,6 +110,12 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
     per_label("body position", "body.position", "body origin position  [m]", comparable=True, comps=True)
     per_label("body velocity", "body.velocity", "body origin velocity  [m/s]", comparable=True, comps=True)
     per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
+    per_label("joint force", "joint.force", "|joint reaction force|  [N]", comparable=True, norm=True,
+              note="on the joint's second body")
+    per_label("joint force components", "joint.force", "joint reaction force  [N]", comparable=True, comps=True,
+              note="on the joint's second body")
+    per_label("joint torque components", "joint.torque", "joint reaction torque  [N m]", comparable=True, comps=True,
+              note="on the joint's second body, about the joint")
     per_label("energy", "energy", "energy  [J]", comparable=True)
     c = channels.get("solver")
     if c is not None:
@@ -112,6 +123,12 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
                                          ("residual", "residual of the step  [scaled]"),
                                          ("halvings", "halvings of the step"))):
             out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True))
+    # Any other channel (a driver's effort, ...) is offered as it is: its title, unit, labels and components.
+    offered = {q.channel for q in out} | NOT_PLOTTED
+    for name, c in channels.items():
+        if name not in offered:
+            per_label(c.title, name, f"{c.title}  [{c.unit}]" if c.unit else c.title, comparable=True,
+                      comps=bool(c.components))
     return out
 
 

@@ -290,6 +290,8 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         T[k] = tau
     sim = mech.simulation
     joints = _joint_specs(mech, names, free, com, poses)  # (in the design configuration: the document's poses)
+    if mech.space == "planar":
+        joints += _plane_specs(mech, names, free, com, poses)
     for i in range(n):
         if kin[i]:  # a kinematic body starts where the drivers put it at t = 0, moving as they move it
             X, tw = kin_poses[names[i]]
@@ -323,6 +325,61 @@ class DriveSpec:
     driver_names: tuple[str, ...]  # one label per driver ("<joint>" or "<joint>.<coordinate>")
 
 
+def _grounded(mech) -> set:
+    """The ground bodies and the bodies joints attach to them, directly or through others."""
+    part = {b.name for b in mech.bodies if b.ground}
+    grew = True
+    while grew:
+        grew = False
+        for j in mech.joints:
+            if (j.bodies[0] in part) != (j.bodies[1] in part):
+                part.update(j.bodies)
+                grew = True
+    return part
+
+
+def _plane_specs(mech, names, free, com, poses) -> tuple:
+    """A planar document's bodies move in the x-y plane with three freedoms each: every body moved by forces that no
+    joint holds in the plane (a free body, or the first body of a group of jointed bodies without ground; the joints
+    of a planar document all keep their bodies' relative motion in the plane) gets an implied planar joint to the
+    ground, its frame at the body's origin with z normal to the plane."""
+    from ..joints import JOINT_TYPES
+    from .joints import JointSpec, joint_rows
+
+    held = _grounded(mech)
+    need, seen = [], set(held)
+    for i, name in enumerate(names):
+        if not free[i] or name in seen:
+            continue
+        need.append(i)
+        group = {name}  # the jointed bodies this one's plane joint also holds
+        grew = True
+        while grew:
+            grew = False
+            for j in mech.joints:
+                if (j.bodies[0] in group) != (j.bodies[1] in group):
+                    group.update(j.bodies)
+                    grew = True
+        seen |= group
+    if not need:
+        return ()
+    ground = [i for i, name in enumerate(names) if mech.bodies[mech.body_index(name)].ground]
+    if not ground:
+        raise LinkwrightError("bodies", "a planar document needs a ground body to simulate its bodies in the plane")
+    g = ground[0]
+    rows = joint_rows(JOINT_TYPES["planar"])
+    out = []
+    for i in need:
+        ends = []
+        for k in (g, i):
+            pos, quat = poses[k]
+            R = quat_to_matrix(quat / np.linalg.norm(quat))
+            ends.append((R.T @ (poses[i][0] - pos) - com[k], R.T))  # (the frame: the body's origin, world axes)
+        out.append(JointSpec(f"{names[i]} (plane)", "planar", g, i, rows, ends[0][0], ends[0][1], ends[1][0],
+                             ends[1][1], 0.0, implied=True))
+    return tuple(out)
+
+
 def _driven_part(mech) -> tuple[set, object, dict]:
     """The bodies the drivers fix (kinematic bodies), the kinematic model of their motion (None without drivers), and each one's world pose and
     twist at t = 0 ({name: (T (4, 4), twist (6,))}); nothing without drivers.  A body is fixed when no motion of the
@@ -334,14 +391,7 @@ def _driven_part(mech) -> tuple[set, object, dict]:
     if not mech.drivers:
         return set(), None, {}
     ground = {b.name for b in mech.bodies if b.ground}
-    part = set(ground)  # the bodies joints attach to the ground, directly or through others
-    grew = True
-    while grew:
-        grew = False
-        for j in mech.joints:
-            if (j.bodies[0] in part) != (j.bodies[1] in part):
-                part.update(j.bodies)
-                grew = True
+    part = _grounded(mech)
     joint_of = {j.name: j for j in mech.joints}
     for i, d in enumerate(mech.drivers):
         j = joint_of.get(d.joint)

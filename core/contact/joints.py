@@ -105,6 +105,7 @@ class JointSpec:
     rho_b: np.ndarray
     axes_b: np.ndarray
     pitch: float = 0.0  # helical: advance along the axis per turn (m)
+    implied: bool = False  # not a joint of the document: a body of a planar document held in its plane
 
 
 def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB, turn: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

@@ -316,7 +316,8 @@ class ContactRun:
         self.body_names = list(model.names)
         self.dynamic_names = [model.names[i] for i in self.dyn]
         self.pair_names = [f"{model.names[a]}/{model.names[b]}" for a, b, _ in model.pairs]
-        self.joint_names = [js.name for js in model.joints]
+        self._joints = np.array([k for k, js in enumerate(model.joints) if not js.implied], int)  # (the document's)
+        self.joint_names = [model.joints[k].name for k in self._joints]
         self.driver_names = list(model.drive.driver_names) if model.drive is not None else []
         # the energies count the bodies moved by forces (a kinematic body is driven: its mass is not the model's)
         self._energy_mass = np.where(model.free[self.dyn], model.mass[self.dyn], 0.0)
@@ -411,8 +412,8 @@ class ContactRun:
         v["pair.normal_force"][:] = v["pair.pn"] / h  # the step's mean force: impulse over the step / h
         v["pair.friction_force"][:] = v["pair.pf"] / h
         if res is not None and res.joint_impulse is not None:
-            v["joint.force"][:] = res.joint_impulse[:, 0:3] / h  # the step's mean reaction: impulse / h
-            v["joint.torque"][:] = res.joint_impulse[:, 3:6] / h
+            v["joint.force"][:] = res.joint_impulse[self._joints, 0:3] / h  # the step's mean reaction: impulse / h
+            v["joint.torque"][:] = res.joint_impulse[self._joints, 3:6] / h
         if res is not None and res.driver_impulse is not None:
             v["driver.effort"][:] = res.driver_impulse / h
         m = self._energy_mass

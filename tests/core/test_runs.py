@@ -14,7 +14,7 @@ from core.contact import ContactRun, build_model, simulate
 from core.errors import LinkwrightError
 from core.kinematics import compile_model, solve_trajectory
 from core.model import Mechanism
-from core.run import RunSpec, describe_kind, open_run, run_kind
+from core.run import DynamicsOption, RunSpec, describe_kind, dynamics_option, open_run, run_kind
 from core.transforms import quat_to_matrix
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
@@ -26,6 +26,63 @@ def test_the_document_decides_the_run(name, kind):
     mech = io.load(EXAMPLES / f"{name}.json")
     assert run_kind(mech) == kind
     assert describe_kind(mech).startswith({"contact": "contact dynamics", "kinematics": "driven kinematics"}[kind])
+
+
+def _pendulum(simulation: bool, mass: float | None = 1.0, free_ball: bool = False) -> Mechanism:
+    """A bar pinned to the ground (no shape: mass, centre of mass and inertia from the file), optionally with a
+    simulation section and a free ball with mass."""
+    bodies = [{"name": "ground", "ground": True},
+              {"name": "bar", "com": [0.5, 0, 0], "inertia": [[0.01, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]}]
+    if mass is not None:
+        bodies[1]["mass"] = mass
+    if free_ball:
+        bodies.append({"name": "ball", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
+                       "pose": {"position": [3, 0, 1], "orientation": [1, 0, 0, 0]}})
+    d = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+         "bodies": bodies,
+         "joints": [{"name": "pin", "type": "revolute", "bodies": ["ground", "bar"], "axis": [0, 1, 0]}]}
+    if simulation:
+        d["simulation"] = {"dt": 0.01, "duration": 0.2, "method": "implicit"}
+    return io.from_dict(d)
+
+
+def test_a_simulation_section_and_mass_make_a_jointed_document_a_dynamics_run():
+    # the simulation section is the document's opt-in to dynamics when some body has mass
+    mech = _pendulum(simulation=True)
+    assert run_kind(mech) == "contact"
+    assert describe_kind(mech) == ("contact dynamics: 1 body with mass, 1 joint (geometrically implicit "
+                                   "time-stepper)")
+    assert dynamics_option(mech) == DynamicsOption(True, True, "")
+    run = open_run(mech)
+    frames = list(run)
+    assert run.kind == "contact" and run.verdict.ok and len(frames) == 21
+    assert [c.labels for c in run.channels if c.name == "joint.force"] == [("pin",)]
+    # without the section the same mechanism is a kinematics document (undriven: the driver check refuses it)
+    mech = _pendulum(simulation=False)
+    assert run_kind(mech) == "kinematics" and describe_kind(mech).startswith("driven kinematics")
+    assert dynamics_option(mech) == DynamicsOption(True, False, "")
+    with pytest.raises(LinkwrightError, match="drivers"):
+        list(open_run(mech))
+    # a simulation section but no body with mass: still kinematics, and the switch says why it is unavailable
+    mech = _pendulum(simulation=True, mass=None)
+    assert run_kind(mech) == "kinematics"
+    opt = dynamics_option(mech)
+    assert not opt.available and not opt.on and opt.reason.startswith("no body has a mass")
+    # a four-bar with a link mass and no simulation section stays kinematics (the example)
+    fourbar = io.load(EXAMPLES / "fourbar.json")
+    assert fourbar.body("rocker").mass and fourbar.simulation is None and run_kind(fourbar) == "kinematics"
+
+
+def test_a_free_body_with_mass_is_always_a_dynamics_run():
+    for simulation in (False, True):
+        mech = _pendulum(simulation=simulation, free_ball=True)
+        assert run_kind(mech) == "contact"
+        opt = dynamics_option(mech)
+        assert opt.on and not opt.available and opt.reason.startswith("free bodies with mass")
+    assert describe_kind(_pendulum(False, free_ball=True)).startswith("contact dynamics: 2 bodies with mass, 1 joint")
+    assert describe_kind(io.load(EXAMPLES / "contact_pile.json")).startswith("contact dynamics: ")
+    assert "free bodies with mass" in describe_kind(io.load(EXAMPLES / "contact_pile.json"))
+    assert not dynamics_option(Mechanism()).available
 
 
 def test_a_document_with_nothing_to_move_has_no_run():

@@ -143,3 +143,26 @@ def test_a_panel_made_after_the_solve_shows_the_recorded_rates(qtbot):
         plots.deleteLater()
     finally:
         pb.shutdown()
+
+
+def test_contact_quantities_follow_the_channels_a_driver_effort_included():
+    from app.plots.panel import NOT_PLOTTED, quantities
+    from core.contact import ContactRun, build_model
+    from core.run import Channel
+
+    run = ContactRun(build_model(io.load(EXAMPLES / "contact_pendulum_strike.json")))
+    channels = {c.name: c for c in run.channels}
+    names = [q.name for q in quantities("contact", channels)]
+    assert {"joint force", "joint force components", "joint torque components"} <= set(names)
+    assert not {q.channel for q in quantities("contact", channels)} & NOT_PLOTTED
+    # a channel the panel has no entry for (the driven joints' effort) is offered as it is: title, unit, labels
+    channels["driver.effort"] = Channel("driver.effort", "driver effort", "N or N m", ("crank", "slider"))
+    q = [q for q in quantities("contact", channels) if q.channel == "driver.effort"]
+    assert [(x.name, x.axis, [lab for lab, _f in x.series]) for x in q] == [
+        ("driver effort", "driver effort  [N or N m]", ["crank", "slider"])]
+
+    class Rec:  # the recording's view of the channel over 3 frames
+        def series(self, name):
+            return np.array([[1.0, -2.0], [3.0, 4.0], [5.0, 6.0]]) if name == "driver.effort" else np.zeros((3, 0))
+
+    np.testing.assert_array_equal(q[0].series[1][1](Rec()), [-2.0, 4.0, 6.0])

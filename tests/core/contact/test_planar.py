@@ -1,0 +1,58 @@
+"""Planar documents in the contact step: every body moves in the x-y plane with three freedoms, gravity in the plane."""
+
+import json
+
+import numpy as np
+
+from core import io
+from core.contact import build_model, initial_state
+from core.contact.joints import joint_errors
+from core.contact.recording import ContactRun, iter_steps
+
+G = 9.81
+
+
+def _planar(bodies, joints=()):
+    return io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "planar",
+                                "gravity": [0, -G, 0], "bodies": bodies, "joints": list(joints),
+                                "contact": {"friction": 0.5}}))
+
+
+def test_a_body_thrown_in_a_planar_document_stays_in_its_plane_and_falls_as_the_scheme_says():
+    # a ball thrown with an out-of-plane velocity and spin: the implied plane joint takes them away in the first step
+    # (z, w_x, w_y stay 0) and the in-plane motion is the scheme's free fall: v_k = v0 - k h g,
+    # y_k = y0 + h sum_{i=1..k} v_i = y0 + k h v0 - h^2 g k (k + 1) / 2, x_k = x0 + k h u
+    u, v0, y0, h = 0.7, 1.2, 2.0, 0.01
+    ball = {"name": "ball", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
+            "pose": {"position": [0, y0, 0]}, "velocity": {"linear": [u, v0, 0.5], "angular": [3.0, -2.0, 1.0]}}
+    model = build_model(_planar([{"name": "ground", "ground": True}, ball]))
+    assert [js.name for js in model.joints] == ["ball (plane)"] and model.joints[0].implied
+    st = initial_state(model)
+    for k, res in enumerate(iter_steps(model, h, 30, state=st), start=1):
+        assert res.converged, res.reason
+        s = res.state
+        assert abs(s.p[1, 2]) <= 1e-12 and np.abs(s.w[1, :2]).max() <= 1e-9 and abs(s.v[1, 2]) <= 1e-9
+        np.testing.assert_allclose(s.p[1, :2], [k * h * u, y0 + k * h * v0 - h * h * G * k * (k + 1) / 2],
+                                   atol=1e-12)
+        np.testing.assert_allclose(s.w[1, 2], 1.0, atol=1e-12)  # (no torque about z: the spin in the plane stays)
+
+
+def test_a_planar_pendulum_hits_a_box_and_nothing_leaves_the_plane():
+    # a bob on a pin (a planar revolute, about z) swings down onto a box resting on the floor; the box is held in the
+    # plane by its implied joint, the bob by its pin: no body leaves z = 0 and every joint stays closed; the run
+    # records the document's joint only (the implied ones are not the document's)
+    bob = {"name": "bob", "mass": 2.0, "shape": {"type": "sphere", "radius": 0.05},
+           "pose": {"position": [-0.4, 0.45, 0]}}
+    box = {"name": "box", "mass": 0.5, "shape": {"type": "box", "size": [0.1, 0.1, 0.1]},
+           "pose": {"position": [0.08, 0.05, 0]}}
+    floor = {"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 1, 0], "offset": 0}}
+    mech = _planar([floor, bob, box], [{"name": "pin", "type": "revolute", "bodies": ["floor", "bob"],
+                                       "at": [0, 0.45, 0]}])
+    model = build_model(mech)
+    hit = False
+    for res in iter_steps(model, 0.005, 80):
+        assert res.converged, res.reason
+        assert np.abs(res.state.p[1:, 2]).max() <= 1e-9 and np.abs(joint_errors(model, res.state)).max() <= 1e-9
+        hit |= any(model.pairs[c.pair][:2] in ((1, 2), (2, 1)) and c.pn > 0 for c in res.contacts)
+    assert hit
+    assert ContactRun(model, t_end=0.01).joint_names == ["pin"]
