@@ -201,8 +201,8 @@ def main() -> None:
     from core.contact import prepare_kernels
 
     print(f"loading (or compiling) the compiled kernels: {prepare_kernels():.2f} s", flush=True)
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "command": "python bench/bench_mechanisms.py " +
-            " ".join(sys.argv[1:]), "seed": seed, "budget": args.budget}
+    command = " ".join(["python bench/bench_mechanisms.py"] + sys.argv[1:])
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "command": command, "seed": seed, "budget": args.budget}
     rows: list[dict] = []
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
