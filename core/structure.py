@@ -217,7 +217,11 @@ def analyze(mech: Mechanism) -> StructureReport:
                 "unless its geometry is special)"
             )
     nd = len(mech.drivers)
-    if nd and nd != mobility and mobility > 0:
+    from .run import run_kind  # (a dynamics document's undriven freedoms move under forces: no driver is missing)
+
+    if run_kind(mech) == "contact" and nd <= mobility:
+        pass
+    elif nd and nd != mobility and mobility > 0:
         warnings.append(
             f"{nd} driver(s) for mobility {mobility} as counted: the motion is "
             + ("not fully determined (unless the rest are idle freedoms, such as a coupler's spin)" if nd < mobility else "over-determined")

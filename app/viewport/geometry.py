@@ -558,7 +558,9 @@ class SceneBuilder:
             z = zof[b.name]
             if b.name in shaped:
                 v, f, bounded = shaped[b.name]
-                if bounded:
+                if bounded and js and not b.ground:  # a shaped link: its shape and the bars to its joints
+                    key = ("shape", repr(b.shape), planar, w, z, _pose_key(b), tuple(j.at for j in js))
+                elif bounded:
                     key = ("shape", repr(b.shape))
                 else:  # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene
                     key = ("plane", repr(b.shape), _pose_key(b), tuple(lo), tuple(hi))
@@ -632,7 +634,17 @@ class SceneBuilder:
             v, f, bounded = shape
             if not bounded:
                 v, f = _plane_patch_near(v, f, Dinv[:3, :3] @ (0.5 * (lo + hi)) + Dinv[:3, 3], 1.6 * L)
-            return (v, f), np.zeros((0, 2, 3)), v[f]
+            if not (bounded and js and not b.ground):
+                return (v, f), np.zeros((0, 2, 3)), v[f]
+            # a shaped body a joint attaches (a pendulum's bob, a coupler carrying a plate): its shape, and bars from
+            # its origin to each of its joints, so the mechanism reads as one (the bob hangs from its pin)
+            local = np.array([Dinv[:3, :3] @ np.asarray(j.at, float) + Dinv[:3, 3] for j in js]).reshape(-1, 3)
+            local = np.concatenate([np.zeros((1, 3)), local])
+            if len(_unique_points(local, tol)) < 2:  # (its joints at its origin: the shape alone)
+                return (v, f), np.zeros((0, 2, 3)), v[f]
+            meshes, caps, tris = _link_parts(local, planar, w, z - thick / 2, z + thick / 2, tol, None)
+            capsules = np.array([[p, q] for p, q in caps]).reshape(-1, 2, 3)
+            return merge_meshes([(v, f)] + list(meshes)), capsules, np.concatenate([v[f]] + list(tris))
         if b.ground and js:
             # the frame is drawn as a mount at each of its joints, not as a plate spanning all pivots
             meshes, caps, tris = _ground_parts(js, Dinv, planar, w, z - thick / 2, z + thick / 2)

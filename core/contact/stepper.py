@@ -445,138 +445,208 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None,
                restarts: int = 1, rho: float = _AC_RHO, cold: bool = False) -> StepResult:
-    """One attempt at the step (no halving): the step's MCP with friction in `form` ("ac": Alart-Curnier, "normalised"
-    (core.contact.pair), "conic": the interior-point method on second-order cones, finished by Newton on the
-    Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts` restarts) or the interior-point
-    method (options).  extra: pairs added to the broad phase's (the missed pairs of a first solve)."""
+    """One attempt at the step (no halving): the step's MCP (_StepProblem) with friction in `form` ("ac":
+    Alart-Curnier, "normalised" (core.contact.pair), "conic": the interior-point method on second-order cones,
+    finished by Newton on the Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts`
+    restarts) or the interior-point method (options).  extra: pairs added to the broad phase's (the missed pairs of a
+    first solve)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
-    dyn = model.dynamic_bodies
-    nb = dyn.size
-    R0 = _rot(state.q)  # (N, 3, 3)
-    # free-motion part of the body rows, c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)), and M^-1 per
-    # dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
-    c_body, Sinv = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v, state.w,
-                             model.gravity, model.force, model.torque)
-    driven = None
-    if model.drive is not None:
-        # the kinematic bodies' rows are their driven motion, nu = nu_driven (infinite mass: M^-1 = 0, so no impulse
-        # moves them), with the velocities that carry them to the drivers' poses at t + h
-        driven = _driven_motion(model, state, R0, h, ws)
-        if isinstance(driven, str):
-            return StepResult(state, False, 0, float("nan"), driven)
-        slots = model.dynamic_slot[model.drive.body]
-        c_body, Sinv = c_body.copy(), Sinv.copy()
-        c_body[slots] = driven[0]
-        Sinv[slots] = 0.0
+    if ws is None:
+        ws = Workspace()
+    prob = _StepProblem(model, state, h, method, form, rho, cold, extra, tol, max_iter, ws, cancel)
+    if prob.failure:
+        return StepResult(state, False, 0, float("nan"), prob.failure)
+    res = prob.solve(max_iter, restarts, options)
+    if not res.converged:
+        return StepResult(state, False, res.iterations, res.residual,
+                          f"MCP solver: {res.reason} (residual {res.residual:.3g})", pairs=len(prob.pairs))
+    out, missed = prob.finish(res)
+    if missed and len(extra) < len(model.pairs):
+        # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body
+        # further, into a pair that was not solved: the step is solved again with it
+        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho,
+                          cold=cold, ws=ws, cancel=cancel, options=options)
+    return out
 
-    cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
-    warm_start = {} if cold else state.warm  # (cold: every pair from its closest points now, no impulse)
-    if extra:
-        cand = sorted(set(cand) | extra)
-    ac = form in ("ac", "conic")  # friction unknowns are impulses (else fractions of pn, the normalised form)
-    rows = {"rho": rho if form == "ac" else (-1.0 if ac else 0.0)}  # the kernels' friction rows (pair_terms)
-    plan = ws.plan(model, cand, method)
-    pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
-    geo_iters = 0
-    new_warm_geo = {}
-    pred = None
-    if method == "implicit" and len(cand) <= _PREDICT_MAX_PAIRS and (any(
-            warm_start.get(ip) is None or warm_start[ip].get("z") is None for ip in cand)):
-        # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
-        # velocities and impulses, and the closest points at its end configuration start the implicit solve.  Only
-        # with few pairs: with many it costs as much as the step itself; new pairs then start from their closest
-        # points at the start of the step, with no impulse
-        pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel,
-                          form="ac" if ac else "normalised")
-        if not pred.converged:
-            pred = None
-    for pr in pairs:
-        ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
-        warm = warm_start.get(ip)
-        if method == "implicit":
-            pr.zf0 = None
-            if warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
-                geo = warm["z"][: lay.n_geom].copy()
-                pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h, lay.nf, ac)
-                # the closest points travel with the bodies: shift last step's points by this step's predicted
-                # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
-                # (on a static body the point follows A's, as for rolling)
-                geo[0:3] += h * state.v[a]
-                geo[3:6] += h * (state.v[b] if model.dynamic[b] else state.v[a])
+
+class _StepProblem:
+    """The MCP of one step: its unknowns z = [body velocities nu (6 per dynamic body), each pair's block (closest
+    points and multipliers, then normal impulse and friction unknowns; core.contact.pair), the joints' impulses],
+    their lower bounds, the starting point z0, the residual F(z) and its structured Jacobian (`residual`), and the
+    solver's constant arrays (merit weights, proximal unknowns, feasibility, the overlap bound); `solve` runs the
+    attempt's method on it and `finish` makes the step's result from a solution.  Built per attempt from the state,
+    the plan of its candidate pairs (Workspace.plan) and the friction form; `failure` is set instead when the drivers
+    cannot be followed over the step."""
+
+    def __init__(self, model: ContactModel, state: State, h: float, method: str, form: str, rho: float, cold: bool,
+                 extra: frozenset, tol: float, max_iter: int, ws: "Workspace", cancel):
+        self.model, self.state, self.h, self.method, self.form = model, state, h, method, form
+        self.tol, self.cancel, self.failure = tol, cancel, ""
+        dyn = self.dyn = model.dynamic_bodies
+        self.nb = dyn.size
+        R0 = self.R0 = _rot(state.q)  # (N, 3, 3)
+        # free-motion part of the body rows, c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)), and M^-1 per
+        # dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
+        c_body, Sinv = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v,
+                                 state.w, model.gravity, model.force, model.torque)
+        self.driven = None
+        if model.drive is not None:
+            # the kinematic bodies' rows are their driven motion, nu = nu_driven (infinite mass: M^-1 = 0, so no
+            # impulse moves them), with the velocities that carry them to the drivers' poses at t + h
+            driven = _driven_motion(model, state, R0, h, ws)
+            if isinstance(driven, str):
+                self.failure = driven
+                return
+            self.driven = driven
+            slots = model.dynamic_slot[model.drive.body]
+            c_body, Sinv = c_body.copy(), Sinv.copy()
+            c_body[slots] = driven[0]
+            Sinv[slots] = 0.0
+        self.c_body, self.Sinv = c_body, Sinv
+
+        cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
+        if extra:
+            cand = sorted(set(cand) | extra)
+        self.cand = cand
+        self.warm_start = {} if cold else state.warm  # (cold: every pair from its closest points now, no impulse)
+        self.ac = form in ("ac", "conic")  # friction unknowns are impulses (else fractions of pn, the normalised form)
+        self.rho = rho if form == "ac" else (-1.0 if self.ac else 0.0)  # the kernels' friction rows (pair_terms)
+        plan = self.plan = ws.plan(model, cand, method)
+        self.pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
+        self.pred = None
+        if method == "implicit" and len(cand) <= _PREDICT_MAX_PAIRS and (any(
+                self.warm_start.get(ip) is None or self.warm_start[ip].get("z") is None for ip in cand)):
+            # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of the
+            # velocities and impulses, and the closest points at its end configuration start the implicit solve.
+            # Only with few pairs: with many it costs as much as the step itself; new pairs then start from their
+            # closest points at the start of the step, with no impulse
+            pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel,
+                              form="ac" if self.ac else "normalised")
+            self.pred = pred if pred.converged else None
+        self.new_warm_geo = {}
+        self._start_pairs()
+        self.ntot = ntot = plan.ntot
+        self.z0 = self._initial_guess()
+        self.batches = plan.new_batches(self.pairs)
+        for bt in self.batches:
+            # the start-of-step data of the batch's pair evaluations
+            bt.e_aux = np.array([p.e_aux for p in bt.prs])
+            bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
+            if method == "implicit":
+                bt.pA0, bt.RA0 = state.p[bt.a], R0[bt.a]
+                bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
+            else:  # the explicit method's fixed geometry: normal, lever arms, gap
+                bt.n = np.array([p.n for p in bt.prs])
+                bt.d1 = np.array([p.a1 for p in bt.prs]) - state.p[bt.a]
+                bt.d2 = np.array([p.a2 for p in bt.prs]) - state.p[bt.b]
+                bt.gap0 = np.array([p.gap0 for p in bt.prs])
+        # the joints: bilateral constraints at the end of the step, impulses along their start-of-step gradients
+        self.jstep = JointStep(plan.joints, model, state, R0, Sinv, h) if plan.joints.size else None
+        if self.jstep is not None:
+            jwarm = (self.pred.state if self.pred is not None else state).joints
+            lam0 = jwarm.get("lam")
+            if lam0 is not None and lam0.size == plan.joints.size:
+                self.z0[plan.joints.start:ntot] = lam0 * (h / jwarm["h"])  # (a sustained load's impulses scale with h)
+
+        # the solver's constant arrays (commented where _Plan builds them): the lower bounds, the proximal term's
+        # unknowns (many pairs, implicit method; the Newton equations are then solved by eliminating the pair
+        # blocks), the projected sliding-speed multipliers, the merit function's weights, the closest-point rows
+        self.lower = plan.lower_conic if form == "conic" else plan.lower
+        self.dense = ntot <= _DENSE_LIMIT
+        self.prox, self.weights = plan.prox, plan.weights
+        self.feasible = plan.feasible_conic if form == "conic" else plan.feasible
+        self.condense = self.prox is not None and not self.dense
+        self._structure = None  # the step's first sparse Jacobian: its index arrays serve every later one
+
+    # ---- the start ---------------------------------------------------------------------------------------------
+    def _start_pairs(self) -> None:
+        """Each pair's start-of-step data: (implicit) its closest points and impulses to start from and its tangent
+        frame; (explicit) its fixed geometry, normal, lever arms and gap from a closest-point query now."""
+        model, state, h, R0, ac = self.model, self.state, self.h, self.R0, self.ac
+        pred = self.pred
+        for pr in self.pairs:
+            ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
+            warm = self.warm_start.get(ip)
+            if self.method == "implicit":
+                pr.zf0 = None
+                if warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
+                    geo = warm["z"][: lay.n_geom].copy()
+                    pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h, lay.nf, ac)
+                    # the closest points travel with the bodies: shift last step's points by this step's predicted
+                    # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
+                    # (on a static body the point follows A's, as for rolling)
+                    geo[0:3] += h * state.v[a]
+                    geo[3:6] += h * (state.v[b] if model.dynamic[b] else state.v[a])
+                else:
+                    geo, r = closest_points(model, state, ip)
+                    if pred is not None:
+                        geo, r = closest_points(model, pred.state, ip, geo)
+                        pw = pred.state.warm[ip]
+                        pr.zf0 = _impulse_form(pw["zx"], lay.nf, bool(pw.get("ac")), ac)
+                if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
+                        and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
+                    pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
+                else:
+                    yb = R0[b].T @ (geo[3:6] - state.p[b]) + model.com_body[b]
+                    n0 = R0[b] @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[lay.mu:lay.s])
+                    pr.e_aux = contact_frame_aux(n0)
+                pr.geo0 = geo
             else:
-                geo, r = closest_points(model, state, ip)
-                if pred is not None:
-                    geo, r = closest_points(model, pred.state, ip, geo)
-                    pr.zf0 = _impulse_form(pred.state.warm[ip]["zx"], lay.nf, bool(pred.state.warm[ip].get("ac")), ac)
-            if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
-                    and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
-                pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
-            else:
-                yb = R0[b].T @ (geo[3:6] - state.p[b]) + model.com_body[b]
-                n0 = R0[b] @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[lay.mu:lay.s])
-                pr.e_aux = contact_frame_aux(n0)
-            pr.geo0 = geo
-        else:
-            sa, sb = model.shapes[a], model.shapes[b]
-            glay = PairLayout(sa.m, sb.m, 0)
-            g0 = None
-            if warm is not None:
-                g0 = warm.get("geo")
-                if g0 is None and warm.get("z") is not None:
-                    g0 = warm["z"][: glay.n_geom]
-            if g0 is not None and g0.size != glay.n_geom:
+                sa, sb = model.shapes[a], model.shapes[b]
+                glay = PairLayout(sa.m, sb.m, 0)
                 g0 = None
-            geo, r = closest_points(model, state, ip, g0)
-            geo_iters += r.iterations
-            new_warm_geo[ip] = geo
-            Rb = R0[b]
-            yb = Rb.T @ (geo[3:6] - state.p[b]) + model.com_body[b]
-            nB = Rb @ (np.asarray(sb.gradients(yb)).T @ geo[6 + glay.m:6 + glay.m + glay.k])
-            pr.a1, pr.a2 = geo[0:3].copy(), geo[3:6].copy()
-            pr.n = nB / np.linalg.norm(nB)
-            pr.gap0 = float(geo[glay.s])
-            pr.e_aux = contact_frame_aux(pr.n)
-    ntot = plan.ntot
-    lower = plan.lower_conic if form == "conic" else plan.lower
+                if warm is not None:
+                    g0 = warm.get("geo")
+                    if g0 is None and warm.get("z") is not None:
+                        g0 = warm["z"][: glay.n_geom]
+                if g0 is not None and g0.size != glay.n_geom:
+                    g0 = None
+                geo, r = closest_points(model, state, ip, g0)
+                self.new_warm_geo[ip] = geo
+                Rb = R0[b]
+                yb = Rb.T @ (geo[3:6] - state.p[b]) + model.com_body[b]
+                nB = Rb @ (np.asarray(sb.gradients(yb)).T @ geo[6 + glay.m:6 + glay.m + glay.k])
+                pr.a1, pr.a2 = geo[0:3].copy(), geo[3:6].copy()
+                pr.n = nB / np.linalg.norm(nB)
+                pr.gap0 = float(geo[glay.s])
+                pr.e_aux = contact_frame_aux(pr.n)
 
-    # initial guess
-    z0 = np.zeros(ntot)
-    start = pred.state if pred is not None else state
-    for k, i in enumerate(dyn):
-        z0[6 * k:6 * k + 3] = start.v[i]
-        z0[6 * k + 3:6 * k + 6] = start.w[i]
-    for pr in pairs:
-        warm = warm_start.get(pr.ip)
-        sz = pr.sz
-        if method == "implicit":
-            z0[pr.off:pr.off + pr.lay.n_geom] = pr.geo0
-            if pr.zf0 is not None and pr.zf0.size == sz - pr.lay.n_geom:
-                z0[pr.off + pr.lay.n_geom:pr.off + sz] = pr.zf0
-        elif warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
-            z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], h, pr.lay.nf, ac)
+    def _initial_guess(self) -> np.ndarray:
+        """z0: the velocities of the start (or of the predictor's end), each pair's start data and warm impulses."""
+        z0 = np.zeros(self.ntot)
+        start = self.pred.state if self.pred is not None else self.state
+        for k, i in enumerate(self.dyn):
+            z0[6 * k:6 * k + 3] = start.v[i]
+            z0[6 * k + 3:6 * k + 6] = start.w[i]
+        for pr in self.pairs:
+            warm = self.warm_start.get(pr.ip)
+            sz = pr.sz
+            if self.method == "implicit":
+                z0[pr.off:pr.off + pr.lay.n_geom] = pr.geo0
+                if pr.zf0 is not None and pr.zf0.size == sz - pr.lay.n_geom:
+                    z0[pr.off + pr.lay.n_geom:pr.off + sz] = pr.zf0
+            elif warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
+                z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], self.h, pr.lay.nf, self.ac)
+        return z0
 
-    dense = ntot <= _DENSE_LIMIT
-
-    def friction_slots(pr):
-        return _friction_slots(pr.lay, method)
-
-    def consistent_friction(z, which):
+    def consistent_friction(self, z: np.ndarray, which) -> np.ndarray:
         """For pairs without normal impulse, friction unknowns that satisfy their rows at the current velocities.
 
         With pn = 0 the rows mu xi + phi (sig + sp) = 0, 0 <= sig perp mu^2 - |phi|^2 >= 0 (sp = separation_pin(s/h))
         fix phi and sig and nothing else depends on them; starting from phi = sig = 0 instead gives a
         Newton direction that ignores these rows."""
-        todo = [pr for pr in which if pr.lay.nf and z[pr.off + friction_slots(pr)[0]] <= 0.0]
+        slots = lambda pr: _friction_slots(pr.lay, self.method)  # noqa: E731
+        todo = [pr for pr in which if pr.lay.nf and z[pr.off + slots(pr)[0]] <= 0.0]
         if not todo:
             return z
         zc = z.copy()
         for pr in todo:
-            _ipn, ipf, isig = friction_slots(pr)
+            _ipn, ipf, isig = slots(pr)
             zc[pr.off + ipf:pr.off + isig + 1] = 0.0  # phi = sig = 0: the rows are then mu xi (and pn's s/h)
-        Fz = fun(zc, jac=False)  # (every pair's rows in one batched evaluation of the step)
+        Fz = self.residual(zc, jac=False)  # (every pair's rows in one batched evaluation of the step)
         for pr in todo:
-            ipn, ipf, isig = friction_slots(pr)
+            ipn, ipf, isig = slots(pr)
             nf = pr.lay.nf
             r = Fz[pr.off:pr.off + pr.sz]
             if pr.mu > 0.0:
@@ -584,32 +654,11 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
                 z[pr.off + ipf:pr.off + ipf + nf], z[pr.off + isig] = _unloaded_friction(r[ipf:ipf + nf], sp, pr.mu)
         return z
 
-    batches = plan.new_batches(pairs)
-    for bt in batches:
-        # the start-of-step data of the batch's pair evaluations
-        bt.e_aux = np.array([p.e_aux for p in bt.prs])
-        bt.SA, bt.SB = Sinv[bt.ka], Sinv[bt.kb]
-        if method == "implicit":
-            bt.pA0, bt.RA0 = state.p[bt.a], R0[bt.a]
-            bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
-        else:  # the explicit method's fixed geometry: normal, lever arms, gap
-            bt.n = np.array([p.n for p in bt.prs])
-            bt.d1 = np.array([p.a1 for p in bt.prs]) - state.p[bt.a]
-            bt.d2 = np.array([p.a2 for p in bt.prs]) - state.p[bt.b]
-            bt.gap0 = np.array([p.gap0 for p in bt.prs])
-
-    # the joints: bilateral constraints at the end of the step, impulses along their start-of-step gradients
-    jstep = JointStep(plan.joints, model, state, R0, Sinv, h) if plan.joints.size else None
-    if jstep is not None:
-        jwarm = (pred.state if pred is not None else state).joints
-        lam0 = jwarm.get("lam")
-        if lam0 is not None and lam0.size == plan.joints.size:
-            z0[plan.joints.start:ntot] = lam0 * (h / jwarm["h"])  # (impulses of a sustained load scale with h)
-
-    def batch_terms(bt, z, Fb, jac=True):
-        """Rows of every pair of a batch (P, size), the velocity changes M^-1 W they give their bodies (P, 6 each;
-        dB None for a static B; None, None when they have been subtracted from the body rows Fb already) and, with
-        jac, their blocks of the step Jacobian in local columns (P, nl, nl)."""
+    # ---- the equations -----------------------------------------------------------------------------------------
+    def _batch_terms(self, bt, z, Fb, jac=True):
+        """Rows of every pair of a batch (P, size), their velocity changes M^-1 W subtracted from the body rows Fb,
+        and, with jac, their blocks of the step Jacobian in local columns (P, nl, nl)."""
+        nb, h, model = self.nb, self.h, self.model
         V = z[:6 * nb].reshape(nb, 6)
         vA, wA = V[bt.ka, 0:3], V[bt.ka, 3:6]
         if bt.dyn_b:
@@ -617,49 +666,46 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         else:
             vB = wB = np.zeros((bt.P, 3))
         zp = z[bt.zidx]
-        if method == "implicit":
+        if self.method == "implicit":
             r, Jl, WA, JWA, WB, JWB = eval_pairs(
                 bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-                bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, rows["rho"])
+                bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, self.rho)
         else:
             r, Jl, WA, JWA, WB, JWB = _eval_explicit_batch(
                 bt.lay.nf, model, h, bt.mu, bt.m_ref, bt.e_aux, bt.n, bt.d1, bt.d2, bt.gap0, vA, wA, vB, wB, bt.dyn_b,
-                zp, jac, rows["rho"])
+                zp, jac, self.rho)
         SA = bt.SA
         SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
         if not jac:
             JWA = JWB = Jl = _NO_JAC
         _dA, _dB, blk = body_blocks(SA, WA, JWA, SB, WB, JWB, Jl, bt.valid_idx, bt.dyn_b, jac, Fb, bt.ka, bt.kb)
-        return r, None, None, (blk if jac else None)  # (the velocity changes are already in Fb)
+        return r, (blk if jac else None)
 
-    structure = [None]  # the step's first sparse Jacobian: its index arrays serve every later one
-
-    def fun(z, jac=True):
-        if cancel is not None and cancel():
+    def residual(self, z: np.ndarray, jac: bool = True):
+        """F(z) (and its Jacobian: dense below _DENSE_LIMIT unknowns, else an ElementMatrix of the pair and joint
+        blocks with the identity on the body rows); cancel() is checked first (_Cancelled)."""
+        if self.cancel is not None and self.cancel():
             raise _Cancelled()
+        ntot, nb, dense = self.ntot, self.nb, self.dense
         Fv = np.empty(ntot)
-        Fb = z[:6 * nb].reshape(nb, 6) - c_body
+        Fb = z[:6 * nb].reshape(nb, 6) - self.c_body
         Jd = np.zeros((ntot, ntot)) if dense and jac else None
         if Jd is not None:
             Jd[np.arange(6 * nb), np.arange(6 * nb)] = 1.0
         elems = []  # (columns, blocks, own unknowns) of each batch (sparse case)
-        for bt in batches:
-            r, dA, dB, blk = batch_terms(bt, z, Fb, jac)
+        for bt in self.batches:
+            r, blk = self._batch_terms(bt, z, Fb, jac)
             Fv[bt.zidx] = r
-            if dA is not None:
-                np.subtract.at(Fb, bt.ka, dA)
-            if dB is not None:
-                np.subtract.at(Fb, bt.kb, dB)
             if not jac:
                 continue
             if Jd is not None:
                 scatter_add(Jd, bt.cols, blk)
             else:
                 elems.append((bt.cols, blk, bt.zidx.shape[1]))
-        if jstep is not None:
+        if self.jstep is not None:
             # each joint is an element of its bodies' velocities and its impulses, none of them its own (the joint rows
             # do not depend on the impulses: the impulses are left to the reduced system, core.contact.elements)
-            for cols, blk in jstep.add(z, Fv, Fb, jac):
+            for cols, blk in self.jstep.add(z, Fv, Fb, jac):
                 if Jd is not None:
                     scatter_add(Jd, cols, blk)
                 else:
@@ -671,145 +717,141 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
             return Fv, Jd
         # each pair couples its own unknowns (the tail of its columns) only to its bodies' velocities: the Jacobian
         # is kept as these blocks, with the identity on the body rows (core.contact.elements)
-        if structure[0] is None:
+        if self._structure is None:
             diag = np.zeros(ntot)
             diag[:6 * nb] = 1.0
-            structure[0] = ElementMatrix(ntot, diag, elems)
-            return Fv, structure[0]
-        return Fv, structure[0].refill(structure[0].diag, elems)  # the same pattern all step long
+            self._structure = ElementMatrix(ntot, diag, elems)
+            return Fv, self._structure
+        return Fv, self._structure.refill(self._structure.diag, elems)  # the same pattern all step long
 
-    # values without Jacobians for the line search's shortened trials (both methods' batched rows have a values-only
-    # form, equal to the bit)
-    value = lambda z: fun(z, jac=False)  # noqa: E731
-    many = len(pairs) > 2
-    # the step's constant arrays (commented where _Plan builds them): the proximal term's unknowns (many pairs,
-    # implicit method; the Newton equations are then solved by eliminating the pair blocks), the projected
-    # sliding-speed multipliers, the merit function's weights, the closest-point rows
-    prox, weights = plan.prox, plan.weights
-    feasible = plan.feasible_conic if form == "conic" else plan.feasible
-    condense = prox is not None and not dense
+    def value(self, z: np.ndarray) -> np.ndarray:
+        """F(z) without the Jacobian (the line search's shortened trials; equal to the bit)."""
+        return self.residual(z, jac=False)
 
-    # how deep each pair's bodies may overlap at the end of the step, bounded in metres: the scaled natural residual
-    # admits 1e-10 (1 + max|z|) in every closest-point row whatever max|z| is, and a sphere spinning at 8 rad/s let an
-    # 8-sphere pile step end with its closest points 9e-10 m inside both bodies, the sphere 2.7e-9 m inside a wall
-    # while every reported gap was >= 0 (docs/contact.md)
-    depth_residual = None
-    if plan.depth_index is not None:
-        i_lam, i_mu, i_s, i_a2 = plan.depth_index
+    def depth_residual(self, z: np.ndarray, F: np.ndarray) -> float:
+        """The deepest overlap of a pair's bodies that z admits, to first order (the closest points' depths in their
+        bodies from the rows -f_i, -g_j of F, the miss of the row a2 - a1 - s n_A, a negative s), as a residual:
+        <= tol when it is at most _DEPTH_LIMIT metres.  (The scaled natural residual admits 1e-10 (1 + max|z|) in
+        every closest-point row whatever max|z| is: a sphere spinning at 8 rad/s let an 8-sphere pile step end with
+        its closest points 9e-10 m inside both bodies, the sphere 2.7e-9 m inside a wall while every reported gap was
+        >= 0; docs/contact.md.)"""
+        i_lam, i_mu, i_s, i_a2 = self.plan.depth_index
+        Fp = np.append(F, np.inf)
+        dA, dB = Fp[i_lam].min(axis=1), Fp[i_mu].min(axis=1)
+        depth = (np.maximum(dA, 0.0) + np.maximum(dB, 0.0) + np.sqrt(np.sum(F[i_a2] ** 2, axis=1))
+                 + np.maximum(-z[i_s], 0.0))
+        return float(depth.max()) * (self.tol / _DEPTH_LIMIT)
 
-        def closest_point_depths(z, F):
-            """How deep each pair's closest points lie inside their own bodies, (dA, dB) in metres (negative:
-            outside): -max_i f_i(a1) and -max_j g_j(a2), from the rows -f_i, -g_j of F."""
-            Fp = np.append(F, np.inf)
-            return Fp[i_lam].min(axis=1), Fp[i_mu].min(axis=1)
+    # ---- solving -----------------------------------------------------------------------------------------------
+    def newton(self, z: np.ndarray, tol: float | None = None, **budget) -> MCPResult:
+        """Semismooth Newton (core.contact.mcp.solve_mcp) on the whole step from z: value-only line-search trials,
+        the proximal term, block elimination, the merit weights and the overlap bound."""
+        return solve_mcp(self.residual, z, self.lower, tol=self.tol if tol is None else tol, fun_value=self.value,
+                         prox=self.prox, condense=self.condense, feasible=self.feasible, weights=self.weights,
+                         extra=self.depth_residual if self.plan.depth_index is not None else None, **budget)
 
-        def depth_residual(z, F):
-            """The deepest overlap of a pair's bodies that z admits, to first order (the closest points' depths in
-            their bodies, the miss of the row a2 - a1 - s n_A, a negative s), as a residual: <= tol when it is at
-            most _DEPTH_LIMIT metres."""
-            dA, dB = closest_point_depths(z, F)
-            depth = (np.maximum(dA, 0.0) + np.maximum(dB, 0.0) + np.sqrt(np.sum(F[i_a2] ** 2, axis=1))
-                     + np.maximum(-z[i_s], 0.0))
-            return float(depth.max()) * (tol / _DEPTH_LIMIT)
+    def solve(self, max_iter: int, restarts: int, options) -> MCPResult:
+        """The attempt's method from z0: Newton (max_iter iterations, `restarts` restarts), or for the conic form the
+        interior-point method to a loose tolerance handed to Newton; then, for one or two pairs, a few Newton
+        iterations more towards _TIGHT_TOL."""
+        z0 = self.z0
+        if self.form == "normalised":
+            z0 = self.consistent_friction(z0, self.pairs)
+        if self.form == "conic":
+            # the interior-point method to a loose tolerance (it keeps every bound and cone strictly feasible, which
+            # regularises the degenerate directions of a jammed pile), then semismooth Newton on the Alart-Curnier
+            # form (quadratic near a solution, where the interior point converges only linearly at stick-slip
+            # transitions)
+            loose = replace(options, tol=_HANDOVER_TOL, comp_tol=_HANDOVER_COMP)
+            r = ipm.solve(ipm.MCPProblem(self.residual, self.lower, self.value, self.plan.cones), z0, loose,
+                          self.cancel)
+            res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
+            if r.converged:
+                zn = r.z.copy()
+                zn[self.plan.sig_idx] = 0.0  # (psi, the cones' multiplier, is not an unknown of the Alart-Curnier form)
+                self.rho = _AC_RHO
+                pol = self.newton(zn, max_iter=_HANDOVER_ITER, max_restarts=0, polish=False)
+                res = MCPResult(pol.z, pol.converged, r.iterations + pol.iterations, pol.residual,
+                                "converged" if pol.converged else f"Newton after the interior point: {pol.reason}")
+        else:
+            res = self.newton(z0, max_iter=max_iter, max_restarts=restarts)
+        if res.converged and res.residual > _TIGHT_TOL and len(self.pairs) <= 2:
+            # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
+            # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically
+            # here, so one or two more iterations make the geometry exact to rounding (a box held on an incline: no
+            # creep even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's
+            # time, and pile steps sit at a floor near 1e-11 that the extra iterations rarely lower
+            tight = self.newton(res.z, tol=_TIGHT_TOL, max_iter=_TIGHT_ITER, max_restarts=0, polish=False)
+            if tight.residual < res.residual:
+                res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
+        return res
 
-    def global_solve(z, tol=tol, **budget):
-        """solve_mcp of the whole step from z (value-only line-search trials, proximal term, block elimination)."""
-        return solve_mcp(fun, z, lower, tol=tol, fun_value=value, prox=prox, condense=condense, feasible=feasible,
-                         weights=weights, extra=depth_residual, **budget)
-
-    if form == "normalised":
-        z0 = consistent_friction(z0, pairs)
-    if form == "conic":
-        # the interior-point method to a loose tolerance (it keeps every bound and cone strictly feasible, which
-        # regularises the degenerate directions of a jammed pile), then semismooth Newton on the Alart-Curnier form
-        # (quadratic near a solution, where the interior point converges only linearly at stick-slip transitions)
-        loose = replace(options, tol=_HANDOVER_TOL, comp_tol=_HANDOVER_COMP)
-        r = ipm.solve(ipm.MCPProblem(fun, lower, value, plan.cones), z0, loose, cancel)
-        res = MCPResult(r.z, r.converged, r.iterations, r.residual, r.reason)
-        if r.converged:
-            zn = r.z.copy()
-            zn[plan.sig_idx] = 0.0  # (psi, the cones' multiplier, is not an unknown of the Alart-Curnier form)
-            rows["rho"] = _AC_RHO
-            pol = global_solve(zn, max_iter=_HANDOVER_ITER, max_restarts=0, polish=False)
-            res = MCPResult(pol.z, pol.converged, r.iterations + pol.iterations, pol.residual,
-                            "converged" if pol.converged else f"Newton after the interior point: {pol.reason}")
-    else:
-        res = global_solve(z0, max_iter=max_iter, max_restarts=restarts)
-    if res.converged and res.residual > _TIGHT_TOL and not many:
-        # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
-        # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically here,
-        # so one or two more iterations make the geometry exact to rounding (a box held on an incline: no creep
-        # even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's time,
-        # and pile steps sit at a floor near 1e-11 that the extra iterations rarely lower
-        tight = global_solve(res.z, tol=_TIGHT_TOL, max_iter=_TIGHT_ITER, max_restarts=0, polish=False)
-        if tight.residual < res.residual:
-            res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
-    iters = res.iterations
-    if not res.converged:
-        return StepResult(state, False, iters, res.residual, f"MCP solver: {res.reason} (residual {res.residual:.3g})",
-                          pairs=len(pairs))
-    z = res.z
-    if ac:
-        # the impulses onto their friction disc |q| <= mu pn: the rows hold it only to the tolerance (a sticking pair's
-        # q - proj(q - rho e v) admits |q| up to mu pn + rho |e v|), which for a nearly unloaded pair can be many times
-        # mu pn; the move is of the order of the residual, as the projection of the bounded unknowns onto their bounds
-        z = z.copy()
-        for pr in pairs:
-            if pr.lay.nf:
-                ipn, ipf, _isig = _friction_slots(pr.lay, method)
-                q = z[pr.off + ipf:pr.off + ipf + pr.lay.nf]
-                rad, nq = pr.mu * max(z[pr.off + ipn], 0.0), float(np.sqrt(q @ q))
-                if nq > rad:
-                    q *= rad / nq
-    new = state.copy()
-    new.t = state.t + h
-    new.warm = {}
-    advance_poses(float(h), dyn, z[:6 * nb].reshape(nb, 6), new.p, new.q, new.v, new.w)
-    if driven is not None:  # (the same poses to rounding; exactly the drivers', so that no drift builds up)
-        new.p[model.drive.body], new.q[model.drive.body] = driven[1], driven[2]
-    contacts = []
-    if method == "implicit":
-        by_pair = {}
-        for bt in batches:
-            by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z, ac)))
-        contacts = [by_pair[pr.ip] for pr in pairs]
-        for pr, c in zip(pairs, contacts):
-            new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux, "h": h,
-                               "ac": ac}
-    else:
-        for pr in pairs:
-            zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
-            # the true gap at the end of the step, by a closest-point query at the end poses (the scheme holds only
-            # its linearised gap >= 0: a negative one is its penetration); the query also starts the next step
-            geo_end, r_end = closest_points(model, new, pr.ip, new_warm_geo[pr.ip])
-            gap_end = (float(geo_end[PairLayout(model.shapes[pr.a].m, model.shapes[pr.b].m, 0).s]) if r_end.converged
-                       else None)
-            new.warm[pr.ip] = {"zx": zp.copy(), "geo": geo_end if r_end.converged else new_warm_geo[pr.ip], "h": h,
-                               "ac": ac}
-            contacts.append(_contact_explicit(model, state, new, pr, zp, h, gap_end, ac))
-    if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)
-        return StepResult(state, False, iters, res.residual, "non-finite state after step", pairs=len(pairs))
-    # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body further,
-    # into a pair that was not solved: such a pair's bounding volumes overlap at the end, and the step is solved
-    # again with it (the bounding volumes contain the shapes, so a pair whose volumes stay apart cannot touch)
-    if len(cand) < len(model.pairs):
-        _, end_bounds = candidate_pairs(model, new, h)
-        missed = frozenset(np.flatnonzero(end_bounds <= 0.0).tolist()) - frozenset(cand)
-    else:
-        missed = frozenset()  # every pair was solved
-    if missed and len(extra) < len(model.pairs):
-        return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho,
-                          cold=cold, ws=ws,
-                          cancel=cancel, options=options)
-    joint_impulse = None
-    if jstep is not None:
-        new.joints = {"lam": z[plan.joints.start:ntot].copy(), "h": h, "turns": jstep.end_turns(new)}
-        joint_impulse = jstep.impulses(z)
-    driver_impulse = None
-    if driven is not None:
-        driver_impulse = _driver_impulses(model, state, contacts, jstep, z, driven[3])
-    return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
-                      joint_impulse=joint_impulse, driver_impulse=driver_impulse)
+    # ---- the result --------------------------------------------------------------------------------------------
+    def finish(self, res: MCPResult) -> tuple[StepResult, frozenset]:
+        """The step's result from a solution (the new state, each pair's contact, the joints' and drivers'
+        impulses, the warm start of the next step), and the pairs the broad phase missed (their bounding volumes
+        overlap at the end of the step but they were not solved)."""
+        model, state, h, method, ac = self.model, self.state, self.h, self.method, self.ac
+        pairs, nb, iters = self.pairs, self.nb, res.iterations
+        z = res.z
+        if ac:
+            # the impulses onto their friction disc |q| <= mu pn: the rows hold it only to the tolerance (a sticking
+            # pair's q - proj(q - rho e v) admits |q| up to mu pn + rho |e v|), which for a nearly unloaded pair can
+            # be many times mu pn; the move is of the order of the residual, as the projection of the bounded
+            # unknowns onto their bounds
+            z = z.copy()
+            for pr in pairs:
+                if pr.lay.nf:
+                    ipn, ipf, _isig = _friction_slots(pr.lay, method)
+                    q = z[pr.off + ipf:pr.off + ipf + pr.lay.nf]
+                    rad, nq = pr.mu * max(z[pr.off + ipn], 0.0), float(np.sqrt(q @ q))
+                    if nq > rad:
+                        q *= rad / nq
+        new = state.copy()
+        new.t = state.t + h
+        new.warm = {}
+        advance_poses(float(h), self.dyn, z[:6 * nb].reshape(nb, 6), new.p, new.q, new.v, new.w)
+        if self.driven is not None:  # (the same poses to rounding; exactly the drivers', so that no drift builds up)
+            new.p[model.drive.body], new.q[model.drive.body] = self.driven[1], self.driven[2]
+        contacts = []
+        if method == "implicit":
+            by_pair = {}
+            for bt in self.batches:
+                by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z, ac)))
+            contacts = [by_pair[pr.ip] for pr in pairs]
+            for pr, c in zip(pairs, contacts):
+                new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux,
+                                   "h": h, "ac": ac}
+        else:
+            for pr in pairs:
+                zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
+                # the true gap at the end of the step, by a closest-point query at the end poses (the scheme holds
+                # only its linearised gap >= 0: a negative one is its penetration); the query also starts the next
+                geo_end, r_end = closest_points(model, new, pr.ip, self.new_warm_geo[pr.ip])
+                gap_end = (float(geo_end[PairLayout(model.shapes[pr.a].m, model.shapes[pr.b].m, 0).s])
+                           if r_end.converged else None)
+                new.warm[pr.ip] = {"zx": zp.copy(), "geo": geo_end if r_end.converged else self.new_warm_geo[pr.ip],
+                                   "h": h, "ac": ac}
+                contacts.append(_contact_explicit(model, state, new, pr, zp, h, gap_end, ac))
+        if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)
+            return StepResult(state, False, iters, res.residual, "non-finite state after step",
+                              pairs=len(pairs)), frozenset()
+        # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body
+        # further, into a pair that was not solved: such a pair's bounding volumes overlap at the end (the bounding
+        # volumes contain the shapes, so a pair whose volumes stay apart cannot touch)
+        missed = frozenset()  # (every pair was solved when all were candidates)
+        if len(self.cand) < len(model.pairs):
+            _, end_bounds = candidate_pairs(model, new, h)
+            missed = frozenset(np.flatnonzero(end_bounds <= 0.0).tolist()) - frozenset(self.cand)
+        joint_impulse = driver_impulse = None
+        if self.jstep is not None:
+            new.joints = {"lam": z[self.plan.joints.start:self.ntot].copy(), "h": h,
+                          "turns": self.jstep.end_turns(new)}
+            joint_impulse = self.jstep.impulses(z)
+        if self.driven is not None:
+            driver_impulse = _driver_impulses(model, state, contacts, self.jstep, z, self.driven[3])
+        return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
+                          joint_impulse=joint_impulse, driver_impulse=driver_impulse), missed
 
 
 def _driven_motion(model: ContactModel, state: State, R0: np.ndarray, h: float, ws: "Workspace"):
@@ -977,7 +1019,7 @@ class _Plan:
         # points.  Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against
         # 86 s) but left an 8-sphere pile's closest points 2.7e-9 m off the surfaces at a halved step (docs/contact.md)
         feasible = np.zeros(ntot, bool)
-        # the closest-point rows of the overlap bound (_step_once's depth_residual), per pair: its rows -f_i(a1),
+        # the closest-point rows of the overlap bound (_StepProblem.depth_residual), per pair: its rows -f_i(a1),
         # -g_j(a2) (padded with the index of a +inf appended to F), its separation s and its row a2 - a1 - s n_A
         implicit = method == "implicit"
         if implicit and n:

@@ -220,3 +220,14 @@ def test_four_bar_with_two_ground_bodies_is_the_same_four_bar(fourbar_dict):
     t1, t2 = solve_trajectory(compile_model(one), times), solve_trajectory(compile_model(two), times)
     assert t1.ok and t2.ok
     assert np.allclose(t1.q, t2.q, atol=1e-10) and np.allclose(t1.points, t2.points, atol=1e-10)
+
+
+def test_a_dynamics_document_is_not_warned_of_missing_drivers():
+    # the pendulum strike example runs as contact dynamics: its pin's freedom moves under gravity, no driver missing;
+    # the same mechanism without its simulation section and free ball is a kinematics document: the warning stays
+    from dataclasses import replace
+
+    mech = io.load(EXAMPLES / "contact_pendulum_strike.json")
+    assert not any("driver" in w for w in structure.analyze(mech).warnings)
+    kin = replace(mech, simulation=None, bodies=[b for b in mech.bodies if b.name != "ball"])
+    assert any("no drivers" in w for w in structure.analyze(kin).warnings)

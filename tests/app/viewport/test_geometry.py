@@ -75,7 +75,15 @@ def test_shape_body_is_drawn_as_its_mesh():
     scene = build_scene(mech, default_shape_mesher())
     ball = next(b for b in scene.bodies if b.name == "ball")
     assert ball.from_shape
-    # every mesh vertex of a radius-0.25 sphere lies on it (body frame)
+    # the mesh is the radius-0.25 sphere (its vertices first, each on the sphere, body frame) and a bar from the
+    # ball's centre to its joint 1 m above (a shaped link reads as hanging from its joint)
+    sphere_v, _f = default_shape_mesher()(mech.bodies[1], "bodies[1].shape")[:2]
+    n = len(sphere_v)
+    assert np.allclose(np.linalg.norm(ball.mesh[0][:n], axis=1), 0.25, atol=1e-9)
+    assert ball.mesh[0][n:, 2].max() == pytest.approx(1.0, abs=1e-9) and len(ball.capsules) == 1
+    # a ball whose joint is at its centre is its sphere alone
+    mech.update_joint("S", at=(0.0, 0.0, 0.0))
+    ball = next(b for b in build_scene(mech, default_shape_mesher()).bodies if b.name == "ball")
     assert np.allclose(np.linalg.norm(ball.mesh[0], axis=1), 0.25, atol=1e-9)
 
 
