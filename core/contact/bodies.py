@@ -302,7 +302,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         km_index = {name: k for k, name in enumerate(drive_km.body_names)}
         moved = [i for i in range(n) if kin[i]]
         drive = DriveSpec(drive_km, np.array(moved, int), np.array([km_index[names[i]] for i in moved], int),
-                          tuple(drive_km.coord_names[c] for c in drive_km.driven))
+                          tuple(drive_km.coord_names[c] for c in drive_km.driven), _driver_units(drive_km))
     return ContactModel(
         names=tuple(names), dynamic=np.array(dyn, bool), mass=np.array(mass), inertia_body=np.array(inertia).reshape(n, 3, 3),
         com_body=np.array(com).reshape(n, 3), shapes=_shared(shapes), radius=np.array(radius), halfspace=tuple(half),
@@ -323,6 +323,18 @@ class DriveSpec:
     body: np.ndarray  # (K,) contact-model index of each kinematic body
     km_body: np.ndarray  # (K,) its index in km
     driver_names: tuple[str, ...]  # one label per driver ("<joint>" or "<joint>.<coordinate>")
+    driver_units: tuple[str, ...] = ()  # the unit of each driver's effort: "N" (a translation), "N m" (a rotation)
+
+
+def _driver_units(km) -> tuple[str, ...]:
+    """Per driven coordinate of km, the unit of its effort: "N m" when it turns its joint, "N" when it slides it."""
+    from ..transforms import RX
+
+    out = []
+    for c in km.driven:
+        kinds = km.step_kind[(km.step_coord == c) & (km.step_scale != 0)] if km.nq else []
+        out.append("N m" if any(k >= RX for k in kinds) else "N")
+    return tuple(out)
 
 
 def _grounded(mech) -> set:

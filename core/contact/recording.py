@@ -325,7 +325,9 @@ class ContactRun:
         self.times = np.arange(n_steps + 1) * h
         over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names), "joints": tuple(self.joint_names),
                 "drivers": tuple(self.driver_names)}
-        self.channels = tuple(Channel(name, title, unit, over[rows] if isinstance(rows, str) else rows, comps)
+        units = {"driver.effort": _effort_unit(model)}  # (the table's unit where it depends on the document)
+        self.channels = tuple(Channel(name, title, units.get(name, unit), over[rows] if isinstance(rows, str) else rows,
+                                      comps)
                               for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
         pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
         self._point_body = np.array([model.names.index(b) for b, _ in pts.values()], int)
@@ -429,6 +431,12 @@ class ContactRun:
         if self._point_body.size:  # (else the zero rows above)
             v["points"] = np.einsum("nij,nj->ni", poses[self._point_body], self._point_local)[:, :3]
         return ContactFrame(k, float(k * h), poses, v, st)
+
+
+def _effort_unit(model: ContactModel) -> str:
+    """The unit of the drivers' efforts: N m when every driver turns its joint, N when every one slides it."""
+    units = set(model.drive.driver_units) if model.drive is not None else set()
+    return units.pop() if len(units) == 1 else "N or N m"
 
 
 def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -149,3 +149,18 @@ def test_a_driver_on_a_joint_of_a_body_moved_by_forces_is_refused_located():
     with pytest.raises(LinkwrightError) as e:
         build_model(mech)
     assert str(e.value).startswith("drivers[0]:") and "does not fix" in str(e.value).replace("do not", "does not")
+
+
+def test_the_effort_unit_follows_what_the_drivers_move():
+    # a prismatic driver's effort is a force (N), a revolute driver's a torque (N m)
+    from core.contact.recording import ContactRun
+
+    def run(jtype, axis):
+        mech = _doc([{"name": "ground", "ground": True}, _box("platform", (0.6, 0.6, 0.1), (0, 0, 0.5)),
+                     _box("box", (0.2, 0.2, 0.2), (0, 0, 0.65), mass=1.0)],
+                    [{"name": "j", "type": jtype, "bodies": ["ground", "platform"], "at": [0, 0, 0.5], "axis": axis}],
+                    [{"joint": "j", "value": "0"}])
+        return next(c for c in ContactRun(build_model(mech), t_end=0.01).channels if c.name == "driver.effort")
+
+    assert run("prismatic", [0, 0, 1]).unit == "N" and run("revolute", [0, 0, 1]).unit == "N m"
+    assert run("revolute", [0, 0, 1]).labels == ("j",)
