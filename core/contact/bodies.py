@@ -337,9 +337,9 @@ def _driver_units(km) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _grounded(mech) -> set:
-    """The ground bodies and the bodies joints attach to them, directly or through others."""
-    part = {b.name for b in mech.bodies if b.ground}
+def _joined(mech, seeds) -> set:
+    """The bodies `seeds` and every body joints attach to them, directly or through others."""
+    part = set(seeds)
     grew = True
     while grew:
         grew = False
@@ -348,6 +348,11 @@ def _grounded(mech) -> set:
                 part.update(j.bodies)
                 grew = True
     return part
+
+
+def _grounded(mech) -> set:
+    """The ground bodies and the bodies joints attach to them, directly or through others."""
+    return _joined(mech, (b.name for b in mech.bodies if b.ground))
 
 
 def _plane_specs(mech, names, free, com, poses) -> tuple:
@@ -364,15 +369,7 @@ def _plane_specs(mech, names, free, com, poses) -> tuple:
         if not free[i] or name in seen:
             continue
         need.append(i)
-        group = {name}  # the jointed bodies this one's plane joint also holds
-        grew = True
-        while grew:
-            grew = False
-            for j in mech.joints:
-                if (j.bodies[0] in group) != (j.bodies[1] in group):
-                    group.update(j.bodies)
-                    grew = True
-        seen |= group
+        seen |= _joined(mech, (name,))  # (the jointed bodies this one's plane joint also holds)
     if not need:
         return ()
     ground = [i for i, name in enumerate(names) if mech.bodies[mech.body_index(name)].ground]
