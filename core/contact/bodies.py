@@ -66,7 +66,9 @@ class ContactModel:
     method: str = "implicit"  # the document's default method
     joints: tuple = ()  # core.contact.joints.JointSpec of every joint with a dynamic body (bilateral constraints)
     kinematic: np.ndarray | None = None  # (N,) bool: dynamic bodies moved by the drivers (infinite mass), see DriveSpec
-    drive: "DriveSpec | None" = None  # the driven motion of the kinematic bodies (None: no drivers)
+    drive: "DriveSpec | None" = None  # the driven motion of the kinematic bodies (None: no driver moves one)
+    driver_names: tuple = ()  # every driver of the document (its effort: StepResult.driver_impulse), ...
+    driver_units: tuple = ()  # ... and its effort's unit ("N" or "N m")
 
     @property
     def n_bodies(self) -> int:
@@ -192,7 +194,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     from ..shapes import mass_properties, parse_shape
 
     attached = _attached(mech)
-    kin_names, drive_km, kin_poses = _driven_part(mech)
+    kin_names, drive_km, kin_poses, kin_drivers, rheonomic = _driven_part(mech)
     names, dyn, kin, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], [], []
     for i, b in enumerate(mech.bodies):
         loc = f"bodies[{i}]"
@@ -289,7 +291,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         F[k] = f
         T[k] = tau
     sim = mech.simulation
-    joints = _joint_specs(mech, names, free, com, poses)  # (in the design configuration: the document's poses)
+    joints = _joint_specs(mech, names, free, com, poses, rheonomic)  # (in the design configuration: the document's)
     if mech.space == "planar":
         joints += _plane_specs(mech, names, free, com, poses)
     for i in range(n):
@@ -302,7 +304,8 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         km_index = {name: k for k, name in enumerate(drive_km.body_names)}
         moved = [i for i in range(n) if kin[i]]
         drive = DriveSpec(drive_km, np.array(moved, int), np.array([km_index[names[i]] for i in moved], int),
-                          tuple(drive_km.coord_names[c] for c in drive_km.driven), _driver_units(drive_km))
+                          np.array(kin_drivers, int))
+    driver_names, driver_units = _driver_labels(mech)
     return ContactModel(
         names=tuple(names), dynamic=np.array(dyn, bool), mass=np.array(mass), inertia_body=np.array(inertia).reshape(n, 3, 3),
         com_body=np.array(com).reshape(n, 3), shapes=_shared(shapes), radius=np.array(radius), halfspace=tuple(half),
@@ -311,6 +314,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         force=F, torque=T, init_pose=tuple(poses), init_velocity=tuple(vels),
         dt=float(sim.dt) if sim else 0.01, duration=float(sim.duration) if sim else 1.0,
         method=str(sim.method) if sim else "implicit", joints=joints, kinematic=np.array(kin, bool), drive=drive,
+        driver_names=driver_names, driver_units=driver_units,
     )
 
 
@@ -322,19 +326,32 @@ class DriveSpec:
     km: object  # core.kinematics.KinematicModel (constant)
     body: np.ndarray  # (K,) contact-model index of each kinematic body
     km_body: np.ndarray  # (K,) its index in km
-    driver_names: tuple[str, ...]  # one label per driver ("<joint>" or "<joint>.<coordinate>")
-    driver_units: tuple[str, ...] = ()  # the unit of each driver's effort: "N" (a translation), "N m" (a rotation)
+    driver: np.ndarray  # (D_k,) each of km's drivers' index among the document's (ContactModel.driver_names)
 
 
-def _driver_units(km) -> tuple[str, ...]:
-    """Per driven coordinate of km, the unit of its effort: "N m" when it turns its joint, "N" when it slides it."""
+def _coordinate_step(jtype: str, coordinate: int) -> tuple[str, int]:
+    """("t", axis) when a joint type's coordinate slides it along an axis of its frame, ("r", axis) when it turns it
+    (a screw's coordinate turns it: its translation follows)."""
+    from ..joints import JOINT_TYPES
     from ..transforms import RX
 
-    out = []
-    for c in km.driven:
-        kinds = km.step_kind[(km.step_coord == c) & (km.step_scale != 0)] if km.nq else []
-        out.append("N m" if any(k >= RX for k in kinds) else "N")
-    return tuple(out)
+    kinds = [k for k, c, scale in JOINT_TYPES[jtype].motion if c == coordinate and scale == "1"]
+    rot = [k - RX for k in kinds if k >= RX]
+    return ("r", rot[0]) if rot else ("t", kinds[0])
+
+
+def _driver_labels(mech) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Per driver of the document, its label ("<joint>", or "<joint>.<coordinate>" for a joint of several
+    coordinates, as the kinematics names them) and the unit of its effort ("N m" when it turns its joint, "N" when it
+    slides it)."""
+    from ..joints import JOINT_TYPES
+
+    names, units = [], []
+    for d in mech.drivers:
+        j = mech.joint(d.joint)
+        names.append(j.name if JOINT_TYPES[j.type].dof(mech.space) == 1 else f"{j.name}.{d.coordinate}")
+        units.append("N m" if _coordinate_step(j.type, d.coordinate)[0] == "r" else "N")
+    return tuple(names), tuple(units)
 
 
 def _joined(mech, seeds) -> set:
@@ -389,56 +406,67 @@ def _plane_specs(mech, names, free, com, poses) -> tuple:
     return tuple(out)
 
 
-def _driven_part(mech) -> tuple[set, object, dict]:
-    """The bodies the drivers fix (kinematic bodies), the kinematic model of their motion (None without drivers), and each one's world pose and
-    twist at t = 0 ({name: (T (4, 4), twist (6,))}); nothing without drivers.  A body is fixed when no motion of the
-    mechanism with every driver held moves it (core.kinematics.fixed_by_drivers, at the design configuration)."""
+def _driven_part(mech) -> tuple[set, object, dict, list, list]:
+    """The bodies the drivers fix (kinematic bodies), the kinematic model of their motion (None when no driver moves
+    them), each one's world pose and twist at t = 0 ({name: (T (4, 4), twist (6,))}), and the document's drivers
+    split: those of the kinematic model (their joints join held bodies: ground or kinematic) and the others (their
+    joints move a body the drivers do not fix: rows of the step, core.contact.joints).  A body is fixed when no motion
+    of the mechanism's part attached to the ground, with every driver held, moves it (core.kinematics.
+    fixed_by_drivers, at the design configuration)."""
     from dataclasses import replace
 
     from ..kinematics import DrivenMotion, compile_model, fixed_by_drivers
 
     if not mech.drivers:
-        return set(), None, {}
+        return set(), None, {}, [], []
     ground = {b.name for b in mech.bodies if b.ground}
     part = _grounded(mech)
     joint_of = {j.name: j for j in mech.joints}
-    for i, d in enumerate(mech.drivers):
-        j = joint_of.get(d.joint)
-        if j is not None and j.bodies[0] not in part:
-            raise LinkwrightError(f"drivers[{i}]", f"joint '{d.joint}' is not attached to the ground through joints: "
-                                                   "the drivers move bodies relative to the ground")
+    on_part = [i for i, d in enumerate(mech.drivers) if joint_of[d.joint].bodies[0] in part]
     sub = replace(mech, bodies=[b for b in mech.bodies if b.name in part],
-                  joints=[j for j in mech.joints if j.bodies[0] in part], contact=None, simulation=None, layout={})
-    km = compile_model(sub)
-    fixed = fixed_by_drivers(km)
-    kin = {name for name, f in zip(km.body_names, fixed) if f} - ground
+                  joints=[j for j in mech.joints if j.bodies[0] in part], drivers=[mech.drivers[i] for i in on_part],
+                  contact=None, simulation=None, layout={})
+    kin = set()
+    if sub.drivers:
+        km = compile_model(sub)
+        kin = {name for name, f in zip(km.body_names, fixed_by_drivers(km)) if f} - ground
     held = kin | ground
-    for i, d in enumerate(mech.drivers):
-        for b in joint_of[d.joint].bodies:
-            if b not in held:
-                raise LinkwrightError(f"drivers[{i}]", f"joint '{d.joint}' moves body '{b}', which the drivers do not "
-                                                       "fix (undriven joints also move it): the contact time-stepper "
-                                                       "moves driven bodies by the drivers alone; drive every freedom "
-                                                       "of that chain, or remove this driver")
+    kin_drivers = [i for i, d in enumerate(mech.drivers) if set(joint_of[d.joint].bodies) <= held]
+    rheonomic = [i for i in range(len(mech.drivers)) if i not in kin_drivers]
+    if not kin_drivers:
+        return set(), None, {}, [], rheonomic
     sub = replace(sub, bodies=[b for b in sub.bodies if b.name in held],
-                  joints=[j for j in sub.joints if set(j.bodies) <= held])
+                  joints=[j for j in sub.joints if set(j.bodies) <= held],
+                  drivers=[mech.drivers[i] for i in kin_drivers])
     km = compile_model(sub)
-    motion = DrivenMotion(km)
-    got = motion.at(0.0)
+    got = DrivenMotion(km).at(0.0)
     if isinstance(got, str):
         raise LinkwrightError("drivers", got)
     T, tw, _unit = got
     idx = {name: k for k, name in enumerate(km.body_names)}
     at0 = {name: (T[idx[name]], tw[idx[name]]) for name in kin}
-    return kin, km, at0
+    return kin, km, at0, kin_drivers, rheonomic
 
 
-def _joint_specs(mech, names, dyn, com, poses) -> tuple:
+def _joint_specs(mech, names, dyn, com, poses, rheonomic=()) -> tuple:
     """The JointSpec of every joint with a body moved by forces (dyn): its frame in each body's axes, relative to
     the centre of mass (in the design configuration: the document's poses, core.kinematics.model)."""
+    from ..expr import parse_expression
     from ..joints import JOINT_TYPES, joint_design_frame
     from .joints import JointSpec, joint_rows
 
+    drives = {}  # joint name -> its driven coordinate's row (a driver the kinematic bodies do not take)
+    for i in rheonomic:
+        d = mech.drivers[i]
+        j = mech.joint(d.joint)
+        if j.name in drives:
+            raise LinkwrightError(f"drivers[{i}]", f"joint '{j.name}' has a second driver: the contact time-stepper "
+                                                   "drives one coordinate of a joint between bodies moved by forces")
+        kind, axis = _coordinate_step(j.type, d.coordinate)
+        if kind == "r" and len(joint_rows(JOINT_TYPES[j.type]).rot) != 2:
+            raise LinkwrightError(f"drivers[{i}]", f"a {j.type} joint turns about more than one axis: the contact "
+                                                   "time-stepper drives the rotation of a joint with one")
+        drives[j.name] = (kind, axis, parse_expression(d.value, f"drivers[{i}].value"), i)
     out = []
     for k, j in enumerate(mech.joints):
         ia, ib = names.index(j.bodies[0]), names.index(j.bodies[1])
@@ -455,7 +483,7 @@ def _joint_specs(mech, names, dyn, com, poses) -> tuple:
             R = quat_to_matrix(quat / np.linalg.norm(quat))
             frames.append((R.T @ (F[:3, 3] - pos) - com[i], R.T @ F[:3, :3]))
         out.append(JointSpec(j.name, j.type, ia, ib, rows, frames[0][0], frames[0][1], frames[1][0], frames[1][1],
-                             j.pitch_value()))
+                             j.pitch_value(), drive=drives.get(j.name)))
     return tuple(out)
 
 

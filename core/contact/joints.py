@@ -106,19 +106,35 @@ class JointSpec:
     axes_b: np.ndarray
     pitch: float = 0.0  # helical: advance along the axis per turn (m)
     implied: bool = False  # not a joint of the document: a body of a planar document held in its plane
+    drive: tuple | None = None  # a driven coordinate: (kind "t" or "r", axis of the joint frame, DriverExpression,
+    # index among the document's drivers): one more row, the coordinate at the end of the step minus its value then
+
+    @property
+    def n(self) -> int:
+        """Number of scalar rows (the joint's constraints and its driven coordinate's)."""
+        return self.rows.n + (self.drive is not None)
+
+    @property
+    def angle_axis(self) -> int:
+        """The axis whose rotation angle the state tracks in turns (a screw's, a driven rotation's), -1: none."""
+        if self.rows.screw >= 0:
+            return self.rows.screw
+        return self.drive[1] if self.drive is not None and self.drive[0] == "r" else -1
 
 
-def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB, turn: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB, turn: float = 0.0,
+                      target: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The constraint values c (n,) in metres at these poses (centres of mass p, rotations R) and their gradients
     G (n, 12) with respect to (pA, thetaA, pB, thetaB) (theta: world rotation perturbations, R -> (I + [dtheta]x) R).
-    turn: a screw joint's rotation angle (rad) at a nearby configuration (the start of the step): the angle is taken
-    within half a turn of it."""
+    turn: a screw joint's (or driven rotation's) angle (rad) at a nearby configuration (the start of the step): the
+    angle is taken within half a turn of it.  target: a driven joint's coordinate value (m or rad): its last row is
+    the coordinate minus target (a rotation times length)."""
     rA, rB = RA @ js.rho_a, RB @ js.rho_b
     EA, EB = RA @ js.axes_a, RB @ js.axes_b  # world joint axes (columns)
     xA, xB = pA + rA, pB + rB
     d = xB - xA
     rows = js.rows
-    n = rows.n
+    n = js.n
     c = np.empty(n)
     G = np.zeros((n, 12))
     E = EA if rows.trans_frame == "a" else EB
@@ -141,7 +157,7 @@ def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB, turn: float 
         G[k, 9:12] = -g
     if rows.screw >= 0:
         # the translation along the axis minus pitch / 2 pi times the rotation about it
-        k, ax = n - 1, rows.screw
+        k, ax = rows.n - 1, rows.screw
         e = E[:, ax]
         theta, dth = _screw_angle(EA, EB, ax, turn)
         lead = js.pitch / (2.0 * np.pi)
@@ -153,6 +169,21 @@ def joint_constraints(js: JointSpec, length: float, pA, RA, pB, RB, turn: float 
         else:
             G[k, 3:6] = -np.cross(rA, e) - lead * dth
             G[k, 9:12] = np.cross(xA - pB, e) + lead * dth
+    if js.drive is not None:
+        # the driven coordinate (counted from the design configuration, as the kinematics counts it) minus its value
+        k, (kind, ax) = n - 1, js.drive[:2]
+        if kind == "t":  # the translation along the joint axis (in the frame that carries the translations)
+            e = E[:, ax]
+            c[k] = e @ d - target
+            G[k, 0:3], G[k, 6:9] = -e, e
+            if rows.trans_frame == "a":
+                G[k, 3:6], G[k, 9:12] = -np.cross(xB - pA, e), np.cross(rB, e)
+            else:
+                G[k, 3:6], G[k, 9:12] = -np.cross(rA, e), np.cross(xA - pB, e)
+        else:  # the rotation about the joint axis, in metres (times length, as the rotation rows)
+            theta, dth = _screw_angle(EA, EB, ax, turn)
+            c[k] = length * (theta - target)
+            G[k, 3:6], G[k, 9:12] = length * dth, -length * dth  # (d theta = dth . (dthetaA - dthetaB))
     return c, G
 
 
@@ -168,7 +199,7 @@ def _screw_angle(EA, EB, ax, turn):
 
 
 def eval_joint(js: JointSpec, length: float, h: float, pA0, RA0, vA, wA, dynA: bool, pB0, RB0, vB, wB,
-               dynB: bool, turn: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+               dynB: bool, turn: float = 0.0, target: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The joint's rows c(p+, R+) / h (n,) at the end-of-step poses of velocities (vA, wA), (vB, wB) (a static body
     keeps its pose) and their Jacobian (n, 12) with respect to (vA, wA, vB, wB)."""
     if dynA:
@@ -179,7 +210,7 @@ def eval_joint(js: JointSpec, length: float, h: float, pA0, RA0, vA, wA, dynA: b
         pB, RB, TB = pB0 + h * vB, cayley(0.5 * h * wB) @ RB0, cayley_jacobian(wB, h)
     else:
         pB, RB, TB = pB0, RB0, None
-    c, G = joint_constraints(js, length, pA, RA, pB, RB, turn)
+    c, G = joint_constraints(js, length, pA, RA, pB, RB, turn, target)
     J = np.zeros_like(G)
     if dynA:  # dp+ = h dv, dtheta+ = T dw
         J[:, 0:3] = G[:, 0:3]
@@ -210,7 +241,7 @@ class JointPlan:
         for js in self.specs:
             ka, kb = int(slot[js.a]), int(slot[js.b])
             m_ref = float(model.reduced_mass(js.a, js.b))  # (a static or kinematic body: infinite mass)
-            nc = js.rows.n
+            nc = js.n
             cols = [6 * k + np.arange(6) for k in (ka, kb) if k >= 0] + [off + np.arange(nc)]
             c = np.concatenate(cols)
             c.setflags(write=False)
@@ -235,10 +266,18 @@ class JointStep:
         self.dyn = model.dynamic
         self.p0, self.R0 = state.p, R0
         self.turn0 = state_turns(model, state)
+        # the driven coordinates' values at the end of the step ("" or why a driver has none there)
+        self.target, self.failure = np.zeros(len(plan.specs)), ""
+        for q, js in enumerate(plan.specs):
+            if js.drive is not None:
+                val, _d1, _d2, bad, why = js.drive[2].evaluate_until([state.t + h])
+                if bad == 0:
+                    self.failure = f"{js.drive[2].location}: {why}"
+                self.target[q] = val[0]
         self.G0, self.KA, self.KB = [], [], []
         for q, js in enumerate(plan.specs):
             _c, G0 = joint_constraints(js, plan.length[q], state.p[js.a], R0[js.a], state.p[js.b], R0[js.b],
-                                       self.turn0[q])
+                                       self.turn0[q], self.target[q])
             m = plan.m_ref[q]
             self.G0.append(G0)
             self.KA.append(Sinv[plan.ka[q]] @ (m * G0[:, 0:6].T) if plan.ka[q] >= 0 else None)
@@ -257,7 +296,7 @@ class JointStep:
             vA, wA = (z[6 * ka:6 * ka + 3], z[6 * ka + 3:6 * ka + 6]) if ka >= 0 else (zero, zero)
             vB, wB = (z[6 * kb:6 * kb + 3], z[6 * kb + 3:6 * kb + 6]) if kb >= 0 else (zero, zero)
             r, J = eval_joint(js, plan.length[q], h, self.p0[js.a], self.R0[js.a], vA, wA, ka >= 0,
-                              self.p0[js.b], self.R0[js.b], vB, wB, kb >= 0, self.turn0[q])
+                              self.p0[js.b], self.R0[js.b], vB, wB, kb >= 0, self.turn0[q], self.target[q])
             Fv[o:o + nc] = r
             if ka >= 0:
                 Fb[ka] -= self.KA[q] @ lam
@@ -277,14 +316,25 @@ class JointStep:
         return out
 
     def end_turns(self, new) -> np.ndarray:
-        """(J,) each screw joint's rotation angle at the end-of-step state `new` (counted from the start's; 0 for the
-        other joints): the next step's reference (State.joints["turns"])."""
+        """(J,) each screw joint's (and driven rotation's) angle at the end-of-step state `new` (counted from the
+        start's; 0 for the other joints): the next step's reference (State.joints["turns"])."""
         out = np.zeros(len(self.plan.specs))
         for q, js in enumerate(self.plan.specs):
-            if js.rows.screw >= 0:
+            if js.angle_axis >= 0:
                 EA = quat_to_matrix(new.q[js.a]) @ js.axes_a
                 EB = quat_to_matrix(new.q[js.b]) @ js.axes_b
-                out[q] = _screw_angle(EA, EB, js.rows.screw, self.turn0[q])[0]
+                out[q] = _screw_angle(EA, EB, js.angle_axis, self.turn0[q])[0]
+        return out
+
+    def driver_impulses(self, z: np.ndarray) -> list:
+        """[(driver index, impulse)] of the driven joints' coordinates over the step: the generalised impulse the
+        driver gives its coordinate, m_ref lam (a translation, N s) or m_ref length lam (a rotation, N m s)."""
+        plan = self.plan
+        out = []
+        for q, js in enumerate(plan.specs):
+            if js.drive is not None:
+                lam = z[plan.off[q] + plan.n[q] - 1]
+                out.append((js.drive[3], plan.m_ref[q] * lam * (plan.length[q] if js.drive[0] == "r" else 1.0)))
         return out
 
     def body_wrenches(self, z: np.ndarray) -> list:
@@ -328,6 +378,7 @@ def joint_errors(model, state) -> np.ndarray:
     for k, js in enumerate(model.joints):
         R = [quat_to_matrix(state.q[i]) for i in (js.a, js.b)]
         c, _ = joint_constraints(js, 1.0, state.p[js.a], R[0], state.p[js.b], R[1], turns[k])
+        c = c[:js.rows.n]  # (the constraints; a driven coordinate's row is how far it is from its value)
         nt, nr = len(js.rows.trans), len(js.rows.rot)
         out[k] = (max(np.abs(c[:nt]).max(initial=0.0), np.abs(c[nt + nr:]).max(initial=0.0)),
                   np.abs(c[nt:nt + nr]).max(initial=0.0))

@@ -318,7 +318,7 @@ class ContactRun:
         self.pair_names = [f"{model.names[a]}/{model.names[b]}" for a, b, _ in model.pairs]
         self._joints = np.array([k for k, js in enumerate(model.joints) if not js.implied], int)  # (the document's)
         self.joint_names = [model.joints[k].name for k in self._joints]
-        self.driver_names = list(model.drive.driver_names) if model.drive is not None else []
+        self.driver_names = list(model.driver_names)
         # the energies count the bodies moved by forces (a kinematic body is driven: its mass is not the model's)
         self._energy_mass = np.where(model.free[self.dyn], model.mass[self.dyn], 0.0)
         self._energy_inertia = model.inertia_body[self.dyn] * model.free[self.dyn, None, None]
@@ -435,7 +435,7 @@ class ContactRun:
 
 def _effort_unit(model: ContactModel) -> str:
     """The unit of the drivers' efforts: N m when every driver turns its joint, N when every one slides it."""
-    units = set(model.drive.driver_units) if model.drive is not None else set()
+    units = set(model.driver_units)
     return units.pop() if len(units) == 1 else "N or N m"
 
 

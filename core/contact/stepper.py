@@ -543,6 +543,9 @@ class _StepProblem:
                 bt.gap0 = np.array([p.gap0 for p in bt.prs])
         # the joints: bilateral constraints at the end of the step, impulses along their start-of-step gradients
         self.jstep = JointStep(plan.joints, model, state, R0, Sinv, h) if plan.joints.size else None
+        if self.jstep is not None and self.jstep.failure:
+            self.failure = self.jstep.failure  # (a driver without a value at the end of the step)
+            return
         if self.jstep is not None:
             jwarm = (self.pred.state if self.pred is not None else state).joints
             lam0 = jwarm.get("lam")
@@ -848,8 +851,15 @@ class _StepProblem:
             new.joints = {"lam": z[self.plan.joints.start:self.ntot].copy(), "h": h,
                           "turns": self.jstep.end_turns(new)}
             joint_impulse = self.jstep.impulses(z)
-        if self.driven is not None:
-            driver_impulse = _driver_impulses(model, state, contacts, self.jstep, z, self.driven[3])
+        if model.driver_names:
+            # each driver's impulse: of the kinematic bodies' drivers by virtual work, of a driven joint's coordinate
+            # between bodies moved by forces its row's multiplier
+            driver_impulse = np.zeros(len(model.driver_names))
+            if self.driven is not None:
+                driver_impulse[model.drive.driver] = _driver_impulses(model, state, contacts, self.jstep, z,
+                                                                      self.driven[3])
+            for i, imp in (self.jstep.driver_impulses(z) if self.jstep is not None else ()):
+                driver_impulse[i] = imp
         return StepResult(new, True, iters, res.residual, "converged", contacts, pairs=len(pairs),
                           joint_impulse=joint_impulse, driver_impulse=driver_impulse), missed
 

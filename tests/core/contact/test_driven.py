@@ -53,7 +53,7 @@ def test_a_driven_platform_lifts_a_box_with_the_force_m_g_plus_a():
                   "axis": [0, 0, 1]}],
                 [{"joint": "lift", "value": f"{a / 2} * t**2"}])
     model = build_model(mech)
-    assert list(model.kinematic) == [False, True, False] and model.drive.driver_names == ("lift",)
+    assert list(model.kinematic) == [False, True, False] and model.driver_names == ("lift",)
     results = _run(model, h, 40)
     for k, res in enumerate(results):
         t = (k + 1) * h
@@ -138,17 +138,40 @@ def test_a_body_the_drivers_do_not_fix_needs_a_mass_located():
     assert str(e.value).startswith("bodies[2]:") and "drivers do not fix" in str(e.value)
 
 
-def test_a_driver_on_a_joint_of_a_body_moved_by_forces_is_refused_located():
-    # the first joint is free, so the driven second joint moves a body the drivers do not fix
-    mech = _doc([{"name": "ground", "ground": True}, {"name": "arm", "mass": 1.0, "inertia": [[1, 0, 0], [0, 1, 0],
-                                                                                            [0, 0, 1]]},
-                 {"name": "hand", "mass": 1.0, "inertia": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}],
-                [{"name": "a", "type": "revolute", "bodies": ["ground", "arm"], "axis": [0, 1, 0]},
-                 {"name": "b", "type": "revolute", "bodies": ["arm", "hand"], "at": [0.2, 0, 0], "axis": [0, 1, 0]}],
-                [{"joint": "b", "value": "t"}])
-    with pytest.raises(LinkwrightError) as e:
-        build_model(mech)
-    assert str(e.value).startswith("drivers[0]:") and "does not fix" in str(e.value).replace("do not", "does not")
+def test_a_driven_joint_between_free_bodies_turns_them_against_each_other():
+    # no gravity: two discs on one axis (z) through both centres of mass, joined by a revolute driven as
+    # theta = t^2 / 2 (the drivers fix neither disc: the driver is a row of the step, the coordinate at the end of
+    # the step equal to its value). Angular momentum is conserved (the joint's impulses are internal): I_A w_A +
+    # I_B w_B = 0; the step's rotation update turns a body by 2 atan(h w / 2) about z, so step k's w_B solves
+    # 2 atan(h w_B / 2) - 2 atan(h w_A / 2) = dtheta_k = theta(t_k) - theta(t_k-1) with w_A = -(I_B / I_A) w_B, and
+    # the driver's torque over step k is I_B (w_B,k - w_B,k-1) / h
+    from scipy.optimize import brentq
+
+    from core.transforms import quat_to_matrix
+
+    IA, IB, h = 0.02, 0.05, 0.01
+    disc = lambda name, I: {"name": name, "mass": 1.0, "inertia": [[0.01, 0, 0], [0, 0.01, 0], [0, 0, I]]}  # noqa
+    mech = io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                                "gravity": [0, 0, 0], "bodies": [disc("A", IA), disc("B", IB)],
+                                "joints": [{"name": "motor", "type": "revolute", "bodies": ["A", "B"]}],
+                                "drivers": [{"joint": "motor", "value": "t**2 / 2"}]}))
+    model = build_model(mech)
+    assert not model.kinematic.any() and model.drive is None and model.driver_names == ("motor",)
+    assert model.joints[0].drive[:2] == ("r", 2)
+    results = _run(model, h, 50)
+    theta = lambda t: t * t / 2  # noqa: E731
+    wB_prev = 0.0
+    for k, res in enumerate(results, start=1):
+        st = res.state
+        RA, RB = quat_to_matrix(st.q[0]), quat_to_matrix(st.q[1])
+        rel = RA.T @ RB
+        assert np.arctan2(rel[1, 0], rel[0, 0]) == pytest.approx(theta(k * h), abs=1e-9)  # the coordinate as driven
+        assert IA * st.w[0, 2] + IB * st.w[1, 2] == pytest.approx(0.0, abs=1e-12)
+        turn = theta(k * h) - theta((k - 1) * h)
+        wB = brentq(lambda w: 2 * np.arctan(h * w / 2) + 2 * np.arctan(h * IB / IA * w / 2) - turn, 0.0, 100.0,
+                    xtol=1e-15)
+        assert res.driver_impulse[0] / h == pytest.approx(IB * (wB - wB_prev) / h, rel=1e-6)
+        wB_prev = wB
 
 
 def test_the_effort_unit_follows_what_the_drivers_move():
@@ -164,3 +187,34 @@ def test_the_effort_unit_follows_what_the_drivers_move():
 
     assert run("prismatic", [0, 0, 1]).unit == "N" and run("revolute", [0, 0, 1]).unit == "N m"
     assert run("revolute", [0, 0, 1]).labels == ("j",)
+
+
+@pytest.mark.parametrize("jtype, drive", [("revolute", ("r", 2)), ("prismatic", ("t", 2)), ("slot", ("t", 0)),
+                                          ("slot", ("r", 2)), ("cylindrical", ("r", 2)), ("planar", ("t", 1))])
+def test_a_driven_coordinates_row_gradient_matches_finite_differences(jtype, drive):
+    # the driven coordinate's row (its value at the poses minus the target) against central differences of the
+    # world displacements and rotations of both bodies (R -> cayley(dtheta / 2) R)
+    from core.contact.bodies import cayley
+    from core.contact.joints import JointSpec, joint_constraints, joint_rows
+    from core.joints import JOINT_TYPES
+    from core.transforms import quat_to_matrix
+
+    rng = np.random.default_rng(5)
+    R1, R2 = quat_to_matrix(rng.standard_normal(4)), quat_to_matrix(rng.standard_normal(4))
+    js = JointSpec("j", jtype, 0, 1, joint_rows(JOINT_TYPES[jtype]), 0.3 * rng.standard_normal(3), R1,
+                   0.3 * rng.standard_normal(3), R2, drive=drive + (None, 0))
+    pA, pB = rng.standard_normal(3), rng.standard_normal(3)
+    RA, RB = quat_to_matrix(rng.standard_normal(4)), quat_to_matrix(rng.standard_normal(4))
+    c, Gr = joint_constraints(js, 0.7, pA, RA, pB, RB, 0.4, 0.25)
+    assert c.size == js.rows.n + 1
+    eps = 1e-6
+    for i in range(12):
+        d = np.zeros(12)
+        d[i] = eps
+
+        def at(s):
+            x = s * d
+            return joint_constraints(js, 0.7, pA + x[0:3], cayley(0.5 * x[3:6]) @ RA, pB + x[6:9],
+                                     cayley(0.5 * x[9:12]) @ RB, 0.4, 0.25)[0]
+
+        np.testing.assert_allclose(Gr[:, i], (at(1) - at(-1)) / (2 * eps), atol=1e-8)
