@@ -1,5 +1,6 @@
 """The Plots panel: selectable time series of the run (joint coordinates; contact forces, gaps, body motion, energies,
-solver statistics) and named-point traces in the x-y plane, all following the one time cursor.
+solver statistics) and named-point traces in the plane they move in (x-y, or x-z / y-z when they move less along z),
+all following the one time cursor.
 
 The panel observes a Playback's recordings (the run and, in comparison mode, the other method's run). Which
 quantities it offers follows from the run's channels (core.run.Channel). Curve items are made once per set of series
@@ -216,6 +217,7 @@ class PlotsPanel(QWidget):
         self._series_names: list[str] = []
         self._ghost_suffix = ""
         self._point_names: list[str] = []
+        self._plane = (0, 1)  # the axes of the point traces (_trace_plane)
         self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
         self._shown: set[tuple[str, str]] = set()  # (quantity, series) the user ticked
         self._ever_active = np.zeros(0, bool)  # per contact pair: in contact range at some recorded frame
@@ -557,11 +559,30 @@ class PlotsPanel(QWidget):
                     c.setVisible(False)
         self._sync_legend()
 
+    def _trace_plane(self, P: np.ndarray) -> tuple[int, int]:
+        """The two axes the point traces are drawn in: x-y, unless the points move less along z than along y or x
+        (a mechanism drawn in the x-z or y-z plane of a spatial document), then the two of largest spread."""
+        if P.size == 0:
+            return 0, 1
+        spread = np.ptp(P.reshape(-1, P.shape[-1]), axis=0)
+        if spread[2] <= min(spread[0], spread[1]):
+            return 0, 1
+        return tuple(sorted(np.argsort(spread)[1:]))  # (the two largest)
+
     def _update_point_curves(self) -> None:
         rec = self.recording
         P = rec.points[: rec.count]
+        plane = self._trace_plane(P)
+        if plane != self._plane:
+            self._plane = plane
+            names = "xyz"
+            a, b = names[plane[0]], names[plane[1]]
+            self.xy_plot.setTitle(f"Point traces ({a}-{b} plane)")
+            self.xy_plot.setLabel("bottom", f"{a} [m]")
+            self.xy_plot.setLabel("left", f"{b} [m]")
+        i0, i1 = self._plane
         for i, c in enumerate(self.xy_curves):
-            c.setData(P[:, i, 0], P[:, i, 1])
+            c.setData(P[:, i, i0], P[:, i, i1])
 
     def _on_cursor(self, k: int) -> None:
         rec = self.recording
@@ -574,7 +595,7 @@ class PlotsPanel(QWidget):
         self.cursor_line.setVisible(True)
         if self._point_names:
             p = rec.points[k]
-            self.point_marker.setData(p[:, 0], p[:, 1])
+            self.point_marker.setData(p[:, self._plane[0]], p[:, self._plane[1]])
             self.point_marker.setVisible(True)
         q = self.quantity()
         if q is not None:

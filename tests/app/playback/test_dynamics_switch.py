@@ -167,3 +167,17 @@ def test_a_dynamics_document_the_stepper_refuses_shows_the_located_message(windo
     win.document.undo_stack.undo()
     assert pb.kind == "kinematics"
     qtbot.waitUntil(lambda: win.motion.status_label.text().startswith("drivers"), timeout=5000)
+
+
+def test_the_point_traces_of_a_mechanism_swinging_in_x_z_are_drawn_in_x_z(window, qtbot):
+    # the rod swings about y: its tip moves in the x-z plane (y stays 0), so the traces are x against z
+    win = window(io.from_dict(ROD))
+    win.action_set.dynamics.trigger()
+    win.playback.run()
+    finished(win)
+    plots = win.plots
+    assert plots.xy_plot.titleLabel.text == "Point traces (x-z plane)"
+    rec = win.playback.recording
+    x, z = plots.xy_curves[0].getData()
+    np.testing.assert_allclose(x, rec.points[: rec.count, 0, 0])
+    np.testing.assert_allclose(z, rec.points[: rec.count, 0, 2])
