@@ -466,7 +466,15 @@ def _joint_specs(mech, names, dyn, com, poses, rheonomic=()) -> tuple:
         if kind == "r" and len(joint_rows(JOINT_TYPES[j.type]).rot) != 2:
             raise LinkwrightError(f"drivers[{i}]", f"a {j.type} joint turns about more than one axis: the contact "
                                                    "time-stepper drives the rotation of a joint with one")
-        drives[j.name] = (kind, axis, parse_expression(d.value, f"drivers[{i}].value"), i)
+        expr = parse_expression(d.value, f"drivers[{i}].value")
+        q0 = float(expr.evaluate(0.0)[0][0])  # (LinkwrightError, located, where it has no value at t = 0)
+        if abs(q0) > 1e-9:
+            # the bodies it moves start in the document's poses, where the coordinate is 0: a driver starting
+            # elsewhere would have to jump there within the first step
+            raise LinkwrightError(f"drivers[{i}].value", f"is {q0:g} at t = 0 s, but the bodies of joint '{j.name}' start "
+                                                         "in the design configuration, where its coordinate is 0: a "
+                                                         "driver between bodies moved by forces must start at 0")
+        drives[j.name] = (kind, axis, expr, i)
     out = []
     for k, j in enumerate(mech.joints):
         ia, ib = names.index(j.bodies[0]), names.index(j.bodies[1])

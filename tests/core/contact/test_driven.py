@@ -218,3 +218,15 @@ def test_a_driven_coordinates_row_gradient_matches_finite_differences(jtype, dri
                                      cayley(0.5 * x[9:12]) @ RB, 0.4, 0.25)[0]
 
         np.testing.assert_allclose(Gr[:, i], (at(1) - at(-1)) / (2 * eps), atol=1e-8)
+
+
+def test_a_driver_between_free_bodies_must_start_at_the_design_value_located():
+    # the bodies start in the document's poses (coordinate 0): a driver at 20 rad at t = 0 would jump there
+    disc = {"mass": 1.0, "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]]}
+    mech = io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                                "gravity": [0, 0, 0], "bodies": [{"name": "A", **disc}, {"name": "B", **disc}],
+                                "joints": [{"name": "m", "type": "revolute", "bodies": ["A", "B"]}],
+                                "drivers": [{"joint": "m", "value": "1/(0.05 - t)"}]}))
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert str(e.value).startswith("drivers[0].value: is 20 at t = 0 s")
