@@ -483,3 +483,47 @@ def test_nut_runs_down_a_vertical_screw():
     assert turns < -1.5 * math.pi  # past the half-turn wrap twice (down along +z is a negative angle for a positive pitch)
     np.testing.assert_allclose(states[-1].p[1, 2] - 1.0, k * turns, atol=1e-9)
     np.testing.assert_allclose(states[-1].p[1, :2], 0.0, atol=1e-9)
+
+
+def test_bennett_linkage_swings_under_gravity_with_its_redundant_constraints():
+    # the Bennett linkage: four revolutes on skew axes (DH loop (a, alpha), (b, beta), (a, alpha), (b, beta) with
+    # a / sin(alpha) = b / sin(beta)), 3 x 6 - 4 x 5 = -2 by the count but mobility 1 by its geometry (three
+    # redundant constraints, tests/core/kinematics/test_mobility_examples.py); released under gravity with
+    # link masses from the file it swings, every joint closed to 1e-9 at every step (the LM directions take the
+    # redundant rows)
+    from core.model import Body, Joint, Mechanism
+    from core.transforms import compose, rot_x, rot_z, trans_x
+
+    a, alpha, beta = 0.3, math.radians(40), math.radians(70)
+    b = a * math.sin(beta) / math.sin(alpha)
+    th1 = 0.7
+    k = math.sin((beta + alpha) / 2) / math.sin((beta - alpha) / 2)
+    th2 = 2 * math.atan(k / math.tan(th1 / 2))
+    links = [(a, alpha), (b, beta), (a, alpha), (b, beta)]
+
+    def frames_of(ths):
+        out, T = [np.eye(4)], np.eye(4)
+        for th, (L, tw) in zip(ths, links):
+            T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
+            out.append(T)
+        return out
+
+    frames = next(f for f in (frames_of([th1, s * th2, -th1, t * th2]) for s in (1, -1) for t in (-1, 1))
+                  if np.abs(f[-1] - np.eye(4)).max() < 1e-12)
+    pts, axes = [f[:3, 3] for f in frames[:4]], [f[:3, 2] for f in frames[:4]]
+    mech = Mechanism(name="bennett", space="spatial", gravity=(0.0, 0.0, -G))
+    mech.bodies.append(Body("ground", ground=True))
+    for i in range(1, 4):  # link i between joints i and i + 1 (its frame the world's; inertia m L^2 / 12 about every
+        # axis through the midpoint: a simple positive definite one)
+        p, q = pts[i], pts[(i + 1) % 4]
+        L = float(np.linalg.norm(q - p))
+        I = 1.0 * L * L / 12
+        mech.bodies.append(Body(f"l{i}", mass=1.0, com=tuple(0.5 * (p + q)),
+                                inertia=((I, 0, 0), (0, I, 0), (0, 0, I))))
+    bodies = ["ground", "l1", "l2", "l3"]
+    for i in range(4):
+        mech.joints.append(Joint("ABCD"[i], "revolute", (bodies[i], bodies[(i + 1) % 4]), tuple(map(float, pts[i])),
+                                 axis=tuple(map(float, axes[i]))))
+    model = build_model(mech)
+    states, results = _steps(model, 0.01, 60)  # (asserts convergence and closure at every step)
+    assert np.linalg.norm(states[-1].w[1]) > 0.1  # it moves
