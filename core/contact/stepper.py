@@ -251,9 +251,16 @@ def closest_points(model: ContactModel, state: State, ip: int, guess: np.ndarray
     def fun(z):
         return eval_geometry(sa, Ra, state.p[a], model.com_body[a], sb, Rb, state.p[b], model.com_body[b], z)
 
-    res = solve_mcp(fun, z0, lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80)
+    prox = None
+    if sa.flat_faces and sb.flat_faces:
+        # two shapes with flat faces: the closest points are not unique while two faces are parallel (a box resting
+        # on a box), which leaves the Newton equations singular; the proximal term on the points, as in the step
+        prox = np.zeros(lay.n_geom)
+        prox[0:6] = 1.0
+    res = solve_mcp(fun, z0, lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80, prox=prox)
     if not res.converged and guess is not None:
-        res2 = solve_mcp(fun, _initial_geometry(model, state, ip), lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80)
+        res2 = solve_mcp(fun, _initial_geometry(model, state, ip), lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80,
+                         prox=prox)
         if res2.residual < res.residual:
             res = res2
     return res.z, res
