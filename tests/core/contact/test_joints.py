@@ -492,25 +492,9 @@ def test_bennett_linkage_swings_under_gravity_with_its_redundant_constraints():
     # link masses from the file it swings, every joint closed to 1e-9 at every step (the LM directions take the
     # redundant rows)
     from core.model import Body, Joint, Mechanism
-    from core.transforms import compose, rot_x, rot_z, trans_x
+    from tests.core.bennett import bennett_loop
 
-    a, alpha, beta = 0.3, math.radians(40), math.radians(70)
-    b = a * math.sin(beta) / math.sin(alpha)
-    th1 = 0.7
-    k = math.sin((beta + alpha) / 2) / math.sin((beta - alpha) / 2)
-    th2 = 2 * math.atan(k / math.tan(th1 / 2))
-    links = [(a, alpha), (b, beta), (a, alpha), (b, beta)]
-
-    def frames_of(ths):
-        out, T = [np.eye(4)], np.eye(4)
-        for th, (L, tw) in zip(ths, links):
-            T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
-            out.append(T)
-        return out
-
-    frames = next(f for f in (frames_of([th1, s * th2, -th1, t * th2]) for s in (1, -1) for t in (-1, 1))
-                  if np.abs(f[-1] - np.eye(4)).max() < 1e-12)
-    pts, axes = [f[:3, 3] for f in frames[:4]], [f[:3, 2] for f in frames[:4]]
+    pts, axes = bennett_loop(0.3, math.radians(40), math.radians(70), 0.7)
     mech = Mechanism(name="bennett", space="spatial", gravity=(0.0, 0.0, -G))
     mech.bodies.append(Body("ground", ground=True))
     for i in range(1, 4):  # link i between joints i and i + 1 (its frame the world's; inertia m L^2 / 12 about every

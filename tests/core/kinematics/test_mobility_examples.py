@@ -11,7 +11,7 @@ from core.errors import LinkwrightError
 from core.kinematics import compile_model, rank_mobility, solve_trajectory, body_poses, Workspace, forward, loop_residual
 from core.kinematics.symbolic import planar_loop_equations
 from core.model import Body, Driver, Joint, Mechanism
-from core.transforms import compose, rot_x, rot_z, trans_x
+from tests.core.bennett import bennett_loop
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
 
@@ -40,33 +40,10 @@ def test_planar_fourbar_in_a_spatial_file_has_three_redundant_constraints():
 
 
 def test_bennett_linkage_is_mobile_despite_gruebler():
-    # DH loop (a, alpha), (b, beta), (a, alpha), (b, beta) with a / sin(alpha) = b / sin(beta) (Bennett condition)
-    a, alpha, beta = 1.0, math.radians(40), math.radians(70)
-    b = a * math.sin(beta) / math.sin(alpha)
-    th1 = 0.7
-    # closure: th3 = -th1, th4 = -th2, tan(th1/2) tan(th2/2) = sin((beta+alpha)/2) / sin((beta-alpha)/2)
-    k = math.sin((beta + alpha) / 2) / math.sin((beta - alpha) / 2)
-    th2 = 2 * math.atan(k / math.tan(th1 / 2))
-    ths = [th1, th2, -th1, -th2]
-    links = [(a, alpha), (b, beta), (a, alpha), (b, beta)]
-    frames, T = [np.eye(4)], np.eye(4)
-    for th, (L, tw) in zip(ths, links):
-        T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
-        frames.append(T)
-    def closes(signs):
-        T = np.eye(4)
-        for th, (L, tw) in zip([s * x for s, x in zip(signs, ths)], links):
-            T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
-        return np.abs(T - np.eye(4)).max()
-    if np.abs(frames[-1] - np.eye(4)).max() > 1e-9:  # the other sign convention of the Bennett relation
-        ths = [th1, -th2 if closes([1, -1, 1, 1]) < 1e-9 else th2, -th1, th2]
-        frames, T = [np.eye(4)], np.eye(4)
-        for th, (L, tw) in zip(ths, links):
-            T = T @ compose(rot_z(th), trans_x(L), rot_x(tw))
-            frames.append(T)
-    assert np.abs(frames[-1] - np.eye(4)).max() < 1e-12
-    # joint i sits at the origin of frame i-1 with axis z of frame i-1
-    m = _chain_doc([f[:3, 3] for f in frames[:4]], [f[:3, 2] for f in frames[:4]])
+    # DH loop (a, alpha), (b, beta), (a, alpha), (b, beta) with a / sin(alpha) = b / sin(beta) (Bennett condition),
+    # closed at crank angle 0.7 (tests/core/bennett.py)
+    pts, axes = bennett_loop(1.0, math.radians(40), math.radians(70), 0.7)
+    m = _chain_doc(pts, axes)
     r = rank_mobility(m)
     assert (r.gruebler, r.mobility_rank, r.redundant_constraints) == (-2, 1, 3)
     traj = solve_trajectory(compile_model(m), np.linspace(0, 0.5, 11))
