@@ -257,13 +257,45 @@ def closest_points(model: ContactModel, state: State, ip: int, guess: np.ndarray
         # on a box), which leaves the Newton equations singular; the proximal term on the points, as in the step
         prox = np.zeros(lay.n_geom)
         prox[0:6] = 1.0
-    res = solve_mcp(fun, z0, lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80, prox=prox)
+    def solve(start):
+        return solve_mcp(fun, start, lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80, prox=prox)
+
+    res = solve(z0)
     if not res.converged and guess is not None:
-        res2 = solve_mcp(fun, _initial_geometry(model, state, ip), lay.lower()[: lay.n_geom], tol=1e-12, max_iter=80,
-                         prox=prox)
+        res2 = solve(_initial_geometry(model, state, ip))
         if res2.residual < res.residual:
             res = res2
+    if model.halfspace[b] is None and (not res.converged or res.z[lay.s] < -_DEPTH_LIMIT):
+        # overlapping bodies (the explicit method lets them): the KKT equations also hold at pairs of points on
+        # the bodies' far sides, deeper than the overlap; the penetration is the solution with the largest s, and
+        # the expanding polytope's points start Newton next to it
+        z_epa = _epa_geometry(model, state, a, b, Ra, Rb)
+        if z_epa is not None:
+            res2 = solve(z_epa)
+            if res2.converged and (not res.converged or res2.z[lay.s] > res.z[lay.s]):
+                res = res2
     return res.z, res
+
+
+def _epa_geometry(model, state, a, b, Ra, Rb):
+    """Closest-point unknowns (a1, a2, lam, mu, s) of two overlapping bodies from the expanding polytope
+    (core.shapes.distance.penetration_depth, to 1e-4 of the smaller radius); None when they do not overlap."""
+    from ..shapes.distance import penetration_depth
+    sa, sb = model.shapes[a], model.shapes[b]
+    pa, pb, ca, cb = state.p[a], state.p[b], model.com_body[a], model.com_body[b]
+    scale = max(min(float(model.radius[a]), float(model.radius[b])), 1e-3)
+    pen = penetration_depth(lambda d: pa + Ra @ (np.asarray(sa.support(Ra.T @ d), float) - ca),
+                            lambda d: pb + Rb @ (np.asarray(sb.support(Rb.T @ d), float) - cb),
+                            scale=scale, rel_tol=1e-4)
+    if pen is None:
+        return None
+    lay = PairLayout(sa.m, sb.m, 0)
+    z = np.zeros(lay.n_geom)
+    z[0:3], z[3:6] = pen.point_a, pen.point_b
+    z[lay.lam:lay.mu] = _multipliers(sa, Ra.T @ (pen.point_a - pa) + ca, Ra.T @ pen.normal, scale)
+    z[lay.mu:lay.s] = _multipliers(sb, Rb.T @ (pen.point_b - pb) + cb, -(Rb.T @ pen.normal), scale)
+    z[lay.s] = -pen.depth
+    return z
 
 
 @dataclass

@@ -15,7 +15,7 @@ from core.contact import build_model, initial_state, load_npz, simulate, step
 from core.contact import recording as recording_mod
 from core.contact.mcp import MCPResult
 from core.contact.pair import contact_frame_aux, eval_pair, pair_layout, tangent_frame
-from core.contact.stepper import closest_points
+from core.contact.stepper import _multipliers, closest_points
 from core.shapes import parse_shape
 from core.transforms import quat_to_matrix
 
@@ -86,6 +86,35 @@ def test_closest_points_of_two_spheres_lie_on_the_line_of_centres():
     np.testing.assert_allclose(z[0:3], 0.1 * u, atol=1e-10)
     np.testing.assert_allclose(z[3:6], c - 0.2 * u, atol=1e-10)
     assert z[8] == pytest.approx(np.linalg.norm(c) - 0.3, abs=1e-10)
+
+
+def test_closest_points_of_overlapping_cubes_measure_the_penetration_not_the_far_sides():
+    # two 0.1 m cubes turned alike, B 0.09 m above A (and shifted 0.02 m along x): they overlap by 0.1 - 0.09 = 0.01
+    # m along z (along x by 0.08). The KKT equations also hold at A's bottom face and B's top face (normal -z,
+    # s = -(0.09 + 0.1) = -0.19): from there (the explicit method's warm start once a pair had sunk) Newton stays
+    # on that far-side solution unless the query checks an overlap against the expanding polytope's depth
+    R = quat_to_matrix(np.array([math.cos(0.2), 0.0, 0.0, math.sin(0.2)]))
+    q = (math.cos(0.2), 0.0, 0.0, math.sin(0.2))
+    off = R @ np.array([0.02, 0.0, 0.0]) + np.array([0.0, 0.0, 0.09])
+    mech = mechanism([body("a", {"type": "box", "size": [0.1, 0.1, 0.1]}, orientation=q),
+                      body("b", {"type": "box", "size": [0.1, 0.1, 0.1]}, position=tuple(off), orientation=q)],
+                     gravity=(0, 0, 0))
+    model = build_model(mech)
+    st = initial_state(model)
+    lay = pair_layout(6, 6, 0.0, 0.0)
+    far = np.zeros(lay.n_geom)
+    far[0:3] = np.array([0.0, 0.0, -0.05])  # A's bottom face
+    far[3:6] = off + np.array([0.0, 0.0, 0.05])  # B's top face
+    shape = model.shapes[0]  # A's (and B's) inequalities: the multipliers that make A's normal -z and B's +z
+    far[lay.lam:lay.mu] = _multipliers(shape, np.array([0.0, 0.0, -0.05]), np.array([0.0, 0.0, -1.0]), 0.05)
+    far[lay.mu:lay.s] = _multipliers(shape, np.array([0.0, 0.0, 0.05]), np.array([0.0, 0.0, 1.0]), 0.05)
+    far[lay.s] = -0.19
+    z_far, res_far = closest_points(model, st, 0, far)
+    z, res = closest_points(model, st, 0)
+    for zz, rr in ((z_far, res_far), (z, res)):
+        assert rr.converged
+        assert zz[lay.s] == pytest.approx(-0.01, abs=1e-9)  # the depth, whatever the start
+        assert zz[2] == pytest.approx(0.05, abs=1e-9) and zz[5] == pytest.approx(0.04, abs=1e-9)
 
 
 def test_closest_points_of_an_ellipsoid_beside_a_tilted_cube_match_a_general_minimiser():

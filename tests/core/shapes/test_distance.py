@@ -1,0 +1,98 @@
+"""GJK distance and the expanding polytope's penetration depth (core/shapes/distance.py) against closed forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.shapes import parse_shape
+from core.shapes.distance import gjk_distance, penetration_depth
+from core.transforms import quat_to_matrix
+
+from .cases import BOUNDED, ident
+
+
+def _world(shape, R, p):
+    """The world support map of `shape` at rotation R and position p of its frame."""
+    return lambda d: p + R @ np.asarray(shape.support(R.T @ np.asarray(d, float)), float)
+
+
+def _sphere(c, r):
+    return _world(parse_shape({"type": "sphere", "radius": r}, "a"), np.eye(3), np.asarray(c, float))
+
+
+def _box(c, size, R=np.eye(3)):
+    return _world(parse_shape({"type": "box", "size": list(size)}, "b"), R, np.asarray(c, float))
+
+
+def _turn(seed):
+    q = np.random.default_rng(seed).standard_normal(4)
+    return quat_to_matrix(q / np.linalg.norm(q))
+
+
+def test_gjk_distance_of_two_spheres_is_centre_distance_minus_radii():
+    c = np.array([0.5, 0.4, -0.3])
+    d = gjk_distance(_sphere([0, 0, 0], 0.1), _sphere(c, 0.2), c)
+    L = np.linalg.norm(c)
+    assert not d.overlap
+    assert d.distance == pytest.approx(L - 0.3, rel=1e-6)  # |c| - r_a - r_b
+    np.testing.assert_allclose(d.point_a, 0.1 * c / L, atol=1e-5)
+
+
+def test_gjk_distance_of_two_turned_boxes_is_the_face_gap():
+    # both boxes turned by the same rotation and B shifted along A's x axis: the gap is the shift minus the half sizes
+    R = _turn(3)
+    a, b = np.array([0.2, 0.4, 0.6]), np.array([0.4, 0.2, 0.2])
+    c = R @ np.array([0.1 + 0.2 + 0.07, 0.05, -0.1])  # half sizes 0.1 and 0.2 along x: 0.07 between the faces
+    d = gjk_distance(_box([0, 0, 0], a, R), _box(c, b, R), c)
+    assert d.distance == pytest.approx(0.07, abs=1e-12)
+
+
+def test_penetration_of_two_boxes_is_their_least_overlap_along_a_face_normal():
+    # two boxes of half sizes 1 turned alike, B offset by (0.3, 0.1, 1.9) in their frame: the overlaps along the
+    # three axes are 2 - |offset| = 1.7, 1.9, 0.1; the least, along z, is the depth, with A's normal +z
+    R = _turn(7)
+    pen = penetration_depth(_box([0, 0, 0], [2, 2, 2], R), _box(R @ [0.3, 0.1, 1.9], [2, 2, 2], R))
+    assert pen is not None and pen.converged
+    assert pen.depth == pytest.approx(0.1, abs=1e-9)
+    np.testing.assert_allclose(pen.normal, R[:, 2], atol=1e-9)
+    np.testing.assert_allclose(pen.point_a - pen.point_b, pen.depth * pen.normal, atol=1e-9)
+
+
+def test_penetration_of_two_spheres_is_the_sum_of_radii_minus_the_centre_distance():
+    c = np.array([0.09, -0.05, 0.06])  # |c| = 0.1196 < 0.15
+    pen = penetration_depth(_sphere([0, 0, 0], 0.1), _sphere(c, 0.05), scale=0.05, rel_tol=1e-5)
+    L = np.linalg.norm(c)
+    assert pen is not None
+    # the polytope lies inside A - B: its depth is a lower bound within the tolerance of r_a + r_b - |c|
+    assert 0.15 - L - 1e-6 <= pen.depth <= 0.15 - L + 1e-12
+    np.testing.assert_allclose(pen.normal, c / L, atol=1e-2)
+
+
+def test_apart_or_touching_shapes_have_no_penetration():
+    assert penetration_depth(_box([0, 0, 0], [2, 2, 2]), _box([0.3, 0.1, 2.1], [2, 2, 2])) is None
+    assert penetration_depth(_box([0, 0, 0], [2, 2, 2]), _box([0.3, 0.1, 2.0], [2, 2, 2])) is None  # faces touch
+    assert penetration_depth(_sphere([0, 0, 0], 1.0), _sphere([3, 0, 0], 1.0)) is None
+
+
+@pytest.mark.parametrize("case_b", [BOUNDED[0], BOUNDED[6], BOUNDED[9]], ids=ident)
+@pytest.mark.parametrize("case_a", BOUNDED, ids=ident)
+def test_penetration_is_the_smallest_separating_translation(case_a, case_b):
+    # definition of the depth: B moved by (depth + tol) along the normal no longer overlaps A (GJK finds a positive
+    # distance), and B moved by (depth - tol) in any direction still does (the depth is the least such translation)
+    sa, sb = parse_shape(case_a, "a"), parse_shape(case_b, "b")
+    rng = np.random.default_rng(11)
+    Ra, Rb = _turn(1), _turn(2)
+    scale = min(sa.bounding_radius, sb.bounding_radius)
+    u0 = rng.standard_normal(3)
+    pb = Ra @ sa.com - Rb @ sb.com + 0.3 * scale * u0 / np.linalg.norm(u0)  # B's centroid near A's: overlapping
+    sup_a = _world(sa, Ra, np.zeros(3))
+    pen = penetration_depth(sup_a, _world(sb, Rb, pb), scale=scale, rel_tol=1e-4, max_iter=128)
+    assert pen is not None and pen.converged and pen.depth > 0.0
+    tol = 2e-4 * scale  # (the depth is known to rel_tol * scale)
+    moved = gjk_distance(sup_a, _world(sb, Rb, pb + (pen.depth + tol) * pen.normal), pen.normal)
+    assert not moved.overlap and moved.distance > 0.0
+    for u in rng.standard_normal((40, 3)):
+        u /= np.linalg.norm(u)
+        still = gjk_distance(sup_a, _world(sb, Rb, pb + (pen.depth - tol) * u), u)
+        assert still.distance <= 1e-9 * scale, (u, still.distance)
