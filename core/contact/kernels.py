@@ -681,41 +681,49 @@ def explicit_terms(nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, n_w, d1, d2, g
                         Jxi[2, 3 + i] = e_r * n[i]
                         if dyn_b:
                             Jxi[2, 9 + i] = -e_r * n[i]
-            if rho > 0.0:
-                # Alart-Curnier rows: q = proj_{|q| <= mu pn}(q - rho xi)
-                nx2 = 0.0
-                for i in range(nf):
-                    x[i] = z[p, 1 + i] - rho * xi[i]
-                    nx2 += x[i] * x[i]
-                nx = np.sqrt(nx2)
-                rad = mu * pn if pn > 0.0 else 0.0
-                if rad > 0.0 and nx <= rad:  # sticking
+            if rho != 0.0:
+                if rho < 0.0:
+                    # the conic form: the rows are the sliding speeds, (psi, xi) in the cone with (mu pn, q)
                     for i in range(nf):
-                        r[p, 1 + i] = rho * xi[i]
+                        r[p, 1 + i] = xi[i]
                         if jac:
                             for c in range(12):
-                                J[p, 1 + i, c] = rho * Jxi[i, c]
-                elif nx == 0.0:
+                                J[p, 1 + i, c] = Jxi[i, c]
+                else:
+                    # Alart-Curnier rows: q = proj_{|q| <= mu pn}(q - rho xi)
+                    nx2 = 0.0
                     for i in range(nf):
-                        r[p, 1 + i] = z[p, 1 + i]
-                        if jac:
-                            J[p, 1 + i, 13 + i] = 1.0
-                else:  # sliding (or unloaded): on the rim of the disc
-                    for i in range(nf):
-                        for j in range(nf):
-                            Pm[i, j] = (rad / nx) * ((1.0 if i == j else 0.0) - x[i] * x[j] / (nx * nx))
-                    for i in range(nf):
-                        r[p, 1 + i] = z[p, 1 + i] - rad * x[i] / nx
-                        if jac:
-                            for c in range(12):
-                                a = 0.0
-                                for j in range(nf):
-                                    a += Pm[i, j] * Jxi[j, c]
-                                J[p, 1 + i, c] = rho * a
+                        x[i] = z[p, 1 + i] - rho * xi[i]
+                        nx2 += x[i] * x[i]
+                    nx = np.sqrt(nx2)
+                    rad = mu * pn if pn > 0.0 else 0.0
+                    if rad > 0.0 and nx <= rad:  # sticking
+                        for i in range(nf):
+                            r[p, 1 + i] = rho * xi[i]
+                            if jac:
+                                for c in range(12):
+                                    J[p, 1 + i, c] = rho * Jxi[i, c]
+                    elif nx == 0.0:
+                        for i in range(nf):
+                            r[p, 1 + i] = z[p, 1 + i]
+                            if jac:
+                                J[p, 1 + i, 13 + i] = 1.0
+                    else:  # sliding (or unloaded): on the rim of the disc
+                        for i in range(nf):
                             for j in range(nf):
-                                J[p, 1 + i, 13 + j] += (1.0 if i == j else 0.0) - Pm[i, j]
-                            if pn > 0.0:
-                                J[p, 1 + i, 12] -= mu * x[i] / nx
+                                Pm[i, j] = (rad / nx) * ((1.0 if i == j else 0.0) - x[i] * x[j] / (nx * nx))
+                        for i in range(nf):
+                            r[p, 1 + i] = z[p, 1 + i] - rad * x[i] / nx
+                            if jac:
+                                for c in range(12):
+                                    a = 0.0
+                                    for j in range(nf):
+                                        a += Pm[i, j] * Jxi[j, c]
+                                    J[p, 1 + i, c] = rho * a
+                                for j in range(nf):
+                                    J[p, 1 + i, 13 + j] += (1.0 if i == j else 0.0) - Pm[i, j]
+                                if pn > 0.0:
+                                    J[p, 1 + i, 12] -= mu * x[i] / nx
                 r[p, 1 + nf] = z[p, 1 + nf]
                 for i in range(3):
                     F[i] = m * (pn * n[i] + e_t * z[p, 1] * t[i] + e_o * z[p, 2] * o[i])

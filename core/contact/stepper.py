@@ -16,7 +16,7 @@ same bodies and friction ellipsoid.
 
 Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in order: semismooth Newton
 (core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form from the warm start and from a cold
-start, in the normalised form, then (implicit method) the interior-point method with friction as second-order cones
+start, in the normalised form, then the interior-point method with friction as second-order cones
 (core.contact.ipm) finished by Newton; if none converges, the step as two half steps solved the same way, at most
 max_halvings levels deep.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
@@ -339,7 +339,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 
     solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
     friction in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start,
-    Newton with friction in the normalised form, then (implicit method) the conic interior-point method finished by
+    Newton with friction in the normalised form, then the conic interior-point method finished by
     Newton.  If none does, the
     step is solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the
     conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
@@ -355,7 +355,6 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         raise ValueError(f"unknown method {method!r}")
     ws = workspace if workspace is not None else Workspace()
     forms = _ATTEMPTS[-1:] if solver == "interior-point" else _ATTEMPTS
-    forms = tuple(f for f in forms if method == "implicit" or f[0] != "conic") or _ATTEMPTS[:1]
     try:
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
                            ws, cancel)
@@ -402,14 +401,14 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
     first = half(state)
     its = res.iterations + first.iterations
     if not first.converged:
-        return StepResult(state, False, its, first.residual, f"step did not converge even when halved ({first.reason})",
-                          res.contacts, first.halvings + 1, max(res.pairs, first.pairs))
+        return StepResult(state, False, its, first.residual, _halved_reason(first.reason), res.contacts,
+                          first.halvings + 1, max(res.pairs, first.pairs))
     second = half(first.state)
     its += second.iterations
     halvings, pairs = max(first.halvings, second.halvings) + 1, max(res.pairs, first.pairs, second.pairs)
     if not second.converged:
-        return StepResult(state, False, its, second.residual,
-                          f"step did not converge even when halved ({second.reason})", res.contacts, halvings, pairs)
+        return StepResult(state, False, its, second.residual, _halved_reason(second.reason), res.contacts, halvings,
+                          pairs)
     def added(name):
         x, y = getattr(first, name), getattr(second, name)
         return None if x is None or y is None else x + y
@@ -417,6 +416,15 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
     return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
                       _merge_contacts(first.contacts, second.contacts), halvings, pairs, added("joint_impulse"),
                       added("driver_impulse"))
+
+
+_HALVED = "step did not converge even when halved"
+
+
+def _halved_reason(reason: str) -> str:
+    """The reason of a step that failed in halves: said once however deep the halving went, with the reason of the
+    attempt that failed last."""
+    return reason if reason.startswith(_HALVED) else f"{_HALVED} ({reason})"
 
 
 def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float, nf: int = 0, ac: bool = False) -> np.ndarray:
@@ -1118,11 +1126,10 @@ class _Plan:
                 lower[zidx[:, isig]] = 0.0
                 feasible[zidx[:, isig]] = True
                 sig_idx.append(zidx[:, isig].ravel())
-                if implicit:
-                    # the conic form: (mu pn, q) and the rows (psi, e v) in K, complementary (psi not bounded)
-                    slots = np.r_[isig, _ipf:_ipf + lay.nf]
-                    cones.setdefault(lay.nf, []).append((zidx[:, slots], zidx[:, np.r_[ipn, _ipf:_ipf + lay.nf]],
-                                                         np.column_stack([tab.mu[ips]] + [np.ones(len(ips))] * lay.nf)))
+                # the conic form: (mu pn, q) and the rows (psi, e v) in K, complementary (psi not bounded)
+                slots = np.r_[isig, _ipf:_ipf + lay.nf]
+                cones.setdefault(lay.nf, []).append((zidx[:, slots], zidx[:, np.r_[ipn, _ipf:_ipf + lay.nf]],
+                                                     np.column_stack([tab.mu[ips]] + [np.ones(len(ips))] * lay.nf)))
             _frozen(cols)
             _frozen(valid)
             for j, q in enumerate(members):
@@ -1268,7 +1275,7 @@ def _eval_explicit_batch(nf: int, model, h: float, mu, m_ref, e_aux, n, d1, d2, 
 
 def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0):
     """Explicit pair rows of one pair in plain numpy: pn perp gap0/h + n.v_rel; friction with the start-of-step frame
-    and lever arms (rho > 0: in the Alart-Curnier form, as the implicit pair's kernel).  The reference of the batched
+    and lever arms (rho > 0: in the Alart-Curnier form, rho < 0 the conic form, as the implicit pair's kernel).  The reference of the batched
     form (_eval_explicit_batch) in tests/core/contact; the step itself does not use it."""
     nf = pr.lay.nf
     sz = _explicit_size(pr.lay)
@@ -1309,6 +1316,11 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0
             if dynB:
                 J_xi[2, 9:12] = -e_r * n
         mu = pr.mu
+        if rho < 0.0:
+            # the conic form: the rows are the sliding speeds, (psi, xi) in the cone K with (mu pn, q)
+            q = pf
+            r[1:1 + nf] = xi
+            J[1:1 + nf] = J_xi
         if rho > 0.0:
             # Alart-Curnier rows: q = proj_{|q| <= mu pn}(q - rho xi) (core.contact.kernels.pair_terms)
             q = pf
@@ -1328,6 +1340,7 @@ def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0
                 J[1:1 + nf, 13:13 + nf] += np.eye(nf) - Pm
                 if pn > 0.0:
                     J[1:1 + nf, 12] -= mu * x / nx
+        if rho != 0.0:
             r[1 + nf] = sig
             J[1 + nf, 13 + nf] = 1.0
             F = pr.m_ref * (pn * n + e_t * q[0] * t + e_o * q[1] * o)
