@@ -245,11 +245,14 @@ def save_run_data(recording, path) -> int:
 
 def fit_motion(viewport, motion: Motion, samples: int = 24) -> None:
     """Aim the viewport's camera (keeping its direction) so every body stays in view over the whole motion: the
-    viewport's own framing of a run (Viewport3D.fit_motion) with the bodies' origin paths at `samples` times."""
+    viewport's own framing of a run (Viewport3D.fit_motion) with the bodies' poses at `samples` times."""
     if not len(motion.times):
         return
-    ks = np.unique(np.linspace(0, len(motion.times) - 1, min(samples, len(motion.times))).round().astype(int))
-    viewport.fit_motion({name: motion.poses[ks, i, :3, 3] for i, name in enumerate(motion.body_names)})
+    from .playback.recording import sample_frames
+
+    viewport.fit_motion({name: motion.poses[sample_frames(len(motion.times), samples), i]
+                         for i, name in enumerate(motion.body_names)})
+
 
 
 # ---- images ----------------------------------------------------------------------------------------------------

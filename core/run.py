@@ -156,7 +156,9 @@ def describe_kind(mech) -> str:
         if not mech.joints:
             what = _count(len(_free_massive_bodies(mech)), "free body", "free bodies") + " with mass"
         else:
-            what = (_count(len(massive_bodies(mech)), "body", "bodies") + " with mass, "
+            # (every body that is not ground moves: by forces, or, when the drivers fix it, by the drivers, whose
+            # bodies' masses are not used; docs/contact.md)
+            what = (_count(sum(not b.ground for b in mech.bodies), "moving body", "moving bodies") + ", "
                     + _count(len(mech.joints), "joint", "joints"))
             if mech.drivers:
                 what += ", " + _count(len(mech.drivers), "driver", "drivers")

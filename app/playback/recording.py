@@ -196,3 +196,8 @@ class FrameRecording(QObject):
     def duration(self) -> float:
         """Time span of the recorded frames."""
         return float(self.times[self.count - 1] - self.times[0]) if self.count > 1 else 0.0
+
+
+def sample_frames(n: int, samples: int = 24) -> np.ndarray:
+    """Indices of at most `samples` frames spread evenly over n frames, the first and the last among them."""
+    return np.unique(np.linspace(0, n - 1, min(samples, n)).round().astype(int))

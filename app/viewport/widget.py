@@ -775,20 +775,25 @@ class Viewport3D(QWidget):
             out.append(jg.mesh[0] @ T[:3, :3].T + T[:3, 3])
         return np.concatenate(out) if out else np.zeros((0, 3))
 
-    def fit_motion(self, paths: dict[str, np.ndarray]) -> bool:
-        """Frame the scene together with the bodies along these paths of their origins ((k, 3) world points by body
-        name: a run's motion), unless the user has moved the camera since the last fit; returns whether it did."""
+    def fit_motion(self, poses: dict[str, np.ndarray]) -> bool:
+        """Frame the scene together with the bodies at these poses ((k, 4, 4) world transforms of their frames by
+        body name: a run's motion, sampled), unless the user has moved the camera since the last fit; returns whether
+        it did.  Each body is framed by the corners of its geometry's bounding box carried by every pose, so a link
+        drawn far from its frame's origin (a bar between two joints, its frame at the world origin) is framed where
+        it is drawn, not where its origin goes."""
         if self._fitted is not None and self._fitted[:3] != self._camera_state()[:3]:
             return False
         self._sync()
         extra = []
-        for name, path in paths.items():
+        for name, T in poses.items():
             bg = self._by_name.get(name)
             if bg is None or bg.unbounded or not len(bg.mesh[0]):
                 continue
-            r = float(np.linalg.norm(bg.mesh[0], axis=1).max())  # the body fits in this ball about its origin
-            path = np.asarray(path, float).reshape(-1, 3)
-            extra += [path - r, path + r]
+            v = np.asarray(bg.mesh[0], float)
+            lo, hi = v.min(axis=0), v.max(axis=0)
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            T = np.asarray(T, float).reshape(-1, 4, 4)
+            extra.append((np.einsum("kij,cj->kci", T[:, :3, :3], corners) + T[:, None, :3, 3]).reshape(-1, 3))
         self._fit_extra = np.concatenate(extra) if extra else np.zeros((0, 3))
         self._fit()
         return True

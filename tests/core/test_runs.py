@@ -50,7 +50,7 @@ def test_a_simulation_section_and_mass_make_a_jointed_document_a_dynamics_run():
     # the simulation section is the document's opt-in to dynamics when some body has mass
     mech = _pendulum(simulation=True)
     assert run_kind(mech) == "contact"
-    assert describe_kind(mech) == ("contact dynamics: 1 body with mass, 1 joint (geometrically implicit "
+    assert describe_kind(mech) == ("contact dynamics: 1 moving body, 1 joint (geometrically implicit "
                                    "time-stepper)")
     assert dynamics_option(mech) == DynamicsOption(True, True, "")
     run = open_run(mech)
@@ -79,7 +79,7 @@ def test_a_free_body_with_mass_is_always_a_dynamics_run():
         assert run_kind(mech) == "contact"
         opt = dynamics_option(mech)
         assert opt.on and not opt.available and opt.reason.startswith("free bodies with mass")
-    assert describe_kind(_pendulum(False, free_ball=True)).startswith("contact dynamics: 2 bodies with mass, 1 joint")
+    assert describe_kind(_pendulum(False, free_ball=True)).startswith("contact dynamics: 2 moving bodies, 1 joint")
     assert describe_kind(io.load(EXAMPLES / "contact_pile.json")).startswith("contact dynamics: ")
     assert "free bodies with mass" in describe_kind(io.load(EXAMPLES / "contact_pile.json"))
     assert not dynamics_option(Mechanism()).available

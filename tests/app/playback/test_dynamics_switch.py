@@ -57,7 +57,7 @@ def test_a_rod_switched_to_dynamics_swings_and_its_joint_reaction_is_plotted(win
     mech = win.document.mechanism
     assert mech.simulation == SimulationSettings() and act.isChecked()
     assert pb.kind == "contact"
-    assert win.motion.kind_label.text() == ("Run: contact dynamics: 1 body with mass, 1 joint "
+    assert win.motion.kind_label.text() == ("Run: contact dynamics: 1 moving body, 1 joint "
                                             "(geometrically implicit time-stepper)")
     win.action_set.run.trigger()  # Run (F5)
     finished(win)

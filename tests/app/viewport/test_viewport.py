@@ -185,6 +185,32 @@ def test_initial_views_and_fit_frames_everything(qtbot):
         vp.set_view("sideways")
 
 
+def test_fit_motion_frames_the_bodies_where_they_are_drawn(qtbot):
+    # the parts feeder's crank, coupler and rocker are bars without shapes whose frames sit at the world origin, up
+    # to 0.5 m from the bars: a run that does not move them is framed like Fit (not by balls around their origins,
+    # which framed 2 m for 0.5 m of mechanism), and a body carried 0.3 m away is still framed
+    doc = Document(io.load(EXAMPLES / "contact_parts_feeder.json"))
+    vp = Viewport3D(doc, Selection())
+    qtbot.addWidget(vp)
+    vp.resize(500, 400)
+    vp.show()
+    qtbot.waitExposed(vp)
+    vp.set_view("fit")
+    fit_distance = vp.view.opts["distance"]
+    still = {name: np.repeat(T[None], 3, axis=0) for name, T in vp.body_poses().items()}
+    assert vp.fit_motion(still)
+    assert vp.view.opts["distance"] == pytest.approx(fit_distance, rel=0.05)
+    moved = dict(still)
+    moved["box"] = still["box"].copy()
+    moved["box"][-1, :3, 3] += (0.3, 0.0, 0.0)
+    assert vp.fit_motion(moved)
+    bg = next(b for b in vp.scene().bodies if b.name == "box")
+    T = moved["box"][-1]
+    for p in bg.mesh[0]:
+        x, y = vp.project(T[:3, :3] @ p + T[:3, 3])
+        assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
+
+
 def test_document_edits_rebuild_only_for_geometry(fourbar_view):
     vp, doc, _ = fourbar_view
     items = dict(vp._body_items)
