@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "explicit_terms",
-           "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute",
-           "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute"]
+           "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate", "eliminate_rhs",
+           "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute"]
 
 _CACHE = True
 
@@ -941,6 +941,20 @@ def scatter_add(J, cols, blk):
 
 
 @njit(cache=_CACHE)
+def scale_blocks(B, cols, s):
+    """The blocks of diag(s) A: out[p, i, j] = s[cols[p, i]] * B[p, i, j] (each block row scaled by its unknown's s;
+    core.contact.elements.ElementMatrix.scale_rows)."""
+    P, nl = B.shape[0], B.shape[1]
+    out = np.empty((P, nl, nl))
+    for p in range(P):
+        for i in range(nl):
+            si = s[cols[p, i]]
+            for j in range(nl):
+                out[p, i, j] = si * B[p, i, j]
+    return out
+
+
+@njit(cache=_CACHE)
 def _lu(A, piv):
     """LU factorisation with partial pivoting in place (LAPACK getrf's layout: unit L below the diagonal, whole rows
     swapped, piv[c] the row swapped with c at step c); False if a pivot is zero or not finite."""
@@ -1232,3 +1246,4 @@ def lm_back_substitute(B, ns, L, WT, d_own, own, wx, nxs, z, g, sx, out_d, out_r
             for a in range(k):
                 s += B[p, ns + i, ns + a] * t[a]
             out_r[own[p, i]] = s
+
