@@ -356,7 +356,7 @@ class _Layout:
     """Index arrays of one group of elements (fixed while only the values change)."""
 
     def __init__(self, cols, own):
-        self.cols = np.asarray(cols, dtype=int)
+        self.cols = np.array(cols, dtype=int)  # a writable copy (a read-only array is another compiled signature)
         nl = self.cols.shape[1]
         self.ns = nl - own
         self.own = np.ascontiguousarray(self.cols[:, self.ns:])

@@ -245,11 +245,12 @@ def solve_mcp(
 
     extra(z, F), when given, is a further residual that the stopping test takes with the scaled natural residual
     (natural_residual: the larger of the two must be <= tol)."""
-    lower = np.asarray(lower, dtype=float)
+    # (writable copies: a read-only array would be another signature of the compiled kernels, loaded on first use)
+    lower = np.array(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
     proj = None if feasible is None else np.asarray(feasible, bool) & bounded
-    wts = 1.0 if weights is None else np.asarray(weights, dtype=float)
+    wts = 1.0 if weights is None else np.array(weights, dtype=float)
     z = np.array(z0, dtype=float)
     if proj is not None:
         z = np.where(proj, np.maximum(z, lower0), z)
