@@ -16,7 +16,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .kernels import (back_substitute, eliminate, eliminate_rhs, lm_back_substitute, lm_eliminate,
-                      lm_eliminate_rhs, scatter_add)
+                      lm_eliminate_rhs, scale_blocks, scatter_add)
 
 __all__ = ["ElementMatrix", "ACCEPT"]
 
@@ -66,7 +66,9 @@ class ElementMatrix:
 
     def scale_rows(self, s: np.ndarray) -> "ElementMatrix":
         """diag(s) A."""
-        return self._with(self.diag * s, [s[lay.cols][:, :, None] * B for lay, B in zip(self._layout, self.blocks)])
+        s = np.ascontiguousarray(s, dtype=float)
+        return self._with(self.diag * s, [scale_blocks(np.ascontiguousarray(B), lay.cols, s)
+                                          for lay, B in zip(self._layout, self.blocks)])
 
     def add_diagonal(self, v: np.ndarray) -> "ElementMatrix":
         """A + diag(v) (the blocks are shared with A, not copied)."""
@@ -243,36 +245,47 @@ class ElementMatrix:
         x_idx = self._x
         nx = x_idx.size
         d = self.diag
+        dense = nx <= self._DENSE_S
+        # the Schur complement S on the shared unknowns: dense, in Fortran order (LAPACK factors it in place), or
+        # its entries for a sparse matrix; the elements' parts add in their order (pairs that share a body add
+        # into the same entries)
+        S = np.zeros((nx, nx), order="F") if dense else None
         parts = []
-        s_flat, s_vals = [np.zeros(0, int)], [np.zeros(0)]
+        s_flat, s_vals = [], []
         for lay, B in zip(self._layout, self.blocks):
             B = np.ascontiguousarray(B)
             LU, piv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
             if not ok:
                 return None
             parts.append((lay, B, (LU, piv), IBgx))
-            s_flat.append(lay.sflat)
-            s_vals.append(Sxx.ravel())
-        if not all(np.all(np.isfinite(v)) for v in s_vals):
-            return None
-        try:
-            if nx <= self._DENSE_S:
-                S = np.bincount(np.concatenate(s_flat), np.concatenate(s_vals), minlength=nx * nx).reshape(nx, nx)
-                S[np.arange(nx), np.arange(nx)] += d[x_idx]
-                lu = sla.lu_factor(S, check_finite=False)
-                solve_s = lambda b: sla.lu_solve(lu, b, check_finite=False)  # noqa: E731
+            if dense:
+                scatter_add(S, lay.wx, Sxx)
             else:
-                flat = np.concatenate(s_flat + [np.arange(nx) * (nx + 1)])
-                S = sp.coo_matrix((np.concatenate(s_vals + [d[x_idx]]), (flat // nx, flat % nx)),
-                                  shape=(nx, nx)).tocsc()
-                solve_s = spla.splu(S).solve
-        except (np.linalg.LinAlgError, RuntimeError, ValueError):
+                s_flat.append(lay.sflat)
+                s_vals.append(Sxx.ravel())
+        if not (np.all(np.isfinite(S)) if dense else all(np.all(np.isfinite(v)) for v in s_vals)):
             return None
+        if nx == 0:  # no shared unknowns: nothing is left after the elements' own ones
+            solve_s = lambda b: b  # noqa: E731
+        elif dense:
+            S[np.arange(nx), np.arange(nx)] += d[x_idx]
+            lu, piv, info = _getrf(S, overwrite_a=1)
+            if info != 0:  # an exactly zero pivot: singular
+                return None
+            solve_s = lambda b: _getrs(lu, piv, b, overwrite_b=1)[0]  # noqa: E731  (b: apply's own copy)
+        else:
+            flat = np.concatenate(s_flat + [np.arange(nx) * (nx + 1)])
+            S = sp.coo_matrix((np.concatenate(s_vals + [d[x_idx]]), (flat // nx, flat % nx)),
+                              shape=(nx, nx)).tocsc()
+            try:
+                solve_s = spla.splu(S).solve
+            except (RuntimeError, ValueError):
+                return None
 
         def apply(b):
             b = np.ascontiguousarray(b, dtype=float)
             out = np.empty_like(b)
-            bx = b[x_idx].copy()
+            bx = b[x_idx]
             ys = [eliminate_rhs(B, lay.ns, *fac, lay.own, lay.wx, b, bx) for lay, B, fac, _IBgx in parts]
             dx = solve_s(bx)
             out[x_idx] = dx
@@ -330,7 +343,8 @@ def _sqd_factor(S, m):
     return solve
 
 
-_potrf, _potrs, _trtrs = sla.lapack.get_lapack_funcs(("potrf", "potrs", "trtrs"), dtype=float)
+_potrf, _potrs, _trtrs, _getrf, _getrs = sla.lapack.get_lapack_funcs(("potrf", "potrs", "trtrs", "getrf", "getrs"),
+                                                                      dtype=float)
 
 
 def _merge_blocks(plan, groups):
@@ -342,7 +356,7 @@ class _Layout:
     """Index arrays of one group of elements (fixed while only the values change)."""
 
     def __init__(self, cols, own):
-        self.cols = np.asarray(cols, dtype=int)
+        self.cols = np.array(cols, dtype=int)  # a writable copy (a read-only array is another compiled signature)
         nl = self.cols.shape[1]
         self.ns = nl - own
         self.own = np.ascontiguousarray(self.cols[:, self.ns:])

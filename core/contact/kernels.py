@@ -18,8 +18,9 @@ import numpy as np
 from numba import njit
 
 __all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "explicit_terms",
-           "contact_frames", "body_blocks", "scatter_add", "eliminate", "eliminate_rhs", "back_substitute",
-           "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute"]
+           "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate", "eliminate_rhs",
+           "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute", "fb_reformulate",
+           "natural_parts"]
 
 _CACHE = True
 
@@ -949,6 +950,20 @@ def scatter_add(J, cols, blk):
 
 
 @njit(cache=_CACHE)
+def scale_blocks(B, cols, s):
+    """The blocks of diag(s) A: out[p, i, j] = s[cols[p, i]] * B[p, i, j] (each block row scaled by its unknown's s;
+    core.contact.elements.ElementMatrix.scale_rows)."""
+    P, nl = B.shape[0], B.shape[1]
+    out = np.empty((P, nl, nl))
+    for p in range(P):
+        for i in range(nl):
+            si = s[cols[p, i]]
+            for j in range(nl):
+                out[p, i, j] = si * B[p, i, j]
+    return out
+
+
+@njit(cache=_CACHE)
 def _lu(A, piv):
     """LU factorisation with partial pivoting in place (LAPACK getrf's layout: unit L below the diagonal, whole rows
     swapped, piv[c] the row swapped with c at step c); False if a pivot is zero or not finite."""
@@ -1240,3 +1255,82 @@ def lm_back_substitute(B, ns, L, WT, d_own, own, wx, nxs, z, g, sx, out_d, out_r
             for a in range(k):
                 s += B[p, ns + i, ns + a] * t[a]
             out_r[own[p, i]] = s
+
+
+# ---- the Fischer-Burmeister reformulation and the stopping test of core.contact.mcp ----------------------------------
+
+
+_SQRT_HALF = np.sqrt(0.5)
+
+
+@njit(cache=_CACHE)
+def _np_max0(x):
+    """np.maximum(x, 0.0) (x itself when it is NaN)."""
+    return x if (x >= 0.0 or x != x) else 0.0
+
+
+@njit(cache=_CACHE)
+def fb_reformulate(z, F, lower, bounded, lam, eps, weights):
+    """Phi(z), dA and dB of core.contact.mcp._reformulate in one pass: for a bounded index i, with a = z_i - l_i and
+    b = F_i, the penalised (smoothed for eps > 0) Fischer-Burmeister value phi(a, b) = lam (rho - a - b)
+    - (1 - lam) max(a, 0) max(b, 0), rho = sqrt(a^2 + b^2 + 2 eps^2), and its gradient element (da, db) (at the kink
+    rho = 0 the diagonal (sqrt(1/2) - 1) lam); for a free index Phi_i = w_i F_i, dA_i = 0, dB_i = w_i.  The same
+    floating-point operations in the same order as core.contact.mcp.fb_function (bit-identical results)."""
+    n = z.shape[0]
+    Phi = np.empty(n)
+    dA = np.empty(n)
+    dB = np.empty(n)
+    e2 = 2.0 * eps * eps
+    pen = 1.0 - lam
+    for i in range(n):
+        b = F[i]
+        if not bounded[i]:
+            Phi[i] = weights[i] * b
+            dA[i] = 0.0
+            dB[i] = weights[i]
+            continue
+        a = z[i] - lower[i]
+        rho = np.sqrt(a * a + b * b + e2)
+        phi = lam * (rho - a - b)
+        if rho < 1e-300:
+            da = lam * (_SQRT_HALF - 1.0)
+            db = da
+        else:
+            da = lam * (a / rho - 1.0)
+            db = lam * (b / rho - 1.0)
+        if lam < 1.0:
+            ap = _np_max0(a)
+            bp = _np_max0(b)
+            phi = phi - pen * ap * bp
+            da = da - pen * (1.0 if a > 0.0 else 0.0) * bp
+            db = db - pen * (1.0 if b > 0.0 else 0.0) * ap
+        Phi[i] = phi
+        dA[i] = da
+        dB[i] = db
+    return Phi, dA, dB
+
+
+@njit(cache=_CACHE)
+def natural_parts(z, F, lower):
+    """(max_i |nat_i|, max_i |z_i|) of core.contact.mcp.natural_residual: nat_i = min(z_i - l_i, F_i) for a finite
+    lower bound l_i, F_i for l_i = -inf; NaN when an entry is NaN (as np.max)."""
+    m_nat = 0.0
+    m_z = 0.0
+    for i in range(z.shape[0]):
+        f = F[i]
+        if np.isfinite(lower[i]):
+            x = z[i] - lower[i]
+            if x <= f or x != x:  # np.minimum: NaN propagates
+                f = x
+        v = abs(f)
+        if v > m_nat or v != v:
+            m_nat = v
+            if v != v:
+                break
+    for i in range(z.shape[0]):
+        v = abs(z[i])
+        if v > m_z or v != v:
+            m_z = v
+            if v != v:
+                break
+    return m_nat, m_z

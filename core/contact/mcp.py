@@ -29,6 +29,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from .elements import ACCEPT, ElementMatrix
+from .kernels import fb_reformulate, natural_parts
 
 __all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function"]
 
@@ -65,11 +66,11 @@ def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray,
     extra(z, F), when given, is a further residual of the caller's (in the same units: <= tol when met), and the
     larger of the two is returned: a contact step bounds there how deep its bodies may overlap, in metres, which
     the scaled residual admits at 1e-10 (1 + max|z|) per closest-point row whatever max|z| is (a spin rate)."""
-    bounded = np.isfinite(lower)
-    nat = np.where(bounded, np.minimum(np.where(bounded, z - lower, 0.0), F), F)
-    if nat.size == 0:
+    z = np.ascontiguousarray(z, dtype=float)
+    if z.size == 0:
         return 0.0
-    res = float(np.max(np.abs(nat)) / (1.0 + np.max(np.abs(z))))
+    nat_max, z_max = natural_parts(z, np.ascontiguousarray(F, dtype=float), np.ascontiguousarray(lower, dtype=float))
+    res = float(nat_max / (1.0 + z_max))
     return res if extra is None else max(res, float(extra(z, F)))
 
 
@@ -92,14 +93,19 @@ def fb_function(a: np.ndarray, b: np.ndarray, lam: float = 1.0, eps: float = 0.0
     return phi, da, db
 
 
+def _fb_parts(z, F, lower, bounded, lam, eps, weights):
+    """Phi(z), dA = d Phi / d z from the 'a' argument (diagonal) and dB (scales row i of J): fb_function on the
+    bounded indices (a = z - lower, b = F), weights times F on the free ones (kernels.fb_reformulate, compiled)."""
+    F = np.ascontiguousarray(F, dtype=float)
+    w = np.full(F.shape, weights) if np.ndim(weights) == 0 else np.ascontiguousarray(weights, dtype=float)
+    return fb_reformulate(np.ascontiguousarray(z, dtype=float), F, np.ascontiguousarray(lower, dtype=float),
+                          np.ascontiguousarray(bounded, dtype=bool), float(lam), float(eps), w)
+
+
 def _reformulate(z, F, J, lower, bounded, lam, eps=0.0, weights=1.0):
     """Phi(z), its generalised Jacobian H = Da + Db J (rows of free indices are J's rows times their weights), and
     the diagonal Db."""
-    a = np.where(bounded, z - lower, 0.0)
-    phi, da, db = fb_function(a, F, lam, eps)
-    Phi = np.where(bounded, phi, weights * F)
-    dA = np.where(bounded, da, 0.0)  # d Phi_i / d z_i from the 'a' argument
-    dB = np.where(bounded, db, weights)  # scales row i of J
+    Phi, dA, dB = _fb_parts(z, F, lower, bounded, lam, eps, weights)
     if isinstance(J, ElementMatrix):
         H = J.scale_rows(dB).add_diagonal(dA)
     elif sp.issparse(J):
@@ -129,12 +135,7 @@ def _add_diagonal(H, v):
 
 def _phi_value(z, F, lower, bounded, lam, eps=0.0, weights=1.0):
     """Phi(z) only (for the line search)."""
-    a = np.where(bounded, z - lower, 0.0)
-    rho = np.sqrt(a * a + F * F + 2.0 * eps * eps)
-    phi = lam * (rho - a - F)
-    if lam < 1.0:
-        phi = phi - (1.0 - lam) * np.maximum(a, 0.0) * np.maximum(F, 0.0)
-    return np.where(bounded, phi, weights * F)
+    return _fb_parts(z, F, lower, bounded, lam, eps, weights)[0]
 
 
 def _sparse(H):
@@ -244,11 +245,12 @@ def solve_mcp(
 
     extra(z, F), when given, is a further residual that the stopping test takes with the scaled natural residual
     (natural_residual: the larger of the two must be <= tol)."""
-    lower = np.asarray(lower, dtype=float)
+    # (writable copies: a read-only array would be another signature of the compiled kernels, loaded on first use)
+    lower = np.array(lower, dtype=float)
     bounded = np.isfinite(lower)
     lower0 = np.where(bounded, lower, 0.0)
     proj = None if feasible is None else np.asarray(feasible, bool) & bounded
-    wts = 1.0 if weights is None else np.asarray(weights, dtype=float)
+    wts = 1.0 if weights is None else np.array(weights, dtype=float)
     z = np.array(z0, dtype=float)
     if proj is not None:
         z = np.where(proj, np.maximum(z, lower0), z)

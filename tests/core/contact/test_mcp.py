@@ -514,3 +514,100 @@ def test_levenberg_marquardt_elimination_of_elements_that_share_nothing():
     d = A.lm_solve(1e-3, b)
     assert d is not None
     np.testing.assert_allclose(d, np.linalg.solve(D.T @ D + 1e-3 * np.eye(P * nl), -D.T @ b), rtol=1e-10, atol=1e-12)
+
+
+def test_block_elimination_of_elements_that_share_nothing():
+    """Elements with only own unknowns (the reduced system is empty) are solved by their own blocks alone."""
+    from core.contact.elements import ElementMatrix
+
+    rng = np.random.default_rng(14)
+    P, nl = 3, 4
+    cols = np.arange(P * nl).reshape(P, nl)
+    A = ElementMatrix(P * nl, np.zeros(P * nl), [(cols, rng.standard_normal((P, nl, nl)) + 3.0 * np.eye(nl), nl)])
+    rhs = rng.standard_normal(P * nl)
+    np.testing.assert_allclose(A.solve(rhs), np.linalg.solve(A.toarray(), rhs), rtol=1e-10, atol=1e-12)
+
+
+def test_block_elimination_refuses_a_singular_schur_complement():
+    rng = np.random.default_rng(15)
+    A, D, _ = _element_matrix(rng, [(2, 5)], 20)
+    # a shared unknown with no diagonal that no element touches: a zero row and column of the Schur complement
+    free = np.setdiff1d(A._x, np.concatenate([lay.cols.ravel() for lay in A._layout]))[0]
+    A.diag[free] = 0.0
+    assert A.factor() is None
+    A.diag[free] = 1.0
+    rhs = rng.standard_normal(D.shape[0])
+    np.testing.assert_allclose(A.factor()(rhs), np.linalg.solve(A.toarray(), rhs), rtol=1e-9, atol=1e-12)
+
+
+def test_schur_complement_assembly_adds_the_element_parts_in_order():
+    """kernels.scatter_add into a Fortran-ordered matrix (ElementMatrix.factor's Schur complement) gives the bits of
+    the np.bincount of the elements' entries (pairs that share a body add into the same entries, in element order)."""
+    from core.contact.kernels import scatter_add
+
+    rng = np.random.default_rng(16)
+    nx, ns = 9, 4
+    parts = [(np.array([rng.choice(nx, ns, replace=False) for _ in range(P)]), rng.standard_normal((P, ns, ns)))
+             for P in (5, 3)]
+    S = np.zeros((nx, nx), order="F")
+    flat, vals = [], []
+    for wx, Sxx in parts:
+        scatter_add(S, wx, Sxx)
+        flat.append((np.repeat(wx, ns, axis=1) * nx + np.tile(wx, (1, ns))).ravel())
+        vals.append(Sxx.ravel())
+    ref = np.bincount(np.concatenate(flat), np.concatenate(vals), minlength=nx * nx).reshape(nx, nx)
+    assert np.array_equal(S, ref)
+
+
+def test_compiled_row_scaling_gives_the_bits_of_the_numpy_product():
+    rng = np.random.default_rng(17)
+    A, D, _ = _element_matrix(rng, [(6, 5), (3, 8)], 12)
+    s = rng.standard_normal(D.shape[0])
+    As = A.scale_rows(s)
+    assert np.array_equal(As.diag, A.diag * s)
+    for lay, B, Bs in zip(A._layout, A.blocks, As.blocks):
+        assert np.array_equal(Bs, s[lay.cols][:, :, None] * B)
+
+
+def test_compiled_reformulation_gives_the_bits_of_fb_function():
+    """mcp._reformulate's Phi, dA, dB (kernels.fb_reformulate, compiled) against fb_function on the bounded indices
+    and the weighted F on the free ones, bit for bit: kinks (a = b = 0), either argument zero or negative, the
+    penalised (lam < 1) and smoothed (eps > 0) variants."""
+    from core.contact.mcp import _phi_value, _reformulate
+
+    rng = np.random.default_rng(18)
+    n = 400
+    a = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 3, n)
+    b = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 3, n)
+    a[:40], b[20:60] = 0.0, 0.0
+    lower = np.where(rng.random(n) < 0.3, -np.inf, rng.standard_normal(n))
+    bounded = np.isfinite(lower)
+    lower0 = np.where(bounded, lower, 0.0)
+    z = np.where(bounded, lower0 + a, a)
+    J = sp.identity(n, format="csc")
+    for lam in (1.0, 0.8):
+        for eps in (0.0, 1e-3):
+            for weights in (1.0, 0.5 + rng.random(n)):
+                phi, da, db = fb_function(np.where(bounded, z - lower0, 0.0), b, lam, eps)
+                Phi, H, dB = _reformulate(z, b, J, lower0, bounded, lam, eps, weights)
+                assert np.array_equal(Phi, np.where(bounded, phi, weights * b))
+                assert np.array_equal(dB, np.where(bounded, db, weights))
+                assert np.array_equal(H.diagonal(), np.where(bounded, da, 0.0) + dB)
+                assert np.array_equal(_phi_value(z, b, lower0, bounded, lam, eps, weights), Phi)
+
+
+def test_compiled_natural_residual_gives_the_bits_of_its_definition():
+    rng = np.random.default_rng(19)
+    n = 300
+    z, F = rng.standard_normal(n), rng.standard_normal(n) * 10.0 ** rng.integers(-6, 2, n)
+    lower = np.where(rng.random(n) < 0.3, -np.inf, rng.standard_normal(n))
+    bounded = np.isfinite(lower)
+
+    def reference(z, F):
+        nat = np.where(bounded, np.minimum(np.where(bounded, z - lower, 0.0), F), F)
+        return float(np.max(np.abs(nat)) / (1.0 + np.max(np.abs(z))))
+
+    assert natural_residual(z, F, lower) == reference(z, F)
+    F[7] = np.nan
+    assert np.isnan(natural_residual(z, F, lower)) and np.isnan(reference(z, F))
+    assert natural_residual(np.zeros(0), np.zeros(0), np.zeros(0)) == 0.0
