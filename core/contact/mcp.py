@@ -215,6 +215,7 @@ def solve_mcp(
     feasible: np.ndarray | None = None,
     weights: np.ndarray | None = None,
     extra: Callable[[np.ndarray, np.ndarray], float] | None = None,
+    project: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -244,7 +245,12 @@ def solve_mcp(
     units like the other rows; unweighted, the spins of light spheres dominated the merit).
 
     extra(z, F), when given, is a further residual that the stopping test takes with the scaled natural residual
-    (natural_residual: the larger of the two must be <= tol)."""
+    (natural_residual: the larger of the two must be <= tol).
+
+    project(z) -> z, when given, maps the start of every Newton attempt and every trial point of its line search to
+    another point before F is evaluated there: nonlinear elimination of unknowns that have a unique solution given
+    the others (a contact step's closest points at the end-of-step poses).  The line search then decreases the merit
+    of the projected points, the merit of the reduced system."""
     # (writable copies: a read-only array would be another signature of the compiled kernels, loaded on first use)
     lower = np.array(lower, dtype=float)
     bounded = np.isfinite(lower)
@@ -278,7 +284,7 @@ def solve_mcp(
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox,
-                                  condense, proj, wts, extra)
+                                  condense, proj, wts, extra, project)
         total_iter += it
         if not ok and polish and best[0] <= _POLISH_FROM:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
@@ -294,7 +300,7 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condense=False, proj=None, weights=1.0, extra=None):
+            condense=False, proj=None, weights=1.0, extra=None, project=None):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
     With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, _PROX_SCALE |Phi|):
@@ -304,6 +310,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     plain Newton direction is dominated by it; the proximal term removes the singularity, and because e shrinks
     with the residual the fast local convergence is kept."""
     rho_descent, p_descent = 1e-10, 2.1
+    if project is not None:
+        z = project(z)
     try:
         F, J = fun(z)
     except (FloatingPointError, ValueError, np.linalg.LinAlgError) as exc:
@@ -348,7 +356,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             if gd >= 0.0:
                 d = -grad
                 gd = -float(grad @ grad)
-        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights)
+        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
+                                      project=project)
         if t < _SHORT_STEP and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
@@ -359,7 +368,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                 gl = float(grad @ dl)
                 if gl >= 0.0:
                     continue
-                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps, fun_value, proj, weights)
+                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps, fun_value, proj,
+                                               weights, project=project)
                 if zl is not None and (zt is None or psil < psit):
                     t, zt, Ft, Jt, psit, used_lm = tl, zl, Fl, Jl, psil, True
                     if tl >= 0.5:
@@ -409,7 +419,7 @@ def _max_col_norm2(H):
 
 
 def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=None, weights=1.0, beta=0.5,
-            sigma=1e-4):
+            sigma=1e-4, project=None):
     """Backtracking on the merit 0.5 |Phi|^2 along d: (t, z + t d, F, J, merit) or (t, None, ...) on failure.
 
     The full step is evaluated with its Jacobian (it is usually accepted); shorter trials with fun_value when
@@ -419,6 +429,8 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
         zt = z + t * d
         if proj is not None:
             zt = np.where(proj, np.maximum(zt, lower0), zt)  # projected search (solve_mcp's feasible)
+        if project is not None:
+            zt = project(zt)  # (solve_mcp's project: the caller's elimination)
         value_only = fun_value is not None and t < 1.0
         try:
             if value_only:

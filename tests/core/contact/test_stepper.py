@@ -117,6 +117,43 @@ def test_closest_points_of_overlapping_cubes_measure_the_penetration_not_the_far
         assert zz[2] == pytest.approx(0.05, abs=1e-9) and zz[5] == pytest.approx(0.04, abs=1e-9)
 
 
+def test_geometry_elimination_solves_the_closest_point_rows_of_sphere_and_plane_pairs():
+    # the fifth attempt's projection (stepper._geometry_elimination): at any velocities, the closest-point unknowns it
+    # sets for a sphere on the floor and a sphere touching it make every closest-point row of the step exact (the
+    # KKT rows n_A + n_B = 0, a2 - a1 = s n_A, |n_A| = 1 and the inequalities active on both surfaces), with s the
+    # end-of-step gap in closed form: the centre distance minus the radii, the centre's height minus the radius
+    from core.contact.stepper import Workspace, _StepProblem
+
+    mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1)),
+                      body("b", {"type": "sphere", "radius": 0.05}, position=(0.03, 0.02, 0.2 + 0.05 * math.sqrt(
+                          1 - (0.036 / 0.15) ** 2)))])
+    model = build_model(mech)
+    st = initial_state(model)
+    h = 0.01
+    prob = _StepProblem(model, st, h, "implicit", "ac", 1.0, True, frozenset(), 1e-10, 60, Workspace(), None, True)
+    assert prob.project is not None and len(prob.pairs) == 2
+    rng = np.random.default_rng(5)
+    z = prob.z0.copy()
+    z[:6 * prob.nb] = 0.3 * rng.standard_normal(6 * prob.nb)
+    zp = prob.project(z)
+    F = prob.residual(zp, jac=False)
+    F = F[0] if isinstance(F, tuple) else F
+    V = zp[:6 * prob.nb].reshape(prob.nb, 6)
+    centre = {i: st.p[i] + h * V[model.dynamic_slot[i], :3] for i in (1, 2)}
+    for pr in prob.pairs:
+        blk = slice(pr.off, pr.off + 9)
+        np.testing.assert_allclose(F[blk], 0.0, atol=1e-12)
+        if pr.b == 0:  # the floor
+            expect = centre[pr.a][2] - model.shapes[pr.a].radius
+        else:
+            expect = (np.linalg.norm(centre[pr.b] - centre[pr.a]) - model.shapes[pr.a].radius
+                      - model.shapes[pr.b].radius)
+        assert zp[pr.off + 8] == pytest.approx(expect, abs=1e-14)
+        # (the other unknowns are left as they were)
+        np.testing.assert_array_equal(zp[pr.off + 9:pr.off + pr.sz], z[pr.off + 9:pr.off + pr.sz])
+    np.testing.assert_array_equal(zp[:6 * prob.nb], z[:6 * prob.nb])
+
+
 def test_closest_points_of_an_ellipsoid_beside_a_tilted_cube_match_a_general_minimiser():
     # the mixed pile example's egg and cube (cube turned 30 degrees about x): from the support points along the line
     # of centres (a corner of the cube) the KKT Newton failed after 316 iterations; the Frank-Wolfe starting
@@ -183,8 +220,8 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch):
 @pytest.mark.parametrize("method", ["implicit", "explicit"])
 def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_iteration(monkeypatch, method):
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
-    # order (Alart-Curnier from the warm start, from a cold start, normalised, conic; the same for both methods), then
-    # the first half of it the same way, down to h/8
+    # order (Alart-Curnier from the warm start, from a cold start, normalised, conic, cold with the closest points
+    # eliminated; the same for both methods), then the first half of it the same way, down to h/8
     # (max_halvings = 3); the second halves are never reached since the first fails.  No attempt is made twice and
     # the reported iterations are exactly those of the attempts made (one each here)
     import core.contact.stepper as stp
@@ -193,12 +230,13 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
 
     model = build_model(_drop())
     st = initial_state(model)
-    calls, colds = [], []
-    forms = ("ac", "ac", "normalised", "conic")
+    calls, colds, elims = [], [], []
+    forms = ("ac", "ac", "normalised", "conic", "ac")
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
         calls.append((id(state), h, form))
         colds.append(_kw.get("cold", False))
+        elims.append(_kw.get("elim", False))
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", failing)
@@ -206,7 +244,8 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
     assert calls == [(id(st), h / 2 ** k, f) for k in range(4) for f in forms]
-    assert colds[:len(forms)] == [False, True] + [False] * (len(forms) - 2)  # the second attempt starts cold
+    assert colds[:len(forms)] == [False, True, False, False, True]  # the second and the fifth attempts start cold
+    assert elims[:len(forms)] == [False] * 4 + [True]  # the fifth eliminates the closest points
     assert res.iterations == len(calls)
     # the interior-point solver: its attempt alone at each level
     calls.clear()
