@@ -17,8 +17,9 @@ same bodies and friction ellipsoid.
 Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in order: semismooth Newton
 (core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form from the warm start and from a cold
 start, in the normalised form, then the interior-point method with friction as second-order cones
-(core.contact.ipm) finished by Newton; if none converges, the step as two half steps solved the same way, at most
-max_halvings levels deep.
+(core.contact.ipm) finished by Newton, then Newton from the cold start with the closest points of sphere and plane
+pairs eliminated; if none converges, the step as two half steps solved the same way, at most max_halvings levels
+deep.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  The step size h is fixed (the caller's dt); a
 step that fails even halved is reported as failed and the state is kept.
@@ -339,9 +340,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 
     solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
     friction in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start,
-    Newton with friction in the normalised form, then the conic interior-point method finished by
-    Newton.  If none does, the
-    step is solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the
+    Newton with friction in the normalised form, the conic interior-point method finished by Newton, then Newton
+    from the cold start with the closest points of sphere and plane pairs eliminated.  If none does, the step is solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the
     conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
     2^(max_halvings + 1) - 1 sub-steps, each at most one run of every attempt (max_iter Newton iterations and a
     restart each; options.max_iter + _HANDOVER_ITER for the interior point).
