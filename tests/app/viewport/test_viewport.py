@@ -166,13 +166,18 @@ def test_front_view_of_planar_document_shows_xy_plane(fourbar_view):
     assert np.allclose(V[2, :3], [0.0, 0.0, 1.0], atol=1e-6)
 
 
-def test_initial_views_and_fit_frames_everything(qtbot):
-    doc = Document(io.load(EXAMPLES / "stewart_6ups.json"))
-    vp = Viewport3D(doc, Selection())
+def _shown_view(qtbot, example: str, size=(500, 400)) -> Viewport3D:
+    """A shown 3D view of an example document."""
+    vp = Viewport3D(Document(io.load(EXAMPLES / example)), Selection())
     qtbot.addWidget(vp)
-    vp.resize(500, 400)
+    vp.resize(*size)
     vp.show()
     qtbot.waitExposed(vp)
+    return vp
+
+
+def test_initial_views_and_fit_frames_everything(qtbot):
+    vp = _shown_view(qtbot, "stewart_6ups.json")
     _, V = vp.camera_matrices()
     assert abs(V[2, 2]) < 0.99 and abs(V[2, 1]) > 0.1  # a spatial document starts oblique (iso), not axis-on
     for name in ("front", "top", "iso", "fit"):
@@ -189,12 +194,7 @@ def test_fit_motion_frames_the_bodies_where_they_are_drawn(qtbot):
     # the parts feeder's crank, coupler and rocker are bars without shapes whose frames sit at the world origin, up
     # to 0.5 m from the bars: a run that does not move them is framed like Fit (not by balls around their origins,
     # which framed 2 m for 0.5 m of mechanism), and a body carried 0.3 m away is still framed
-    doc = Document(io.load(EXAMPLES / "contact_parts_feeder.json"))
-    vp = Viewport3D(doc, Selection())
-    qtbot.addWidget(vp)
-    vp.resize(500, 400)
-    vp.show()
-    qtbot.waitExposed(vp)
+    vp = _shown_view(qtbot, "contact_parts_feeder.json")
     vp.set_view("fit")
     fit_distance = vp.view.opts["distance"]
     still = {name: np.repeat(T[None], 3, axis=0) for name, T in vp.body_poses().items()}
