@@ -154,6 +154,48 @@ def test_geometry_elimination_solves_the_closest_point_rows_of_sphere_and_plane_
     np.testing.assert_array_equal(zp[:6 * prob.nb], z[:6 * prob.nb])
 
 
+def test_overlap_bound_counts_how_far_a_body_reaches_beyond_its_closest_point_plane():
+    # a cube standing on a corner over the floor (its body diagonal (1, 1, 1) turned to -z), its closest point a1
+    # taken delta inside the three faces of the lowest corner (within the solver's tolerance of the surface): the
+    # plane through a1 normal to n_A = sum lam_i grad f_i (lam_i = 1/sqrt(3) on those faces) leaves the corner
+    # (1, 1, 1) delta . n_A = sqrt(3) delta beyond it, which the overlap bound must count (the depth of a1 inside
+    # the cube, delta, let a box end 1.1e-9 m inside a wall in a mixed pile)
+    from core.contact.stepper import _DEPTH_LIMIT, Workspace, _StepProblem
+    from core.transforms import axis_angle_to_matrix
+
+    hs = 0.05
+    axis = np.cross([1.0, 1.0, 1.0], [0.0, 0.0, -1.0])
+    angle = math.acos(-1.0 / math.sqrt(3.0))
+    R = axis_angle_to_matrix(axis / np.linalg.norm(axis), angle)
+    assert np.allclose(R @ np.ones(3) / math.sqrt(3.0), [0.0, 0.0, -1.0])
+    w, xyz = math.cos(angle / 2), math.sin(angle / 2) * axis / np.linalg.norm(axis)
+    p = np.array([0.0, 0.0, hs * math.sqrt(3.0) + 1e-5])  # (near enough for the broad phase)
+    mech = mechanism([floor(), body("cube", {"type": "box", "size": [2 * hs] * 3}, position=tuple(p),
+                                    orientation=(w, *xyz))], gravity=(0, 0, 0))
+    model = build_model(mech)
+    st = initial_state(model)
+    prob = _StepProblem(model, st, 0.01, "implicit", "ac", 1.0, True, frozenset(), 1e-10, 60, Workspace(), None)
+    assert len(prob.pairs) == 1
+    pr = prob.pairs[0]
+    lay = pr.lay
+    delta = 3e-10
+    corner = np.full(3, hs)
+    a1 = p + R @ (corner - delta)
+    z = prob.z0.copy()
+    z[:6 * prob.nb] = 0.0  # at rest: the end-of-step poses are the start ones
+    o = pr.off
+    z[o + lay.a1:o + lay.a1 + 3] = a1
+    z[o + lay.a2:o + lay.a2 + 3] = [a1[0], a1[1], 0.0]  # on the floor, straight below
+    z[o + lay.lam:o + lay.lam + lay.m] = _multipliers(model.shapes[1], corner, R.T @ [0.0, 0.0, -1.0], hs)
+    z[o + lay.mu:o + lay.mu + lay.k] = 1.0
+    z[o + lay.s] = a1[2]
+    F = prob.residual(z, jac=False)
+    F = F[0] if isinstance(F, tuple) else F
+    np.testing.assert_allclose(F[o + lay.a1:o + lay.a1 + 3], 0.0, atol=1e-12)  # the normals match
+    assert np.sort(F[o + lay.lam:o + lay.lam + lay.m])[:3] == pytest.approx([delta] * 3, abs=1e-15)
+    assert prob.depth_residual(z, F) == pytest.approx(math.sqrt(3.0) * delta * 1e-10 / _DEPTH_LIMIT, rel=1e-6)
+
+
 def test_closest_points_of_an_ellipsoid_beside_a_tilted_cube_match_a_general_minimiser():
     # the mixed pile example's egg and cube (cube turned 30 degrees about x): from the support points along the line
     # of centres (a corner of the cube) the KKT Newton failed after 316 iterations; the Frank-Wolfe starting
