@@ -355,6 +355,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         raise ValueError(f"unknown method {method!r}")
     ws = workspace if workspace is not None else Workspace()
     forms = tuple(f for f in _ATTEMPTS if f[0] == "conic") if solver == "interior-point" else _ATTEMPTS
+    if method == "explicit":  # (its geometry is fixed at the start of the step: nothing to eliminate)
+        forms = tuple(f for f in forms if not f[5:6] or not f[5])
     try:
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
                            ws, cancel)
@@ -382,17 +384,23 @@ _ATTEMPTS = (("ac", 60, 1), ("ac", 60, 1, _AC_RHO, True), ("normalised", 60, 1),
              ("ac", 60, 1, _AC_RHO, True, True))
 
 
+_NOTHING_TO_ELIMINATE = "no pair whose closest points the fifth attempt eliminates"
+
+
 class _Cancelled(Exception):
     pass
 
 
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel) -> StepResult:
     """The step by the attempts `forms` in order; if none converges, as two halves solved the same way."""
-    its = 0
+    its, res = 0, None
     for form, iters, restarts, *more in forms:
-        res = _step_once(model, state, h, method, tol, min(iters, max_iter), form=form, ws=ws, cancel=cancel,
-                         options=opts, restarts=restarts, **dict(zip(("rho", "cold", "elim"), more)))
-        its += res.iterations
+        r = _step_once(model, state, h, method, tol, min(iters, max_iter), form=form, ws=ws, cancel=cancel,
+                       options=opts, restarts=restarts, **dict(zip(("rho", "cold", "elim"), more)))
+        its += r.iterations
+        if r.reason == _NOTHING_TO_ELIMINATE and res is not None:
+            continue  # (an attempt that did not apply: the step's reason stays the last attempt's that did)
+        res = r
         res.iterations = its
         if res.converged:
             break
@@ -512,7 +520,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     if prob.failure:
         return StepResult(state, False, 0, float("nan"), prob.failure)
     if elim and prob.project is None:  # (an elimination attempt on a step without eliminable pairs: nothing new)
-        return StepResult(state, False, 0, float("nan"), "no pair to eliminate")
+        return StepResult(state, False, 0, float("nan"), _NOTHING_TO_ELIMINATE)
     res = prob.solve(max_iter, restarts, options)
     if not res.converged:
         return StepResult(state, False, res.iterations, res.residual,

@@ -247,23 +247,28 @@ def test_failed_step_stops_the_run_and_keeps_every_frame(monkeypatch):
     assert np.all(np.isfinite(rec.position)) and np.all(np.isfinite(rec.velocity))
 
 
-def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch):
+@pytest.mark.parametrize("shape", [{"type": "sphere", "radius": 0.1}, {"type": "box", "size": [0.2, 0.2, 0.2]}])
+def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, shape):
+    # (a box on the floor: the fifth attempt has no closest points to eliminate and does not apply; the reason is
+    # then the last attempt's that did, the interior point's)
     import core.contact.stepper as stp
 
-    model = build_model(_drop())
-    st = initial_state(model)
-    st.p[1, 2] = 0.1  # resting, so the pair is a candidate
+    model = build_model(mechanism([floor(), body("ball", shape, position=(0, 0, 0.1))]))
+    st = initial_state(model)  # resting, so the pair is a candidate
     monkeypatch.setattr(stp, "solve_mcp", lambda fun, z0, lower, **kw: MCPResult(z0, False, 3, 1.0, "stub"))
     res = step(model, st, 0.01)
     assert not res.converged and "halved" in res.reason and res.halvings >= 1
+    # the reason of the last attempt made: the fifth's for the ball, the interior point's for the box
+    assert res.reason.endswith("stub (residual 1))")
+    assert ("interior point" in res.reason) == (shape["type"] == "box")
     assert res.state is st  # state unchanged
 
 
 @pytest.mark.parametrize("method", ["implicit", "explicit"])
 def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_iteration(monkeypatch, method):
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
-    # order (Alart-Curnier from the warm start, from a cold start, normalised, conic, cold with the closest points
-    # eliminated; the same for both methods), then the first half of it the same way, down to h/8
+    # order (Alart-Curnier from the warm start, from a cold start, normalised, conic, and for the implicit method cold
+    # with the closest points eliminated), then the first half of it the same way, down to h/8
     # (max_halvings = 3); the second halves are never reached since the first fails.  No attempt is made twice and
     # the reported iterations are exactly those of the attempts made (one each here)
     import core.contact.stepper as stp
@@ -273,7 +278,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     model = build_model(_drop())
     st = initial_state(model)
     calls, colds, elims = [], [], []
-    forms = ("ac", "ac", "normalised", "conic", "ac")
+    forms = ("ac", "ac", "normalised", "conic", "ac")[:5 if method == "implicit" else 4]
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
         calls.append((id(state), h, form))
@@ -286,8 +291,9 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
     assert calls == [(id(st), h / 2 ** k, f) for k in range(4) for f in forms]
-    assert colds[:len(forms)] == [False, True, False, False, True]  # the second and the fifth attempts start cold
-    assert elims[:len(forms)] == [False] * 4 + [True]  # the fifth eliminates the closest points
+    # the second and the fifth attempts start cold; the fifth eliminates the closest points (implicit method only)
+    assert colds[:len(forms)] == [False, True, False, False, True][:len(forms)]
+    assert elims[:len(forms)] == [False, False, False, False, True][:len(forms)]
     assert res.iterations == len(calls)
     # the interior-point solver: its attempt alone at each level
     calls.clear()
