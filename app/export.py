@@ -254,7 +254,6 @@ def fit_motion(viewport, motion: Motion, samples: int = 24) -> None:
                          for i, name in enumerate(motion.body_names)})
 
 
-
 # ---- images ----------------------------------------------------------------------------------------------------
 def grab_viewport(viewport) -> QImage:
     """The 3D view as drawn now (its OpenGL framebuffer, at the widget's size)."""

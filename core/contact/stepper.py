@@ -193,24 +193,34 @@ def _multipliers(shape, y, n_body, scale):
     return lam
 
 
+def _world_support(model, state, i, R):
+    """Body i's support map in world coordinates at the given state (direction -> farthest point)."""
+    shape, p, c = model.shapes[i], state.p[i], model.com_body[i]
+    return lambda d: p + R @ (np.asarray(shape.support(R.T @ d), float) - c)
+
+
+def _geometry_block(model, state, a, b, Ra, Rb, point_a, point_b, normal, s, scale):
+    """Closest-point unknowns (a1, a2, lam, mu, s) from a pair of points, A's outward normal and the separation: the
+    multipliers of the inequalities active there that make the normals exact (_multipliers)."""
+    sa, sb = model.shapes[a], model.shapes[b]
+    lay = PairLayout(sa.m, sb.m, 0)
+    z = np.zeros(lay.n_geom)
+    z[0:3], z[3:6] = point_a, point_b
+    z[lay.lam:lay.mu] = _multipliers(sa, Ra.T @ (point_a - state.p[a]) + model.com_body[a], Ra.T @ normal, scale)
+    z[lay.mu:lay.s] = _multipliers(sb, Rb.T @ (point_b - state.p[b]) + model.com_body[b], -(Rb.T @ normal), scale)
+    z[lay.s] = s
+    return z
+
+
 def _gjk_geometry(model, state, a, b, Ra, Rb, d0):
     """Closest-point unknowns (a1, a2, lam, mu, s) of two separated bodies from GJK; None when they touch."""
     from ..shapes.distance import gjk_distance
-    sa, sb = model.shapes[a], model.shapes[b]
-    pa, pb, ca, cb = state.p[a], state.p[b], model.com_body[a], model.com_body[b]
-    res = gjk_distance(lambda d: pa + Ra @ (np.asarray(sa.support(Ra.T @ d), float) - ca),
-                       lambda d: pb + Rb @ (np.asarray(sb.support(Rb.T @ d), float) - cb), d0)
+    res = gjk_distance(_world_support(model, state, a, Ra), _world_support(model, state, b, Rb), d0)
     scale = max(float(model.radius[a]), 1e-3)
     if res.overlap or res.distance <= 1e-9 * scale:
         return None
     n = (res.point_b - res.point_a) / res.distance  # A's outward normal
-    lay = PairLayout(sa.m, sb.m, 0)
-    z = np.zeros(lay.n_geom)
-    z[0:3], z[3:6] = res.point_a, res.point_b
-    z[lay.lam:lay.mu] = _multipliers(sa, Ra.T @ (res.point_a - pa) + ca, Ra.T @ n, scale)
-    z[lay.mu:lay.s] = _multipliers(sb, Rb.T @ (res.point_b - pb) + cb, -(Rb.T @ n), scale)
-    z[lay.s] = res.distance
-    return z
+    return _geometry_block(model, state, a, b, Ra, Rb, res.point_a, res.point_b, n, res.distance, scale)
 
 
 def _separating_direction(model, state, a, b, Ra, Rb, d0, iters=_FW_ITERS):
@@ -219,17 +229,11 @@ def _separating_direction(model, state, a, b, Ra, Rb, d0, iters=_FW_ITERS):
     overlap or touch (x -> 0, no direction).  The centre-to-centre direction is a poor start for flat faces: an
     ellipsoid beside a cube started from the cube's corner along it, and the KKT Newton failed after 316
     iterations; from this direction it converges in 8."""
-    sa, sb = model.shapes[a], model.shapes[b]
-
-    def sup(shape, R, p, com, d):
-        return p + R @ (np.asarray(shape.support(R.T @ d), float) - com)
-
-    pa = sup(sa, Ra, state.p[a], model.com_body[a], d0)
-    pb = sup(sb, Rb, state.p[b], model.com_body[b], -d0)
+    sup_a, sup_b = _world_support(model, state, a, Ra), _world_support(model, state, b, Rb)
+    pa, pb = sup_a(d0), sup_b(-d0)
     for _ in range(iters):
         x = pa - pb
-        qa = sup(sa, Ra, state.p[a], model.com_body[a], -x)
-        qb = sup(sb, Rb, state.p[b], model.com_body[b], x)
+        qa, qb = sup_a(-x), sup_b(x)
         g = x - (qa - qb)
         gg = float(g @ g)
         if not np.all(np.isfinite(g)) or gg <= 1e-30:
@@ -282,21 +286,12 @@ def _epa_geometry(model, state, a, b, Ra, Rb):
     """Closest-point unknowns (a1, a2, lam, mu, s) of two overlapping bodies from the expanding polytope
     (core.shapes.distance.penetration_depth, to 1e-4 of the smaller radius); None when they do not overlap."""
     from ..shapes.distance import penetration_depth
-    sa, sb = model.shapes[a], model.shapes[b]
-    pa, pb, ca, cb = state.p[a], state.p[b], model.com_body[a], model.com_body[b]
     scale = max(min(float(model.radius[a]), float(model.radius[b])), 1e-3)
-    pen = penetration_depth(lambda d: pa + Ra @ (np.asarray(sa.support(Ra.T @ d), float) - ca),
-                            lambda d: pb + Rb @ (np.asarray(sb.support(Rb.T @ d), float) - cb),
-                            scale=scale, rel_tol=1e-4)
+    pen = penetration_depth(_world_support(model, state, a, Ra), _world_support(model, state, b, Rb), scale=scale,
+                            rel_tol=1e-4)
     if pen is None:
         return None
-    lay = PairLayout(sa.m, sb.m, 0)
-    z = np.zeros(lay.n_geom)
-    z[0:3], z[3:6] = pen.point_a, pen.point_b
-    z[lay.lam:lay.mu] = _multipliers(sa, Ra.T @ (pen.point_a - pa) + ca, Ra.T @ pen.normal, scale)
-    z[lay.mu:lay.s] = _multipliers(sb, Rb.T @ (pen.point_b - pb) + cb, -(Rb.T @ pen.normal), scale)
-    z[lay.s] = -pen.depth
-    return z
+    return _geometry_block(model, state, a, b, Ra, Rb, pen.point_a, pen.point_b, pen.normal, -pen.depth, scale)
 
 
 @dataclass
@@ -340,9 +335,10 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 
     solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
     friction in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start,
-    Newton with friction in the normalised form, the conic interior-point method finished by Newton, then Newton
-    from the cold start with the closest points of sphere and plane pairs eliminated.  If none does, the step is solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the
-    conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
+    Newton with friction in the normalised form, the conic interior-point method finished by Newton, then
+    (implicit method) Newton from the cold start with the closest points of sphere and plane pairs eliminated.  If
+    none does, the step is solved as two half steps the same way, at most max_halvings levels deep.  solver
+    "interior-point": the conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
     2^(max_halvings + 1) - 1 sub-steps, each at most one run of every attempt (max_iter Newton iterations and a
     restart each; options.max_iter + _HANDOVER_ITER for the interior point).
 
@@ -355,8 +351,10 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         raise ValueError(f"unknown method {method!r}")
     ws = workspace if workspace is not None else Workspace()
     forms = tuple(f for f in _ATTEMPTS if f[0] == "conic") if solver == "interior-point" else _ATTEMPTS
-    if method == "explicit":  # (its geometry is fixed at the start of the step: nothing to eliminate)
-        forms = tuple(f for f in forms if not f[5:6] or not f[5])
+    if not ws.table(model, method).eliminable:
+        # (the explicit method's geometry is fixed at the start of the step; a model without a sphere or plane pair
+        # has nothing to eliminate: the fifth attempt is left out rather than built and skipped at every failure)
+        forms = tuple(f for f in forms if not (len(f) > 5 and f[5]))
     try:
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
                            ws, cancel)
@@ -364,8 +362,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
 
-# the attempts of one (sub-)step, in order: (form, Newton iterations, restarts[, rho[, cold[, elim]]]).  The friction law in
-# the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start (every pair from
+# the attempts of one (sub-)step, in order: (form, Newton iterations, restarts[, rho[, cold[, elim]]]).  The friction
+# law in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start (every pair from
 # its closest points at the start of the step, no impulse: the warm start can itself be what fails), the normalised
 # form (core.contact.pair) from the warm start, then as second-order cones (interior point).  Measured on 65 saved
 # hard steps of the bench's piles (27 and 8 spheres at mu 0.4 and 0.8, 4 and 8 cubes, a layer of 9 cubes, the mixed
@@ -945,6 +943,17 @@ class _StepProblem:
 # project) by that solution makes the line search work on the reduced system in velocities and impulses, whose gap
 # is a smooth function of the poses.  For pairs of two spheres and of a sphere and a static plane the solution is in
 # closed form (below); other pairs keep their closest-point unknowns.
+def _eliminable(model: ContactModel, a: int, b: int) -> bool:
+    """Whether the fifth attempt eliminates pair (a, b)'s closest points: a moving sphere (frame at its centre)
+    against another such sphere, moving or not, or against a static half-space."""
+    def sphere(i):
+        return getattr(model.shapes[i], "type", None) == "sphere" and not np.any(model.com_body[i] != 0.0)
+
+    if not (sphere(a) and model.dynamic[a]):
+        return False
+    return not model.dynamic[b] if model.halfspace[b] is not None else sphere(b)
+
+
 def _geometry_elimination(prob: "_StepProblem"):
     """project(z) -> z with the closed-form closest points of the step's sphere-sphere and sphere-plane pairs (static
     plane) at the end-of-step poses of z (centres p + h v; the multipliers lam = mu = 1 of the spheres' inequality,
@@ -953,14 +962,12 @@ def _geometry_elimination(prob: "_StepProblem"):
     model, state, h, nb = prob.model, prob.state, float(prob.h), prob.nb
     ss, sp = [], []
     for pr in prob.pairs:
+        if not _eliminable(model, pr.a, pr.b):
+            continue
         sa, sb = model.shapes[pr.a], model.shapes[pr.b]
-        if getattr(sa, "type", None) != "sphere" or np.any(model.com_body[pr.a] != 0.0) or pr.ka < 0:
-            continue
-        if pr.lay.m != 1 or pr.lay.k != 1:
-            continue
-        if getattr(sb, "type", None) == "sphere" and not np.any(model.com_body[pr.b] != 0.0):
+        if model.halfspace[pr.b] is None:
             ss.append((pr.off, pr.ka, pr.kb, pr.a, pr.b, sa.radius, sb.radius))
-        elif model.halfspace[pr.b] is not None and pr.kb < 0:
+        else:
             nw, c = _world_halfspace(model, pr.b, state)
             sp.append((pr.off, pr.ka, pr.a, sa.radius, nw, c))
     if not ss and not sp:
@@ -981,12 +988,6 @@ def _geometry_elimination(prob: "_StepProblem"):
         p_n = np.array([x[4] for x in sp])
         p_c = np.array([x[5] for x in sp], float)
         p_idx = p_off[:, None] + np.arange(9)
-
-    rows = np.zeros(prob.ntot, bool)
-    if ss:
-        rows[s_idx] = True
-    if sp:
-        rows[p_idx] = True
 
     def project(z):
         z = z.copy()
@@ -1018,7 +1019,6 @@ def _geometry_elimination(prob: "_StepProblem"):
             z[p_idx] = blk
         return z
 
-    project.rows = rows
     return project
 
 
@@ -1324,6 +1324,8 @@ class _PairTable:
         # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static or kinematic B)
         self.m_ref = model.reduced_mass(self.a, self.b)
         self.ka, self.kb = model.dynamic_slot[self.a], model.dynamic_slot[self.b]
+        # pairs whose closest points the fifth attempt eliminates (implicit method)
+        self.eliminable = method == "implicit" and any(_eliminable(model, a, b) for a, b, _mu in model.pairs)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -1389,8 +1391,8 @@ def _eval_explicit_batch(nf: int, model, h: float, mu, m_ref, e_aux, n, d1, d2, 
 
 def _eval_explicit(pr: _Pair, model, state, vA, wA, vB, wB, dynB, zp, h, rho=0.0):
     """Explicit pair rows of one pair in plain numpy: pn perp gap0/h + n.v_rel; friction with the start-of-step frame
-    and lever arms (rho > 0: in the Alart-Curnier form, rho < 0 the conic form, as the implicit pair's kernel).  The reference of the batched
-    form (_eval_explicit_batch) in tests/core/contact; the step itself does not use it."""
+    and lever arms (rho > 0: in the Alart-Curnier form, rho < 0 the conic form, as the implicit pair's kernel).  The
+    reference of the batched form (_eval_explicit_batch) in tests/core/contact; the step itself does not use it."""
     nf = pr.lay.nf
     sz = _explicit_size(pr.lay)
     nloc = 12 + sz

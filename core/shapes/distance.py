@@ -178,4 +178,4 @@ def penetration_depth(support_a: Support, support_b: Support, *, scale: float = 
             return Penetration(float(dist[i]), n.copy(), pa, pb, converged, it)
         Pa.append(qa)
         Pb.append(qb)
-    return None  # (not reached)
+    return None  # the polytope never came to hold the origin within max_iter points: no overlap found
