@@ -39,7 +39,7 @@ from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, conta
                       quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
-from .mcp import MCPResult, solve_mcp
+from .mcp import EXTRA_STALLED, MCPResult, solve_mcp
 from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pairs, pair_layout,
                    separation_pin, tangent_frame)
 from ..transforms import matrix_to_quat, quat_to_matrix
@@ -383,6 +383,7 @@ _ATTEMPTS = (("ac", 60, 1), ("ac", 60, 1, _AC_RHO, True), ("normalised", 60, 1),
 
 
 _NOTHING_TO_ELIMINATE = "no pair whose closest points the fifth attempt eliminates"
+_OVERLAP_STALLED = "overlap bound not met"
 
 
 class _Cancelled(Exception):
@@ -400,8 +401,9 @@ def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opt
             continue  # (an attempt that did not apply: the step's reason stays the last attempt's that did)
         res = r
         res.iterations = its
-        if res.converged:
-            break
+        if res.converged or r.reason.startswith(_OVERLAP_STALLED):
+            break  # (an attempt that met the equations but not the overlap bound: the other attempts change the path
+            # to the step's solution, not its overlap, so the step is halved at once)
     if res.converged or max_halvings <= 0:
         return res
     return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
@@ -521,8 +523,10 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         return StepResult(state, False, 0, float("nan"), _NOTHING_TO_ELIMINATE)
     res = prob.solve(max_iter, restarts, options)
     if not res.converged:
-        return StepResult(state, False, res.iterations, res.residual,
-                          f"MCP solver: {res.reason} (residual {res.residual:.3g})", pairs=len(prob.pairs))
+        why = (f"{_OVERLAP_STALLED} with the equations met" if res.reason == EXTRA_STALLED
+               else f"MCP solver: {res.reason}")
+        return StepResult(state, False, res.iterations, res.residual, f"{why} (residual {res.residual:.3g})",
+                          pairs=len(prob.pairs))
     out, missed = prob.finish(res)
     if missed and len(extra) < len(model.pairs):
         # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body

@@ -442,6 +442,32 @@ def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
     assert abs(res.residual - 1e-7) < 1e-9
 
 
+def test_an_attempt_that_meets_the_equations_but_not_the_further_residual_ends_without_restart():
+    # F(x) = x - 1 is met exactly after one Newton step; a further residual (a contact step's overlap bound) that
+    # stays at 5 tol whatever x is cannot be lowered by more iterations, a polish or a restart: the attempt ends
+    # _EXTRA_STALL iterations after the equations were met, with its own reason, instead of spending its 200
+    # iterations and its restarts
+    from core.contact import mcp
+
+    calls = []
+
+    def fun(x):
+        calls.append(x[0])
+        return np.array([x[0] - 1.0]), np.array([[1.0]])
+
+    res = solve_mcp(fun, np.array([3.0]), np.array([-np.inf]), tol=1e-10, max_iter=200, max_restarts=3,
+                    extra=lambda z, F: 5e-10)
+    assert not res.converged and res.reason == mcp.EXTRA_STALLED
+    assert res.iterations == 1 + mcp._EXTRA_STALL  # one step to x = 1, then the stall window
+    assert res.residual == pytest.approx(5e-10) and res.z[0] == pytest.approx(1.0)
+    assert res.restarts == 0 and len(calls) == res.iterations + 1  # no restart was made
+    # a further residual that falls with the iterations is waited for: x - 1 = 2^-k, extra = |x - 1| (above tol
+    # until the equations are long met at their own tolerance 1)
+    res = solve_mcp(fun, np.array([3.0]), np.array([-np.inf]), tol=1.0, max_iter=50,
+                    extra=lambda z, F: 0.5 if z[0] > 1.0 + 1e-9 else 0.0)
+    assert res.converged
+
+
 def test_feasible_unknowns_never_leave_their_bounds_and_the_planted_solution_is_found():
     """solve_mcp(feasible=...) projects the marked bounded unknowns onto their bounds at every trial point."""
     rng = np.random.default_rng(11)

@@ -303,6 +303,33 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     assert res.reason == "step did not converge even when halved (forced)"
 
 
+def test_an_attempt_that_meets_the_equations_but_not_the_overlap_bound_halves_the_step_at_once(monkeypatch):
+    # the attempts differ in the friction form and the start, not in the step's geometry: when one meets the equations
+    # but its overlap bound stays above the limit (a jammed chain of spheres), the others are not tried at that step
+    # size; the step is halved, and each half starts again with the first attempt
+    import core.contact.stepper as stp
+
+    from core.contact.stepper import StepResult
+
+    model = build_model(_drop())
+    st = initial_state(model)
+    calls = []
+
+    def stalled_then_fine(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
+        calls.append((h, form, _kw.get("cold", False)))
+        if h == 0.01:
+            return StepResult(state, False, 7, 2e-10, f"{stp._OVERLAP_STALLED} with the equations met", pairs=3)
+        new = state.copy()
+        new.t = state.t + h
+        return StepResult(new, True, 3, 1e-11, "converged", pairs=3)
+
+    monkeypatch.setattr(stp, "_step_once", stalled_then_fine)
+    res = step(model, st, 0.01)
+    assert res.converged and res.halvings == 1 and res.state.t == pytest.approx(st.t + 0.01)
+    assert calls == [(0.01, "ac", False), (0.005, "ac", False), (0.005, "ac", False)]
+    assert res.iterations == 7 + 3 + 3
+
+
 @pytest.mark.parametrize("r, sp", [((0.0, 0.0), 0.3), ((0.06, -0.08), 0.5), ((0.06, -0.08), 0.1), ((0.3, 0.4), 0.0)])
 def test_unloaded_friction_meets_the_friction_rows_of_a_pair_without_load(r, sp):
     """With pn = 0 a pair's friction rows are mu xi + phi (sig + sp) = 0 and 0 <= sig perp mu^2 - |phi|^2 >= 0, given
