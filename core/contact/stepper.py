@@ -15,11 +15,11 @@ step and the gap linearised, gap0 / h + n . v_rel(nu) >= 0 (Anitescu-Potra / Ste
 same bodies and friction ellipsoid.
 
 Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in order: semismooth Newton
-(core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form from the warm start and from a cold
-start, in the normalised form, then the interior-point method with friction as second-order cones
-(core.contact.ipm) finished by Newton, then Newton from the cold start with the closest points of sphere and plane
-pairs eliminated; if none converges, the step as two half steps solved the same way, at most max_halvings levels
-deep.
+(core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form from the warm start, in the normalised
+form from the warm start, in the Alart-Curnier form from a cold start, then from the cold start with the closest
+points of sphere and plane pairs eliminated; if none converges (or one meets the equations but not the overlap
+bound), the step as two half steps solved the same way, at most max_halvings levels deep.  solver="interior-point":
+the interior-point method with friction as second-order cones (core.contact.ipm) finished by Newton instead.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  The step size h is fixed (the caller's dt); a
 step that fails even halved is reported as failed and the state is kept.
@@ -334,13 +334,14 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
     solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
-    friction in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start,
-    Newton with friction in the normalised form, the conic interior-point method finished by Newton, then
-    (implicit method) Newton from the cold start with the closest points of sphere and plane pairs eliminated.  If
-    none does, the step is solved as two half steps the same way, at most max_halvings levels deep.  solver
-    "interior-point": the conic interior-point attempt alone (options: its SolverOptions), halved the same way.  Cost bound: at most
-    2^(max_halvings + 1) - 1 sub-steps, each at most one run of every attempt (max_iter Newton iterations and a
-    restart each; options.max_iter + _HANDOVER_ITER for the interior point).
+    friction in the Alart-Curnier form from the warm start (the last step's solution), in the normalised form from
+    the warm start, in the Alart-Curnier form from a cold start, then (implicit method) from the cold start with the
+    closest points of sphere and plane pairs eliminated.  If none does (or one meets the equations but not the
+    overlap bound: the other attempts would not change that), the step is solved as two half steps the same way,
+    at most max_halvings levels deep.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
+    (options: its SolverOptions), halved the same way.  Cost bound: at most 2^(max_halvings + 1) - 1 sub-steps,
+    each at most one run of every attempt (max_iter Newton iterations and a restart each; options.max_iter +
+    _HANDOVER_ITER for the interior point).
 
     cancel() is checked at every evaluation of the step's equations and every interior-point iteration: a
     cancelled step is a failed one ("cancelled at ...").  workspace: this run's caches (Workspace; a step without
@@ -350,10 +351,13 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     ws = workspace if workspace is not None else Workspace()
-    forms = tuple(f for f in _ATTEMPTS if f[0] == "conic") if solver == "interior-point" else _ATTEMPTS
+    forms = (_CONIC,) if solver == "interior-point" else _ATTEMPTS
+    if method == "explicit" and solver == "newton":
+        forms = forms + (_CONIC,)  # (measured when the conic attempt was fourth of five: on 8 explicit pile runs it
+        # changed no completion and halved one 27-sphere run 2 times instead of 7)
     if not ws.table(model, method).eliminable:
         # (the explicit method's geometry is fixed at the start of the step; a model without a sphere or plane pair
-        # has nothing to eliminate: the fifth attempt is left out rather than built and skipped at every failure)
+        # has nothing to eliminate: the last attempt is left out rather than built and skipped at every failure)
         forms = tuple(f for f in forms if not (len(f) > 5 and f[5]))
     try:
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
@@ -363,26 +367,27 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 
 
 # the attempts of one (sub-)step, in order: (form, Newton iterations, restarts[, rho[, cold[, elim]]]).  The friction
-# law in the Alart-Curnier form from the warm start (the last step's solution), the same from a cold start (every pair from
-# its closest points at the start of the step, no impulse: the warm start can itself be what fails), the normalised
-# form (core.contact.pair) from the warm start, then as second-order cones (interior point).  Measured on 65 saved
-# hard steps of the bench's piles (27 and 8 spheres at mu 0.4 and 0.8, 4 and 8 cubes, a layer of 9 cubes, the mixed
-# pile), each with halving (3 levels): the first attempt alone solved 52 of the first 63, with the conic one 61, with
-# the normalised form second 63 but not two 27-sphere steps at mu 0.8 from the bench, which the cold start solves at
-# h/2; 27-sphere piles at mu 0.8, 100 steps, seeds 1382454171, 459069365, 1878236978, 157726052, 11, 22: these
-# attempts completed every run, the same without the cold start but with rho 0.1 and 10 after the normalised form
-# 5 of 6 (more iterations), the first two forms with rho 1 only 2 of 4.  Fifth: the cold Alart-Curnier attempt with
-# the closest points of sphere and plane pairs eliminated (_geometry_elimination; a step without such pairs skips
-# it), which solves other hard steps than the four before it: 27-sphere piles at mu 0.8, 100 steps, 14 fresh seeds
-# (master seeds 1783358705 and 777001), 7 runs complete without it, 12 with it; the 19 saved hard steps 18 -> 19 (the
-# one that failed even at h/32 converges whole in 440 iterations); 200 recorded steps of two runs re-solved: 199 ->
-# 200 converged, 14 -> 8 halved, 10 % less CPU.  Eliminating in every attempt instead only changed which steps
-# failed (198-199 of the 200)
-_ATTEMPTS = (("ac", 60, 1), ("ac", 60, 1, _AC_RHO, True), ("normalised", 60, 1), ("conic", 0, 0),
-             ("ac", 60, 1, _AC_RHO, True, True))
+# law in the Alart-Curnier form from the warm start (the last step's solution), in the normalised form
+# (core.contact.pair) from the warm start, in the Alart-Curnier form from a cold start (every pair from its closest
+# points at the start of the step, no impulse: the warm start can itself be what fails), then the cold start with the
+# closest points of sphere and plane pairs eliminated (_geometry_elimination; left out when the model has no such
+# pair).  Chosen by measurement: every attempt run alone on 128 hard steps (steps that took over 60 iterations) of
+# 27-sphere piles at mu 0.4 and 0.8, the 8-sphere pile, 4 and 8 cubes, the 3x3 layer and the mixed pile (seeds
+# 21-23, 41-44, 2-7): the first attempt solved 48, the normalised form 72, the cold start 64, the elimination 61, the
+# conic interior point 40 and none that no other attempt solved.  Tried in the order above the 128 steps cost 71.6
+# CPU-s; with the cold start second 87.8 (the mixed pile: the normalised form solved all 15 of its hard steps, the
+# cold start 8), and with the interior point among them 78.7, the same 22 steps left to halving in each order.  The
+# cold start solves other steps (27-sphere piles at mu 0.8: 32 of 77, 20 of them ones the normalised form did not);
+# the elimination others again (27-sphere piles at mu 0.8, 100 steps, 14 fresh seeds: 7 runs complete without it, 12
+# with it; the saved hard step that failed even at h/32 converges whole in 440 iterations).  Eliminating in every
+# attempt instead only changed which steps failed
+_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 1), ("ac", 60, 1, _AC_RHO, True), ("ac", 60, 1, _AC_RHO, True, True))
+# the attempt of solver="interior-point": friction as second-order cones (core.contact.ipm), its iterations set by
+# SolverOptions, then at most _HANDOVER_ITER Newton iterations
+_CONIC = ("conic", 0, 0)
 
 
-_NOTHING_TO_ELIMINATE = "no pair whose closest points the fifth attempt eliminates"
+_NOTHING_TO_ELIMINATE = "no pair whose closest points the last attempt eliminates"
 _OVERLAP_STALLED = "overlap bound not met"
 
 
@@ -401,9 +406,9 @@ def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opt
             continue  # (an attempt that did not apply: the step's reason stays the last attempt's that did)
         res = r
         res.iterations = its
-        if res.converged or r.reason.startswith(_OVERLAP_STALLED):
+        if res.converged or (max_halvings > 0 and r.reason.startswith(_OVERLAP_STALLED)):
             break  # (an attempt that met the equations but not the overlap bound: the other attempts change the path
-            # to the step's solution, not its overlap, so the step is halved at once)
+            # to the step's solution, not its overlap, so the step is halved at once, unless it cannot be halved)
     if res.converged or max_halvings <= 0:
         return res
     return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
@@ -627,7 +632,7 @@ class _StepProblem:
         self.feasible = plan.feasible_conic if form == "conic" else plan.feasible
         self.condense = self.prox is not None and not self.dense
         self._structure = None  # the step's first sparse Jacobian: its index arrays serve every later one
-        # the fifth attempt: the closest points of sphere and plane pairs eliminated (_geometry_elimination)
+        # the last attempt: the closest points of sphere and plane pairs eliminated (_geometry_elimination)
         self.project = _geometry_elimination(self) if elim and method == "implicit" else None
 
     # ---- the start ---------------------------------------------------------------------------------------------
@@ -942,13 +947,13 @@ class _StepProblem:
                           joint_impulse=joint_impulse, driver_impulse=driver_impulse), missed
 
 
-# Nonlinear elimination of the geometry (the fifth attempt of _ATTEMPTS): the closest-point unknowns of a pair
+# Nonlinear elimination of the geometry (the last attempt of _ATTEMPTS): the closest-point unknowns of a pair
 # have a unique solution for given end-of-step poses; replacing them at every point Newton evaluates (solve_mcp's
 # project) by that solution makes the line search work on the reduced system in velocities and impulses, whose gap
 # is a smooth function of the poses.  For pairs of two spheres and of a sphere and a static plane the solution is in
 # closed form (below); other pairs keep their closest-point unknowns.
 def _eliminable(model: ContactModel, a: int, b: int) -> bool:
-    """Whether the fifth attempt eliminates pair (a, b)'s closest points: a moving sphere (frame at its centre)
+    """Whether the last attempt eliminates pair (a, b)'s closest points: a moving sphere (frame at its centre)
     against another such sphere, moving or not, or against a static half-space."""
     def sphere(i):
         return getattr(model.shapes[i], "type", None) == "sphere" and not np.any(model.com_body[i] != 0.0)
@@ -1328,7 +1333,7 @@ class _PairTable:
         # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static or kinematic B)
         self.m_ref = model.reduced_mass(self.a, self.b)
         self.ka, self.kb = model.dynamic_slot[self.a], model.dynamic_slot[self.b]
-        # pairs whose closest points the fifth attempt eliminates (implicit method)
+        # pairs whose closest points the last attempt eliminates (implicit method)
         self.eliminable = method == "implicit" and any(_eliminable(model, a, b) for a, b, _mu in model.pairs)
 
 
