@@ -14,7 +14,8 @@ Equations (paired with the unknowns slot by slot, as the MCP needs):
     [a2 slot]  a2 - a1 - s n_A = 0              (a2 lies off A along A's outward normal)
     [lam]      -f_i(a1)                         [mu] -g_j(a2)
     [s slot]   (|n_A|^2 - 1)/2 = 0              (normalisation: s is the signed separation in metres)
-    [pn]       s / h                            (non-penetration of the END-OF-STEP closest points)
+    [pn]       s / h                            (non-penetration of the END-OF-STEP closest points; the step
+                                                 subtracts the overlap a pair keeps, core.contact.stepper._kept_overlap)
     [phi_k]    mu_f (e_k v_k) + phi_k (sig + separation_pin(s/h)) = 0   (maximal dissipation; v_k end-of-step
                sliding/spin speeds; the s term vanishes under load and pins phi of a separated pair)
     [sig]      mu_f^2 - sum phi_k^2             (friction ellipsoid)

@@ -196,6 +196,46 @@ def test_overlap_bound_counts_how_far_a_body_reaches_beyond_its_closest_point_pl
     assert prob.depth_residual(z, F) == pytest.approx(math.sqrt(3.0) * delta * 1e-10 / _DEPTH_LIMIT, rel=1e-6)
 
 
+@pytest.mark.parametrize("overlap", [0.0, 3e-10, 2e-9])
+def test_a_resting_sphere_keeps_the_overlap_of_its_start_up_to_half_the_limit(overlap):
+    # a ball (r = 0.1 m) at rest on the floor, its centre `overlap` below r: gravity presses it down, so its contact
+    # stays loaded and the step ends at the separation its normal row asks for, s = s_0 = -min(overlap, 4.5e-10)
+    # (stepper._kept_overlap): an overlap up to half the limit is kept, a deeper one undone down to it, never made
+    # deeper.  The ball does not move otherwise: its centre ends at r + s_0 (to the solver's tolerance)
+    from core.contact.stepper import _DEPTH_LIMIT, _KEEP_OVERLAP
+
+    r = 0.1
+    model = build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": r}, position=(0, 0, r - overlap))]))
+    res = step(model, initial_state(model), 0.01)
+    assert res.converged and len(res.contacts) == 1
+    kept = min(overlap, _KEEP_OVERLAP)
+    assert _KEEP_OVERLAP == pytest.approx(0.5 * _DEPTH_LIMIT)
+    assert res.contacts[0].gap == pytest.approx(-kept, abs=2e-12)
+    assert res.state.p[1][2] == pytest.approx(r - kept, abs=2e-12)
+    assert res.contacts[0].pn > 0.0
+
+
+def test_only_pairs_with_a_closed_form_gap_keep_an_overlap():
+    # _kept_overlap: two spheres 1e-10 m into each other keep it; a sphere 2e-9 m into the floor keeps half the limit;
+    # separated spheres and a box on the floor keep nothing (0)
+    from core.contact.stepper import _KEEP_OVERLAP, Workspace, _kept_overlap, _StepProblem
+
+    mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1 - 2e-9)),
+                      body("b", {"type": "sphere", "radius": 0.1}, position=(0.2 - 1e-10, 0, 0.3)),
+                      body("c", {"type": "sphere", "radius": 0.05}, position=(0.5, 0, 0.3)),
+                      body("box", {"type": "box", "size": [0.2, 0.2, 0.2]}, position=(1.0, 0, 0.1 - 1e-10))])
+    model = build_model(mech)
+    st = initial_state(model)
+    st.p[2] = st.p[1] + [0.2 - 1e-10, 0, 0]  # (b beside a, centres 0.2 - 1e-10 apart)
+    prob = _StepProblem(model, st, 0.01, "implicit", "ac", 1.0, True, frozenset(), 1e-10, 60, Workspace(), None)
+    names = [b.name for b in mech.bodies]
+    kept = dict(zip(((names[pr.a], names[pr.b]) for pr in prob.pairs), _kept_overlap(model, st, prob.pairs)))
+    assert kept[("a", "floor")] == pytest.approx(-_KEEP_OVERLAP, abs=1e-18)
+    assert kept[("a", "b")] == pytest.approx(-1e-10, abs=1e-15)
+    assert kept[("box", "floor")] == 0.0
+    assert all(v == 0.0 for k, v in kept.items() if "c" in k)
+
+
 def test_closest_points_of_an_ellipsoid_beside_a_tilted_cube_match_a_general_minimiser():
     # the mixed pile example's egg and cube (cube turned 30 degrees about x): from the support points along the line
     # of centres (a corner of the cube) the KKT Newton failed after 316 iterations; the Frank-Wolfe starting
