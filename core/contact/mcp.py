@@ -13,7 +13,8 @@ friction multiplier that is free while the normal impulse is zero).  Nonmonotone
 (reference: the largest of the last 5 merits); on stagnation the solver restarts from a perturbed point with
 stronger regularisation.  Optional: a proximal term on marked unknowns (multipliers that may be non-unique,
 see _newton), and block elimination of a Jacobian given as element blocks (core.contact.elements).  An attempt
-that stalls close to a solution ends early (_STALL).
+that stalls close to a solution ends early (_STALL), and one that meets the equations but not the caller's further
+residual ends at once, without polish or restart (_EXTRA_STALL, EXTRA_STALLED).
 
 Stopping: the scaled natural residual max_i |nat_i(z)| / (1 + max|z|) <= tol, with
 nat_i = F_i for free i and min(z_i - l_i, F_i) for bounded i (the normalisation PATH reports).
