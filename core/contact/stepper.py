@@ -577,7 +577,7 @@ class _StepProblem:
             Sinv[slots] = 0.0
         self.c_body, self.Sinv = c_body, Sinv
 
-        cand, _ = candidate_pairs(model, state, h, keep=state.warm.keys())
+        cand, start_gap = candidate_pairs(model, state, h, keep=state.warm.keys())
         if extra:
             cand = sorted(set(cand) | extra)
         self.cand = cand
@@ -608,7 +608,7 @@ class _StepProblem:
             if method == "implicit":
                 bt.pA0, bt.RA0 = state.p[bt.a], R0[bt.a]
                 bt.pB0, bt.RB0 = state.p[bt.b], R0[bt.b]
-                bt.floor = _kept_overlap(model, state, bt)
+                bt.floor = _kept_overlap(bt, start_gap)
             else:  # the explicit method's fixed geometry: normal, lever arms, gap
                 bt.n = np.array([p.n for p in bt.prs])
                 bt.d1 = np.array([p.a1 for p in bt.prs]) - state.p[bt.a]
@@ -967,33 +967,23 @@ def _eliminable(model: ContactModel, a: int, b: int) -> bool:
     return not model.dynamic[b] if model.halfspace[b] is not None else sphere(b)
 
 
-def _kept_overlap(model: ContactModel, state: State, bt: "_Batch") -> np.ndarray | None:
+def _kept_overlap(bt: "_Batch", start_gap: np.ndarray) -> np.ndarray | None:
     """The separation floor of each pair of batch bt in its normal row, 0 <= pn perp (s - floor) / h >= 0: minus the
     overlap of the start that the step keeps rather than undoes, min(0, max(gap, -_KEEP_OVERLAP)), for the pairs
-    whose start gap is known in closed form (those the last attempt eliminates: _eliminable; centre distances minus
-    radii, a centre's height over a plane minus its radius); 0 for the others; None when all are 0.
+    whose start gap is known exactly (those the last attempt eliminates, _eliminable: for a sphere with its frame at
+    its centre the broad phase's lower gap bound start_gap, candidate_pairs, is the gap: the centre distance minus the
+    radii, or the centre's height over the plane minus the radius); 0 for the others; None when all are 0.
 
     A step ends with overlaps of up to _DEPTH_LIMIT (the solver's tolerance).  Asked to undo them in the next step,
     a jammed cluster of spheres, which cannot give way, has no consistent end-of-step geometry: Newton met the
     equations but not the overlap bound, or stalled at 1e-9 just above the tolerance, for over a hundred iterations
     in every attempt.  Keeping up to half the limit leaves the other half to the step's own error, and overlaps beyond
-    it are still undone.  Measured: 27-sphere piles at mu 0.4, seeds 61-63: 13.2, 4.5 and 2.2 CPU-s per 100 steps
-    without it, 3.3, 3.1 and 2.0 with it; the mixed pile, seed 61: 5.5 and 4.8; at mu 0.8, seeds 61-66, 3 runs of 6
-    complete without it, 5 with it."""
-    kind = bt.closed_gap
-    if kind is None:
+    it are still undone.  Measured (Newton iterations per 100 steps): 27-sphere piles at mu 0.4, seeds 61-63: 5058,
+    1899 and 1225 without it, 1904, 1614 and 1175 with it; at mu 0.8, seeds 61-66: 3 runs of 6 complete without it, 5
+    with it."""
+    if bt.closed_gap is None:
         return None
-    gap = np.zeros(bt.P)
-    ss, sp = kind == 1, kind == 2
-    if ss.any():  # two spheres: centre distance minus the radii
-        d = state.p[bt.a[ss]] - state.p[bt.b[ss]]
-        gap[ss] = np.sqrt(np.sum(d * d, axis=1)) - bt.ra[ss] - bt.rb[ss]
-    if sp.any():  # a sphere and a static half-space n.x <= c (_world_halfspace): the centre's height minus the radius
-        b = bt.b[sp]
-        nw = np.einsum("pij,pj->pi", _rot(state.q[b]), model.broad.plane_n[b])
-        c = model.broad.plane_c[b] + np.sum(nw * state.p[b], axis=1)
-        gap[sp] = np.sum(nw * state.p[bt.a[sp]], axis=1) - bt.ra[sp] - c
-    floor = np.minimum(0.0, np.maximum(gap, -_KEEP_OVERLAP))
+    floor = np.where(bt.closed_gap, np.clip(start_gap[bt.ips], -_KEEP_OVERLAP, 0.0), 0.0)
     return floor if np.any(floor) else None
 
 
@@ -1152,10 +1142,9 @@ class _Batch:
     gap0: np.ndarray | None = None  # ... (P,) the start-of-step gaps
     floor: np.ndarray | None = None  # implicit method: (P,) the separation each pair's normal row asks for (<= 0: the
     # overlap of the start it keeps, _kept_overlap), or None when every pair asks for s >= 0
-    closed_gap: np.ndarray | None = None  # (P,) 1: two spheres, 2: a sphere and a static plane (start gap in closed
-    # form), 0: other pairs; None when the batch has neither
-    ra: np.ndarray | None = None  # (P,) A's radius (sphere pairs)
-    rb: np.ndarray | None = None  # ... and B's (two spheres)
+    ips: np.ndarray | None = None  # (P,) the pairs' indices in the model
+    closed_gap: np.ndarray | None = None  # (P,) whether the broad phase's gap bound is the pair's gap (_kept_overlap);
+    # None when it is for no pair of the batch
 
 
 def _shape_groups(shapes):
@@ -1297,18 +1286,14 @@ class _Plan:
             for j, q in enumerate(members):
                 pair_cols[q], pair_valid[q] = cols[j], valid
             a, b = tab.a[ips], tab.b[ips]
-            closed = np.array([0 if not (implicit and _eliminable(model, int(i), int(j))) else
-                               (2 if model.halfspace[j] is not None else 1) for i, j in zip(a, b)])
-            radius = lambda idx, on: np.array([float(model.shapes[i].radius) if k else 0.0  # noqa: E731
-                                               for i, k in zip(idx, on)])
+            closed = np.array([implicit and _eliminable(model, int(i), int(j)) for i, j in zip(a, b)], bool)
             self.batches.append(dict(
                 members=members, lay=lay, dyn_b=dyn_b, P=len(members), ka=_frozen(ka), kb=_frozen(np.maximum(kb, 0)),
                 zidx=_frozen(zidx), cols=cols, valid=valid, valid_idx=_frozen(np.flatnonzero(valid)),
                 mu=_frozen(tab.mu[ips]), m_ref=_frozen(tab.m_ref[ips]), groups_a=_shape_groups([model.shapes[i] for i in a]),
                 groups_b=_shape_groups([model.shapes[i] for i in b]), a=_frozen(a), b=_frozen(b),
                 cA=_frozen(model.com_body[a]), cB=_frozen(model.com_body[b]),
-                closed_gap=_frozen(closed) if closed.any() else None, ra=_frozen(radius(a, closed > 0)),
-                rb=_frozen(radius(b, closed == 1))))
+                ips=_frozen(np.array(ips)), closed_gap=_frozen(closed) if closed.any() else None))
         self.pairs = [dict(ip=ip, a=int(tab.a[ip]), b=int(tab.b[ip]), mu=float(tab.mu[ip]), lay=tab.lay[ip],
                            off=int(off[q]), m_ref=float(tab.m_ref[ip]), ka=int(tab.ka[ip]), kb=int(tab.kb[ip]),
                            sz=int(sz[q]), cols=pair_cols[q], valid=pair_valid[q]) for q, ip in enumerate(cand)]

@@ -218,7 +218,7 @@ def test_a_resting_sphere_keeps_the_overlap_of_its_start_up_to_half_the_limit(ov
 def test_only_pairs_with_a_closed_form_gap_keep_an_overlap():
     # _kept_overlap: two spheres 1e-10 m into each other keep it; a sphere 2e-9 m into the floor keeps half the limit;
     # separated spheres and a box on the floor keep nothing (0)
-    from core.contact.stepper import _KEEP_OVERLAP, Workspace, _kept_overlap, _StepProblem
+    from core.contact.stepper import _KEEP_OVERLAP, Workspace, _kept_overlap, _StepProblem, candidate_pairs
 
     mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1 - 2e-9)),
                       body("b", {"type": "sphere", "radius": 0.1}, position=(0.2 - 1e-10, 0, 0.3)),
@@ -231,7 +231,7 @@ def test_only_pairs_with_a_closed_form_gap_keep_an_overlap():
     names = [b.name for b in mech.bodies]
     kept = {}
     for bt in prob.batches:
-        s0 = _kept_overlap(model, st, bt)
+        s0 = _kept_overlap(bt, candidate_pairs(model, st, 0.01)[1])
         kept.update(zip(((names[pr.a], names[pr.b]) for pr in bt.prs), np.zeros(bt.P) if s0 is None else s0))
     assert kept[("a", "floor")] == pytest.approx(-_KEEP_OVERLAP, abs=1e-18)
     assert kept[("a", "b")] == pytest.approx(-1e-10, abs=1e-15)
