@@ -201,12 +201,15 @@ class PlotsPanel(QWidget):
         self.xy_widget = _plot_widget("Point traces (x-y plane)", "x [m]", "y [m]")
         self.xy_widget.setObjectName("plotsPoints")
         self.xy_plot = self.xy_widget.getPlotItem()
-        self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape
+        self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape (not a trace along one line: _lock_aspect)
+        self._aspect_locked = True
         self.xy_legend = self.xy_plot.addLegend(offset=(8, 8), labelTextColor=_FG, brush=pg.mkBrush(255, 255, 255, 200))
         self.point_marker = pg.ScatterPlotItem(size=9, pen=marker_pen, brush=pg.mkBrush("#ffffff"))
         self.point_marker.setZValue(10)
         self.point_marker.setVisible(False)
-        self.xy_plot.addItem(self.point_marker)
+        # (not in the automatic range: it sits on the traces, and its symbol's pixel size, turned into metres at the
+        # view's scale, kept a short trace's view a metre tall)
+        self.xy_plot.addItem(self.point_marker, ignoreBounds=True)
 
         self.quantities: list[Quantity] = []
         self.q_curves: list[pg.PlotDataItem] = []
@@ -583,6 +586,17 @@ class PlotsPanel(QWidget):
         i0, i1 = self._plane
         for i, c in enumerate(self.xy_curves):
             c.setData(P[:, i, i0], P[:, i, i1])
+        self._lock_aspect(P[..., [i0, i1]])
+
+    def _lock_aspect(self, P2: np.ndarray) -> None:
+        """Equal scales on the trace plot's axes (a coupler curve keeps its shape), except while every trace lies
+        along one line (a follower's point moving along z alone): with equal scales its view was as wide as the plot
+        in metres and the segment, 3 cm long, a dot; unlocked, each axis fits its data."""
+        spans = np.ptp(P2.reshape(-1, 2), axis=0) if P2.size else np.zeros(2)
+        lock = not (spans.max() > 0.0 and spans.min() < 0.01 * spans.max())
+        if lock != self._aspect_locked:
+            self._aspect_locked = lock
+            self.xy_plot.setAspectLocked(lock)
 
     def _on_cursor(self, k: int) -> None:
         rec = self.recording

@@ -357,3 +357,23 @@ def test_the_y_axis_writes_the_unit_with_the_scale_of_the_values(window, qtbot):
     win.plots.set_mode("normal force")  # the ball's weight, 9.81 N at rest: no prefix
     qtbot.waitUntil(lambda: ax.autoSIPrefixScale == 1.0, timeout=5000)
     assert "normal force (N)" in ax.labelString()
+
+
+def test_a_point_moving_along_one_line_fills_its_trace_view(window):
+    # the cam-jump follower's face point moves along z only (its x and y stay put): its trace is a segment, and the
+    # trace view must frame it (its length a good part of the view's height), not show a dot on axes a metre wide
+    # (with the two axes at equal scales the view was as wide as the plot in metres)
+    win = window("contact_cam_jump")
+    finished(win)
+    plots = win.plots
+    rec = win.playback.recording
+    P = rec.points[: rec.count, 0]
+    i0, i1 = plots._plane
+    length = float(np.ptp(P[:, i1]))
+    assert length > 1e-3 and float(np.ptp(P[:, i0])) < 1e-9 * length + 1e-12  # (a segment along the second axis)
+    plots.xy_widget.resize(400, 300)  # (a plot of a usual size: the test window leaves the docks small)
+    plots.xy_widget.grab()  # (a paint: the view applies its automatic range when it is drawn)
+    (_x0, _x1), (y0, y1) = plots.xy_plot.getViewBox().viewRange()
+    assert y0 <= P[:, i1].min() and P[:, i1].max() <= y1  # the whole segment is in view ...
+    assert length >= 0.5 * (y1 - y0)  # ... and fills at least half of its height
+    assert not plots.xy_plot.getViewBox().state["aspectLocked"]  # (a coupler curve keeps equal scales: test_plots)

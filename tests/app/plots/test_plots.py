@@ -56,6 +56,7 @@ def test_joint_curves_show_the_driver_and_the_solved_coordinates(win):
 
 def test_coupler_point_trace_equals_the_solver_points(win):
     plots, ref = win.plots, reference(win)
+    assert plots.xy_plot.getViewBox().state["aspectLocked"]  # (equal scales: the curve keeps its shape)
     assert ref.point_names == ["coupler.P"] and [c.name() for c in plots.xy_curves] == ["coupler.P"]
     x, y = curve_xy(plots.xy_curves[0])
     np.testing.assert_allclose(x, ref.points[:, 0, 0], atol=1e-9)
