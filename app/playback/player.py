@@ -18,9 +18,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.kinematics import RankMobility
 from core.run import RunSpec, describe_kind, run_kind
-from core.transforms import quat_to_matrix
 
-from .recording import FrameRecording, sample_frames
+from ..export import fit_motion, motion_of
+from .recording import FrameRecording
 from .worker import RunEnd, RunInfo, SolveWorker
 
 __all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "AUTO_RUN_SECONDS", "short_reason",
@@ -531,7 +531,7 @@ class Playback(QObject):
             self.seconds_per_step = (time.perf_counter() - self._main.started) / (rec.count - 1)
         if rec.kind == "contact" and rec.count and self.viewport is not None:
             # the bodies' paths may leave the view framed on the initial poses (a sliding box, a rolling disc)
-            self.viewport.fit_motion(_sampled_poses(rec))
+            fit_motion(self.viewport, motion_of(rec, rec.time_at(rec.count - 1)), samples=48)
         if end.ok:
             self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "", "ok")
         else:
@@ -628,16 +628,3 @@ class Playback(QObject):
         self.status, self.status_tip, self.status_kind = text, tip, kind
         self.statusChanged.emit(text, tip, kind)
 
-
-def _sampled_poses(rec: FrameRecording, samples: int = 48) -> dict[str, np.ndarray]:
-    """The recorded bodies' poses ((k, 4, 4) by body name) at `samples` frames spread over a contact run."""
-    ks = sample_frames(rec.count, samples)
-    pos, quat = rec.values["body.position"][ks], rec.values["body.orientation"][ks]
-    out = {}
-    for i, name in enumerate(rec.channels["body.position"].labels):
-        T = np.zeros((len(ks), 4, 4))
-        T[:, :3, :3] = quat_to_matrix(quat[:, i])
-        T[:, :3, 3] = pos[:, i]
-        T[:, 3, 3] = 1.0
-        out[name] = T
-    return out

@@ -202,7 +202,6 @@ class PlotsPanel(QWidget):
         self.xy_widget.setObjectName("plotsPoints")
         self.xy_plot = self.xy_widget.getPlotItem()
         self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape (not a trace along one line: _lock_aspect)
-        self._aspect_locked = True
         self.xy_legend = self.xy_plot.addLegend(offset=(8, 8), labelTextColor=_FG, brush=pg.mkBrush(255, 255, 255, 200))
         self.point_marker = pg.ScatterPlotItem(size=9, pen=marker_pen, brush=pg.mkBrush("#ffffff"))
         self.point_marker.setZValue(10)
@@ -594,8 +593,7 @@ class PlotsPanel(QWidget):
         in metres and the segment, 3 cm long, a dot; unlocked, each axis fits its data."""
         spans = np.ptp(P2.reshape(-1, 2), axis=0) if P2.size else np.zeros(2)
         lock = not (spans.max() > 0.0 and spans.min() < 0.01 * spans.max())
-        if lock != self._aspect_locked:
-            self._aspect_locked = lock
+        if lock != bool(self.xy_plot.getViewBox().state["aspectLocked"]):
             self.xy_plot.setAspectLocked(lock)
 
     def _on_cursor(self, k: int) -> None:
