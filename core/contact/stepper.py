@@ -51,6 +51,13 @@ METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
 # --- the solver's constants (docs/contact.md, "Solver"; each measured on the bench's scenes and on saved hard steps) --
 _NEWTON_ITER = 60  # semismooth Newton iterations per run of a Newton attempt at most (step's max_iter)
+_MAX_HALVINGS = 6  # a step whose attempts all fail is halved, at most this many levels deep (h/64; step's max_halvings).
+# 27-sphere piles at mu 0.8, 100 steps, seeds 1-14: 9 runs complete with 3 levels (h/8), 12 with 6 and _STEP_ITER (13
+# without the budget: one step took 25 s); every run that completed with 3 made the same iterations with 6 (the
+# deeper levels are reached only where h/8 failed).  A sub-step that failed at h/8 converged at h/16 in 3 iterations
+_STEP_ITER = 7200  # Newton iterations (and interior-point iterations) of one step at most, over all its attempts and
+# sub-steps: the step fails when they are spent (each attempt's runs are capped at what is left).  The worst case of
+# three levels of halving (15 sub-steps of four attempts of 2 x 60 iterations), kept as the bound of six
 _AC_RHO = 1.0  # Alart-Curnier parameter of the friction rows (impulses and speeds in the same units, m/s)
 _HANDOVER_TOL = 1e-6  # the conic interior-point attempt stops at this residual ...
 _HANDOVER_COMP = 1e-9  # ... and complementarity, and hands over to Newton (quadratic near a solution) ...
@@ -329,8 +336,8 @@ def _layout_for(model, ip, method):
 
 
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
-         max_iter: int = _NEWTON_ITER, max_halvings: int = 3, cancel: Callable[[], bool] | None = None,
-         workspace: "Workspace | None" = None, solver: str = "newton",
+         max_iter: int = _NEWTON_ITER, max_halvings: int = _MAX_HALVINGS, max_iterations: int = _STEP_ITER,
+         cancel: Callable[[], bool] | None = None, workspace: "Workspace | None" = None, solver: str = "newton",
          options: SolverOptions | None = None) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
@@ -340,9 +347,10 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     closest points of sphere and plane pairs eliminated.  If none does (or one meets the equations but not the
     overlap bound: the other attempts would not change that), the step is solved as two half steps the same way,
     at most max_halvings levels deep.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
-    (options: its SolverOptions), halved the same way.  Cost bound: at most 2^(max_halvings + 1) - 1 sub-steps,
-    each at most one run of every attempt (max_iter Newton iterations and a restart each; options.max_iter +
-    _HANDOVER_ITER for the interior point).
+    (options: its SolverOptions), halved the same way.  Cost bound: max_iterations iterations over all the step's
+    attempts and sub-steps (each attempt's runs capped at what is left, so the last attempt may exceed it by at most
+    max_iter + 12, a restart and the active-set polish; the interior-point attempt, started with any budget left, by options.max_iter +
+    _HANDOVER_ITER); the step fails when they are spent.
 
     cancel() is checked at every evaluation of the step's equations and every interior-point iteration: a
     cancelled step is a failed one ("cancelled at ...").  workspace: this run's caches (Workspace; a step without
@@ -362,7 +370,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         forms = tuple(f for f in forms if not (len(f) > 5 and f[5]))
     try:
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
-                           ws, cancel)
+                           ws, cancel, [max_iterations])
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
@@ -390,30 +398,45 @@ _CONIC = ("conic", 0, 0)
 
 _NOTHING_TO_ELIMINATE = "no pair whose closest points the last attempt eliminates"
 _OVERLAP_STALLED = "overlap bound not met"
+_BUDGET_SPENT = "the step's iteration budget is spent"
 
 
 class _Cancelled(Exception):
     pass
 
 
-def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel) -> StepResult:
-    """The step by the attempts `forms` in order; if none converges, as two halves solved the same way."""
+def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget) -> StepResult:
+    """The step by its attempts (_attempts); if none converges, as two halves solved the same way, at most
+    max_halvings levels deep.  budget: [the iterations the whole step has left], shared by all its sub-steps."""
+    res = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget)
+    if res.converged or max_halvings <= 0 or budget[0] <= 0:
+        return res
+    return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
+                                                         forms, opts, ws, cancel, budget))
+
+
+def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws, cancel, budget) -> StepResult:
+    """One (sub-)step by the attempts `forms` in order, until one converges, each capped at the budget left (spent
+    here).  An attempt that meets the equations but not the overlap bound ends them when the step can be halved: the
+    other attempts change the path to the step's solution, not its overlap."""
     its, res = 0, None
     for form, iters, restarts, *more in forms:
-        r = _step_once(model, state, h, method, tol, min(iters, max_iter), form=form, ws=ws, cancel=cancel,
-                       options=opts, restarts=restarts, **dict(zip(("rho", "cold", "elim"), more)))
+        if budget[0] <= 0:
+            break
+        r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget[0]), form=form, ws=ws,
+                       cancel=cancel, options=opts, restarts=restarts, **dict(zip(("rho", "cold", "elim"), more)))
+        budget[0] -= r.iterations
         its += r.iterations
         if r.reason == _NOTHING_TO_ELIMINATE and res is not None:
             continue  # (an attempt that did not apply: the step's reason stays the last attempt's that did)
         res = r
         res.iterations = its
-        if res.converged or (max_halvings > 0 and r.reason.startswith(_OVERLAP_STALLED)):
-            break  # (an attempt that met the equations but not the overlap bound: the other attempts change the path
-            # to the step's solution, not its overlap, so the step is halved at once, unless it cannot be halved)
-    if res.converged or max_halvings <= 0:
-        return res
-    return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
-                                                         forms, opts, ws, cancel))
+        if res.converged or (can_halve and r.reason.startswith(_OVERLAP_STALLED)):
+            break
+    if res is None or budget[0] <= 0 and not res.converged:
+        return StepResult(state, False, its, res.residual if res else float("nan"),
+                          f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})", pairs=res.pairs if res else 0)
+    return res
 
 
 def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult]) -> StepResult:

@@ -311,7 +311,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
     # order (Alart-Curnier from the warm start, normalised from the warm start, Alart-Curnier from a cold start, then
     # for the implicit method cold with the closest points eliminated, for the explicit one the conic interior point),
-    # then the first half of it the same way, down to h/8 (max_halvings = 3); the second halves are never reached
+    # then the first half of it the same way, down to h/64 (max_halvings = 6); the second halves are never reached
     # since the first fails.  No attempt is made twice and the reported iterations are exactly those of the attempts
     # made (one each here)
     import core.contact.stepper as stp
@@ -333,7 +333,8 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     h = 0.01
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
-    assert calls == [(id(st), h / 2 ** k, f) for k in range(4) for f in forms]
+    assert stp._MAX_HALVINGS == 6
+    assert calls == [(id(st), h / 2 ** k, f) for k in range(7) for f in forms]
     # the third and fourth attempts start cold; the fourth eliminates the closest points (implicit method only)
     assert colds[:4] == [False, False, True, method == "implicit"]
     assert elims[:4] == [False, False, False, method == "implicit"]
@@ -341,9 +342,43 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # the interior-point solver: its attempt alone at each level
     calls.clear()
     step(model, st, h, method, solver="interior-point")
-    assert [f for _i, _h, f in calls] == ["conic"] * 4
+    assert [f for _i, _h, f in calls] == ["conic"] * 7
     # a failed step's reason says once that it was halved, then the last attempt's reason
     assert res.reason == "step did not converge even when halved (forced)"
+
+
+def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves(monkeypatch):
+    # every attempt fails after using all the iterations it is given: the step's budget (max_iterations) is shared by
+    # its attempts and sub-steps, each attempt is capped at what is left, and the step stops when it is spent, with
+    # that reason, instead of going on halving
+    import core.contact.stepper as stp
+
+    from core.contact.stepper import StepResult
+
+    model = build_model(_drop())
+    st = initial_state(model)
+    caps = []
+
+    def spends_all(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", restarts=1, **_kw):
+        caps.append((h, max_iter))
+        return StepResult(state, False, max_iter * (1 + restarts), 1e-5, "MCP solver: iteration limit", pairs=3)
+
+    monkeypatch.setattr(stp, "_step_once", spends_all)
+    res = step(model, st, 0.01, max_iterations=1000)
+    # 1000 = 4 attempts of 2 x 60 at h (480), 4 more at h/2 (960), then 40 left: the first attempt at h/4 gets 40 a
+    # run (80), and nothing is left
+    assert [c for _h, c in caps] == [60] * 8 + [40]
+    assert [h for h, _c in caps] == [0.01] * 4 + [0.005] * 4 + [0.0025]
+    assert res.iterations == 1040 and not res.converged and res.state is st
+    assert res.reason == ("step did not converge even when halved (the step's iteration budget is spent "
+                          "(MCP solver: iteration limit))")
+    # the default budget is the worst case of three levels of halving: 15 sub-steps of four attempts of 2 x 60
+    assert stp._STEP_ITER == 15 * 4 * 2 * stp._NEWTON_ITER
+    # with it, a step whose first half fails at every level makes every attempt at all 7 sizes (h to h/64): 3360
+    caps.clear()
+    res = step(model, st, 0.01)
+    assert res.iterations == 7 * 4 * 2 * 60 and len(caps) == 28 and not res.converged
+    assert "budget" not in res.reason
 
 
 def test_an_attempt_that_meets_the_equations_but_not_the_overlap_bound_halves_the_step_at_once(monkeypatch):
