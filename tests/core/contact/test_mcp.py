@@ -442,6 +442,25 @@ def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
     assert abs(res.residual - 1e-7) < 1e-9
 
 
+def test_an_attempt_that_stalls_far_from_a_solution_ends_after_the_longer_window():
+    # F(x) = x^2 + 1e-3 has no root; its smallest residual, 1e-3 at x = 0, is far above the stall threshold of the
+    # close stall (1e-6): Newton circles around 0 without halving its best residual, and the attempt ends as
+    # "stalled" _STALL_FAR iterations after its last halving, not as "iteration limit" after its 200 iterations (no
+    # polish: it is not close enough)
+    from core.contact import mcp
+
+    def fun(x):
+        return np.array([x[0] ** 2 + 1e-3]), np.array([[2.0 * x[0]]])
+
+    assert 1e-3 > mcp._STALL_BELOW and mcp._STALL_FAR > mcp._STALL
+    res = solve_mcp(fun, np.array([1.0]), np.array([-np.inf]), max_iter=200, max_restarts=0)
+    assert not res.converged and res.reason == "stalled"
+    # it ends at the first iteration whose best residual is not half the best of _STALL_FAR iterations before
+    best, W = np.minimum.accumulate(res.history), mcp._STALL_FAR
+    assert res.iterations == min(k for k in range(W, len(best)) if best[k] > 0.5 * best[k - W]) < 200
+    assert 1e-3 <= res.residual < 1.1e-3
+
+
 def test_an_attempt_that_meets_the_equations_but_not_the_further_residual_ends_without_restart():
     # F(x) = x - 1 is met exactly after one Newton step; a further residual (a contact step's overlap bound) that
     # stays at 5 tol whatever x is cannot be lowered by more iterations, a polish or a restart: the attempt ends
