@@ -149,6 +149,16 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     """A starting point for the closest-point unknowns (support points, most active inequality)."""
     a, b, _ = model.pairs[ip]
     sa, sb = model.shapes[a], model.shapes[b]
+    if _eliminable(model, a, b):
+        # a sphere against a sphere or a static plane: the closest points in closed form (as the elimination's); GJK
+        # and the Frank-Wolfe direction cost 140 ms for the 85 pairs of a 27-sphere pile's cold start
+        ra = np.array([float(sa.radius)])
+        if model.halfspace[b] is not None:
+            nw, c = _world_halfspace(model, b, state)
+            return _sphere_plane_geometry(state.p[a][None], ra, nw[None], np.array([c], float))[0]
+        blk = _spheres_geometry(state.p[a][None], ra, state.p[b][None], np.array([float(sb.radius)]))[0]
+        if np.all(np.isfinite(blk)):
+            return blk
     Ra, Rb = _rot(state.q[a]), _rot(state.q[b])
     if model.halfspace[b] is not None:
         nw, c = _world_halfspace(model, b, state)
@@ -1010,6 +1020,35 @@ def _kept_overlap(bt: "_Batch", start_gap: np.ndarray) -> np.ndarray | None:
     return floor if np.any(floor) else None
 
 
+def _spheres_geometry(xa: np.ndarray, ra: np.ndarray, xb: np.ndarray, rb: np.ndarray) -> np.ndarray:
+    """Closest-point blocks (P, 9) [a1, a2, lam, mu, s] of spheres centred at xa, xb (P, 3) with radii ra, rb: the
+    points on the centre line, the unit multipliers of the spheres' inequality (its gradient has unit length on the
+    surface) and s the centre distance minus the radii (centres closer than 1e-9 (ra + rb) give NaN rows)."""
+    d = xb - xa
+    L = np.sqrt(np.sum(d * d, axis=1))
+    n = d / np.where(L > 1e-9 * (ra + rb), L, np.nan)[:, None]
+    blk = np.empty((xa.shape[0], 9))
+    blk[:, 0:3] = xa + ra[:, None] * n
+    blk[:, 3:6] = xb - rb[:, None] * n
+    blk[:, 6:8] = 1.0
+    blk[:, 8] = L - ra - rb
+    return blk
+
+
+def _sphere_plane_geometry(xa: np.ndarray, ra: np.ndarray, n: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Closest-point blocks (P, 9) of spheres centred at xa with radii ra against the planes n . x = c (outward unit
+    normals n): the sphere's deepest point towards the plane, its projection on it, unit multipliers, and s the
+    centre's height over the plane minus the radius."""
+    a1 = xa - ra[:, None] * n
+    sep = np.sum(n * a1, axis=1) - c
+    blk = np.empty((xa.shape[0], 9))
+    blk[:, 0:3] = a1
+    blk[:, 3:6] = a1 - sep[:, None] * n
+    blk[:, 6:8] = 1.0
+    blk[:, 8] = sep
+    return blk
+
+
 def _geometry_elimination(prob: "_StepProblem"):
     """project(z) -> z with the closed-form closest points of the step's sphere-sphere and sphere-plane pairs (static
     plane) at the end-of-step poses of z (centres p + h v; the multipliers lam = mu = 1 of the spheres' inequality,
@@ -1049,30 +1088,12 @@ def _geometry_elimination(prob: "_StepProblem"):
         z = z.copy()
         V = z[:6 * nb].reshape(nb, 6)
         if ss:
-            xa = s_pa + h * V[s_ka, 0:3]
-            xb = s_pb + np.where(s_dyn[:, None], h * V[s_kb, 0:3], 0.0)
-            d = xb - xa
-            L = np.sqrt(np.sum(d * d, axis=1))
-            ok = L > 1e-9 * (s_ra + s_rb)
-            n = d[ok] / L[ok, None]
-            blk = np.empty((int(ok.sum()), 9))
-            blk[:, 0:3] = xa[ok] + s_ra[ok, None] * n
-            blk[:, 3:6] = xb[ok] - s_rb[ok, None] * n
-            blk[:, 6] = 1.0
-            blk[:, 7] = 1.0
-            blk[:, 8] = L[ok] - s_ra[ok] - s_rb[ok]
-            z[s_idx[ok]] = blk
+            blk = _spheres_geometry(s_pa + h * V[s_ka, 0:3], s_ra,
+                                    s_pb + np.where(s_dyn[:, None], h * V[s_kb, 0:3], 0.0), s_rb)
+            ok = np.isfinite(blk[:, 0])  # (coincident centres: no closest points; the pair keeps its unknowns)
+            z[s_idx[ok]] = blk[ok]
         if sp:
-            xa = p_pa + h * V[p_ka, 0:3]
-            a1 = xa - p_ra[:, None] * p_n
-            sep = np.sum(p_n * a1, axis=1) - p_c
-            blk = np.empty((p_off.size, 9))
-            blk[:, 0:3] = a1
-            blk[:, 3:6] = a1 - sep[:, None] * p_n
-            blk[:, 6] = 1.0
-            blk[:, 7] = 1.0
-            blk[:, 8] = sep
-            z[p_idx] = blk
+            z[p_idx] = _sphere_plane_geometry(p_pa + h * V[p_ka, 0:3], p_ra, p_n, p_c)
         return z
 
     return project

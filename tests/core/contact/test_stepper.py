@@ -86,6 +86,30 @@ def test_closest_points_of_two_spheres_lie_on_the_line_of_centres():
     np.testing.assert_allclose(z[0:3], 0.1 * u, atol=1e-10)
     np.testing.assert_allclose(z[3:6], c - 0.2 * u, atol=1e-10)
     assert z[8] == pytest.approx(np.linalg.norm(c) - 0.3, abs=1e-10)
+    # the start of the query is these points in closed form (a cold step starts every sphere pair there): the
+    # KKT rows hold there already, so Newton makes no iteration
+    assert res.iterations == 0
+
+
+@pytest.mark.parametrize("kind", ["sphere", "plane"])
+def test_closest_points_of_overlapping_spheres_and_of_a_sphere_in_a_plane_in_closed_form(kind):
+    # a 0.1 m sphere 0.03 m into another one (centres 0.27 m apart, radii 0.1 and 0.2) or into the floor (centre at
+    # z = 0.07): the closest points are the deepest points along the centre line (the plane's normal), s = -0.03 (not
+    # the far sides' solution), with no Newton iteration from the closed-form start
+    other = (body("b", {"type": "sphere", "radius": 0.2}, position=(0.27 * 0.6, 0.0, 0.27 * 0.8)) if kind == "sphere"
+             else floor())
+    mech = mechanism([body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.07 if kind == "plane" else 0)),
+                      other], gravity=(0, 0, 0))
+    model = build_model(mech)
+    st = initial_state(model)
+    ip = 0
+    z, res = closest_points(model, st, ip)
+    assert res.converged and res.iterations == 0
+    u = np.array([0.6, 0.0, 0.8]) if kind == "sphere" else np.array([0.0, 0.0, -1.0])  # from A's centre towards B
+    a = model.pairs[ip][0]
+    np.testing.assert_allclose(z[0:3], st.p[a] + 0.1 * u, atol=1e-15)
+    assert z[8] == pytest.approx(-0.03, abs=1e-15)
+    np.testing.assert_allclose(z[3:6], z[0:3] - 0.03 * u, atol=1e-15)  # B's point: 0.03 back along the normal
 
 
 def test_closest_points_of_overlapping_cubes_measure_the_penetration_not_the_far_sides():
