@@ -358,9 +358,9 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     overlap bound: the other attempts would not change that), the step is solved as two half steps the same way,
     at most max_halvings levels deep.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
     (options: its SolverOptions), halved the same way.  Cost bound: max_iterations iterations over all the step's
-    attempts and sub-steps (each attempt's runs capped at what is left, so the last attempt may exceed it by at most
-    max_iter + 12, a restart and the active-set polish; the interior-point attempt, started with any budget left, by options.max_iter +
-    _HANDOVER_ITER); the step fails when they are spent.
+    attempts and sub-steps, the step failing when they are spent; each attempt's runs are capped at what is left,
+    so the last attempt may exceed it by at most max_iter + 12 (its restart and the active-set polish), the
+    interior-point attempt, started with any budget left, by options.max_iter + _HANDOVER_ITER.
 
     cancel() is checked at every evaluation of the step's equations and every interior-point iteration: a
     cancelled step is a failed one ("cancelled at ...").  workspace: this run's caches (Workspace; a step without

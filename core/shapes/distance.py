@@ -41,11 +41,14 @@ class Distance:
     iterations: int
 
 
-def _nearest_in_simplex(W: np.ndarray):
+def _nearest_in_simplex(W: np.ndarray, max_k: int = 4):
     """(point of conv(W) nearest the origin, barycentric weights, indices of the sub-simplex used) for W (k, 3),
-    k <= 4: every face of the simplex is tried (at most 15), the nearest with positive weights kept."""
+    k <= 4: every face of the simplex of at most max_k points is tried (at most 15), the nearest with positive
+    weights kept."""
     best = (np.inf, None, None)
     for S in _SUBSETS[len(W)]:
+        if len(S) > max_k:
+            continue
         P = W[list(S)]
         if len(S) == 1:
             lam = np.ones(1)
@@ -106,8 +109,14 @@ def gjk_distance(support_a: Support, support_b: Support, d0: np.ndarray, *, rel_
             break  # rounding: no progress
         v = v_new
         if len(S) == 4:
-            v = np.zeros(3)  # the origin is inside the simplex: the shapes overlap
-            break
+            if float(v @ v) <= (1e-12 * float(np.max(np.abs(W)))) ** 2:
+                v = np.zeros(3)  # the origin is inside the tetrahedron: the shapes overlap
+                break
+            # four points in a plane (a flat tetrahedron: its KKT system is singular, and a solve may still return
+            # positive weights): the origin is off that plane, so the nearest point lies on a face of at most three
+            # (a box and a sphere 1.3e-4 m apart, and two polytopes 2e-4 m apart, were reported overlapping)
+            v, lam, S = _nearest_in_simplex(W, 3)
+            Wa, Wb = [Wa[i] for i in S], [Wb[i] for i in S]
     a = lam @ np.array(Wa)
     b = lam @ np.array(Wb)
     dist = float(np.linalg.norm(v))

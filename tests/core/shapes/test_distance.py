@@ -30,6 +30,21 @@ def _turn(seed):
     return quat_to_matrix(q / np.linalg.norm(q))
 
 
+@pytest.mark.parametrize("gap", [1e-4, 1e-7, 0.3])
+@pytest.mark.parametrize("shift", [(0.1, 0.2), (0.0, 0.0), (0.5, -0.5)])
+def test_gjk_distance_of_parallel_faces_is_their_gap_not_an_overlap(gap, shift):
+    # a 1 m cube's bottom face `gap` above the top face of a 2 m cube: the Minkowski difference's nearest face is a
+    # rectangle, whose corners GJK may gather as four points in one plane (a flat tetrahedron: the origin is off its
+    # plane, the shapes do not touch); the distance is the gap.  (The penetration test below met such a simplex
+    # with numpy 2.4, whose solve of the singular system returned positive weights: GJK reported an overlap)
+    A = _box([0, 0, 0], [2, 2, 2])
+    B = _box([shift[0], shift[1], 1.5 + gap], [1, 1, 1])
+    for d0 in ([0, 0, 1], [0.3, -0.2, 1], [1, 1, 1], [1, 0, 0]):
+        d = gjk_distance(A, B, np.array(d0, float))
+        assert not d.overlap and d.distance == pytest.approx(gap, rel=1e-9), d0
+        assert d.point_b[2] - d.point_a[2] == pytest.approx(gap, rel=1e-9)
+
+
 def test_gjk_distance_of_two_spheres_is_centre_distance_minus_radii():
     c = np.array([0.5, 0.4, -0.3])
     d = gjk_distance(_sphere([0, 0, 0], 0.1), _sphere(c, 0.2), c)
