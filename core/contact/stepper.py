@@ -51,7 +51,7 @@ METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
 # --- the solver's constants (docs/contact.md, "Solver"; each measured on the bench's scenes and on saved hard steps) --
 _NEWTON_ITER = 60  # semismooth Newton iterations per run of a Newton attempt at most (step's max_iter)
-_MAX_HALVINGS = 6  # a step whose attempts all fail is halved, at most this many levels deep (h/64; step's max_halvings).
+_MAX_HALVINGS = 6  # a step whose attempts all fail is halved, at most this many levels deep (h/64; max_halvings).
 # 27-sphere piles at mu 0.8, 100 steps, seeds 1-14: 9 runs complete with 3 levels (h/8), 12 with 6 and _STEP_ITER (13
 # without the budget: one step took 25 s); every run that completed with 3 made the same iterations with 6 (the
 # deeper levels are reached only where h/8 failed).  A sub-step that failed at h/8 converged at h/16 in 3 iterations
@@ -444,8 +444,8 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         if res.converged or (can_halve and r.reason.startswith(_OVERLAP_STALLED)):
             break
     if res is None or budget[0] <= 0 and not res.converged:
-        return StepResult(state, False, its, res.residual if res else float("nan"),
-                          f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})", pairs=res.pairs if res else 0)
+        why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
+        return StepResult(state, False, its, res.residual if res else float("nan"), why, pairs=res.pairs if res else 0)
     return res
 
 
