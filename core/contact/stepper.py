@@ -443,7 +443,7 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         res.iterations = its
         if res.converged or (can_halve and r.reason.startswith(_OVERLAP_STALLED)):
             break
-    if res is None or budget[0] <= 0 and not res.converged:
+    if res is None or (budget[0] <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
         why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
         return StepResult(state, False, its, res.residual if res else float("nan"), why, pairs=res.pairs if res else 0)
     return res
