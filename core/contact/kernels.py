@@ -4,8 +4,10 @@ Jacobians and impulse wrenches.
 These are the rows of core.contact.pair (its module docstring states them and their unknowns), written as loops over
 the pairs of a batch with small fixed-size arithmetic per pair.  The batched numpy form spent its time in the ~150
 numpy calls per evaluation on arrays of a few dozen pairs (the per-call overhead, not the arithmetic); compiled, an
-evaluation of a 27-sphere pile's 80 pairs takes tens of microseconds.  The shapes' inequality values, gradients and
-Hessians stay numpy (core.shapes, one table-driven definition per shape); the kernels take them as arrays.
+evaluation of a 27-sphere pile's 80 pairs takes tens of microseconds.  The shapes' inequalities are evaluated here
+too (shape_rows), from the rows each shape gives (core.shapes.inequalities: a kind and its parameters per row), for
+all the pairs of a batch in one call: a mixed pile's many batches of few pairs spent over half of its step in the
+numpy evaluation of the shapes, one call per distinct shape.
 
 tests/core/contact/test_stepper.py checks these rows against the one-pair numpy forms (core.contact.pair.eval_pair;
 the explicit method's explicit_terms against core.contact.stepper._eval_explicit) and the Jacobians against finite
@@ -17,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms", "explicit_terms",
-           "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate", "eliminate_rhs",
-           "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute", "fb_reformulate",
-           "natural_parts"]
+__all__ = ["shape_rows", "quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms",
+           "explicit_terms", "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate",
+           "eliminate_rhs", "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute",
+           "fb_reformulate", "natural_parts", "overlap_depth"]
 
 _CACHE = True
 
@@ -183,6 +185,73 @@ def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, 
         for i in range(3):
             slip[p, i] = v[i] - vn * n[p, i]
     return n, pn, pf, pr, slip
+
+
+@njit(cache=_CACHE)
+def _times(big, t):
+    """big * t, and 0 wherever t is 0 (an overflowed power far outside times a zero factor; inequalities._times)."""
+    return 0.0 if t == 0.0 else big * t
+
+
+@njit(cache=_CACHE)
+def _sign(u):
+    return 1.0 if u > 0.0 else (-1.0 if u < 0.0 else 0.0)
+
+
+@njit(cache=_CACHE)
+def shape_rows(kind, par, y, hessians):
+    """Values (P, m), gradients (P, m, 3) and, with hessians, Hessians (P, m, 3, 3) (else empty (0, 0, 3, 3)) of the
+    inequality rows kind (P, m), par (P, m, ROW_PARAMS) of P shapes at their body points y (P, 3): the formulas of
+    core.shapes.inequalities (Planes, Quadric, Superquadric), row by row."""
+    P, m = kind.shape
+    F = np.empty((P, m))
+    G = np.empty((P, m, 3))
+    H = np.zeros((P, m, 3, 3)) if hessians else np.zeros((0, 0, 3, 3))
+    for p in range(P):
+        x0, x1, x2 = y[p, 0], y[p, 1], y[p, 2]
+        for i in range(m):
+            kd = kind[p, i]
+            if kd == 0:  # plane n . x - d
+                F[p, i] = x0 * par[p, i, 0] + x1 * par[p, i, 1] + x2 * par[p, i, 2] - par[p, i, 3]
+                for j in range(3):
+                    G[p, i, j] = par[p, i, j]
+            elif kd == 1:  # quadric (rho/2)(sum w x^2 - 1)
+                w0, w1, w2, rho = par[p, i, 0], par[p, i, 1], par[p, i, 2], par[p, i, 3]
+                F[p, i] = 0.5 * rho * (x0 * x0 * w0 + x1 * x1 * w1 + x2 * x2 * w2 - 1.0)
+                G[p, i, 0] = rho * w0 * x0
+                G[p, i, 1] = rho * w1 * x1
+                G[p, i, 2] = rho * w2 * x2
+                if hessians:
+                    H[p, i, 0, 0] = rho * w0
+                    H[p, i, 1, 1] = rho * w1
+                    H[p, i, 2, 2] = rho * w2
+            else:  # superquadric (rho/e1)(F - 1), F = (|x/a|^e2 + |y/b|^e2)^(e1/e2) + |z/c|^e1
+                a0, a1, a2 = par[p, i, 0], par[p, i, 1], par[p, i, 2]
+                q, pp, rho = par[p, i, 3], par[p, i, 4], par[p, i, 5]
+                u0, u1, u2 = x0 / a0, x1 / a1, x2 / a2
+                s0, s1, s2 = abs(u0), abs(u1), abs(u2)
+                big = max(s0, s1)
+                safe = big if big > 0.0 else 1.0
+                n = big * ((s0 / safe) ** pp + (s1 / safe) ** pp) ** (1.0 / pp)
+                F[p, i] = (rho / q) * (n ** q + s2 ** q - 1.0)
+                r0 = s0 / n if n > 0.0 else 0.0
+                r1 = s1 / n if n > 0.0 else 0.0
+                g0, g1, g2 = _sign(u0), _sign(u1), _sign(u2)
+                nq1 = n ** (q - 1.0)
+                G[p, i, 0] = rho * _times(nq1, r0 ** (pp - 1.0) * g0) / a0
+                G[p, i, 1] = rho * _times(nq1, r1 ** (pp - 1.0) * g1) / a1
+                G[p, i, 2] = rho * (s2 ** (q - 1.0) * g2) / a2
+                if hessians:
+                    nq2 = n ** (q - 2.0)
+                    H[p, i, 0, 0] = _times(nq2, (q - 1.0) * r0 ** (2 * pp - 2) + (pp - 1.0) * (
+                        r0 ** (pp - 2) - r0 ** (2 * pp - 2))) * (rho / (a0 * a0))
+                    H[p, i, 1, 1] = _times(nq2, (q - 1.0) * r1 ** (2 * pp - 2) + (pp - 1.0) * (
+                        r1 ** (pp - 2) - r1 ** (2 * pp - 2))) * (rho / (a1 * a1))
+                    h01 = _times(nq2, (q - pp) * (r0 * r1) ** (pp - 1.0) * g0 * g1) * (rho / (a0 * a1))
+                    H[p, i, 0, 1] = h01
+                    H[p, i, 1, 0] = h01
+                    H[p, i, 2, 2] = (q - 1.0) * s2 ** (q - 2.0) * (rho / (a2 * a2))
+    return F, G, H
 
 
 @njit(cache=_CACHE)
@@ -1334,3 +1403,32 @@ def natural_parts(z, F, lower):
             if v != v:
                 break
     return m_nat, m_z
+
+
+@njit(cache=_CACHE)
+def overlap_depth(z, F, i_lam, i_mu, i_s, i_a1, i_a2, span):
+    """The deepest first-order overlap over the pairs (core.contact.stepper._StepProblem.depth_residual): per pair
+    sum lam_i+ (-f_i(a1))+ over its rows i_lam (P, m) (an index >= z.size pads: 0), likewise for B (i_mu), plus the
+    norm of the rows i_a2 (P, 3), the negative part of s (i_s), and span times the norm of the rows i_a1; NaN when a
+    pair's depth is NaN."""
+    n = z.shape[0]
+    worst = 0.0
+    for p in range(i_s.shape[0]):
+        dA = 0.0
+        for j in range(i_lam.shape[1]):
+            i = i_lam[p, j]
+            if i < n:
+                dA += max(z[i], 0.0) * max(F[i], 0.0)
+        dB = 0.0
+        for j in range(i_mu.shape[1]):
+            i = i_mu[p, j]
+            if i < n:
+                dB += max(z[i], 0.0) * max(F[i], 0.0)
+        m2 = F[i_a2[p, 0]] ** 2 + F[i_a2[p, 1]] ** 2 + F[i_a2[p, 2]] ** 2
+        m1 = F[i_a1[p, 0]] ** 2 + F[i_a1[p, 1]] ** 2 + F[i_a1[p, 2]] ** 2
+        d = dA + dB + np.sqrt(m2) + max(-z[i_s[p]], 0.0) + span[p] * np.sqrt(m1)
+        if d != d:
+            return d
+        if d > worst or p == 0:
+            worst = d
+    return worst

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bodies import cayley, cayley_jacobian
-from .kernels import end_poses, pair_terms
+from .kernels import end_poses, pair_terms, shape_rows
 
 __all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
 
@@ -354,48 +354,27 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
     return r, J, WA, J_WA, WB, J_WB
 
 
-def _shapes_eval(groups, y, m, hessians=True):
-    """Values (P, m), gradients (P, m, 3), Hessians (P, m, 3, 3) (None unless asked) at body points y (P, 3);
-    groups lists (shape, pair indices) so that each distinct shape is evaluated once for all its pairs."""
-    P = y.shape[0]
-    if len(groups) == 1:
-        F, dF, HF = groups[0][0].evaluate(y, hessians)
-        return F.reshape(P, m), dF.reshape(P, m, 3), (HF.reshape(P, m, 3, 3) if hessians else None)
-    F, dF = np.empty((P, m)), np.empty((P, m, 3))
-    HF = np.empty((P, m, 3, 3)) if hessians else None
-    for shape, idx in groups:
-        f, df, hf = shape.evaluate(y[idx], hessians)
-        F[idx] = f.reshape(-1, m)
-        dF[idx] = df.reshape(-1, m, 3)
-        if hessians:
-            HF[idx] = hf.reshape(-1, m, 3, 3)
-    return F, dF, HF
-
-
-_NO_HESS = np.zeros((0, 0, 3, 3))  # the Hessians a values-only evaluation does not compute
-
-
-def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, groupsA, pA0, RA0, cA, vA, wA,
-               groupsB, pB0, RB0, cB, vB, wB, z, jac: bool = True, rho: float = 0.0):
+def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, rowsA, pA0, RA0, cA, vA, wA,
+               rowsB, pB0, RB0, cB, vB, wB, z, jac: bool = True, rho: float = 0.0):
     """A batch of P pairs with the same layout: residuals (P, size), local Jacobians (P, size, 12 + size),
     the impulse wrench on A [F; tau] (P, 6) with its Jacobian (P, 6, nloc) and the wrench on B likewise.
 
     Per-pair inputs are stacked along the first axis (mu_f, m_ref: (P,); e_aux, positions, velocities: (P, 3);
-    rotations (P, 3, 3); z (P, size)).  A static B is given with zero velocities; its velocity columns (6:12)
-    of every Jacobian are then meaningless and the caller drops them.  With jac=False only the values are computed
+    rotations (P, 3, 3); z (P, size)); rowsA, rowsB: the shapes' inequality rows (kinds, params,
+    core.shapes.stack_rows).  A static B is given with zero velocities; its velocity columns (6:12) of every Jacobian
+    are then meaningless and the caller drops them.  With jac=False only the values are computed
     (the Jacobians are returned as None): the line search of the solver needs nothing else.  rho > 0: friction in
     the Alart-Curnier form with that parameter (the module docstring's last paragraph)."""
     m, k, nf = lay.m, lay.k, lay.nf
     c = np.ascontiguousarray
     RA, d1, yA = end_poses(h, c(RA0), c(pA0), c(cA), c(vA), c(wA), c(z[:, 0:3]))
     RB, d2, yB = end_poses(h, c(RB0), c(pB0), c(cB), c(vB), c(wB), c(z[:, 3:6]))
-    FA, dFA, HFA = _shapes_eval(groupsA, yA, m, jac)
-    GB, dGB, HGB = _shapes_eval(groupsB, yB, k, jac)
+    FA, dFA, HFA = shape_rows(rowsA[0], rowsA[1], yA, jac)
+    GB, dGB, HGB = shape_rows(rowsB[0], rowsB[1], yB, jac)
     e_t, e_o, e_r = (float(x) for x in ell)
     r, J, WA, J_WA, WB, J_WB = pair_terms(
         m, k, nf, float(h), c(mu_f, dtype=float), e_t, e_o, e_r, PIN_SPEED, c(m_ref, dtype=float), c(e_aux, dtype=float),
-        RA, d1, c(vA), c(wA), RB, d2, c(vB), c(wB), c(FA), c(dFA), c(HFA) if jac else _NO_HESS,
-        c(GB), c(dGB), c(HGB) if jac else _NO_HESS, c(z), jac, float(rho))
+        RA, d1, c(vA), c(wA), RB, d2, c(vB), c(wB), FA, dFA, HFA, GB, dGB, HGB, c(z), jac, float(rho))
     if not jac:
         return r, None, WA, None, WB, None
     return r, J, WA, J_WA, WB, J_WB

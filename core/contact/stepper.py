@@ -36,12 +36,13 @@ from .bodies import ContactModel, State
 from .elements import ElementMatrix
 from .joints import JointPlan, JointStep
 from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, explicit_terms,
-                      quat_matrices, scatter_add)
+                      overlap_depth, quat_matrices, scatter_add, shape_rows)
 from . import ipm
 from .ipm import SolverOptions
 from .mcp import EXTRA_STALLED, MCPResult, solve_mcp
 from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pairs, pair_layout,
                    separation_pin, tangent_frame)
+from ..shapes.base import stack_rows
 from ..transforms import matrix_to_quat, quat_to_matrix
 
 __all__ = ["ContactResult", "StepResult", "Workspace", "step", "closest_points", "candidate_pairs", "METHODS",
@@ -779,8 +780,8 @@ class _StepProblem:
         zp = z[bt.zidx]
         if self.method == "implicit":
             r, Jl, WA, JWA, WB, JWB = eval_pairs(
-                bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.groups_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-                bt.groups_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, self.rho)
+                bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.rows_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
+                bt.rows_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, self.rho)
         else:
             r, Jl, WA, JWA, WB, JWB = _eval_explicit_batch(
                 bt.lay.nf, model, h, bt.mu, bt.m_ref, bt.e_aux, bt.n, bt.d1, bt.d2, bt.gap0, vA, wA, vB, wB, bt.dyn_b,
@@ -853,16 +854,11 @@ class _StepProblem:
         every closest-point row whatever max|z| is: a sphere spinning at 8 rad/s let an 8-sphere pile step end with
         its closest points 9e-10 m inside both bodies, the sphere 2.7e-9 m inside a wall while every reported gap was
         >= 0; docs/contact.md.)"""
-        i_lam, i_mu, i_s, i_a1, i_a2, span = self.plan.depth_index
-        Fp, zp = np.append(F, 0.0), np.append(z, 0.0)  # (the padding index of i_lam, i_mu reads 0)
-        # how far A reaches beyond the plane through a1 normal to n_A = sum lam_i grad f_i: for every x in A,
-        # n_A . (x - a1) <= sum lam_i (f_i(x) - f_i(a1)) <= sum lam_i (-f_i(a1)) by convexity (lam_i >= 0); the rows
-        # hold -f_i(a1).  Likewise B beyond the plane through a2
-        dA = np.sum(np.maximum(zp[i_lam], 0.0) * np.maximum(Fp[i_lam], 0.0), axis=1)
-        dB = np.sum(np.maximum(zp[i_mu], 0.0) * np.maximum(Fp[i_mu], 0.0), axis=1)
-        depth = (dA + dB + np.sqrt(np.sum(F[i_a2] ** 2, axis=1)) + np.maximum(-z[i_s], 0.0)
-                 + span * np.sqrt(np.sum(F[i_a1] ** 2, axis=1)))
-        return float(depth.max()) * (self.tol / _DEPTH_LIMIT)
+        # (compiled: kernels.overlap_depth.)  How far A reaches beyond the plane through a1 normal to
+        # n_A = sum lam_i grad f_i: for every x in A, n_A . (x - a1) <= sum lam_i (f_i(x) - f_i(a1))
+        # <= sum lam_i (-f_i(a1)) by convexity (lam_i >= 0); the rows hold -f_i(a1).  Likewise B beyond a2's plane
+        depth = overlap_depth(z, F, *self.plan.depth_index)
+        return float(depth) * (self.tol / _DEPTH_LIMIT)
 
     # ---- solving -----------------------------------------------------------------------------------------------
     def newton(self, z: np.ndarray, tol: float | None = None, **budget) -> MCPResult:
@@ -1170,8 +1166,8 @@ class _Batch:
     mu: np.ndarray | None = None
     m_ref: np.ndarray | None = None
     e_aux: np.ndarray | None = None
-    groups_a: list | None = None
-    groups_b: list | None = None
+    rows_a: tuple | None = None  # the inequality rows (kinds (P, m), params) of the pairs' A (core.shapes.stack_rows)
+    rows_b: tuple | None = None  # ... and of their B
     pA0: np.ndarray | None = None
     RA0: np.ndarray | None = None
     cA: np.ndarray | None = None
@@ -1189,15 +1185,6 @@ class _Batch:
     ips: np.ndarray | None = None  # (P,) the pairs' indices in the model
     closed_gap: np.ndarray | None = None  # (P,) whether the broad phase's gap bound is the pair's gap (_kept_overlap);
     # None when it is for no pair of the batch
-
-
-def _shape_groups(shapes):
-    """[(shape, indices)] with each shape object evaluated once for all its pairs (the model shares one object
-    between equal shapes, core.contact.bodies: a pile of equal spheres is one call)."""
-    groups: dict = {}
-    for i, sh in enumerate(shapes):
-        groups.setdefault(id(sh), (sh, []))[1].append(i)
-    return [(sh, np.array(idx)) for sh, idx in groups.values()]
 
 
 class Workspace:
@@ -1277,7 +1264,7 @@ class _Plan:
             i_mu = np.full((n, max(tab.lay[ip].k for ip in cand)), ntot)
             i_s, i_a1, i_a2 = np.empty(n, int), np.empty((n, 3), int), np.empty((n, 3), int)
             # a pair's smaller diameter (of its bounded bodies): the lever of a mismatch of its normals
-            span = np.array([2.0 * min(float(model.radius[tab.a[ip]]), float(model.radius[tab.b[ip]])) for ip in cand])
+            span = tab.span[c]
         # the batches of the compiled pair evaluation: one per layout and kind of B (under the explicit method the
         # layout is the friction dimension alone); each pair's block indices and local columns are rows of its batch's
         # arrays
@@ -1309,9 +1296,7 @@ class _Plan:
                     prox[zidx[:, ipn:]] = 1.0  # pn, then the friction unknowns: the tail of the block
                     # the closest points of pairs of two shapes with flat faces: non-unique while two faces are
                     # parallel (a separated box over a floor), which leaves the Newton equations singular
-                    flat = np.array([model.shapes[tab.a[ip]].flat_faces and model.shapes[tab.b[ip]].flat_faces
-                                     for ip in ips])
-                    prox[zidx[flat, 0:6]] = 1.0
+                    prox[zidx[tab.flat[ips], 0:6]] = 1.0
                 i_lam[m, :lay.m] = zidx[:, lay.lam:lay.lam + lay.m]
                 i_mu[m, :lay.k] = zidx[:, lay.mu:lay.mu + lay.k]
                 i_s[m], i_a1[m], i_a2[m] = zidx[:, lay.s], zidx[:, lay.a1:lay.a1 + 3], zidx[:, lay.a2:lay.a2 + 3]
@@ -1330,12 +1315,13 @@ class _Plan:
             for j, q in enumerate(members):
                 pair_cols[q], pair_valid[q] = cols[j], valid
             a, b = tab.a[ips], tab.b[ips]
-            closed = np.array([implicit and _eliminable(model, int(i), int(j)) for i, j in zip(a, b)], bool)
+            closed = tab.closed[ips]
             self.batches.append(dict(
                 members=members, lay=lay, dyn_b=dyn_b, P=len(members), ka=_frozen(ka), kb=_frozen(np.maximum(kb, 0)),
                 zidx=_frozen(zidx), cols=cols, valid=valid, valid_idx=_frozen(np.flatnonzero(valid)),
-                mu=_frozen(tab.mu[ips]), m_ref=_frozen(tab.m_ref[ips]), groups_a=_shape_groups([model.shapes[i] for i in a]),
-                groups_b=_shape_groups([model.shapes[i] for i in b]), a=_frozen(a), b=_frozen(b),
+                mu=_frozen(tab.mu[ips]), m_ref=_frozen(tab.m_ref[ips]),
+                rows_a=stack_rows([model.shapes[i] for i in a]) if implicit else None,
+                rows_b=stack_rows([model.shapes[i] for i in b]) if implicit else None, a=_frozen(a), b=_frozen(b),
                 cA=_frozen(model.com_body[a]), cB=_frozen(model.com_body[b]),
                 ips=_frozen(np.array(ips)), closed_gap=_frozen(closed) if closed.any() else None))
         self.pairs = [dict(ip=ip, a=int(tab.a[ip]), b=int(tab.b[ip]), mu=float(tab.mu[ip]), lay=tab.lay[ip],
@@ -1408,8 +1394,16 @@ class _PairTable:
         # the impulse unknowns are scaled by the pair's reduced mass (A's mass against a static or kinematic B)
         self.m_ref = model.reduced_mass(self.a, self.b)
         self.ka, self.kb = model.dynamic_slot[self.a], model.dynamic_slot[self.b]
-        # pairs whose closest points the last attempt eliminates (implicit method)
-        self.eliminable = method == "implicit" and any(_eliminable(model, a, b) for a, b, _mu in model.pairs)
+        # pairs whose closest points the last attempt eliminates (implicit method), and whose start gap the broad
+        # phase knows exactly (_kept_overlap)
+        self.closed = np.array([method == "implicit" and _eliminable(model, a, b) for a, b, _mu in model.pairs],
+                               bool).reshape(P)
+        self.eliminable = bool(self.closed.any())
+        # pairs of two shapes with flat faces (their closest points get the proximal term, _Plan), and each pair's
+        # smaller diameter of its bounded bodies (the lever of a mismatch of its normals, depth_residual)
+        self.flat = np.array([model.shapes[a].flat_faces and model.shapes[b].flat_faces for a, b, _mu in model.pairs],
+                             bool).reshape(P)
+        self.span = 2.0 * np.minimum(model.radius[self.a], model.radius[self.b]).astype(float).reshape(P)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -1435,12 +1429,7 @@ def _contacts_implicit(model, new, bt: "_Batch", z, impulses: bool = False) -> l
     Rb = quat_matrices(new.q[ib])  # end-of-step rotations
     # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
     yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + bt.cB
-    if len(bt.groups_b) == 1:  # (one shape object for every B of the batch: no gather and scatter)
-        G = np.ascontiguousarray(bt.groups_b[0][0].gradients(yb), dtype=float).reshape(bt.P, lay.k, 3)
-    else:
-        G = np.empty((bt.P, lay.k, 3))
-        for shape, idx in bt.groups_b:
-            G[idx] = np.asarray(shape.gradients(yb[idx]), float).reshape(-1, lay.k, 3)
+    G = shape_rows(bt.rows_b[0], bt.rows_b[1], yb, False)[1]
     e_t, e_o, e_r = model.ellipsoid
     n, pn, pf, prr, slip = contact_frames(
         Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), bt.e_aux, bt.m_ref, Z, lay.pn, lay.pf, lay.nf,

@@ -10,7 +10,7 @@ import numpy as np
 
 from core.errors import LinkwrightError
 
-__all__ = ["Param", "Shape", "REQUIRED", "unit_directions"]
+__all__ = ["Param", "Shape", "REQUIRED", "unit_directions", "stack_rows"]
 
 REQUIRED = object()  # marker: a parameter without a default
 
@@ -30,6 +30,14 @@ def unit_directions(d: np.ndarray) -> np.ndarray:
     d = np.asarray(d, dtype=float)
     n = np.linalg.norm(d, axis=-1, keepdims=True)
     return np.where(n > 0.0, d / np.where(n > 0.0, n, 1.0), np.array([0.0, 0.0, 1.0]))
+
+
+def stack_rows(shapes) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of shapes with equal m stacked for the compiled evaluation of a batch of pairs: kinds (P, m) and
+    params (P, m, ROW_PARAMS) (Shape.rows)."""
+    kinds = np.stack([sh.rows[0] for sh in shapes])
+    params = np.stack([sh.rows[1] for sh in shapes])
+    return kinds, params
 
 
 class Shape:
@@ -95,6 +103,13 @@ class Shape:
         self.m = sum(g.m for g in self._groups)
         self.com = np.asarray(self.com, dtype=float)
         self.com.setflags(write=False)
+        # the inequalities as rows of the compiled evaluation (core.contact.kernels.shape_rows): kinds (m,), params
+        # (m, ROW_PARAMS), in the order of the groups
+        kinds = np.concatenate([np.full(g.m, g.kind, np.int64) for g in self._groups])
+        params = np.concatenate([g.row_params() for g in self._groups])
+        kinds.setflags(write=False)
+        params.setflags(write=False)
+        self.rows = (kinds, params)
 
     def _build(self, **args: object) -> None:  # pragma: no cover - every row overrides it
         raise NotImplementedError

@@ -3,13 +3,21 @@
 Every group maps points x (..., 3) to values (..., k), gradients (..., k, 3) and Hessians (..., k, 3, 3), one at a
 time or all three in one call (evaluate: the contact step's inner loop, where the per-call cost dominates).
 Each is scaled so that it is close to a signed distance near its surface (see docs/shapes.md).
+
+The contact step evaluates the same rows compiled, for whole batches of pairs in one call
+(core.contact.kernels.shape_rows): every group gives its rows as a kind (ROW_PLANE, ROW_QUADRIC, ROW_SUPERQUADRIC) and a
+row of ROW_PARAMS parameters (row_params); tests/core/shapes check the compiled rows against these.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Planes", "Quadric", "Superquadric"]
+__all__ = ["Planes", "Quadric", "Superquadric", "ROW_PLANE", "ROW_QUADRIC", "ROW_SUPERQUADRIC", "ROW_PARAMS"]
+
+# the kinds of rows of the compiled evaluation, and the length of a row's parameters (row_params)
+ROW_PLANE, ROW_QUADRIC, ROW_SUPERQUADRIC = 0, 1, 2
+ROW_PARAMS = 6
 
 
 class Planes:
@@ -19,6 +27,14 @@ class Planes:
         self.normals = np.array(normals, dtype=float).reshape(-1, 3)  # (k, 3) unit outward normals
         self.offsets = np.array(offsets, dtype=float).reshape(-1)  # (k,) plane offsets along the normals
         self.m = len(self.offsets)
+
+    kind = ROW_PLANE
+
+    def row_params(self) -> np.ndarray:
+        """(m, ROW_PARAMS): per row the normal and the offset."""
+        out = np.zeros((self.m, ROW_PARAMS))
+        out[:, 0:3], out[:, 3] = self.normals, self.offsets
+        return out
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """n_i·x - d_i."""
@@ -50,6 +66,14 @@ class Quadric:
         self.weights = np.array(weights, dtype=float)  # (3,) 1/radius^2 per axis (0: unbounded along it)
         self.rho = float(rho)  # length scale making the gradient ~unit on the surface
         self._h = np.diag(self.rho * self.weights)
+
+    kind = ROW_QUADRIC
+
+    def row_params(self) -> np.ndarray:
+        """(1, ROW_PARAMS): the weights and rho."""
+        out = np.zeros((1, ROW_PARAMS))
+        out[0, 0:3], out[0, 3] = self.weights, self.rho
+        return out
 
     def values(self, x: np.ndarray) -> np.ndarray:
         """(rho/2)(sum w x^2 - 1)."""
@@ -101,6 +125,12 @@ class Superquadric:
         self.e1 = float(e1)  # exponent between the x-y "norm" and z (north-south roundness)
         self.e2 = float(e2)  # exponent in the x-y plane (east-west roundness)
         self.rho = float(rho)
+
+    kind = ROW_SUPERQUADRIC
+
+    def row_params(self) -> np.ndarray:
+        """(1, ROW_PARAMS): the semi-axes, e1, e2 and rho."""
+        return np.array([[*self.radii, self.e1, self.e2, self.rho]])
 
     def _parts(self, x: np.ndarray):
         """Scaled coordinates and the pieces shared by value, gradient and Hessian."""

@@ -220,6 +220,33 @@ def test_overlap_bound_counts_how_far_a_body_reaches_beyond_its_closest_point_pl
     assert prob.depth_residual(z, F) == pytest.approx(math.sqrt(3.0) * delta * 1e-10 / _DEPTH_LIMIT, rel=1e-6)
 
 
+def test_compiled_overlap_depth_is_the_bound_over_the_pairs():
+    """kernels.overlap_depth (the overlap bound of depth_residual, compiled) against its terms written out in numpy,
+    on random rows of three pairs with 1, 6 and 3 inequalities on A (the shorter rows padded with the index n, which
+    reads 0), one with a negative separation; and NaN in a pair's rows gives NaN."""
+    from core.contact.kernels import overlap_depth
+
+    rng = np.random.default_rng(5)
+    n = 60
+    z, F = rng.standard_normal(n), rng.standard_normal(n)
+    i_lam = np.array([[0, n, n, n, n, n], [1, 2, 3, 4, 5, 6], [7, 8, 9, n, n, n]])
+    i_mu = np.array([[10, n], [11, 12], [13, 14]])
+    i_s = np.array([15, 16, 17])
+    i_a1 = np.array([[18, 19, 20], [21, 22, 23], [24, 25, 26]])
+    i_a2 = np.array([[27, 28, 29], [30, 31, 32], [33, 34, 35]])
+    span = np.array([0.1, 0.2, 0.3])
+    z[16] = -0.7  # a negative separation
+
+    zp, Fp = np.append(z, 0.0), np.append(F, 0.0)
+    # per pair: sum lam+ (-f)+ on A's rows and on B's, |row a2|, the negative part of s, span |row a1|
+    want = (np.sum(np.maximum(zp[i_lam], 0.0) * np.maximum(Fp[i_lam], 0.0), axis=1)
+            + np.sum(np.maximum(zp[i_mu], 0.0) * np.maximum(Fp[i_mu], 0.0), axis=1)
+            + np.linalg.norm(F[i_a2], axis=1) + np.maximum(-z[i_s], 0.0) + span * np.linalg.norm(F[i_a1], axis=1))
+    assert overlap_depth(z, F, i_lam, i_mu, i_s, i_a1, i_a2, span) == pytest.approx(want.max(), rel=1e-14)
+    F[30] = np.nan
+    assert np.isnan(overlap_depth(z, F, i_lam, i_mu, i_s, i_a1, i_a2, span))
+
+
 @pytest.mark.parametrize("overlap", [0.0, 3e-10, 2e-9])
 def test_a_resting_sphere_keeps_the_overlap_of_its_start_up_to_half_the_limit(overlap):
     # a ball (r = 0.1 m) at rest on the floor, its centre `overlap` below r: gravity presses it down, so its contact
@@ -552,10 +579,10 @@ def test_examples_run_from_the_cli(tmp_path, name):
 
 
 def test_batched_pair_evaluation_agrees_with_the_one_pair_form():
-    """eval_pairs (vectorised over pairs, equal shapes evaluated once) gives each pair's eval_pair rows, Jacobians and
+    """eval_pairs (vectorised over pairs, the shapes' rows compiled) gives each pair's eval_pair rows, Jacobians and
     wrenches to rounding, for a batch mixing shapes of one layout and random states."""
     from core.contact.pair import eval_pairs
-    from core.contact.stepper import _shape_groups
+    from core.shapes.base import stack_rows
 
     rng = np.random.default_rng(7)
     lay = pair_layout(1, 1, 0.4, 0.05)
@@ -574,16 +601,16 @@ def test_batched_pair_evaluation_agrees_with_the_one_pair_form():
     e_aux = np.tile([0.0, 0.0, 1.0], (P, 1))
     e_aux[3] = [1.0, 0.0, 0.0]
     ell = (1.0, 0.7, 0.05)
-    out = eval_pairs(lay, 0.01, mu, ell, m_ref, e_aux, _shape_groups(shapes_a), pA0, RA0, cA, vA, wA,
-                     _shape_groups(shapes_b), pB0, RB0, cB, vB, wB, z)
+    out = eval_pairs(lay, 0.01, mu, ell, m_ref, e_aux, stack_rows(shapes_a), pA0, RA0, cA, vA, wA,
+                     stack_rows(shapes_b), pB0, RB0, cB, vB, wB, z)
     for p in range(P):
         one = eval_pair(lay, 0.01, mu[p], ell, m_ref[p], e_aux[p], shapes_a[p], pA0[p], RA0[p], cA[p], vA[p], wA[p],
                         shapes_b[p], pB0[p], RB0[p], cB[p], vB[p], wB[p], True, z[p])
         for got, want in zip(out, one):
             np.testing.assert_allclose(got[p], want, rtol=1e-12, atol=1e-12)
     # the values-only form (the line search's) gives the same rows and wrenches, bit for bit, and no Jacobians
-    vals = eval_pairs(lay, 0.01, mu, ell, m_ref, e_aux, _shape_groups(shapes_a), pA0, RA0, cA, vA, wA,
-                      _shape_groups(shapes_b), pB0, RB0, cB, vB, wB, z, jac=False)
+    vals = eval_pairs(lay, 0.01, mu, ell, m_ref, e_aux, stack_rows(shapes_a), pA0, RA0, cA, vA, wA,
+                      stack_rows(shapes_b), pB0, RB0, cB, vB, wB, z, jac=False)
     for i in (0, 2, 4):
         np.testing.assert_array_equal(vals[i], out[i])
     assert vals[1] is vals[3] is vals[5] is None
@@ -769,7 +796,7 @@ def test_impulse_form_jacobians_match_finite_differences(rho, branch, e_r):
     rows rho e v; outside: sliding rows q - mu pn x/|x|) and in the conic form (rho < 0: rows e v), and the wrenches,
     linear in the impulses q: their analytic Jacobians against central differences, with a dynamic B."""
     from core.contact.pair import eval_pairs
-    from core.contact.stepper import _shape_groups
+    from core.shapes.base import stack_rows
 
     rng = np.random.default_rng(11)
     sa = parse_shape({"type": "box", "size": [0.3, 0.2, 0.1]}, "a")
@@ -784,7 +811,7 @@ def test_impulse_form_jacobians_match_finite_differences(rho, branch, e_r):
     iq = slice(o + lay.pf, o + lay.pf + lay.nf)
     x[o + lay.pn] = pn
     m_ref, e_aux = np.array([1.3]), np.array([[0.0, 0.0, 1.0]])
-    ga, gb = _shape_groups([sa]), _shape_groups([sb])
+    ga, gb = stack_rows([sa]), stack_rows([sb])
 
     def f(xx, rho=rho):
         return eval_pairs(lay, 0.01, np.array([mu]), (1.0, 0.7, e_r), m_ref, e_aux, ga, pA0, RA0, cA, xx[None, 0:3],

@@ -153,3 +153,25 @@ def test_evaluate_returns_values_gradients_and_hessians_in_one_call(case):
         assert none is None
         np.testing.assert_array_equal(f2, f)
         np.testing.assert_array_equal(g2, g)
+
+
+@pytest.mark.parametrize("case", ALL, ids=ident)
+def test_compiled_rows_agree_with_the_inequalities(case):
+    """The contact step's compiled evaluation of a shape's rows (core.contact.kernels.shape_rows, from Shape.rows)
+    gives the values, gradients and Hessians of the numpy inequalities: at random points, on the axes and at the
+    origin (where the superellipsoid's powers have their zero factors), and far outside (overflowed powers)."""
+    from core.contact.kernels import shape_rows
+
+    s = parse_shape(case, "s")
+    x = np.concatenate((random_points(s, 40, seed=3), [[0.0, 0.0, 0.0], [0.3, 0.0, 0.0], [0.0, -0.4, 0.0],
+                                                         [0.0, 0.0, 0.5], [1e3, 2e3, -1e3]]))
+    kinds, params = (np.repeat(a[None], len(x), axis=0) for a in s.rows)
+    F, G, H = shape_rows(kinds, params, x, True)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        want = s.values(x), s.gradients(x), s.hessians(x)
+    for got, ref in zip((F, G, H), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    F2, G2, H2 = shape_rows(kinds, params, x, False)  # values and gradients only: the same, and no Hessians
+    np.testing.assert_array_equal(F2, F)
+    np.testing.assert_array_equal(G2, G)
+    assert H2.size == 0
