@@ -150,16 +150,9 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     """A starting point for the closest-point unknowns (support points, most active inequality)."""
     a, b, _ = model.pairs[ip]
     sa, sb = model.shapes[a], model.shapes[b]
-    if _eliminable(model, a, b):
-        # a sphere against a sphere or a static plane: the closest points in closed form (as the elimination's); GJK
-        # and the Frank-Wolfe direction cost 140 ms for the 85 pairs of a 27-sphere pile's cold start
-        ra = np.array([float(sa.radius)])
-        if model.halfspace[b] is not None:
-            nw, c = _world_halfspace(model, b, state)
-            return _sphere_plane_geometry(state.p[a][None], ra, nw[None], np.array([c], float))[0]
-        blk = _spheres_geometry(state.p[a][None], ra, state.p[b][None], np.array([float(sb.radius)]))[0]
-        if np.all(np.isfinite(blk)):
-            return blk
+    blk = _closed_form_geometry(model, state, ip)
+    if blk is not None:
+        return blk
     Ra, Rb = _rot(state.q[a]), _rot(state.q[b])
     if model.halfspace[b] is not None:
         nw, c = _world_halfspace(model, b, state)
@@ -200,6 +193,21 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     nA = Ra @ (ga[i] * z[6 + i])
     z[lay.s] = nA @ (a2 - a1)
     return z
+
+
+def _closed_form_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray | None:
+    """The closest-point unknowns of a sphere against a sphere or a static plane (_eliminable) in closed form (as the
+    elimination's), exact to rounding; None for other pairs and for spheres with coincident centres.  (GJK and the
+    Frank-Wolfe direction cost 140 ms for the 85 pairs of a 27-sphere pile's cold start.)"""
+    a, b, _ = model.pairs[ip]
+    if not _eliminable(model, a, b):
+        return None
+    ra = np.array([float(model.shapes[a].radius)])
+    if model.halfspace[b] is not None:
+        nw, c = _world_halfspace(model, b, state)
+        return _sphere_plane_geometry(state.p[a][None], ra, nw[None], np.array([c], float))[0]
+    blk = _spheres_geometry(state.p[a][None], ra, state.p[b][None], np.array([float(model.shapes[b].radius)]))[0]
+    return blk if np.all(np.isfinite(blk)) else None
 
 
 def _multipliers(shape, y, n_body, scale):
@@ -265,12 +273,18 @@ def _separating_direction(model, state, a, b, Ra, Rb, d0, iters=_FW_ITERS):
 
 
 def closest_points(model: ContactModel, state: State, ip: int, guess: np.ndarray | None = None):
-    """Closest points (or common boundary point) of pair ip at the given state by the KKT system; (z, result)."""
+    """Closest points (or common boundary point) of pair ip at the given state by the KKT system; (z, result).
+    Without a guess, the pairs of spheres and of a sphere and a static plane (_eliminable) take their closed form,
+    exact to rounding, with no Newton iteration (a settling 27-sphere pile meets two new such pairs a step)."""
     a, b, _ = model.pairs[ip]
     sa, sb = model.shapes[a], model.shapes[b]
+    if guess is None:
+        blk = _closed_form_geometry(model, state, ip)
+        if blk is not None:
+            return blk, MCPResult(blk, True, 0, 0.0, "converged (closed form)")
+    z0 = guess if guess is not None else _initial_geometry(model, state, ip)
     Ra, Rb = _rot(state.q[a]), _rot(state.q[b])
     lay = PairLayout(sa.m, sb.m, 0)
-    z0 = guess if guess is not None else _initial_geometry(model, state, ip)
 
     def fun(z):
         return eval_geometry(sa, Ra, state.p[a], model.com_body[a], sb, Rb, state.p[b], model.com_body[b], z)
@@ -1320,8 +1334,8 @@ class _Plan:
                 members=members, lay=lay, dyn_b=dyn_b, P=len(members), ka=_frozen(ka), kb=_frozen(np.maximum(kb, 0)),
                 zidx=_frozen(zidx), cols=cols, valid=valid, valid_idx=_frozen(np.flatnonzero(valid)),
                 mu=_frozen(tab.mu[ips]), m_ref=_frozen(tab.m_ref[ips]),
-                rows_a=stack_rows([model.shapes[i] for i in a]) if implicit else None,
-                rows_b=stack_rows([model.shapes[i] for i in b]) if implicit else None, a=_frozen(a), b=_frozen(b),
+                rows_a=tab.rows(a, lay.m) if implicit else None, rows_b=tab.rows(b, lay.k) if implicit else None,
+                a=_frozen(a), b=_frozen(b),
                 cA=_frozen(model.com_body[a]), cB=_frozen(model.com_body[b]),
                 ips=_frozen(np.array(ips)), closed_gap=_frozen(closed) if closed.any() else None))
         self.pairs = [dict(ip=ip, a=int(tab.a[ip]), b=int(tab.b[ip]), mu=float(tab.mu[ip]), lay=tab.lay[ip],
@@ -1404,6 +1418,18 @@ class _PairTable:
         self.flat = np.array([model.shapes[a].flat_faces and model.shapes[b].flat_faces for a, b, _mu in model.pairs],
                              bool).reshape(P)
         self.span = 2.0 * np.minimum(model.radius[self.a], model.radius[self.b]).astype(float).reshape(P)
+        # the bodies' inequality rows for the compiled evaluation (core.shapes.stack_rows), per number of rows m: the
+        # rows of every body with m inequalities (another's for the others), so that a batch's are one gather (rows)
+        self._rows = {}
+        for m in {sh.m for sh in model.shapes if sh is not None}:  # (None: a body without a shape)
+            first = next(sh for sh in model.shapes if sh is not None and sh.m == m)
+            kinds, params = stack_rows([sh if sh is not None and sh.m == m else first for sh in model.shapes])
+            self._rows[m] = (_frozen(kinds), _frozen(params))
+
+    def rows(self, bodies: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """The inequality rows (kinds (P, m), params (P, m, ROW_PARAMS)) of these bodies, each with m inequalities."""
+        kinds, params = self._rows[m]
+        return _frozen(kinds[bodies]), _frozen(params[bodies])
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
