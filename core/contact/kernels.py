@@ -132,31 +132,49 @@ def _quat_matrix(q, R):
 
 
 @njit(cache=_CACHE)
-def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, vA, wA, dA, vB, wB, dB, dyn_b,
-                   impulses):
+def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z, mu_i, pn_i, pf_i, nf, e_t, e_o, e_r,
+                   dynamic, impulses):
     """Per pair after a step: the unit normal n = Rb G^T mu_b / |.| (from B towards A), the normal impulse, the
     friction impulse vector and the torsional impulse (in the step's tangent frame from e_aux, as
-    core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point at dA from its centre relative
-    to B's point at dB; B's only where dyn_b).  G (P, k, 3) are B's gradients in its body frame at its closest point,
-    Z (P, size) the pair unknowns with pn at column pn_i and the friction unknowns from pf_i (impulses: q_k = p_k /
-    (m_ref e_k), the Alart-Curnier form; else fractions of pn, the normalised form)."""
-    P = Rb.shape[0]
-    k = G.shape[1]
+    core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point a1 relative to B's point a2; B's
+    only for a dynamic B).  q, pos, vel, ang: every body's end-of-step quaternion, position, velocity and angular
+    velocity; ia, ib (P,) the pairs' bodies; G (k, 3) are B's gradients (rows kind_b, par_b (P, k, ...), body frame
+    offset cB) at its closest point; Z (P, size) the pair unknowns: a1, a2, B's multipliers mu_b from column mu_i, pn
+    at pn_i and the friction unknowns from pf_i (impulses: q_k = p_k / (m_ref e_k), the Alart-Curnier form; else
+    fractions of pn, the normalised form)."""
+    P = Z.shape[0]
+    k = kind_b.shape[1]
     n = np.empty((P, 3))
     pf = np.zeros((P, 3))
     pr = np.zeros(P)
     pn = np.empty(P)
     slip = np.empty((P, 3))
+    Rb = np.empty((P, 3, 3))
+    G = np.empty((1, k, 3))
+    fb = np.empty((1, k))
+    no_h = np.zeros((0, 0, 3, 3))
     g = np.empty(3)
     t = np.empty(3)
     o = np.empty(3)
     v = np.empty(3)
     c = np.empty(3)
+    dA = np.empty(3)
+    dB = np.empty(3)
     for p in range(P):
+        a, b = ia[p], ib[p]
+        _quat_matrix(q[b], Rb[p])
+        for i in range(3):
+            dA[i] = Z[p, i] - pos[a, i]
+            dB[i] = Z[p, 3 + i] - pos[b, i]
+        y0 = Rb[p, 0, 0] * dB[0] + Rb[p, 1, 0] * dB[1] + Rb[p, 2, 0] * dB[2] + cB[p, 0]
+        y1 = Rb[p, 0, 1] * dB[0] + Rb[p, 1, 1] * dB[1] + Rb[p, 2, 1] * dB[2] + cB[p, 1]
+        y2 = Rb[p, 0, 2] * dB[0] + Rb[p, 1, 2] * dB[1] + Rb[p, 2, 2] * dB[2] + cB[p, 2]
+        for m in range(k):
+            _shape_row(kind_b[p, m], par_b[p, m], y0, y1, y2, fb, G, no_h, 0, m, False)
         for j in range(3):
             g[j] = 0.0
             for m in range(k):
-                g[j] += G[p, m, j] * mu_b[p, m]
+                g[j] += G[0, m, j] * Z[p, mu_i + m]
         for i in range(3):
             n[p, i] = Rb[p, i, 0] * g[0] + Rb[p, i, 1] * g[1] + Rb[p, i, 2] * g[2]
         ln = np.sqrt(n[p, 0] ** 2 + n[p, 1] ** 2 + n[p, 2] ** 2)
@@ -174,13 +192,13 @@ def contact_frames(Rb, G, mu_b, e_aux, m_ref, Z, pn_i, pf_i, nf, e_t, e_o, e_r, 
                 pf[p, i] = f * (e_t * Z[p, pf_i] * t[i] + e_o * Z[p, pf_i + 1] * o[i])
             if nf == 3:
                 pr[p] = f * e_r * Z[p, pf_i + 2]
-        _cross(wA[p], dA[p], c)
+        _cross(ang[a], dA, c)
         for i in range(3):
-            v[i] = vA[p, i] + c[i]
-        if dyn_b[p]:
-            _cross(wB[p], dB[p], c)
+            v[i] = vel[a, i] + c[i]
+        if dynamic[b]:
+            _cross(ang[b], dB, c)
             for i in range(3):
-                v[i] -= vB[p, i] + c[i]
+                v[i] -= vel[b, i] + c[i]
         vn = v[0] * n[p, 0] + v[1] * n[p, 1] + v[2] * n[p, 2]
         for i in range(3):
             slip[p, i] = v[i] - vn * n[p, i]
@@ -208,50 +226,55 @@ def shape_rows(kind, par, y, hessians):
     G = np.empty((P, m, 3))
     H = np.zeros((P, m, 3, 3)) if hessians else np.zeros((0, 0, 3, 3))
     for p in range(P):
-        x0, x1, x2 = y[p, 0], y[p, 1], y[p, 2]
         for i in range(m):
-            kd = kind[p, i]
-            if kd == 0:  # plane n . x - d
-                F[p, i] = x0 * par[p, i, 0] + x1 * par[p, i, 1] + x2 * par[p, i, 2] - par[p, i, 3]
-                for j in range(3):
-                    G[p, i, j] = par[p, i, j]
-            elif kd == 1:  # quadric (rho/2)(sum w x^2 - 1)
-                w0, w1, w2, rho = par[p, i, 0], par[p, i, 1], par[p, i, 2], par[p, i, 3]
-                F[p, i] = 0.5 * rho * (x0 * x0 * w0 + x1 * x1 * w1 + x2 * x2 * w2 - 1.0)
-                G[p, i, 0] = rho * w0 * x0
-                G[p, i, 1] = rho * w1 * x1
-                G[p, i, 2] = rho * w2 * x2
-                if hessians:
-                    H[p, i, 0, 0] = rho * w0
-                    H[p, i, 1, 1] = rho * w1
-                    H[p, i, 2, 2] = rho * w2
-            else:  # superquadric (rho/e1)(F - 1), F = (|x/a|^e2 + |y/b|^e2)^(e1/e2) + |z/c|^e1
-                a0, a1, a2 = par[p, i, 0], par[p, i, 1], par[p, i, 2]
-                q, pp, rho = par[p, i, 3], par[p, i, 4], par[p, i, 5]
-                u0, u1, u2 = x0 / a0, x1 / a1, x2 / a2
-                s0, s1, s2 = abs(u0), abs(u1), abs(u2)
-                big = max(s0, s1)
-                safe = big if big > 0.0 else 1.0
-                n = big * ((s0 / safe) ** pp + (s1 / safe) ** pp) ** (1.0 / pp)
-                F[p, i] = (rho / q) * (n ** q + s2 ** q - 1.0)
-                r0 = s0 / n if n > 0.0 else 0.0
-                r1 = s1 / n if n > 0.0 else 0.0
-                g0, g1, g2 = _sign(u0), _sign(u1), _sign(u2)
-                nq1 = n ** (q - 1.0)
-                G[p, i, 0] = rho * _times(nq1, r0 ** (pp - 1.0) * g0) / a0
-                G[p, i, 1] = rho * _times(nq1, r1 ** (pp - 1.0) * g1) / a1
-                G[p, i, 2] = rho * (s2 ** (q - 1.0) * g2) / a2
-                if hessians:
-                    nq2 = n ** (q - 2.0)
-                    H[p, i, 0, 0] = _times(nq2, (q - 1.0) * r0 ** (2 * pp - 2) + (pp - 1.0) * (
-                        r0 ** (pp - 2) - r0 ** (2 * pp - 2))) * (rho / (a0 * a0))
-                    H[p, i, 1, 1] = _times(nq2, (q - 1.0) * r1 ** (2 * pp - 2) + (pp - 1.0) * (
-                        r1 ** (pp - 2) - r1 ** (2 * pp - 2))) * (rho / (a1 * a1))
-                    h01 = _times(nq2, (q - pp) * (r0 * r1) ** (pp - 1.0) * g0 * g1) * (rho / (a0 * a1))
-                    H[p, i, 0, 1] = h01
-                    H[p, i, 1, 0] = h01
-                    H[p, i, 2, 2] = (q - 1.0) * s2 ** (q - 2.0) * (rho / (a2 * a2))
+            _shape_row(kind[p, i], par[p, i], y[p, 0], y[p, 1], y[p, 2], F, G, H, p, i, hessians)
     return F, G, H
+
+
+@njit(cache=_CACHE)
+def _shape_row(kd, q, x0, x1, x2, F, G, H, p, i, hessians):
+    """Row i of shape p (kind kd, parameters q) at the body point (x0, x1, x2): F[p, i], G[p, i] and, with hessians,
+    H[p, i] (zero on entry)."""
+    if kd == 0:  # plane n . x - d
+        F[p, i] = x0 * q[0] + x1 * q[1] + x2 * q[2] - q[3]
+        for j in range(3):
+            G[p, i, j] = q[j]
+    elif kd == 1:  # quadric (rho/2)(sum w x^2 - 1)
+        w0, w1, w2, rho = q[0], q[1], q[2], q[3]
+        F[p, i] = 0.5 * rho * (x0 * x0 * w0 + x1 * x1 * w1 + x2 * x2 * w2 - 1.0)
+        G[p, i, 0] = rho * w0 * x0
+        G[p, i, 1] = rho * w1 * x1
+        G[p, i, 2] = rho * w2 * x2
+        if hessians:
+            H[p, i, 0, 0] = rho * w0
+            H[p, i, 1, 1] = rho * w1
+            H[p, i, 2, 2] = rho * w2
+    else:  # superquadric (rho/e1)(F - 1), F = (|x/a|^e2 + |y/b|^e2)^(e1/e2) + |z/c|^e1
+        a0, a1, a2 = q[0], q[1], q[2]
+        e1, e2, rho = q[3], q[4], q[5]
+        u0, u1, u2 = x0 / a0, x1 / a1, x2 / a2
+        s0, s1, s2 = abs(u0), abs(u1), abs(u2)
+        big = max(s0, s1)
+        safe = big if big > 0.0 else 1.0
+        n = big * ((s0 / safe) ** e2 + (s1 / safe) ** e2) ** (1.0 / e2)
+        F[p, i] = (rho / e1) * (n ** e1 + s2 ** e1 - 1.0)
+        r0 = s0 / n if n > 0.0 else 0.0
+        r1 = s1 / n if n > 0.0 else 0.0
+        g0, g1, g2 = _sign(u0), _sign(u1), _sign(u2)
+        nq1 = n ** (e1 - 1.0)
+        G[p, i, 0] = rho * _times(nq1, r0 ** (e2 - 1.0) * g0) / a0
+        G[p, i, 1] = rho * _times(nq1, r1 ** (e2 - 1.0) * g1) / a1
+        G[p, i, 2] = rho * (s2 ** (e1 - 1.0) * g2) / a2
+        if hessians:
+            nq2 = n ** (e1 - 2.0)
+            H[p, i, 0, 0] = _times(nq2, (e1 - 1.0) * r0 ** (2 * e2 - 2) + (e2 - 1.0) * (
+                r0 ** (e2 - 2) - r0 ** (2 * e2 - 2))) * (rho / (a0 * a0))
+            H[p, i, 1, 1] = _times(nq2, (e1 - 1.0) * r1 ** (2 * e2 - 2) + (e2 - 1.0) * (
+                r1 ** (e2 - 2) - r1 ** (2 * e2 - 2))) * (rho / (a1 * a1))
+            h01 = _times(nq2, (e1 - e2) * (r0 * r1) ** (e2 - 1.0) * g0 * g1) * (rho / (a0 * a1))
+            H[p, i, 0, 1] = h01
+            H[p, i, 1, 0] = h01
+            H[p, i, 2, 2] = (e1 - 1.0) * s2 ** (e1 - 2.0) * (rho / (a2 * a2))
 
 
 @njit(cache=_CACHE)

@@ -36,7 +36,7 @@ from .bodies import ContactModel, State
 from .elements import ElementMatrix
 from .joints import JointPlan, JointStep
 from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, explicit_terms,
-                      overlap_depth, quat_matrices, scatter_add, shape_rows)
+                      overlap_depth, quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
 from .mcp import EXTRA_STALLED, MCPResult, solve_mcp
@@ -1026,8 +1026,8 @@ def _kept_overlap(bt: "_Batch", start_gap: np.ndarray) -> np.ndarray | None:
     with it."""
     if bt.closed_gap is None:
         return None
-    floor = np.where(bt.closed_gap, np.clip(start_gap[bt.ips], -_KEEP_OVERLAP, 0.0), 0.0)
-    return floor if np.any(floor) else None
+    floor = np.where(bt.closed_gap, np.minimum(np.maximum(start_gap[bt.ips], -_KEEP_OVERLAP), 0.0), 0.0)
+    return floor if floor.any() else None  # (np.clip and np.any cost more per call than the arithmetic here)
 
 
 def _spheres_geometry(xa: np.ndarray, ra: np.ndarray, xb: np.ndarray, rb: np.ndarray) -> np.ndarray:
@@ -1447,23 +1447,17 @@ def _friction_slots(lay: PairLayout, method: str) -> tuple[int, int, int]:
 
 def _contacts_implicit(model, new, bt: "_Batch", z, impulses: bool = False) -> list:
     """The ContactResult of each pair of a batch (one layout) after an implicit step, computed for all of them at
-    once."""
+    once (kernels.contact_frames: the normal from B's multipliers and gradients at its closest point, n = n_B / |n_B|
+    from B towards A, at the end-of-step poses)."""
     lay = bt.lay
     Z = z[bt.zidx]
-    a1, a2 = Z[:, 0:3], Z[:, 3:6]
-    ia, ib = bt.a, bt.b
-    Rb = quat_matrices(new.q[ib])  # end-of-step rotations
-    # the normal from B's multipliers and gradients at its closest point (n = n_B / |n_B|, from B towards A)
-    yb = np.einsum("pji,pj->pi", Rb, a2 - new.p[ib]) + bt.cB
-    G = shape_rows(bt.rows_b[0], bt.rows_b[1], yb, False)[1]
     e_t, e_o, e_r = model.ellipsoid
     n, pn, pf, prr, slip = contact_frames(
-        Rb, G, np.ascontiguousarray(Z[:, lay.mu:lay.s]), bt.e_aux, bt.m_ref, Z, lay.pn, lay.pf, lay.nf,
-        float(e_t), float(e_o), float(e_r), new.v[ia], new.w[ia], a1 - new.p[ia], new.v[ib], new.w[ib],
-        a2 - new.p[ib], model.dynamic[ib], impulses)
+        new.q, new.p, new.v, new.w, bt.a, bt.b, bt.cB, bt.rows_b[0], bt.rows_b[1], bt.e_aux, bt.m_ref, Z, lay.mu,
+        lay.pn, lay.pf, lay.nf, float(e_t), float(e_o), float(e_r), model.dynamic, impulses)
     gap = Z[:, lay.s].tolist()
     pn, prr = pn.tolist(), prr.tolist()
-    return [ContactResult(pr.ip, a1[i], a2[i], n[i], gap[i], pn[i], pf[i], prr[i], slip[i], pr.mu)
+    return [ContactResult(pr.ip, Z[i, 0:3], Z[i, 3:6], n[i], gap[i], pn[i], pf[i], prr[i], slip[i], pr.mu)
             for i, pr in enumerate(bt.prs)]
 
 
