@@ -19,10 +19,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["shape_rows", "quat_matrices", "broad_bounds", "body_rows", "advance_poses", "end_poses", "pair_terms",
-           "explicit_terms", "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate",
-           "eliminate_rhs", "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute",
-           "fb_reformulate", "natural_parts", "overlap_depth"]
+# the kernels the step calls (shape_rows, end_poses and pair_terms are called inside pair_batch)
+__all__ = ["pair_batch", "quat_matrices", "broad_bounds", "body_rows", "advance_poses", "explicit_terms",
+           "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate", "eliminate_rhs",
+           "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute", "fb_reformulate",
+           "natural_parts", "overlap_depth"]
 
 _CACHE = True
 
@@ -308,6 +309,20 @@ def end_poses(h, R0, p0, c, v, w, a):
         for j in range(3):
             y[p, j] = R[p, 0, j] * d[p, 0] + R[p, 1, j] * d[p, 1] + R[p, 2, j] * d[p, 2] + c[p, j]
     return R, d, y
+
+
+@njit(cache=_CACHE)
+def pair_batch(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_a, RA0, pA0, cA, vA, wA,
+               kind_b, par_b, RB0, pB0, cB, vB, wB, z, jac, rho):
+    """pair_terms of a batch from the start-of-step poses: the end poses of both bodies (end_poses), their shapes'
+    rows at the closest points (shape_rows), then the rows, Jacobians and wrenches; one call per batch (a mixed pile
+    has a dozen batches of a few pairs, whose five calls each spent more in the calling than in the arithmetic)."""
+    RA, d1, yA = end_poses(h, RA0, pA0, cA, vA, wA, z[:, 0:3])
+    RB, d2, yB = end_poses(h, RB0, pB0, cB, vB, wB, z[:, 3:6])
+    FA, dFA, HFA = shape_rows(kind_a, par_a, yA, jac)
+    GB, dGB, HGB = shape_rows(kind_b, par_b, yB, jac)
+    return pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
+                      FA, dFA, HFA, GB, dGB, HGB, z, jac, rho)
 
 
 @njit(cache=_CACHE)

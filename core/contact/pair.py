@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bodies import cayley, cayley_jacobian
-from .kernels import end_poses, pair_terms, shape_rows
+from .kernels import pair_batch
 
 __all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
 
@@ -365,16 +365,12 @@ def eval_pairs(lay: PairLayout, h: float, mu_f, ell, m_ref, e_aux, rowsA, pA0, R
     are then meaningless and the caller drops them.  With jac=False only the values are computed
     (the Jacobians are returned as None): the line search of the solver needs nothing else.  rho > 0: friction in
     the Alart-Curnier form with that parameter (the module docstring's last paragraph)."""
-    m, k, nf = lay.m, lay.k, lay.nf
     c = np.ascontiguousarray
-    RA, d1, yA = end_poses(h, c(RA0), c(pA0), c(cA), c(vA), c(wA), c(z[:, 0:3]))
-    RB, d2, yB = end_poses(h, c(RB0), c(pB0), c(cB), c(vB), c(wB), c(z[:, 3:6]))
-    FA, dFA, HFA = shape_rows(rowsA[0], rowsA[1], yA, jac)
-    GB, dGB, HGB = shape_rows(rowsB[0], rowsB[1], yB, jac)
     e_t, e_o, e_r = (float(x) for x in ell)
-    r, J, WA, J_WA, WB, J_WB = pair_terms(
-        m, k, nf, float(h), c(mu_f, dtype=float), e_t, e_o, e_r, PIN_SPEED, c(m_ref, dtype=float), c(e_aux, dtype=float),
-        RA, d1, c(vA), c(wA), RB, d2, c(vB), c(wB), FA, dFA, HFA, GB, dGB, HGB, c(z), jac, float(rho))
+    r, J, WA, J_WA, WB, J_WB = pair_batch(
+        lay.m, lay.k, lay.nf, float(h), c(mu_f, dtype=float), e_t, e_o, e_r, PIN_SPEED, c(m_ref, dtype=float),
+        c(e_aux, dtype=float), rowsA[0], rowsA[1], c(RA0), c(pA0), c(cA), c(vA), c(wA), rowsB[0], rowsB[1], c(RB0),
+        c(pB0), c(cB), c(vB), c(wB), c(z), jac, float(rho))
     if not jac:
         return r, None, WA, None, WB, None
     return r, J, WA, J_WA, WB, J_WB
