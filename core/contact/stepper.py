@@ -52,6 +52,13 @@ METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
 # --- the solver's constants (docs/contact.md, "Solver"; each measured on the bench's scenes and on saved hard steps) --
 _NEWTON_ITER = 60  # semismooth Newton iterations per run of a Newton attempt at most (step's max_iter)
+# the stopping tolerance of each method: the scaled natural residual (core.contact.mcp.natural_residual) <= tol, and
+# for the implicit method the overlap bound (_DEPTH_LIMIT).  The explicit method's rows are velocities (its gap is
+# linearised: gap0 / h + n . v_rel >= 0), so 1e-8 leaves at most h 1e-8 (1 + max|z|) of position error per step, far
+# under its linearisation's (millimetres on cube piles).  At 1e-10 its piles' Newton runs stalled at 1e-10 to 1e-8,
+# a floor of rounding in their ill-conditioned friction rows: a 27-sphere pile (seed 1767924850) failed at step 81
+# even at h/64 (7,542 iterations before it), and completed 100 steps at 1e-8 in 3,853 iterations without halving
+_TOL = {"implicit": 1e-10, "explicit": 1e-8}
 _MAX_HALVINGS = 6  # a step whose attempts all fail is halved, at most this many levels deep (h/64; max_halvings).
 # 27-sphere piles at mu 0.8, 100 steps, seeds 1-14: 9 runs complete with 3 levels (h/8), 12 with 6 and _STEP_ITER (13
 # without the budget: one step took 25 s); every run that completed with 3 made the same iterations with 6 (the
@@ -360,7 +367,7 @@ def _layout_for(model, ip, method):
     return pair_layout(0, 0, mu, e_r)  # explicit: only the impulse part (offsets shifted below)
 
 
-def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float = 1e-10,
+def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float | None = None,
          max_iter: int = _NEWTON_ITER, max_halvings: int = _MAX_HALVINGS, max_iterations: int = _STEP_ITER,
          cancel: Callable[[], bool] | None = None, workspace: "Workspace | None" = None, solver: str = "newton",
          options: SolverOptions | None = None) -> StepResult:
@@ -377,13 +384,15 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     so the last attempt may exceed it by at most max_iter + 12 (its restart and the active-set polish), the
     interior-point attempt, started with any budget left, by options.max_iter + _HANDOVER_ITER.
 
-    cancel() is checked at every evaluation of the step's equations and every interior-point iteration: a
-    cancelled step is a failed one ("cancelled at ...").  workspace: this run's caches (Workspace; a step without
-    one builds what it needs and keeps nothing)."""
+    tol: the stopping tolerance of the scaled natural residual (default: the method's, _TOL).  cancel() is checked
+    at every evaluation of the step's equations and every interior-point iteration: a cancelled step is a failed one
+    ("cancelled at ...").  workspace: this run's caches (Workspace; a step without one builds what it needs and keeps
+    nothing)."""
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}")
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
+    tol = _TOL[method] if tol is None else tol
     ws = workspace if workspace is not None else Workspace()
     forms = (_CONIC,) if solver == "interior-point" else _ATTEMPTS
     if method == "explicit" and solver == "newton":
