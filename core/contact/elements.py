@@ -235,7 +235,7 @@ class ElementMatrix:
     def solve(self, rhs: np.ndarray) -> np.ndarray | None:
         """x with A x = rhs by eliminating every element's own unknowns (LU factors of the own-own blocks, compiled),
         then the Schur complement on the shared ones; None when an own-own block is singular or the result stays
-        inaccurate after iterative refinement (the caller then uses a sparse LU of the whole)."""
+        inaccurate after iterative refinement (the Newton solver then takes a Levenberg-Marquardt step)."""
         solver = self.factor()
         return None if solver is None else solver(rhs)
 
