@@ -32,7 +32,7 @@ import scipy.sparse.linalg as spla
 from .elements import ACCEPT, ElementMatrix
 from .kernels import fb_reformulate, natural_parts
 
-__all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function", "EXTRA_STALLED"]
+__all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function", "EXTRA_STALLED", "NEAR_STALLED"]
 
 _SQRT_HALF = np.sqrt(0.5)
 
@@ -219,6 +219,7 @@ def solve_mcp(
     weights: np.ndarray | None = None,
     extra: Callable[[np.ndarray, np.ndarray], float] | None = None,
     project: Callable[[np.ndarray], np.ndarray] | None = None,
+    near: float | None = None,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -249,6 +250,9 @@ def solve_mcp(
 
     extra(z, F), when given, is a further residual that the stopping test takes with the scaled natural residual
     (natural_residual: the larger of the two must be <= tol).
+
+    near, when given: a run that fails with its best residual at most near (after the active-set polish) ends the
+    solve without restart, with the reason NEAR_STALLED (a restart comes back to the same floor; the caller decides).
 
     project(z) -> z, when given, maps the start of every Newton attempt and every trial point of its line search to
     another point before F is evaluated there: nonlinear elimination of unknowns that have a unique solution given
@@ -301,6 +305,9 @@ def solve_mcp(
             zf = np.where(bounded, np.maximum(zf, lower0), zf)
             return MCPResult(zf, True, total_iter, best[0], "converged", restart, count[0], count[1], tuple(best[2]))
         reason = why
+        if near is not None and best[0] <= near:
+            reason = NEAR_STALLED  # (a restart would come back to the same floor: the caller decides)
+            break
     return MCPResult(best[1], False, total_iter, float(best[0]), reason, restart, count[0], count[1],
                      tuple(best[2]))
 
@@ -409,6 +416,7 @@ _STALL = 16
 # halved (and the halves converged in 4 and 5)
 _EXTRA_STALL = 5
 EXTRA_STALLED = "stalled on the further residual (the natural residual met)"
+NEAR_STALLED = "stalled near the tolerance"
 _STALL_GAIN = 0.5
 # Farther from a solution an attempt ends as "stalled" when its best residual has not halved in _STALL_FAR iterations
 # (the restart, or the next attempt, or halving, then starts at once).  Measured from the residual histories of the

@@ -18,7 +18,8 @@ Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in ord
 (core.contact.mcp) on the step's MCP with friction in the Alart-Curnier form from the warm start, in the normalised
 form from the warm start, in the Alart-Curnier form from a cold start, then from the cold start with the closest
 points of sphere and plane pairs eliminated; if none converges (or one meets the equations but not the overlap
-bound), the step as two half steps solved the same way, at most max_halvings levels deep.  solver="interior-point":
+bound, or stalls within _NEAR times the tolerance), the step as two half steps solved the same way, at most
+max_halvings levels deep (and the attempts left out, if the halves fail).  solver="interior-point":
 the interior-point method with friction as second-order cones (core.contact.ipm) finished by Newton instead.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  The step size h is fixed (the caller's dt); a
@@ -39,7 +40,7 @@ from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, conta
                       overlap_depth, quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
-from .mcp import EXTRA_STALLED, MCPResult, solve_mcp
+from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, solve_mcp
 from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pairs, pair_layout,
                    separation_pin, tangent_frame)
 from ..shapes.base import stack_rows
@@ -59,6 +60,17 @@ _NEWTON_ITER = 60  # semismooth Newton iterations per run of a Newton attempt at
 # a floor of rounding in their ill-conditioned friction rows: a 27-sphere pile (seed 1767924850) failed at step 81
 # even at h/64 (7,542 iterations before it), and completed 100 steps at 1e-8 in 3,853 iterations without halving
 _TOL = {"implicit": 1e-10, "explicit": 1e-8}
+# An attempt whose Newton run stalls with its best residual within _NEAR times the tolerance ends there (no restart:
+# mcp.NEAR_STALLED) and the step is halved at once; the attempts it leaves out are made at the full size only if the
+# halves fail (_step_split).  Such runs sit on a floor that the other attempts, which change the start and the
+# friction form, reach too: 27-sphere pile steps stalled at 1.2e-10 to 2.5e-10 (the overlap bound: closest points
+# 5e-10 m off the surfaces, with the Newton directions dominated by indeterminate impulses) in all four attempts,
+# about 110 iterations each, and their halves converged in 20-50.  Same seeds, 100 steps: 27-sphere piles at mu 0.4
+# (6 seeds) 11,944 Newton iterations and 21.9 CPU-s against 15,428 and 32.1 s, the slowest steps 0.2-1.3 s against
+# 0.5-1.8 s; at mu 0.8 (10 seeds, 9 complete either way) 58,862 and 113 s against 80,459 and 173 s; mixed piles (4
+# seeds, 80 steps) 5,395 and 16.3 s against 5,006 and 16.9 s.  Without the attempts made after failed halves, one
+# mu 0.8 run stopped at a step that the other attempts solve whole
+_NEAR = 30.0
 _MAX_HALVINGS = 6  # a step whose attempts all fail is halved, at most this many levels deep (h/64; max_halvings).
 # 27-sphere piles at mu 0.8, 100 steps, seeds 1-14: 9 runs complete with 3 levels (h/8), 12 with 6 and _STEP_ITER (13
 # without the budget: one step took 25 s); every run that completed with 3 made the same iterations with 6 (the
@@ -377,8 +389,9 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     friction in the Alart-Curnier form from the warm start (the last step's solution), in the normalised form from
     the warm start, in the Alart-Curnier form from a cold start, then (implicit method) from the cold start with the
     closest points of sphere and plane pairs eliminated.  If none does (or one meets the equations but not the
-    overlap bound: the other attempts would not change that), the step is solved as two half steps the same way,
-    at most max_halvings levels deep.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
+    overlap bound, or stalls within _NEAR times the tolerance: the other attempts rarely change that), the step is
+    solved as two half steps the same way, at most max_halvings levels deep, and the attempts left out are made if
+    the halves fail.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
     (options: its SolverOptions), halved the same way.  Cost bound: max_iterations iterations over all the step's
     attempts and sub-steps, the step failing when they are spent; each attempt's runs are capped at what is left,
     so the last attempt may exceed it by at most max_iter + 12 (its restart and the active-set polish), the
@@ -432,6 +445,7 @@ _CONIC = ("conic", 0, 0)
 
 _NOTHING_TO_ELIMINATE = "no pair whose closest points the last attempt eliminates"
 _OVERLAP_STALLED = "overlap bound not met"
+_NEAR_STALL = "stalled near the tolerance"
 _BUDGET_SPENT = "the step's iteration budget is spent"
 
 
@@ -441,20 +455,29 @@ class _Cancelled(Exception):
 
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget) -> StepResult:
     """The step by its attempts (_attempts); if none converges, as two halves solved the same way, at most
-    max_halvings levels deep.  budget: [the iterations the whole step has left], shared by all its sub-steps."""
-    res = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget)
+    max_halvings levels deep; if the halves fail too, the attempts that a stall at the floor left out (_attempts), at
+    the full size.  budget: [the iterations the whole step has left], shared by all its sub-steps."""
+    res, rest = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget)
     if res.converged or max_halvings <= 0 or budget[0] <= 0:
         return res
-    return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
-                                                         forms, opts, ws, cancel, budget))
+    halved = _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter,
+                                                            max_halvings - 1, forms, opts, ws, cancel, budget))
+    if halved.converged or not rest or budget[0] <= 0:
+        return halved
+    later, _ = _attempts(model, state, h, method, tol, max_iter, False, rest, opts, ws, cancel, budget)
+    out = later if later.converged else halved
+    out.iterations = halved.iterations + later.iterations
+    return out
 
 
-def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws, cancel, budget) -> StepResult:
+def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws, cancel, budget):
     """One (sub-)step by the attempts `forms` in order, until one converges, each capped at the budget left (spent
-    here).  An attempt that meets the equations but not the overlap bound ends them when the step can be halved: the
-    other attempts change the path to the step's solution, not its overlap."""
+    here): (result, the attempts not made).  An attempt that stalls at a floor ends them when the step can be halved
+    (the other attempts change the path to the step's solution, not the floor; they are made if the halves fail,
+    _step_split): one that meets the equations but not the overlap bound, or that stalls within _NEAR times the
+    tolerance."""
     its, res = 0, None
-    for form, iters, restarts, *more in forms:
+    for i, (form, iters, restarts, *more) in enumerate(forms):
         if budget[0] <= 0:
             break
         r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget[0]), form=form, ws=ws,
@@ -465,12 +488,15 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
             continue  # (an attempt that did not apply: the step's reason stays the last attempt's that did)
         res = r
         res.iterations = its
-        if res.converged or (can_halve and r.reason.startswith(_OVERLAP_STALLED)):
+        if res.converged:
             break
+        if can_halve and r.reason.startswith((_OVERLAP_STALLED, _NEAR_STALL)):
+            return res, forms[i + 1:]
     if res is None or (budget[0] <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
         why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
-        return StepResult(state, False, its, res.residual if res else float("nan"), why, pairs=res.pairs if res else 0)
-    return res
+        return StepResult(state, False, its, res.residual if res else float("nan"), why,
+                          pairs=res.pairs if res else 0), ()
+    return res, ()
 
 
 def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult]) -> StepResult:
@@ -587,7 +613,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     res = prob.solve(max_iter, restarts, options)
     if not res.converged:
         why = (f"{_OVERLAP_STALLED} with the equations met" if res.reason == EXTRA_STALLED
-               else f"MCP solver: {res.reason}")
+               else _NEAR_STALL if res.reason == NEAR_STALLED else f"MCP solver: {res.reason}")
         return StepResult(state, False, res.iterations, res.residual, f"{why} (residual {res.residual:.3g})",
                           pairs=len(prob.pairs))
     out, missed = prob.finish(res)
@@ -888,6 +914,7 @@ class _StepProblem:
         """Semismooth Newton (core.contact.mcp.solve_mcp) on the whole step from z: value-only line-search trials,
         the proximal term, block elimination, the merit weights and the overlap bound."""
         return solve_mcp(self.residual, z, self.lower, tol=self.tol if tol is None else tol, fun_value=self.value,
+                         near=_NEAR * self.tol,
                          prox=self.prox, condense=self.condense, feasible=self.feasible, weights=self.weights,
                          extra=self.depth_residual if self.plan.depth_index is not None else None,
                          project=self.project, **budget)

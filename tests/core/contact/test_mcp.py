@@ -446,6 +446,20 @@ def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
     assert abs(res.residual - 1e-7) < 1e-9
 
 
+def test_a_solve_that_stalls_near_the_tolerance_ends_without_restart():
+    # F(x) = x^2 + 1e-7 stalls at its best residual 1e-7 (above): with near >= 1e-7 the solve ends after the first
+    # run (and its polish) as NEAR_STALLED, without the restarts it is allowed; with near below 1e-7 it restarts
+    from core.contact import mcp
+
+    def fun(x):
+        return np.array([x[0] ** 2 + 1e-7]), np.array([[2.0 * x[0]]])
+
+    res = solve_mcp(fun, np.array([1.0]), np.array([-np.inf]), max_iter=200, max_restarts=2, near=1e-6)
+    assert not res.converged and res.reason == mcp.NEAR_STALLED and res.restarts == 0
+    res = solve_mcp(fun, np.array([1.0]), np.array([-np.inf]), max_iter=200, max_restarts=2, near=1e-8)
+    assert not res.converged and res.reason != mcp.NEAR_STALLED and res.restarts == 2
+
+
 def test_an_attempt_that_stalls_far_from_a_solution_ends_after_the_longer_window():
     # F(x) = x^2 + 1e-3 has no root; its smallest residual, 1e-3 at x = 0, is far above the stall threshold of the
     # close stall (1e-6): Newton circles around 0 without halving its best residual, and the attempt ends as

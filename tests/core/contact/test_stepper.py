@@ -398,6 +398,47 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     assert res.reason == "step did not converge even when halved (forced)"
 
 
+@pytest.mark.parametrize("halves_converge", [True, False])
+def test_an_attempt_stalled_near_the_tolerance_halves_the_step_before_the_other_attempts(monkeypatch, halves_converge):
+    # the first attempt at the full step stalls near the tolerance (within _NEAR times it): the other attempts are
+    # not made, the step is halved at once; when the halves converge that is the step (its iterations counted once
+    # each), and when they fail the attempts it left out are made at the full size, where the third one converges
+    import core.contact.stepper as stp
+
+    from core.contact.stepper import StepResult
+
+    model = build_model(_drop())
+    st = initial_state(model)
+    h = 0.01
+    calls = []
+
+    def attempt(model_, state, hh, method_, tol, max_iter, extra=frozenset(), form="ac", **kw):
+        calls.append((hh, form, kw.get("cold", False)))
+        if hh == h and len(calls) == 1:
+            return StepResult(state, False, 7, 2e-10, stp._NEAR_STALL + " (residual 2e-10)", pairs=3)
+        if hh < h:
+            if halves_converge:
+                return StepResult(state, True, 5, 1e-11, "converged", pairs=3)
+            return StepResult(state, False, 1, 1e-3, "MCP solver: stalled", pairs=3)
+        ok = kw.get("cold", False)  # at the full size after failed halves: the cold start converges
+        return StepResult(state, ok, 11, 1e-11 if ok else 1e-3, "converged" if ok else "MCP solver: stalled",
+                          pairs=3)
+
+    monkeypatch.setattr(stp, "_step_once", attempt)
+    assert 2e-10 <= stp._NEAR * stp._TOL["implicit"]
+    res = step(model, st, h)
+    assert res.converged
+    if halves_converge:
+        assert calls == [(h, "ac", False), (h / 2, "ac", False), (h / 2, "ac", False)]
+        assert res.halvings == 1 and res.iterations == 7 + 5 + 5
+    else:
+        # the first half fails at every level down to h/64 (each of its sub-steps makes every attempt), then the
+        # normalised form and the cold start at the full size
+        assert calls[-2:] == [(h, "normalised", False), (h, "ac", True)]
+        assert all(hh < h for hh, _f, _c in calls[1:-2])
+        assert res.iterations == 7 + (len(calls) - 3) + 11 + 11
+
+
 def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves(monkeypatch):
     # every attempt fails after using all the iterations it is given: the step's budget (max_iterations) is shared by
     # its attempts and sub-steps, each attempt is capped at what is left, and the step stops when it is spent, with
