@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-# the kernels the step calls (shape_rows, end_poses and pair_terms are called inside pair_batch)
-__all__ = ["pair_batch", "quat_matrices", "broad_bounds", "body_rows", "advance_poses", "explicit_terms",
+# the kernels the step calls (shape_rows, end_poses and pair_terms are called inside pair_batch, and it inside
+# batch_rows; eval_pairs calls pair_batch)
+__all__ = ["batch_rows", "quat_matrices", "broad_bounds", "body_rows", "advance_poses", "explicit_terms",
            "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate", "eliminate_rhs",
            "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute", "fb_reformulate",
            "natural_parts", "overlap_depth"]
@@ -323,6 +324,40 @@ def pair_batch(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_
     GB, dGB, HGB = shape_rows(kind_b, par_b, yB, jac)
     return pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
                       FA, dFA, HFA, GB, dGB, HGB, z, jac, rho)
+
+
+@njit(cache=_CACHE)
+def batch_rows(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_a, RA0, pA0, cA, kind_b, par_b, RB0,
+               pB0, cB, V, ka, kb, dyn_b, z, zidx, floor, SA, SB, valid, Fb, jac, rho):
+    """The implicit step's rows of a batch of pairs and their part of the body rows, in one call: the pairs'
+    unknowns z[zidx] (P, size) and their bodies' velocities V[ka], V[kb] (V (nb, 6): the step's body unknowns), the
+    rows and wrenches (pair_batch), the normal rows (s - floor) / h when floor has one entry a pair (a kept
+    overlap; empty: none), and the wrenches' velocity changes SA WA, SB WB subtracted from the body rows Fb (with jac,
+    the pair's blocks of the step Jacobian; body_blocks).  Returns the rows (P, size) and the blocks."""
+    P = zidx.shape[0]
+    size = zidx.shape[1]
+    zp = np.empty((P, size))
+    vA = np.empty((P, 3))
+    wA = np.empty((P, 3))
+    vB = np.zeros((P, 3))
+    wB = np.zeros((P, 3))
+    for p in range(P):
+        for i in range(size):
+            zp[p, i] = z[zidx[p, i]]
+        for i in range(3):
+            vA[p, i] = V[ka[p], i]
+            wA[p, i] = V[ka[p], 3 + i]
+            if dyn_b:
+                vB[p, i] = V[kb[p], i]
+                wB[p, i] = V[kb[p], 3 + i]
+    r, J, WA, JWA, WB, JWB = pair_batch(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_a, RA0, pA0,
+                                        cA, vA, wA, kind_b, par_b, RB0, pB0, cB, vB, wB, zp, jac, rho)
+    if floor.shape[0] == P:
+        ipn = 7 + m + k
+        for p in range(P):
+            r[p, ipn] -= floor[p] / h
+    _dA, _dB, blk = body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac, Fb, ka, kb)
+    return r, blk
 
 
 @njit(cache=_CACHE)

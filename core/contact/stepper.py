@@ -37,11 +37,11 @@ from .bodies import ContactModel, State
 from .elements import ElementMatrix
 from .joints import JointPlan, JointStep
 from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, contact_frames, explicit_terms,
-                      overlap_depth, quat_matrices, scatter_add)
+                      batch_rows, overlap_depth, quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
 from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, solve_mcp
-from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, eval_pairs, pair_layout,
+from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, pair_layout,
                    separation_pin, tangent_frame)
 from ..shapes.base import stack_rows
 from ..transforms import matrix_to_quat, quat_to_matrix
@@ -96,6 +96,7 @@ _JOINT_WEIGHT = 10.0  # the merit function's weight of the joint rows: measured 
 # row of touching balls) 1 -> no convergence in 120 iterations, 3 -> 34, 10 -> 21, 100 -> 18
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
 _NO_JAC = np.zeros((0, 0, 0))  # the Jacobian arguments of a values-only body_blocks call
+_NO_FLOOR = np.zeros(0)  # batch_rows' floor of a batch without kept overlaps
 
 
 @dataclass(frozen=True)
@@ -638,6 +639,7 @@ class _StepProblem:
                  extra: frozenset, tol: float, max_iter: int, ws: "Workspace", cancel, elim: bool = False):
         self.model, self.state, self.h, self.method, self.form = model, state, h, method, form
         self.tol, self.cancel, self.failure = tol, cancel, ""
+        self._ell = tuple(float(x) for x in model.ellipsoid)  # (e_t, e_o, e_r) of the friction ellipsoid
         dyn = self.dyn = model.dynamic_bodies
         self.nb = dyn.size
         R0 = self.R0 = _rot(state.q)  # (N, 3, 3)
@@ -821,24 +823,24 @@ class _StepProblem:
         and, with jac, their blocks of the step Jacobian in local columns (P, nl, nl)."""
         nb, h, model = self.nb, self.h, self.model
         V = z[:6 * nb].reshape(nb, 6)
+        SA = bt.SA
+        SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
+        if self.method == "implicit":  # (one compiled call: kernels.batch_rows, the rows of eval_pairs)
+            lay = bt.lay
+            r, blk = batch_rows(
+                lay.m, lay.k, lay.nf, float(h), bt.mu, *self._ell, PIN_SPEED, bt.m_ref, bt.e_aux, *bt.rows_a, bt.RA0,
+                bt.pA0, bt.cA, *bt.rows_b, bt.RB0, bt.pB0, bt.cB, V, bt.ka, bt.kb, bt.dyn_b, z, bt.zidx,
+                _NO_FLOOR if bt.floor is None else bt.floor, SA, SB, bt.valid_idx, Fb, jac, float(self.rho))
+            return r, (blk if jac else None)
         vA, wA = V[bt.ka, 0:3], V[bt.ka, 3:6]
         if bt.dyn_b:
             vB, wB = V[bt.kb, 0:3], V[bt.kb, 3:6]
         else:
             vB = wB = np.zeros((bt.P, 3))
         zp = z[bt.zidx]
-        if self.method == "implicit":
-            r, Jl, WA, JWA, WB, JWB = eval_pairs(
-                bt.lay, h, bt.mu, model.ellipsoid, bt.m_ref, bt.e_aux, bt.rows_a, bt.pA0, bt.RA0, bt.cA, vA, wA,
-                bt.rows_b, bt.pB0, bt.RB0, bt.cB, vB, wB, zp, jac, self.rho)
-        else:
-            r, Jl, WA, JWA, WB, JWB = _eval_explicit_batch(
-                bt.lay.nf, model, h, bt.mu, bt.m_ref, bt.e_aux, bt.n, bt.d1, bt.d2, bt.gap0, vA, wA, vB, wB, bt.dyn_b,
-                zp, jac, self.rho)
-        if bt.floor is not None:  # (the normal rows (s - floor) / h: the derivative is s / h's)
-            r[:, bt.lay.pn] -= bt.floor / h
-        SA = bt.SA
-        SB = bt.SB if bt.dyn_b else SA  # (a static B's velocity change is not used)
+        r, Jl, WA, JWA, WB, JWB = _eval_explicit_batch(
+            bt.lay.nf, model, h, bt.mu, bt.m_ref, bt.e_aux, bt.n, bt.d1, bt.d2, bt.gap0, vA, wA, vB, wB, bt.dyn_b,
+            zp, jac, self.rho)
         if not jac:
             JWA = JWB = Jl = _NO_JAC
         _dA, _dB, blk = body_blocks(SA, WA, JWA, SB, WB, JWB, Jl, bt.valid_idx, bt.dyn_b, jac, Fb, bt.ka, bt.kb)
