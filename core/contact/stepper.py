@@ -728,19 +728,23 @@ class _StepProblem:
         frame; (explicit) its fixed geometry, normal, lever arms and gap from a closest-point query now."""
         model, state, h, R0, ac = self.model, self.state, self.h, self.R0, self.ac
         pred = self.pred
+        hv = h * state.v  # (each body's predicted displacement)
         for pr in self.pairs:
             ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
             warm = self.warm_start.get(ip)
             if self.method == "implicit":
                 pr.zf0 = None
-                if warm is not None and warm.get("z") is not None and warm["z"].size == lay.size:
-                    geo = warm["z"][: lay.n_geom].copy()
-                    pr.zf0 = _rescaled_impulse(warm, warm["z"][lay.n_geom:], h, lay.nf, ac)
+                wz = None if warm is None else warm.get("z")
+                if wz is not None and wz.size == lay.size:
+                    geo = wz[:lay.n_geom].copy()
+                    # (the impulses as they are when the last step had this size and form; _initial_guess copies)
+                    pr.zf0 = (wz[lay.n_geom:] if warm.get("h") == h and bool(warm.get("ac")) == ac
+                              else _rescaled_impulse(warm, wz[lay.n_geom:], h, lay.nf, ac))
                     # the closest points travel with the bodies: shift last step's points by this step's predicted
                     # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
                     # (on a static body the point follows A's, as for rolling)
-                    geo[0:3] += h * state.v[a]
-                    geo[3:6] += h * (state.v[b] if model.dynamic[b] else state.v[a])
+                    geo[0:3] += hv[a]
+                    geo[3:6] += hv[b] if model.dynamic[b] else hv[a]
                 else:
                     geo, r = closest_points(model, state, ip)
                     if pred is not None:
@@ -971,13 +975,17 @@ class _StepProblem:
             # be many times mu pn; the move is of the order of the residual, as the projection of the bounded
             # unknowns onto their bounds
             z = z.copy()
-            for pr in pairs:
-                if pr.lay.nf:
-                    ipn, ipf, _isig = _friction_slots(pr.lay, method)
-                    q = z[pr.off + ipf:pr.off + ipf + pr.lay.nf]
-                    rad, nq = pr.mu * max(z[pr.off + ipn], 0.0), float(np.sqrt(q @ q))
-                    if nq > rad:
-                        q *= rad / nq
+            for bt in self.batches:
+                nf = bt.lay.nf
+                if nf:
+                    ipn, ipf, _isig = _friction_slots(bt.lay, method)
+                    iq = bt.zidx[:, ipf:ipf + nf]
+                    q = z[iq]
+                    rad = bt.mu * np.maximum(z[bt.zidx[:, ipn]], 0.0)
+                    nq = np.sqrt(np.sum(q * q, axis=1))
+                    over = nq > rad
+                    if over.any():
+                        z[iq[over]] = q[over] * (rad[over] / nq[over])[:, None]
         new = state.copy()
         new.t = state.t + h
         new.warm = {}
