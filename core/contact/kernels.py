@@ -7,7 +7,8 @@ numpy calls per evaluation on arrays of a few dozen pairs (the per-call overhead
 evaluation of a 27-sphere pile's 80 pairs takes tens of microseconds.  The shapes' inequalities are evaluated here
 too (shape_rows), from the rows each shape gives (core.shapes.inequalities: a kind and its parameters per row), for
 all the pairs of a batch in one call: a mixed pile's many batches of few pairs spent over half of its step in the
-numpy evaluation of the shapes, one call per distinct shape.
+numpy evaluation of the shapes, one call per distinct shape.  A step evaluates each batch in one call (batch_rows:
+the gathers, pair_batch's end poses, shape rows and pair terms, then the body rows, body_blocks).
 
 tests/core/contact/test_stepper.py checks these rows against the one-pair numpy forms (core.contact.pair.eval_pair;
 the explicit method's explicit_terms against core.contact.stepper._eval_explicit) and the Jacobians against finite
