@@ -536,9 +536,12 @@ def _rescaled_impulse(warm: dict, tail: np.ndarray, h: float, nf: int = 0, ac: b
     """A pair's warm impulse unknowns [pn, friction..., sig] for a step of size h, in the form asked for
     (_impulse_form): the impulses, which a sustained load makes proportional to the step, are scaled by h over the
     step they came from (a halved step's sub-steps start from h/2 of the last full step's impulses, and the step
-    after them from 2^k times theirs; the normalised friction unknowns and the sliding speed do not scale)."""
-    out = _impulse_form(tail, nf, bool(warm.get("ac")), ac)
+    after them from 2^k times theirs; the normalised friction unknowns and the sliding speed do not scale).  tail
+    itself (not a copy) when nothing changes, the same step size and form: the callers copy it into the start."""
     h0 = warm.get("h")
+    if (not h0 or h0 == h) and bool(warm.get("ac")) == ac:
+        return tail
+    out = _impulse_form(tail, nf, bool(warm.get("ac")), ac)
     if h0 and h0 != h:
         out[0] *= h / h0
         if ac:
@@ -737,9 +740,7 @@ class _StepProblem:
                 wz = None if warm is None else warm.get("z")
                 if wz is not None and wz.size == lay.size:
                     geo = wz[:lay.n_geom].copy()
-                    # (the impulses as they are when the last step had this size and form; _initial_guess copies)
-                    pr.zf0 = (wz[lay.n_geom:] if warm.get("h") == h and bool(warm.get("ac")) == ac
-                              else _rescaled_impulse(warm, wz[lay.n_geom:], h, lay.nf, ac))
+                    pr.zf0 = _rescaled_impulse(warm, wz[lay.n_geom:], h, lay.nf, ac)  # (_initial_guess copies it)
                     # the closest points travel with the bodies: shift last step's points by this step's predicted
                     # motion (exact for rolling and sliding at constant speed, so Newton starts at the solution)
                     # (on a static body the point follows A's, as for rolling)
