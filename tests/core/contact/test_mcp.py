@@ -674,3 +674,26 @@ def test_compiled_natural_residual_gives_the_bits_of_its_definition():
     F[7] = np.nan
     assert np.isnan(natural_residual(z, F, lower)) and np.isnan(reference(z, F))
     assert natural_residual(np.zeros(0), np.zeros(0), np.zeros(0)) == 0.0
+
+
+def test_adaptive_proximal_weight_damps_an_overshooting_newton_step(monkeypatch):
+    # F(x) = a atan(x / a), a = 1e-3, from x0 = 0.05 = 50 a: the Newton step x - F/F' = x - (1 + (x/a)^2) a atan(x/a)
+    # overshoots to about -3.8 (the classic divergence of Newton on atan), the line search cuts it short, and the
+    # proximal weight e = 0.1 |F| ~ 1.5e-4 against F' = 1/2501 ~ 4e-4 hardly damps it.  The adaptive factor
+    # (mcp._THETA_UP) raises the weight after such a cut step until the damped steps converge to the root x = 0
+    import core.contact.mcp as mcp
+
+    a = 1e-3
+
+    def fun(z):
+        return a * np.arctan(z / a), np.diag(1.0 / (1.0 + (z / a) ** 2))
+
+    def solve():
+        return solve_mcp(fun, np.array([50.0 * a]), np.array([-np.inf]), prox=np.ones(1), max_restarts=0,
+                         polish=False)
+
+    res = solve()
+    assert res.converged and abs(res.z[0]) < 1e-12
+    monkeypatch.setattr(mcp, "_THETA_UP", 1.0)  # the weight fixed at its base value
+    fixed = solve()
+    assert res.iterations < fixed.iterations
