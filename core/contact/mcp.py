@@ -13,8 +13,9 @@ friction multiplier that is free while the normal impulse is zero).  Nonmonotone
 (reference: the largest of the last 5 merits); on stagnation the solver restarts from a perturbed point with
 stronger regularisation.  Optional: a proximal term on marked unknowns (multipliers that may be non-unique,
 see _newton), and block elimination of a Jacobian given as element blocks (core.contact.elements).  An attempt
-that stalls ends early (_STALL close to a solution, _STALL_FAR farther from it), and one that meets the equations
-but not the caller's further residual ends at once, without polish or restart (_EXTRA_STALL, EXTRA_STALLED).
+that stalls ends early (NewtonOptions.stall close to a solution, stall_far farther from it), and one that meets the
+equations but not the caller's further residual ends at once, without polish or restart (extra_stall,
+EXTRA_STALLED).  Every limit of the method is a field of NewtonOptions, with what it was measured to do.
 
 Stopping: the scaled natural residual max_i |nat_i(z)| / (1 + max|z|) <= tol, with
 nat_i = F_i for free i and min(z_i - l_i, F_i) for bounded i (the normalisation PATH reports).
@@ -32,7 +33,7 @@ import scipy.sparse.linalg as spla
 from .elements import ACCEPT, ElementMatrix
 from .kernels import fb_reformulate, natural_parts
 
-__all__ = ["MCPResult", "solve_mcp", "natural_residual", "fb_function", "EXTRA_STALLED", "NEAR_STALLED"]
+__all__ = ["MCPResult", "NewtonOptions", "solve_mcp", "natural_residual", "fb_function", "EXTRA_STALLED", "NEAR_STALLED"]
 
 _SQRT_HALF = np.sqrt(0.5)
 
@@ -58,6 +59,61 @@ class MCPResult:
             if self.reason.startswith(word):
                 return code
         return 4
+
+
+@dataclass(frozen=True)
+class NewtonOptions:
+    """Every limit of the semismooth Newton solver (solve_mcp) apart from the caller's tolerance and iteration count,
+    each with what it was measured to do (measured on the contact bench's piles and on saved hard steps; more in
+    docs/notes/contact-solver.md).  Pass one to solve_mcp(options=...) or core.contact.stepper.step(newton=...)."""
+
+    # A run close to a solution (best scaled natural residual <= stall_below) that has not halved its best residual
+    # in `stall` iterations ends ("stalled"): the active-set polish and the restart then start at once.  Pile steps
+    # stall like this for a hundred iterations and more.  Saved pile steps: 27 spheres 12.5 s with 30, 11.5 s with
+    # 12, 10.8 s with 16; 8 spheres 4.8, 4.4, 4.3 s; explicit 8 spheres 49.0 s and 47.8 s (16)
+    stall: int = 16
+    stall_below: float = 1e-6
+    # Farther from a solution the window is stall_far: the failed runs of 87 saved hard steps (4,266 runs) spent
+    # 3,419 of their iterations after a window of 30, and 2 runs that converged would have been ended (windows of
+    # 20 and 10: 9 and 35 runs).  27-sphere piles at mu 0.8, seeds 1-14: 13 runs complete against 12 without
+    stall_far: int = 30
+    stall_gain: float = 0.5  # "not halved": the best residual above this times the one a window earlier
+    # A run whose iterates meet the natural residual but not the caller's further residual (extra) and do not halve
+    # it in extra_stall iterations ends at once (EXTRA_STALLED), without polish or restart: on a 27-sphere pile at
+    # mu 0.8 a jammed chain kept its overlap at 1.0e-9 m in every attempt for over 100 iterations, its halves
+    # converged in 4 and 5
+    extra_stall: int = 5
+    # The proximal term's weight e = min(prox_cap, theta prox_scale |Phi|) on the marked unknowns (_newton).  Saved
+    # 27-sphere steps: a scale of 1.0 took a third more iterations, 0.03 and less gave steps of hundreds; no floor
+    # (even 1e-8 slowed settled pile steps down to a linear rate)
+    prox_scale: float = 0.1
+    prox_cap: float = 0.1
+    # theta, the weight's adaptive factor: x theta_up after an accepted step shorter than theta_cut (the direction
+    # overshot), / theta_up after a longer one, within [1, theta_max].  27-sphere piles, seeds 1-40 at mu 0.4 and
+    # 0.8: 78 of the 80 runs complete against 72 without it (theta_up = 1), -13 % Newton iterations at mu 0.8
+    theta_up: float = 10.0
+    theta_cut: float = 0.25
+    theta_max: float = 1e6
+    # A Newton step cut below short_step by the line search is compared with Levenberg-Marquardt steps with these
+    # dampings (relative to the largest squared column norm of H), smallest first: about the minimum-norm
+    # Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, up to a short gradient
+    # step.  With (1e-6, 1e-4, 1e-2) the 22 hard states of three 27-sphere runs took 52.6 s against 17.2 s.  They
+    # need the contact step's overlap bound (stepper._DEPTH_LIMIT): without it a halved 8-sphere pile step ended
+    # 2.7e-9 m deep in a wall
+    short_step: float = 1.0 / 64.0
+    lm_nus: tuple = (1e-10, 1e-8, 1e-6)
+    # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): Armijo's condition against the largest of the
+    # last `nonmonotone` merits.  With the monotone search the 27-sphere pile's steps crawled along LM steps and
+    # stalled
+    nonmonotone: int = 5
+    # A failed run whose best residual is at most polish_from gets at most polish_iter Gauss-Newton iterations on
+    # the active set its best point identifies (_active_set_polish).  Without it (27-sphere piles, seeds 1-24 at
+    # mu 0.4 and 0.8) 42 of 48 runs complete against 46
+    polish_from: float = 1e-5
+    polish_iter: int = 12
+
+
+_DEFAULT = NewtonOptions()
 
 
 def natural_residual(z: np.ndarray, F: np.ndarray, lower: np.ndarray,
@@ -220,6 +276,7 @@ def solve_mcp(
     extra: Callable[[np.ndarray, np.ndarray], float] | None = None,
     project: Callable[[np.ndarray], np.ndarray] | None = None,
     near: float | None = None,
+    options: NewtonOptions | None = None,
 ) -> MCPResult:
     """Solve the MCP {F(z) = 0 on free indices, 0 <= z - l perp F(z) >= 0 on bounded ones}; fun(z) -> (F, J).
 
@@ -257,7 +314,10 @@ def solve_mcp(
     project(z) -> z, when given, maps the start of every Newton attempt and every trial point of its line search to
     another point before F is evaluated there: nonlinear elimination of unknowns that have a unique solution given
     the others (a contact step's closest points at the end-of-step poses).  The line search then decreases the merit
-    of the projected points, the merit of the reduced system."""
+    of the projected points, the merit of the reduced system.
+
+    options: the solver's limits (NewtonOptions; its defaults when None)."""
+    opts = options or _DEFAULT
     # (writable copies: a read-only array would be another signature of the compiled kernels, loaded on first use)
     lower = np.array(lower, dtype=float)
     bounded = np.isfinite(lower)
@@ -291,14 +351,14 @@ def solve_mcp(
             eps0 = 10.0 ** (restart - 3)
         zs = np.where(bounded, np.maximum(zs, lower0), zs) if restart else zs
         ok, zf, it, why = _newton(fun, zs, lower, lower0, bounded, lam, eps0, max_iter, tol, best, fun_value, prox,
-                                  condense, proj, wts, extra, project)
+                                  condense, proj, wts, extra, project, opts)
         total_iter += it
         if why == EXTRA_STALLED:
             reason = why  # (neither the polish nor a restart changes what keeps extra above tol: the caller decides)
             break
-        if not ok and polish and best[0] <= _POLISH_FROM:
+        if not ok and polish and best[0] <= opts.polish_from:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
-            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best, extra)
+            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best, extra, opts.polish_iter)
             total_iter += it
         if ok:
             # project onto the bounds: moves bounded entries by at most tol (no tiny negative multipliers out)
@@ -313,18 +373,20 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condense=False, proj=None, weights=1.0, extra=None, project=None):
+            condense=False, proj=None, weights=1.0, extra=None, project=None, opts=None):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
-    With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(_PROX_CAP, theta _PROX_SCALE |Phi|):
+    With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(prox_cap, theta prox_scale |Phi|):
     the Newton equation of F_i(z) + e (z_i - z_i^k) for the marked i, a proximal-point term that vanishes at the current
     iterate z^k (Phi is unchanged, so are the solutions and the stopping test).  Where the marked unknowns are not
     unique at a solution (statically indeterminate contact impulses) H is singular along that continuum and the
     plain Newton direction is dominated by it; the proximal term removes the singularity, and because e shrinks
     with the residual the fast local convergence is kept.  theta adapts the weight to how well the regularised
-    Newton model predicted the last step, as the damping of a Levenberg-Marquardt method: it grows _THETA_UP-fold
-    after an iteration whose accepted step was shorter than _THETA_CUT (the direction overshot: a nearly singular H),
-    and falls as much, to 1 at least, after one that was not (at most _THETA_MAX; e stays below _PROX_CAP)."""
+    Newton model predicted the last step, as the damping of a Levenberg-Marquardt method: it grows theta_up-fold
+    after an iteration whose accepted step was shorter than theta_cut (the direction overshot: a nearly singular H),
+    and falls as much, to 1 at least, after one that was not (at most theta_max; e stays below prox_cap; the fields
+    of NewtonOptions)."""
+    opts = opts or _DEFAULT
     rho_descent, p_descent = 1e-10, 2.1
     theta = 1.0  # the proximal weight's adaptive factor
     if project is not None:
@@ -351,11 +413,12 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             break
         best_at[it] = min(res, best_at[it - 1]) if it else res
         met = met + 1 if nat <= tol else 0
-        if met > _EXTRA_STALL and best_at[it] > _STALL_GAIN * best_at[it - _EXTRA_STALL]:
+        if met > opts.extra_stall and best_at[it] > opts.stall_gain * best_at[it - opts.extra_stall]:
             return False, z, it, EXTRA_STALLED
-        if _STALL and it >= _STALL and best_at[it] <= _STALL_BELOW and best_at[it] > _STALL_GAIN * best_at[it - _STALL]:
+        if (opts.stall and it >= opts.stall and best_at[it] <= opts.stall_below
+                and best_at[it] > opts.stall_gain * best_at[it - opts.stall]):
             return False, z, it, "stalled"
-        if _STALL_FAR and it >= _STALL_FAR and best_at[it] > _STALL_GAIN * best_at[it - _STALL_FAR]:
+        if opts.stall_far and it >= opts.stall_far and best_at[it] > opts.stall_gain * best_at[it - opts.stall_far]:
             return False, z, it, "stalled"
         Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps, weights)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
@@ -363,10 +426,10 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps, weights)
         psi = 0.5 * float(Phi @ Phi)
         merits.append(psi)
-        psi_ref = max(merits[-_NONMONOTONE:])
+        psi_ref = max(merits[-opts.nonmonotone:])
         grad = _tmul(H, Phi)
         if prox is not None:
-            reg = min(_PROX_CAP, theta * _PROX_SCALE * np.sqrt(2.0 * psi)) * dB * prox
+            reg = min(opts.prox_cap, theta * opts.prox_scale * np.sqrt(2.0 * psi)) * dB * prox
             Hp = H + np.diag(reg) if isinstance(H, np.ndarray) else _add_diagonal(H, reg)
         else:
             Hp = H
@@ -382,11 +445,11 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                 gd = -float(grad @ grad)
         t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
                                       project=project)
-        if t < _SHORT_STEP and not used_lm:
+        if t < opts.short_step and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
             # damped (LM) directions with growing damping, keep the best point
-            for nu in _LM_NUS:
+            for nu in opts.lm_nus:
                 nu_s = nu * max(1.0, _max_col_norm2(H))
                 dl = _lm_direction(H, Phi, nu_s)
                 gl = float(grad @ dl)
@@ -401,67 +464,14 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         if zt is None:
             return False, z, it + 1, "line search failed"
         if prox is not None:
-            theta = min(theta * _THETA_UP, _THETA_MAX) if t < _THETA_CUT else max(theta / _THETA_UP, 1.0)
+            theta = (min(theta * opts.theta_up, opts.theta_max) if t < opts.theta_cut
+                     else max(theta / opts.theta_up, 1.0))
         z, F, J = zt, Ft, Jt
     return False, z, max_iter, "iteration limit"
 
 
-# An attempt that is close to a solution (best scaled natural residual <= _STALL_BELOW) but has not halved its best
-# residual in _STALL iterations ends early ("stalled"): what follows (active-set polish, restart) then starts at once.
-# Pile steps stall like this for a hundred iterations and more (then the polish converges in one); farther from the
-# solution a slow phase is more often followed by fast convergence, hence the longer window there (_STALL_FAR).
-# Measured on saved pile steps (one session, same machine): 27 spheres 12.5 s with 30, 11.5 s with 12, 10.8 s with 16
-# (the halved steps end their first attempt sooner: it sat at 1.1e-10, just above the tolerance, at a stationary
-# point of the merit function, H^T Phi = 0); 8 spheres 4.8, 4.4, 4.3 s; explicit 8 spheres 49.0 s and 47.8 s (16).
-_STALL = 16
-# An attempt whose iterates meet the natural residual but not the caller's further residual (extra) and have not
-# halved their residual in _EXTRA_STALL iterations ends at once (EXTRA_STALLED), without polish or restart: what
-# holds extra up is then the problem, not the path to it.  A contact step's overlap bound: on a 27-sphere pile at
-# mu 0.8 a jammed chain of spheres kept its overlap at 1.0e-9 m (over the step's 9e-10) while Newton met the natural
-# residual in 6 iterations; every attempt then sat at the same point for over 100 iterations before the step was
-# halved (and the halves converged in 4 and 5)
-_EXTRA_STALL = 5
 EXTRA_STALLED = "stalled on the further residual (the natural residual met)"
 NEAR_STALLED = "stalled near the tolerance"
-_STALL_GAIN = 0.5
-# Farther from a solution an attempt ends as "stalled" when its best residual has not halved in _STALL_FAR iterations
-# (the restart, or the next attempt, or halving, then starts at once).  Measured from the residual histories of the
-# 4,266 Newton runs of 87 saved hard steps (27-sphere piles at mu 0.4 and 0.8, the mixed pile, the 3x3 layer): the
-# failed runs spent 3,419 of their iterations after such a window of 30, and 2 runs that converged would have been
-# ended (windows of 20 and 10: 6,042 and 10,984 iterations, 9 and 35 runs).  Full runs, 100 steps: 27-sphere piles at
-# mu 0.4, seeds 11-14, 10,984 Newton iterations against 14,190 without; at mu 0.8, seeds 1-14, 13 runs complete
-# against 12, and 81,480 iterations against 96,270 on the 12 that completed both ways
-_STALL_FAR = 30
-_STALL_BELOW = 1e-6
-_PROX_SCALE = 0.1  # weight of the proximal term per unit residual norm (measured on saved 27-sphere pile steps:
-# 1.0 took a third more iterations, with a zig-zag of the residual over tens of iterations; 0.03 and less gave
-# steps of hundreds of iterations)
-_PROX_CAP = 0.1  # largest weight of the proximal term (no floor: even 1e-8 slowed settled pile steps down to a
-# linear rate, impulse directions with less curvature than it being barely corrected)
-# The proximal weight's adaptive factor theta (_newton): x _THETA_UP after an accepted step shorter than _THETA_CUT,
-# / _THETA_UP after a longer one, within [1, _THETA_MAX].  A failing 27-sphere step at mu 0.8 had Newton directions of
-# 10-20 (spin rates and impulses of a jammed cluster: nearly a null direction of H) with the residual at 1e-3 and the
-# weight at 1e-4, and the line search cut them to 1e-3 of their length for tens of iterations.  27-sphere piles, 100
-# steps, seeds 1-40 at mu 0.4 and at mu 0.8: 78 of the 80 runs complete against 72 without it; Newton iterations on
-# the runs that completed both ways +4 % at mu 0.4 (the geometric mean of the per-run ratios 1.00) and -13 % at
-# mu 0.8 (docs/notes/contact-solver.md).  Based on the Newton step's own length (before the LM alternatives)
-# instead: 73 of 80
-_THETA_UP = 10.0
-_THETA_CUT = 0.25
-_THETA_MAX = 1e6
-_LM_NUS = (1e-10, 1e-8, 1e-6)  # damping (relative to the largest squared column norm) of those LM alternatives,
-# smallest first. They stand in for a Newton direction spoiled by a near-singular H: a small damping gives about the
-# minimum-norm Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, while a large one
-# is a short gradient step. With (1e-6, 1e-4, 1e-2) a halved pile step crawled at 3-5 % of merit per iteration for a
-# hundred iterations; the 22 hard states of three 27-sphere runs took 17.2 s against 52.6 s (same session; 1e-8 or
-# 1e-12 first: 23 s and 24 s; (1e-10, 1e-8) or (1e-11, 1e-9, 1e-7): 18 s). They need the contact step's overlap
-# bound (core.contact.stepper._DEPTH_LIMIT): without it a halved 8-sphere pile step ended 2.7e-9 m deep in a wall
-_SHORT_STEP = 1.0 / 64.0  # a Newton step shorter than this triggers the damped (LM) alternatives
-# Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): a step is accepted when it decreases the merit
-# below the largest of the last _NONMONOTONE merits (Armijo's condition relative to that value). Full Newton steps
-# across the kinks of many simultaneous contacts then survive a temporary merit increase; with the monotone
-# search the 27-sphere pile's steps crawled along LM steps and stalled.
-_NONMONOTONE = 5
 
 
 def _max_col_norm2(H):
@@ -507,11 +517,9 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
     return t, None, None, None, np.inf
 
 
-_POLISH_FROM = 1e-5  # a stalled Newton run closer than this (scaled natural residual) gets the active-set polish
-_POLISH_ITER = 12
 
 
-def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
+def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, max_iter=12):
     """Gauss-Newton (LM-damped) on the smooth system of the active set identified at z.
 
     Bounded index i: at its bound when z_i - l_i <= F_i (equation z_i = l_i), else F_i = 0; a degenerate index
@@ -520,7 +528,7 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
     system is overdetermined but consistent at the solution; the LM step (H^T H + nu I) d = -H^T G is minimum norm
     on non-isolated solutions (non-unique impulses).  Returns (converged, z, iterations); updates best."""
     n = z.size
-    for it in range(_POLISH_ITER):
+    for it in range(max_iter):
         try:
             F, J = fun(z)
         except (FloatingPointError, ValueError, np.linalg.LinAlgError):
@@ -575,4 +583,4 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None):
         if res <= tol:
             return True, z_proj, it + 1
         z = z_new
-    return False, z, _POLISH_ITER
+    return False, z, max_iter

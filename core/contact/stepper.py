@@ -29,7 +29,7 @@ step that fails even halved is reported as failed and the state is kept.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from .kernels import (advance_poses, body_blocks, body_rows, broad_bounds, conta
                       batch_rows, overlap_depth, quat_matrices, scatter_add)
 from . import ipm
 from .ipm import SolverOptions
-from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, solve_mcp
+from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, NewtonOptions, solve_mcp
 from .pair import (PIN_SPEED, PairLayout, contact_frame_aux, cross3, eval_geometry, pair_layout,
                    separation_pin, tangent_frame)
 from ..shapes.base import stack_rows
@@ -383,7 +383,7 @@ def _layout_for(model, ip, method):
 def step(model: ContactModel, state: State, h: float, method: str = "implicit", *, tol: float | None = None,
          max_iter: int = _NEWTON_ITER, max_halvings: int = _MAX_HALVINGS, max_iterations: int = _STEP_ITER,
          cancel: Callable[[], bool] | None = None, workspace: "Workspace | None" = None, solver: str = "newton",
-         options: SolverOptions | None = None) -> StepResult:
+         options: SolverOptions | None = None, newton: NewtonOptions | None = None) -> StepResult:
     """Advance `state` by h (no exception on failure: a result with converged=False and the input state).
 
     solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
@@ -398,7 +398,9 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     so the last attempt may exceed it by at most max_iter + 12 (its restart and the active-set polish), the
     interior-point attempt, started with any budget left, by options.max_iter + _HANDOVER_ITER.
 
-    tol: the stopping tolerance of the scaled natural residual (default: the method's, _TOL).  cancel() is checked
+    tol: the stopping tolerance of the scaled natural residual (default: the method's, _TOL).  options: the
+    interior point's limits (SolverOptions), newton: the Newton attempts' (core.contact.mcp.NewtonOptions); their
+    defaults when None.  cancel() is checked
     at every evaluation of the step's equations and every interior-point iteration: a cancelled step is a failed one
     ("cancelled at ...").  workspace: this run's caches (Workspace; a step without one builds what it needs and keeps
     nothing)."""
@@ -417,8 +419,9 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         # has nothing to eliminate: the last attempt is left out rather than built and skipped at every failure)
         forms = tuple(f for f in forms if not (len(f) > 5 and f[5]))
     try:
-        return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, options or SolverOptions(),
-                           ws, cancel, [max_iterations])
+        opts = _Options(options or SolverOptions(), newton or NewtonOptions())
+        return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel,
+                           [max_iterations])
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
@@ -454,6 +457,13 @@ class _Cancelled(Exception):
     pass
 
 
+class _Options(NamedTuple):
+    """The limits a step passes down to its attempts: the interior point's and the Newton attempts'."""
+
+    ipm: SolverOptions
+    newton: NewtonOptions
+
+
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget) -> StepResult:
     """The step by its attempts (_attempts); if none converges, as two halves solved the same way, at most
     max_halvings levels deep; if the halves fail too, the attempts that a stall at the floor left out (_attempts), at
@@ -482,7 +492,8 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         if budget[0] <= 0:
             break
         r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget[0]), form=form, ws=ws,
-                       cancel=cancel, options=opts, restarts=restarts, **dict(zip(("rho", "cold", "elim"), more)))
+                       cancel=cancel, options=opts.ipm, newton=opts.newton, restarts=restarts,
+                       **dict(zip(("rho", "cold", "elim"), more)))
         budget[0] -= r.iterations
         its += r.iterations
         if r.reason == _NOTHING_TO_ELIMINATE and res is not None:
@@ -599,17 +610,18 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
 
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None,
-               restarts: int = 1, rho: float = _AC_RHO, cold: bool = False, elim: bool = False) -> StepResult:
+               restarts: int = 1, rho: float = _AC_RHO, cold: bool = False, elim: bool = False,
+               newton: NewtonOptions | None = None) -> StepResult:
     """One attempt at the step (no halving): the step's MCP (_StepProblem) with friction in `form` ("ac":
     Alart-Curnier, "normalised" (core.contact.pair), "conic": the interior-point method on second-order cones,
     finished by Newton on the Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts`
-    restarts) or the interior-point method (options).  extra: pairs added to the broad phase's (the missed pairs of a
-    first solve)."""
+    restarts; newton: its NewtonOptions) or the interior-point method (options).  extra: pairs added to the broad
+    phase's (the missed pairs of a first solve)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     if ws is None:
         ws = Workspace()
-    prob = _StepProblem(model, state, h, method, form, rho, cold, extra, tol, max_iter, ws, cancel, elim)
+    prob = _StepProblem(model, state, h, method, form, rho, cold, extra, tol, max_iter, ws, cancel, elim, newton)
     if prob.failure:
         return StepResult(state, False, 0, float("nan"), prob.failure)
     if elim and prob.project is None:  # (an elimination attempt on a step without eliminable pairs: nothing new)
@@ -625,7 +637,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body
         # further, into a pair that was not solved: the step is solved again with it
         return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho,
-                          cold=cold, ws=ws, cancel=cancel, options=options, elim=elim)
+                          cold=cold, ws=ws, cancel=cancel, options=options, elim=elim, newton=newton)
     return out
 
 
@@ -639,8 +651,10 @@ class _StepProblem:
     cannot be followed over the step."""
 
     def __init__(self, model: ContactModel, state: State, h: float, method: str, form: str, rho: float, cold: bool,
-                 extra: frozenset, tol: float, max_iter: int, ws: "Workspace", cancel, elim: bool = False):
+                 extra: frozenset, tol: float, max_iter: int, ws: "Workspace", cancel, elim: bool = False,
+                 newton: NewtonOptions | None = None):
         self.model, self.state, self.h, self.method, self.form = model, state, h, method, form
+        self.newton_options = newton or NewtonOptions()
         self.tol, self.cancel, self.failure = tol, cancel, ""
         self._ell = tuple(float(x) for x in model.ellipsoid)  # (e_t, e_o, e_r) of the friction ellipsoid
         dyn = self.dyn = model.dynamic_bodies
@@ -681,7 +695,7 @@ class _StepProblem:
             # velocities and impulses, and the closest points at its end configuration start the implicit solve.
             # Only with few pairs: with many it costs as much as the step itself; new pairs then start from their
             # closest points at the start of the step, with no impulse
-            pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel,
+            pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel, newton=newton,
                               form="ac" if self.ac else "normalised")
             self.pred = pred if pred.converged else None
         self.new_warm_geo = {}
@@ -924,7 +938,7 @@ class _StepProblem:
                          near=_NEAR * self.tol,
                          prox=self.prox, condense=self.condense, feasible=self.feasible, weights=self.weights,
                          extra=self.depth_residual if self.plan.depth_index is not None else None,
-                         project=self.project, **budget)
+                         project=self.project, options=self.newton_options, **budget)
 
     def solve(self, max_iter: int, restarts: int, options) -> MCPResult:
         """The attempt's method from z0: Newton (max_iter iterations, `restarts` restarts), or for the conic form the

@@ -439,10 +439,11 @@ def test_an_attempt_that_stalls_close_to_a_solution_ends_early():
     def fun(x):
         return np.array([x[0] ** 2 + 1e-7]), np.array([[2.0 * x[0]]])
 
-    assert 1e-7 < mcp._STALL_BELOW
+    opts = mcp.NewtonOptions()
+    assert 1e-7 < opts.stall_below
     res = solve_mcp(fun, np.array([1.0]), np.array([-np.inf]), max_iter=200, max_restarts=0)
     assert not res.converged and res.reason == "stalled"
-    assert res.iterations <= 2 * mcp._STALL + mcp._POLISH_ITER
+    assert res.iterations <= 2 * opts.stall + opts.polish_iter
     assert abs(res.residual - 1e-7) < 1e-9
 
 
@@ -463,18 +464,19 @@ def test_a_solve_that_stalls_near_the_tolerance_ends_without_restart():
 def test_an_attempt_that_stalls_far_from_a_solution_ends_after_the_longer_window():
     # F(x) = x^2 + 1e-3 has no root; its smallest residual, 1e-3 at x = 0, is far above the stall threshold of the
     # close stall (1e-6): Newton circles around 0 without halving its best residual, and the attempt ends as
-    # "stalled" _STALL_FAR iterations after its last halving, not as "iteration limit" after its 200 iterations (no
+    # "stalled" stall_far iterations after its last halving, not as "iteration limit" after its 200 iterations (no
     # polish: it is not close enough)
     from core.contact import mcp
 
     def fun(x):
         return np.array([x[0] ** 2 + 1e-3]), np.array([[2.0 * x[0]]])
 
-    assert 1e-3 > mcp._STALL_BELOW and mcp._STALL_FAR > mcp._STALL
+    opts = mcp.NewtonOptions()
+    assert 1e-3 > opts.stall_below and opts.stall_far > opts.stall
     res = solve_mcp(fun, np.array([1.0]), np.array([-np.inf]), max_iter=200, max_restarts=0)
     assert not res.converged and res.reason == "stalled"
-    # it ends at the first iteration whose best residual is not half the best of _STALL_FAR iterations before
-    best, W = np.minimum.accumulate(res.history), mcp._STALL_FAR
+    # it ends at the first iteration whose best residual is not half the best of stall_far iterations before
+    best, W = np.minimum.accumulate(res.history), opts.stall_far
     assert res.iterations == min(k for k in range(W, len(best)) if best[k] > 0.5 * best[k - W]) < 200
     assert 1e-3 <= res.residual < 1.1e-3
 
@@ -495,7 +497,7 @@ def test_an_attempt_that_meets_the_equations_but_not_the_further_residual_ends_w
     res = solve_mcp(fun, np.array([3.0]), np.array([-np.inf]), tol=1e-10, max_iter=200, max_restarts=3,
                     extra=lambda z, F: 5e-10)
     assert not res.converged and res.reason == mcp.EXTRA_STALLED
-    assert res.iterations == 1 + mcp._EXTRA_STALL  # one step to x = 1, then the stall window
+    assert res.iterations == 1 + mcp.NewtonOptions().extra_stall  # one step to x = 1, then the stall window
     assert res.residual == pytest.approx(5e-10) and res.z[0] == pytest.approx(1.0)
     assert res.restarts == 0 and len(calls) == res.iterations + 1  # no restart was made
     # a further residual that falls with the iterations is waited for: x - 1 = 2^-k, extra = |x - 1| (above tol
@@ -676,24 +678,24 @@ def test_compiled_natural_residual_gives_the_bits_of_its_definition():
     assert natural_residual(np.zeros(0), np.zeros(0), np.zeros(0)) == 0.0
 
 
-def test_adaptive_proximal_weight_damps_an_overshooting_newton_step(monkeypatch):
+def test_adaptive_proximal_weight_damps_an_overshooting_newton_step():
     # F(x) = a atan(x / a), a = 1e-3, from x0 = 0.05 = 50 a: the Newton step x - F/F' = x - (1 + (x/a)^2) a atan(x/a)
     # overshoots to about -3.8 (the classic divergence of Newton on atan), the line search cuts it short, and the
     # proximal weight e = 0.1 |F| ~ 1.5e-4 against F' = 1/2501 ~ 4e-4 hardly damps it.  The adaptive factor
-    # (mcp._THETA_UP) raises the weight after such a cut step until the damped steps converge to the root x = 0
-    import core.contact.mcp as mcp
+    # (NewtonOptions.theta_up) raises the weight after such a cut step until the damped steps converge to the root
+    # x = 0; with the factor held at 1 the same run takes more iterations (it stalls)
+    from core.contact.mcp import NewtonOptions
 
     a = 1e-3
 
     def fun(z):
         return a * np.arctan(z / a), np.diag(1.0 / (1.0 + (z / a) ** 2))
 
-    def solve():
+    def solve(options=None):
         return solve_mcp(fun, np.array([50.0 * a]), np.array([-np.inf]), prox=np.ones(1), max_restarts=0,
-                         polish=False)
+                         polish=False, options=options)
 
     res = solve()
     assert res.converged and abs(res.z[0]) < 1e-12
-    monkeypatch.setattr(mcp, "_THETA_UP", 1.0)  # the weight fixed at its base value
-    fixed = solve()
+    fixed = solve(NewtonOptions(theta_up=1.0))  # the weight held at its base value
     assert res.iterations < fixed.iterations

@@ -341,6 +341,31 @@ def test_failed_step_stops_the_run_and_keeps_every_frame(monkeypatch):
     assert np.all(np.isfinite(rec.position)) and np.all(np.isfinite(rec.velocity))
 
 
+@pytest.mark.parametrize("method", ["implicit", "explicit"])
+def test_newton_options_reach_the_newton_attempts_of_a_step(monkeypatch, method):
+    # step(newton=NewtonOptions(...)) is what the step's Newton solves run with (the attempts, the halves, the
+    # predictor of new pairs); without it they run with the defaults
+    import core.contact.stepper as stp
+    from core.contact.mcp import NewtonOptions
+
+    model = build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1))]))
+    st = initial_state(model)  # resting on the floor: the pair is solved
+    seen = []
+    real = stp.solve_mcp
+
+    def spy(fun, z0, lower, **kw):
+        seen.append(kw.get("options"))
+        return real(fun, z0, lower, **kw)
+
+    monkeypatch.setattr(stp, "solve_mcp", spy)
+    opts = NewtonOptions(stall_far=25, theta_up=4.0)
+    res = step(model, st, 0.01, method, newton=opts)
+    assert res.converged and res.contacts and seen and all(o is opts for o in seen)
+    seen.clear()
+    assert step(model, st, 0.01, method).converged
+    assert seen and all(o == NewtonOptions() for o in seen)
+
+
 @pytest.mark.parametrize("shape", [{"type": "sphere", "radius": 0.1}, {"type": "box", "size": [0.2, 0.2, 0.2]}])
 def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, shape):
     # (a box on the floor: the last attempt has no closest points to eliminate and does not apply; the reason is
