@@ -48,6 +48,16 @@ class Dialogs:
         return staticmethod(f)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels():
+    """The contact step's compiled kernels loaded before any GUI test runs a simulation: on a fresh clone numba
+    compiles them first (about 40 s on the development machine, longer under load), and a test's timeout is for the
+    run it watches, not for a machine's first compile (the app does the same compile in its worker thread)."""
+    from core.contact import prepare_kernels
+
+    prepare_kernels()
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch, qapp):
     """Point QSettings and the app data location at a temporary folder; never show a real dialog."""
