@@ -33,7 +33,8 @@ import scipy.sparse.linalg as spla
 from .elements import ACCEPT, ElementMatrix
 from .kernels import fb_reformulate, natural_parts
 
-__all__ = ["MCPResult", "NewtonOptions", "solve_mcp", "natural_residual", "fb_function", "EXTRA_STALLED", "NEAR_STALLED"]
+__all__ = ["MCPResult", "NewtonOptions", "solve_mcp", "natural_residual", "fb_function", "EXTRA_STALLED",
+           "NEAR_STALLED"]
 
 _SQRT_HALF = np.sqrt(0.5)
 
