@@ -374,7 +374,7 @@ def solve_mcp(
 
 
 def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_value=None, prox=None,
-            condense=False, proj=None, weights=1.0, extra=None, project=None, opts=None):
+            condense=False, proj=None, weights=1.0, extra=None, project=None, opts=_DEFAULT):
     """One attempt of (smoothed) semismooth Newton with Armijo search; updates best in place.
 
     With prox, the direction solves (H + e Db P) d = -Phi, P = diag(prox), e = min(prox_cap, theta prox_scale |Phi|):
@@ -387,7 +387,6 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     after an iteration whose accepted step was shorter than theta_cut (the direction overshot: a nearly singular H),
     and falls as much, to 1 at least, after one that was not (at most theta_max; e stays below prox_cap; the fields
     of NewtonOptions)."""
-    opts = opts or _DEFAULT
     rho_descent, p_descent = 1e-10, 2.1
     theta = 1.0  # the proximal weight's adaptive factor
     if project is not None:
@@ -518,9 +517,7 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
     return t, None, None, None, np.inf
 
 
-
-
-def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, max_iter=12):
+def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, max_iter=_DEFAULT.polish_iter):
     """Gauss-Newton (LM-damped) on the smooth system of the active set identified at z.
 
     Bounded index i: at its bound when z_i - l_i <= F_i (equation z_i = l_i), else F_i = 0; a degenerate index

@@ -449,7 +449,6 @@ _CONIC = ("conic", 0, 0)
 
 _NOTHING_TO_ELIMINATE = "no pair whose closest points the last attempt eliminates"
 _OVERLAP_STALLED = "overlap bound not met"
-_NEAR_STALL = "stalled near the tolerance"
 _BUDGET_SPENT = "the step's iteration budget is spent"
 
 
@@ -502,7 +501,7 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         res.iterations = its
         if res.converged:
             break
-        if can_halve and r.reason.startswith((_OVERLAP_STALLED, _NEAR_STALL)):
+        if can_halve and r.reason.startswith((_OVERLAP_STALLED, NEAR_STALLED)):
             return res, forms[i + 1:]
     if res is None or (budget[0] <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
         why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
@@ -629,7 +628,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
     res = prob.solve(max_iter, restarts, options)
     if not res.converged:
         why = (f"{_OVERLAP_STALLED} with the equations met" if res.reason == EXTRA_STALLED
-               else _NEAR_STALL if res.reason == NEAR_STALLED else f"MCP solver: {res.reason}")
+               else NEAR_STALLED if res.reason == NEAR_STALLED else f"MCP solver: {res.reason}")
         return StepResult(state, False, res.iterations, res.residual, f"{why} (residual {res.residual:.3g})",
                           pairs=len(prob.pairs))
     out, missed = prob.finish(res)
@@ -654,7 +653,7 @@ class _StepProblem:
                  extra: frozenset, tol: float, max_iter: int, ws: "Workspace", cancel, elim: bool = False,
                  newton: NewtonOptions | None = None):
         self.model, self.state, self.h, self.method, self.form = model, state, h, method, form
-        self.newton_options = newton or NewtonOptions()
+        self.newton_options = newton  # (None: solve_mcp's defaults)
         self.tol, self.cancel, self.failure = tol, cancel, ""
         self._ell = tuple(float(x) for x in model.ellipsoid)  # (e_t, e_o, e_r) of the friction ellipsoid
         dyn = self.dyn = model.dynamic_bodies

@@ -440,7 +440,7 @@ def test_an_attempt_stalled_near_the_tolerance_halves_the_step_before_the_other_
     def attempt(model_, state, hh, method_, tol, max_iter, extra=frozenset(), form="ac", **kw):
         calls.append((hh, form, kw.get("cold", False)))
         if hh == h and len(calls) == 1:
-            return StepResult(state, False, 7, 2e-10, stp._NEAR_STALL + " (residual 2e-10)", pairs=3)
+            return StepResult(state, False, 7, 2e-10, stp.NEAR_STALLED + " (residual 2e-10)", pairs=3)
         if hh < h:
             if halves_converge:
                 return StepResult(state, True, 5, 1e-11, "converged", pairs=3)
