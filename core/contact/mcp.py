@@ -359,7 +359,8 @@ def solve_mcp(
             break
         if not ok and polish and best[0] <= opts.polish_from:
             # close but stalled (degenerate or non-unique solutions): Gauss-Newton on the identified active set
-            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best, extra, opts.polish_iter)
+            ok, zf, it = _active_set_polish(fun, best[1], lower, lower0, bounded, tol, best, extra, opts.polish_iter,
+                                            fun_value)
             total_iter += it
         if ok:
             # project onto the bounds: moves bounded entries by at most tol (no tiny negative multipliers out)
@@ -517,15 +518,18 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
     return t, None, None, None, np.inf
 
 
-def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, max_iter=_DEFAULT.polish_iter):
+def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, max_iter=_DEFAULT.polish_iter,
+                       fun_value=None):
     """Gauss-Newton (LM-damped) on the smooth system of the active set identified at z.
 
     Bounded index i: at its bound when z_i - l_i <= F_i (equation z_i = l_i), else F_i = 0; a degenerate index
     (both small) gets both equations, so the system stays consistent at a degenerate solution where the FB
     reformulation is not differentiable and semismooth Newton stalls.  Free indices: F_i = 0.  The identified
     system is overdetermined but consistent at the solution; the LM step (H^T H + nu I) d = -H^T G is minimum norm
-    on non-isolated solutions (non-unique impulses).  Returns (converged, z, iterations); updates best."""
+    on non-isolated solutions (non-unique impulses).  fun_value(z) -> F (as solve_mcp's) evaluates the trial points,
+    where the Jacobian is not needed.  Returns (converged, z, iterations); updates best."""
     n = z.size
+    value = fun_value if fun_value is not None else (lambda x: fun(x)[0])
     for it in range(max_iter):
         try:
             F, J = fun(z)
@@ -566,13 +570,13 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, ma
             d = _lm_direction(H, G, max(1e-14, min(1e-6, g_norm)) * max(1.0, _max_col_norm2(H)) * 1e-6)
         z_new = z + d
         try:
-            F_new = fun(z_new)[0]
+            F_new = value(z_new)
         except (FloatingPointError, ValueError, np.linalg.LinAlgError):
             return False, z, it + 1
         if not np.all(np.isfinite(F_new)):
             return False, z, it + 1
         z_proj = np.where(bounded, np.maximum(z_new, lower0), z_new)
-        F_proj = fun(z_proj)[0] if np.any(z_proj != z_new) else F_new
+        F_proj = value(z_proj) if np.any(z_proj != z_new) else F_new
         res = natural_residual(z_proj, F_proj, lower, extra)
         if len(best) > 2:  # (the history, when the caller keeps one)
             best[2].append(res)
