@@ -95,6 +95,23 @@ class NewtonOptions:
     theta_up: float = 10.0
     theta_cut: float = 0.25
     theta_max: float = 1e6
+    # Where the Newton direction is missing or not a good descent direction (near a pile step's solution it is long
+    # along nearly singular directions of H: |d| of 1e2-1e4 at a residual of 1e-8, every iteration) the step is the
+    # Levenberg-Marquardt one, (H^T H + nu I) d = -H^T Phi, nu = lm_mu |Phi|.  lm_mu adapts to the step's gain
+    # ratio r (the merit's actual decrease over the decrease its linear model predicts; Fan 2003, Fan and Pan 2006):
+    # / lm_adapt after a full step with r > lm_gain_good, x lm_adapt after a shortened step or r < lm_gain_poor,
+    # within [lm_mu_min, lm_mu_max].  With lm_mu fixed at 1 such runs crawled at a rate of about 0.9 per iteration
+    # (a singular value s of H with s^2 ~ 0.1 nu keeps 90 % of its error).  27-sphere piles, seeds 1-24, 100 steps:
+    # at mu 0.4, 47,872 Newton iterations against 54,038 (geometric mean of the per-run ratios 0.935), at mu 0.8 24
+    # runs complete against 22, with 11 % more iterations on the runs that completed both ways (geometric mean of
+    # the per-run ratios 1.03, from 0.39 to 2.03); mixed
+    # piles (seeds 1-6) 12,451 against 15,537; the cube scenes and the 8-sphere pile the same or fewer.  An upper
+    # bound of 1 (never more damping than the fixed rule): the same at mu 0.4, 23 runs complete at mu 0.8
+    lm_adapt: float = 4.0
+    lm_gain_poor: float = 0.25
+    lm_gain_good: float = 0.75
+    lm_mu_min: float = 1e-8
+    lm_mu_max: float = 1e4
     # A Newton step cut below short_step by the line search is compared with Levenberg-Marquardt steps with these
     # dampings (relative to the largest squared column norm of H), smallest first: about the minimum-norm
     # Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, up to a short gradient
@@ -390,6 +407,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     of NewtonOptions)."""
     rho_descent, p_descent = 1e-10, 2.1
     theta = 1.0  # the proximal weight's adaptive factor
+    lm_mu = 1.0  # the LM step's adaptive damping factor
     if project is not None:
         z = project(z)
     try:
@@ -437,15 +455,28 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         d = _solve_linear(Hp, -Phi, condense)
         used_lm = d is None
         gd = float(grad @ d) if d is not None else 0.0
+        lm_step = False
         if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
-            # Newton direction missing or uphill: LM step (regularised by the residual size)
-            d = _lm_direction(H, Phi, min(1e-2, np.sqrt(2 * psi)) + 1e-14)
+            # Newton direction missing or not a good descent direction (near a solution: long along the nearly
+            # singular directions of H): LM step, damped by lm_mu times the residual size
+            d = _lm_direction(H, Phi, lm_mu * min(1e-2, np.sqrt(2 * psi)) + 1e-14)
             gd = float(grad @ d)
-            if gd >= 0.0:
+            lm_step = gd < 0.0
+            if not lm_step:
                 d = -grad
                 gd = -float(grad @ grad)
         t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
                                       project=project)
+        if lm_step:
+            # the gain ratio of the LM step: the merit's actual decrease over the decrease its linear model predicts
+            # (Fan 2003; Fan and Pan 2006): a good full step lowers the damping, a poor or shortened one raises it
+            lin = Phi + H @ d
+            predicted = psi - 0.5 * float(lin @ lin)
+            gain = (psi - psit) / predicted if zt is not None and predicted > 0.0 else 0.0
+            if t >= 1.0 and gain > opts.lm_gain_good:
+                lm_mu = max(lm_mu / opts.lm_adapt, opts.lm_mu_min)
+            elif t < 1.0 or gain < opts.lm_gain_poor:
+                lm_mu = min(lm_mu * opts.lm_adapt, opts.lm_mu_max)
         if t < opts.short_step and not used_lm:
             # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
             # that are not unique in a statically indeterminate pile) and d is dominated by that direction;

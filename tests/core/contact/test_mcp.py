@@ -699,3 +699,27 @@ def test_adaptive_proximal_weight_damps_an_overshooting_newton_step():
     assert res.converged and abs(res.z[0]) < 1e-12
     fixed = solve(NewtonOptions(theta_up=1.0))  # the weight held at its base value
     assert res.iterations < fixed.iterations
+
+
+def test_adaptive_levenberg_marquardt_damping_crosses_a_nearly_singular_direction():
+    # F(x) = A x - b, A = diag(1, s), s = 1e-6, free unknowns, root x* = (0, 1), from x0 = (0, 0): |F| = s = 1e-6
+    # while the root is 1 away, so the Newton step d = (0, 1) fails the descent test grad.d = -|F|^2 = -1e-12 <=
+    # -1e-10 |d|^2.1 and the step is the Levenberg-Marquardt one, (A^T A + nu I) d = -A^T F.  Along the second axis
+    # it moves s^2 / (s^2 + nu) of the way: with nu = |F| = 1e-6 (lm_mu held at 1) that is 1e-6 of it per iteration,
+    # and the run stalls.  The problem is linear, so every full LM step's gain ratio is 1: lm_mu falls fourfold per
+    # iteration (NewtonOptions.lm_adapt) until nu is below s^2 = 1e-12 (about ten iterations), and then the steps are
+    # Gauss-Newton ones, which reach the root
+    from core.contact.mcp import NewtonOptions
+
+    s = 1e-6
+    A, b = np.diag([1.0, s]), np.array([0.0, s])
+
+    def solve(options=None):
+        return solve_mcp(lambda z: (A @ z - b, A.copy()), np.zeros(2), np.full(2, -np.inf), max_restarts=0,
+                         polish=False, options=options)
+
+    res = solve()
+    assert res.converged and np.allclose(res.z, [0.0, 1.0], atol=1e-3)
+    assert 10 <= res.iterations <= 20
+    fixed = solve(NewtonOptions(lm_adapt=1.0))
+    assert not fixed.converged and abs(fixed.z[1]) < 1e-3  # crawled 1e-6 of the way per iteration
