@@ -682,6 +682,63 @@ def test_batched_pair_evaluation_agrees_with_the_one_pair_form():
     assert vals[1] is vals[3] is vals[5] is None
 
 
+@pytest.mark.parametrize("rho", [0.0, 1.0])
+def test_batch_rows_is_the_batched_evaluation_then_the_body_blocks(rho):
+    """kernels.batch_rows (the implicit step's one compiled call per batch) gives what its parts give: the pairs'
+    unknowns gathered from the step's z and their bodies' velocities from its body rows, eval_pairs' rows (the normal
+    row less floor / h, a kept overlap), and body_blocks' velocity changes subtracted from the body rows and the
+    Jacobian blocks; the values-only call gives the same rows and body rows bit for bit."""
+    from core.contact.kernels import batch_rows, body_blocks
+    from core.contact.pair import PIN_SPEED, eval_pairs
+    from core.shapes.base import stack_rows
+
+    rng = np.random.default_rng(11)
+    lay = pair_layout(1, 1, 0.4, 0.05)
+    shapes_a = [parse_shape({"type": "sphere", "radius": r}, "a") for r in (0.1, 0.2, 0.15)]
+    shapes_b = [parse_shape({"type": "sphere", "radius": r}, "b") for r in (0.3, 0.1, 0.2)]
+    P, nb = 3, 4
+    ka, kb = np.array([0, 1, 3]), np.array([2, 3, 1])  # the pairs' bodies among the step's dynamic bodies
+    V = rng.standard_normal((nb, 6))
+    R = lambda: np.array([quat_to_matrix(rng.standard_normal(4)) for _ in range(P)])  # noqa: E731
+    RA0, RB0 = R(), R()
+    pA0, pB0, cA, cB = (rng.standard_normal((P, 3)) for _ in range(4))
+    size = lay.size
+    zidx = 6 * nb + rng.permutation(P * size).reshape(P, size)  # the pair blocks' places in the step's unknowns
+    z = rng.standard_normal(6 * nb + P * size)
+    z[zidx[:, 6:]] = rng.random((P, size - 6))
+    mu, m_ref = np.array([0.4, 0.3, 0.5]), rng.random(P) + 0.5
+    e_aux = np.tile([0.0, 0.0, 1.0], (P, 1))
+    ell = (1.0, 0.7, 0.05)
+    floor = np.array([-2e-10, 0.0, -4.5e-10])
+    SA, SB = (rng.standard_normal((P, 6, 6)) for _ in range(2))
+    valid = np.arange(12 + size)
+    Fb0 = rng.standard_normal((nb, 6))
+    ra, rb = stack_rows(shapes_a), stack_rows(shapes_b)
+    h = 0.01
+
+    def batch(jac):
+        Fb = Fb0.copy()
+        r, blk = batch_rows(lay.m, lay.k, lay.nf, h, mu, *ell, PIN_SPEED, m_ref, e_aux, *ra, RA0, pA0, cA, *rb, RB0,
+                            pB0, cB, V, ka, kb, True, z, zidx, floor, SA, SB, valid, Fb, jac, rho)
+        return r, blk, Fb
+
+    r, blk, Fb = batch(True)
+    zp = z[zidx]
+    ref = eval_pairs(lay, h, mu, ell, m_ref, e_aux, ra, pA0, RA0, cA, V[ka, :3], V[ka, 3:], rb, pB0, RB0, cB,
+                     V[kb, :3], V[kb, 3:], zp, rho=rho)
+    r_ref = ref[0].copy()
+    r_ref[:, lay.pn] -= floor / h  # the normal row (s - floor) / h
+    Fb_ref = Fb0.copy()
+    _dA, _dB, blk_ref = body_blocks(SA, ref[2], ref[3], SB, ref[4], ref[5], ref[1], valid, True, True, Fb_ref, ka, kb)
+    np.testing.assert_allclose(r, r_ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(Fb, Fb_ref, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(blk, blk_ref, rtol=1e-13, atol=1e-13)
+    assert not np.allclose(Fb, Fb0)  # (the pairs' impulses do move their bodies)
+    r_v, _blk, Fb_v = batch(False)
+    np.testing.assert_array_equal(r_v, r)
+    np.testing.assert_array_equal(Fb_v, Fb)
+
+
 def test_impulses_of_a_halved_step_are_the_total_split_along_the_end_normal():
     """Two half steps with normals 0.1 rad apart: the merged contact keeps the total impulse vector the body
     received, and its friction part is tangential to the reported (end-of-step) normal."""
