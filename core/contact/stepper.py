@@ -421,7 +421,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     try:
         opts = _Options(options or SolverOptions(), newton or NewtonOptions())
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel,
-                           [max_iterations])
+                           _Budget(max_iterations))
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
@@ -456,6 +456,13 @@ class _Cancelled(Exception):
     pass
 
 
+class _Budget:
+    """The Newton (and interior-point) iterations a step has left, shared by all its attempts and sub-steps."""
+
+    def __init__(self, left: int):
+        self.left = left
+
+
 class _Options(NamedTuple):
     """The limits a step passes down to its attempts: the interior point's and the Newton attempts'."""
 
@@ -466,13 +473,13 @@ class _Options(NamedTuple):
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget) -> StepResult:
     """The step by its attempts (_attempts); if none converges, as two halves solved the same way, at most
     max_halvings levels deep; if the halves fail too, the attempts that a stall at the floor left out (_attempts), at
-    the full size.  budget: [the iterations the whole step has left], shared by all its sub-steps."""
+    the full size.  budget: the iterations the whole step has left (_Budget), shared by all its sub-steps."""
     res, rest = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget)
-    if res.converged or max_halvings <= 0 or budget[0] <= 0:
+    if res.converged or max_halvings <= 0 or budget.left <= 0:
         return res
     halved = _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter,
                                                             max_halvings - 1, forms, opts, ws, cancel, budget))
-    if halved.converged or not rest or budget[0] <= 0:
+    if halved.converged or not rest or budget.left <= 0:
         return halved
     later, _ = _attempts(model, state, h, method, tol, max_iter, False, rest, opts, ws, cancel, budget)
     out = later if later.converged else halved
@@ -488,12 +495,12 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
     tolerance."""
     its, res = 0, None
     for i, (form, iters, restarts, *more) in enumerate(forms):
-        if budget[0] <= 0:
+        if budget.left <= 0:
             break
-        r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget[0]), form=form, ws=ws,
+        r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget.left), form=form, ws=ws,
                        cancel=cancel, options=opts.ipm, newton=opts.newton, restarts=restarts,
                        **dict(zip(("rho", "cold", "elim"), more)))
-        budget[0] -= r.iterations
+        budget.left -= r.iterations
         its += r.iterations
         if r.reason == _NOTHING_TO_ELIMINATE and res is not None:
             continue  # (an attempt that did not apply: the step's reason stays the last attempt's that did)
@@ -503,7 +510,7 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
             break
         if can_halve and r.reason.startswith((_OVERLAP_STALLED, NEAR_STALLED)):
             return res, forms[i + 1:]
-    if res is None or (budget[0] <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
+    if res is None or (budget.left <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
         why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
         return StepResult(state, False, its, res.residual if res else float("nan"), why,
                           pairs=res.pairs if res else 0), ()
