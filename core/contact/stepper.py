@@ -1329,9 +1329,14 @@ class _Plan:
         # (with one or two pairs the term only slows the last iterations down: the disc example needs 3x more)
         # ... and the Newton equations are solved by eliminating the pair blocks (each couples only to its bodies'
         # velocities; with the proximal term a block is regular) and then the bodies' velocities
-        # (the implicit method only: on the explicit one, whose geometry is fixed, one saved 8-sphere pile step then
-        # fails where plain Newton converges)
-        prox = np.zeros(ntot) if n > 2 and method == "implicit" else None
+        # Both methods: the explicit method's piles are as indeterminate.  Measured on the explicit bench's seeds
+        # (100 steps, 150 for the mixed pile): 27-sphere piles at mu 0.4 took 16,168 and 14,275 Newton iterations
+        # for 79 and 98 steps before their 60 CPU-s ran out, and 2,364 and 1,347 (4.3 and 2.5 CPU-s) for all 100
+        # with the term; at mu 0.8 one of two runs failed at step 70 (4,061 iterations) and now both complete
+        # (2,725 and 1,355 against 1,968); 8-sphere piles 559 and 375 against 3,408 and 480; the cube scenes -3 %
+        # to +18 % per run (cubes4 769 and 975 against 761 and 826, cubes8 1,064 and 1,175 against 974 and 1,099);
+        # the mixed pile 1,614 and 1,601 against 1,760 and 2,090
+        prox = np.zeros(ntot) if n > 2 else None
         # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with
         # a negative one the friction rows describe friction that drives the slip, and pile steps stalled on such
         # points.  Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against
@@ -1383,6 +1388,8 @@ class _Plan:
                 i_s[m], i_a1[m], i_a2[m] = zidx[:, lay.s], zidx[:, lay.a1:lay.a1 + 3], zidx[:, lay.a2:lay.a2 + 3]
             else:
                 lower[zidx[:, ipn]] = 0.0
+                if prox is not None:
+                    prox[zidx[:, ipn:]] = 1.0  # the block is [pn, friction unknowns]: all of it
             if lay.nf:
                 lower[zidx[:, isig]] = 0.0
                 feasible[zidx[:, isig]] = True
