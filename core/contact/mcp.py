@@ -113,14 +113,6 @@ class NewtonOptions:
     lm_gain_good: float = 0.75
     lm_mu_min: float = 1e-8
     lm_mu_max: float = 1e4
-    # A Newton step cut below short_step by the line search is compared with Levenberg-Marquardt steps with these
-    # dampings (relative to the largest squared column norm of H), smallest first: about the minimum-norm
-    # Gauss-Newton step, which leaves the singular directions (indeterminate impulses) alone, up to a short gradient
-    # step.  With (1e-6, 1e-4, 1e-2) the 22 hard states of three 27-sphere runs took 52.6 s against 17.2 s.  They
-    # need the contact step's overlap bound (stepper._DEPTH_LIMIT): without it a halved 8-sphere pile step ended
-    # 2.7e-9 m deep in a wall
-    short_step: float = 1.0 / 64.0
-    lm_nus: tuple = (1e-10, 1e-8, 1e-6)
     # Nonmonotone line search (Grippo, Lampariello and Lucidi 1986): Armijo's condition against the largest of the
     # last `nonmonotone` merits.  With the monotone search the 27-sphere pile's steps crawled along LM steps and
     # stalled
@@ -454,7 +446,6 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         else:
             Hp = H
         d = _solve_linear(Hp, -Phi, condense)
-        used_lm = d is None
         gd = float(grad @ d) if d is not None else 0.0
         lm_step = False
         if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
@@ -478,22 +469,6 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                 lm_mu = max(lm_mu / opts.lm_adapt, opts.lm_mu_min)
             elif t < 1.0 or gain < opts.lm_gain_poor:
                 lm_mu = min(lm_mu * opts.lm_adapt, opts.lm_mu_max)
-        if t < opts.short_step and not used_lm:
-            # a Newton step cut short by the line search: H is nearly singular along d (e.g. friction impulses
-            # that are not unique in a statically indeterminate pile) and d is dominated by that direction;
-            # damped (LM) directions with growing damping, keep the best point
-            for nu in opts.lm_nus:
-                nu_s = nu * max(1.0, _max_col_norm2(H))
-                dl = _lm_direction(H, Phi, nu_s)
-                gl = float(grad @ dl)
-                if gl >= 0.0:
-                    continue
-                tl, zl, Fl, Jl, psil = _armijo(fun, z, dl, psi_ref, gl, lower0, bounded, lam, eps, fun_value, proj,
-                                               weights, project=project)
-                if zl is not None and (zt is None or psil < psit):
-                    t, zt, Ft, Jt, psit, used_lm = tl, zl, Fl, Jl, psil, True
-                    if tl >= 0.5:
-                        break
         if zt is None:
             return False, z, it + 1, "line search failed"
         if prox is not None:

@@ -368,8 +368,7 @@ def test_newton_options_reach_the_newton_attempts_of_a_step(monkeypatch, method)
 
 @pytest.mark.parametrize("shape", [{"type": "sphere", "radius": 0.1}, {"type": "box", "size": [0.2, 0.2, 0.2]}])
 def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, shape):
-    # (a box on the floor: the last attempt has no closest points to eliminate and does not apply; the reason is
-    # then the last attempt's that did, the cold start's)
+    # (a box on the floor: the last attempt, the cold start, has no closest points to eliminate and solves them)
     import core.contact.stepper as stp
 
     model = build_model(mechanism([floor(), body("ball", shape, position=(0, 0, 0.1))]))
@@ -377,7 +376,7 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, sh
     monkeypatch.setattr(stp, "solve_mcp", lambda fun, z0, lower, **kw: MCPResult(z0, False, 3, 1.0, "stub"))
     res = step(model, st, 0.01)
     assert not res.converged and "halved" in res.reason and res.halvings >= 1
-    # the reason of the last attempt made (the elimination's for the ball, the cold start's for the box)
+    # the reason of the last attempt made, the cold start's
     assert res.reason == "step did not converge even when halved (MCP solver: stub (residual 1))"
     assert res.state is st  # state unchanged
 
@@ -385,8 +384,8 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, sh
 @pytest.mark.parametrize("method", ["implicit", "explicit"])
 def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_iteration(monkeypatch, method):
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
-    # order (Alart-Curnier from the warm start, normalised from the warm start, Alart-Curnier from a cold start, then
-    # for the implicit method cold with the closest points eliminated; the explicit method has nothing to eliminate),
+    # order (Alart-Curnier from the warm start, normalised from the warm start, then Alart-Curnier from a cold start,
+    # with the closest points eliminated for the implicit method; the explicit method's geometry is fixed),
     # then the first half of it the same way, down to h/64 (max_halvings = 6); the second halves are never reached
     # since the first fails.  No attempt is made twice and the reported iterations are exactly those of the attempts
     # made (one each here)
@@ -397,7 +396,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     model = build_model(_drop())
     st = initial_state(model)
     calls, colds, elims = [], [], []
-    forms = ("ac", "normalised", "ac", "ac") if method == "implicit" else ("ac", "normalised", "ac")
+    forms = ("ac", "normalised", "ac")
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
         calls.append((id(state), h, form))
@@ -411,10 +410,9 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     assert not res.converged and res.state is st and "halved" in res.reason
     assert stp._MAX_HALVINGS == 6
     assert calls == [(id(st), h / 2 ** k, f) for k in range(7) for f in forms]
-    # the third attempt starts cold; the implicit method's fourth does too and eliminates the closest points
-    implicit = method == "implicit"
-    assert colds[:len(forms)] == [False, False, True] + [True] * implicit
-    assert elims[:len(forms)] == [False, False, False] + [True] * implicit
+    # the third attempt starts cold, and asks for the elimination (which only the implicit method makes)
+    assert colds[:3] == [False, False, True]
+    assert elims[:3] == [False, False, True]
     assert res.iterations == len(calls)
     # the interior-point solver: its attempt alone at each level
     calls.clear()
@@ -483,19 +481,19 @@ def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves
 
     monkeypatch.setattr(stp, "_step_once", spends_all)
     res = step(model, st, 0.01, max_iterations=1000)
-    # 1000 = 4 attempts of 2 x 60 at h (480), 4 more at h/2 (960), then 40 left: the first attempt at h/4 gets 40 a
-    # run (80), and nothing is left
+    # 1000 = 3 attempts of 2 x 60 at h (360), 3 more at h/2 (720), then 280 left: at h/4 the first two attempts get
+    # 60 a run (240), the third 40 a run (80), and nothing is left
     assert [c for _h, c in caps] == [60] * 8 + [40]
-    assert [h for h, _c in caps] == [0.01] * 4 + [0.005] * 4 + [0.0025]
+    assert [h for h, _c in caps] == [0.01] * 3 + [0.005] * 3 + [0.0025] * 3
     assert res.iterations == 1040 and not res.converged and res.state is st
     assert res.reason == ("step did not converge even when halved (the step's iteration budget is spent "
                           "(MCP solver: iteration limit))")
-    # the default budget is the worst case of three levels of halving: 15 sub-steps of four attempts of 2 x 60
-    assert stp._STEP_ITER == 15 * 4 * 2 * stp._NEWTON_ITER
-    # with it, a step whose first half fails at every level makes every attempt at all 7 sizes (h to h/64): 3360
+    # the default budget: 20 sub-steps of three attempts of 2 x 60
+    assert len(stp._ATTEMPTS) == 3 and stp._STEP_ITER == 20 * 3 * 2 * stp._NEWTON_ITER
+    # with it, a step whose first half fails at every level makes every attempt at all 7 sizes (h to h/64): 2520
     caps.clear()
     res = step(model, st, 0.01)
-    assert res.iterations == 7 * 4 * 2 * 60 and len(caps) == 28 and not res.converged
+    assert res.iterations == 7 * 3 * 2 * 60 and len(caps) == 21 and not res.converged
     assert "budget" not in res.reason
 
 
@@ -527,7 +525,7 @@ def test_an_attempt_that_meets_the_equations_but_not_the_overlap_bound_halves_th
     # a step that cannot be halved any more makes its other attempts
     calls.clear()
     res = step(model, st, 0.01, max_halvings=0)
-    assert not res.converged and [f for _h, f, _c in calls] == ["ac", "normalised", "ac", "ac"]
+    assert not res.converged and [f for _h, f, _c in calls] == ["ac", "normalised", "ac"]
 
 
 @pytest.mark.parametrize("r, sp", [((0.0, 0.0), 0.3), ((0.06, -0.08), 0.5), ((0.06, -0.08), 0.1), ((0.3, 0.4), 0.0)])
