@@ -2,6 +2,7 @@
 
     python bench/hard_states.py list [DIR_OR_FILES...]                 # what is saved (default bench/hard_states/)
     python bench/hard_states.py solve [DIR_OR_FILES...] [--method M] [--solver S] [--budget S]   # solve each again
+    python bench/hard_states.py replay [DIR_OR_FILES...] [--out FILE.json]    # one step from each, in this process
 
 `bench_contact.py --save-hard` saves the state before every step that needed more than --hard-iterations Newton
 iterations, failed, or ran past its budget. A saved state is one .npz file holding the State's fields (t, p, q, v,
@@ -10,15 +11,27 @@ file stays valid when a scene generator changes), its family and seed, the step 
 when it was saved. `solve` steps each saved state once more with the current code, each in its own process under
 a CPU budget (bench_contact.py's runner), and prints iterations, CPU time and whether it converged next to the
 recorded values. The files contain no pickles (np.load with allow_pickle=False).
+
+`replay` makes one step from every saved state in this process (each step bounded by its own iteration budget) and
+prints, per family, the Newton iterations now against those saved, the CPU time, and the steps that failed or were
+halved. Saved from whole runs (`bench_contact.py --save-hard DIR --hard-iterations -1` saves the state before every
+step), the states are a fixed set on which two versions of the solver compare step by step: a change to the
+solver changes a pile's later states (the piles are chaotic: one run's iterations vary 0.4 to 2.5 times between
+variants of equal merit), but not the states of a replay, so its totals are not dominated by a few runs' paths.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
-import numpy as np
+# one core: BLAS and numba threads pinned before numpy is imported (replay's CPU times; as bench_contact.py)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DIR = HERE / "hard_states"
@@ -85,6 +98,9 @@ def main() -> None:
     sol.add_argument("--budget", type=float, default=60.0, help="CPU seconds per step (default 60)")
     sol.add_argument("--wall-budget", type=float, help="wall seconds per step before it is killed (default 3 x "
                                                        "budget + 60)")
+    rep = sub.add_parser("replay", help="one step from every saved state, in this process: totals per family")
+    rep.add_argument("paths", nargs="*")
+    rep.add_argument("--out", help="write the totals and every step's iterations to this JSON file")
     args = ap.parse_args()
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
@@ -98,6 +114,9 @@ def main() -> None:
             o = m["outcome"]
             print(f"{f.name}: {m['family']} seed {m['seed']} {m['method']} step {m['step']} (t = {m['t']:.2f} s): "
                   f"{o['status']}, {o['iterations']} iterations, {o['cpu']:.2f} CPU-s")
+        return
+    if args.cmd == "replay":
+        replay(files, args.out)
         return
     sys.path.insert(0, str(HERE))
     from bench_contact import Job, prepare_parent, run_job
@@ -122,6 +141,53 @@ def main() -> None:
               f"   (saved: {o['status']}, {o['iterations']} iterations, {o['cpu']:.2f} s)"
               + ("" if run["completed"] else f"  {run['stop']}"), flush=True)
     print(f"{len(files)} saved steps in {total:.1f} CPU-s, {failed} not converged")
+
+
+def replay(files: list[Path], out: str | None = None) -> dict:
+    """One step from every saved state with the current code, in this process; totals per family (printed, and
+    written with every step to `out` as JSON when given)."""
+    import time
+
+    sys.path[:0] = [str(HERE.parent), str(HERE)]
+    from scenes import load
+
+    from core.contact import build_model, prepare_kernels, step
+    from core.contact.stepper import Workspace
+
+    prepare_kernels()
+    models: dict = {}
+    steps, totals = [], {}
+    for f in files:
+        state, m = load_state(f)
+        key = json.dumps(m["document"], sort_keys=True)
+        if key not in models:
+            models[key] = build_model(load(m["document"]))
+        c0 = time.process_time()
+        r = step(models[key], state, m["h"], m["method"].partition("/")[0], workspace=Workspace(),
+                 solver=m["method"].partition("/")[2] or "newton")
+        cpu = time.process_time() - c0
+        saved = m["outcome"]["iterations"]
+        steps.append({"file": f.name, "family": m["family"], "seed": m["seed"], "step": m["step"],
+                      "iterations": r.iterations, "saved_iterations": saved, "converged": r.converged,
+                      "halvings": r.halvings, "cpu": cpu})
+        t = totals.setdefault(m["family"], {"states": 0, "iterations": 0, "saved_iterations": 0, "cpu": 0.0,
+                                            "failed": 0, "halved": 0})
+        t["states"] += 1
+        t["iterations"] += r.iterations
+        t["saved_iterations"] += max(saved, 0)
+        t["cpu"] += cpu
+        t["failed"] += not r.converged
+        t["halved"] += r.halvings > 0
+    print(f"{'family':16s} {'states':>6s} {'iterations':>10s} {'saved':>10s} {'ratio':>6s} {'CPU-s':>8s} "
+          f"{'failed':>6s} {'halved':>6s}")
+    for fam, t in sorted(totals.items()):
+        ratio = t["iterations"] / t["saved_iterations"] if t["saved_iterations"] else float("nan")
+        print(f"{fam:16s} {t['states']:6d} {t['iterations']:10d} {t['saved_iterations']:10d} {ratio:6.3f} "
+              f"{t['cpu']:8.2f} {t['failed']:6d} {t['halved']:6d}")
+    result = {"totals": totals, "steps": steps}
+    if out:
+        Path(out).write_text(json.dumps(result, indent=1))
+    return result
 
 
 if __name__ == "__main__":

@@ -55,3 +55,28 @@ def test_the_issue_targets_are_checked_per_family():
     # the mixed pile has no rate target in the issue: only completion, slow steps and overlap
     assert unmet_targets({**row, "family": "mixed13", "completed": 10, "slow_steps": 0, "deepest_exact": 0.0,
                           "median_steps_per_s": 1.0, "slowest_seed_steps_per_s": 1.0}) == []
+
+
+def test_saved_states_of_a_whole_run_replay_to_the_same_iterations(tmp_path):
+    # --hard-iterations -1 saves the state before every step of a run; replay makes one step from each with the
+    # current code, in one process: on the code that saved them the iterations are those saved, step by step (the
+    # step is deterministic: the replay is a fixed set to compare two versions of the solver on)
+    states = tmp_path / "states"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_contact.py"), "--scenes", "pile8:3",
+                           "--seeds", "1", "--method", "implicit", "--steps", "12", "--budget", "60",
+                           "--save-hard", str(states), "--hard-iterations", "-1", "--out", str(tmp_path / "b")],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert len(list(states.glob("pile8_s3_implicit_k*.npz"))) == 12
+    out = tmp_path / "replay.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "hard_states.py"), "replay", str(states),
+                           "--out", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(out.read_text())
+    steps = res["steps"]
+    assert [s["step"] for s in steps] == list(range(12))
+    assert all(s["converged"] for s in steps)
+    assert [s["iterations"] for s in steps] == [s["saved_iterations"] for s in steps]
+    assert sum(s["iterations"] for s in steps) > 0  # (the pile lands within the 12 steps)
+    assert res["totals"]["pile8"]["states"] == 12
+    assert "pile8" in proc.stdout and "ratio" in proc.stdout
