@@ -300,15 +300,18 @@ class ElementMatrix:
             sol = apply(rhs)
             scale = np.linalg.norm(rhs) + 1e-300
             accept = ACCEPT * (1.0 + scale)
-            for _ in range(self._REFINE):
-                if not np.all(np.isfinite(sol)):
+            # (a solve from a nearly singular block can be finite but huge, and the norm of its residual then
+            # overflows: inf, so the solve is refused, without numpy's overflow warning)
+            with np.errstate(over="ignore"):
+                for _ in range(self._REFINE):
+                    if not np.all(np.isfinite(sol)):
+                        return None
+                    res = rhs - self @ sol
+                    if np.linalg.norm(res) <= 1e-10 * scale:
+                        return sol
+                    sol = sol + apply(res)
+                if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
                     return None
-                res = rhs - self @ sol
-                if np.linalg.norm(res) <= 1e-10 * scale:
-                    return sol
-                sol = sol + apply(res)
-            if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
-                return None
             return sol
 
         return solve

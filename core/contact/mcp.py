@@ -238,8 +238,9 @@ def _solve_linear(H, rhs, condense=False):
         return None
     # a nearly singular H gives a direction dominated by rounding (e.g. a contact point free along a flat
     # face of a separated pair): let the caller take the minimum-norm LM step instead
-    if np.linalg.norm(H @ d - rhs) > ACCEPT * (1.0 + np.linalg.norm(rhs)):
-        return None
+    with np.errstate(over="ignore"):  # (a huge d: an overflowing norm is inf, and d is refused)
+        if np.linalg.norm(H @ d - rhs) > ACCEPT * (1.0 + np.linalg.norm(rhs)):
+            return None
     return d
 
 
@@ -446,9 +447,11 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         else:
             Hp = H
         d = _solve_linear(Hp, -Phi, condense)
-        gd = float(grad @ d) if d is not None else 0.0
+        with np.errstate(over="ignore"):  # (a huge d: |d| overflows to inf and the LM step is taken)
+            gd = float(grad @ d) if d is not None else 0.0
+            poor = d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent
         lm_step = False
-        if d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent:
+        if poor:
             # Newton direction missing or not a good descent direction (near a solution: long along the nearly
             # singular directions of H): LM step, damped by lm_mu times the residual size
             d = _lm_direction(H, Phi, lm_mu * min(1e-2, np.sqrt(2 * psi)) + 1e-14)
