@@ -162,9 +162,9 @@ def replay(files: list[Path], out: str | None = None) -> dict:
         key = json.dumps(m["document"], sort_keys=True)
         if key not in models:
             models[key] = build_model(load(m["document"]))
+        method, _, solver = m["method"].partition("/")  # ("implicit/interior-point": that solver, as bench_contact)
         c0 = time.process_time()
-        r = step(models[key], state, m["h"], m["method"].partition("/")[0], workspace=Workspace(),
-                 solver=m["method"].partition("/")[2] or "newton")
+        r = step(models[key], state, m["h"], method, workspace=Workspace(), solver=solver or "newton")
         cpu = time.process_time() - c0
         saved = m["outcome"]["iterations"]
         steps.append({"file": f.name, "family": m["family"], "seed": m["seed"], "step": m["step"],

@@ -450,28 +450,25 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         with np.errstate(over="ignore"):  # (a huge d: |d| overflows to inf and the LM step is taken)
             gd = float(grad @ d) if d is not None else 0.0
             poor = d is None or gd > -rho_descent * float(np.linalg.norm(d)) ** p_descent
+        t, zt = 0.0, None
+        if not poor:
+            t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
+                                          project=project)
         lm_step = False
-        if poor:
-            # Newton direction missing or not a good descent direction (near a solution: long along the nearly
-            # singular directions of H): LM step, damped by lm_mu times the residual size
+        if zt is None:
+            # Newton direction missing, not a good descent direction (near a solution: long along the nearly
+            # singular directions of H), or without decrease along it: LM step, damped by lm_mu times the residual
+            # size (a Newton direction's failed line search was measured: 27-sphere piles of the forty-seed bench
+            # whose run stopped there (three): one of them completes with the LM step; one step from each of 2,400
+            # saved states: 27 iterations more)
             d = _lm_direction(H, Phi, lm_mu * min(1e-2, np.sqrt(2 * psi)) + 1e-14)
             gd = float(grad @ d)
             lm_step = gd < 0.0
             if not lm_step:
                 d = -grad
                 gd = -float(grad @ grad)
-        t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
-                                      project=project)
-        if zt is None and not poor:
-            # a Newton direction along which the line search found no decrease is a poor direction too: the LM step
-            # as above.  27-sphere piles of the forty-seed bench whose run stopped at a failed line search (three):
-            # one of them completes with it; one step from each of 2,400 saved states: 27 iterations more
-            d = _lm_direction(H, Phi, lm_mu * min(1e-2, np.sqrt(2 * psi)) + 1e-14)
-            gd = float(grad @ d)
-            if gd < 0.0:
-                lm_step = True
-                t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj,
-                                              weights, project=project)
+            t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
+                                          project=project)
         if lm_step:
             # the gain ratio of the LM step: the merit's actual decrease over the decrease its linear model predicts
             # (Fan 2003; Fan and Pan 2006): a good full step lowers the damping, a poor or shortened one raises it

@@ -413,9 +413,6 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     tol = _TOL[method] if tol is None else tol
     ws = workspace if workspace is not None else Workspace()
     forms = (_CONIC,) if solver == "interior-point" else _ATTEMPTS
-    # (the explicit method made the conic attempt after its Newton attempts until its piles got the proximal term;
-    # with it, on the explicit bench's seeds and 27-sphere piles at mu 0.4 and 0.8, seeds 1-12, every run made the
-    # same steps without it, with 3 % fewer Newton iterations: it solved no step the Newton attempts had not)
     try:
         opts = _Options(options or SolverOptions(), newton or NewtonOptions())
         return _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel,
@@ -429,8 +426,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 # (core.contact.pair) from the warm start, then in the Alart-Curnier form from a cold start (every pair from its
 # closest points at the start of the step, no impulse: the warm start can itself be what fails) with the closest
 # points of sphere and plane pairs eliminated (_geometry_elimination; the explicit method's geometry is fixed, and a
-# step without such a pair has nothing to eliminate).  Chosen by measurement: every attempt run alone on 128 hard steps (steps that took over 60 iterations) of
-# 27-sphere piles at mu 0.4 and 0.8, the 8-sphere pile, 4 and 8 cubes, the 3x3 layer and the mixed pile (seeds
+# step without such a pair has nothing to eliminate).  Chosen by measurement: every attempt run alone on 128 hard
+# steps (steps that took over 60 iterations) of 27-sphere piles at mu 0.4 and 0.8, the 8-sphere pile, 4 and 8 cubes, the 3x3 layer and the mixed pile (seeds
 # 21-23, 41-44, 2-7): the first attempt solved 48, the normalised form 72, the cold start 64, the elimination 61, the
 # conic interior point 40 and none that no other attempt solved.  Tried in the order above the 128 steps cost 71.6
 # CPU-s; with the cold start second 87.8 (the mixed pile: the normalised form solved all 15 of its hard steps, the
@@ -1483,7 +1480,6 @@ class _PairTable:
         # phase knows exactly (_kept_overlap)
         self.closed = np.array([method == "implicit" and _eliminable(model, a, b) for a, b, _mu in model.pairs],
                                bool).reshape(P)
-        self.eliminable = bool(self.closed.any())
         # pairs of two shapes with flat faces (their closest points get the proximal term, _Plan), and each pair's
         # smaller diameter of its bounded bodies (the lever of a mismatch of its normals, depth_residual)
         self.flat = np.array([model.shapes[a].flat_faces and model.shapes[b].flat_faces for a, b, _mu in model.pairs],
