@@ -25,7 +25,7 @@ from numba import njit
 __all__ = ["batch_rows", "quat_matrices", "broad_bounds", "body_rows", "advance_poses", "explicit_terms",
            "contact_frames", "body_blocks", "scatter_add", "scale_blocks", "eliminate", "eliminate_rhs",
            "back_substitute", "lm_eliminate", "lm_eliminate_rhs", "lm_back_substitute", "fb_reformulate",
-           "natural_parts", "overlap_depth"]
+           "natural_parts", "overlap_depth", "geometry_rows", "closest_newton"]
 
 _CACHE = True
 
@@ -325,6 +325,205 @@ def pair_batch(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_
     GB, dGB, HGB = shape_rows(kind_b, par_b, yB, jac)
     return pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
                       FA, dFA, HFA, GB, dGB, HGB, z, jac, rho)
+
+
+@njit(cache=_CACHE)
+def _world_hessian(R, H, w, HL, out):
+    """out = R (sum_q w_q H_q) R^T: a shape's weighted inequality Hessians (body frame, H (m, 3, 3)) in world axes."""
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for q in range(w.shape[0]):
+                acc += w[q] * H[q, i, j]
+            HL[i, j] = acc
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for a in range(3):
+                for b in range(3):
+                    acc += R[i, a] * HL[a, b] * R[j, b]
+            out[i, j] = acc
+
+
+@njit(cache=_CACHE)
+def geometry_rows(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z, jac):
+    """The closest-point (KKT) rows of P pairs at fixed poses (RA (P, 3, 3), pA, cA (P, 3), likewise B) and, with
+    jac, their Jacobians in the geometric unknowns z (P, 7 + m + k) = (a1, a2, lam, mu, s): the rows of
+    core.contact.pair.eval_geometry, one call for a batch (the explicit method's closest-point queries).  Returns
+    r (P, ng) and J (P, ng, ng) (empty (P, 0, 0) without jac)."""
+    P = z.shape[0]
+    m, k = kind_a.shape[1], kind_b.shape[1]
+    ng = 7 + m + k
+    ilam, imu, i_s = 6, 6 + m, 6 + m + k
+    yA = np.empty((P, 3))
+    yB = np.empty((P, 3))
+    for p in range(P):
+        for j in range(3):
+            yA[p, j] = (RA[p, 0, j] * (z[p, 0] - pA[p, 0]) + RA[p, 1, j] * (z[p, 1] - pA[p, 1])
+                        + RA[p, 2, j] * (z[p, 2] - pA[p, 2]) + cA[p, j])
+            yB[p, j] = (RB[p, 0, j] * (z[p, 3] - pB[p, 0]) + RB[p, 1, j] * (z[p, 4] - pB[p, 1])
+                        + RB[p, 2, j] * (z[p, 5] - pB[p, 2]) + cB[p, j])
+    FA, dFA, HFA = shape_rows(kind_a, par_a, yA, jac)
+    GB, dGB, HGB = shape_rows(kind_b, par_b, yB, jac)
+    r = np.empty((P, ng))
+    J = np.zeros((P, ng, ng)) if jac else np.zeros((P, 0, 0))
+    NA = np.empty((3, m))
+    NB = np.empty((3, k))
+    nA = np.empty(3)
+    HL = np.empty((3, 3))
+    HA = np.empty((3, 3))
+    HB = np.empty((3, 3))
+    for p in range(P):
+        s = z[p, i_s]
+        for i in range(3):
+            acc = 0.0
+            for j in range(m):
+                g = RA[p, i, 0] * dFA[p, j, 0] + RA[p, i, 1] * dFA[p, j, 1] + RA[p, i, 2] * dFA[p, j, 2]
+                NA[i, j] = g
+                acc += g * z[p, ilam + j]
+            nA[i] = acc
+            acc_b = 0.0
+            for j in range(k):
+                g = RB[p, i, 0] * dGB[p, j, 0] + RB[p, i, 1] * dGB[p, j, 1] + RB[p, i, 2] * dGB[p, j, 2]
+                NB[i, j] = g
+                acc_b += g * z[p, imu + j]
+            r[p, i] = nA[i] + acc_b
+            r[p, 3 + i] = z[p, 3 + i] - z[p, i] - s * nA[i]
+        for j in range(m):
+            r[p, ilam + j] = -FA[p, j]
+        for j in range(k):
+            r[p, imu + j] = -GB[p, j]
+        r[p, i_s] = 0.5 * (nA[0] * nA[0] + nA[1] * nA[1] + nA[2] * nA[2] - 1.0)
+        if not jac:
+            continue
+        # world Hessians HA = RA (sum lam_j HFA_j) RA^T, likewise HB
+        _world_hessian(RA[p], HFA[p], z[p, ilam:ilam + m], HL, HA)
+        _world_hessian(RB[p], HGB[p], z[p, imu:imu + k], HL, HB)
+        for i in range(3):
+            for j in range(3):
+                J[p, i, j] = HA[i, j]
+                J[p, i, 3 + j] = HB[i, j]
+                J[p, 3 + i, j] = -s * HA[i, j]
+            J[p, 3 + i, i] -= 1.0
+            J[p, 3 + i, 3 + i] = 1.0
+            for j in range(m):
+                J[p, i, ilam + j] = NA[i, j]
+                J[p, 3 + i, ilam + j] = -s * NA[i, j]
+                J[p, ilam + j, i] = -NA[i, j]
+            for j in range(k):
+                J[p, i, imu + j] = NB[i, j]
+                J[p, imu + j, 3 + i] = -NB[i, j]
+            J[p, 3 + i, i_s] = -nA[i]
+        for j in range(3):
+            J[p, i_s, j] = nA[0] * HA[0, j] + nA[1] * HA[1, j] + nA[2] * HA[2, j]
+        for j in range(m):
+            J[p, i_s, ilam + j] = nA[0] * NA[0, j] + nA[1] * NA[1, j] + nA[2] * NA[2, j]
+    return r, J
+
+
+@njit(cache=_CACHE)
+def _fb_merit(z, r, lo, hi, Phi, da, db):
+    """Fischer-Burmeister Phi of the closest-point rows r at z (the slots lo..hi-1 bounded below by 0, the others
+    free) and its derivative's diagonals da (from z) and db (from r); returns 0.5 |Phi|^2."""
+    psi = 0.0
+    for i in range(z.shape[0]):
+        if lo <= i < hi:
+            a, b = z[i], r[i]
+            rho = np.sqrt(a * a + b * b)
+            Phi[i] = rho - a - b
+            if rho > 1e-300:
+                da[i], db[i] = a / rho - 1.0, b / rho - 1.0
+            else:
+                da[i] = db[i] = np.sqrt(0.5) - 1.0
+        else:
+            Phi[i], da[i], db[i] = r[i], 0.0, 1.0
+        psi += 0.5 * Phi[i] * Phi[i]
+    return psi
+
+
+@njit(cache=_CACHE)
+def closest_newton(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z0, flat, max_iter, tol):
+    """Semismooth Newton on the closest-point KKT system of each of P pairs, one pair at a time (geometry_rows'
+    rows; the multipliers lam, mu >= 0 by the Fischer-Burmeister function, core.contact.mcp with lam = 1): Armijo
+    backtracking on the merit, with the proximal term of the points (weight min(0.1, 0.1 |Phi|)) where flat[p] (two
+    shapes with flat faces: non-unique points).  Stops a pair at the scaled natural residual max|nat| / (1 + max|z|)
+    <= tol (mcp.natural_residual), or gives it up: max_iter iterations, a singular Newton matrix, a direction that is
+    not one of descent, a failed line search.  Returns z (P, ng), converged (P,), iterations (P,)."""
+    P, ng = z0.shape
+    m = kind_a.shape[1]
+    lo, hi = 6, 6 + m + kind_b.shape[1]
+    Z = z0.copy()
+    ok = np.zeros(P, np.bool_)
+    its = np.zeros(P, np.int64)
+    H = np.empty((ng, ng))
+    piv = np.empty(ng, np.int64)
+    d = np.empty((ng, 1))
+    Phi, da, db = np.empty(ng), np.empty(ng), np.empty(ng)
+    Pt, dat, dbt = np.empty(ng), np.empty(ng), np.empty(ng)
+    zt = np.empty((1, ng))
+    for p in range(P):
+        q = slice(p, p + 1)
+        z = Z[p:p + 1]
+        r, J = geometry_rows(kind_a[q], par_a[q], RA[q], pA[q], cA[q], kind_b[q], par_b[q], RB[q], pB[q], cB[q], z,
+                             True)
+        for it in range(max_iter + 1):
+            nat, zm = 0.0, 0.0
+            for i in range(ng):
+                f = r[0, i]
+                if lo <= i < hi and z[0, i] < f:
+                    f = z[0, i]
+                nat = max(nat, abs(f))
+                zm = max(zm, abs(z[0, i]))
+            if not (np.isfinite(nat) and np.isfinite(zm)):
+                break
+            if nat / (1.0 + zm) <= tol:
+                ok[p] = True
+                break
+            if it == max_iter:
+                break
+            psi = _fb_merit(z[0], r[0], lo, hi, Phi, da, db)
+            e = min(0.1, 0.1 * np.sqrt(2.0 * psi)) if flat[p] else 0.0
+            for i in range(ng):
+                for j in range(ng):
+                    H[i, j] = db[i] * J[0, i, j]
+                H[i, i] += da[i]
+            gd = 0.0  # grad . d below, grad = H^T Phi (without the proximal term, as the merit's gradient)
+            for i in range(ng):
+                d[i, 0] = 0.0
+            grad = np.zeros(ng)
+            for i in range(ng):
+                for j in range(ng):
+                    grad[j] += H[i, j] * Phi[i]
+            for i in range(6):
+                H[i, i] += e * db[i]
+            if not _lu(H, piv):
+                break
+            for i in range(ng):
+                d[i, 0] = -Phi[i]
+            _lu_solve(H, piv, d)
+            for i in range(ng):
+                gd += grad[i] * d[i, 0]
+            if not (gd < 0.0):
+                break
+            t, done = 1.0, False
+            while t > 1e-10:
+                for i in range(ng):
+                    zt[0, i] = z[0, i] + t * d[i, 0]
+                rt, _Jt = geometry_rows(kind_a[q], par_a[q], RA[q], pA[q], cA[q], kind_b[q], par_b[q], RB[q], pB[q],
+                                        cB[q], zt, False)
+                psit = _fb_merit(zt[0], rt[0], lo, hi, Pt, dat, dbt)
+                if psit <= psi + 1e-4 * t * gd:
+                    done = True
+                    break
+                t *= 0.5
+            if not done:
+                break
+            for i in range(ng):
+                z[0, i] = zt[0, i]
+            its[p] += 1
+            r, J = geometry_rows(kind_a[q], par_a[q], RA[q], pA[q], cA[q], kind_b[q], par_b[q], RB[q], pB[q], cB[q],
+                                 z, True)
+    return Z, ok, its
 
 
 @njit(cache=_CACHE)

@@ -169,7 +169,8 @@ def _shape_eval(shape, y):
 
 
 def eval_geometry(shapeA, RA, pA, cA, shapeB, RB, pB, cB, z):
-    """Geometric rows (a1, a2, lam, mu, s slots) and their Jacobian w.r.t. the geometric unknowns at fixed poses."""
+    """Geometric rows (a1, a2, lam, mu, s slots) and their Jacobian w.r.t. the geometric unknowns at fixed poses:
+    the numpy reference of the compiled kernels.geometry_rows, which the closest-point queries use."""
     m, k = shapeA.m, shapeB.m
     lay = PairLayout(m, k, 0)
     a1, a2 = z[0:3], z[3:6]

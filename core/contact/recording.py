@@ -228,7 +228,8 @@ def prepare_kernels() -> float:
     """Load the stepper's compiled kernels (core.contact.kernels) from numba's cache, or compile them on a machine's
     first run (10-60 s), by two steps of each method on a small scene that takes every compiled path: twelve
     touching spheres in a row on a plane (pairs with a static and with a dynamic B; more than two pairs, and more
-    unknowns than the dense limit: block elimination), and one small Levenberg-Marquardt solve.  Returns the seconds
+    unknowns than the dense limit: block elimination) and a box beside them, and one small Levenberg-Marquardt
+    solve.  Returns the seconds
     it took."""
     from .. import io
     from . import stepper
@@ -237,8 +238,12 @@ def prepare_kernels() -> float:
     balls = [{"name": f"s{i}", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
               "pose": {"position": [0.2 * i, 0.0, 0.1]}} for i in range(12)]
     floor = {"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}
+    # ... and a box on the plane (a pair without a closed form: the explicit method's compiled closest-point rows)
+    box = {"name": "box", "mass": 1.0, "shape": {"type": "box", "size": [0.2, 0.2, 0.2]},
+           "pose": {"position": [-0.5, 0.0, 0.1]}}
     mech = io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
-                                "gravity": [0, 0, -9.81], "bodies": [floor] + balls, "contact": {"friction": 0.5}}))
+                                "gravity": [0, 0, -9.81], "bodies": [floor] + balls + [box],
+                                "contact": {"friction": 0.5}}))
     model = build_model(mech)
     for method in METHODS:
         st = initial_state(model)

@@ -317,6 +317,62 @@ def test_closest_points_of_an_ellipsoid_beside_a_tilted_cube_match_a_general_min
     np.testing.assert_allclose(z[3:6], ref.x[3:], atol=1e-4)
 
 
+@pytest.mark.parametrize("a,b", [
+    ({"type": "box", "size": [0.3, 0.2, 0.1]}, {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}),
+    ({"type": "box", "size": [0.3, 0.2, 0.1]}, {"type": "ellipsoid", "radii": [0.3, 0.2, 0.1]}),
+    ({"type": "cylinder", "radius": 0.1, "length": 0.3}, {"type": "box", "size": [1, 1, 1]}),
+])
+def test_compiled_closest_point_rows_match_the_numpy_rows(a, b):
+    """kernels.geometry_rows (a batch of pairs in one call) gives eval_geometry's rows and Jacobian, pair by pair."""
+    from core.contact.kernels import geometry_rows
+    from core.contact.pair import eval_geometry
+    from core.shapes.base import stack_rows
+
+    rng = np.random.default_rng(5)
+    sa, sb = parse_shape(a, "a"), parse_shape(b, "b")
+    P, ng = 4, 7 + sa.m + sb.m
+    RA, RB = (np.array([quat_to_matrix(rng.standard_normal(4)) for _ in range(P)]) for _ in range(2))
+    pA, pB, cA, cB = (rng.standard_normal((P, 3)) for _ in range(4))
+    z = rng.standard_normal((P, ng))
+    z[:, 6:ng - 1] = rng.random((P, ng - 7))  # multipliers >= 0
+    r, J = geometry_rows(*stack_rows([sa] * P), RA, pA, cA, *stack_rows([sb] * P), RB, pB, cB, z, True)
+    for p in range(P):
+        r0, J0 = eval_geometry(sa, RA[p], pA[p], cA[p], sb, RB[p], pB[p], cB[p], z[p])
+        np.testing.assert_allclose(r[p], r0, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(J[p], J0, rtol=1e-12, atol=1e-12)
+
+
+def test_closest_points_of_many_pairs_at_once_are_those_of_one_pair_at_a_time():
+    """closest_points_many (the explicit method's queries: a compiled Newton run per pair, in batches) gives every
+    pair of a mixed scene the gap closest_points gives it: separated, touching and overlapping pairs (two cubes
+    sunk 0.01 m into each other: the penetration, not the far sides), with or without a start."""
+    from core.contact.stepper import _initial_geometry, closest_points_many
+
+    q = (math.cos(0.2), 0.0, 0.0, math.sin(0.2))
+    R = quat_to_matrix(np.array(q))
+    off = R @ np.array([0.02, 0.0, 0.0]) + np.array([0.0, 0.0, 0.14])
+    mech = mechanism([floor(),
+                      body("a", {"type": "box", "size": [0.1, 0.1, 0.1]}, position=(0, 0, 0.05), orientation=q),
+                      body("b", {"type": "box", "size": [0.1, 0.1, 0.1]}, position=tuple(off), orientation=q),
+                      body("egg", {"type": "ellipsoid", "radii": [0.1, 0.06, 0.05]}, position=(0.3, 0.0, 0.06)),
+                      body("can", {"type": "cylinder", "radius": 0.05, "length": 0.1}, position=(0.0, 0.3, 0.2)),
+                      body("ball", {"type": "sphere", "radius": 0.05}, position=(0.3, 0.3, 0.05))],
+                     gravity=(0, 0, 0))
+    model = build_model(mech)
+    st = initial_state(model)
+    ips = list(range(len(model.pairs)))
+    one = [closest_points(model, st, ip) for ip in ips]
+    for guesses in (None, [_initial_geometry(model, st, ip) for ip in ips]):
+        many = closest_points_many(model, st, ips, guesses)
+        for ip, (z1, r1), (z2, r2) in zip(ips, one, many):
+            assert r1.converged and r2.converged, (ip, r1.reason, r2.reason)
+            assert z2[-1] == pytest.approx(z1[-1], abs=1e-9), ip  # the same signed distance s
+            assert r2.residual <= 1e-12
+    a, b = 1, 2  # the sunk cubes: overlap 0.1 - 0.09 = 0.01 m along z
+    ip = next(i for i, (x, y, _mu) in enumerate(model.pairs) if {x, y} == {a, b})
+    assert many[ip][0][-1] == pytest.approx(-0.01, abs=1e-9)
+
+
 def _drop():
     return mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.3))])
 
