@@ -411,6 +411,17 @@ def _closest_newton(model, state, R, ab, z0):
 _MANY_ITER = 30  # Newton iterations of a pair in closest_points_many before it goes through closest_points
 
 
+def _pair_pose(state: State, a: int, b: int) -> np.ndarray:
+    """The poses of a pair's two bodies as one array (positions and quaternions of A and B)."""
+    return np.concatenate((state.p[a], state.q[a], state.p[b], state.q[b]))
+
+
+def _same_pose(warm: dict | None, state: State, a: int, b: int) -> bool:
+    """Whether warm holds a converged closest-point query of the pair at exactly these poses (explicit method)."""
+    pose = None if warm is None else warm.get("geo_pose")
+    return pose is not None and np.array_equal(pose, _pair_pose(state, a, b))
+
+
 def _carried_geometry(model, state, new, pr, geo):
     """The start-of-step closest points (a1, a2, lam, mu, s) carried to the end poses as points fixed in their bodies
     (a2 with A where B is static): the start of the explicit method's end-of-step query.  Exact for a pair that
@@ -833,9 +844,16 @@ class _StepProblem:
         model, state, h, R0, ac = self.model, self.state, self.h, self.R0, self.ac
         pred = self.pred
         hv = h * state.v  # (each body's predicted displacement)
-        if self.method != "implicit":  # (every pair's closest points in one query, closest_points_many)
-            starts = iter(closest_points_many(model, state, [pr.ip for pr in self.pairs],
-                                              [self._explicit_warm_geo(pr) for pr in self.pairs]))
+        if self.method != "implicit":
+            # every pair's closest points in one query (closest_points_many), but for the pairs whose warm start is
+            # the last step's end-of-step query at these very poses (its answer: the same function of the same
+            # poses and start; 8 turned cubes in two layers: a ninth of their step)
+            known = {pr.ip: self.warm_start[pr.ip]["geo"] for pr in self.pairs
+                     if _same_pose(self.warm_start.get(pr.ip), state, pr.a, pr.b)}
+            ask = [pr for pr in self.pairs if pr.ip not in known]
+            if ask:
+                known.update(zip((pr.ip for pr in ask), (g for g, _r in closest_points_many(
+                    model, state, [pr.ip for pr in ask], [self._explicit_warm_geo(pr) for pr in ask]))))
         for pr in self.pairs:
             ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
             warm = self.warm_start.get(ip)
@@ -867,7 +885,7 @@ class _StepProblem:
             else:
                 sa, sb = model.shapes[a], model.shapes[b]
                 glay = PairLayout(sa.m, sb.m, 0)
-                geo, _r = next(starts)
+                geo = known[ip]
                 self.new_warm_geo[ip] = geo
                 Rb = R0[b]
                 yb = Rb.T @ (geo[3:6] - state.p[b]) + model.com_body[b]
@@ -1122,6 +1140,7 @@ class _StepProblem:
                 gap_end = (float(geo_end[PairLayout(model.shapes[pr.a].m, model.shapes[pr.b].m, 0).s])
                            if r_end.converged else None)
                 new.warm[pr.ip] = {"zx": zp.copy(), "geo": geo_end if r_end.converged else self.new_warm_geo[pr.ip],
+                                   "geo_pose": _pair_pose(new, pr.a, pr.b) if r_end.converged else None,
                                    "h": h, "ac": ac}
                 contacts.append(_contact_explicit(model, state, new, pr, zp, h, gap_end, ac))
         if not np.isfinite(z).all():  # (the new state is made of z and the finite old one)

@@ -373,6 +373,34 @@ def test_closest_points_of_many_pairs_at_once_are_those_of_one_pair_at_a_time():
     assert many[ip][0][-1] == pytest.approx(-0.01, abs=1e-9)
 
 
+def test_explicit_step_reuses_the_end_query_of_the_last_step_only_at_the_same_poses(monkeypatch):
+    """The explicit method queries each pair's closest points at the end of a step; the next step, starting from
+    those very poses, takes that answer instead of asking again, and asks again once a body has been moved."""
+    from core.contact import stepper
+
+    mech = mechanism([floor(), body("box", {"type": "box", "size": [0.1, 0.1, 0.1]}, position=(0, 0, 0.06),
+                                    orientation=(math.cos(0.1), 0.0, math.sin(0.1), 0.0))])
+    model = build_model(mech)
+    asked = []
+    real = stepper.closest_points_many
+
+    def counting(model_, state, ips, guesses=None):
+        asked.append(list(ips))
+        return real(model_, state, ips, guesses)
+
+    monkeypatch.setattr(stepper, "closest_points_many", counting)
+    st = step(model, initial_state(model), 0.01, "explicit").state
+    assert asked == [[0], [0]]  # the start (no warm start yet) and the end
+    asked.clear()
+    r = step(model, st, 0.01, "explicit")
+    assert r.converged and asked == [[0]]  # the end only: the start is the last step's end query
+    moved = r.state.copy()
+    moved.p[1] += np.array([0.0, 0.0, 0.001])  # the box lifted by 1 mm (body 0 is the floor)
+    asked.clear()
+    r2 = step(model, moved, 0.01, "explicit")
+    assert r2.converged and asked == [[0], [0]]  # asked again at the start
+
+
 def _drop():
     return mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.3))])
 
