@@ -422,18 +422,6 @@ def _same_pose(warm: dict | None, state: State, a: int, b: int) -> bool:
     return pose is not None and np.array_equal(pose, _pair_pose(state, a, b))
 
 
-def _carried_geometry(model, state, new, pr, geo):
-    """The start-of-step closest points (a1, a2, lam, mu, s) carried to the end poses as points fixed in their bodies
-    (a2 with A where B is static): the start of the explicit method's end-of-step query.  Exact for a pair that
-    moves as one rigid body, and close for rolling and slow sliding.  From the start poses' points the query took
-    7.0 Newton iterations on average (8 turned cubes in two layers, 30 steps); from the carried ones 2.5."""
-    geo = geo.copy()
-    for rows, i in ((slice(0, 3), pr.a), (slice(3, 6), pr.b if model.dynamic[pr.b] else pr.a)):
-        if model.dynamic[i]:
-            geo[rows] = _rot(new.q[i]) @ (_rot(state.q[i]).T @ (geo[rows] - state.p[i])) + new.p[i]
-    return geo
-
-
 def _epa_geometry(model, state, a, b, Ra, Rb):
     """Closest-point unknowns (a1, a2, lam, mu, s) of two overlapping bodies from the expanding polytope
     (core.shapes.distance.penetration_depth, to 1e-4 of the smaller radius); None when they do not overlap."""
@@ -1132,9 +1120,7 @@ class _StepProblem:
         else:
             # the true gap at the end of the step, by a closest-point query at the end poses (the scheme holds only
             # its linearised gap >= 0: a negative one is its penetration); the query also starts the next step
-            ends = closest_points_many(model, new, [pr.ip for pr in pairs],
-                                       [_carried_geometry(model, state, new, pr, self.new_warm_geo[pr.ip])
-                                        for pr in pairs])
+            ends = closest_points_many(model, new, [pr.ip for pr in pairs], [self.new_warm_geo[pr.ip] for pr in pairs])
             for pr, (geo_end, r_end) in zip(pairs, ends):
                 zp = z[pr.off:pr.off + _explicit_size(pr.lay)]
                 gap_end = (float(geo_end[PairLayout(model.shapes[pr.a].m, model.shapes[pr.b].m, 0).s])
