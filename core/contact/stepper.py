@@ -73,10 +73,12 @@ _TOL = {"implicit": 1e-10, "explicit": 1e-8}
 # seeds, 80 steps) 5,395 and 16.3 s against 5,006 and 16.9 s.  Without the attempts made after failed halves, one
 # mu 0.8 run stopped at a step that the other attempts solve whole
 _NEAR = 30.0
-_MAX_HALVINGS = 6  # a step whose attempts all fail is halved, at most this many levels deep (h/64; max_halvings).
-# 27-sphere piles at mu 0.8, 100 steps, seeds 1-14: 9 runs complete with 3 levels (h/8), 12 with 6 and _STEP_ITER (13
-# without the budget: one step took 25 s); every run that completed with 3 made the same iterations with 6 (the
-# deeper levels are reached only where h/8 failed).  A sub-step that failed at h/8 converged at h/16 in 3 iterations
+_MAX_HALVINGS = 8  # a step whose attempts all fail is halved, at most this many levels deep (h/256; max_halvings).
+# The deeper levels are reached only where the shallower ones failed, and _STEP_ITER bounds the step whatever the
+# depth.  27-sphere piles at mu 0.8, 100 steps, seeds 1-14: 9 runs complete with 3 levels (h/8), 12 with 6 (13
+# without the budget: one step took 25 s).  The five runs of the bench's draws of ten and forty seeds that stopped
+# with 6 levels (at mu 0.4 and 0.8): three of their failing steps converge at h/128 (2,247-2,711 iterations), and
+# those runs then complete their 100 steps; the other two fail even at h/16384
 _STEP_ITER = 7200  # Newton iterations (and interior-point iterations) of one step at most, over all its attempts and
 # sub-steps: the step fails when they are spent (each attempt's runs are capped at what is left).  Set as the worst
 # case of three levels of halving when a sub-step made four attempts (15 sub-steps of 4 x 2 x 60 iterations) and

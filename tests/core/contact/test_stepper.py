@@ -470,7 +470,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
     # order (Alart-Curnier from the warm start, normalised from the warm start, then Alart-Curnier from a cold start,
     # with the closest points eliminated for the implicit method; the explicit method's geometry is fixed),
-    # then the first half of it the same way, down to h/64 (max_halvings = 6); the second halves are never reached
+    # then the first half of it the same way, down to h/256 (max_halvings = 8); the second halves are never reached
     # since the first fails.  No attempt is made twice and the reported iterations are exactly those of the attempts
     # made (one each here)
     import core.contact.stepper as stp
@@ -492,8 +492,8 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     h = 0.01
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
-    assert stp._MAX_HALVINGS == 6
-    assert calls == [(id(st), h / 2 ** k, f) for k in range(7) for f in forms]
+    assert stp._MAX_HALVINGS == 8
+    assert calls == [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
     # the third attempt starts cold, and asks for the elimination (which only the implicit method makes)
     assert colds[:3] == [False, False, True]
     assert elims[:3] == [False, False, True]
@@ -501,7 +501,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # the interior-point solver: its attempt alone at each level
     calls.clear()
     step(model, st, h, method, solver="interior-point")
-    assert [f for _i, _h, f in calls] == ["conic"] * 7
+    assert [f for _i, _h, f in calls] == ["conic"] * 9
     # a failed step's reason says once that it was halved, then the last attempt's reason
     assert res.reason == "step did not converge even when halved (forced)"
 
@@ -540,7 +540,7 @@ def test_an_attempt_stalled_near_the_tolerance_halves_the_step_before_the_other_
         assert calls == [(h, "ac", False), (h / 2, "ac", False), (h / 2, "ac", False)]
         assert res.halvings == 1 and res.iterations == 7 + 5 + 5
     else:
-        # the first half fails at every level down to h/64 (each of its sub-steps makes every attempt), then the
+        # the first half fails at every level down to h/256 (each of its sub-steps makes every attempt), then the
         # normalised form and the cold start at the full size
         assert calls[-2:] == [(h, "normalised", False), (h, "ac", True)]
         assert all(hh < h for hh, _f, _c in calls[1:-2])
@@ -574,10 +574,10 @@ def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves
                           "(MCP solver: iteration limit))")
     # the default budget: 20 sub-steps of three attempts of 2 x 60
     assert len(stp._ATTEMPTS) == 3 and stp._STEP_ITER == 20 * 3 * 2 * stp._NEWTON_ITER
-    # with it, a step whose first half fails at every level makes every attempt at all 7 sizes (h to h/64): 2520
+    # with it, a step whose first half fails at every level makes every attempt at all 9 sizes (h to h/256): 3240
     caps.clear()
     res = step(model, st, 0.01)
-    assert res.iterations == 7 * 3 * 2 * 60 and len(caps) == 21 and not res.converged
+    assert res.iterations == 9 * 3 * 2 * 60 and len(caps) == 27 and not res.converged
     assert "budget" not in res.reason
 
 
