@@ -432,6 +432,12 @@ def _closest_newton(model, state, R, ab, z0):
 _MANY_ITER = 30
 
 
+def _has_warm_z(warm: dict | None, lay: PairLayout) -> bool:
+    """Whether an implicit step's warm start holds a pair's unknowns (z) of its layout."""
+    wz = None if warm is None else warm.get("z")
+    return wz is not None and wz.size == lay.size
+
+
 def _pair_pose(state: State, a: int, b: int) -> np.ndarray:
     """The poses of a pair's two bodies as one array (positions and quaternions of A and B)."""
     return np.concatenate((state.p[a], state.q[a], state.p[b], state.q[b]))
@@ -853,10 +859,20 @@ class _StepProblem:
         model, state, h, R0, ac = self.model, self.state, self.h, self.R0, self.ac
         pred = self.pred
         hv = h * state.v  # (each body's predicted displacement)
-        if self.method != "implicit":
-            # every pair's closest points in one query (closest_points_many), but for the pairs whose warm start is
-            # the last step's end-of-step query at these very poses (its answer: the same function of the same
-            # poses and start; 8 turned cubes in two layers: a ninth of their step)
+        # the closest-point queries of the step's start, all in one (closest_points_many).  Implicit method: the new
+        # pairs (no warm start), at the start and then from there at the predictor's end.  Explicit method: every
+        # pair, but for those whose warm start is the last step's end-of-step query at these very poses (its answer:
+        # the same function of the same poses and start; 8 turned cubes in two layers: a ninth of their step)
+        if self.method == "implicit":
+            ask = [pr for pr in self.pairs if not _has_warm_z(self.warm_start.get(pr.ip), pr.lay)]
+            known = {}
+            if ask:
+                ips = [pr.ip for pr in ask]
+                geos = [g for g, _r in closest_points_many(model, state, ips)]
+                if pred is not None:
+                    geos = [g for g, _r in closest_points_many(model, pred.state, ips, geos)]
+                known = dict(zip(ips, geos))
+        else:
             known = {pr.ip: self.warm_start[pr.ip]["geo"] for pr in self.pairs
                      if _same_pose(self.warm_start.get(pr.ip), state, pr.a, pr.b)}
             ask = [pr for pr in self.pairs if pr.ip not in known]
@@ -868,8 +884,8 @@ class _StepProblem:
             warm = self.warm_start.get(ip)
             if self.method == "implicit":
                 pr.zf0 = None
-                wz = None if warm is None else warm.get("z")
-                if wz is not None and wz.size == lay.size:
+                if _has_warm_z(warm, lay):
+                    wz = warm["z"]
                     geo = wz[:lay.n_geom].copy()
                     pr.zf0 = _rescaled_impulse(warm, wz[lay.n_geom:], h, lay.nf, ac)  # (_initial_guess copies it)
                     # the closest points travel with the bodies: shift last step's points by this step's predicted
@@ -878,9 +894,8 @@ class _StepProblem:
                     geo[0:3] += hv[a]
                     geo[3:6] += hv[b] if model.dynamic[b] else hv[a]
                 else:
-                    geo, r = closest_points(model, state, ip)
+                    geo = known[ip]
                     if pred is not None:
-                        geo, r = closest_points(model, pred.state, ip, geo)
                         pw = pred.state.warm[ip]
                         pr.zf0 = _impulse_form(pw["zx"], lay.nf, bool(pw.get("ac")), ac)
                 if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
