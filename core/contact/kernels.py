@@ -328,6 +328,38 @@ def pair_batch(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_
 
 
 @njit(cache=_CACHE)
+def _kkt_rows(p, RA, dFA, FA, RB, dGB, GB, z, NA, NB, nA, nB, r):
+    """The closest-point (KKT) rows r[p, 0:7 + m + k] of pair p (core.contact.pair: nA + nB, a2 - a1 - s nA, -f(a1),
+    -g(a2), (|nA|^2 - 1) / 2) from its shapes' rows at a1 and a2 (values FA, GB; gradients dFA, dGB in the body
+    frames) and rotations RA, RB; also the world gradients NA = RA dFA^T (3, m), NB and normals nA = NA lam, nB =
+    NB mu, for the caller's Jacobian (geometry_rows, pair_terms)."""
+    m, k = NA.shape[1], NB.shape[1]
+    ilam, imu, i_s = 6, 6 + m, 6 + m + k
+    s = z[p, i_s]
+    for i in range(3):
+        acc = 0.0
+        for j in range(m):
+            g = RA[p, i, 0] * dFA[p, j, 0] + RA[p, i, 1] * dFA[p, j, 1] + RA[p, i, 2] * dFA[p, j, 2]
+            NA[i, j] = g
+            acc += g * z[p, ilam + j]
+        nA[i] = acc
+        acc = 0.0
+        for j in range(k):
+            g = RB[p, i, 0] * dGB[p, j, 0] + RB[p, i, 1] * dGB[p, j, 1] + RB[p, i, 2] * dGB[p, j, 2]
+            NB[i, j] = g
+            acc += g * z[p, imu + j]
+        nB[i] = acc
+    for i in range(3):
+        r[p, i] = nA[i] + nB[i]
+        r[p, 3 + i] = z[p, 3 + i] - z[p, i] - s * nA[i]
+    for j in range(m):
+        r[p, ilam + j] = -FA[p, j]
+    for j in range(k):
+        r[p, imu + j] = -GB[p, j]
+    r[p, i_s] = 0.5 * (nA[0] * nA[0] + nA[1] * nA[1] + nA[2] * nA[2] - 1.0)
+
+
+@njit(cache=_CACHE)
 def _world_hessian(R, H, w, HL, out):
     """out = R (sum_q w_q H_q) R^T: a shape's weighted inequality Hessians (body frame, H (m, 3, 3)) in world axes."""
     for i in range(3):
@@ -370,30 +402,13 @@ def geometry_rows(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z, jac):
     NA = np.empty((3, m))
     NB = np.empty((3, k))
     nA = np.empty(3)
+    nB = np.empty(3)
     HL = np.empty((3, 3))
     HA = np.empty((3, 3))
     HB = np.empty((3, 3))
     for p in range(P):
         s = z[p, i_s]
-        for i in range(3):
-            acc = 0.0
-            for j in range(m):
-                g = RA[p, i, 0] * dFA[p, j, 0] + RA[p, i, 1] * dFA[p, j, 1] + RA[p, i, 2] * dFA[p, j, 2]
-                NA[i, j] = g
-                acc += g * z[p, ilam + j]
-            nA[i] = acc
-            acc_b = 0.0
-            for j in range(k):
-                g = RB[p, i, 0] * dGB[p, j, 0] + RB[p, i, 1] * dGB[p, j, 1] + RB[p, i, 2] * dGB[p, j, 2]
-                NB[i, j] = g
-                acc_b += g * z[p, imu + j]
-            r[p, i] = nA[i] + acc_b
-            r[p, 3 + i] = z[p, 3 + i] - z[p, i] - s * nA[i]
-        for j in range(m):
-            r[p, ilam + j] = -FA[p, j]
-        for j in range(k):
-            r[p, imu + j] = -GB[p, j]
-        r[p, i_s] = 0.5 * (nA[0] * nA[0] + nA[1] * nA[1] + nA[2] * nA[2] - 1.0)
+        _kkt_rows(p, RA, dFA, FA, RB, dGB, GB, z, NA, NB, nA, nB, r)
         if not jac:
             continue
         # world Hessians HA = RA (sum lam_j HFA_j) RA^T, likewise HB
@@ -645,29 +660,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     for p in range(P):
         s = z[p, i_s]
         pn = z[p, ipn]
-        # world gradients NA = RA dFA^T, normals nA = NA lam
-        for i in range(3):
-            acc = 0.0
-            for j in range(m):
-                g = RA[p, i, 0] * dFA[p, j, 0] + RA[p, i, 1] * dFA[p, j, 1] + RA[p, i, 2] * dFA[p, j, 2]
-                NA[i, j] = g
-                acc += g * z[p, ilam + j]
-            nA[i] = acc
-            acc = 0.0
-            for j in range(k):
-                g = RB[p, i, 0] * dGB[p, j, 0] + RB[p, i, 1] * dGB[p, j, 1] + RB[p, i, 2] * dGB[p, j, 2]
-                NB[i, j] = g
-                acc += g * z[p, imu + j]
-            nB[i] = acc
-        # closest-point (KKT) rows
-        for i in range(3):
-            r[p, i] = nA[i] + nB[i]
-            r[p, 3 + i] = z[p, 3 + i] - z[p, i] - s * nA[i]
-        for j in range(m):
-            r[p, ilam + j] = -FA[p, j]
-        for j in range(k):
-            r[p, imu + j] = -GB[p, j]
-        r[p, i_s] = 0.5 * (nA[0] * nA[0] + nA[1] * nA[1] + nA[2] * nA[2] - 1.0)
+        _kkt_rows(p, RA, dFA, FA, RB, dGB, GB, z, NA, NB, nA, nB, r)  # the closest-point rows, normals nA, nB
         r[p, ipn] = s / h  # non-penetration (velocity units, commensurate with pn)
         if jac:
             _cayley_T(wA[p], h, TA)
