@@ -32,7 +32,6 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
 import numpy as np
-import scipy.sparse as sparse
 
 from .bodies import ContactModel, State
 from .elements import ElementMatrix
