@@ -437,21 +437,10 @@ def geometry_rows(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z, jac):
 
 
 @njit(cache=_CACHE)
-def _fb_merit(z, r, lo, hi, Phi, da, db):
-    """Fischer-Burmeister Phi of the closest-point rows r at z (the slots lo..hi-1 bounded below by 0, the others
-    free) and its derivative's diagonals da (from z) and db (from r); returns 0.5 |Phi|^2."""
+def _merit(Phi):
+    """0.5 |Phi|^2, summed in order."""
     psi = 0.0
-    for i in range(z.shape[0]):
-        if lo <= i < hi:
-            a, b = z[i], r[i]
-            rho = np.sqrt(a * a + b * b)
-            Phi[i] = rho - a - b
-            if rho > 1e-300:
-                da[i], db[i] = a / rho - 1.0, b / rho - 1.0
-            else:
-                da[i] = db[i] = np.sqrt(0.5) - 1.0
-        else:
-            Phi[i], da[i], db[i] = r[i], 0.0, 1.0
+    for i in range(Phi.shape[0]):
         psi += 0.5 * Phi[i] * Phi[i]
     return psi
 
@@ -459,22 +448,26 @@ def _fb_merit(z, r, lo, hi, Phi, da, db):
 @njit(cache=_CACHE)
 def closest_newton(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z0, flat, max_iter, tol):
     """Semismooth Newton on the closest-point KKT system of each of P pairs, one pair at a time (geometry_rows'
-    rows; the multipliers lam, mu >= 0 by the Fischer-Burmeister function, core.contact.mcp with lam = 1): Armijo
+    rows; the multipliers lam, mu >= 0 by the Fischer-Burmeister function, fb_reformulate with lam = 1): Armijo
     backtracking on the merit, with the proximal term of the points (weight min(0.1, 0.1 |Phi|)) where flat[p] (two
     shapes with flat faces: non-unique points).  Stops a pair at the scaled natural residual max|nat| / (1 + max|z|)
-    <= tol (mcp.natural_residual), or gives it up: max_iter iterations, a singular Newton matrix, a direction that is
-    not one of descent, a failed line search.  Returns z (P, ng), converged (P,), iterations (P,)."""
+    <= tol (natural_parts), or gives it up: max_iter iterations, a singular Newton matrix, a direction that is not
+    one of descent, a failed line search.  Returns z (P, ng), converged (P,), iterations (P,) and the scaled natural
+    residual at z (P,)."""
     P, ng = z0.shape
     m = kind_a.shape[1]
-    lo, hi = 6, 6 + m + kind_b.shape[1]
+    lower = np.full(ng, -np.inf)
+    lower[6:6 + m + kind_b.shape[1]] = 0.0  # the multipliers lam, mu
+    bounded = np.isfinite(lower)
+    ones = np.ones(ng)
     Z = z0.copy()
     ok = np.zeros(P, np.bool_)
     its = np.zeros(P, np.int64)
+    res = np.full(P, np.inf)
     H = np.empty((ng, ng))
     piv = np.empty(ng, np.int64)
     d = np.empty((ng, 1))
-    Phi, da, db = np.empty(ng), np.empty(ng), np.empty(ng)
-    Pt, dat, dbt = np.empty(ng), np.empty(ng), np.empty(ng)
+    grad = np.empty(ng)
     zt = np.empty((1, ng))
     for p in range(P):
         q = slice(p, p + 1)
@@ -482,33 +475,28 @@ def closest_newton(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z0, fla
         r, J = geometry_rows(kind_a[q], par_a[q], RA[q], pA[q], cA[q], kind_b[q], par_b[q], RB[q], pB[q], cB[q], z,
                              True)
         for it in range(max_iter + 1):
-            nat, zm = 0.0, 0.0
-            for i in range(ng):
-                f = r[0, i]
-                if lo <= i < hi and z[0, i] < f:
-                    f = z[0, i]
-                nat = max(nat, abs(f))
-                zm = max(zm, abs(z[0, i]))
-            if not (np.isfinite(nat) and np.isfinite(zm)):
+            nat, zm = natural_parts(z[0], r[0], lower)
+            res[p] = nat / (1.0 + zm)
+            if not np.isfinite(res[p]):
                 break
-            if nat / (1.0 + zm) <= tol:
+            if res[p] <= tol:
                 ok[p] = True
                 break
             if it == max_iter:
                 break
-            psi = _fb_merit(z[0], r[0], lo, hi, Phi, da, db)
+            Phi, da, db = fb_reformulate(z[0], r[0], lower, bounded, 1.0, 0.0, ones)
+            psi = _merit(Phi)
             e = min(0.1, 0.1 * np.sqrt(2.0 * psi)) if flat[p] else 0.0
             for i in range(ng):
                 for j in range(ng):
                     H[i, j] = db[i] * J[0, i, j]
                 H[i, i] += da[i]
-            gd = 0.0  # grad . d below, grad = H^T Phi (without the proximal term, as the merit's gradient)
-            for i in range(ng):
-                d[i, 0] = 0.0
-            grad = np.zeros(ng)
-            for i in range(ng):
-                for j in range(ng):
-                    grad[j] += H[i, j] * Phi[i]
+            # the merit's gradient H^T Phi (without the proximal term)
+            for j in range(ng):
+                acc = 0.0
+                for i in range(ng):
+                    acc += H[i, j] * Phi[i]
+                grad[j] = acc
             for i in range(6):
                 H[i, i] += e * db[i]
             if not _lu(H, piv):
@@ -516,6 +504,7 @@ def closest_newton(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z0, fla
             for i in range(ng):
                 d[i, 0] = -Phi[i]
             _lu_solve(H, piv, d)
+            gd = 0.0
             for i in range(ng):
                 gd += grad[i] * d[i, 0]
             if not (gd < 0.0):
@@ -526,8 +515,8 @@ def closest_newton(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z0, fla
                     zt[0, i] = z[0, i] + t * d[i, 0]
                 rt, _Jt = geometry_rows(kind_a[q], par_a[q], RA[q], pA[q], cA[q], kind_b[q], par_b[q], RB[q], pB[q],
                                         cB[q], zt, False)
-                psit = _fb_merit(zt[0], rt[0], lo, hi, Pt, dat, dbt)
-                if psit <= psi + 1e-4 * t * gd:
+                Pt = fb_reformulate(zt[0], rt[0], lower, bounded, 1.0, 0.0, ones)[0]
+                if _merit(Pt) <= psi + 1e-4 * t * gd:
                     done = True
                     break
                 t *= 0.5
@@ -538,7 +527,7 @@ def closest_newton(kind_a, par_a, RA, pA, cA, kind_b, par_b, RB, pB, cB, z0, fla
             its[p] += 1
             r, J = geometry_rows(kind_a[q], par_a[q], RA[q], pA[q], cA[q], kind_b[q], par_b[q], RB[q], pB[q], cB[q],
                                  z, True)
-    return Z, ok, its
+    return Z, ok, its, res
 
 
 @njit(cache=_CACHE)

@@ -228,9 +228,8 @@ def prepare_kernels() -> float:
     """Load the stepper's compiled kernels (core.contact.kernels) from numba's cache, or compile them on a machine's
     first run (10-60 s), by two steps of each method on a small scene that takes every compiled path: twelve
     touching spheres in a row on a plane (pairs with a static and with a dynamic B; more than two pairs, and more
-    unknowns than the dense limit: block elimination) and a box beside them, and one small Levenberg-Marquardt
-    solve.  Returns the seconds
-    it took."""
+    unknowns than the dense limit: block elimination) and a box beside them, the box's one-pair closest-point query,
+    and one small Levenberg-Marquardt solve.  Returns the seconds it took."""
     from .. import io
     from . import stepper
 
@@ -249,6 +248,9 @@ def prepare_kernels() -> float:
         st = initial_state(model)
         for _ in range(2):
             st = stepper.step(model, st, 0.01, method).state
+    # the one-pair closest-point query (the fallback of the batched queries, which these steps need not reach): the box's
+    stepper.closest_points(model, st, next(ip for ip, (a, b, _mu) in enumerate(model.pairs)
+                                           if model.shapes[a].type == "box" or model.shapes[b].type == "box"))
     # the Levenberg-Marquardt solve's kernels (kernels.lm_*), which these steps need not reach: one tiny solve
     from .elements import ElementMatrix
 

@@ -409,19 +409,15 @@ def closest_points_many(model: ContactModel, state: State, ips, guesses=None) ->
 
 def _closest_newton(model, state, R, ab, z0):
     """kernels.closest_newton for the pairs of bodies ab (P, 2), all with the same numbers of inequalities, from z0
-    (P, ng): z (the multipliers projected on their bounds where converged), converged, iterations and the residual."""
+    (P, ng): z (the multipliers projected on their bounds where converged, as solve_mcp's), converged, iterations and
+    the residual."""
     a, b = ab[:, 0], ab[:, 1]
     rows = (*stack_rows([model.shapes[i] for i in a]), R[a], state.p[a], model.com_body[a],
             *stack_rows([model.shapes[i] for i in b]), R[b], state.p[b], model.com_body[b])
     flat = np.array([model.shapes[i].flat_faces and model.shapes[j].flat_faces for i, j in ab])
-    Z, ok, its = closest_newton(*rows, np.ascontiguousarray(z0, float), flat, _MANY_ITER, 1e-12)
-    m = rows[0].shape[1]
-    lo, hi = 6, 6 + m + rows[5].shape[1]
+    Z, ok, its, res = closest_newton(*rows, np.ascontiguousarray(z0, float), flat, _MANY_ITER, 1e-12)
+    lo, hi = 6, 6 + rows[0].shape[1] + rows[5].shape[1]
     Z[:, lo:hi] = np.where(ok[:, None], np.maximum(Z[:, lo:hi], 0.0), Z[:, lo:hi])
-    F = geometry_rows(*rows, Z, False)[0]
-    nat = F.copy()
-    nat[:, lo:hi] = np.minimum(Z[:, lo:hi], F[:, lo:hi])
-    res = np.max(np.abs(nat), axis=1) / (1.0 + np.max(np.abs(Z), axis=1))
     return Z, ok, its, res
 
 
