@@ -413,6 +413,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
     merits: list[float] = []  # merit of the last iterates: the Armijo reference is their maximum (nonmonotone)
     best_at = [np.inf] * (max_iter + 1)  # best residual of this attempt after each iteration
     met = 0  # consecutive iterates that meet the natural residual but not extra
+    short = False  # the last accepted step was shortened: the next full step is tried without its Jacobian first
     for it in range(max_iter + 1):
         nat = natural_residual(z, F, lower)
         res = nat if extra is None else max(nat, float(extra(z, F)))
@@ -453,7 +454,7 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
         t, zt = 0.0, None
         if not poor:
             t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
-                                          project=project)
+                                          project=project, value_first=short)
         lm_step = False
         if zt is None:
             # Newton direction missing, not a good descent direction (near a solution: long along the nearly
@@ -468,7 +469,8 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                 d = -grad
                 gd = -float(grad @ grad)
             t, zt, Ft, Jt, psit = _armijo(fun, z, d, psi_ref, gd, lower0, bounded, lam, eps, fun_value, proj, weights,
-                                          project=project)
+                                          project=project, value_first=short)
+        short = t < 1.0
         if lm_step:
             # the gain ratio of the LM step: the merit's actual decrease over the decrease its linear model predicts
             # (Fan 2003; Fan and Pan 2006): a good full step lowers the damping, a poor or shortened one raises it
@@ -501,11 +503,15 @@ def _max_col_norm2(H):
 
 
 def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=None, weights=1.0, beta=0.5,
-            sigma=1e-4, project=None):
+            sigma=1e-4, project=None, value_first=False):
     """Backtracking on the merit 0.5 |Phi|^2 along d: (t, z + t d, F, J, merit) or (t, None, ...) on failure.
 
-    The full step is evaluated with its Jacobian (it is usually accepted); shorter trials with fun_value when
-    given, and the Jacobian is then computed at the accepted point only."""
+    The full step is evaluated with its Jacobian (it is usually accepted), unless value_first (after a shortened
+    step, when the next one is often shortened too); shorter trials with fun_value when given, and the Jacobian is
+    then computed at the accepted point only.  (The same points and values either way: fun_value returns fun's F.
+    A 27-sphere pile at mu 0.8, 100 steps: 42 % of the line searches shortened the step, each after a Jacobian of
+    the full step that was not used; with value_first after a shortened step, the same 12,706 Newton iterations and
+    end state to the bit in 1.5-2 % less CPU time.)"""
     t = 1.0
     while t > 1e-12:
         zt = z + t * d
@@ -513,7 +519,7 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
             zt = np.where(proj, np.maximum(zt, lower0), zt)  # projected search (solve_mcp's feasible)
         if project is not None:
             zt = project(zt)  # (solve_mcp's project: the caller's elimination)
-        value_only = fun_value is not None and t < 1.0
+        value_only = fun_value is not None and (t < 1.0 or value_first)
         try:
             if value_only:
                 Ft, Jt = fun_value(zt), None
