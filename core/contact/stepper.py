@@ -81,7 +81,8 @@ _MAX_HALVINGS = 8  # a step whose attempts all fail is halved, at most this many
 _STEP_ITER = 7200  # Newton iterations (and interior-point iterations) of one step at most, over all its attempts and
 # sub-steps: the step fails when they are spent (each attempt's runs are capped at what is left).  Set as the worst
 # case of three levels of halving when a sub-step made four attempts (15 sub-steps of 4 x 2 x 60 iterations) and
-# kept with three: 20 sub-steps of 3 x 2 x 60 (runs of 27-sphere piles at mu 0.8 had steps of up to 6,338)
+# kept with three (20 sub-steps of 3 x 2 x 60; runs of 27-sphere piles at mu 0.8 had steps of up to 6,338) and
+# without the normalised form's restart (24 sub-steps of 2 x 60 + 60 + 2 x 60)
 _AC_RHO = 1.0  # Alart-Curnier parameter of the friction rows (impulses and speeds in the same units, m/s)
 _HANDOVER_TOL = 1e-6  # the conic interior-point attempt stops at this residual ...
 _HANDOVER_COMP = 1e-9  # ... and complementarity, and hands over to Newton (quadratic near a solution) ...
@@ -504,7 +505,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     the halves fail.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
     (options: its SolverOptions), halved the same way.  Cost bound: max_iterations iterations over all the step's
     attempts and sub-steps, the step failing when they are spent; each attempt's runs are capped at what is left,
-    so the last attempt may exceed it by at most max_iter + 12 (its restart and the active-set polish), the
+    so the last attempt may exceed it by at most max_iter + 24 (its restart and two active-set polishes), the
     interior-point attempt (solver "interior-point"), started with any budget left, by options.max_iter +
     _HANDOVER_ITER.
 
@@ -547,8 +548,17 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 # own between the normalised form and the elimination, is left out: one step from each of 2,400 saved states of
 # 27-sphere piles (seeds 1-8 at mu 0.4 and 0.8), mixed piles (seeds 1-4), the cube scenes and the 8-sphere pile
 # took 2.3 % and 2.9 % fewer Newton iterations on the piles without it, 0.7 % fewer on the mixed piles, the same
-# on the others
-_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 1), ("ac", 60, 1, _AC_RHO, True, True))
+# on the others.  The normalised form makes no restart (solve_mcp's smoothed restart from its start): the elimination
+# after it is its restart, from another start in another form.  The first attempt keeps its restart: without it 8
+# turned cubes in two layers stalled at 1e-5 in every attempt where the restart converges (4 of 240 saved steps
+# failed even halved).  One step from each of 640 saved 27-sphere states at mu 0.4 and 640 at mu 0.8: 16,542 and
+# 36,311 Newton iterations against 16,750 and 38,510 with the restart (with no restart in the first two attempts
+# 17,023 and 35,090; in the normalised form's only, 18,796 and 39,687); the saved states of the other scenes the
+# same iterations but the mixed and 8-cube piles, +1.5 %.  The bench's forty-seed draw (master seed 1328632510):
+# at mu 0.4 all 40 runs complete either way, 73,536 iterations against 75,140 (geometric mean of the per-run
+# ratios 0.99), 23 steps over 0.5 s against 26; at mu 0.8 38 of 40 complete either way (two others stop), 155,284
+# against 173,860 on the 36 common runs (0.88), 128 steps over 0.5 s against 144
+_ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 0), ("ac", 60, 1, _AC_RHO, True, True))
 # the attempt of solver="interior-point": friction as second-order cones (core.contact.ipm), its iterations set by
 # SolverOptions, then at most _HANDOVER_ITER Newton iterations
 _CONIC = ("conic", 0, 0)

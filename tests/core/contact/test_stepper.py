@@ -560,24 +560,26 @@ def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves
     caps = []
 
     def spends_all(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", restarts=1, **_kw):
-        caps.append((h, max_iter))
+        caps.append((h, max_iter, restarts))
         return StepResult(state, False, max_iter * (1 + restarts), 1e-5, "MCP solver: iteration limit", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", spends_all)
-    res = step(model, st, 0.01, max_iterations=1000)
-    # 1000 = 3 attempts of 2 x 60 at h (360), 3 more at h/2 (720), then 280 left: at h/4 the first two attempts get
-    # 60 a run (240), the third 40 a run (80), and nothing is left
-    assert [c for _h, c in caps] == [60] * 8 + [40]
-    assert [h for h, _c in caps] == [0.01] * 3 + [0.005] * 3 + [0.0025] * 3
-    assert res.iterations == 1040 and not res.converged and res.state is st
+    res = step(model, st, 0.01, max_iterations=650)
+    # the first and last attempts make a run and a restart, the normalised form one run: 2 x 60 + 60 + 2 x 60 = 300
+    # a sub-step.  650 = 300 at h, 300 at h/2, then 50 left at h/4: the first attempt's run and restart are each
+    # capped at that: 700 in all, and nothing is left
+    assert [c for _h, c, _r in caps] == [60] * 6 + [50]
+    assert [r for _h, _c, r in caps] == [1, 0, 1, 1, 0, 1, 1]
+    assert [h for h, _c, _r in caps] == [0.01] * 3 + [0.005] * 3 + [0.0025]
+    assert res.iterations == 700 and not res.converged and res.state is st
     assert res.reason == ("step did not converge even when halved (the step's iteration budget is spent "
                           "(MCP solver: iteration limit))")
-    # the default budget: 20 sub-steps of three attempts of 2 x 60
-    assert len(stp._ATTEMPTS) == 3 and stp._STEP_ITER == 20 * 3 * 2 * stp._NEWTON_ITER
-    # with it, a step whose first half fails at every level makes every attempt at all 9 sizes (h to h/256): 3240
+    # the default budget: 24 sub-steps of 2 x 60 + 60 + 2 x 60
+    assert len(stp._ATTEMPTS) == 3 and stp._STEP_ITER == 24 * 5 * stp._NEWTON_ITER
+    # with it, a step whose first half fails at every level makes every attempt at all 9 sizes (h to h/256): 2700
     caps.clear()
     res = step(model, st, 0.01)
-    assert res.iterations == 9 * 3 * 2 * 60 and len(caps) == 27 and not res.converged
+    assert res.iterations == 9 * 5 * 60 and len(caps) == 27 and not res.converged
     assert "budget" not in res.reason
 
 
