@@ -328,6 +328,19 @@ def pair_batch(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, kind_a, par_
 
 
 @njit(cache=_CACHE)
+def _world_normal(p, R, dF, z, off, N, n):
+    """One body's side of pair p's closest-point rows: the world gradients N = R dF^T (3, m) of its inequality rows
+    and the normal n = N z[p, off:off + m] (the multipliers)."""
+    for i in range(3):
+        acc = 0.0
+        for j in range(N.shape[1]):
+            g = R[p, i, 0] * dF[p, j, 0] + R[p, i, 1] * dF[p, j, 1] + R[p, i, 2] * dF[p, j, 2]
+            N[i, j] = g
+            acc += g * z[p, off + j]
+        n[i] = acc
+
+
+@njit(cache=_CACHE)
 def _kkt_rows(p, RA, dFA, FA, RB, dGB, GB, z, NA, NB, nA, nB, r):
     """The closest-point (KKT) rows r[p, 0:7 + m + k] of pair p (core.contact.pair: nA + nB, a2 - a1 - s nA, -f(a1),
     -g(a2), (|nA|^2 - 1) / 2) from its shapes' rows at a1 and a2 (values FA, GB; gradients dFA, dGB in the body
@@ -336,19 +349,8 @@ def _kkt_rows(p, RA, dFA, FA, RB, dGB, GB, z, NA, NB, nA, nB, r):
     m, k = NA.shape[1], NB.shape[1]
     ilam, imu, i_s = 6, 6 + m, 6 + m + k
     s = z[p, i_s]
-    for i in range(3):
-        acc = 0.0
-        for j in range(m):
-            g = RA[p, i, 0] * dFA[p, j, 0] + RA[p, i, 1] * dFA[p, j, 1] + RA[p, i, 2] * dFA[p, j, 2]
-            NA[i, j] = g
-            acc += g * z[p, ilam + j]
-        nA[i] = acc
-        acc = 0.0
-        for j in range(k):
-            g = RB[p, i, 0] * dGB[p, j, 0] + RB[p, i, 1] * dGB[p, j, 1] + RB[p, i, 2] * dGB[p, j, 2]
-            NB[i, j] = g
-            acc += g * z[p, imu + j]
-        nB[i] = acc
+    _world_normal(p, RA, dFA, z, ilam, NA, nA)
+    _world_normal(p, RB, dGB, z, imu, NB, nB)
     for i in range(3):
         r[p, i] = nA[i] + nB[i]
         r[p, 3 + i] = z[p, 3 + i] - z[p, i] - s * nA[i]
