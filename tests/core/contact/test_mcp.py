@@ -218,6 +218,34 @@ def test_active_set_polish_converges_fast_at_a_degenerate_solution():
     np.testing.assert_allclose(z, xs, atol=1e-11)
 
 
+def test_active_set_polish_ends_when_its_residual_stops_falling():
+    # F(x) = x^2 + 1e-7 (a free unknown) has no root: Gauss-Newton from x = 1e-3 (x <- x/2 - 5e-8/x, damped) brings
+    # the residual |F| / (1 + |x|) from 1.1e-6 to near its floor 1e-7, then circles x = 0.  The polish ends (stalled) at
+    # the first iteration k >= polish_stall whose best residual is above stall_gain times the best polish_stall
+    # iterations before (the start's residual counts as iteration 0), instead of spending all polish_iter
+    # iterations; with polish_stall = 0 it spends them all.
+    from core.contact import mcp
+
+    def fun(x):
+        return np.array([x[0] ** 2 + 1e-7]), np.array([[2.0 * x[0]]])
+
+    opts = mcp.NewtonOptions()
+    x0, lower = np.array([1e-3]), np.array([-np.inf])
+    args = (fun, x0, lower, np.zeros(1), np.zeros(1, bool), 1e-12)
+    r0 = (1e-6 + 1e-7) / (1.0 + 1e-3)
+    best = [r0, x0.copy(), []]  # (the third entry collects the residual of every polish iteration)
+    ok, _z, iters = mcp._active_set_polish(*args, best, None, opts.polish_iter, None, opts.polish_stall,
+                                           opts.stall_gain)
+    res = np.minimum.accumulate(np.r_[r0, best[2]])
+    W = opts.polish_stall
+    assert len(best[2]) == iters and res[-1] < 1.1e-7  # it came within 10 % of the floor ...
+    assert not ok and 0 < W <= iters < opts.polish_iter  # ... and ended before its iteration limit
+    assert iters == min(k for k in range(W, iters + 1) if res[k] > opts.stall_gain * res[k - W])
+    best = [r0, x0.copy(), []]
+    ok, _z, iters = mcp._active_set_polish(*args, best, None, opts.polish_iter, None, 0, opts.stall_gain)
+    assert not ok and iters == opts.polish_iter
+
+
 @pytest.mark.parametrize("n,seed", [(20, 1), (50, 2)])
 def test_proximal_term_keeps_the_unique_solution(n, seed):
     # the proximal term e (z_i - z_i^k) vanishes at the current iterate, so it changes the path, not the solutions:
