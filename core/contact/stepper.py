@@ -586,24 +586,32 @@ class _Options(NamedTuple):
     newton: NewtonOptions
 
 
-def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget) -> StepResult:
+def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget,
+                reach=None) -> StepResult:
     """The step by its attempts (_attempts); if none converges, as two halves solved the same way, at most
     max_halvings levels deep; if the halves fail too, the attempts that a stall at the floor left out (_attempts), at
-    the full size.  budget: the iterations the whole step has left (_Budget), shared by all its sub-steps."""
-    res, rest = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget)
+    the full size.  budget: the iterations the whole step has left (_Budget), shared by all its sub-steps.
+
+    reach: the step size whose travel the broad phase covers (candidate_pairs; h when None).  The halves keep the
+    whole step's: a sub-step solves the pairs of the step it is part of, not the fewer its own margin would take.
+    (A saved 27-sphere state at mu 0.8 whose step failed at every depth, with a sub-step of 63 pairs against the
+    step's 64: converged after 6 halvings in 882 Newton iterations with the whole step's pairs; docs/notes.)"""
+    reach = h if reach is None else reach
+    res, rest = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget,
+                          reach)
     if res.converged or max_halvings <= 0 or budget.left <= 0:
         return res
     halved = _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter,
-                                                            max_halvings - 1, forms, opts, ws, cancel, budget))
+                                                            max_halvings - 1, forms, opts, ws, cancel, budget, reach))
     if halved.converged or not rest or budget.left <= 0:
         return halved
-    later, _ = _attempts(model, state, h, method, tol, max_iter, False, rest, opts, ws, cancel, budget)
+    later, _ = _attempts(model, state, h, method, tol, max_iter, False, rest, opts, ws, cancel, budget, reach)
     out = later if later.converged else halved
     out.iterations = halved.iterations + later.iterations
     return out
 
 
-def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws, cancel, budget):
+def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws, cancel, budget, reach=None):
     """One (sub-)step by the attempts `forms` in order, until one converges, each capped at the budget left (spent
     here): (result, the attempts not made).  An attempt that stalls at a floor ends them when the step can be halved
     (the other attempts change the path to the step's solution, not the floor; they are made if the halves fail,
@@ -614,7 +622,7 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         if budget.left <= 0:
             break
         r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget.left), form=form, ws=ws,
-                       cancel=cancel, options=opts.ipm, newton=opts.newton, restarts=restarts,
+                       cancel=cancel, options=opts.ipm, newton=opts.newton, restarts=restarts, reach=reach,
                        **dict(zip(("rho", "cold", "elim"), more)))
         budget.left -= r.iterations
         its += r.iterations
@@ -731,17 +739,19 @@ def _unloaded_friction(r: np.ndarray, sp: float, mu: float) -> tuple[np.ndarray,
 def _step_once(model: ContactModel, state: State, h: float, method: str, tol: float, max_iter: int,
                extra: frozenset = frozenset(), form: str = "ac", ws=None, cancel=None, options=None,
                restarts: int = 1, rho: float = _AC_RHO, cold: bool = False, elim: bool = False,
-               newton: NewtonOptions | None = None) -> StepResult:
+               newton: NewtonOptions | None = None, reach: float | None = None) -> StepResult:
     """One attempt at the step (no halving): the step's MCP (_StepProblem) with friction in `form` ("ac":
     Alart-Curnier, "normalised" (core.contact.pair), "conic": the interior-point method on second-order cones,
     finished by Newton on the Alart-Curnier form), solved by semismooth Newton (max_iter iterations and `restarts`
     restarts; newton: its NewtonOptions) or the interior-point method (options).  extra: pairs added to the broad
-    phase's (the missed pairs of a first solve)."""
+    phase's (the missed pairs of a first solve); reach: the step size whose travel the broad phase covers (h when
+    None; _step_split)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}")
     if ws is None:
         ws = Workspace()
-    prob = _StepProblem(model, state, h, method, form, rho, cold, extra, tol, max_iter, ws, cancel, elim, newton)
+    prob = _StepProblem(model, state, h, method, form, rho, cold, extra, tol, max_iter, ws, cancel, elim, newton,
+                        reach)
     if prob.failure:
         return StepResult(state, False, 0, float("nan"), prob.failure)
     res = prob.solve(max_iter, restarts, options)
@@ -755,7 +765,7 @@ def _step_once(model: ContactModel, state: State, h: float, method: str, tol: fl
         # the broad phase judged reach by the start-of-step velocities; an impulse in the step can carry a body
         # further, into a pair that was not solved: the step is solved again with it
         return _step_once(model, state, h, method, tol, max_iter, extra | missed, form, restarts=restarts, rho=rho,
-                          cold=cold, ws=ws, cancel=cancel, options=options, elim=elim, newton=newton)
+                          cold=cold, ws=ws, cancel=cancel, options=options, elim=elim, newton=newton, reach=reach)
     return out
 
 
@@ -770,7 +780,7 @@ class _StepProblem:
 
     def __init__(self, model: ContactModel, state: State, h: float, method: str, form: str, rho: float, cold: bool,
                  extra: frozenset, tol: float, max_iter: int, ws: "Workspace", cancel, elim: bool = False,
-                 newton: NewtonOptions | None = None):
+                 newton: NewtonOptions | None = None, reach: float | None = None):
         self.model, self.state, self.h, self.method, self.form = model, state, h, method, form
         self.newton_options = newton  # (None: solve_mcp's defaults)
         self.tol, self.cancel, self.failure = tol, cancel, ""
@@ -797,7 +807,7 @@ class _StepProblem:
             Sinv[slots] = 0.0
         self.c_body, self.Sinv = c_body, Sinv
 
-        cand, start_gap = candidate_pairs(model, state, h, keep=state.warm.keys())
+        cand, start_gap = candidate_pairs(model, state, h if reach is None else reach, keep=state.warm.keys())
         if extra:
             cand = sorted(set(cand) | extra)
         self.cand = cand
@@ -813,8 +823,9 @@ class _StepProblem:
             # velocities and impulses, and the closest points at its end configuration start the implicit solve.
             # Only with few pairs: with many it costs as much as the step itself; new pairs then start from their
             # closest points at the start of the step, with no impulse
-            pred = _step_once(model, state, h, "explicit", tol, max_iter, ws=ws, cancel=cancel, newton=newton,
-                              form="ac" if self.ac else "normalised")
+            # (on this step's pairs: the broad phase's own and those added, extra or within reach of a whole step)
+            pred = _step_once(model, state, h, "explicit", tol, max_iter, frozenset(cand), ws=ws, cancel=cancel,
+                              newton=newton, form="ac" if self.ac else "normalised")
             self.pred = pred if pred.converged else None
         self.new_warm_geo = {}
         self._start_pairs()
@@ -900,8 +911,8 @@ class _StepProblem:
                     geo[3:6] += hv[b] if model.dynamic[b] else hv[a]
                 else:
                     geo = known[ip]
-                    if pred is not None:
-                        pw = pred.state.warm[ip]
+                    pw = None if pred is None else pred.state.warm.get(ip)
+                    if pw is not None:
                         pr.zf0 = _impulse_form(pw["zx"], lay.nf, bool(pw.get("ac")), ac)
                 if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
                         and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):

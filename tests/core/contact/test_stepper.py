@@ -479,11 +479,12 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
 
     model = build_model(_drop())
     st = initial_state(model)
-    calls, colds, elims = [], [], []
+    calls, colds, elims, reaches = [], [], [], []
     forms = ("ac", "normalised", "ac")
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
         calls.append((id(state), h, form))
+        reaches.append(_kw.get("reach"))
         colds.append(_kw.get("cold", False))
         elims.append(_kw.get("elim", False))
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
@@ -494,6 +495,8 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     assert not res.converged and res.state is st and "halved" in res.reason
     assert stp._MAX_HALVINGS == 8
     assert calls == [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
+    # every sub-step's broad phase covers the whole step's travel (the pairs of the step it is part of)
+    assert reaches == [h] * len(calls)
     # the third attempt starts cold, and asks for the elimination (which only the implicit method makes)
     assert colds[:3] == [False, False, True]
     assert elims[:3] == [False, False, True]
@@ -504,6 +507,27 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     assert [f for _i, _h, f in calls] == ["conic"] * 9
     # a failed step's reason says once that it was halved, then the last attempt's reason
     assert res.reason == "step did not converge even when halved (forced)"
+
+
+def test_a_sub_step_solves_the_pairs_within_reach_of_the_whole_step():
+    # a ball (radius 0.1) falling at 1 m/s, 15 mm above the floor.  The broad phase's margin for a step of size h is
+    # 2 h |v| + 2 h^2 g + 1 mm + 2 % of the radius (kernels.broad_bounds): for h = 0.01 s, 20 + 2 + 1 + 2 = 25 mm, so
+    # the ball-floor pair is a candidate; for a quarter of it, 5 + 0.1 + 1 + 2 = 8.1 mm, so it is not.  A quarter
+    # step that is part of the whole step (reach = h, as _step_split passes to the halves) solves the pair; alone it
+    # does not.  Either way the ball does not reach the floor (10 mm of fall in h at most) and the step converges
+    import core.contact.stepper as stp
+
+    model = build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.115),
+                                                 linear=(0, 0, -1.0))]))
+    st = initial_state(model)
+    h = 0.01
+    alone = stp._step_once(model, st, h / 4, "implicit", 1e-10, 60, ws=stp.Workspace())
+    within = stp._step_once(model, st, h / 4, "implicit", 1e-10, 60, ws=stp.Workspace(), reach=h)
+    whole = stp._step_once(model, st, h, "implicit", 1e-10, 60, ws=stp.Workspace())
+    assert alone.converged and within.converged and whole.converged
+    assert (alone.pairs, within.pairs, whole.pairs) == (0, 1, 1)
+    # the same motion either way (no impulse: free fall over h/4)
+    np.testing.assert_allclose(within.state.p, alone.state.p, atol=1e-12)
 
 
 @pytest.mark.parametrize("halves_converge", [True, False])
