@@ -911,8 +911,8 @@ class _StepProblem:
                     geo[3:6] += hv[b] if model.dynamic[b] else hv[a]
                 else:
                     geo = known[ip]
-                    pw = None if pred is None else pred.state.warm.get(ip)
-                    if pw is not None:
+                    if pred is not None:  # (it solved this step's pairs: each has its warm entry)
+                        pw = pred.state.warm[ip]
                         pr.zf0 = _impulse_form(pw["zx"], lay.nf, bool(pw.get("ac")), ac)
                 if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
                         and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
