@@ -434,12 +434,11 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
             break
         best_at[it] = min(res, best_at[it - 1]) if it else res
         met = met + 1 if nat <= tol else 0
-        if met > opts.extra_stall and best_at[it] > opts.stall_gain * best_at[it - opts.extra_stall]:
+        if met > opts.extra_stall and _not_falling(best_at, it, opts.extra_stall, opts.stall_gain):
             return False, z, it, EXTRA_STALLED
-        if (opts.stall and it >= opts.stall and best_at[it] <= opts.stall_below
-                and best_at[it] > opts.stall_gain * best_at[it - opts.stall]):
+        if opts.stall and best_at[it] <= opts.stall_below and _not_falling(best_at, it, opts.stall, opts.stall_gain):
             return False, z, it, "stalled"
-        if opts.stall_far and it >= opts.stall_far and best_at[it] > opts.stall_gain * best_at[it - opts.stall_far]:
+        if opts.stall_far and _not_falling(best_at, it, opts.stall_far, opts.stall_gain):
             return False, z, it, "stalled"
         Phi, H, dB = _reformulate(z, F, J, lower0, bounded, lam, eps, weights)
         if eps > 0.0 and np.max(np.abs(Phi)) <= 10.0 * eps:
@@ -495,6 +494,12 @@ def _newton(fun, z, lower, lower0, bounded, lam, eps, max_iter, tol, best, fun_v
                      else max(theta / opts.theta_up, 1.0))
         z, F, J = zt, Ft, Jt
     return False, z, max_iter, "iteration limit"
+
+
+def _not_falling(best_at, it: int, window: int, gain: float) -> bool:
+    """The stall test of a run (Newton's and the polish's): best_at[k] is its best residual after k iterations; True
+    when the one after `it` is above gain times the one `window` iterations earlier."""
+    return it >= window and best_at[it] > gain * best_at[it - window]
 
 
 EXTRA_STALLED = "stalled on the further residual (the natural residual met)"
@@ -618,7 +623,7 @@ def _active_set_polish(fun, z, lower, lower0, bounded, tol, best, extra=None, ma
         if res <= tol:
             return True, z_proj, it + 1
         best_at.append(min(res, best_at[-1]))
-        if stall and it + 1 >= stall and best_at[-1] > stall_gain * best_at[-1 - stall]:
+        if stall and _not_falling(best_at, it + 1, stall, stall_gain):
             return False, z, it + 1
         z = z_new
     return False, z, max_iter
