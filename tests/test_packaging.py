@@ -17,8 +17,13 @@ def _config():
 def test_package_list_is_every_package_of_the_tree():
     # the list in pyproject.toml is explicit (it also maps resources/): a new sub-package must be added to it
     tree = {".".join(p.parent.relative_to(ROOT).parts) for top in ("core", "app") for p in (ROOT / top).rglob("__init__.py")}
-    listed = set(_config()["packages"]) - {"linkwright_resources"}
+    listed = {p for p in _config()["packages"] if p.split(".")[0] != "linkwright_resources"}
     assert listed == tree
+    # and a sub-package of linkwright_resources per folder of resources/ (setuptools ships each folder's data as
+    # its own package)
+    folders = {f"linkwright_resources.{p.name}" for p in (ROOT / "resources").iterdir()
+               if p.is_dir() and not p.name.startswith(("_", "."))}
+    assert {p for p in _config()["packages"] if p.startswith("linkwright_resources.")} == folders
 
 
 def test_wheel_ships_the_resources_and_an_installed_copy_finds_them(tmp_path):
