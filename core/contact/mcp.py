@@ -302,8 +302,10 @@ def solve_mcp(
     fun_value(z) -> F, when given, is used at the line search's shortened trial points (where the Jacobian is not
     needed); it must return the same F as fun.
 
-    prox, when given, marks (1) the unknowns whose Newton equations get a proximal term (see _newton): the
-    multipliers of a problem whose solutions may be non-unique in them (contact impulses of a pile).
+    prox, when given, weighs the unknowns whose Newton equations get a proximal term (see _newton; 0: none, 1 for
+    unknowns in the units of their rows): the multipliers of a problem whose solutions may be non-unique in them
+    (contact impulses of a pile; a contact step weighs the multipliers of its closest points, whose rows are
+    lengths, by h).
 
     condense: when fun's Jacobian is an ElementMatrix (core.contact.elements), the Newton equations are solved by
     eliminating its elements' own unknowns (a Levenberg-Marquardt step where that fails).
