@@ -765,7 +765,7 @@ def test_cli_simulate_stopped_early_is_status_3(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["contact_sphere_drop", "contact_box_slide", "contact_two_spheres",
-                                  "contact_disc_roll", "contact_ellipsoid_drop"])
+                                  "contact_disc_roll", "contact_ellipsoid_drop", "contact_polytopes"])
 def test_examples_run_from_the_cli(tmp_path, name):
     from pathlib import Path
 
