@@ -1534,8 +1534,8 @@ class _Plan:
                     # parallel (a separated box over a floor), which leaves the Newton equations singular
                     prox[zidx[tab.flat[ips], 0:6]] = 1.0
                     # the multipliers of a shape with several inequalities: not unique where more than three of its
-                    # faces meet at the closest point (most vertices of a random hull meet four to six), which leaves the
-                    # Newton equations singular there as well.  Their rows -f_i(a1), -g_j(a2) are lengths, the
+                    # faces meet at the closest point (most vertices of a random hull meet four to six), which leaves
+                    # the Newton equations singular there as well.  Their rows -f_i(a1), -g_j(a2) are lengths, the
                     # impulses' rows speeds: the term's weight on them is h times the impulses' (prox_length), the
                     # travel in one step at the speed e.  One step from each of 1,200 saved mixed-pile states (seeds
                     # 1-8): -9 % Newton iterations, and a saved state whose attempts stalled at 2.6e-5 (a box corner
