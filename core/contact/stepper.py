@@ -538,8 +538,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 # step without such a pair has nothing to eliminate).  Chosen by measurement: every attempt run alone on 128 hard
 # steps (steps that took over 60 iterations) of 27-sphere piles at mu 0.4 and 0.8, the 8-sphere pile, 4 and 8 cubes,
 # the 3x3 layer and the mixed pile (seeds 21-23, 41-44, 2-7): the first attempt solved 48, the normalised form 72,
-# the cold start 64, the elimination 61, the conic interior point 40 and none that no other attempt solved.  Tried in the order above the 128 steps cost 71.6
-# CPU-s; with the cold start second 87.8 (the mixed pile: the normalised form solved all 15 of its hard steps, the
+# the cold start 64, the elimination 61, the conic interior point 40 and none that no other attempt solved.  Tried
+# in the order above the 128 steps cost 71.6 CPU-s; with the cold start second 87.8 (the mixed pile: the normalised form solved all 15 of its hard steps, the
 # cold start 8), and with the interior point among them 78.7, the same 22 steps left to halving in each order.  The
 # cold start solves other steps (27-sphere piles at mu 0.8: 32 of 77, 20 of them ones the normalised form did not);
 # the elimination others again (27-sphere piles at mu 0.8, 100 steps, 14 fresh seeds: 7 runs complete without it, 12
