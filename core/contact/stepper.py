@@ -532,32 +532,32 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 
 # the attempts of one (sub-)step, in order: (form, Newton iterations, restarts[, rho[, cold[, elim]]]).  The friction
 # law in the Alart-Curnier form from the warm start (the last step's solution), in the normalised form
-# (core.contact.pair) from the warm start, then in the Alart-Curnier form from a cold start (every pair from its
-# closest points at the start of the step, no impulse: the warm start can itself be what fails) with the closest
-# points of sphere and plane pairs eliminated (_geometry_elimination; the explicit method's geometry is fixed, and a
-# step without such a pair has nothing to eliminate).  Chosen by measurement: every attempt run alone on 128 hard
-# steps (steps that took over 60 iterations) of 27-sphere piles at mu 0.4 and 0.8, the 8-sphere pile, 4 and 8 cubes,
-# the 3x3 layer and the mixed pile (seeds 21-23, 41-44, 2-7): the first attempt solved 48, the normalised form 72,
-# the cold start 64, the elimination 61, the conic interior point 40 and none that no other attempt solved.  Tried
-# in the order above the 128 steps cost 71.6 CPU-s; with the cold start second 87.8 (the mixed pile: the normalised form solved all 15 of its hard steps, the
-# cold start 8), and with the interior point among them 78.7, the same 22 steps left to halving in each order.  The
-# cold start solves other steps (27-sphere piles at mu 0.8: 32 of 77, 20 of them ones the normalised form did not);
-# the elimination others again (27-sphere piles at mu 0.8, 100 steps, 14 fresh seeds: 7 runs complete without it, 12
-# with it; the saved hard step that failed even at h/32 converges whole in 440 iterations).  Eliminating in every
-# attempt instead only changed which steps failed.  The cold start without the elimination, once an attempt of its
-# own between the normalised form and the elimination, is left out: one step from each of 2,400 saved states of
-# 27-sphere piles (seeds 1-8 at mu 0.4 and 0.8), mixed piles (seeds 1-4), the cube scenes and the 8-sphere pile
-# took 2.3 % and 2.9 % fewer Newton iterations on the piles without it, 0.7 % fewer on the mixed piles, the same
-# on the others.  The normalised form makes no restart (solve_mcp's smoothed restart from its start): the elimination
-# after it is its restart, from another start in another form.  The first attempt keeps its restart: without it 8
-# turned cubes in two layers stalled at 1e-5 in every attempt where the restart converges (4 of 240 saved steps
-# failed even halved).  One step from each of 640 saved 27-sphere states at mu 0.4 and 640 at mu 0.8: 16,542 and
-# 36,311 Newton iterations against 16,750 and 38,510 with the restart (with no restart in the first two attempts
-# 17,023 and 35,090; in the normalised form's only, 18,796 and 39,687); the saved states of the other scenes the
-# same iterations but the mixed and 8-cube piles, +1.5 %.  The bench's forty-seed draw (master seed 1328632510):
-# at mu 0.4 all 40 runs complete either way, 73,536 iterations against 75,140 (geometric mean of the per-run
-# ratios 0.99), 23 steps over 0.5 s against 26; at mu 0.8 38 of 40 complete either way (two others stop), 155,284
-# against 173,860 on the 36 common runs (0.88), 128 steps over 0.5 s against 144
+# (core.contact.pair) from the warm start, then in the Alart-Curnier form from a cold start (every pair from its closest
+# points at the start of the step, no impulse: the warm start can itself be what fails) with the closest points of
+# sphere and plane pairs eliminated (_geometry_elimination; the explicit method's geometry is fixed, and a step without
+# such a pair has nothing to eliminate).  Chosen by measurement: every attempt run alone on 128 hard steps (steps that
+# took over 60 iterations) of 27-sphere piles at mu 0.4 and 0.8, the 8-sphere pile, 4 and 8 cubes, the 3x3 layer and the
+# mixed pile (seeds 21-23, 41-44, 2-7): the first attempt solved 48, the normalised form 72, the cold start 64, the
+# elimination 61, the conic interior point 40 and none that no other attempt solved.  Tried in the order above the 128
+# steps cost 71.6 CPU-s; with the cold start second 87.8 (the mixed pile: the normalised form solved all 15 of its hard
+# steps, the cold start 8), and with the interior point among them 78.7, the same 22 steps left to halving in each
+# order.  The cold start solves other steps (27-sphere piles at mu 0.8: 32 of 77, 20 of them ones the normalised form
+# did not); the elimination others again (27-sphere piles at mu 0.8, 100 steps, 14 fresh seeds: 7 runs complete without
+# it, 12 with it; the saved hard step that failed even at h/32 converges whole in 440 iterations).  Eliminating in every
+# attempt instead only changed which steps failed.  The cold start without the elimination, once an attempt of its own
+# between the normalised form and the elimination, is left out: one step from each of 2,400 saved states of 27-sphere
+# piles (seeds 1-8 at mu 0.4 and 0.8), mixed piles (seeds 1-4), the cube scenes and the 8-sphere pile took 2.3 % and 2.9
+# % fewer Newton iterations on the piles without it, 0.7 % fewer on the mixed piles, the same on the others.  The
+# normalised form makes no restart (solve_mcp's smoothed restart from its start): the elimination after it is its
+# restart, from another start in another form.  The first attempt keeps its restart: without it 8 turned cubes in two
+# layers stalled at 1e-5 in every attempt where the restart converges (4 of 240 saved steps failed even halved).  One
+# step from each of 640 saved 27-sphere states at mu 0.4 and 640 at mu 0.8: 16,542 and 36,311 Newton iterations against
+# 16,750 and 38,510 with the restart (with no restart in the first two attempts 17,023 and 35,090; in the normalised
+# form's only, 18,796 and 39,687); the saved states of the other scenes the same iterations but the mixed and 8-cube
+# piles, +1.5 %.  The bench's forty-seed draw (master seed 1328632510): at mu 0.4 all 40 runs complete either way,
+# 73,536 iterations against 75,140 (geometric mean of the per-run ratios 0.99), 23 steps over 0.5 s against 26; at mu
+# 0.8 38 of 40 complete either way (two others stop), 155,284 against 173,860 on the 36 common runs (0.88), 128 steps
+# over 0.5 s against 144
 _ATTEMPTS = (("ac", 60, 1), ("normalised", 60, 0), ("ac", 60, 1, _AC_RHO, True, True))
 # the attempt of solver="interior-point": friction as second-order cones (core.contact.ipm), its iterations set by
 # SolverOptions, then at most _HANDOVER_ITER Newton iterations
