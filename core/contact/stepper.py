@@ -546,8 +546,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
 # it, 12 with it; the saved hard step that failed even at h/32 converges whole in 440 iterations).  Eliminating in every
 # attempt instead only changed which steps failed.  The cold start without the elimination, once an attempt of its own
 # between the normalised form and the elimination, is left out: one step from each of 2,400 saved states of 27-sphere
-# piles (seeds 1-8 at mu 0.4 and 0.8), mixed piles (seeds 1-4), the cube scenes and the 8-sphere pile took 2.3 % and 2.9
-# % fewer Newton iterations on the piles without it, 0.7 % fewer on the mixed piles, the same on the others.  The
+# piles (seeds 1-8 at mu 0.4 and 0.8), mixed piles (seeds 1-4), the cube scenes and the 8-sphere pile took 2.3 % and
+# 2.9 % fewer Newton iterations on the piles without it, 0.7 % fewer on the mixed piles, the same on the others.  The
 # normalised form makes no restart (solve_mcp's smoothed restart from its start): the elimination after it is its
 # restart, from another start in another form.  The first attempt keeps its restart: without it 8 turned cubes in two
 # layers stalled at 1e-5 in every attempt where the restart converges (4 of 240 saved steps failed even halved).  One
@@ -1486,7 +1486,7 @@ class _Plan:
         # to +18 % per run (cubes4 769 and 975 against 761 and 826, cubes8 1,064 and 1,175 against 974 and 1,099);
         # the mixed pile 1,614 and 1,601 against 1,760 and 2,090
         prox = np.zeros(ntot) if n > 2 else None
-        prox_length = np.zeros(ntot)
+        prox_length = np.zeros(ntot) if n > 2 else None  # (the part of the term weighed by h, _StepProblem)
         # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with
         # a negative one the friction rows describe friction that drives the slip, and pile steps stalled on such
         # points.  Only those: projecting the normal impulses too made the seed-1 pile faster still (27 s against
@@ -1589,7 +1589,7 @@ class _Plan:
         self.cones = tuple(ipm.ConeBlock(*(_frozen(np.concatenate([blk[i] for blk in blks])) for i in range(3)))
                            for blks in cones.values())
         self.prox = None if prox is None else _frozen(prox)
-        self.prox_length = _frozen(prox_length)  # (unknowns whose proximal weight is h times prox's: step-dependent)
+        self.prox_length = None if prox is None else _frozen(prox_length)
         self.feasible = _frozen(feasible)
         # the merit function measures the angular-velocity rows (rad/s) as the speed at the radius of gyration (m/s,
         # like every other velocity row): unweighted, the spins of light spheres (large inverse inertia) dominated it
