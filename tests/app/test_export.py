@@ -267,7 +267,11 @@ def test_run_data_of_a_contact_run_is_what_simulate_writes(make_window, dialogs,
 def test_run_data_of_a_stopped_contact_run_is_the_frames_so_far(make_window, qtbot, tmp_path):
     from core.contact import load_npz, simulate as core_simulate
 
-    win = make_window(io.load(EXAMPLES / "contact_pile.json"))  # a long run: it waits for Run
+    # the pile for 30 s: the Stop lands mid-run (its own 1 s is computed in about half a second, and a run that
+    # ended before the Stop reached it made this test fail now and then)
+    mech = io.load(EXAMPLES / "contact_pile.json")
+    mech.set_simulation(duration=30.0)
+    win = make_window(mech)  # a long run: it waits for Run
     pb = win.playback
     pb.run()
     qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=120_000)
