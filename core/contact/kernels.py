@@ -136,11 +136,11 @@ def _quat_matrix(q, R):
 
 @njit(cache=_CACHE)
 def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z, mu_i, pn_i, pf_i, nf, e_t, e_o, e_r,
-                   dynamic, impulses):
-    """Per pair after a step: the unit normal n = Rb G^T mu_b / |.| (from B towards A), the normal impulse, the
-    friction impulse vector and the torsional impulse (in the step's tangent frame from e_aux, as
-    core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point a1 relative to B's point a2; B's
-    only for a dynamic B).  q, pos, vel, ang: every body's end-of-step quaternion, position, velocity and angular
+                   dynamic, impulses, h):
+    """Per pair after a step of size h: the unit normal n = Rb G^T mu_b / |.| (from B towards A), the normal impulse,
+    the friction impulse vector and the torsional impulse (in the step's tangent frame from e_aux, as
+    core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point a1 relative to B's motion, as the
+    friction rows measure it: core.contact.pair.carried_slip; B's part only for a dynamic B).  q, pos, vel, ang: every body's end-of-step quaternion, position, velocity and angular
     velocity; ia, ib (P,) the pairs' bodies; G (k, 3) are B's gradients (rows kind_b, par_b (P, k, ...), body frame
     offset cB) at its closest point; Z (P, size) the pair unknowns: a1, a2, B's multipliers mu_b from column mu_i, pn
     at pn_i and the friction unknowns from pf_i (impulses: q_k = p_k / (m_ref e_k), the Alart-Curnier form; else
@@ -163,6 +163,9 @@ def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z,
     c = np.empty(3)
     dA = np.empty(3)
     dB = np.empty(3)
+    Dc = np.empty(3)
+    c3 = np.empty(3)
+    S3 = np.empty((3, 3))
     for p in range(P):
         a, b = ia[p], ib[p]
         _quat_matrix(q[b], Rb[p])
@@ -202,6 +205,10 @@ def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z,
             _cross(ang[b], dB, c)
             for i in range(3):
                 v[i] -= vel[b, i] + c[i]
+                Dc[i] = pos[a, i] - pos[b, i]
+            _carried_slip(ang[b], Dc, h, c, S3, S3, False, S3, S3, S3, S3, c3)
+            for i in range(3):
+                v[i] += c[i]
         vn = v[0] * n[p, 0] + v[1] * n[p, 1] + v[2] * n[p, 2]
         for i in range(3):
             slip[p, i] = v[i] - vn * n[p, i]
@@ -592,6 +599,50 @@ def _wrench_geometry(J_F, J_tx, a, b0, b1, b2, J_nB, J_t, J_o, nf, nloc):
 
 
 @njit(cache=_CACHE)
+def _carried_slip(w, D, h, c, dc_dw, dc_dD, jac, N, Sw, SD, Sg, gv):
+    """core.contact.pair.carried_slip into c (3) and, with jac, dc_dw and dc_dD (3 x 3); N, Sw, SD, Sg (3 x 3) and
+    gv (3) are scratch.  B fixed (w = 0): all zero."""
+    a = 0.5 * h
+    w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    if w2 == 0.0:
+        for i in range(3):
+            c[i] = 0.0
+            for j in range(3):
+                dc_dw[i, j] = 0.0
+                dc_dD[i, j] = 0.0
+        return
+    den = 1.0 + a * a * w2
+    g0 = w[1] * D[2] - w[2] * D[1]
+    g1 = w[2] * D[0] - w[0] * D[2]
+    g2 = w[0] * D[1] - w[1] * D[0]
+    q = a * a * w2
+    # c = (a w x g + a^2 |w|^2 g) / den
+    c[0] = (a * (w[1] * g2 - w[2] * g1) + q * g0) / den
+    c[1] = (a * (w[2] * g0 - w[0] * g2) + q * g1) / den
+    c[2] = (a * (w[0] * g1 - w[1] * g0) + q * g2) / den
+    if jac:
+        # N = a [w]x + a^2 |w|^2 I; dc/dD = N [w]x / den; dc/dw = (-a [g]x + 2 a^2 (g - c) w^T - N [D]x) / den
+        _sk(w, N)
+        for i in range(3):
+            for j in range(3):
+                N[i, j] *= a
+            N[i, i] += q
+        _sk(w, Sw)
+        _sk(D, SD)
+        gv[0], gv[1], gv[2] = g0, g1, g2
+        _sk(gv, Sg)
+        for i in range(3):
+            for j in range(3):
+                acc_d = 0.0
+                acc_w = 0.0
+                for l in range(3):
+                    acc_d += N[i, l] * Sw[l, j]
+                    acc_w += N[i, l] * SD[l, j]
+                dc_dD[i, j] = acc_d / den
+                dc_dw[i, j] = (-a * Sg[i, j] + 2.0 * a * a * (gv[i] - c[i]) * w[j] - acc_w) / den
+
+
+@njit(cache=_CACHE)
 def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, wA, RB, d2, vB, wB,
                FA, dFA, HFA, GB, dGB, HGB, z, jac, rho):
     """Rows (P, size), local Jacobians (P, size, 12 + size), wrenches on A and B (P, 6) and their Jacobians
@@ -648,6 +699,15 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     dirF = np.empty(3)
     xi = np.empty(3)
     xac = np.empty(3)
+    Dc = np.empty(3)
+    cc = np.empty(3)
+    dc_dw = np.empty((3, 3))
+    dc_dD = np.empty((3, 3))
+    cs_N = np.empty((3, 3))
+    cs_w = np.empty((3, 3))
+    cs_D = np.empty((3, 3))
+    cs_g = np.empty((3, 3))
+    gv3 = np.empty(3)
     for p in range(P):
         s = z[p, i_s]
         pn = z[p, ipn]
@@ -735,8 +795,13 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
             _cross(nB, t, ov)
             _cross(wA[p], d1[p], u)
             _cross(wB[p], d2[p], cr)
+            # plus the part of the slip that B's rotation carries (core.contact.pair.carried_slip), with
+            # D = pA+ - pB+ = (a1 - d1) - (a2 - d2)
             for i in range(3):
-                vrel[i] = vA[p, i] + u[i] - vB[p, i] - cr[i]
+                Dc[i] = z[p, i] - d1[p, i] - z[p, 3 + i] + d2[p, i]
+            _carried_slip(wB[p], Dc, h, cc, dc_dw, dc_dD, jac, cs_N, cs_w, cs_D, cs_g, gv3)
+            for i in range(3):
+                vrel[i] = vA[p, i] + u[i] - vB[p, i] - cr[i] + cc[i]
             xi[0] = e_t * (t[0] * vrel[0] + t[1] * vrel[1] + t[2] * vrel[2])
             xi[1] = e_o * (ov[0] * vrel[0] + ov[1] * vrel[1] + ov[2] * vrel[2])
             if nf == 3:
@@ -818,7 +883,9 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     J_vrel[i, 6 + i] -= 1.0
                     for c in range(3):
                         J_vrel[i, 3 + c] -= S1[i, c]
-                        J_vrel[i, 9 + c] += S2[i, c]
+                        J_vrel[i, 9 + c] += S2[i, c] + dc_dw[i, c]
+                        J_vrel[i, c] += h * dc_dD[i, c]
+                        J_vrel[i, 6 + c] -= h * dc_dD[i, c]
                 for c in range(nloc):
                     J_xi[0, c] = e_t * (t[0] * J_vrel[0, c] + t[1] * J_vrel[1, c] + t[2] * J_vrel[2, c]
                                         + vrel[0] * J_t[0, c] + vrel[1] * J_t[1, c] + vrel[2] * J_t[2, c])

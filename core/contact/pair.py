@@ -17,7 +17,8 @@ Equations (paired with the unknowns slot by slot, as the MCP needs):
     [pn]       s / h                            (non-penetration of the END-OF-STEP closest points; the step
                                                  subtracts the overlap a pair keeps, core.contact.stepper._kept_overlap)
     [phi_k]    mu_f (e_k v_k) + phi_k (sig + separation_pin(s/h)) = 0   (maximal dissipation; v_k end-of-step
-               sliding/spin speeds; the s term vanishes under load and pins phi of a separated pair)
+               sliding/spin speeds of A relative to B's motion, carried_slip; the s term vanishes under load and
+               pins phi of a separated pair)
     [sig]      mu_f^2 - sum phi_k^2             (friction ellipsoid)
 The friction impulses are p_k = m_ref e_k pn phi_k: multiplying the [phi_k] rows by pn gives exactly the
 formulation's e_k^2 mu p_n v_k + p_k sigma' = 0 and the [sig] row by pn^2 its ellipsoid, so for pn > 0
@@ -49,7 +50,7 @@ import numpy as np
 from .bodies import cayley, cayley_jacobian
 from .kernels import pair_batch
 
-__all__ = ["cross3", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
+__all__ = ["cross3", "carried_slip", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
 
 
 def _sk(v):
@@ -67,6 +68,34 @@ def cross3(a, b):
 
 _I3 = np.eye(3)
 _I3.setflags(write=False)
+
+
+def carried_slip(w: np.ndarray, D: np.ndarray, h: float):
+    """The part of a pair's slip velocity that B's rotation carries: c = (I - M) (w x D), with w B's angular
+    velocity, D = pA+ - pB+ the end-of-step offset of A's centre from B's, and M = (I + h [w]x / 2)^-1.  Returns c
+    (3) and its derivatives dc/dw and dc/dD (3 x 3).
+
+    The step moves a body by p+ = p + h v, R+ = cayley(h w / 2) R, so the point of B that ends at x moved at
+    v_B + w x M (x - pB+) over the step (M turns the end lever arm back to the middle of the step).  The slip of a
+    pair is A's velocity at its contact point, v_A + w_A x (a1 - pA+), relative to B's motion: minus B's velocity at
+    A's centre, v_B + w_B x M D, and the turn of the lever arm, w_B x (a2 - pA+); that is the end-lever relative
+    velocity v_A + w_A x d1 - v_B - w_B x d2 plus c.  With B fixed (w = 0) c = 0: the slip is A's velocity at its
+    contact point, as before.  When A moves with B as one rigid body (the same w, v_A - v_B = w x M D) the slip is
+    w x (a1 - a2) = 0: two bodies that stick together can turn together.  Without c such a pair slips by about
+    h |w|^2 |D| / 2 in every step, so a sticking cluster with more contacts than freedoms (a jammed pile) has no
+    consistent end-of-step geometry, and a part on a turntable creeps.
+
+    With a = h/2, g = w x D and N = a [w]x + a^2 |w|^2 I: c = N g / (1 + a^2 |w|^2)."""
+    a = 0.5 * h
+    w2 = float(w @ w)
+    den = 1.0 + a * a * w2
+    g = cross3(w, D)
+    Sw = _sk(w)
+    N = a * Sw + (a * a * w2) * _I3
+    c = (N @ g) / den
+    dc_dD = (N @ Sw) / den
+    dc_dw = (-a * _sk(g) + 2.0 * a * a * np.outer(g - c, w) - N @ _sk(D)) / den
+    return c, dc_dw, dc_dD
 
 
 @dataclass(frozen=True)
@@ -303,6 +332,12 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
             J_vrel -= _sk(wB) @ J_d2
             J_vrel[:, 6:9] -= I3
             J_vrel[:, 9:12] += _sk(d2)
+            # measured against B's motion over the step (carried_slip)
+            c, dc_dw, dc_dD = carried_slip(wB, pA - pB, h)
+            vrel = vrel + c
+            J_vrel[:, 9:12] += dc_dw
+            J_vrel[:, 0:3] += h * dc_dD
+            J_vrel[:, 6:9] -= h * dc_dD
         xi = np.empty(nf)
         J_xi = np.empty((nf, nloc))
         xi[0] = e_t * (t @ vrel)

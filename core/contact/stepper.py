@@ -1165,7 +1165,7 @@ class _StepProblem:
         if method == "implicit":
             by_pair = {}
             for bt in self.batches:
-                by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z, ac)))
+                by_pair.update(zip((pr.ip for pr in bt.prs), _contacts_implicit(model, new, bt, z, self.h, ac)))
             contacts = [by_pair[pr.ip] for pr in pairs]
             for pr, c in zip(pairs, contacts):
                 new.warm[pr.ip] = {"z": z[pr.off:pr.off + pr.lay.size].copy(), "n": c.normal, "e_aux": pr.e_aux,
@@ -1682,7 +1682,7 @@ def _friction_slots(lay: PairLayout, method: str) -> tuple[int, int, int]:
     return 0, 1, 1 + lay.nf
 
 
-def _contacts_implicit(model, new, bt: "_Batch", z, impulses: bool = False) -> list:
+def _contacts_implicit(model, new, bt: "_Batch", z, h: float, impulses: bool = False) -> list:
     """The ContactResult of each pair of a batch (one layout) after an implicit step, computed for all of them at
     once (kernels.contact_frames: the normal from B's multipliers and gradients at its closest point, n = n_B / |n_B|
     from B towards A, at the end-of-step poses)."""
@@ -1691,7 +1691,7 @@ def _contacts_implicit(model, new, bt: "_Batch", z, impulses: bool = False) -> l
     e_t, e_o, e_r = model.ellipsoid
     n, pn, pf, prr, slip = contact_frames(
         new.q, new.p, new.v, new.w, bt.a, bt.b, bt.cB, bt.rows_b[0], bt.rows_b[1], bt.e_aux, bt.m_ref, Z, lay.mu,
-        lay.pn, lay.pf, lay.nf, float(e_t), float(e_o), float(e_r), model.dynamic, impulses)
+        lay.pn, lay.pf, lay.nf, float(e_t), float(e_o), float(e_r), model.dynamic, impulses, h)
     gap = Z[:, lay.s].tolist()
     pn, prr = pn.tolist(), prr.tolist()
     return [ContactResult(pr.ip, Z[i, 0:3], Z[i, 3:6], n[i], gap[i], pn[i], pf[i], prr[i], slip[i], pr.mu)

@@ -62,18 +62,29 @@ def check_invariants(model, rec, *, gap_tol=1e-9, check_gap=True, energy=True):
         lhs = np.sum(pf * pf, axis=1) / e_t**2 + (rec.pr[:, p] / e_r) ** 2 if e_r > 0 else np.sum(pf * pf, axis=1) / e_t**2
         assert np.all((lhs <= (mu * rec.pn[:, p]) ** 2 * (1 + 1e-7) + 1e-18)[whole[:, 0]])
         assert np.all(np.abs(np.sum(pf * n, axis=1)) <= 1e-9 + 1e-9 * rec.pn[:, p])  # tangential
-        # friction opposes slip: pf . v_slip <= 0 with the end-of-step velocities at the contact point
+        # friction opposes slip: pf . v_slip <= 0 with the end-of-step velocities at the contact point, relative to
+        # B's motion over the step: B's velocity at A's centre (the step turns B by cayley(h w / 2), so a point of B
+        # at offset D from its centre at the end moved at v + w x M D, M = (I + h [w]x / 2)^-1) and B's rotation
+        # about A's centre (core.contact.pair.carried_slip)
         dyn = list(np.flatnonzero(model.dynamic))
         ja = dyn.index(_a)
         va = rec.velocity[:, ja] + np.cross(rec.angular[:, ja], rec.point_a[:, p] - rec.position[:, ja])
         if model.dynamic[_b]:
             jb = dyn.index(_b)
-            va = va - rec.velocity[:, jb] - np.cross(rec.angular[:, jb], rec.point_b[:, p] - rec.position[:, jb])
+            w = rec.angular[:, jb]
+            D = rec.position[:, ja] - rec.position[:, jb]
+            h = rec.t[1] - rec.t[0]
+            MwD = np.array([np.linalg.solve(np.eye(3) + 0.5 * h * _skew(wk), np.cross(wk, Dk)) for wk, Dk in zip(w, D)])
+            va = va - rec.velocity[:, jb] - MwD - np.cross(w, rec.point_b[:, p] - rec.position[:, ja])
         slip = va - np.sum(va * n, axis=1)[:, None] * n
         assert np.all(np.sum(pf * slip, axis=1)[act[:, p] & whole[:, 0]] <= 1e-10)
     if energy:
         E = total_energy(model, rec)
         assert np.all(np.diff(E) <= 1e-9 * (1 + np.abs(E[:-1]))), np.diff(E).max()
+
+
+def _skew(v):
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
 def total_energy(model, rec):

@@ -54,6 +54,52 @@ def test_pair_jacobian_matches_finite_differences(a, b, dyn_b, e_r):
             np.testing.assert_allclose(JWB[:, i], (p[4] - m[4]) / (2 * eps), atol=2e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("e_r", [0.0, 0.05])
+def test_two_bodies_moving_as_one_do_not_slip_and_a_fixed_body_measures_the_velocity_at_the_contact(e_r):
+    # the friction rows are mu (e_k v_k) (phi = 0): v_k the slip of A relative to B's motion over the step
+    from core.contact.bodies import cayley
+    rng = np.random.default_rng(7)
+    h, mu = 0.01, 0.4
+    sa = parse_shape({"type": "box", "size": [0.3, 0.2, 0.1]}, "a")
+    sb = parse_shape({"type": "ellipsoid", "radii": [0.3, 0.2, 0.1]}, "b")
+    lay = pair_layout(sa.m, sb.m, mu, e_r)
+    nf = lay.nf
+    RA0, RB0 = quat_to_matrix(rng.standard_normal(4)), quat_to_matrix(rng.standard_normal(4))
+    pA0, pB0 = rng.standard_normal(3), rng.standard_normal(3)
+    cA, cB = np.zeros(3), np.zeros(3)
+    e_aux = np.array([0, 0, 1.0])
+
+    def slip(vA, wA, vB, wB, dyn_b, point):
+        z = np.zeros(lay.size)
+        z[lay.a1:lay.a1 + 3] = z[lay.a2:lay.a2 + 3] = point  # the contact: a1 = a2
+        z[lay.lam:lay.s] = 0.5  # any multipliers: a normal n_B to measure along
+        z[lay.pn] = 1.0
+        r = eval_pair(lay, h, mu, (1.0, 0.7, e_r), 1.3, e_aux, sa, pA0, RA0, cA, vA, wA, sb, pB0, RB0, cB, vB, wB,
+                      dyn_b, z)[0]
+        return r[lay.pf:lay.pf + nf] / mu
+
+    for _ in range(5):
+        # A and B as one rigid body turning at w (up to 30 rad/s): the step moves B by p+ = p + h v,
+        # R+ = cayley(h w / 2) R, so every point x of the pair ends at pB+ + R (x - pB), R = cayley(h w / 2)
+        w, vB = 30 * rng.uniform(-1, 1, 3), rng.standard_normal(3)
+        R = cayley(0.5 * h * w)
+        vA = (pB0 + h * vB + R @ (pA0 - pB0) - pA0) / h  # A's centre carried along
+        point = pB0 + h * vB + R @ (0.2 * rng.standard_normal(3))
+        np.testing.assert_allclose(slip(vA, w, vB, w, True, point), 0.0, atol=1e-12)
+        # measured with the velocity field of B at the end of the step (v_B + w x (x - pB+)) it would slip by
+        # about h |w|^2 |pA - pB| / 2 (here ~ 1e-2 m/s): the rows are not that
+        vA_field = vB + np.cross(w, pA0 + h * vA - (pB0 + h * vB))
+        assert np.abs(vA_field - vA).max() > 1e-3
+        # against a fixed B: A's velocity at its contact point, v_A + w_A x (a1 - pA+), along the tangent frame
+        wA, vA = 30 * rng.uniform(-1, 1, 3), rng.standard_normal(3)
+        nB = RB0 @ (sb.gradients(RB0.T @ (point - pB0)).T @ np.full(sb.m, 0.5))
+        t, o = tangent_frame(nB, e_aux)
+        u = vA + np.cross(wA, point - (pA0 + h * vA))
+        expect = [t @ u, 0.7 * (o @ u)] + ([e_r * (nB @ wA)] if nf == 3 else [])
+        np.testing.assert_allclose(slip(vA, wA, np.zeros(3), np.zeros(3), False, point), expect, rtol=1e-12,
+                                   atol=1e-12)
+
+
 def test_closest_points_ellipsoid_over_plane_match_the_support_formula():
     radii = np.array([0.2, 0.1, 0.05])
     q = np.array([0.9, 0.3, -0.2, 0.25])
