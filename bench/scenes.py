@@ -295,19 +295,22 @@ def _world_planes(model, state, i, R) -> tuple[np.ndarray, np.ndarray]:
 
 def polytope_overlap(n_a, d_a, n_b, d_b) -> float:
     """Overlap depth bound of two convex polytopes {n.x <= d}: 2 t for the largest ball (radius t) inside both (a
-    linear programme, HiGHS), 0 when they do not overlap. Translating one by less than 2 t cannot separate them, so
-    the depth is at least this; it is exact when the overlap is a slab between two parallel faces."""
+    linear programme, HiGHS, its radius certified at its centre), 0 when they do not overlap. Translating one by less
+    than 2 t cannot separate them, so the depth is at least this; it is exact when the overlap is a slab between two
+    parallel faces."""
     from scipy.optimize import linprog
 
     A = np.vstack([n_a, n_b])
     A = np.hstack([A, np.ones((len(A), 1))])  # n.x + t <= d
-    # tight tolerances: at HiGHS's default feasibility tolerance (1e-7) two boxes touching face to face (the solver's
-    # gap 6e-23 m) gave a ball of radius 5e-9 m "inside both" (mixed pile, seed 41371365, step 42), where at 1e-10
-    # the largest is 0
-    res = linprog(c=[0, 0, 0, -1], A_ub=A, b_ub=np.concatenate([d_a, d_b]),
-                  bounds=[(None, None)] * 3 + [(None, 1.0)], method="highs",
-                  options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
-    return 2.0 * max(0.0, float(res.x[3])) if res.status == 0 else 0.0
+    b = np.concatenate([d_a, d_b])
+    res = linprog(c=[0, 0, 0, -1], A_ub=A, b_ub=b, bounds=[(None, None)] * 3 + [(None, 1.0)], method="highs")
+    if res.status != 0:
+        return 0.0
+    # the radius is certified at the programme's centre x: the ball of radius min(d - n.x) about x is inside both.
+    # (The programme's own t may exceed it by its feasibility tolerance: two boxes touching face to face, the
+    # solver's gap 6e-23 m, gave t = 5e-9 m at HiGHS's default tolerance and 1.4e-9 m at 1e-10, with the rows
+    # violated by as much; mixed piles, seeds 41371365 and 1988375039)
+    return 2.0 * max(0.0, float(np.min(b - A[:, :3] @ res.x[:3])))
 
 
 def exact_overlap(model, state) -> tuple[float, int]:
