@@ -117,7 +117,8 @@ class ContactResult:
     pn: float  # normal impulse (N s)
     pf: np.ndarray  # friction impulse vector on A, world (N s)
     pr: float  # torsional friction impulse about the normal (N m s)
-    slip: np.ndarray  # end-of-step sliding velocity of A relative to B at the contact, world (m/s)
+    slip: np.ndarray  # end-of-step sliding velocity of A at the contact relative to B's motion (pair.carried_slip;
+    # implicit method), world (m/s)
     mu: float  # friction coefficient of the pair
 
 
