@@ -701,12 +701,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     xac = np.empty(3)
     Dc = np.empty(3)
     cc = np.empty(3)
-    dc_dw = np.empty((3, 3))
-    dc_dD = np.empty((3, 3))
-    cs_N = np.empty((3, 3))
-    cs_w = np.empty((3, 3))
-    cs_D = np.empty((3, 3))
-    cs_g = np.empty((3, 3))
+    cs = np.empty((6, 3, 3))  # the carried slip's derivatives dc/dw, dc/dD and its scratch (_carried_slip)
     gv3 = np.empty(3)
     for p in range(P):
         s = z[p, i_s]
@@ -799,7 +794,7 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
             # D = pA+ - pB+ = (a1 - d1) - (a2 - d2)
             for i in range(3):
                 Dc[i] = z[p, i] - d1[p, i] - z[p, 3 + i] + d2[p, i]
-            _carried_slip(wB[p], Dc, h, cc, dc_dw, dc_dD, jac, cs_N, cs_w, cs_D, cs_g, gv3)
+            _carried_slip(wB[p], Dc, h, cc, cs[0], cs[1], jac, cs[2], cs[3], cs[4], cs[5], gv3)
             for i in range(3):
                 vrel[i] = vA[p, i] + u[i] - vB[p, i] - cr[i] + cc[i]
             xi[0] = e_t * (t[0] * vrel[0] + t[1] * vrel[1] + t[2] * vrel[2])
@@ -883,9 +878,9 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                     J_vrel[i, 6 + i] -= 1.0
                     for c in range(3):
                         J_vrel[i, 3 + c] -= S1[i, c]
-                        J_vrel[i, 9 + c] += S2[i, c] + dc_dw[i, c]
-                        J_vrel[i, c] += h * dc_dD[i, c]
-                        J_vrel[i, 6 + c] -= h * dc_dD[i, c]
+                        J_vrel[i, 9 + c] += S2[i, c] + cs[0, i, c]
+                        J_vrel[i, c] += h * cs[1, i, c]
+                        J_vrel[i, 6 + c] -= h * cs[1, i, c]
                 for c in range(nloc):
                     J_xi[0, c] = e_t * (t[0] * J_vrel[0, c] + t[1] * J_vrel[1, c] + t[2] * J_vrel[2, c]
                                         + vrel[0] * J_t[0, c] + vrel[1] * J_t[1, c] + vrel[2] * J_t[2, c])
