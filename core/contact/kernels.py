@@ -140,11 +140,11 @@ def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z,
     """Per pair after a step of size h: the unit normal n = Rb G^T mu_b / |.| (from B towards A), the normal impulse,
     the friction impulse vector and the torsional impulse (in the step's tangent frame from e_aux, as
     core.contact.pair.tangent_frame), and the slip (tangential velocity of A's point a1 relative to B's motion, as the
-    friction rows measure it: core.contact.pair.carried_slip; B's part only for a dynamic B).  q, pos, vel, ang: every body's end-of-step quaternion, position, velocity and angular
-    velocity; ia, ib (P,) the pairs' bodies; G (k, 3) are B's gradients (rows kind_b, par_b (P, k, ...), body frame
-    offset cB) at its closest point; Z (P, size) the pair unknowns: a1, a2, B's multipliers mu_b from column mu_i, pn
-    at pn_i and the friction unknowns from pf_i (impulses: q_k = p_k / (m_ref e_k), the Alart-Curnier form; else
-    fractions of pn, the normalised form)."""
+    friction rows measure it: core.contact.pair.carried_slip; B's part only for a dynamic B).  q, pos, vel, ang:
+    every body's end-of-step quaternion, position, velocity and angular velocity; ia, ib (P,) the pairs' bodies; G
+    (k, 3) are B's gradients (rows kind_b, par_b (P, k, ...), body frame offset cB) at its closest point; Z (P, size)
+    the pair unknowns: a1, a2, B's multipliers mu_b from column mu_i, pn at pn_i and the friction unknowns from pf_i
+    (impulses: q_k = p_k / (m_ref e_k), the Alart-Curnier form; else fractions of pn, the normalised form)."""
     P = Z.shape[0]
     k = kind_b.shape[1]
     n = np.empty((P, 3))

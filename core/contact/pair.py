@@ -50,7 +50,8 @@ import numpy as np
 from .bodies import cayley, cayley_jacobian
 from .kernels import pair_batch
 
-__all__ = ["cross3", "carried_slip", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry", "separation_pin", "tangent_frame", "contact_frame_aux"]
+__all__ = ["cross3", "carried_slip", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry",
+           "separation_pin", "tangent_frame", "contact_frame_aux"]
 
 
 def _sk(v):
