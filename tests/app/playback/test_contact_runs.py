@@ -185,6 +185,9 @@ def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
 def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
     win = window("contact_pile")
     pb = win.playback
+    # run to 20 s (2,000 steps) so that the run is still going when the edit comes: the file's 1 s of this pile takes
+    # about half a second, and a run that has ended measures its own cost, which makes it a short, self-re-running one
+    pb.set_range(20.0, 1)
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
     token = pb.worker.token
