@@ -156,6 +156,7 @@ def worker(job_file: str) -> None:
                        meta_for(k, {"status": status, "iterations": r.iterations, "cpu": cpu, "reason": r.reason}))
         _emit(out, {"type": "step", "k": k, "t": r.state.t, "cpu": cpu, "wall": wall, "iterations": r.iterations,
                     "halvings": r.halvings, "converged": r.converged, "reason": r.reason if not r.converged else "",
+                    "fallback": r.converged and r.method != method,  # (the explicit method took a failed implicit step)
                     "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": _finite(min(gaps)) if gaps else None,
                     "exact_min": _finite(exact), "residual": _finite(r.residual),
                     "proc_end": time.process_time()})
@@ -249,6 +250,7 @@ def summarise(job: Job, steps: list[dict], stop: str, unfinished: float, start: 
         "iterations": int(sum(its)), "iterations_per_step": float(np.mean(its)) if its else None,
         "max_iterations": max(its) if its else None,
         "halvings": int(sum(s["halvings"] for s in done)), "halved_steps": int(sum(s["halvings"] > 0 for s in done)),
+        "fallback_steps": int(sum(bool(s.get("fallback")) for s in done)),
         "deepest_gap": min(gaps) if gaps else None,
         "deepest_exact": min(exact) if exact else None,
         "exact_pairs": start["exact_checked_pairs"] if start else None,
@@ -310,6 +312,7 @@ def aggregate(runs: list[dict]) -> list[dict]:
                                     if done else None),
             "max_iterations": max((r["max_iterations"] for r in done), default=None),
             "halved_steps": sum(r["halved_steps"] for r in rs),
+            "fallback_steps": sum(r.get("fallback_steps", 0) for r in rs),
             "deepest_gap": min(gaps) if gaps else None, "deepest_exact": min(exact) if exact else None,
             "stops": sorted({r["stop"] for r in rs if not r["completed"]}),
         })
@@ -325,6 +328,8 @@ def unmet_targets(row: dict) -> list[str]:
         unmet.append(f"{row['runs'] - row['completed']}/{row['runs']} incomplete")
     if row["slow_steps"]:
         unmet.append(f"{row['slow_steps']} step(s) > {SLOW_STEP:g} s")
+    if row.get("fallback_steps"):  # (completed, but those steps by the explicit method: core.contact.stepper)
+        unmet.append(f"{row['fallback_steps']} step(s) by the explicit method")
     overlaps = [x for x in (row["deepest_gap"], row["deepest_exact"]) if x is not None]
     if overlaps and min(overlaps) < -1e-9:
         unmet.append(f"overlap {min(overlaps):.1e} m")
@@ -389,6 +394,7 @@ def _print_run(r: dict) -> None:
           f"({_fmt(r['iterations_per_step'], '.1f')}/step)  halved {r['halved_steps']:3d}  "
           f">0.5 s {r['slow_steps']:3d}  gap {_fmt(r['deepest_gap'], '.1e')}  "
           f"overlap {_fmt(r['deepest_exact'], '.1e')}"
+          + (f"  by the explicit method {r['fallback_steps']}" if r.get("fallback_steps") else "")
           + ("" if r["completed"] else f"\n      NOT COMPLETED: {r['stop']}"), flush=True)
 
 

@@ -122,7 +122,8 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
     if c is not None:
         for i, (lab, axis) in enumerate((("iterations", "Newton iterations per step"),
                                          ("residual", "residual of the step  [scaled]"),
-                                         ("halvings", "halvings of the step"))):
+                                         ("halvings", "halvings of the step"),
+                                         ("fallback", "explicit fallback (1: the explicit method took the step)"))):
             out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True))
     # Any other channel (a driver's effort, ...) is offered as it is: its title, unit, labels and components.
     offered = {q.channel for q in out} | NOT_PLOTTED

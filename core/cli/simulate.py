@@ -6,6 +6,8 @@ import argparse
 import sys
 import threading
 
+import numpy as np
+
 from .. import io, validate
 from ..errors import LinkwrightError
 from ..model import SimulationSettings
@@ -88,6 +90,11 @@ def run(args: argparse.Namespace) -> int:
         io.write_atomic(args.out, rec.save_npz, "--out", binary=True, suffix=".npz")
     else:
         io.write_atomic(args.out, rec.save_csv, "--out")
+    taken = np.flatnonzero(rec.fallback)
+    if taken.size:  # (the run's numbers are still within the overlap bound, but its steps are not all implicit)
+        when = ", ".join(f"{rec.t[k]:.6g}" for k in taken[:5]) + (", ..." if taken.size > 5 else "")
+        print(f"note: {taken.size} step(s) (ending at t = {when} s) failed with the implicit method and were taken by "
+              "the explicit method", file=sys.stderr)
     if not rec.completed:
         print(f"simulation stopped early: {rec.reason} ({rec.n_frames} rows written)", file=sys.stderr)
         return 3

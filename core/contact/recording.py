@@ -66,6 +66,12 @@ class Recording:
     driver_names: list[str] = field(default_factory=list)  # the document's drivers (driven coordinates)
     driver_effort: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (K,D) the force or torque each
     # driver gives its coordinate (impulse over the step / h), N or N m
+    fallback: np.ndarray | None = None  # (K,) bool: the implicit step failed and the explicit method took it
+    # (core.contact.stepper._explicit_fallback); all False when not given (a file written before it was recorded)
+
+    def __post_init__(self):
+        self.fallback = (np.zeros(self.t.shape, bool) if self.fallback is None
+                         else np.asarray(self.fallback, dtype=bool))
 
     @property
     def n_frames(self) -> int:
@@ -101,7 +107,8 @@ class Recording:
         self.check_finite()
         arrays = {k: getattr(self, k) for k in (
             "t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr",
-            "point_a", "point_b", "normal", "iterations", "residual", "halvings", "mass", "inertia", "com")}
+            "point_a", "point_b", "normal", "iterations", "residual", "halvings", "fallback", "mass", "inertia",
+            "com")}
         if self.joint_names:  # (a recording without joints is written as before)
             arrays.update(joint_force=self.joint_force, joint_torque=self.joint_torque,
                           joint_names=np.array(self.joint_names, dtype=str))
@@ -171,7 +178,7 @@ class Recording:
         n = len(times)
         kw = {attr: np.array(series[name][:n], dtype=float) for attr, name in _RECORDED.items()}
         kw["active"] = kw["active"].astype(bool)
-        solver = np.array(series["solver"][:n], dtype=float).reshape(n, 3)
+        solver = np.array(series["solver"][:n], dtype=float).reshape(n, -1)
         joints = list(header.get("joint_names", ()))
         for attr, name in (("joint_force", "joint.force"), ("joint_torque", "joint.torque")):
             kw[attr] = (np.array(series[name][:n], dtype=float).reshape(n, len(joints), 3) if name in series
@@ -182,6 +189,7 @@ class Recording:
         return cls(joint_names=joints, driver_names=drivers, method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
                    pair_names=list(header["pair_names"]), t=np.array(times, dtype=float), **kw,
                    iterations=solver[:, 0].astype(int), residual=solver[:, 1].copy(), halvings=solver[:, 2].astype(int),
+                   fallback=solver[:, 3] > 0 if solver.shape[1] > 3 else None,
                    completed=bool(completed), reason="completed" if completed else reason,
                    mass=np.array(header["mass"], dtype=float), inertia=np.array(header["inertia"], dtype=float),
                    com=np.array(header["com"], dtype=float))
@@ -279,7 +287,8 @@ CONTACT_CHANNELS = {
     "joint.torque": ("joint reaction torque on its second body, about the joint", "N m", "joints", ("x", "y", "z")),
     "driver.effort": ("driver effort", "N or N m", "drivers", ()),
     "energy": ("energy", "J", ("kinetic", "potential", "total"), ()),
-    "solver": ("solver", "", ("iterations", "residual", "halvings"), ()),
+    "solver": ("solver", "", ("iterations", "residual", "halvings", "fallback"), ()),  # fallback: 1 where the
+    # explicit method took a step the implicit method failed (StepResult.method)
 }
 
 
@@ -434,7 +443,7 @@ class ContactRun:
         potential = float(-(m * (st.p[dyn] @ model.gravity)).sum())  # zero at the origin
         v["energy"][:] = (kinetic, potential, kinetic + potential)
         if res is not None:
-            v["solver"][:] = (res.iterations, res.residual, res.halvings)
+            v["solver"][:] = (res.iterations, res.residual, res.halvings, float(res.method not in ("", self.method)))
         if self._point_body.size:  # (else the zero rows above)
             v["points"] = np.einsum("nij,nj->ni", poses[self._point_body], self._point_local)[:, :3]
         return ContactFrame(k, float(k * h), poses, v, st)

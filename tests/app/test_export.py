@@ -259,7 +259,7 @@ def test_run_data_of_a_contact_run_is_what_simulate_writes(make_window, dialogs,
     assert (a.method, a.dt, a.body_names, a.pair_names) == (c.method, c.dt, c.body_names, c.pair_names)
     assert a.completed and c.completed
     for name in ("t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr", "point_a",
-                 "point_b", "normal", "iterations", "residual", "halvings", "mass", "inertia", "com"):
+                 "point_b", "normal", "iterations", "residual", "halvings", "fallback", "mass", "inertia", "com"):
         assert np.array_equal(getattr(a, name), getattr(c, name)), name
     assert not [d for d in dialogs.kinds() if d == "critical"]
 

@@ -129,7 +129,7 @@ def test_contact_run_frames_match_the_recording_and_forces_are_impulse_over_h():
         np.testing.assert_array_equal(f.poses[0], np.eye(4))  # the floor stays where the document puts it
         np.testing.assert_array_equal(f.values["pair.normal_force"], rec.pn[k] / h)
         np.testing.assert_array_equal(f.values["pair.friction_force"], rec.pf[k] / h)
-        assert tuple(f.values["solver"]) == (rec.iterations[k], rec.residual[k], rec.halvings[k])
+        assert tuple(f.values["solver"]) == (rec.iterations[k], rec.residual[k], rec.halvings[k], rec.fallback[k])
     # a 1 kg box resting on the floor: the normal force over a step is its weight m g = 9.81 N
     np.testing.assert_allclose(frames[60].values["pair.normal_force"], [9.81], rtol=1e-9)
     # while it slides (v0 = 2 m/s stops after v0 / (mu g) = 0.68 s) the friction force is mu m g = 0.3 * 9.81 N

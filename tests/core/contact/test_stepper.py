@@ -451,6 +451,93 @@ def _drop():
     return mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.3))])
 
 
+def _implicit_fails(monkeypatch):
+    """Every implicit attempt fails (as in a frictional jam); the explicit method's attempts are the real ones."""
+    import core.contact.stepper as stp
+
+    real = stp._step_once
+
+    def attempt(model_, state, h, method, *args, **kw):
+        if method == "implicit":
+            return stp.StepResult(state, False, 4, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
+        return real(model_, state, h, method, *args, **kw)
+
+    monkeypatch.setattr(stp, "_step_once", attempt)
+    return stp
+
+
+def test_a_failed_implicit_step_is_taken_by_the_explicit_method_when_its_end_meets_the_overlap_bound(monkeypatch):
+    # two spheres sliding over each other onto the floor: the explicit method's gaps are linearised, and for spheres
+    # (centre distance minus radii, convex in the positions) and a sphere on a plane (linear) the linearised gap is at
+    # most the true one, so its step meets the overlap bound and stands in for the implicit step that failed
+    mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1), linear=(0.5, 0, 0)),
+                      body("b", {"type": "sphere", "radius": 0.1}, position=(0.05, 0, 0.1 + math.sqrt(0.2001 ** 2 -
+                                                                                            0.05 ** 2)),
+                           linear=(-0.3, 0.1, -0.2))], mu=0.8)  # (b 0.1 mm from a, closing at about 0.3 m/s)
+    model = build_model(mech)
+    st = initial_state(model)
+    direct = step(model, st, 0.01, "explicit")
+    assert direct.converged and direct.halvings == 0 and direct.method == "explicit"
+    ok = step(model, st, 0.01)
+    assert ok.converged and ok.method == "implicit"
+    stp = _implicit_fails(monkeypatch)
+    res = step(model, st, 0.01)
+    assert res.converged and res.method == "explicit"
+    assert res.reason.startswith("taken by the explicit method: the implicit step failed (step did not converge even "
+                                 "when halved (MCP solver: stalled")
+    # the explicit method's own step: the same end state and contacts; the iterations of both methods counted
+    for name in ("p", "q", "v", "w"):
+        np.testing.assert_array_equal(getattr(res.state, name), getattr(direct.state, name))
+    assert [c.pn for c in res.contacts] == [c.pn for c in direct.contacts]
+    assert res.iterations == 9 * 3 * 4 + direct.iterations  # 9 sizes (h to h/256) x 3 attempts x 4 iterations
+    assert min(c.gap for c in res.contacts) >= -stp._DEPTH_LIMIT and len(res.contacts) == 2
+    assert all(c.pn > 0 for c in res.contacts)  # (both pairs pushed: a on the floor, b onto a)
+    # asked not to, the step fails as the implicit method left it
+    res = step(model, st, 0.01, fallback=False)
+    assert not res.converged and res.method == "" and res.state is st
+    # the recording marks the step (the solver channel's "fallback" column), and the CLI says so
+    rec = simulate(model, t_end=0.02, dt=0.01)
+    assert rec.completed and rec.fallback.tolist() == [False, True, True] and rec.method == "implicit"
+
+
+def test_the_cli_and_the_npz_file_say_which_steps_the_explicit_method_took(monkeypatch, tmp_path, capsys):
+    from core import io
+
+    _implicit_fails(monkeypatch)
+    f = tmp_path / "drop.json"
+    io.save(_drop(), f)
+    out = tmp_path / "r.npz"
+    assert cli_main(["simulate", str(f), "--t-end", "0.03", "--dt", "0.01", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert ("note: 3 step(s) (ending at t = 0.01, 0.02, 0.03 s) failed with the implicit method and were taken by the "
+            "explicit method") in err
+    rec = load_npz(out)
+    assert rec.completed and rec.fallback.tolist() == [False, True, True, True]
+    # a file written without the column reads as no such step
+    with np.load(out) as z:
+        np.savez(tmp_path / "old.npz", **{k: z[k] for k in z.files if k != "fallback"})
+    assert load_npz(tmp_path / "old.npz").fallback.tolist() == [False] * 4
+
+
+def test_the_explicit_fallback_is_refused_when_its_true_gap_overlaps_and_the_step_fails(monkeypatch):
+    # a cube 0.1 mm above the floor spinning at 30 rad/s about x: in 0.01 s it turns 0.3 rad and an edge swings into
+    # the floor.  The explicit method linearises the gap of the face's closest point: its end overlaps by about
+    # (0.05 (cos 0.3 + sin 0.3) - 0.05) ~ 1.2 cm (the edge's height below the centre's, 5 cm above the floor).  The
+    # implicit method, whose gap is the end's, takes it; when it fails the explicit step is refused
+    model = build_model(mechanism([floor(), body("box", {"type": "box", "size": [0.1, 0.1, 0.1]},
+                                                 position=(0, 0, 0.0501), angular=(30, 0, 0))]))
+    st = initial_state(model)
+    direct = step(model, st, 0.01, "explicit")
+    deepest = min(c.gap for c in direct.contacts)
+    edge = 0.05 * (math.cos(0.3) + math.sin(0.3)) - 0.0501  # the leading edge below the floor, at the end pose
+    assert direct.converged and deepest == pytest.approx(-edge, rel=0.1)
+    assert step(model, st, 0.01).converged
+    _implicit_fails(monkeypatch)
+    res = step(model, st, 0.01)
+    assert not res.converged and res.state is st and res.method == ""
+    assert res.reason.endswith(f"; the explicit method's step overlaps by {-deepest:.3g} m")
+
+
 def test_failed_step_stops_the_run_and_keeps_every_frame(monkeypatch):
     model = build_model(_drop())
     calls = {"n": 0}
@@ -506,8 +593,9 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, sh
     monkeypatch.setattr(stp, "solve_mcp", lambda fun, z0, lower, **kw: MCPResult(z0, False, 3, 1.0, "stub"))
     res = step(model, st, 0.01)
     assert not res.converged and "halved" in res.reason and res.halvings >= 1
-    # the reason of the last attempt made, the cold start's
-    assert res.reason == "step did not converge even when halved (MCP solver: stub (residual 1))"
+    # the reason of the last attempt made, the cold start's, then the explicit method's (stubbed too: the fallback)
+    why = "step did not converge even when halved (MCP solver: stub (residual 1))"
+    assert res.reason == f"{why}; nor did the explicit method's ({why})"
     assert res.state is st  # state unchanged
 
 
@@ -525,11 +613,12 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
 
     model = build_model(_drop())
     st = initial_state(model)
-    calls, colds, elims, reaches = [], [], [], []
+    calls, colds, elims, reaches, methods = [], [], [], [], []
     forms = ("ac", "normalised", "ac")
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
         calls.append((id(state), h, form))
+        methods.append(method_)
         reaches.append(_kw.get("reach"))
         colds.append(_kw.get("cold", False))
         elims.append(_kw.get("elim", False))
@@ -540,7 +629,13 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
     assert stp._MAX_HALVINGS == 8
-    assert calls == [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
+    schedule = [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
+    if method == "implicit":
+        # then the explicit method's fallback: its attempts at h and h/2 (_FALLBACK_HALVINGS = 1)
+        assert stp._FALLBACK_HALVINGS == 1 and methods == ["implicit"] * 27 + ["explicit"] * 6
+        schedule += [(id(st), h / 2 ** k, f) for k in range(2) for f in forms]
+        assert res.reason.endswith("; nor did the explicit method's (step did not converge even when halved (forced))")
+    assert calls == schedule
     # every sub-step's broad phase covers the whole step's travel (the pairs of the step it is part of)
     assert reaches == [h] * len(calls)
     # the third attempt starts cold, and asks for the elimination (which only the implicit method makes)
@@ -550,9 +645,9 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # the interior-point solver: its attempt alone at each level
     calls.clear()
     step(model, st, h, method, solver="interior-point")
-    assert [f for _i, _h, f in calls] == ["conic"] * 9
+    assert [f for _i, _h, f in calls] == ["conic"] * 9 + (list(forms) * 2 if method == "implicit" else [])
     # a failed step's reason says once that it was halved, then the last attempt's reason
-    assert res.reason == "step did not converge even when halved (forced)"
+    assert res.reason.startswith("step did not converge even when halved (forced)")
 
 
 def test_a_sub_step_solves_the_pairs_within_reach_of_the_whole_step():
@@ -658,7 +753,7 @@ def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves
         return StepResult(state, False, max_iter * (1 + restarts), 1e-5, "MCP solver: iteration limit", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", spends_all)
-    res = step(model, st, 0.01, max_iterations=650)
+    res = step(model, st, 0.01, max_iterations=650, fallback=False)  # (the explicit method's fallback: tested below)
     # the first and last attempts make a run and a restart, the normalised form one run: 2 x 60 + 60 + 2 x 60 = 300
     # a sub-step.  650 = 300 at h, 300 at h/2, then 50 left at h/4: the first attempt's run and restart are each
     # capped at that: 700 in all, and nothing is left
@@ -672,7 +767,7 @@ def test_a_step_spends_at_most_its_iteration_budget_over_all_attempts_and_halves
     assert len(stp._ATTEMPTS) == 3 and stp._STEP_ITER == 24 * 5 * stp._NEWTON_ITER
     # with it, a step whose first half fails at every level makes every attempt at all 9 sizes (h to h/256): 2700
     caps.clear()
-    res = step(model, st, 0.01)
+    res = step(model, st, 0.01, fallback=False)
     assert res.iterations == 9 * 5 * 60 and len(caps) == 27 and not res.converged
     assert "budget" not in res.reason
 
@@ -704,7 +799,7 @@ def test_an_attempt_that_meets_the_equations_but_not_the_overlap_bound_halves_th
     assert res.iterations == 7 + 3 + 3
     # a step that cannot be halved any more makes its other attempts
     calls.clear()
-    res = step(model, st, 0.01, max_halvings=0)
+    res = step(model, st, 0.01, max_halvings=0, fallback=False)
     assert not res.converged and [f for _h, f, _c in calls] == ["ac", "normalised", "ac"]
 
 
