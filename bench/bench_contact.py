@@ -92,7 +92,7 @@ def worker(job_file: str) -> None:
     job = Job(**spec["job"])
     out = open(spec["records"], "w")
     from core.contact import build_model, initial_state, prepare_kernels, step
-    from core.contact.stepper import Workspace
+    from core.contact.plan import Workspace
 
     kernel_seconds = prepare_kernels()
     if job.start_state:

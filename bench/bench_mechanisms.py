@@ -105,7 +105,7 @@ def free_variant(doc: dict) -> dict:
 def run(doc: dict, steps: int | None, budget: float) -> dict:
     """Step a document (its own dt; its duration unless `steps`) under a CPU budget: the run's figures."""
     from core.contact import build_model, initial_state, step
-    from core.contact.stepper import Workspace
+    from core.contact.plan import Workspace
 
     mech = io.loads(json.dumps(doc))
     model = build_model(mech)

@@ -152,7 +152,7 @@ def replay(files: list[Path], out: str | None = None) -> dict:
     from scenes import load
 
     from core.contact import build_model, prepare_kernels, step
-    from core.contact.stepper import Workspace
+    from core.contact.plan import Workspace
 
     prepare_kernels()
     models: dict = {}

@@ -5,14 +5,18 @@
     rec = simulate(io.load("resources/examples/contact_sphere_drop.json"), t_end=1.0)
     rec.save("run.npz")
 
-Modules: mcp (semismooth Newton MCP solver), bodies (model/state), pair (one pair's equations and analytic
-Jacobian), stepper (implicit and explicit steps), recording (runs, .npz/.csv output).
+Modules: stepper (one step: its attempts, halving, the problem of a step), mcp (semismooth Newton MCP solver), ipm
+(the conic interior point), bodies (model/state), pair (one pair's equations and analytic Jacobian), closest (broad
+phase and closest points), plan (a step's structure and the per-run Workspace), explicit (the explicit method's pair
+rows), joints (joints in a step), elements (the Newton systems' block elimination), kernels (the compiled
+evaluations), recording (runs, .npz/.csv output).
 """
 
 from .bodies import ContactModel, State, build_model, initial_state
 from .mcp import MCPResult, solve_mcp
 from .recording import ContactFrame, ContactRun, Recording, iter_steps, load_npz, prepare_kernels, record, simulate
-from .stepper import METHODS, ContactResult, StepResult, closest_points, step
+from .closest import closest_points
+from .stepper import METHODS, ContactResult, StepResult, step
 
 __all__ = [
     "ContactModel", "State", "build_model", "initial_state", "MCPResult", "solve_mcp", "Recording", "ContactRun",

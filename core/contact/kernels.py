@@ -11,7 +11,7 @@ numpy evaluation of the shapes, one call per distinct shape.  A step evaluates e
 the gathers, pair_batch's end poses, shape rows and pair terms, then the body rows, body_blocks).
 
 tests/core/contact/test_stepper.py checks these rows against the one-pair numpy forms (core.contact.pair.eval_pair;
-the explicit method's explicit_terms against core.contact.stepper._eval_explicit) and the Jacobians against finite
+the explicit method's explicit_terms against core.contact.explicit._eval_explicit) and the Jacobians against finite
 differences.  Compiled on first use and cached next to this file (numba cache=True).
 """
 

@@ -51,7 +51,7 @@ from .bodies import cayley, cayley_jacobian
 from .kernels import pair_batch
 
 __all__ = ["cross3", "carried_slip", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry",
-           "separation_pin", "tangent_frame", "contact_frame_aux"]
+           "separation_pin", "tangent_frame", "contact_frame_aux", "PIN_SPEED", "DEPTH_LIMIT"]
 
 
 def _sk(v):
@@ -165,6 +165,9 @@ def pair_layout(m: int, k: int, mu_f: float, e_r: float) -> PairLayout:
 
 
 PIN_SPEED = 1e-4  # m/s: below this separation speed the friction pin fades out quadratically
+DEPTH_LIMIT = 9e-10  # m: the deepest overlap of two bodies (first order) that an implicit step accepts (the stopping
+# test's overlap bound, core.contact.stepper._DEPTH_LIMIT, where its measurements are); a closest-point query finding
+# a deeper one looks for the penetration with the expanding polytope (core.contact.closest)
 
 
 def separation_pin(x):

@@ -23,7 +23,9 @@ from ..errors import LinkwrightError
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
-from .stepper import METHODS, SOLVERS, StepResult, Workspace, candidate_pairs, step
+from .closest import candidate_pairs
+from .plan import Workspace
+from .stepper import METHODS, SOLVERS, StepResult, step
 
 __all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
            "prepare_kernels"]
@@ -239,7 +241,7 @@ def prepare_kernels() -> float:
     unknowns than the dense limit: block elimination) and a box beside them, the box's one-pair closest-point query,
     and one small Levenberg-Marquardt solve.  Returns the seconds it took."""
     from .. import io
-    from . import stepper
+    from . import closest, stepper
 
     t0 = time.perf_counter()
     balls = [{"name": f"s{i}", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
@@ -257,7 +259,7 @@ def prepare_kernels() -> float:
         for _ in range(2):
             st = stepper.step(model, st, 0.01, method).state
     # the one-pair closest-point query (the fallback of the batched queries, which these steps need not reach): the box's
-    stepper.closest_points(model, st, next(ip for ip, (a, b, _mu) in enumerate(model.pairs)
+    closest.closest_points(model, st, next(ip for ip, (a, b, _mu) in enumerate(model.pairs)
                                            if model.shapes[a].type == "box" or model.shapes[b].type == "box"))
     # the Levenberg-Marquardt solve's kernels (kernels.lm_*), which these steps need not reach: one tiny solve
     from .elements import ElementMatrix

@@ -389,7 +389,7 @@ def test_pendulum_strikes_a_row_of_balls_through_the_block_elimination():
     # enough pairs that the step's Newton equations are solved by eliminating the pair blocks (more than 250
     # unknowns): the joint's impulses go to the reduced system with the velocities; the joint stays closed and no
     # body enters another.  The balls touch: the impact's impulses through the row are indeterminate (the step
-    # at impact stalled before the joint rows were weighted, stepper._JOINT_WEIGHT)
+    # at impact stalled before the joint rows were weighted, plan._JOINT_WEIGHT)
     from contact_scenes import check_invariants
 
     from core.contact import initial_state, step

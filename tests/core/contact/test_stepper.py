@@ -15,7 +15,7 @@ from core.contact import build_model, initial_state, load_npz, simulate, step
 from core.contact import recording as recording_mod
 from core.contact.mcp import MCPResult
 from core.contact.pair import contact_frame_aux, eval_pair, pair_layout, tangent_frame
-from core.contact.stepper import _multipliers, closest_points
+from core.contact.closest import _multipliers, closest_points
 from core.shapes import parse_shape
 from core.transforms import quat_to_matrix
 
@@ -192,7 +192,8 @@ def test_geometry_elimination_solves_the_closest_point_rows_of_sphere_and_plane_
     # sets for a sphere on the floor and a sphere touching it make every closest-point row of the step exact (the
     # KKT rows n_A + n_B = 0, a2 - a1 = s n_A, |n_A| = 1 and the inequalities active on both surfaces), with s the
     # end-of-step gap in closed form: the centre distance minus the radii, the centre's height minus the radius
-    from core.contact.stepper import Workspace, _StepProblem
+    from core.contact.plan import Workspace
+    from core.contact.stepper import _StepProblem
 
     mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1)),
                       body("b", {"type": "sphere", "radius": 0.05}, position=(0.03, 0.02, 0.2 + 0.05 * math.sqrt(
@@ -230,7 +231,8 @@ def test_overlap_bound_counts_how_far_a_body_reaches_beyond_its_closest_point_pl
     # plane through a1 normal to n_A = sum lam_i grad f_i (lam_i = 1/sqrt(3) on those faces) leaves the corner
     # (1, 1, 1) delta . n_A = sqrt(3) delta beyond it, which the overlap bound must count (the depth of a1 inside
     # the cube, delta, let a box end 1.1e-9 m inside a wall in a mixed pile)
-    from core.contact.stepper import _DEPTH_LIMIT, Workspace, _StepProblem
+    from core.contact.plan import Workspace
+    from core.contact.stepper import _DEPTH_LIMIT, _StepProblem
     from core.transforms import axis_angle_to_matrix
 
     hs = 0.05
@@ -315,7 +317,9 @@ def test_a_resting_sphere_keeps_the_overlap_of_its_start_up_to_half_the_limit(ov
 def test_only_pairs_with_a_closed_form_gap_keep_an_overlap():
     # _kept_overlap: two spheres 1e-10 m into each other keep it; a sphere 2e-9 m into the floor keeps half the limit;
     # separated spheres and a box on the floor keep nothing (0)
-    from core.contact.stepper import _KEEP_OVERLAP, Workspace, _kept_overlap, _StepProblem, candidate_pairs
+    from core.contact.closest import candidate_pairs
+    from core.contact.plan import Workspace
+    from core.contact.stepper import _KEEP_OVERLAP, _kept_overlap, _StepProblem
 
     mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.1 - 2e-9)),
                       body("b", {"type": "sphere", "radius": 0.1}, position=(0.2 - 1e-10, 0, 0.3)),
@@ -392,7 +396,7 @@ def test_closest_points_of_many_pairs_at_once_are_those_of_one_pair_at_a_time():
     """closest_points_many (the explicit method's queries: a compiled Newton run per pair, in batches) gives every
     pair of a mixed scene the gap closest_points gives it: separated, touching and overlapping pairs (two cubes
     sunk 0.01 m into each other: the penetration, not the far sides), with or without a start."""
-    from core.contact.stepper import _initial_geometry, closest_points_many
+    from core.contact.closest import _initial_geometry, closest_points_many
 
     q = (math.cos(0.2), 0.0, 0.0, math.sin(0.2))
     R = quat_to_matrix(np.array(q))
@@ -1043,7 +1047,7 @@ def test_a_pair_the_broad_phase_missed_is_solved_when_the_step_carries_a_body_in
                      gravity=(0, 0, 0))
     model = build_model(mech, forces={"ball": ((0, 0, -f), (0, 0, 0))})
     st = initial_state(model)
-    from core.contact.stepper import candidate_pairs
+    from core.contact.closest import candidate_pairs
 
     assert candidate_pairs(model, st, h)[0] == []  # out of range at the start of the step
     res = step(model, st, h)
@@ -1101,7 +1105,7 @@ def test_broad_phase_bounds_against_a_tilted_plane_and_a_sphere_by_hand():
     By hand: the plane's world normal is R_x(30) e_z = (0, -sin 30, cos 30), so the ball's centre is cos 30 above it
     and the lower bound of the gap is cos 30 - r; the two balls' bound is 0.5 - 2 r. The margin is what a step can
     close: 2 h (|v| + |w| r) per moving body (both balls for the ball pair), 2 h^2 |g|, 1 mm and 2 % of A's radius."""
-    from core.contact.stepper import candidate_pairs
+    from core.contact.closest import candidate_pairs
 
     r, h, th = 0.1, 0.01, math.radians(30)
     q = [math.cos(th / 2), math.sin(th / 2), 0, 0]
@@ -1133,7 +1137,7 @@ def test_broad_phase_keeps_a_solved_pair_within_twice_its_margin():
     margin, and no further; a new pair needs the margin itself; indices that are not pairs of the model are ignored.
     A ball (r = 0.1 m) at rest above a flat floor (g = 9.81): by hand its margin is 2 h^2 g + 1 mm + 2 % of r, and the
     gap bound is its height minus r."""
-    from core.contact.stepper import candidate_pairs
+    from core.contact.closest import candidate_pairs
 
     r, h = 0.1, 0.01
     margin = 2 * h * h * G + 1e-3 + 0.02 * r
@@ -1165,7 +1169,7 @@ def test_free_motion_rows_of_a_spinning_body_by_hand():
     I0 = diag(I2, I1, I3) (the body x axis now points along world y), so w0 x I0 w0 and the gyroscopic update follow
     by hand; and M^-1 = diag(1/m, 1/m, 1/m, 1/I2, 1/I1, 1/I3)."""
     from core.contact.kernels import body_rows
-    from core.contact.stepper import _rot
+    from core.contact.closest import _rot
 
     m, (a, b, c) = 2.0, (0.4, 0.2, 0.1)
     I1, I2, I3 = m * (b * b + c * c) / 12, m * (a * a + c * c) / 12, m * (a * a + b * b) / 12  # box about its axes
@@ -1269,7 +1273,8 @@ def test_batched_explicit_pair_evaluation_agrees_with_the_one_pair_form(dyn_b, e
     approaching and separating pairs; and the one-pair form's Jacobians are its central differences."""
     from types import SimpleNamespace
 
-    from core.contact.stepper import _eval_explicit, _eval_explicit_batch, _explicit_size, _Pair
+    from core.contact.explicit import _eval_explicit, _eval_explicit_batch, _explicit_size
+    from core.contact.plan import _Pair
 
     rng = np.random.default_rng(11)
     P = 8
