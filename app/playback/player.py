@@ -70,6 +70,12 @@ def expected_contact_seconds(mech, t_end: float | None, method: str | None,
     return steps * seconds_per_step
 
 
+def _fallback_steps(rec: FrameRecording) -> int:
+    """How many steps of a contact run the explicit method took (the solver channel's fallback column)."""
+    solver = rec.series("solver")
+    return int(np.count_nonzero(solver[:, 3])) if solver.ndim == 2 and solver.shape[1] > 3 else 0
+
+
 def short_reason(end: RunEnd) -> str:
     """'stopped at t = 0.30 s: cannot assemble' from a run's reason (details go to the tooltip)."""
     why = end.reason
@@ -533,7 +539,13 @@ class Playback(QObject):
             # the bodies' paths may leave the view framed on the initial poses (a sliding box, a rolling disc)
             fit_motion(self.viewport, motion_of(rec, rec.time_at(rec.count - 1)), samples=48)
         if end.ok:
-            self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", "", "ok")
+            text, tip = f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", ""
+            taken = _fallback_steps(rec)
+            if taken:
+                text += f" · {taken} step(s) by the explicit method"
+                tip = ("The implicit step failed there even when halved, and the explicit method took it; its end "
+                       "met the same overlap bound (Plots: solver fallback).")
+            self._set_status(text, tip, "ok")
         else:
             tip = reason
             if rec.count:

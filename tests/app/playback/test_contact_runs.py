@@ -215,6 +215,30 @@ def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
     assert pb.recording.ok and not pb.recording.stale and pb.recording.count == 101
 
 
+def test_steps_the_explicit_method_took_are_counted_in_the_status_line_and_plotted(window, qtbot, monkeypatch):
+    # every implicit attempt from t = 0.5 s on fails (as in a frictional jam): the explicit method takes those steps
+    # (core.contact.stepper._explicit_fallback), the run completes, and the status line and the plots say so
+    import core.contact.stepper as stp
+
+    real = stp._step_once
+
+    def attempt(model_, state, h, method, *args, **kw):
+        if method == "implicit" and state.t >= 0.5 - 1e-9:
+            return stp.StepResult(state, False, 1, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
+        return real(model_, state, h, method, *args, **kw)
+
+    monkeypatch.setattr(stp, "_step_once", attempt)
+    win = window("contact_sphere_drop")
+    finished(win)
+    rec = win.playback.recording
+    assert rec.ok and rec.count == 101
+    taken = rec.series("solver")[:, 3]
+    assert taken[:51].sum() == 0 and taken[51:].tolist() == [1.0] * 50  # the steps ending at t = 0.51 ... 1.0 s
+    assert win.motion.status_label.text().endswith(" · 50 step(s) by the explicit method")
+    win.plots.set_mode("solver fallback")  # (the plot of the column: 1 at those steps)
+    np.testing.assert_array_equal(win.plots.joint_series()[:, 0], taken)
+
+
 def test_comparison_runs_the_explicit_method_as_ghosts_and_dashed_curves(window, qtbot):
     win = window("contact_sphere_drop")
     finished(win)
