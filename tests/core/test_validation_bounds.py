@@ -189,6 +189,10 @@ def test_min_and_max_of_many_terms_compile_fast_with_one_sided_derivatives(n):
     assert e.evaluate(np.array([1.0]))[1][0] in [float(k) for k in range(1, n + 1)]
 
 
+# An interruption that lands inside a garbage-collector callback (hypothesis installs one) is printed and dropped
+# by Python there ("Exception ignored"); the watchdog sends it again every 0.05 s until the body has ended
+# (core.expr.budget), which is what this test measures, so the printed one is expected, not a failure
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_every_compile_has_a_hard_time_budget():
     text = "max(" + ",".join(f"sin({k}*t)" for k in range(1, 17)) + ")"  # within the limits, about 0.3 s of sympy
     t0 = time.monotonic()
