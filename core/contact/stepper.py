@@ -19,7 +19,7 @@ Solution (step; docs/contact.md, "The solver"): the attempts of _ATTEMPTS in ord
 form from the warm start, then in the Alart-Curnier form from a cold start with the closest points of sphere and
 plane pairs eliminated; if none converges (or one meets the equations but not the overlap
 bound, or stalls within _NEAR times the tolerance), the step as two half steps solved the same way, at most
-max_halvings levels deep (and the attempts left out, if the halves fail).  solver="interior-point":
+max_halvings levels deep.  solver="interior-point":
 the interior-point method with friction as second-order cones (core.contact.ipm) finished by Newton instead.
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  An implicit step that fails even halved is taken
@@ -63,15 +63,18 @@ _NEWTON_ITER = 60  # semismooth Newton iterations per run of a Newton attempt at
 # even at h/64 (7,542 iterations before it), and completed 100 steps at 1e-8 in 3,853 iterations without halving
 _TOL = {"implicit": 1e-10, "explicit": 1e-8}
 # An attempt whose Newton run stalls with its best residual within _NEAR times the tolerance ends there (no restart:
-# mcp.NEAR_STALLED) and the step is halved at once; the attempts it leaves out are made at the full size only if the
-# halves fail (_step_split).  Such runs sit on a floor that the other attempts, which change the start and the
+# mcp.NEAR_STALLED) and the step is halved at once; the attempts it leaves out are not made at that size.  Such runs
+# sit on a floor that the other attempts, which change the start and the
 # friction form, reach too: 27-sphere pile steps stalled at 1.2e-10 to 2.5e-10 (the overlap bound: closest points
 # 5e-10 m off the surfaces, with the Newton directions dominated by indeterminate impulses) in all four attempts,
 # about 110 iterations each, and their halves converged in 20-50.  Same seeds, 100 steps: 27-sphere piles at mu 0.4
 # (6 seeds) 11,944 Newton iterations and 21.9 CPU-s against 15,428 and 32.1 s, the slowest steps 0.2-1.3 s against
 # 0.5-1.8 s; at mu 0.8 (10 seeds, 9 complete either way) 58,862 and 113 s against 80,459 and 173 s; mixed piles (4
-# seeds, 80 steps) 5,395 and 16.3 s against 5,006 and 16.9 s.  Without the attempts made after failed halves, one
-# mu 0.8 run stopped at a step that the other attempts solve whole
+# seeds, 80 steps) 5,395 and 16.3 s against 5,006 and 16.9 s.  The attempts left out used to be made at the full
+# size when the halves failed; with the explicit method's step behind the halving (_explicit_fallback) they never
+# converged in the bench's draws (the ten- and forty-seed 27-sphere draws, the twenty mixed piles to 150 steps, the
+# quick bench's cube and sphere piles) nor on the 23 saved hard states: the one step that reached them (the jammed
+# pile) failed there too, so they were removed
 _NEAR = 30.0
 _MAX_HALVINGS = 8  # a step whose attempts all fail is halved, at most this many levels deep (h/256; max_halvings).
 # The deeper levels are reached only where the shallower ones failed, and _STEP_ITER bounds the step whatever the
@@ -177,8 +180,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     the warm start, then in the Alart-Curnier form from a cold start, with (implicit method) the closest points of
     sphere and plane pairs eliminated.  If none does (or one meets the equations but not the
     overlap bound, or stalls within _NEAR times the tolerance: the other attempts rarely change that), the step is
-    solved as two half steps the same way, at most max_halvings levels deep, and the attempts left out are made if
-    the halves fail.  solver "interior-point": the conic interior-point attempt (_CONIC) alone
+    solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the conic
+    interior-point attempt (_CONIC) alone
     (options: its SolverOptions), halved the same way.  Cost bound: max_iterations iterations over all the step's
     attempts and sub-steps, the step failing when they are spent; each attempt's runs are capped at what is left,
     so the last attempt may exceed it by at most max_iter + 24 (its restart and two active-set polishes), the
@@ -272,36 +275,27 @@ class _Options(NamedTuple):
 def _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget,
                 reach=None) -> StepResult:
     """The step by its attempts (_attempts); if none converges, as two halves solved the same way, at most
-    max_halvings levels deep; if the halves fail too, the attempts that a stall at the floor left out (_attempts), at
-    the full size.  budget: the iterations the whole step has left (_Budget), shared by all its sub-steps.
+    max_halvings levels deep.  budget: the iterations the whole step has left (_Budget), shared by all its sub-steps.
 
     reach: the step size whose travel the broad phase covers (candidate_pairs; h when None).  The halves keep the
     whole step's: a sub-step solves the pairs of the step it is part of, not the fewer its own margin would take.
     (A saved 27-sphere state at mu 0.8 whose step failed at every depth, with a sub-step of 63 pairs against the
     step's 64: converged after 6 halvings in 882 Newton iterations with the whole step's pairs; docs/notes.)"""
     reach = h if reach is None else reach
-    res, rest = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget,
-                          reach)
+    res = _attempts(model, state, h, method, tol, max_iter, max_halvings > 0, forms, opts, ws, cancel, budget, reach)
     if res.converged or max_halvings <= 0 or budget.left <= 0:
         return res
-    halved = _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter,
-                                                            max_halvings - 1, forms, opts, ws, cancel, budget, reach))
-    if halved.converged or not rest or budget.left <= 0:
-        return halved
-    later, _ = _attempts(model, state, h, method, tol, max_iter, False, rest, opts, ws, cancel, budget, reach)
-    out = later if later.converged else halved
-    out.iterations = halved.iterations + later.iterations
-    return out
+    return _in_halves(state, res, lambda st: _step_split(model, st, 0.5 * h, method, tol, max_iter, max_halvings - 1,
+                                                          forms, opts, ws, cancel, budget, reach))
 
 
 def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws, cancel, budget, reach=None):
     """One (sub-)step by the attempts `forms` in order, until one converges, each capped at the budget left (spent
-    here): (result, the attempts not made).  An attempt that stalls at a floor ends them when the step can be halved
-    (the other attempts change the path to the step's solution, not the floor; they are made if the halves fail,
-    _step_split): one that meets the equations but not the overlap bound, or that stalls within _NEAR times the
-    tolerance."""
+    here).  An attempt that stalls at a floor ends them when the step can be halved (the other attempts change the
+    path to the step's solution, not the floor): one that meets the equations but not the overlap bound, or that
+    stalls within _NEAR times the tolerance."""
     its, res = 0, None
-    for i, (form, iters, restarts, *more) in enumerate(forms):
+    for form, iters, restarts, *more in forms:
         if budget.left <= 0:
             break
         r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget.left), form=form, ws=ws,
@@ -314,12 +308,12 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         if res.converged:
             break
         if can_halve and r.reason.startswith((_OVERLAP_STALLED, NEAR_STALLED)):
-            return res, forms[i + 1:]
+            return res
     if res is None or (budget.left <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
         why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
         return StepResult(state, False, its, res.residual if res else float("nan"), why,
-                          pairs=res.pairs if res else 0), ()
-    return res, ()
+                          pairs=res.pairs if res else 0)
+    return res
 
 
 def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: StepResult) -> StepResult:
