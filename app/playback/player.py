@@ -72,8 +72,10 @@ def expected_contact_seconds(mech, t_end: float | None, method: str | None,
 
 def _fallback_steps(rec: FrameRecording) -> int:
     """How many steps of a contact run the explicit method took (the solver channel's fallback column)."""
-    solver = rec.series("solver")
-    return int(np.count_nonzero(solver[:, 3])) if solver.ndim == 2 and solver.shape[1] > 3 else 0
+    c = rec.channel("solver")
+    if c is None or "fallback" not in c.labels:
+        return 0
+    return int(np.count_nonzero(rec.series("solver")[:, c.labels.index("fallback")]))
 
 
 def short_reason(end: RunEnd) -> str:

@@ -96,9 +96,10 @@ _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps wit
 _TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards this residual (at most _TIGHT_ITER
 # more Newton iterations)
 _TIGHT_ITER = 2
-_DEPTH_LIMIT = DEPTH_LIMIT  # 9e-10: deepest overlap of two bodies (m, first order) that an implicit step accepts: under the
-# invariant gap >= -1e-9 of the validation tests. Measured on the 22 hard states of three 27-sphere runs: 26 s with
-# 9e-10, 76 s with 5e-10; each closest-point row bounded by 1e-10 m or 3e-10 m instead: 61 s and 30 s
+_DEPTH_LIMIT = DEPTH_LIMIT  # 9e-10 m (core.contact.pair): the deepest overlap of two bodies (first order) that an
+# implicit step accepts, under the invariant gap >= -1e-9 of the validation tests. Measured on the 22 hard states of
+# three 27-sphere runs: 26 s with 9e-10, 76 s with 5e-10; each closest-point row bounded by 1e-10 m or 3e-10 m
+# instead: 61 s and 30 s
 _KEEP_OVERLAP = 0.5 * _DEPTH_LIMIT  # the overlap of a step's start that a sphere or plane pair keeps (_kept_overlap)
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FALLBACK_ITER = 1200  # Newton iterations of the explicit method's fallback step at most (beyond max_iterations) ...
