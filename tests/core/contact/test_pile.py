@@ -31,15 +31,15 @@ def _pile(n_side=2, layers=2, seed=0):
 
 
 def test_eight_spheres_settle_in_a_box_with_every_invariant_at_every_step():
-    # to 1 s: earlier versions stopped at the step from 0.53 s to 0.54 s (redundant loaded contacts; see the
-    # unloading trials and the nonmonotone line search in docs/contact.md)
+    # to 1 s: earlier versions stopped at the step from 0.53 s to 0.54 s (redundant loaded contacts, whose impulses
+    # are not unique; docs/contact.md, The solver: the proximal term and the nonmonotone line search)
     model, rec = run(_pile(), 1.0)
     assert rec.completed, rec.reason
     assert rec.n_frames == 101
     check_invariants(model, rec)
     assert np.all(rec.residual <= 1e-10)
-    # the stepper halves a step whose global solve fails before it tries the slow fallbacks (core.contact.stepper.step):
-    # a few steps of the 100 (one or two here), so the per-solve invariants above are checked on nearly every step
+    # the stepper halves a step whose attempts all fail (core.contact.stepper._step_split): a few steps of the 100
+    # (one or two here), so the per-solve invariants above are checked on nearly every step
     assert np.count_nonzero(rec.halvings) <= 5
     # tens of pairs were in contact range at once (sphere-sphere and sphere-wall), several of them loaded
     assert rec.active.sum(axis=1).max() >= 20
