@@ -3,10 +3,11 @@
 One step of size h solves, for the end-of-step velocities nu = (v, w) of every dynamic body and the
 pair unknowns of every candidate pair (see core.contact.pair), the mixed complementarity problem
     v - v0 - h (g + f/m)                         - sum F / m            = 0
-    w - w0 - h I0^-1 (tau - w0 x I0 w0)          - sum I0^-1 tau_c      = 0
+    w - w_free                                   - sum I0^-1 tau_c      = 0
     pair rows (closest points by KKT, non-penetration, friction ellipsoid)
     joint rows c(q+) / h = 0, their impulses m_ref G0^T lam in the sums above (core.contact.joints)
-with I0 = R0 I_body R0^T, the world inertia at the START of the step (the gyroscopic term is explicit),
+with I0 = R0 I_body R0^T, the world inertia at the START of the step, w_free the rotation without contact by the
+implicit midpoint rule of Euler's equations in the body frame (kernels.body_rows: a free spin keeps its energy),
 and the position update p+ = p + h v, Q+ = (1, h w / 2) * Q / sqrt(1 + h^2 |w|^2 / 4).
 
 method "implicit": the geometry of every pair is evaluated at the end-of-step configuration (Chakraborty
@@ -493,10 +494,16 @@ class _StepProblem:
         dyn = self.dyn = model.dynamic_bodies
         self.nb = dyn.size
         R0 = self.R0 = _rot(state.q)  # (N, 3, 3)
-        # free-motion part of the body rows, c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)), and M^-1 per
-        # dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse inertia)
-        c_body, Sinv = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v,
-                                 state.w, model.gravity, model.force, model.torque)
+        # free-motion part of the body rows, c = (v0 + h (g + f/m), the free rotation by the implicit midpoint rule of
+        # Euler's equations), and M^-1 per dynamic body (6x6 block-diagonal: I/m and the start-of-step world inverse
+        # inertia; kernels.body_rows)
+        c_body, Sinv, spun = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v,
+                                       state.w, model.gravity, model.force, model.torque)
+        if not spun.all():  # (the free rotation's midpoint equation unsolved: a smaller step solves it)
+            i = int(dyn[np.flatnonzero(~spun)[0]])
+            self.failure = (f"the free rotation of body {model.names[i]!r} did not converge (spinning at "
+                            f"{np.linalg.norm(state.w[i]):.3g} rad/s, {h * np.linalg.norm(state.w[i]):.3g} rad a step)")
+            return
         self.driven = None
         if model.drive is not None:
             # the kinematic bodies' rows are their driven motion, nu = nu_driven (infinite mass: M^-1 = 0, so no

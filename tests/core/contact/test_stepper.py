@@ -1160,10 +1160,14 @@ def test_run_frames_cross_product_is_numpys_to_the_bit():
 
 
 def test_free_motion_rows_of_a_spinning_body_by_hand():
-    """kernels.body_rows: c = (v0 + h (g + f/m), w0 + h I0^-1 (tau - w0 x I0 w0)) with the world inertia I0 = R I R^T.
+    """kernels.body_rows: c = (v0 + h (g + f/m), w_free), w_free the free rotation by the implicit midpoint rule of
+    Euler's equations in the body frame, Ib (w2 - w1) + h wm x Ib wm = h tau, wm = (w1 + w2) / 2, w1 = R^T w0.
     A box (principal moments I1 != I2 != I3) turned 90 degrees about z and spinning about the world x+y direction:
-    I0 = diag(I2, I1, I3) (the body x axis now points along world y), so w0 x I0 w0 and the gyroscopic update follow
-    by hand; and M^-1 = diag(1/m, 1/m, 1/m, 1/I2, 1/I1, 1/I3)."""
+    the midpoint equation holds, the kinetic energy and |Ib w| are those of the start (the rule keeps both quadratic
+    invariants of Euler's equations), and w_free differs from the explicit Euler step
+    w0 + h I0^-1 (-w0 x I0 w0), I0 = diag(I2, I1, I3) by hand, by O(h^2); M^-1 = diag(1/m, 1/m, 1/m, 1/I2, 1/I1, 1/I3).
+    A sphere (isotropic: no gyroscopic term) gets w0 + h I0^-1 (tau - w0 x I0 w0) exactly (the term is zero to
+    rounding)."""
     from core.contact.kernels import body_rows
     from core.contact.closest import _rot
 
@@ -1172,18 +1176,59 @@ def test_free_motion_rows_of_a_spinning_body_by_hand():
     q = [math.cos(math.pi / 4), 0, 0, math.sin(math.pi / 4)]
     w0 = np.array([1.5, 1.5, 0.0])
     mech = mechanism([floor(), body("box", {"type": "box", "size": [a, b, c]}, mass=m, position=(0, 0, 1),
-                                    orientation=q, angular=tuple(w0))])
+                                    orientation=q, angular=tuple(w0)),
+                      body("ball", {"type": "sphere", "radius": 0.1}, mass=m, position=(1, 0, 1),
+                           orientation=q, angular=(3.0, -1.0, 2.0))])
     model = build_model(mech)
     st = initial_state(model)
     h = 0.01
     dyn = model.dynamic_bodies
-    cb, S = body_rows(h, dyn, _rot(st.q), model.inertia_body, model.inertia_inv, model.mass, st.v, st.w,
-                      model.gravity, model.force, model.torque)
-    I0 = np.diag([I2, I1, I3])
-    gyro = np.cross(w0, I0 @ w0)  # = (0, 0, 1.5^2 (I1 - I2)), along z
+    R = _rot(st.q)
+    cb, S, ok = body_rows(h, dyn, R, model.inertia_body, model.inertia_inv, model.mass, st.v, st.w,
+                          model.gravity, model.force, model.torque)
+    assert ok.all()
     np.testing.assert_allclose(cb[0, :3], h * np.array([0, 0, -G]), atol=1e-15)
-    np.testing.assert_allclose(cb[0, 3:], w0 + h * np.linalg.solve(I0, -gyro), rtol=1e-12, atol=1e-15)
+    Ib = np.diag([I1, I2, I3])
+    w1 = R[dyn[0]].T @ w0
+    w2 = R[dyn[0]].T @ cb[0, 3:]
+    wm = 0.5 * (w1 + w2)
+    np.testing.assert_allclose(Ib @ (w2 - w1) + h * np.cross(wm, Ib @ wm), 0.0, atol=1e-15)
+    assert w2 @ Ib @ w2 == pytest.approx(w1 @ Ib @ w1, rel=1e-14)
+    assert np.linalg.norm(Ib @ w2) == pytest.approx(np.linalg.norm(Ib @ w1), rel=1e-14)
+    I0 = np.diag([I2, I1, I3])
+    explicit = w0 + h * np.linalg.solve(I0, -np.cross(w0, I0 @ w0))  # (0, 0, 1.5^2 (I1 - I2)) / I3 along z
+    # the two differ by h^2 |dw/dt| |d(dw/dt)/dw| / 2 at most, to first order: |dw/dt| = |w x I w| / I3 <= |w|^2 here
+    # (|I_i - I_j| <= I3 for a box), and its derivative in w at most 2 |w| likewise
+    assert np.max(np.abs(cb[0, 3:] - explicit)) <= h * h * np.linalg.norm(w0) ** 3
+    assert np.max(np.abs(cb[0, 3:] - explicit)) > 0.0
     np.testing.assert_allclose(S[0], np.diag([1 / m] * 3 + [1 / I2, 1 / I1, 1 / I3]), rtol=1e-12, atol=1e-12)
+    # the sphere: the explicit form, bit for bit
+    wb = st.w[dyn[1]]
+    Iw0 = R[dyn[1]] @ model.inertia_body[dyn[1]] @ R[dyn[1]].T
+    assert np.max(np.abs(cb[1, 3:] - (wb + h * np.linalg.solve(Iw0, -np.cross(wb, Iw0 @ wb))))) <= 1e-15
+
+
+def test_a_spin_too_fast_for_the_step_is_halved_and_keeps_its_energy():
+    """A box spinning at 870 rad/s (8.7 rad a step at h = 0.01): the free rotation's midpoint equation has no Newton
+    solution from the start at h (kernels._gyro_midpoint) but has one at h/2, so the step fails with that reason and is
+    taken in halves; the run completes and keeps the kinetic energy (no contact, no gravity) to rounding."""
+    import core.contact.stepper as stp
+    from core.contact.kernels import _gyro_midpoint
+
+    w0 = (-345.0, -512.0, 549.0)
+    mech = mechanism([body("b", {"type": "box", "size": [0.3, 0.2, 0.1]}, mass=0.5, position=(0, 0, 1),
+                           angular=w0)], gravity=(0, 0, 0))
+    model = build_model(mech)
+    w2 = np.empty(3)
+    assert not _gyro_midpoint(model.inertia_body[0], np.array(w0), np.zeros(3), 0.01, w2)
+    assert np.all(np.isfinite(w2))
+    assert _gyro_midpoint(model.inertia_body[0], np.array(w0), np.zeros(3), 0.005, w2)
+    r = stp._step_once(model, initial_state(model), 0.01, "implicit", 1e-10, 60)
+    assert not r.converged and r.reason.startswith("the free rotation of body 'b' did not converge")
+    rec = simulate(model, t_end=0.1, dt=0.01)
+    assert rec.completed and rec.halvings[1] >= 1
+    KE = rec.kinetic_energy()
+    np.testing.assert_allclose(KE, KE[0], rtol=1e-12)
 
 
 @pytest.mark.parametrize("rho,branch", [(1.0, "stick"), (1.0, "slide"), (0.3, "slide"), (-1.0, "cone")])
