@@ -151,6 +151,19 @@ _BINOPS = {
     ast.Pow: lambda a, b: a**b,
 }
 _OPNAMES = {ast.BitXor: "'^' (use ** for powers)", ast.FloorDiv: "'//'", ast.Mod: "'%'", ast.MatMult: "'@'"}
+# a chain of one family of left-associative operators (a + b - c + ..., a * b / c ...) is one level of nesting, not one
+# per operator: its left spine is walked iteratively (_spine), so a 60-term Fourier series is not "nested too deeply"
+_FAMILY = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*", ast.Div: "*"}
+
+
+def _spine(node: ast.BinOp) -> list[ast.BinOp]:
+    """The operators of the chain that node ends, innermost (leftmost) first: node and its left operands while they
+    are operators of its family."""
+    fam = _FAMILY.get(type(node.op))
+    out = [node]
+    while fam is not None and isinstance(out[-1].left, ast.BinOp) and _FAMILY.get(type(out[-1].left.op)) == fam:
+        out.append(out[-1].left)
+    return out[::-1]
 
 
 @dataclass(frozen=True)
@@ -346,10 +359,26 @@ class _Checker:
         return float(v)
 
     def _binop(self, node: ast.BinOp, depth: int) -> _Cost:
+        """The cost of a chain of operators (_spine: one level deep however long), each operator's as _operator's."""
+        chain = _spine(node)
+        self.nodes += len(chain) - 1  # (visit counted node itself)
+        if self.nodes > MAX_NODES:
+            raise self.fail(f"expression too long (limit {MAX_NODES} terms)")
+        a = self.visit(chain[0].left, depth + 1)
+        for op_node in chain:
+            a = self._operator(op_node, a, depth)
+            if a.bits > MAX_BITS:
+                raise self.fail(f"numbers in the expression grow too large (beyond 2^{MAX_BITS}); use smaller powers")
+            if a.d2 > MAX_DERIVATIVE_SIZE:
+                raise self.fail(f"expression too complex: its derivatives would have more than "
+                                f"{MAX_DERIVATIVE_SIZE:,} terms (e.g. towers of powers of t, or deeply nested min/max)")
+        return a
+
+    def _operator(self, node: ast.BinOp, a: _Cost, depth: int) -> _Cost:
+        """The cost of one operator whose left operand costs a."""
         op = type(node.op)
         if op not in _BINOPS:
             raise self.fail(f"operator {_OPNAMES.get(op, op.__name__)} is not allowed")
-        a = self.visit(node.left, depth + 1)
         b = self.visit(node.right, depth + 1)
         av, bv = a.value, b.value
         if op is ast.Pow and bv is not None and abs(bv) > MAX_EXPONENT:
@@ -413,7 +442,12 @@ def _build(node: ast.AST, location: str, text: str) -> sympy.Expr:
         a = _build(node.operand, location, text)
         return -a if isinstance(node.op, ast.USub) else a
     if isinstance(node, ast.BinOp):
-        out = _BINOPS[type(node.op)](_build(node.left, location, text), _build(node.right, location, text))
+        chain = _spine(node)  # (a chain of one family iteratively, as _Checker walked it)
+        out = _build(chain[0].left, location, text)
+        for op_node in chain[:-1]:
+            out = _BINOPS[type(op_node.op)](out, _build(op_node.right, location, text))
+            _defined(out, location, text, "")
+        out = _BINOPS[type(node.op)](out, _build(node.right, location, text))
     else:
         assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         out = FUNCTIONS[node.func.id][0](*(_build(a, location, text) for a in node.args))

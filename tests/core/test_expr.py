@@ -81,6 +81,28 @@ def test_ten_thousand_deep_nesting_is_refused_quickly():
         assert time.perf_counter() - start < 2.0  # refused, not computed (loose bound: no hang)
 
 
+def test_a_long_flat_sum_is_one_level_of_nesting():
+    """A 60-term Fourier series (about 1,000 characters, 420 nodes) is a chain of + at one level, not 60 levels; its
+    value and derivatives are the series' (q = sum a sin(k t), q' = sum a k cos(k t), q'' = -sum a k^2 sin(k t)).
+    Long products and quotients likewise; nesting (parentheses, calls) still counts each level."""
+    a = 0.01
+    text = " + ".join(f"{a}*sin({k}*t)" for k in range(1, 61))
+    t = np.array([0.0, 0.3, 1.7])
+    q, qd, qdd = parse_expression(text, "drivers[0].value").evaluate(t)
+    k = np.arange(1, 61)[:, None]
+    np.testing.assert_allclose(q, np.sum(a * np.sin(k * t), axis=0), atol=1e-12)
+    np.testing.assert_allclose(qd, np.sum(a * k * np.cos(k * t), axis=0), atol=1e-12)
+    np.testing.assert_allclose(qdd, -np.sum(a * k * k * np.sin(k * t), axis=0), atol=1e-10)
+    check_expression("-".join(["t"] * 200), "x")
+    q, _, _ = parse_expression("*".join(["(1 + t/100)"] * 20) + "/2/2", "x").evaluate(np.array([1.0]))
+    assert q[0] == pytest.approx(1.01**20 / 4, rel=1e-12)
+    for nested in ("(" * 61 + "t" + ")" * 61, "sin(" * 61 + "t" + ")" * 61):
+        with pytest.raises(LinkwrightError, match="nested too deeply"):
+            check_expression(nested, "x")
+    with pytest.raises(LinkwrightError, match="too long"):
+        check_expression("+".join(["t"] * 300), "x")  # 599 nodes
+
+
 def test_non_finite_values_at_requested_times_are_located():
     e = parse_expression("log(t)", "drivers[2].value")
     with pytest.raises(LinkwrightError) as info:
