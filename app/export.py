@@ -12,7 +12,6 @@ responsive and an export can be cancelled between frames.
 from __future__ import annotations
 
 import math
-import os
 import queue
 import sys
 import threading
@@ -263,9 +262,24 @@ def grab_viewport(viewport) -> QImage:
 
 def save_viewport_png(viewport, path) -> None:
     """Write the 3D view to a PNG (LinkwrightError if it cannot be written)."""
-    img = grab_viewport(viewport)
-    if img.isNull() or not img.save(str(path), "PNG"):
-        raise LinkwrightError(str(path), "cannot write the PNG")
+    save_png(grab_viewport(viewport), path, str(path))
+
+
+def save_png(img: QImage, path, location: str) -> None:
+    """Write an image to a PNG file atomically (core.io.write_atomic); a located LinkwrightError with the reason
+    ("no such folder", "it is a folder", ...) when it cannot be, or when the name is not a .png."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    if Path(path).suffix.lower() != ".png":
+        raise LinkwrightError(location, f"'{path}': the image is a PNG: give the file a .png name")
+    if not Path(path).parent.exists():
+        raise LinkwrightError(location, f"cannot write '{path}': no such folder '{Path(path).parent}'")
+    data = QByteArray()
+    buf = QBuffer(data)
+    buf.open(QIODevice.OpenModeFlag.WriteOnly)
+    if img.isNull() or not img.save(buf, "PNG"):
+        raise LinkwrightError(location, f"cannot write '{path}': the image could not be encoded")
+    io.write_atomic(path, lambda fh: fh.write(bytes(data)), location, binary=True, suffix=".png")
 
 
 def image_to_array(img: QImage) -> np.ndarray:
@@ -514,7 +528,7 @@ def render_command(args) -> int:
     from core.run import RunSpec, open_run, run_kind
 
     from .document import Document
-    from .main import application
+    from .main import application, missing_display
     from .playback import Playback
     from .selection import Selection
     from .viewport import Viewport3D
@@ -540,9 +554,7 @@ def render_command(args) -> int:
         # a document the stepper refuses is bad input (status 2), found before any window opens
         open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
 
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) \
-            and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith(("xcb", "wayland")):
-        # Qt would abort the process; say what to do instead
+    if missing_display():  # (Qt would abort the process; say what to do instead)
         raise LinkwrightError("render", "needs a display for OpenGL: run it under Xvfb (xvfb-run -a linkwright render ...)")
     application()
     document = Document(mech, Path(args.file).resolve())

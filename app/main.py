@@ -20,6 +20,15 @@ START_DOCUMENT = resource_dir() / "examples" / "fourbar.json"
 SCREENSHOT_SIZE = (1440, 900)
 
 
+def missing_display() -> bool:
+    """Whether Qt would find no display to open windows on (Linux without X or Wayland, on a platform that needs
+    one): Qt then aborts the process, so callers say what to do instead (run it under Xvfb)."""
+    import os
+
+    return (sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+            and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith(("xcb", "wayland")))
+
+
 def application(argv: list[str] | None = None) -> QApplication:
     """The QApplication (created once), with the names QSettings and QStandardPaths use."""
     if QApplication.instance() is None:
@@ -53,7 +62,14 @@ def _wait(ms: int) -> None:
 
 def run_gui(file: str | None = None, screenshot: str | None = None, time: float | None = None) -> int:
     """Run the GUI; with `screenshot`, render the window (3D viewport included) to that PNG and return 0 — after
-    running the document to `time` if given (3 when the run stops before it; the last frame is rendered)."""
+    running the document to `time` if given (3 when the run stops before it; the last frame is rendered).  2 with a
+    message when there is no display (Qt would abort) or the PNG cannot be written."""
+    if missing_display():
+        how = "xvfb-run -a linkwright --screenshot ..." if screenshot else "a desktop session"
+        print(f"error: the app needs a display: run it under Xvfb or in {how}"
+              if not screenshot else f"error: --screenshot needs a display for OpenGL: run it under Xvfb ({how})",
+              file=sys.stderr)
+        return 2
     app = application()
     if screenshot:
         try:
@@ -77,20 +93,18 @@ def run_gui(file: str | None = None, screenshot: str | None = None, time: float 
                     print(f"{file or 'the document'}: {why}", file=sys.stderr)
                     status = 3
             _wait(200)
-            image = win.grab()
-            ok = image.save(screenshot, "PNG")
+            from .export import save_png
+
+            save_png(win.grab(), screenshot, "--screenshot")
         except LinkwrightError as exc:
             print(f"error: {exc}", file=sys.stderr)
-            ok, status = True, 2
+            status = 2
         finally:
             win.files.shutdown()
             win.document.undo_stack.setClean()
             win.close()
             win.deleteLater()
             app.processEvents()
-        if not ok:
-            print(f"error: {screenshot}: cannot write the PNG", file=sys.stderr)
-            return 2
         return status
 
     win = open_start_window(file)

@@ -195,6 +195,26 @@ def test_render_without_a_display_says_to_use_xvfb_instead_of_aborting(tmp_path)
     assert r.returncode == 2 and "Xvfb" in r.stderr and not (tmp_path / "x.gif").exists()
 
 
+@pytest.mark.parametrize("argv", [["--screenshot", "x.png"], []])
+def test_the_app_without_a_display_says_to_use_xvfb_instead_of_aborting(tmp_path, argv):
+    """Qt aborts (status 134) without a display; the app says what to do instead, status 2."""
+    env = _env()
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    argv = [str(tmp_path / a) if a.endswith(".png") else a for a in argv]
+    r = subprocess.run([sys.executable, "-m", "app", *argv, str(EXAMPLES / "fourbar.json")], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Xvfb" in r.stderr and "Traceback" not in r.stderr
+    assert not list(tmp_path.glob("*.png"))
+
+
+@pytest.mark.parametrize("name,why", [("x.jpg", "give the file a .png name"), ("nowhere/x.png", "no such folder")])
+def test_screenshot_to_a_file_it_cannot_write_says_why_with_status_2(tmp_path, name, why):
+    r = run_cli("--screenshot", tmp_path / name, EXAMPLES / "fourbar.json")
+    assert r.returncode == 2 and why in r.stderr and "--screenshot" in r.stderr and "Traceback" not in r.stderr
+    assert not list(tmp_path.rglob("x.*"))
+
+
 def test_render_of_a_bad_file_is_the_located_message_and_status_2(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "linkwright.mechanism", "version": 1, "space": "spatial", "bodies": '
