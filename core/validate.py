@@ -166,14 +166,16 @@ def parse_vector(s: str, location: str, n: int = 3, bound: float | None = MAX_CO
 
 def step_count(t_end: Any, dt: Any, t_location: str = "--t-end", dt_location: str = "--dt",
                limit: int = MAX_STEPS) -> int:
-    """The number of steps of length dt that cover [0, t_end], refusing absurd ones before any work starts."""
+    """The number of steps of length dt that cover [0, t_end] (the last ends at t_end, or past it by less than a step
+    when dt does not divide t_end: 1 s in steps of 0.3 s is 4 steps, to 1.2 s), refusing absurd ones before any work
+    starts."""
     T = number(t_end, t_location, 0.0, MAX_DURATION)
     h = number(dt, dt_location, MIN_DT, MAX_DURATION, positive=True)
     n = T / h  # finite: T <= MAX_DURATION and h >= MIN_DT
     if n > limit:
         raise LinkwrightError(t_location, f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
                                           "(shorten the run or take a larger step)")
-    return int(round(n))
+    return int(math.ceil(n - 1e-6))  # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps)
 
 
 def expression(value: object, location: str) -> str:

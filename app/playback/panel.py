@@ -20,6 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import validate
+from core.errors import LinkwrightError
+
 from .player import Playback
 
 __all__ = ["MotionPanel"]
@@ -201,7 +204,11 @@ class MotionPanel(QWidget):
         if pb.kind == "contact":
             sim = pb.document.mechanism.simulation
             dt = float(sim.dt) if sim else 0.01
-            self._show_range(pb.contact_end(), max(int(round(pb.contact_end() / dt)), 1))
+            try:  # (the steps the run will take: whole steps covering the end time, core.validate.step_count)
+                steps = validate.step_count(pb.contact_end(), dt)
+            except LinkwrightError:
+                steps = int(round(pb.contact_end() / dt))
+            self._show_range(pb.contact_end(), max(steps, 1))
             self.method_combo.setCurrentText(pb.document_method())
             self.compare_box.blockSignals(True)
             self.compare_box.setChecked(pb.compare)

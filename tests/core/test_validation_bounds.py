@@ -218,8 +218,23 @@ def test_absurd_step_counts_are_refused_before_running(args, location):
 
 def test_step_count_bound():
     assert validate.step_count(1.5, 0.01) == 150
+    # the steps cover [0, t_end]: a dt that does not divide it takes one step more (1 s in steps of 0.3 s: 4, to
+    # 1.2 s), and a quotient one rounding below a whole number is that number (0.3 / 0.1 = 2.9999999999999996)
+    assert validate.step_count(1.0, 0.3) == 4
+    assert validate.step_count(0.3, 0.1) == 3 and validate.step_count(0.7, 0.1) == 7
+    assert validate.step_count(1.0, 100.0) == 1 and validate.step_count(0.0, 0.01) == 0
     with pytest.raises(LinkwrightError, match="steps"):
         validate.step_count(validate.MAX_DURATION, 1e-3)  # 1e9 steps
+
+
+def test_simulate_covers_t_end_and_notes_a_dt_that_does_not_divide_it(tmp_path):
+    out = tmp_path / "run.csv"
+    o = run_cli(["simulate", str(EXAMPLES / "contact_sphere_drop.json"), "--t-end", "0.1", "--dt", "0.03", "--out",
+                 str(out)])
+    check(o)
+    assert o.status == 0 and "the run takes 4 steps, to t = 0.12 s" in o.stderr
+    last = out.read_text().strip().splitlines()[-1]
+    assert float(last.split(",")[0]) == pytest.approx(0.12)
 
 
 def test_kinematics_t_end_is_bounded():
