@@ -9,7 +9,7 @@ import sys
 from .. import io, validate
 from ..errors import LinkwrightError
 from ..kinematics import trajectory_of
-from ..run import RunSpec, open_run
+from ..run import RunSpec, open_run, run_kind
 
 NAME = "kinematics"
 HELP = "solve the driven motion (positions, velocities, accelerations) at N+1 times and write CSV or JSON"
@@ -31,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.steps <= validate.MAX_STEPS:
         raise LinkwrightError("--steps", f"must be between 1 and {validate.MAX_STEPS:,}, got {args.steps}")
     mech = io.load(args.file)
+    if not mech.joints:  # (a trajectory of no coordinates: the time column alone)
+        hint = ("; its free bodies move by contact dynamics: linkwright simulate FILE" if run_kind(mech) == "contact"
+                else "")
+        raise LinkwrightError(args.file, f"nothing to move by kinematics: the document has no joints{hint}")
     if args.json or args.csv in (None, "-"):
         reason = _solve_and_write(args, mech, sys.stdout)
     else:

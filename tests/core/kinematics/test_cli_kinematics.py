@@ -40,6 +40,15 @@ def test_kinematics_stops_early_with_status_3(capsys, tmp_path):
     assert "stopped at t =" in cap.err and cap.err.count("\n") == 1
 
 
+def test_kinematics_of_a_document_without_joints_says_there_is_nothing_to_move(capsys):
+    """A contact scene of free bodies has no coordinates: the located message (status 2) instead of a time column."""
+    code = main(["kinematics", str(EXAMPLES / "contact_box_slide.json"), "--steps", "2"])
+    cap = capsys.readouterr()
+    assert code == 2 and cap.out == ""
+    assert "contact_box_slide.json: nothing to move by kinematics: the document has no joints" in cap.err
+    assert "linkwright simulate" in cap.err
+
+
 def test_bad_expression_exits_2_with_location(tmp_path, capsys):
     doc = json.loads((EXAMPLES / "fourbar.json").read_text())
     doc["drivers"][0]["value"] = "omega*t"
