@@ -101,16 +101,16 @@ def classify(fb: FourBar) -> dict:
         kind, grashof = "triple-rocker (non-Grashof)", "non-grashof"
     if l >= s + p + q - tol:  # the loop cannot close (or only as a flat line)
         kind = "cannot be assembled (the longest link is not shorter than the other three together)"
+    # a shortest link turns fully relative to the others (Grashof and change point): a crank or rocker that is one
+    # turns fully against the ground, and both do when the ground is one.  Lengths can tie only in a change point
+    # (two shortest links s with s + l < s + q would need l < q): a parallelogram's crank and rocker both turn fully
+    shortest = [name for name, v in links.items() if v <= s + tol]
     if grashof == "non-grashof":
         rotating = []
-    elif sn == "ground":
+    elif "ground" in shortest:
         rotating = ["crank", "rocker"]
-    elif sn in ("crank", "rocker"):
-        rotating = [sn]
     else:
-        rotating = []
-    if grashof == "equal":  # change point: the shortest link (or both adjacent to a shortest ground) turns fully
-        rotating = ["crank", "rocker"] if sn == "ground" else ([sn] if sn in ("crank", "rocker") else [])
+        rotating = [name for name in ("crank", "rocker") if name in shortest]
     return {"s": s, "l": l, "p": p, "q": q, "shortest": sn, "longest": ln, "s_plus_l": lhs, "p_plus_q": rhs,
             "grashof": grashof, "class": kind, "fully_rotating": rotating}
 
@@ -135,6 +135,11 @@ def _input_range(fb: FourBar) -> list[float] | None:
     if not lims:
         return None
     return [-max(lims), max(lims)] if len(lims) == 1 else [min(lims), max(lims)]
+
+
+def _same_angle(x: float, y: float) -> bool:
+    """Whether two angles in degrees are the same direction (to 1e-9 degrees)."""
+    return abs(math.remainder(x - y, 360.0)) <= 1e-9
 
 
 def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
@@ -176,7 +181,8 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
         # One collinear position only: the circuit joins its mirror image, so the rocker swings between +-limit,
         # through 0 when the extended position is missing (a + b > g + c), else through 180 degrees.
         mirror = dict(toggles[-1], crank_deg=-toggles[-1]["crank_deg"], rocker_deg=-limits[0])
-        toggles.append(mirror)
+        if not all(_same_angle(mirror[k], toggles[-1][k]) for k in ("crank_deg", "rocker_deg")):
+            toggles.append(mirror)  # (a rhombus' one toggle, crank 0 and rocker 180 degrees, is its own mirror)
         missing_extended = toggles[-1]["kind"].endswith("folded")
         swing = 2 * abs(limits[0]) if missing_extended else 2 * (180.0 - abs(limits[0]))
         limits.append(-limits[0])

@@ -19,3 +19,27 @@ def test_transmission_angle_is_the_angle_between_coupler_and_rocker():
         np.testing.assert_allclose(mu, expected, atol=1e-12)
     # At crank angle 0 the diagonal BD = g - a = 3: cos mu = (b² + c² - 9) / (2 b c) = 12.25 / 21.
     assert transmission_angle(fb, 0.0)[0] == np.arccos(12.25 / 21)
+
+
+def test_a_parallelogram_turns_crank_and_rocker_fully_and_a_rhombus_lists_its_one_toggle_once():
+    """Change-point four-bars with tied lengths: in a parallelogram (ground 2, crank 1, coupler 2, rocker 1) both
+    shortest links are the crank and the rocker, and assembled as a parallelogram the rocker stays parallel to the
+    crank (theta4 = theta2), so it turns fully too; a rhombus (all 1) has a shortest ground, so both turn fully.  The
+    rhombus' only crank-coupler toggle (crank 0, rocker 180 degrees) is its own mirror image: listed once."""
+    from core.fourbar import classify, report
+
+    para = FourBar(2.0, 1.0, 2.0, 1.0)
+    assert classify(para)["grashof"] == "equal"
+    assert classify(para)["fully_rotating"] == ["crank", "rocker"]
+    # (the parallelogram is branch +1 above the ground line and -1 below it: C left of B -> D, the module's branches)
+    for t2, branch in ((np.linspace(0.1, 3.0, 7), 1), (np.linspace(-3.0, -0.1, 7), -1)):
+        _t3, t4, ok = closed_form(para, t2, branch)
+        assert ok.all() and np.allclose(t4, t2)
+    rep = report(para)
+    assert rep["rocker_limits_deg"] is None
+    rhombus = report(FourBar(1.0, 1.0, 1.0, 1.0))
+    assert rhombus["fully_rotating"] == ["crank", "rocker"]
+    kinds = [(t["kind"], round(t["crank_deg"], 9) % 360.0) for t in rhombus["toggles"]]
+    assert len(kinds) == len(set(kinds)) == 1
+    # a strict Grashof crank-rocker keeps one shortest link
+    assert classify(FourBar(4.0, 2.0, 3.5, 3.0))["fully_rotating"] == ["crank"]
