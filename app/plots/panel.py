@@ -150,7 +150,9 @@ def _pens(n: int, dashed: bool = False) -> list:
     return [pg.mkPen(_PALETTE[i % len(_PALETTE)], width=2, style=style) for i in range(n)]
 
 
-def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
+def _plot_widget(title: str, x: str, y: str, fixed: tuple = ("bottom",)) -> pg.PlotWidget:
+    """A plot with its axes labelled; the axes in `fixed` keep their label's unit (the others are labelled later with
+    pyqtgraph's units=, which says the prefix of the values it scales: "gap (mm)")."""
     w = pg.PlotWidget(background="w")
     p = w.getPlotItem()
     p.setTitle(title, color=_FG, size="9pt")
@@ -159,6 +161,8 @@ def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
         ax.setPen(_FG)
         ax.setTextPen(_FG)
         ax.setLabel(text)
+        if side in fixed:  # its label writes the unit ("t [s]"): no SI-prefix rescaling (0.6 s showed as 600, x0.001)
+            ax.enableAutoSIPrefix(False)
     p.showGrid(x=True, y=True, alpha=0.25)
     return w
 
@@ -199,7 +203,7 @@ class PlotsPanel(QWidget):
         self.q_plot.addItem(self.cursor_line, ignoreBounds=True)
         self.q_plot.scene().sigMouseClicked.connect(self._plot_clicked)
 
-        self.xy_widget = _plot_widget("Point traces (x-y plane)", "x [m]", "y [m]")
+        self.xy_widget = _plot_widget("Point traces (x-y plane)", "x [m]", "y [m]", ("bottom", "left"))
         self.xy_widget.setObjectName("plotsPoints")
         self.xy_plot = self.xy_widget.getPlotItem()
         self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape (not a trace along one line: _lock_aspect)

@@ -81,6 +81,7 @@ class FourBarPanel(QWidget):
             ax.setPen(_FG)
             ax.setTextPen(_FG)
             ax.setLabel(text)
+            ax.enableAutoSIPrefix(False)  # (degrees in the label)
         p.showGrid(x=True, y=True, alpha=0.25)
         p.setXRange(-180, 180, padding=0.02)
         p.setYRange(0, 180, padding=0.02)

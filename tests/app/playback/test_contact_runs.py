@@ -394,6 +394,9 @@ def test_the_y_axis_writes_the_unit_with_the_scale_of_the_values(window, qtbot):
     win.plots.set_mode("normal force")  # the ball's weight, 9.81 N at rest: no prefix
     qtbot.waitUntil(lambda: ax.autoSIPrefixScale == 1.0, timeout=5000)
     assert "normal force (N)" in ax.labelString()
+    # the time axis writes seconds whatever the run's length (its label says so): not 0-1000 "t [s] (x0.001)"
+    t_ax = win.plots.q_plot.getAxis("bottom")
+    assert t_ax.autoSIPrefixScale == 1.0 and "x0.001" not in t_ax.labelString() and "t [s]" in t_ax.labelString()
 
 
 def test_a_point_moving_along_one_line_fills_its_trace_view(window):
