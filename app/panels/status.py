@@ -45,13 +45,14 @@ class StatusReadout:
             idle = f" less {self.rank.idle_freedoms} idle" if self.rank.idle_freedoms else ""
             tip = f"rank-based mobility {self.rank.mobility_rank}{idle} (Gruebler–Kutzbach count {rep.mobility})"
         self.drivers.setToolTip(tip)
-        if not rep.joints:
-            state, color = "", "#455a64"
+        contact = run_kind(self.document.mechanism) == "contact"
+        if not rep.joints:  # free bodies: moved by gravity and contact when they have mass, else nothing to say
+            state, color = (f"{mob} free (dynamics)" if contact and mob > 0 else ""), "#455a64"
         elif mob <= 0:
             state, color = "structure", "#b71c1c"
         elif nd == mob:
             state, color = "fully driven", "#1b5e20"
-        elif nd < mob and run_kind(self.document.mechanism) == "contact":
+        elif nd < mob and contact:
             state, color = f"{mob - nd} free (dynamics)", "#455a64"  # gravity and contact move them: no warning
         elif nd < mob:
             state, color = f"{mob - nd} undriven", "#e65100"

@@ -181,6 +181,13 @@ def test_status_bar_shows_mobility_and_messages(fourbar_win):
     assert "two different bodies" in win.statusBar().currentMessage()
 
 
+def test_status_bar_calls_the_freedoms_of_free_bodies_with_mass_free_dynamics(make_window):
+    """A contact scene of free bodies (the pile: five shaped bodies with mass, no joints) has 6 freedoms a body, moved
+    by gravity and contact: 'free (dynamics)', as a jointed dynamics document's undriven freedoms are."""
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "contact_pile.json")))
+    assert "DOF 30 · drivers 0" in win.status.drivers.text() and "30 free (dynamics)" in win.status.drivers.text()
+
+
 def test_named_points_are_edited_with_validation(fourbar_win):
     win = fourbar_win
     win.selection.set(bodies=["coupler"])
