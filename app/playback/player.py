@@ -480,7 +480,8 @@ class Playback(QObject):
         text = f"t = {t:.3f} / {t_end:.3f} s"
         if rate > 0:
             left = (total - n) / rate
-            text += f" · {rate:.0f} steps/s · {left:.0f} s left" if left >= 1 else f" · {rate:.0f} steps/s"
+            running = self._main.token != -1 and not rec.complete  # (a stopped run has nothing left to compute)
+            text += f" · {rate:.0f} steps/s · {left:.0f} s left" if left >= 1 and running else f" · {rate:.0f} steps/s"
         if n >= total:
             text = f"t = {t:.3f} / {t_end:.3f} s"
         self.progress = (n / total, text)
@@ -517,11 +518,12 @@ class Playback(QObject):
             return
         rec = job.recording
         reason, stop = end.reason, end.stop_time
+        note = job.stop_note if end.cancelled else ""  # (a stop that was not the user's: an export has its frames)
         if end.cancelled:  # Stop: the frames so far are the result, with the reason
             last = rec.time_at(rec.count - 1)
             stop = last
-            if job.stop_note:
-                reason = f"stopped at t = {last:.6g} s: {job.stop_note}" if last is not None else job.stop_note
+            if note:
+                reason = f"stopped at t = {last:.6g} s: {note}" if last is not None else note
             else:
                 reason = f"stopped by the user at t = {last:.6g} s" if last is not None else "stopped by the user"
         job.stopped_by_user = False
@@ -548,6 +550,8 @@ class Playback(QObject):
                 tip = ("The implicit step failed there even when halved, and the explicit method took it; its end "
                        "met the same overlap bound (Plots: solver fallback).")
             self._set_status(text, tip, "ok")
+        elif note and rec.count:  # the frames asked for are there: not a failure, no warning colour
+            self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s ({note})", reason, "ok")
         else:
             tip = reason
             if rec.count:

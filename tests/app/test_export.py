@@ -478,7 +478,10 @@ def test_a_run_stopped_at_the_screenshots_time_says_so_not_the_user(make_window,
     rec = win.playback.recording
     assert rec.complete and rec.cancelled and rec.time_at(rec.count - 1) < 30.0
     status = win.motion.status_label.text()
-    assert status.startswith("stopped at t = ") and status.endswith("it has reached the 0.3 s asked for"), status
+    # the frames asked for are there: the ok status (not the orange of a stop), with the note; nothing "left"
+    assert status.endswith("s (it has reached the 0.3 s asked for)") and " frames, t = 0 … " in status, status
+    assert "stopped at t = " in win.motion.status_label.toolTip()
+    assert "left" not in win.playback.progress[1]
     assert rec.time_at() == pytest.approx(0.3, abs=1e-12)  # the screenshot shows 0.3 s
 
 
