@@ -588,9 +588,12 @@ class Playback(QObject):
             for i, name in enumerate(rec.point_names):
                 trails[name] = rec.values["points"][: k + 1, i]
         if rec.kind == "contact":
-            moving = rec.channels["body.position"].labels
+            # each body's path is its centre of mass's (a link whose frame sits at the world origin, far from its
+            # mass, drew a wide arc of its origin off the view)
+            path = "body.com" if "body.com" in rec.values else "body.position"
+            moving = rec.channels[path].labels
             for i, name in enumerate(moving):
-                trails[name] = rec.values["body.position"][: k + 1, i]
+                trails[name] = rec.values[path][: k + 1, i]
         vp.set_trails(trails)
 
     def _sync_ghost(self, t: float | None = None) -> None:

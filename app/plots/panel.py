@@ -109,6 +109,7 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
     per_label("friction force components", "pair.friction_force", "friction force  [N]", comparable=True, comps=True)
     per_label("gap", "pair.gap", "gap  [m]", comparable=True, note="negative: penetration")
     per_label("body position", "body.position", "body origin position  [m]", comparable=True, comps=True)
+    per_label("centre of mass", "body.com", "centre of mass position  [m]", comparable=True, comps=True)
     per_label("body velocity", "body.velocity", "body origin velocity  [m/s]", comparable=True, comps=True)
     per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
     per_label("joint force", "joint.force", "|joint reaction force|  [N]", comparable=True, norm=True,

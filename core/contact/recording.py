@@ -272,6 +272,7 @@ def prepare_kernels() -> float:
 # channel name -> (title, unit, over "bodies" or "pairs", components)
 CONTACT_CHANNELS = {
     "body.position": ("body origin position", "m", "bodies", ("x", "y", "z")),
+    "body.com": ("centre of mass position", "m", "bodies", ("x", "y", "z")),  # (its path: the 3D view's trails)
     "body.orientation": ("body orientation (quaternion)", "", "bodies", ("w", "x", "y", "z")),
     "body.velocity": ("velocity of the body origin", "m/s", "bodies", ("x", "y", "z")),
     "body.angular": ("angular velocity", "rad/s", "bodies", ("x", "y", "z")),
@@ -404,6 +405,7 @@ class ContactRun:
         v = {name: np.zeros(shape) for name, shape in self._shapes}
         v["pair.active"] = np.zeros(P, bool)
         v["body.position"][:] = poses[dyn, :3, 3]
+        v["body.com"][:] = st.p[dyn]
         v["body.orientation"][:] = st.q[dyn]
         v["body.velocity"][:] = st.v[dyn] - _cross_rows(st.w[dyn], r[dyn])
         v["body.angular"][:] = st.w[dyn]

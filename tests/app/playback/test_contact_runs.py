@@ -82,8 +82,9 @@ def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(wind
         assert plots.cursor_time() == pytest.approx(k * h)
         assert plots.value_at_cursor(pair) == pytest.approx(ref.pn[k, p] / h, abs=1e-12)  # force = impulse / h
         assert_arrows_of_frame(win.viewport.contact_arrows(), win.viewport.force_scale(), ref, k, p)
-        # the body origin's trail ends where the body is
-        np.testing.assert_allclose(win.viewport.trails()[body][-1], ref.position[k, b], atol=1e-12)
+        # the body's trail (its centre of mass's path) ends where the body is: origin + R(q) com
+        com = ref.position[k, b] + quat_to_matrix(ref.orientation[k, b]) @ ref.com[b]
+        np.testing.assert_allclose(win.viewport.trails()[body][-1], com, atol=1e-12)
         assert len(win.viewport.trails()[body]) == k + 1
     plots.set_mode("friction force")
     win.motion.slider.setValue(30)
@@ -417,3 +418,20 @@ def test_a_point_moving_along_one_line_fills_its_trace_view(window):
     assert y0 <= P[:, i1].min() and P[:, i1].max() <= y1  # the whole segment is in view ...
     assert length >= 0.5 * (y1 - y0)  # ... and fills at least half of its height
     assert not plots.xy_plot.getViewBox().state["aspectLocked"]  # (a coupler curve keeps equal scales: test_plots)
+
+
+def test_a_links_trail_is_the_path_of_its_centre_of_mass(window):
+    """contact_fourbar_swing's links have their frames at the world origin, far from their mass: the 3D view's
+    trail of the crank is the path of its centre of mass, which turns about the fixed joint A and so stays at its
+    design distance from A (|(0.025, 0, 0.5433) - (0, 0, 0.5)| = 0.05 m), not its origin's arc 0.5 m away."""
+    win = window("contact_fourbar_swing")
+    finished(win)
+    rec = win.playback.recording
+    assert rec.count > 50
+    win.motion.slider.setValue(rec.count - 1)
+    trail = win.viewport.trails()["crank"]
+    A = np.array([0.0, 0.0, 0.5])
+    r = np.linalg.norm(np.array([0.025, 0.0, 0.5433]) - A)
+    assert len(trail) == rec.count
+    np.testing.assert_allclose(np.linalg.norm(trail - A, axis=1), r, atol=1e-7)
+    assert np.ptp(trail[:, 2]) > 0.01  # it swings
