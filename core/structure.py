@@ -195,8 +195,12 @@ def analyze(mech: Mechanism) -> StructureReport:
     warnings: list[str] = []
     if n and not grounds:
         warnings.append("no ground body: mark one body as the fixed ground")
-    if len(grounds) > 1:
-        warnings.append(f"{len(grounds)} ground bodies ({', '.join(names[g] for g in grounds)}): they count as one fixed frame")
+    # several ground bodies with joints are one fixed frame of the joint graph (worth saying); ground bodies without
+    # joints are contact geometry (a bin's floor and walls), which needs no warning
+    joined = [g for g in grounds if degrees[g] > 0]
+    if len(joined) > 1:
+        warnings.append(f"{len(joined)} ground bodies with joints ({', '.join(names[g] for g in joined)}): they count "
+                        "as one fixed frame")
     free = {i for i, b in enumerate(mech.bodies) if b.shape is not None and not b.ground}
     for i in range(n):
         if degrees[i] == 0 and i not in free and not mech.bodies[i].ground:

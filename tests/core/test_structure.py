@@ -92,7 +92,18 @@ def test_no_ground_several_grounds_disconnected():
     m.set_ground("c")
     rep = structure.analyze(m)
     # Two grounds are one fixed frame: n_eff = 3, M = 3·2 - 2·2 = 2.
-    assert rep.mobility == 2 and any("2 ground bodies" in w for w in rep.warnings)
+    assert rep.mobility == 2 and any("2 ground bodies with joints (a, c)" in w for w in rep.warnings)
+
+
+def test_ground_bodies_without_joints_are_contact_geometry_not_a_warning():
+    """A bin's floor and walls (ground bodies with shapes and no joint) are no second fixed frame of the joint
+    graph: the shipped contact_pile (five ground half-spaces) has no ground warning."""
+    from core import io
+    from pathlib import Path
+
+    pile = io.load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "contact_pile.json")
+    assert sum(b.ground for b in pile.bodies) == 5
+    assert not any("ground bodies" in w for w in structure.analyze(pile).warnings)
 
 
 def test_overconstrained_and_structure_warnings():
