@@ -217,8 +217,9 @@ def analyze(mech: Mechanism) -> StructureReport:
             warnings.append("M = 0: a structure as counted by Gruebler–Kutzbach (it cannot move unless its geometry is special)")
         elif mobility < 0:
             warnings.append(
-                f"M = {mobility}: overconstrained as counted by Gruebler–Kutzbach ({-mobility} redundant constraint(s) "
-                "unless its geometry is special)"
+                f"M = {mobility}: overconstrained as counted by Gruebler–Kutzbach: at least {-mobility} redundant "
+                "constraint(s), and it cannot move unless its geometry is special (a planar loop in space is: the "
+                "rank-based mobility says how)"
             )
     nd = len(mech.drivers)
     from .run import run_kind  # (a dynamics document's undriven freedoms move under forces: no driver is missing)
