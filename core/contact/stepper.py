@@ -499,8 +499,9 @@ class _StepProblem:
         # inertia; kernels.body_rows)
         c_body, Sinv, spun = body_rows(float(h), dyn, R0, model.inertia_body, model.inertia_inv, model.mass, state.v,
                                        state.w, model.gravity, model.force, model.torque)
-        if not spun.all():  # (the free rotation's midpoint equation unsolved: a smaller step solves it)
-            i = int(dyn[np.flatnonzero(~spun)[0]])
+        unsolved = ~spun & model.free[dyn]  # (a kinematic body's rows are its driven motion, set below)
+        if unsolved.any():  # (the free rotation's midpoint equation unsolved: a smaller step solves it)
+            i = int(dyn[np.flatnonzero(unsolved)[0]])
             self.failure = (f"the free rotation of body {model.names[i]!r} did not converge (spinning at "
                             f"{np.linalg.norm(state.w[i]):.3g} rad/s, {h * np.linalg.norm(state.w[i]):.3g} rad a step)")
             return
