@@ -32,6 +32,7 @@ from .viewport import Viewport3D
 __all__ = ["MainWindow"]
 
 STATE_VERSION = 3  # bump when the dock set changes, so an old saved layout is not applied
+PROPERTIES_MIN_WIDTH = 380  # px, the Properties dock's first-start width at least (default_dock_sizes)
 
 
 class MainWindow(QMainWindow):
@@ -258,7 +259,9 @@ class MainWindow(QMainWindow):
     def default_dock_sizes(self) -> None:
         """The first-start proportions: graph editor largest, a wide 3D view, a compact structure strip."""
         w = max(self.width(), 1000)
-        self.resizeDocks([self.dock_properties, self.dock_viewport], [int(w * 0.2), int(w * 0.32)], Qt.Horizontal)
+        # (Properties at least as wide as its form's rows: at 1440 px a fifth cut its fields and the pairs' mu column)
+        props = max(int(w * 0.2), PROPERTIES_MIN_WIDTH)
+        self.resizeDocks([self.dock_properties, self.dock_viewport], [props, int(w * 0.32)], Qt.Horizontal)
         self.resizeDocks([self.dock_structure], [int(max(self.height(), 700) * 0.3)], Qt.Vertical)
 
     def showEvent(self, event) -> None:  # noqa: D102 - Qt API
