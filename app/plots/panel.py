@@ -47,6 +47,7 @@ SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes 
 NOT_PLOTTED = frozenset({"pair.active", "pair.pn", "pair.pf", "pair.pr", "pair.point_a", "pair.point_b", "pair.normal",
                          "body.orientation", "points"})
 LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
+LEGEND_ROWS = 3  # the time plot's legend fills columns of this many names
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
@@ -445,6 +446,9 @@ class PlotsPanel(QWidget):
             if len(drawn) <= LEGEND_MAX:
                 for c in drawn:
                     self.q_legend.addItem(c, self._curve_labels.get(id(c), ""))
+                # at most LEGEND_ROWS rows, the rest in more columns: a tall legend covered the plot's left and its
+                # last names were cut off in the dock's short plot
+                self.q_legend.setColumnCount(max(1, -(-len(drawn) // LEGEND_ROWS)))
         self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
 
     def legend_names(self) -> list[str]:
