@@ -361,12 +361,33 @@ _MANY_ITER = 30
 
 
 def _epa_geometry(model, state, a, b, Ra, Rb):
-    """Closest-point unknowns (a1, a2, lam, mu, s) of two overlapping bodies from the expanding polytope
-    (core.shapes.distance.penetration_depth, to 1e-4 of the smaller radius); None when they do not overlap."""
+    """Closest-point unknowns (a1, a2, lam, mu, s) of two overlapping or touching bodies from the expanding polytope
+    (core.shapes.distance.penetration_depth, to 1e-4 of the smaller radius); None when they are apart.
+
+    Touching bodies (a box set exactly on another: the origin on the boundary of A - B, no interior for the polytope)
+    are A grown by a small delta against B: their overlap is delta, and its normal is the touching normal (the face
+    the bodies share).  Without it the closest-point run from the centres' direction stayed at a pair of far sides
+    (two boxes face to face, offset 3 cm: a normal along x and s = -0.22 m), and the first step shot the lower box out
+    at 12 m/s or failed."""
     from ..shapes.distance import penetration_depth
     scale = max(min(float(model.radius[a]), float(model.radius[b])), 1e-3)
-    pen = penetration_depth(_world_support(model, state, a, Ra), _world_support(model, state, b, Rb), scale=scale,
-                            rel_tol=1e-4)
-    if pen is None:
+    sup_a, sup_b = _world_support(model, state, a, Ra), _world_support(model, state, b, Rb)
+    pen = penetration_depth(sup_a, sup_b, scale=scale, rel_tol=1e-4)
+    if pen is not None:
+        return _geometry_block(model, state, a, b, Ra, Rb, pen.point_a, pen.point_b, pen.normal, -pen.depth, scale)
+    delta = _TOUCH_GROWTH * scale
+
+    def grown(d):  # (the support map of A plus a ball of radius delta)
+        return np.asarray(sup_a(d), float) + delta * np.asarray(d, float) / max(float(np.linalg.norm(d)), 1e-300)
+
+    pen = penetration_depth(grown, sup_b, scale=scale, rel_tol=1e-4)
+    if pen is None or pen.depth > 2.0 * delta:  # (apart, or not touching: then the first query stands)
         return None
-    return _geometry_block(model, state, a, b, Ra, Rb, pen.point_a, pen.point_b, pen.normal, -pen.depth, scale)
+    point_a = pen.point_a - delta * pen.normal  # (back on A's own boundary)
+    return _geometry_block(model, state, a, b, Ra, Rb, point_a, pen.point_b, pen.normal, delta - pen.depth, scale)
+
+
+# of the smaller radius: how far A is grown to find the normal of touching bodies (_epa_geometry).  The expanding
+# polytope needs the origin inside by more than its start's own rounding: two boxes touching face to face gave no
+# polytope grown by 1e-6 or 1e-4 of the radius, the face normal at 1e-3 and 1e-2 (its depth the growth to 1e-9)
+_TOUCH_GROWTH = 1e-3

@@ -223,6 +223,30 @@ def test_ellipsoid_spinning_upright_on_the_floor_never_gains_energy():
     assert E[-1] < E[0] - 0.1  # friction dissipated most of what it gained from tipping (0.13 J) and more
 
 
+@pytest.mark.parametrize("offset,yaw,m_top", [((0.03, 0.0), 0.0, 1.0), ((0.06, 0.0), 0.0, 1.0),
+                                               ((0.03, 0.03), 0.0, 1.0), ((0.03, 0.0), 0.5, 1.0),
+                                               ((0.03, 0.0), 0.0, 1000.0)])
+def test_a_box_set_exactly_on_another_stays_at_rest(offset, yaw, m_top):
+    """A box placed exactly on a larger one (touching face to face, gap 0, off centre or turned): both stay at rest,
+    the top one's normal impulse is its weight m g h and the floor's carries both.  (The closest points of touching
+    bodies have no separating direction; the query from the centres' direction had found the boxes' far sides, a
+    normal along x, and the first step shot the lower box out at 12 m/s or failed.)"""
+    m_low = 1.0
+    low = body("low", {"type": "box", "size": [0.3, 0.3, 0.1]}, mass=m_low, position=(0, 0, 0.05))
+    top = body("top", {"type": "box", "size": [0.2, 0.2, 0.1]}, mass=m_top, position=(*offset, 0.15),
+               orientation=(math.cos(yaw / 2), 0, 0, math.sin(yaw / 2)))
+    model, rec = run(mechanism([floor(), low, top]), 0.3)
+    assert rec.completed
+    check_invariants(model, rec)
+    assert np.max(np.abs(rec.velocity)) < 1e-9 and np.max(np.abs(rec.angular)) < 1e-9
+    names = [f"{model.names[a]}/{model.names[b]}" for a, b, _mu in model.pairs]
+    on_top = next(i for i, n in enumerate(names) if set(n.split("/")) == {"low", "top"})
+    on_floor = next(i for i, n in enumerate(names) if set(n.split("/")) == {"low", "floor"})
+    np.testing.assert_allclose(rec.pn[1:, on_top], m_top * G * H, rtol=1e-9)
+    np.testing.assert_allclose(rec.pn[1:, on_floor], (m_low + m_top) * G * H, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(rec.normal[1:, on_top, 2]), 1.0, atol=1e-12)
+
+
 def _ellipsoid_plane_gap(rec, radii):
     """True signed distance of an ellipsoid above z = 0: z_c - sqrt(e_z^T R diag(a^2) R^T e_z)."""
     from core.transforms import quat_to_matrix
