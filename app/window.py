@@ -261,7 +261,9 @@ class MainWindow(QMainWindow):
         w = max(self.width(), 1000)
         # (Properties at least as wide as its form's rows: at 1440 px a fifth cut its fields and the pairs' mu column)
         props = max(int(w * 0.2), PROPERTIES_MIN_WIDTH)
-        self.resizeDocks([self.dock_properties, self.dock_viewport], [props, int(w * 0.32)], Qt.Horizontal)
+        # (the 3D View at least as wide as its toolbar: at 1440 px its last buttons went behind an overflow arrow)
+        view = max(int(w * 0.32), self.viewport.toolbar.sizeHint().width() + 8)
+        self.resizeDocks([self.dock_properties, self.dock_viewport], [props, view], Qt.Horizontal)
         self.resizeDocks([self.dock_structure], [int(max(self.height(), 700) * 0.3)], Qt.Vertical)
 
     def showEvent(self, event) -> None:  # noqa: D102 - Qt API

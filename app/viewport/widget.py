@@ -254,6 +254,7 @@ class Viewport3D(QWidget):
         lay.addWidget(bar)
         lay.addWidget(self.view, 1)
         self.setMinimumSize(200, 160)
+        self.toolbar = bar  # (its width is the 3D View dock's first-start width at least: MainWindow.default_dock_sizes)
 
         self.view.clicked.connect(self._on_click)
         document.changed.connect(self._on_changed)
