@@ -65,9 +65,8 @@ def run_gui(file: str | None = None, screenshot: str | None = None, time: float 
     running the document to `time` if given (3 when the run stops before it; the last frame is rendered).  2 with a
     message when there is no display (Qt would abort) or the PNG cannot be written."""
     if missing_display():
-        how = "xvfb-run -a linkwright --screenshot ..." if screenshot else "a desktop session"
-        print(f"error: the app needs a display: run it under Xvfb or in {how}"
-              if not screenshot else f"error: --screenshot needs a display for OpenGL: run it under Xvfb ({how})",
+        print("error: --screenshot needs a display for OpenGL: run it under Xvfb (xvfb-run -a linkwright --screenshot "
+              "...)" if screenshot else "error: the app needs a display: run it under Xvfb or in a desktop session",
               file=sys.stderr)
         return 2
     app = application()

@@ -257,9 +257,14 @@ class _Checker:
     def check(self, node: ast.AST) -> _Cost:
         """The cost bounds of `node`, or a located LinkwrightError at the first limit exceeded."""
         c = self.visit(node, 0)
+        return self._within(c, max(c.size, c.d1, c.d2))
+
+    def _within(self, c: _Cost, size: int) -> _Cost:
+        """c, or a located LinkwrightError when its exact numbers or `size` (a derivative's tree size) exceed the
+        bounds."""
         if c.bits > MAX_BITS:
             raise self.fail(f"numbers in the expression grow too large (beyond 2^{MAX_BITS}); use smaller powers")
-        if max(c.size, c.d1, c.d2) > MAX_DERIVATIVE_SIZE:
+        if size > MAX_DERIVATIVE_SIZE:
             raise self.fail(f"expression too complex: its derivatives would have more than {MAX_DERIVATIVE_SIZE:,} "
                             "terms (e.g. towers of powers of t, or deeply nested min/max)")
         return c
@@ -271,12 +276,7 @@ class _Checker:
         if self.nodes > MAX_NODES:
             raise self.fail(f"expression too long (limit {MAX_NODES} terms)")
         c = self._visit(node, depth)
-        if c.bits > MAX_BITS:  # early: the tree above can only grow
-            raise self.fail(f"numbers in the expression grow too large (beyond 2^{MAX_BITS}); use smaller powers")
-        if c.d2 > MAX_DERIVATIVE_SIZE:
-            raise self.fail(f"expression too complex: its derivatives would have more than {MAX_DERIVATIVE_SIZE:,} "
-                            "terms (e.g. towers of powers of t, or deeply nested min/max)")
-        return c
+        return self._within(c, c.d2)  # (early: the tree above can only grow)
 
     def _visit(self, node: ast.AST, depth: int) -> _Cost:
         if isinstance(node, ast.Constant):
@@ -367,11 +367,7 @@ class _Checker:
         a = self.visit(chain[0].left, depth + 1)
         for op_node in chain:
             a = self._operator(op_node, a, depth)
-            if a.bits > MAX_BITS:
-                raise self.fail(f"numbers in the expression grow too large (beyond 2^{MAX_BITS}); use smaller powers")
-            if a.d2 > MAX_DERIVATIVE_SIZE:
-                raise self.fail(f"expression too complex: its derivatives would have more than "
-                                f"{MAX_DERIVATIVE_SIZE:,} terms (e.g. towers of powers of t, or deeply nested min/max)")
+            self._within(a, a.d2)  # (each link as visit bounds a node)
         return a
 
     def _operator(self, node: ast.BinOp, a: _Cost, depth: int) -> _Cost:

@@ -590,10 +590,8 @@ class Playback(QObject):
         if rec.kind == "contact":
             # each body's path is its centre of mass's (a link whose frame sits at the world origin, far from its
             # mass, drew a wide arc of its origin off the view)
-            path = "body.com" if "body.com" in rec.values else "body.position"
-            moving = rec.channels[path].labels
-            for i, name in enumerate(moving):
-                trails[name] = rec.values[path][: k + 1, i]
+            for i, name in enumerate(rec.channels["body.com"].labels):
+                trails[name] = rec.values["body.com"][: k + 1, i]
         vp.set_trails(trails)
 
     def _sync_ghost(self, t: float | None = None) -> None:

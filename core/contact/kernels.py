@@ -1308,11 +1308,11 @@ def _gyro_midpoint(Ib, w1, tau, h, w2):
     J = np.empty((3, 3))
     d = np.empty((3, 1))
     piv = np.empty(3, np.int64)
+    L = np.empty(3)
     g = _gyro_residual(Ib, x, b, h, G)
     for _ in range(_GYRO_ITER):
         if g <= 4e-16 * scale:
             break
-        L = np.empty(3)
         for r in range(3):
             L[r] = Ib[r, 0] * x[0] + Ib[r, 1] * x[1] + Ib[r, 2] * x[2]
         # J = 2 Ib + h ([x]x Ib - [L]x)
