@@ -14,6 +14,11 @@ __all__ = ["kamada_kawai", "auto_layout", "separate", "NODE_SPACING"]
 NODE_SPACING = 150.0  # scene units between neighbouring nodes
 X_STRETCH = 1.35  # nodes are wider than tall: spread the layout horizontally so labels stay clear
 CLEARANCE = (112.0 + 40.0, 38.0 + 40.0)  # node box plus a margin for edge labels (scene units)
+# a joint's marker on its edge (app.panels.graph.JointItem: a circle of radius 12 at the edge's middle, its name to the
+# right) as a box (w, h) centred MARKER_SHIFT to the right of the middle, and the node box a marker keeps clear of
+MARKER_BOX = (70.0, 30.0)
+MARKER_SHIFT = 20.0
+NODE_BOX = (112.0 + 16.0, 38.0 + 16.0)
 
 
 def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndarray:
@@ -54,32 +59,56 @@ def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndar
     return p - p.mean(axis=0)
 
 
-def separate(p: np.ndarray, box: tuple[float, float], iterations: int = 200) -> np.ndarray:
-    """Push apart nodes whose boxes (w, h) overlap, along the axis of least overlap (keeps the overall shape)."""
+def _pushes(d: np.ndarray, w: float, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Of offsets d (k, 2) between box centres, which boxes (w, h apart at least) overlap, and for those the push
+    (half the overlap, along the axis of least overlap) that moves the second box away from the first."""
+    ox = w - np.abs(d[:, 0])
+    oy = h - np.abs(d[:, 1])
+    hit = (ox > 0) & (oy > 0)
+    push = np.zeros((int(hit.sum()), 2))
+    dx, dy = d[hit, 0], d[hit, 1]
+    along_x = ox[hit] / w <= oy[hit] / h
+    # Coincident boxes get a deterministic direction (by index) instead of a zero one.
+    sx = np.where(dx == 0, 1.0, np.sign(dx))
+    sy = np.where(dy == 0, 1.0, np.sign(dy))
+    push[along_x, 0] = sx[along_x] * (ox[hit][along_x] / 2 + 0.5)
+    push[~along_x, 1] = sy[~along_x] * (oy[hit][~along_x] / 2 + 0.5)
+    return hit, push
+
+
+def separate(p: np.ndarray, box: tuple[float, float], iterations: int = 200,
+             edges: list[tuple[int, int]] = ()) -> np.ndarray:
+    """Push apart nodes whose boxes (w, h) overlap, along the axis of least overlap (keeps the overall shape); with
+    edges, also every node (NODE_BOX) from the joint markers (MARKER_BOX at an edge's middle) of the edges it is not
+    on: the node moves one way, the edge's two ends the other."""
     p = np.array(p, dtype=float)
     n = len(p)
     if n < 2:
         return p
     w, h = box
     iu = np.triu_indices(n, 1)
+    ends = np.array([(a, b) for a, b in edges if a != b], dtype=int).reshape(-1, 2)
+    # every (edge, node) pair whose node is not one of the edge's ends
+    off = np.array([(e, i) for e, (a, b) in enumerate(ends) for i in range(n) if i not in (a, b)],
+                   dtype=int).reshape(-1, 2)
+    e_idx, n_idx = off[:, 0], off[:, 1]
+    mw, mh = (NODE_BOX[0] + MARKER_BOX[0]) / 2, (NODE_BOX[1] + MARKER_BOX[1]) / 2  # centre distances of no overlap
+    shift = np.array([MARKER_SHIFT, 0.0])
     for _ in range(iterations):
-        d = p[iu[1]] - p[iu[0]]
-        ox = w - np.abs(d[:, 0])
-        oy = h - np.abs(d[:, 1])
-        hit = (ox > 0) & (oy > 0)
-        if not hit.any():
-            break
-        push = np.zeros((int(hit.sum()), 2))
-        dx, dy = d[hit, 0], d[hit, 1]
-        along_x = ox[hit] / w <= oy[hit] / h
-        # Coincident nodes get a deterministic direction (by index) instead of a zero one.
-        sx = np.where(dx == 0, 1.0, np.sign(dx))
-        sy = np.where(dy == 0, 1.0, np.sign(dy))
-        push[along_x, 0] = sx[along_x] * (ox[hit][along_x] / 2 + 0.5)
-        push[~along_x, 1] = sy[~along_x] * (oy[hit][~along_x] / 2 + 0.5)
+        hit, push = _pushes(p[iu[1]] - p[iu[0]], w, h)
         delta = np.zeros_like(p)
         np.add.at(delta, iu[1][hit], push)
         np.add.at(delta, iu[0][hit], -push)
+        moved = bool(hit.any())
+        if len(e_idx):
+            marker = 0.5 * (p[ends[:, 0]] + p[ends[:, 1]]) + shift
+            hit, push = _pushes(p[n_idx] - marker[e_idx], mw, mh)
+            np.add.at(delta, n_idx[hit], push)
+            for end in (0, 1):
+                np.add.at(delta, ends[e_idx[hit], end], -push)
+            moved = moved or bool(hit.any())
+        if not moved:
+            break
         p += delta
     return p
 
@@ -99,5 +128,5 @@ def auto_layout(mech: Mechanism, spacing: float = NODE_SPACING) -> dict[str, tup
                 a = np.pi / 2 - np.arctan2(g[1], g[0])
                 c, s = np.cos(a), np.sin(a)
                 p = p @ np.array([[c, s], [-s, c]])
-    p = separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE)
+    p = separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE, edges=edges)
     return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}

@@ -181,7 +181,13 @@ class JointItem(QGraphicsItem):
         f.setPointSizeF(8)
         painter.setFont(f)
         painter.setPen(QPen(QColor("#5a6270")))
-        painter.drawText(self._label + QPointF(15, 4), self.name)
+        painter.drawText(self._label + self.name_offset(), self.name)
+
+    def name_offset(self) -> QPointF:
+        """Where the joint's name starts (its baseline) from the marker's centre: to the right, raised above the edge
+        when the edge runs closer to horizontal (the line would cross the text)."""
+        d = self.b - self.a
+        return QPointF(15, -9) if abs(d.x()) > abs(d.y()) else QPointF(15, 4)
 
 
 class GraphView(QGraphicsView):

@@ -117,3 +117,26 @@ def test_separate_pushes_coincident_nodes_apart():
     p = separate(np.zeros((3, 2)), (10.0, 4.0))
     d = [abs(p[i] - p[j]) for i in range(3) for j in range(i + 1, 3)]
     assert all(x[0] >= 9.0 or x[1] >= 3.0 for x in d)
+
+
+def test_auto_layout_keeps_joint_markers_off_other_bodies():
+    """A joint's marker (a circle of radius 12 at its edge's middle, app.panels.graph.JointItem) is never drawn under
+    a body box (NODE_W x NODE_H) that the joint does not connect: in Stewart's platform the markers S1, S4, U1 and U4
+    were hidden under cyl2, cyl3, rod6 and rod5."""
+    from app.files import EXAMPLES_DIR
+    from app.panels.graph import NODE_H, NODE_W
+    from core import io as _io
+
+    radius = 12.0
+    for name in ("stewart_6ups", "jansen", "fivebar", "watt_sixbar", "stephenson_sixbar", "planar_3rrr"):
+        m = _io.load(EXAMPLES_DIR / f"{name}.json")
+        pos = {k: np.array(v) for k, v in auto_layout(m).items()}
+        for j in m.joints:
+            mid = 0.5 * (pos[j.bodies[0]] + pos[j.bodies[1]])
+            for body, c in pos.items():
+                if body in j.bodies:
+                    continue
+                # the circle meets the box when its centre is within the radius of the box (the nearest point of
+                # the box is the centre clamped to the box)
+                near = np.clip(mid, c - (NODE_W / 2, NODE_H / 2), c + (NODE_W / 2, NODE_H / 2))
+                assert np.hypot(*(mid - near)) >= radius, (name, j.name, body)
