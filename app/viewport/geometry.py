@@ -526,6 +526,7 @@ class SceneBuilder:
         pts = np.concatenate([world[0], np.array(world[1:]).reshape(-1, 3)])
         lo, hi = (pts.min(axis=0), pts.max(axis=0)) if len(pts) else (np.zeros(3), np.zeros(3))
         L = float(np.linalg.norm(hi - lo)) or 1.0
+        bounds = _plane_bounds(mech, designs, shaped, pts, L)
         ideal = 0.035 * L  # link width: readable at "fit" zoom for anything from a watch to a crane
         if self._width is None or not (1 / _STICKY_SCALE <= ideal / self._width <= _STICKY_SCALE):
             self._width = ideal
@@ -563,7 +564,7 @@ class SceneBuilder:
                 elif bounded:
                     key = ("shape", repr(b.shape))
                 else:  # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene
-                    key = ("plane", repr(b.shape), _pose_key(b), tuple(lo), tuple(hi))
+                    key = ("plane", repr(b.shape), _pose_key(b), tuple(lo), tuple(hi), _planes_key(bounds[b.name]))
             elif b.ground and js:
                 key = ("ground", planar, w, z, _pose_key(b), tuple((j.type, j.at, j.axis) for j in js))
             elif js:
@@ -573,7 +574,8 @@ class SceneBuilder:
                 key = ("block", planar, w, z)
             got = self._bodies.get(key) or cache.get(key)
             if got is None:
-                mesh, capsules, triangles = self._body_parts(b, D, js, shaped.get(b.name), planar, w, tol, z, thick, lo, hi, L)
+                mesh, capsules, triangles = self._body_parts(b, D, js, shaped.get(b.name), planar, w, tol, z, thick, lo,
+                                                             hi, L, bounds.get(b.name))
                 got = (mesh, capsules, np.full(len(capsules), 0.5 * w), triangles)
                 meshed += 1
             cache[key] = got
@@ -627,13 +629,20 @@ class SceneBuilder:
         self.meshed = meshed
         return Scene(bodies, joints, points, w, (lo, hi), planar, problems)
 
-    def _body_parts(self, b: Body, D, js, shape, planar, w, tol, z, thick, lo, hi, L):
-        """(mesh, pick capsules, pick triangles) of one body in its frame."""
+    def _body_parts(self, b: Body, D, js, shape, planar, w, tol, z, thick, lo, hi, L, bounds=None):
+        """(mesh, pick capsules, pick triangles) of one body in its frame; bounds: a halfspace's clipping planes
+        (_plane_bounds, world frame)."""
         Dinv = inverse(D)
         if shape is not None:
             v, f, bounded = shape
             if not bounded:
-                v, f = _plane_patch_near(v, f, Dinv[:3, :3] @ (0.5 * (lo + hi)) + Dinv[:3, 3], 1.6 * L)
+                centre = 0.5 * (lo + hi)
+                # with other planes to end at (a bin's floor and walls), the square reaches them, then is cut there
+                reach = min(max((abs(float(n @ centre) - d) for n, d in bounds or ()), default=0.0), 10.0 * L)
+                v, f = _plane_patch_near(v, f, Dinv[:3, :3] @ centre + Dinv[:3, 3], 1.6 * L + 2.0 * reach)
+                if bounds:  # (clipped in the world frame, then back to the body's)
+                    v, f = _clip_patch(v @ D[:3, :3].T + D[:3, 3], bounds)
+                    v = (v - D[:3, 3]) @ D[:3, :3]
             if not (bounded and js and not b.ground):
                 return (v, f), np.zeros((0, 2, 3)), v[f]
             # a shaped body a joint attaches (a pendulum's bob, a coupler carrying a plate): its shape, and bars from
@@ -679,6 +688,67 @@ def default_shape_mesher(resolution: int = 32) -> ShapeMesher | None:
         return np.asarray(v, float), np.asarray(f, int), bool(getattr(shape, "bounded", True))
 
     return mesher
+
+
+_WALL_MARGIN = 0.1  # a wall's patch ends this fraction of the scene's size above its highest bounded point
+
+
+def _plane_bounds(mech: Mechanism, designs: dict, shaped: dict, pts: np.ndarray, L: float) -> dict:
+    """For each halfspace body, the world planes (n, d) that clip its drawn patch to {x : n . x <= d}: the other
+    halfspaces' solids are cut away (a bin's walls end at its floor and at each other), and, with gravity, the patch
+    ends _WALL_MARGIN L above the highest point of the bounded bodies (walls, not tall slabs).  A floor (its normal
+    along up) is not cut by that height."""
+    planes = {}
+    for name, (v, f, bounded) in shaped.items():
+        if bounded or not len(f):
+            continue
+        D = designs[name]
+        tri = v[f[0]] @ D[:3, :3].T + D[:3, 3]
+        n = np.cross(tri[1] - tri[0], tri[2] - tri[0])  # the patch faces out of the solid (core.shapes.plane_patch)
+        size = float(np.linalg.norm(n))
+        if size == 0.0:
+            continue
+        n = n / size
+        planes[name] = (n, float(n @ tri[0]))
+    g = np.asarray(mech.gravity if mech.gravity is not None else (0.0, 0.0, 0.0), float)
+    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else None
+    bounds = {}
+    for name, (n, d) in planes.items():
+        # keep the part outside every other halfspace's solid: -n_o . x <= -d_o
+        cut = [(-no, -do) for other, (no, do) in planes.items() if other != name and abs(no @ n) < 1.0 - 1e-9]
+        if up is not None and len(pts) and abs(up @ n) < 1.0 - 1e-9:
+            cut.append((up, float(np.max(pts @ up)) + _WALL_MARGIN * L))
+        bounds[name] = cut
+    return bounds
+
+
+def _planes_key(bounds: list) -> tuple:
+    """A hashable form of clipping planes (cache keys)."""
+    return tuple((tuple(np.round(n, 12)), round(d, 12)) for n, d in bounds)
+
+
+def _clip_patch(poly: np.ndarray, bounds: list) -> Mesh:
+    """The convex polygon poly (k, 3, in order) clipped to every {x : n . x <= d} of bounds (Sutherland-Hodgman),
+    as a triangle fan; the polygon unclipped when the cuts would leave nothing (a plane wholly inside another
+    halfspace is still drawn)."""
+    out = [np.asarray(p, float) for p in poly]
+    for n, d in bounds:
+        if not out:
+            break
+        kept = []
+        for i, p in enumerate(out):
+            q = out[(i + 1) % len(out)]
+            sp, sq = float(n @ p) - d, float(n @ q) - d
+            if sp <= 0.0:
+                kept.append(p)
+            if (sp < 0.0) != (sq < 0.0) and sp != sq:
+                kept.append(p + (q - p) * (sp / (sp - sq)))
+        out = kept
+    if len(out) < 3:
+        out = [np.asarray(p, float) for p in poly]
+    v = np.array(out)
+    f = np.array([[0, i, i + 1] for i in range(1, len(v) - 1)])
+    return v, f
 
 
 def _plane_patch_near(v: np.ndarray, f: np.ndarray, centre: np.ndarray, size: float) -> Mesh:

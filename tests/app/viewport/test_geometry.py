@@ -14,7 +14,7 @@ from app.viewport.geometry import (
 from core import io
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES
-from core.model import Body, Joint, Mechanism
+from core.model import Body, Joint, Mechanism, Pose
 from tests.conftest import EXAMPLES
 
 
@@ -103,6 +103,36 @@ def test_every_example_builds_a_scene():
             assert len(f) > 0 and np.isfinite(v).all() and f.max() < len(v), (path.name, b.name)
         assert not scene.problems, (path.name, scene.problems)
     assert drawn >= 11  # the eleven kinematic examples at least
+
+
+def test_a_bins_walls_are_drawn_from_its_floor_to_just_above_its_contents():
+    """A wall's patch is cut where it enters the floor's solid and the other walls' solids, and ends _WALL_MARGIN of
+    the scene's size above the highest bounded point (along -gravity): a bin reads as a bin, not as tall slabs."""
+    from app.viewport.geometry import _WALL_MARGIN
+
+    mech = Mechanism(space="spatial", gravity=(0.0, 0.0, -9.81))
+    mech.add_body(Body("floor", ground=True, shape={"type": "halfspace", "normal": [0, 0, 1], "offset": 0}))
+    # the solid beyond x = 0.3 (outward normal -x), and the solid beyond y = -0.3 (outward normal +y)
+    mech.add_body(Body("wall_x", ground=True, shape={"type": "halfspace", "normal": [-1, 0, 0], "offset": -0.3}))
+    mech.add_body(Body("wall_y", ground=True, shape={"type": "halfspace", "normal": [0, 1, 0], "offset": -0.3}))
+    mech.add_body(Body("ball", shape={"type": "sphere", "radius": 0.1}, pose=Pose(position=(0.0, 0.0, 0.5))))
+    scene = build_scene(mech, default_shape_mesher())
+    by = {b.name: b for b in scene.bodies}
+    # the scene's size: the diagonal of the ball's bounding box (0.2 m cube), its top z = 0.6
+    top = 0.6 + _WALL_MARGIN * 0.2 * math.sqrt(3)
+    wx = by["wall_x"].mesh[0]  # (ground bodies without a pose: body frame = world frame)
+    assert np.allclose(wx[:, 0], 0.3)
+    assert wx[:, 2].min() == pytest.approx(0.0, abs=1e-12) and wx[:, 2].max() == pytest.approx(top, rel=0.02)
+    assert wx[:, 1].min() == pytest.approx(-0.3, abs=1e-12)  # cut by wall_y's solid (y <= -0.3)
+    wy = by["wall_y"].mesh[0]
+    assert wy[:, 0].max() == pytest.approx(0.3, abs=1e-12) and wy[:, 2].min() == pytest.approx(0.0, abs=1e-12)
+    # the floor (its normal along up) keeps its height, cut by the walls only: x <= 0.3, y >= -0.3
+    fl = by["floor"].mesh[0]
+    assert np.allclose(fl[:, 2], 0.0) and fl[:, 0].max() == pytest.approx(0.3) and fl[:, 1].min() == pytest.approx(-0.3)
+    for b in (by["wall_x"], by["wall_y"], by["floor"]):  # every drawn triangle a real one
+        v, f = b.mesh
+        assert len(f) >= 1 and np.all(np.linalg.norm(np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]]),
+                                                      axis=1) > 1e-9)
 
 
 def test_halfspace_is_drawn_as_a_patch_sized_to_the_scene():
