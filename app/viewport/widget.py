@@ -231,7 +231,7 @@ class Viewport3D(QWidget):
         self._forces_action.setToolTip("Show contact points and contact-force arrows (red: normal, blue: friction)")
         self._forces_action.toggled.connect(self.set_forces_visible)
         self._trails_action = QAction("Trails", self, checkable=True, checked=True)
-        self._trails_action.setToolTip("Show the paths of named points and body origins up to the time cursor")
+        self._trails_action.setToolTip("Show the paths of named points (and, in a contact run, the bodies' centres of mass) up to the time cursor")
         self._trails_action.toggled.connect(self.set_trails_visible)
         self.force_box = QDoubleSpinBox()
         self.force_box.setObjectName("viewportForceScale")
@@ -409,7 +409,7 @@ class Viewport3D(QWidget):
         self._friction_item.setData(pos=_arrow_segments(p, s * ff))
 
     def set_trails(self, trails: dict[str, np.ndarray]) -> None:
-        """Paths (k, 3) by name (named points, body origins) up to the cursor; items are re-used by name."""
+        """Paths (k, 3) by name (named points, bodies' centres of mass) up to the cursor; items are re-used by name."""
         self._trail_data = trails
         for name in [n for n in self._trail_items if n not in trails]:
             self.view.removeItem(self._trail_items.pop(name))
