@@ -83,8 +83,10 @@ class FourBarPanel(QWidget):
             ax.setLabel(text)
             ax.enableAutoSIPrefix(False)  # (degrees in the label)
         p.showGrid(x=True, y=True, alpha=0.25)
-        p.setXRange(-180, 180, padding=0.02)
-        p.setYRange(0, 180, padding=0.02)
+        # room beyond the end ticks (-180 and 180, 0 and 180): pyqtgraph leaves out a tick label that would reach past
+        # its axis, and at 2 % of padding those four were never drawn
+        p.setXRange(-180, 180, padding=0.07)
+        p.setYRange(0, 180, padding=0.07)
         p.getAxis("bottom").setTicks([[(v, f"{v}") for v in range(-180, 181, 90)]])
         p.getAxis("left").setTicks([[(v, f"{v}") for v in range(0, 181, 45)]])
         band = pg.mkPen("#9e9e9e", width=1, style=Qt.DashLine)

@@ -118,3 +118,29 @@ def test_links_row_names_the_bodies_and_joints_of_each_role(make_window):
     for part in ("ground g = 4 m (ground, A–D)", "crank a = 1 m (crank, A–B)", "coupler b = 3.5 m (coupler, B–C)",
                  "rocker c = 3 m (rocker, C–D)"):
         assert part in links
+
+
+def test_the_transmission_plot_labels_its_end_ticks(make_window, qtbot):
+    """Every tick of the mu plot is labelled, the ends included (-180 and 180 deg of crank angle, 0 and 180 deg of
+    mu): pyqtgraph leaves out a label that would reach past its axis, which the end labels did at 2 % padding."""
+    from PySide6.QtGui import QPainter, QPixmap
+    from PySide6.QtWidgets import QDockWidget
+
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    win.resize(1440, 900)
+    win.show()
+    dock = win.fourbar
+    while not isinstance(dock, QDockWidget):
+        dock = dock.parentWidget()
+    dock.raise_()  # (tabbed with Structure and Plots)
+    fb = win.fourbar
+    qtbot.waitUntil(lambda: fb.mu_widget.isVisible() and fb.mu_widget.width() > 200)
+    canvas = QPixmap(10, 10)
+    painter = QPainter(canvas)
+    try:
+        for side, wanted in (("bottom", {"-180", "-90", "0", "90", "180"}),
+                             ("left", {"0", "45", "90", "135", "180"})):
+            _axis, _ticks, texts = fb.mu_plot.getAxis(side).generateDrawSpecs(painter)
+            assert {t[2] for t in texts} == wanted, side
+    finally:
+        painter.end()
