@@ -445,8 +445,6 @@ class Mechanism:
             if name not in names:
                 raise LinkwrightError("layout", f"unknown body '{name}'{self._known_bodies()}")
             validate.vector(pos, f"layout.{name}", 2)
-        self._check_coincident()
-        self.check_contact_scene()
         if self.simulation is not None:
             check_simulation(self.simulation)
             validate.step_count(self.simulation.duration, self.simulation.dt, "simulation.duration", "simulation.dt")
@@ -502,8 +500,11 @@ class Mechanism:
         return out
 
     def check_contact_scene(self) -> None:
-        """The checks of a contact scene that edits can break after loading (a repeated ground half-space, a body
-        buried in one); validate() makes them, and so does every contact run before it starts."""
+        """The checks of a contact scene as a whole (shaped free bodies started inside one another, a repeated ground
+        half-space, a body buried in one), made by every contact run before it starts (core.run.open_run).  Not on
+        load: a document that fails them is a scene being edited (the app adds a second floor where the first one is,
+        and a new body where the last one was), and it opens, so it can be fixed; only its contact run is refused."""
+        self._check_coincident()
         self._check_ground_planes()
         self._check_buried()
 

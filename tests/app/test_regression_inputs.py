@@ -78,3 +78,24 @@ def test_screenshot_of_a_regression_input_exits_2_without_a_traceback(name, tmp_
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize("name", ["duplicated_floor", "two_coincident"])
+def test_a_scene_being_edited_opens_and_its_run_says_why_it_cannot_start(fourbar_win, dialogs, tmp_path, qtbot,
+                                                                         name):
+    """A saved scene with a second floor where the first is, or two bodies added at the same point (both edits the
+    app makes in one click), opens: nothing the user saved is lost.  Its contact run is refused with the located
+    reason in the Motion panel, and no frame is computed (two coincident spheres used to leave at 10 m/s)."""
+    from tests.fuzz.cases import SCENE_DOCS
+
+    win = fourbar_win
+    path = write_regression_docs(tmp_path, SCENE_DOCS)[name]
+    n = len(dialogs.calls)
+    assert win.files.open_path(str(path), ask=False)
+    assert dialogs.calls[n:] == []
+    assert io.to_dict(win.document.mechanism)["bodies"] == io.to_dict(io.load(path))["bodies"]
+    pb = win.playback
+    pb.run()
+    location = SCENE_DOCS[name][1]
+    qtbot.waitUntil(lambda: location in win.motion.status_label.text(), timeout=30000)
+    assert pb.recording.count <= 1  # (at most the start frame: no step was taken)

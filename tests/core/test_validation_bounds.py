@@ -17,13 +17,23 @@ from core.errors import LinkwrightError
 from core.expr import check_expression, parse_expression
 from core.model import Joint
 from tests.conftest import EXAMPLES
-from tests.fuzz.cases import REGRESSION_DOCS, example, special_inputs, write_regression_docs
+from tests.fuzz.cases import REGRESSION_DOCS, SCENE_DOCS, example, special_inputs, write_regression_docs
 from tests.fuzz.harness import check, run_cli
 
 
 def refused(text: str) -> LinkwrightError:
     with pytest.raises(LinkwrightError) as info:
         io.loads(text.encode("utf-8", "surrogatepass"))
+    return info.value
+
+
+def run_refused(text: str) -> LinkwrightError:
+    """The located error of a document that loads but whose contact run may not start (core.run.open_run)."""
+    from core.run import RunSpec, open_run
+
+    mech = io.loads(text.encode("utf-8", "surrogatepass"))
+    with pytest.raises(LinkwrightError) as info:
+        open_run(mech, RunSpec(kind="contact", t_end=0.02))
     return info.value
 
 
@@ -35,6 +45,25 @@ def test_every_regression_document_is_refused_at_its_location(name):
     assert err.location == location, str(err)
     assert "\n" not in str(err) and str(err).encode("utf-8")  # one printable line
     assert time.process_time() - t0 < 5.0  # refused before any expensive work (the campaign saw minutes)
+
+
+@pytest.mark.parametrize("name", sorted(SCENE_DOCS))
+def test_every_scene_document_loads_and_its_contact_run_is_refused_at_its_location(name, tmp_path):
+    """A scene being edited (bodies on top of each other, a second floor, a body through a wall) opens, so nothing is
+    lost; its contact run is refused before any stepping, with the location: `simulate` exits 2, `analyze` (the
+    structure, which the scene does not change) exits 0."""
+    build, location = SCENE_DOCS[name]
+    t0 = time.process_time()
+    err = run_refused(build())
+    assert err.location == location, str(err)
+    assert "\n" not in str(err) and time.process_time() - t0 < 5.0
+    path = write_regression_docs(tmp_path, SCENE_DOCS)[name]
+    o = run_cli(["simulate", str(path), "--t-end", "0.02"])
+    check(o)
+    assert o.status == 2 and o.stderr.startswith(f"error: {location}: "), o.stderr
+    o = run_cli(["analyze", str(path)])
+    check(o)
+    assert o.status == 0, o.stderr
 
 
 @pytest.mark.parametrize("name", sorted(REGRESSION_DOCS))
@@ -344,7 +373,7 @@ def test_coincident_bodies_up_to_the_bound_load_and_more_are_refused():
     io.loads(json.dumps(d))
     d = example("contact_two_spheres")
     _pile(validate.MAX_COINCIDENT + 1)(d)
-    err = refused(json.dumps(d))
+    err = run_refused(json.dumps(d))
     assert err.location == "bodies[0].pose.position" and "inside one another" in err.message
 
 
@@ -354,10 +383,10 @@ def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
     d = example("contact_two_spheres")
     d["bodies"] = [{"name": f"b{i}", "mass": 1, "shape": {"type": "box", "size": [0.1, 0.2, 0.3]},
                     "pose": {"position": [0, 0, 0.001 * i]}} for i in range(30)]
-    assert refused(json.dumps(d)).location == "bodies[0].pose.position"
+    assert run_refused(json.dumps(d)).location == "bodies[0].pose.position"
     for i, b in enumerate(d["bodies"]):  # 0.4 m apart: more than a bounding radius, so none is buried
         b["pose"]["position"] = [0.4 * i, 0, 0]
-    io.loads(json.dumps(d))
+    io.loads(json.dumps(d)).check_contact_scene()
 
 
 @pytest.mark.parametrize("x, too_deep", [(0.1, False), (0.3, False), (0.4, True)])
@@ -370,12 +399,12 @@ def test_a_body_may_not_start_deeper_in_a_ground_half_space_than_its_thinnest_wi
     assert ball["name"] == "ball1" and ball["shape"] == {"type": "sphere", "radius": 0.08}
     ball["pose"]["position"] = [x, -0.1, 0.15]
     if too_deep:
-        err = refused(json.dumps(d))
+        err = run_refused(json.dumps(d))
         assert err.location == "bodies[5].pose.position"
         assert "'ball1' starts 0.18 m inside the half-space 'wall_px'" in str(err)
         assert "thinnest width (0.16 m)" in str(err)
     else:
-        io.loads(json.dumps(d).encode())
+        io.loads(json.dumps(d).encode()).check_contact_scene()
 
 
 @pytest.mark.parametrize("normal, offset, same", [([0, 0, 1], 0, True), ([0, 0, 2], 0, True),  # the same plane
@@ -387,10 +416,10 @@ def test_a_ground_half_space_may_not_be_another_one_again(normal, offset, same):
     d["bodies"].append({"name": "floor2", "ground": True, "shape": {"type": "halfspace", "normal": normal,
                                                                     "offset": offset}})
     if same:
-        err = refused(json.dumps(d))
+        err = run_refused(json.dumps(d))
         assert err.location == "bodies[2].shape" and "the same half-space as bodies[0] ('floor')" in err.message
     else:
-        io.loads(json.dumps(d).encode())
+        io.loads(json.dumps(d).encode()).check_contact_scene()
 
 
 def test_a_half_space_on_a_body_that_is_not_ground_is_not_measured_as_buried():
@@ -402,7 +431,7 @@ def test_a_half_space_on_a_body_that_is_not_ground_is_not_measured_as_buried():
     d["bodies"].append({"name": "loose_plane", "shape": {"type": "halfspace", "normal": [1, 0, 0], "offset": -0.3}})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        io.loads(json.dumps(d).encode())
+        io.loads(json.dumps(d).encode()).check_contact_scene()
 
 
 def test_the_edit_api_applies_the_same_bounds():

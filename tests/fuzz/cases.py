@@ -89,8 +89,19 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
     "huge_axis_spatial": (lambda: _doc("contact_two_spheres", lambda d: d["bodies"][0]["velocity"].__setitem__(
         "linear", [1e200, 0, 0])), "bodies[0].velocity.linear[0]"),
     # 10: pathological scenes
-    "hundred_coincident": (lambda: _doc("contact_two_spheres", _pile(100)), "bodies[0].pose.position"),
     "wall_normal": (lambda: _doc("contact_two_spheres", _wall), "bodies[2].shape.normal[1]"),
+    # 11: file-level JSON errors are located by line and column
+    "bad_json": (lambda: '{\n "format": "linkwright.mechanism",\n "version": 1,\n "space": oops\n}', ""),
+    "too_many_digits": (lambda: '{\n  "format": "linkwright.mechanism", "version": 1,\n  "space": "planar", "x": '
+                        + "9" * 5000 + "}", ""),
+}
+
+
+# Scenes that load (a scene being edited) and whose contact run is refused at the location, before any stepping
+# (core.run.open_run: Mechanism.check_contact_scene): `simulate` exits 2, `analyze` analyses the structure.
+SCENE_DOCS: dict[str, tuple[Callable[[], str], str]] = {
+    # 10: pathological scenes
+    "hundred_coincident": (lambda: _doc("contact_two_spheres", _pile(100)), "bodies[0].pose.position"),
     # found by the outside campaign: a 2 m can through the walls of the 0.6 m bin of contact_pile took 4 minutes of
     # one step before "did not converge"; a tilted wall through the pile overflowed inside the solver
     "can_through_the_walls": (lambda: _doc("contact_pile", _long_can), "bodies[8].pose.position"),
@@ -101,17 +112,15 @@ REGRESSION_DOCS: dict[str, tuple[Callable[[], str], str]] = {
         "bodies[2].shape"),
     "tilted_wall_through_the_pile": (lambda: _doc("contact_pile", lambda d: d["bodies"][1]["shape"].__setitem__(
         "normal", [-1, 0, -3.0])), "bodies[6].pose.position"),
-    # 11: file-level JSON errors are located by line and column
-    "bad_json": (lambda: '{\n "format": "linkwright.mechanism",\n "version": 1,\n "space": oops\n}', ""),
-    "too_many_digits": (lambda: '{\n  "format": "linkwright.mechanism", "version": 1,\n  "space": "planar", "x": '
-                        + "9" * 5000 + "}", ""),
+    # found by a user-level sweep: two shaped bodies added at the same point in the app ran, and left at 10 m/s
+    "two_coincident": (lambda: _doc("contact_two_spheres", _pile(2)), "bodies[0].pose.position"),
 }
 
 
-def write_regression_docs(folder: Path) -> dict[str, Path]:
-    """Every regression document written into `folder` (name -> path)."""
+def write_regression_docs(folder: Path, docs: dict | None = None) -> dict[str, Path]:
+    """Every regression document (of `docs`, default REGRESSION_DOCS) written into `folder` (name -> path)."""
     out = {}
-    for name, (build, _) in REGRESSION_DOCS.items():
+    for name, (build, _) in (REGRESSION_DOCS if docs is None else docs).items():
         p = folder / f"{name}.json"
         p.write_text(build(), encoding="utf-8", errors="surrogatepass")
         out[name] = p

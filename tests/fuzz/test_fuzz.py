@@ -16,7 +16,7 @@ from core import io
 from core.errors import LinkwrightError
 from core.expr import check_expression, parse_expression
 from tests.conftest import EXAMPLES
-from tests.fuzz.cases import special_inputs, write_regression_docs
+from tests.fuzz.cases import SCENE_DOCS, special_inputs, write_regression_docs
 from tests.fuzz.harness import check, run_cli
 from tests.fuzz.strategies import arguments, documents, expressions, fuzz_settings, fuzz_timeout
 
@@ -61,6 +61,7 @@ def cli_inputs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cli")
     files = [str(EXAMPLES / n) for n in ("fourbar.json", "contact_two_spheres.json", "slider_crank.json")]
     files += [str(p) for p in write_regression_docs(folder).values()]
+    files += [str(p) for p in write_regression_docs(folder, SCENE_DOCS).values()]
     files += list(special_inputs(folder).values()) + [str(folder / "missing.json")]
     (folder / "sub").mkdir()
     outputs = [str(folder / "o.csv"), str(folder / "o.npz"), str(folder / "o.txt"), "/dev/full", "/proc/version",
