@@ -175,7 +175,9 @@ def step_count(t_end: Any, dt: Any, t_location: str = "--t-end", dt_location: st
     if n > limit:
         raise LinkwrightError(t_location, f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
                                           "(shorten the run or take a larger step)")
-    return int(math.ceil(n - 1e-6))  # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps)
+    # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps; a run of any length takes one step at least, so
+    # 0.03 s in steps of 1e5 s is one step, to 1e5 s, not none)
+    return max(int(math.ceil(n - 1e-6)), 1 if T > 0.0 else 0)
 
 
 def expression(value: object, location: str) -> str:

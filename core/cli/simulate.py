@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     t_end, dt = sim.duration if args.t_end is None else args.t_end, sim.dt if args.dt is None else args.dt
     n = validate.step_count(t_end, dt)
     if n * dt > t_end * (1 + 1e-9) + 1e-12:
-        print(f"note: {t_end:g} s is not a whole number of steps of {dt:g} s: the run takes {n} steps, to "
+        print(f"note: {t_end:g} s is not a whole number of steps of {dt:g} s: the run takes {n} step{'s' if n != 1 else ''}, to "
               f"t = {n * dt:.6g} s", file=sys.stderr)
     _prepare()
     run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,

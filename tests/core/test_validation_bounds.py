@@ -252,6 +252,9 @@ def test_step_count_bound():
     assert validate.step_count(1.0, 0.3) == 4
     assert validate.step_count(0.3, 0.1) == 3 and validate.step_count(0.7, 0.1) == 7
     assert validate.step_count(1.0, 100.0) == 1 and validate.step_count(0.0, 0.01) == 0
+    # a run much shorter than its step still takes that one step (0.03 / 1e5 = 3e-7 of a step rounded to none,
+    # and the run wrote its t = 0 row only, without the note)
+    assert validate.step_count(0.03, 1e5) == 1 and validate.step_count(1e-9, 1e6) == 1
     with pytest.raises(LinkwrightError, match="steps"):
         validate.step_count(validate.MAX_DURATION, 1e-3)  # 1e9 steps
 
