@@ -147,9 +147,12 @@ def axis_label(axis: str) -> tuple[str, str]:
 
 
 def _pens(n: int, dashed: bool = False) -> list:
-    """n distinguishable pens (colours repeat after ten)."""
-    style = Qt.DashLine if dashed else Qt.SolidLine
-    return [pg.mkPen(_PALETTE[i % len(_PALETTE)], width=2, style=style) for i in range(n)]
+    """n distinguishable pens: the ten colours, then the same colours dotted (the comparison run's dashed, then
+    dash-dot-dotted), so no two curves of one plot look the same up to twenty (the pile's 13 normal forces had three
+    pairs of identical red, green and blue lines)."""
+    styles = (Qt.DashLine, Qt.DashDotDotLine) if dashed else (Qt.SolidLine, Qt.DotLine)
+    k = len(_PALETTE)
+    return [pg.mkPen(_PALETTE[i % k], width=2, style=styles[(i // k) % 2]) for i in range(n)]
 
 
 def _plot_widget(title: str, x: str, y: str, fixed: tuple = ("bottom",)) -> pg.PlotWidget:

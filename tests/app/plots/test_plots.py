@@ -167,3 +167,16 @@ def test_contact_quantities_follow_the_channels_a_driver_effort_included():
             return np.array([[1.0, -2.0], [3.0, 4.0], [5.0, 6.0]]) if name == "driver.effort" else np.zeros((3, 0))
 
     np.testing.assert_array_equal(q[0].series[1][1](Rec()), [-2.0, 4.0, 6.0])
+
+
+def test_no_two_curves_of_a_plot_share_a_pen_up_to_twenty():
+    """The legend tells up to twenty curves apart (the pile's 13 normal forces had three pairs of identical solid
+    red, green and blue lines): colour and line style together differ for every pair, in the run's pens and in the
+    comparison's, and no run pen looks like a comparison pen."""
+    from app.plots.panel import _pens
+
+    def look(pen):
+        return pen.color().name(), pen.style()
+
+    run, cmp_ = [look(p) for p in _pens(20)], [look(p) for p in _pens(20, dashed=True)]
+    assert len(set(run)) == 20 and len(set(cmp_)) == 20 and not set(run) & set(cmp_)
