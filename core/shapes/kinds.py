@@ -164,7 +164,7 @@ class Box(_PlaneBody):
         half = self.size / 2
         normals = np.repeat(np.eye(3), 2, axis=0) * np.tile([1.0, -1.0], 3)[:, None]
         corners = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float) * half
-        self._verts, self._tris, _, _ = hull_of_points(corners, self._location)
+        self._verts, self._tris, _, _ = hull_of_points(corners, self._location, flat_check=False)
         self._finish_planes(normals, np.repeat(half, 2))
         self.volume = float(np.prod(self.size))
         self._cov = np.diag(self.size**2 / 12.0)  # per axis: (1/s) ∫ x^2 dx over [-s/2, s/2] = s^2/12

@@ -39,8 +39,10 @@ def _merge_planes(normals: np.ndarray, offsets: np.ndarray, scale: float) -> tup
     return np.array(kept_n), np.array(kept_d)
 
 
-def hull_of_points(points: np.ndarray, location: str):
-    """(vertices, triangles, normals, offsets) of the convex hull of points; LinkwrightError if it has no volume."""
+def hull_of_points(points: np.ndarray, location: str, flat_check: bool = True):
+    """(vertices, triangles, normals, offsets) of the convex hull of points; LinkwrightError if it has no volume
+    (with flat_check, also if its volume is below _REL times its size cubed: a box, whose sides are checked against
+    MAX_ASPECT, skips that, as a 0.001 x 1000 x 1 m box is allowed and has exactly that volume)."""
     pts = np.asarray(points, dtype=float)
     scale = float(np.max(np.ptp(pts, axis=0))) if len(pts) else 0.0
     try:
@@ -50,7 +52,7 @@ def hull_of_points(points: np.ndarray, location: str):
     except (QhullError, ValueError):
         raise LinkwrightError(location, "the vertices are coplanar or coincident, so the polytope has no volume") from None
     vol = _signed_volume(verts, tris)
-    if not vol > _REL * scale**3:
+    if not vol > (_REL * scale**3 if flat_check else 0.0):
         raise LinkwrightError(location, "the vertices are (nearly) coplanar, so the polytope has no volume")
     normals, offsets = _merge_planes(eq[:, :3], -eq[:, 3], scale)
     return verts, tris, normals, offsets

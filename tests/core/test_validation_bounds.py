@@ -125,8 +125,12 @@ def test_degenerate_shapes_are_refused_with_their_location(shape, location):
 def test_the_smallest_and_largest_allowed_shapes_build_finite_geometry():
     from core.shapes import parse_shape
 
+    # (a box at the aspect bound, 0.001 x 1000 x 1 m, has a volume of 1e-9 times its largest side cubed, and was
+    # refused as "(nearly) coplanar vertices" of a polytope it is not)
     for s in ({"type": "sphere", "radius": validate.MIN_DIMENSION}, {"type": "box", "size": [1e-2, 1e-2, 1e2]},
-              {"type": "cylinder", "radius": 1.0, "length": validate.MAX_ASPECT}):
+              {"type": "cylinder", "radius": 1.0, "length": validate.MAX_ASPECT},
+              {"type": "box", "size": [1e-3, 1e-3 * validate.MAX_ASPECT, 1.0]},
+              {"type": "box", "size": [1.0, validate.MAX_ASPECT, validate.MAX_ASPECT]}):
         shape = parse_shape(s, "b.shape")
         assert math.isfinite(shape.volume) and shape.volume > 0 and math.isfinite(shape.bounding_radius)
 
