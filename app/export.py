@@ -525,7 +525,7 @@ def _check_time(value: float, option: str) -> float:
 def render_command(args) -> int:
     """`linkwright render FILE --out anim.gif|anim.mp4 [--t-end T] [--fps N]`: 0, 2 for bad input, 3 if the run
     stopped before T (the frames up to the stop are written)."""
-    from core.run import RunSpec, open_run, run_kind
+    from core.run import RunSpec, describe_kind, open_run, run_kind
 
     from .document import Document
     from .main import application, missing_display
@@ -543,6 +543,8 @@ def render_command(args) -> int:
     if not out.parent.exists():
         raise LinkwrightError("--out", f"cannot write '{out}': no such folder '{out.parent}'")
     mech = io.load(args.file)
+    if not run_kind(mech):  # nothing to move: bad input (status 2), found before any window opens
+        raise LinkwrightError(args.file, describe_kind(mech))
     contact = run_kind(mech) == "contact"
     t_end = args.t_end
     if t_end is None:
@@ -595,9 +597,13 @@ def render_command(args) -> int:
 def screenshot_at(window, t: float) -> tuple[bool, str]:
     """Run the window's document to t through its Motion dock (every view follows) and show time t, or the last frame
     before a stop; (reached, reason)."""
+    from core.run import describe_kind, run_kind
+
     t = _check_time(t, "--time")
     pb = window.playback
     mech = window.document.mechanism
+    if not run_kind(mech):  # nothing to move to time t: bad input (status 2), as in render
+        raise LinkwrightError("--time", describe_kind(mech))
     if pb.kind == "contact":
         from core.contact import build_model
 

@@ -81,6 +81,8 @@ def number(value: object, location: str, lo: float | None = None, hi: float | No
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         rng = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (
             f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
+        if positive and lo is not None and lo <= 0.0:  # (0 itself is refused above: say so here too)
+            rng = f"more than 0 and at most {hi:g}" if hi is not None else "more than 0"
         raise LinkwrightError(location, f"must be {rng}, got {show(value)}")
     return v
 

@@ -73,11 +73,13 @@ def _prepare() -> None:
 def run(args: argparse.Namespace) -> int:
     """Load, simulate, write; status 3 if the simulation stopped early."""
     from ..contact import record
-    from ..run import RunSpec, open_run
+    from ..run import RunSpec, describe_kind, open_run, run_kind
 
     if args.out is not None and not (args.out.endswith(".csv") or args.out.endswith(".npz")):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
+    if not run_kind(mech):  # (as kinematics and render: no frames of nothing, status 2)
+        raise LinkwrightError(args.file, describe_kind(mech))
     sim = mech.simulation or SimulationSettings()
     t_end, dt = sim.duration if args.t_end is None else args.t_end, sim.dt if args.dt is None else args.dt
     n = validate.step_count(t_end, dt)

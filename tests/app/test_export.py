@@ -509,3 +509,15 @@ def test_screenshot_times_beyond_the_run_bounds_are_refused(time, example, messa
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error")]
     assert len(errors) == 1 and errors[0].startswith(message), r.stderr
+
+
+def test_render_and_a_screenshot_at_a_time_of_nothing_to_move_exit_2(tmp_path):
+    """A ground body alone: `render` and `--screenshot --time` ran nothing and exited 3 ("stopped early") with an
+    error line; nothing to move is bad input, status 2, as in `simulate` and `kinematics`."""
+    p = tmp_path / "ground_only.json"
+    p.write_text(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "planar",
+                             "bodies": [{"name": "g", "ground": True}]}))
+    for argv in (("render", p, "--out", tmp_path / "x.gif"), ("--screenshot", tmp_path / "x.png", "--time", "0.5", p)):
+        r = run_cli(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith("error: ") and "nothing to move" in r.stderr, r.stderr

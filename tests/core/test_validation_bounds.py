@@ -537,3 +537,24 @@ def test_an_overflow_inside_a_diverging_contact_step_ends_the_run_with_its_reaso
         results = list(recording.iter_steps(build_model(mech), 0.01, 5))
     assert [r.converged for r in results] == [False] and results[0].reason.startswith("step did not converge")
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_document_with_nothing_to_move_gives_status_2_in_simulate_and_kinematics(tmp_path):
+    """A ground body alone: `simulate` wrote 100 rows of nothing with status 0, while `kinematics` said there is
+    nothing to move (status 2); both say so now."""
+    p = tmp_path / "ground_only.json"
+    p.write_text(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "planar",
+                             "bodies": [{"name": "g", "ground": True}]}))
+    for argv in (["simulate", str(p)], ["kinematics", str(p)]):
+        o = run_cli(argv)
+        check(o)
+        assert o.status == 2 and "nothing to move" in o.stderr and o.stdout == "", (argv, o.stderr)
+
+
+def test_a_positive_bound_says_more_than_0():
+    """kinematics --t-end 0 said "must be a positive number" and 1e7 "must be between 0 and 1e+06" (so 0 looked
+    allowed): a positive quantity's range says "more than 0"."""
+    with pytest.raises(LinkwrightError, match=r"must be more than 0 and at most 1e\+06, got 10000000.0"):
+        validate.number(1e7, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
+    with pytest.raises(LinkwrightError, match="must be a positive number, got 0"):
+        validate.number(0.0, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
