@@ -319,8 +319,21 @@ def loads(text: str | bytes) -> Mechanism:
     def _no_constants(name: str) -> float:
         raise LinkwrightError("", f"not valid JSON: {name} is not a number in JSON")
 
+    def _unique_keys(pairs: list) -> dict:
+        # a key given twice in one object: JSON parsers keep one of the values (Python's the last) and drop the
+        # other without a word; a mechanism file says which it means
+        out = dict(pairs)
+        if len(out) < len(pairs):
+            seen: set = set()
+            key = next(k for k, _v in pairs if k in seen or seen.add(k))
+            m = [x.start() for x in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
+            where = f" (its second at {_line_col(text, m[1])})" if len(m) == 2 else ""
+            raise LinkwrightError("", f"not valid for a mechanism: the key {json.dumps(key)} appears twice in one "
+                                      f"JSON object{where}; keep one")
+        return out
+
     try:
-        data = json.loads(text, parse_constant=_no_constants)
+        data = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise LinkwrightError("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:

@@ -198,6 +198,19 @@ def check_inertia(inertia, location: str) -> None:
                 raise LinkwrightError(location, "must be symmetric")
     if min(rows[i][i] for i in range(3)) <= 0:
         raise LinkwrightError(location, "diagonal entries must be positive")
+    # a rigid body's principal moments are positive and each is at most the sum of the other two (I1 = sum of
+    # m (y^2 + z^2) and so on: I1 + I2 - I3 = 2 sum m z^2 >= 0, zero for a flat body); others are accepted by the
+    # solver and give motion no body can have
+    import numpy as np
+
+    lam = np.linalg.eigvalsh(np.array(rows, dtype=float))
+    moments = ", ".join(f"{x:.6g}" for x in lam)
+    if not lam[0] > 0.0:
+        raise LinkwrightError(location, f"not positive definite (principal moments {moments}): a rigid body's "
+                                        "inertia has three positive principal moments")
+    if lam[2] > (lam[0] + lam[1]) * (1.0 + 1e-9):
+        raise LinkwrightError(location, f"principal moments {moments}: the largest is more than the sum of the "
+                                        "other two, which no mass distribution gives (I1 + I2 >= I3)")
 
 
 def check_orientation(q, location: str) -> None:
@@ -452,11 +465,17 @@ class Mechanism:
             check_contact(self.contact)
             validate.number(self.contact.friction, "contact.friction", 0.0, validate.MAX_FRICTION)
             validate.vector(self.contact.ellipsoid, "contact.ellipsoid", bound=validate.MAX_FRICTION)
+            given: dict = {}
             for i, p in enumerate(self.contact.pairs):
                 validate.number(p.friction, f"contact.pairs[{i}].friction", 0.0, validate.MAX_FRICTION)
                 for k, b in enumerate(p.bodies):
                     if b not in names:
                         raise LinkwrightError(f"contact.pairs[{i}].bodies[{k}]", f"unknown body '{b}'{self._known_bodies()}")
+                key = frozenset(p.bodies)
+                if key in given:  # (which friction would the pair get? the file has to say one)
+                    raise LinkwrightError(f"contact.pairs[{i}].bodies", f"the pair {'/'.join(p.bodies)} is given "
+                                                                         f"again (contact.pairs[{given[key]}]); keep one")
+                given[key] = i
 
     def _check_coincident(self) -> None:
         """Refuse shaped free bodies started inside one another: more than MAX_COINCIDENT of them with their origins

@@ -558,3 +558,40 @@ def test_a_positive_bound_says_more_than_0():
         validate.number(1e7, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
     with pytest.raises(LinkwrightError, match="must be a positive number, got 0"):
         validate.number(0.0, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
+
+
+# ---- silently dropped input (a user-level sweep) ------------------------------------------------------------------
+@pytest.mark.parametrize("text, message", [
+    # JSON keeps the last of two values of one key without a word
+    ('{"format": "linkwright.mechanism", "version": 1, "space": "planar", "bodies": [{"name": "g", "ground": true,\n'
+     ' "ground": false}]}', 'the key "ground" appears twice in one JSON object (its second at line 2, column 2)'),
+    ('{"format": "linkwright.mechanism", "version": 1, "name": "first", "name": "second", "space": "planar", '
+     '"bodies": [{"name": "g", "ground": true}]}', 'the key "name" appears twice in one JSON object'),
+])
+def test_a_key_given_twice_is_refused(text, message):
+    err = refused(text)
+    assert message in err.message
+
+
+def test_a_contact_pair_given_twice_is_refused():
+    d = example("contact_box_slide")
+    d["contact"] = {"pairs": [{"bodies": ["box", "floor"], "friction": 0.2},
+                              {"bodies": ["floor", "box"], "friction": 0.9}]}
+    err = refused(json.dumps(d))
+    assert err.location == "contact.pairs[1].bodies" and "given again (contact.pairs[0])" in err.message
+
+
+@pytest.mark.parametrize("inertia, message", [
+    # principal moments 1, 1, 5: I3 > I1 + I2, no mass distribution has them (I1 + I2 - I3 = 2 sum m z^2 >= 0)
+    ([[1, 0, 0], [0, 1, 0], [0, 0, 5]], "the largest is more than the sum of the other two"),
+    # off-diagonal 2 with unit diagonal: eigenvalues 1 - 2 = -1, 1, 3
+    ([[1, 2, 0], [2, 1, 0], [0, 0, 1]], "not positive definite (principal moments -1, 1, 3)"),
+])
+def test_an_inertia_no_body_can_have_is_refused(inertia, message):
+    d = example("contact_box_slide")
+    d["bodies"][1]["inertia"] = inertia
+    err = refused(json.dumps(d))
+    assert err.location == "bodies[1].inertia" and message in err.message
+    # a flat plate's moments (1, 1, 2) are the limit, and allowed
+    d["bodies"][1]["inertia"] = [[1, 0, 0], [0, 1, 0], [0, 0, 2]]
+    io.loads(json.dumps(d))

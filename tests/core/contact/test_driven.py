@@ -150,7 +150,8 @@ def test_a_driven_joint_between_free_bodies_turns_them_against_each_other():
     from core.transforms import quat_to_matrix
 
     IA, IB, h = 0.02, 0.05, 0.01
-    disc = lambda name, I: {"name": name, "mass": 1.0, "inertia": [[0.01, 0, 0], [0, 0.01, 0], [0, 0, I]]}  # noqa
+    # (moments about x and y of 0.03: a body's largest principal moment is at most the sum of the other two)
+    disc = lambda name, I: {"name": name, "mass": 1.0, "inertia": [[0.03, 0, 0], [0, 0.03, 0], [0, 0, I]]}  # noqa
     mech = io.loads(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
                                 "gravity": [0, 0, 0], "bodies": [disc("A", IA), disc("B", IB)],
                                 "joints": [{"name": "motor", "type": "revolute", "bodies": ["A", "B"]}],
