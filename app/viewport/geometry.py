@@ -464,6 +464,9 @@ class SceneBuilder:
         self._top = 0  # the layer count the stack is centred for
         self._shapes: dict = {}  # (shape repr, index) -> (vertices, faces, bounded) or an error message
         self._bodies: dict = {}  # body key -> (mesh, capsules, triangles)
+        # the world box (lo, hi) a run's bodies travelled through (Viewport3D.fit_motion): a floor's or wall's patch
+        # covers it too, so a box that slid a metre is not drawn beyond the edge of its floor
+        self.motion_extent: tuple[np.ndarray, np.ndarray] | None = None
         self._joints: dict = {}  # joint key -> local 4x4
         self._glyphs: dict = {}  # (type, width, span) -> mesh
         self._spheres: dict = {}  # width -> point mesh
@@ -527,6 +530,10 @@ class SceneBuilder:
         lo, hi = (pts.min(axis=0), pts.max(axis=0)) if len(pts) else (np.zeros(3), np.zeros(3))
         L = float(np.linalg.norm(hi - lo)) or 1.0
         bounds = _plane_bounds(mech, designs, shaped, pts, L)
+        plo, phi = lo, hi  # the box a halfspace's patch is drawn around: the design's and a run's motion
+        if self.motion_extent is not None:
+            plo, phi = np.minimum(lo, self.motion_extent[0]), np.maximum(hi, self.motion_extent[1])
+        PL = float(np.linalg.norm(phi - plo)) or 1.0
         ideal = 0.035 * L  # link width: readable at "fit" zoom for anything from a watch to a crane
         if self._width is None or not (1 / _STICKY_SCALE <= ideal / self._width <= _STICKY_SCALE):
             self._width = ideal
@@ -564,7 +571,7 @@ class SceneBuilder:
                 elif bounded:
                     key = ("shape", repr(b.shape))
                 else:  # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene
-                    key = ("plane", repr(b.shape), _pose_key(b), tuple(lo), tuple(hi), _planes_key(bounds[b.name]))
+                    key = ("plane", repr(b.shape), _pose_key(b), tuple(plo), tuple(phi), _planes_key(bounds[b.name]))
             elif b.ground and js:
                 key = ("ground", planar, w, z, _pose_key(b), tuple((j.type, j.at, j.axis) for j in js))
             elif js:
@@ -574,8 +581,8 @@ class SceneBuilder:
                 key = ("block", planar, w, z)
             got = self._bodies.get(key) or cache.get(key)
             if got is None:
-                mesh, capsules, triangles = self._body_parts(b, D, js, shaped.get(b.name), planar, w, tol, z, thick, lo,
-                                                             hi, L, bounds.get(b.name))
+                mesh, capsules, triangles = self._body_parts(b, D, js, shaped.get(b.name), planar, w, tol, z, thick, plo,
+                                                             phi, PL, bounds.get(b.name))
                 got = (mesh, capsules, np.full(len(capsules), 0.5 * w), triangles)
                 meshed += 1
             cache[key] = got
@@ -630,8 +637,8 @@ class SceneBuilder:
         return Scene(bodies, joints, points, w, (lo, hi), planar, problems)
 
     def _body_parts(self, b: Body, D, js, shape, planar, w, tol, z, thick, lo, hi, L, bounds=None):
-        """(mesh, pick capsules, pick triangles) of one body in its frame; bounds: a halfspace's clipping planes
-        (_plane_bounds, world frame)."""
+        """(mesh, pick capsules, pick triangles) of one body in its frame; lo, hi, L: the box (and its diagonal) a
+        halfspace's patch is drawn around; bounds: a halfspace's clipping planes (_plane_bounds, world frame)."""
         Dinv = inverse(D)
         if shape is not None:
             v, f, bounded = shape

@@ -565,7 +565,9 @@ class Viewport3D(QWidget):
                 item = self._body_items[name] = self._renew(item, bg.mesh, self._body_colour(name))
             else:
                 continue
-            changed = True
+            # (a floor's patch re-drawn around a run's motion is not a change of the mechanism: the bodies keep
+            # their poses)
+            changed = changed or not bg.unbounded
             self._body_meshes[name] = bg.mesh
             # a wall or floor is translucent and drawn after the opaque items, so it never hides what it bounds
             item.setGLOptions("translucent" if bg.unbounded else "opaque")
@@ -797,6 +799,9 @@ class Viewport3D(QWidget):
             T = np.asarray(T, float).reshape(-1, 4, 4)
             extra.append((np.einsum("kij,cj->kci", T[:, :3, :3], corners) + T[:, None, :3, 3]).reshape(-1, 3))
         self._fit_extra = np.concatenate(extra) if extra else np.zeros((0, 3))
+        if len(self._fit_extra):  # the floors and walls reach under the whole motion too
+            self._builder.motion_extent = (self._fit_extra.min(axis=0), self._fit_extra.max(axis=0))
+            self._update()
         self._fit()
         return True
 

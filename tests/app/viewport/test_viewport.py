@@ -211,6 +211,24 @@ def test_fit_motion_frames_the_bodies_where_they_are_drawn(qtbot):
         assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
 
 
+def test_a_runs_motion_widens_the_floor_under_it_and_keeps_the_poses(qtbot):
+    """contact_box_slide's box slides about a metre: after the run's framing (fit_motion) the floor's patch reaches
+    under the whole path (it was sized from the design, and the box was drawn beyond its edge, floating), and
+    re-drawing the floor leaves every body's pose where the run put it."""
+    vp = _shown_view(qtbot, "contact_box_slide.json")
+    floor = lambda: next(b for b in vp.scene().bodies if b.name == "floor")  # noqa: E731
+    x_before = floor().mesh[0][:, 0].max()
+    poses = {name: np.repeat(T[None], 2, axis=0) for name, T in vp.body_poses().items()}
+    poses["box"] = poses["box"].copy()
+    poses["box"][-1, :3, 3] += (1.5, 0.0, 0.0)  # the box 1.5 m along x at the run's end
+    vp.set_pose_array(poses["box"][-1][None], ["box"])
+    assert x_before < 1.5 + 0.1
+    assert vp.fit_motion(poses)
+    v = floor().mesh[0]
+    assert v[:, 0].max() >= 1.5 + 0.1 and v[:, 0].min() <= -0.1  # under the box's whole path (0.1: half its side)
+    np.testing.assert_allclose(vp.body_poses()["box"], poses["box"][-1])
+
+
 def test_document_edits_rebuild_only_for_geometry(fourbar_view):
     vp, doc, _ = fourbar_view
     items = dict(vp._body_items)
