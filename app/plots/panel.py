@@ -454,6 +454,39 @@ class PlotsPanel(QWidget):
                 self.q_legend.setColumnCount(max(1, -(-len(drawn) // LEGEND_ROWS)))
         self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
 
+    def _place_legend(self, plot, legend, curves) -> None:
+        """Put the legend in the corner of the plot that the curves cross least (it covered the start of every time
+        curve in the top-left corner), keeping its corner on a tie."""
+        if not legend.isVisible():
+            return
+        vb = plot.getViewBox()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        w, h = vb.width(), vb.height()
+        box = legend.boundingRect()
+        if not (w > 0 and h > 0 and x1 > x0 and y1 > y0):
+            return
+        fx, fy = min((box.width() + 16) / w, 1.0), min((box.height() + 16) / h, 1.0)  # (its 8 px offset each side)
+        counts = np.zeros(4)  # top-left, top-right, bottom-left, bottom-right
+        for c in curves:
+            x, y = c.xData, c.yData
+            if x is None or not len(x):
+                continue
+            step = max(1, len(x) // 2000)
+            u = (np.asarray(x[::step], float) - x0) / (x1 - x0)
+            v = (y1 - np.asarray(y[::step], float)) / (y1 - y0)  # 0 at the top
+            left, right, top, bottom = u <= fx, u >= 1 - fx, v <= fy, v >= 1 - fy
+            counts += [np.sum(left & top), np.sum(right & top), np.sum(left & bottom), np.sum(right & bottom)]
+        current = getattr(legend, "_corner", 0)
+        corner = current if counts[current] <= counts.min() else int(np.argmin(counts))
+        if corner != current or not hasattr(legend, "_corner"):
+            legend._corner = corner
+            right, bottom = corner % 2, corner // 2
+            legend.anchor((right, bottom), (right, bottom), offset=(-8 if right else 8, -8 if bottom else 8))
+
+    def legend_corner(self) -> str:
+        """Where the time plot's legend sits: 'top-left', 'top-right', 'bottom-left' or 'bottom-right'."""
+        return ("top-left", "top-right", "bottom-left", "bottom-right")[getattr(self.q_legend, "_corner", 0)]
+
     def legend_names(self) -> list[str]:
         """The names the time plot's legend shows (none while it is hidden)."""
         if not self.q_legend.isVisible():
@@ -477,6 +510,7 @@ class PlotsPanel(QWidget):
         self._update_curves()
         self._update_point_curves()
         self._on_cursor(self.recording.cursor)
+        self._place_legend(self.q_plot, self.q_legend, [c for c in self.q_curves + self.ghost_curves if c.isVisible()])
 
     # ---- drawing -----------------------------------------------------------------------------------------------
     def _show_mode(self, rebuild_only: bool = False) -> None:

@@ -180,3 +180,25 @@ def test_no_two_curves_of_a_plot_share_a_pen_up_to_twenty():
 
     run, cmp_ = [look(p) for p in _pens(20)], [look(p) for p in _pens(20, dashed=True)]
     assert len(set(run)) == 20 and len(set(cmp_)) == 20 and not set(run) & set(cmp_)
+
+
+def test_the_legend_moves_to_the_corner_the_curves_leave_free(make_window, qtbot):
+    """contact_sphere_drop's gap starts at its largest (the ball falls from rest) at the top-left of the plot, where
+    the legend covered it: the legend goes to a corner no curve point lies in."""
+    w = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    w.resize(1440, 900)
+    w.show()
+    pb, plots = w.playback, w.plots
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    plots.set_mode("gap")
+    qtbot.waitUntil(lambda: bool(plots.legend_names()), timeout=5000)
+    plots._redraw_now()
+    x, y = curve_xy(next(c for c in plots.q_curves if c.isVisible()))
+    vb = plots.q_plot.getViewBox()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    assert y[0] == pytest.approx(y.max()) and (x[0] - x0) / (x1 - x0) < 0.05  # the curve starts at the top left
+    assert plots.legend_corner() != "top-left"
+    # no point of the curve under the legend (its rectangle in the view's data coordinates)
+    rect = vb.mapSceneToView(plots.q_legend.mapRectToScene(plots.q_legend.boundingRect())).boundingRect()
+    inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
+    assert not inside.any()
