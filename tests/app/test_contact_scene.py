@@ -161,8 +161,13 @@ def test_bad_entries_show_the_located_reason_inline_and_change_nothing(make_wind
     assert p.shape_fields["radius"].text() == "-0.1"  # the entry stays, red, for the user to fix
     type_into(p.body_inertia, "1, 2")
     assert "expected 3 (diagonal)" in p.body_inertia.error
-    type_into(p.body_inertia, "0.01, 0.01, 0.01, 0.5, 0, 0")  # Ixy = 0.5 > the diagonal: fine for the model
-    assert win.document.mechanism.body("sphere1").inertia == ((0.01, 0.5, 0.0), (0.5, 0.01, 0.0), (0.0, 0.0, 0.01))
+    # Ixy = 0.5 > the diagonal: principal moments -0.49, 0.01, 0.51, which no body has
+    type_into(p.body_inertia, "0.01, 0.01, 0.01, 0.5, 0, 0")
+    assert "bodies[1].inertia: not positive definite" in p.body_inertia.error
+    assert win.document.mechanism == before
+    type_into(p.body_inertia, "0.01, 0.01, 0.01, 0.004, 0, 0")  # principal moments 0.006, 0.01, 0.014: a body's
+    assert win.document.mechanism.body("sphere1").inertia == ((0.01, 0.004, 0.0), (0.004, 0.01, 0.0),
+                                                              (0.0, 0.0, 0.01))
     win.document.undo_stack.undo()
     assert win.document.mechanism == before
     type_into(p.body_com, "0, 0")
