@@ -609,11 +609,14 @@ class Mechanism:
             "joints": removed_joints,
             "drivers": removed_drivers,
             "layout": self.layout.get(name),
+            "contact": self.contact,  # (its pair overrides that name the body go with it)
         }
         self.drivers = [d for d in self.drivers if d.joint not in gone]
         self.joints = [j for j in self.joints if j.name not in gone]
         del self.bodies[bi]
         self.layout.pop(name, None)
+        if self.contact is not None and any(name in p.bodies for p in self.contact.pairs):
+            self.contact = replace(self.contact, pairs=tuple(p for p in self.contact.pairs if name not in p.bodies))
         self._touch()
         return record
 
@@ -626,6 +629,8 @@ class Mechanism:
             self.drivers.insert(i, d)
         if record["layout"] is not None:
             self.layout[record["body"].name] = record["layout"]
+        if "contact" in record:
+            self.contact = record["contact"]
         self._touch()
 
     def rename_body(self, old: str, new: str) -> None:

@@ -26,6 +26,24 @@ def test_remove_body_removes_its_joints_and_drivers_and_restores_exactly(mech):
     assert mech == before
 
 
+def test_remove_body_takes_its_contact_pair_overrides_and_restores_them():
+    """A friction override of the pair ball/box outlived the ball's deletion: the saved file named a body that is
+    not there (it would not reopen), and every document-level edit was refused until the ball came back."""
+    from core.model import PairOverride
+
+    mech = io.load(__import__("pathlib").Path(__file__).resolve().parents[2] / "resources" / "examples"
+                   / "contact_pile.json")
+    mech.set_contact(pairs=(PairOverride(("ball1", "cube"), 0.3), PairOverride(("can", "egg"), 0.2)))
+    before = mech.copy()
+    rec = mech.remove_body("ball1")
+    assert [p.bodies for p in mech.contact.pairs] == [("can", "egg")]
+    io.loads(io.dumps(mech))  # the document as saved loads again
+    mech.set_contact(friction=0.35)  # and document edits are accepted
+    mech.set_contact(friction=before.contact.friction)
+    mech.restore_body(rec)
+    assert mech == before
+
+
 def test_rename_body_follows_into_joints_and_layout(mech):
     mech.set_layout("crank", (1, 2))
     mech.rename_body("crank", "input")
