@@ -194,6 +194,12 @@ class FileController(QObject):
         self.add_recent(p)
         self.discard_recovery()
         self.message.emit(f"Saved {p.name}")
+        try:  # the file as written is what Open will read: say now if it would be refused there
+            io.loads(io.dumps(self.document.mechanism))
+        except LinkwrightError as exc:  # (an edit the checks missed: the work is on disk, and the reason shown)
+            QMessageBox.warning(self.window, "Saved, but it will not open",
+                                f"{p.name} was saved, but opening it will be refused:\n\n{exc}\n\n"
+                                "Fix this in the document and save again.")
         return True
 
     def revert(self) -> bool:

@@ -221,3 +221,24 @@ def test_a_save_that_cannot_be_written_shows_why_and_keeps_the_document_modified
     # Nothing was written, the document still belongs to its old file and still has unsaved edits.
     assert not target.parent.exists() and win.document.path == path and win.document.modified
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_save_the_loader_would_refuse_is_written_and_says_why(make_window, dialogs, tmp_path):
+    """A document that Open would refuse (here a pair override naming a body that is not there, which deleting the
+    body used to leave behind) is still written, so nothing is lost, and a warning gives the loader's reason; a
+    document that opens again saves without one."""
+    from dataclasses import replace
+
+    from core.model import PairOverride
+
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    n = len(dialogs.calls)
+    assert win.files.write(tmp_path / "fine.json")
+    assert dialogs.calls[n:] == []
+    mech = win.document.mechanism
+    mech.contact = replace(mech.contact_settings(), pairs=(PairOverride(("crank", "ghost"), 0.3),))  # (past the API)
+    target = tmp_path / "mine.json"
+    assert win.files.write(target)
+    assert target.is_file() and dialogs.kinds()[-1] == "warning"
+    assert "contact.pairs[0].bodies[1]: unknown body 'ghost'" in dialogs.calls[-1][2]
