@@ -238,15 +238,17 @@ class DriversModel(QAbstractTableModel):
     def __init__(self, document, editor, parent=None) -> None:
         super().__init__(parent)
         self.document, self.editor = document, editor
-        # Refused entries (row, column) -> (text, reason): shown in red so the user's input is not lost.
-        self.drafts: dict[tuple[int, int], tuple[str, str]] = {}
+        # Refused entries (driver's joint, its coordinate, column) -> (text, reason): shown in red so the user's
+        # input is not lost, and kept with its driver (a row number moved it to another driver when one above was
+        # removed)
+        self.drafts: dict[tuple[str, int, int], tuple[str, str]] = {}
         self._red = QBrush(QColor("#ffcdd2"))
 
     def refresh(self) -> None:
         """Re-read the drivers."""
         self.beginResetModel()
-        n = len(self.document.mechanism.drivers)
-        self.drafts = {k: v for k, v in self.drafts.items() if k[0] < n}
+        there = {(d.joint, d.coordinate) for d in self.document.mechanism.drivers}
+        self.drafts = {k: v for k, v in self.drafts.items() if k[:2] in there}
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: D102 - Qt API
@@ -267,7 +269,7 @@ class DriversModel(QAbstractTableModel):
         if not index.isValid():
             return None
         d = self.document.mechanism.drivers[index.row()]
-        draft = self.drafts.get((index.row(), index.column()))
+        draft = self.drafts.get((d.joint, d.coordinate, index.column()))
         value = (d.joint, str(d.coordinate), d.value)[index.column()]
         if role in (Qt.DisplayRole, Qt.EditRole):
             return draft[0] if draft else value
@@ -283,6 +285,8 @@ class DriversModel(QAbstractTableModel):
         if role != Qt.EditRole or not index.isValid():
             return False
         r, c = index.row(), index.column()
+        d = self.document.mechanism.drivers[r]
+        key_of = (d.joint, d.coordinate, c)
         raw = str(value)
         text = raw.strip()
         key = ("joint", "coordinate", "value")[c]
@@ -290,26 +294,24 @@ class DriversModel(QAbstractTableModel):
             try:
                 v: Any = int(text)
             except ValueError:
-                self._draft(r, c, raw, f"'{text}' is not a whole number")
+                self._draft(index, key_of, raw, f"'{text}' is not a whole number")
                 return False
         else:
             v = text
-        d = self.document.mechanism.drivers[r]
         if getattr(d, key) == v:
-            self.drafts.pop((r, c), None)
+            self.drafts.pop(key_of, None)
             self.dataChanged.emit(index, index)
             return True
         err = self.editor.update_driver(r, **{key: v})
         if err is not None:
-            self._draft(r, c, raw, err.message)  # exactly as typed
+            self._draft(index, key_of, raw, err.message)  # exactly as typed
             return False
-        self.drafts.pop((r, c), None)
+        self.drafts.pop(key_of, None)
         return True
 
-    def _draft(self, r: int, c: int, text: str, reason: str) -> None:
-        self.drafts[(r, c)] = (text, reason)
-        idx = self.index(r, c)
-        self.dataChanged.emit(idx, idx)
+    def _draft(self, index, key: tuple[str, int, int], text: str, reason: str) -> None:
+        self.drafts[key] = (text, reason)
+        self.dataChanged.emit(index, index)
 
 
 class _ExpressionDelegate(QStyledItemDelegate):

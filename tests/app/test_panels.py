@@ -257,3 +257,35 @@ def test_changing_a_joint_to_helical_gives_it_a_pitch_and_the_file_reopens(make_
     p.joint_pitch.setText("")
     p.joint_pitch.editingFinished.emit()
     assert "needs a pitch" in p.joint_pitch.error and win.document.mechanism.joint("A").pitch == DEFAULT_PITCH
+
+
+def test_a_refused_driver_entry_stays_with_its_driver_when_a_row_above_goes(make_window):
+    """Drivers A, B, D; a refused expression typed on B's row, then A's driver removed: the red entry moved to D's
+    row (it was kept by row number), and undo moved it back.  It belongs to B's driver."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from app.files import EXAMPLES_DIR, prepare_loaded
+    from core import io as _io
+
+    win = make_window(prepare_loaded(_io.load(EXAMPLES_DIR / "fourbar.json")))
+    ed, p = win.editor, win.properties
+    ed.add_driver("B")
+    ed.add_driver("D")
+    model = p.drivers
+    assert not model.setData(model.index(1, 2), "3*t +* ")  # refused on B's row
+
+    def shown():
+        return {model.data(model.index(r, 0)): (model.data(model.index(r, 2)),
+                                                model.data(model.index(r, 2), Qt.BackgroundRole) is not None)
+                for r in range(model.rowCount())}
+
+    assert shown()["B"] == ("3*t +* ", True) and shown()["D"] == ("t", False)
+    p.driver_table.selectRow(0)
+    p._remove_driver()
+    QApplication.processEvents()
+    assert set(shown()) == {"B", "D"}
+    assert shown()["B"] == ("3*t +* ", True) and shown()["D"] == ("t", False)
+    win.document.undo_stack.undo()
+    QApplication.processEvents()
+    assert shown()["A"][1] is False and shown()["B"] == ("3*t +* ", True) and shown()["D"] == ("t", False)
