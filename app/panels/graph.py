@@ -26,6 +26,7 @@ __all__ = ["GraphView", "BodyItem", "JointItem"]
 NODE_W, NODE_H = 112.0, 38.0
 PORT_R = 7.0
 EDGE_SPREAD = 30.0  # distance between parallel joints of the same two bodies
+JOINT_NAME_W = 56  # px: a joint's name beside its marker is shortened with "…" to this width (the tooltip has it)
 
 C_BODY = QColor("#dfe8f3")
 C_BODY_EDGE = QColor("#35577f")
@@ -181,7 +182,9 @@ class JointItem(QGraphicsItem):
         f.setPointSizeF(8)
         painter.setFont(f)
         painter.setPen(QPen(QColor("#5a6270")))
-        painter.drawText(self._label + self.name_offset(), self.name)
+        # (shortened as the body names are: a long joint name ran under the next joint's marker)
+        painter.drawText(self._label + self.name_offset(),
+                         painter.fontMetrics().elidedText(self.name, Qt.ElideRight, JOINT_NAME_W))
 
     def name_offset(self) -> QPointF:
         """Where the joint's name starts (its baseline) from the marker's centre: to the right, raised above the edge

@@ -16,6 +16,7 @@ from scipy.spatial.transform import Rotation
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
+    QSizePolicy,
     QAbstractItemView,
     QCheckBox,
     QComboBox,
@@ -339,6 +340,9 @@ class PropertiesPanel(QWidget):
         self.title = QLabel()
         self.title.setObjectName("propertiesTitle")
         self.title.setStyleSheet("font-weight: bold; font-size: 11pt;")
+        # never wider than the dock (a 158-character body name made the window 2263 px wide): long names are
+        # shortened (_titled), the whole name in the tooltip
+        self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.error = QLabel()
         self.error.setObjectName("propertiesError")
         self.error.setWordWrap(True)
@@ -554,7 +558,7 @@ class PropertiesPanel(QWidget):
             self.error.setText("")
         if target is None:
             n = len(sb) + len(sj)
-            self.title.setText(f"{n} items selected" if n > 1 else f"Document “{m.name}”")
+            self._titled(f"{n} items selected" if n > 1 else "Document “{}”", m.name)
             self.pages.setCurrentIndex(0)
             self.doc_name.show_value(m.name, force)
             self.doc_space.setText(m.space)
@@ -568,7 +572,7 @@ class PropertiesPanel(QWidget):
             self.doc_method.setCurrentIndex(max(self.doc_method.findData(m.simulation_settings().method), 0))
         elif target[0] == "body":
             b = m.body(target[1])
-            self.title.setText(f"Body “{b.name}”")
+            self._titled("Body “{}”", b.name)
             self.pages.setCurrentIndex(1)
             self.body_name.show_value(b.name, force)
             self.body_ground.blockSignals(True)
@@ -593,7 +597,7 @@ class PropertiesPanel(QWidget):
             self.points.blockSignals(False)
         else:
             j = m.joint(target[1])
-            self.title.setText(f"Joint “{j.name}” ({j.type})")
+            self._titled(f"Joint “{{}}” ({j.type})", j.name)
             self.pages.setCurrentIndex(2)
             self.joint_name.show_value(j.name, force)
             for combo, items, current in (
@@ -636,6 +640,14 @@ class PropertiesPanel(QWidget):
     def _method_chosen(self, method: str) -> None:
         if method != self.document.mechanism.simulation_settings().method:  # re-choosing the shown one is no edit
             self._simulation_set(method=method)
+
+    TITLE_NAME_CHARS = 36  # a name in the title is shortened to this many characters, with "…"
+
+    def _titled(self, pattern: str, name: str) -> None:
+        """The title `pattern` with the name in its {} place, shortened when long (the whole name as tooltip)."""
+        short = name if len(name) <= self.TITLE_NAME_CHARS else name[:self.TITLE_NAME_CHARS - 1] + "…"
+        self.title.setText(pattern.replace("{}", short))
+        self.title.setToolTip(name if short != name else "")
 
     def _show_pairs(self, pairs) -> None:
         self.pairs.blockSignals(True)

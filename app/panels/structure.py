@@ -28,6 +28,16 @@ __all__ = ["IncidenceModel", "StructurePanel"]
 _DEGREE_NAMES = {0: "isolated", 1: "unary", 2: "binary", 3: "ternary", 4: "quaternary", 5: "quinary"}
 
 
+BODY_HEADER_CHARS = 24  # a body name in the matrix's row header is shortened to this many characters, with "…" (a
+# 100-character name took the whole table and pushed every joint column out of view); the tooltip has it whole
+JOINT_HEADER_CHARS = 5  # likewise a joint name in its (38 px) column header
+
+
+def _short(name: str, n: int) -> str:
+    """name, or its first n - 1 characters and "…" when longer than n."""
+    return name if len(name) <= n else name[:n - 1] + "…"
+
+
 class IncidenceModel(QAbstractTableModel):
     """The incidence matrix of the structure report: rows bodies, columns joints, a 1 where a joint attaches a body."""
 
@@ -90,7 +100,7 @@ class IncidenceModel(QAbstractTableModel):
             t = self._types[section] if section < len(self._types) else ""
             letter = JOINT_TYPES[t].letter if t in JOINT_TYPES else "?"
             if role == Qt.DisplayRole:
-                return f"{rep.joints[section]}\n{letter}"
+                return f"{_short(rep.joints[section], JOINT_HEADER_CHARS)}\n{letter}"
             if role == Qt.ToolTipRole:
                 return f"joint {rep.joints[section]} ({t})"
         else:
@@ -98,7 +108,7 @@ class IncidenceModel(QAbstractTableModel):
                 return None
             ground = section in rep.grounds
             if role == Qt.DisplayRole:
-                return f"{rep.bodies[section]}{' [G]' if ground else ''}  ({rep.degrees[section]})"
+                return f"{_short(rep.bodies[section], BODY_HEADER_CHARS)}{' [G]' if ground else ''}  ({rep.degrees[section]})"
             if role == Qt.ToolTipRole:
                 d = rep.degrees[section]
                 return f"body {rep.bodies[section]}{' (ground)' if ground else ''}: {d} joint(s), {_DEGREE_NAMES.get(d, f'{d}-ary')}"

@@ -289,3 +289,30 @@ def test_a_refused_driver_entry_stays_with_its_driver_when_a_row_above_goes(make
     win.document.undo_stack.undo()
     QApplication.processEvents()
     assert shown()["A"][1] is False and shown()["B"] == ("3*t +* ", True) and shown()["D"] == ("t", False)
+
+
+def test_long_names_do_not_widen_the_window_or_fill_the_matrix(make_window, qtbot):
+    """A 158-character body name (the limit is 200) in the Properties title made the window 2263 px wide, and a long
+    body name in the incidence matrix's row header pushed every joint column out of view: both are shortened with
+    "…", the whole name in the tooltip."""
+    from PySide6.QtCore import Qt as _Qt
+
+    from app.panels.structure import BODY_HEADER_CHARS
+
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))
+    win.resize(1440, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    width = win.width()
+    long = "rocker_" + "x" * 151
+    assert win.editor.rename("rocker", long) is None
+    win.selection.set(bodies=[long])
+    qtbot.wait(50)
+    title = win.properties.title
+    assert title.text().startswith("Body “rocker_") and "…" in title.text() and title.toolTip() == long
+    assert win.width() == width
+    model = win.structure.model
+    row = win.document.mechanism.body_names().index(long)
+    shown = model.headerData(row, _Qt.Vertical, _Qt.DisplayRole)
+    assert shown.startswith("rocker_") and "…" in shown and len(shown.split("  (")[0]) == BODY_HEADER_CHARS
+    assert long in model.headerData(row, _Qt.Vertical, _Qt.ToolTipRole)
