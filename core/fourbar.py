@@ -15,7 +15,8 @@ import numpy as np
 from .errors import LinkwrightError
 from .model import Mechanism
 
-__all__ = ["FourBar", "closed_form", "closed_form_motion", "transmission_angle", "classify", "report", "coupler_curve", "find_fourbar"]
+__all__ = ["FourBar", "closed_form", "closed_form_motion", "transmission_angle", "classify", "report", "coupler_curve", "find_fourbar",
+           "grashof_digits"]
 
 _EPS = 1e-12
 
@@ -82,6 +83,15 @@ def closed_form_motion(fb: FourBar, theta2, omega2, alpha2, branch: int = 1):
     a3 = (rx * (-c * np.cos(t4)) - c * np.sin(t4) * ry) / det
     a4 = (-b * np.sin(t3) * ry - b * np.cos(t3) * rx) / det
     return t3, t4, w3, w4, a3, a4
+
+
+def grashof_digits(rep: dict, digits: int) -> int:
+    """The significant digits (at least `digits`) that print s + l and p + q of a report differently unless they are
+    equal (a change point): a drawn linkage 5e-5 off the change point printed "2 + 5 = 7 > 3 + 4 = 7"."""
+    if rep["grashof"] != "equal":
+        while digits < 17 and f"{rep['s_plus_l']:.{digits}g}" == f"{rep['p_plus_q']:.{digits}g}":
+            digits += 1
+    return digits
 
 
 def classify(fb: FourBar) -> dict:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from core.fourbar import FoundFourBar, FourBar, transmission_angle
+from core.fourbar import FoundFourBar, FourBar, grashof_digits, transmission_angle
 
 __all__ = ["ROWS", "num", "grashof_text", "summary_rows", "transmission_curve"]
 
@@ -39,7 +39,10 @@ def _deg(x: float) -> str:
 def grashof_text(rep: dict) -> str:
     """'1 + 4 = 5 ≤ 3 + 3.5 = 6.5' — s + l against p + q with the numbers, the sign telling the case."""
     sign = {"grashof": "≤", "equal": "=", "non-grashof": ">"}[rep["grashof"]]
-    return f"{num(rep['s'])} + {num(rep['l'])} = {num(rep['s_plus_l'])} {sign} {num(rep['p'])} + {num(rep['q'])} = {num(rep['p_plus_q'])}"
+    d = grashof_digits(rep, 4)  # (as many digits as tell the sums apart: a linkage drawn 5e-5 off a change point
+    # read "2 + 5 = 7 > 3 + 4 = 7")
+    n = lambda x: f"{x:.{d}g}"  # noqa: E731
+    return f"{n(rep['s'])} + {n(rep['l'])} = {n(rep['s_plus_l'])} {sign} {n(rep['p'])} + {n(rep['q'])} = {n(rep['p_plus_q'])}"
 
 
 def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:

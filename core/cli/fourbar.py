@@ -6,7 +6,7 @@ import argparse
 import json
 
 from .. import validate
-from ..fourbar import FourBar, report
+from ..fourbar import FourBar, grashof_digits, report
 
 NAME = "fourbar"
 HELP = "four-bar teaching report: Grashof condition, class, rotating links, limits, transmission angle, toggles"
@@ -23,9 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def text(rep: dict) -> str:
     """The human-readable report."""
     L = rep["lengths"]
+    d = grashof_digits(rep, 6)  # (as many digits as tell s + l from p + q: never "7 > 7")
     lines = [f"four-bar: ground {L['ground']:g}, crank {L['crank']:g}, coupler {L['coupler']:g}, rocker {L['rocker']:g}",
-             f"s + l = {rep['s']:g} + {rep['l']:g} = {rep['s_plus_l']:g}; p + q = {rep['p']:g} + {rep['q']:g} = {rep['p_plus_q']:g}"
-             f" ({rep['grashof']})",
+             f"s + l = {rep['s']:.{d}g} + {rep['l']:.{d}g} = {rep['s_plus_l']:.{d}g}; p + q = {rep['p']:.{d}g} + "
+             f"{rep['q']:.{d}g} = {rep['p_plus_q']:.{d}g} ({rep['grashof']})",
              f"class: {rep['class']}",
              f"fully rotating links: {', '.join(rep['fully_rotating']) or 'none'}"]
     if rep["crank_range_deg"]:

@@ -144,3 +144,13 @@ def test_the_transmission_plot_labels_its_end_ticks(make_window, qtbot):
             assert {t[2] for t in texts} == wanted, side
     finally:
         painter.end()
+
+
+def test_grashof_text_never_reads_equal_sums_as_unequal():
+    """A change-point linkage (g 5, a 2, b 4, c 3: s + l = p + q = 7) drawn to three decimals measured 5e-5 off and
+    read "2 + 5 = 7 > 3 + 4 = 7 (non-Grashof)": the sums get as many digits as tell them apart; an exact change point
+    and an ordinary crank-rocker keep four."""
+    near = report(FourBar(g=5.0, a=2.00005, b=4.0, c=3.0))
+    assert near["grashof"] == "non-grashof" and grashof_text(near) == "2.00005 + 5 = 7.00005 > 3 + 4 = 7"
+    assert grashof_text(report(FourBar(g=5.0, a=2.0, b=4.0, c=3.0))) == "2 + 5 = 7 = 3 + 4 = 7"
+    assert grashof_text(report(FourBar(g=4.0, a=1.0, b=3.5, c=3.0))) == "1 + 4 = 5 ≤ 3 + 3.5 = 6.5"
