@@ -202,9 +202,20 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
     out["rocker_limits_deg"] = sorted(limits) if "rocker" not in cls["fully_rotating"] and limits else None
     out["rocker_swing_deg"] = swing if out["rocker_limits_deg"] else None
     if len(mu):
+        # mu depends on the crank angle only through |BD|^2 = a^2 + g^2 - 2 a g cos t2, and grows with it: its
+        # extremes are at t2 = 0 and 180 degrees where the crank reaches them (else at the ends of its range, which
+        # the samples hold).  Taken exactly: a rhombus' minimum, 0 at t2 = 0 where B meets D and the closed form
+        # is degenerate, read 0.5 degrees at the nearest sample
+        lo_t, hi_t = float(t2.min()), float(t2.max())
+        exact = [t for t in (0.0, math.pi, -math.pi) if full_crank or lo_t < t < hi_t
+                 or lo_t < t + 2 * math.pi < hi_t]
+        if exact:
+            t2 = np.concatenate((t2, exact))
+            mu = np.concatenate((mu, transmission_angle(fb, np.array(exact), branch)[0]))
         i, j = int(np.argmin(mu)), int(np.argmax(mu))
-        out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": deg(float(t2[i])),
-                                         "max": deg(float(mu[j])), "max_at_crank_deg": deg(float(t2[j]))}
+        wrap = lambda t: math.atan2(math.sin(t), math.cos(t))  # noqa: E731
+        out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": deg(wrap(float(t2[i]))),
+                                         "max": deg(float(mu[j])), "max_at_crank_deg": deg(wrap(float(t2[j])))}
     else:
         out["transmission_angle_deg"] = None
     out["toggles"] = toggles

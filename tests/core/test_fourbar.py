@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from core.fourbar import FourBar, closed_form, transmission_angle
+import numpy as np
+import pytest
+
+from core.fourbar import FourBar, closed_form, report, transmission_angle
 
 
 def test_transmission_angle_is_the_angle_between_coupler_and_rocker():
@@ -43,3 +46,21 @@ def test_a_parallelogram_turns_crank_and_rocker_fully_and_a_rhombus_lists_its_on
     assert len(kinds) == len(set(kinds)) == 1
     # a strict Grashof crank-rocker keeps one shortest link
     assert classify(FourBar(4.0, 2.0, 3.5, 3.0))["fully_rotating"] == ["crank"]
+
+
+@pytest.mark.parametrize("lengths", [(1.0, 1.0, 1.0, 1.0), (4.0, 1.0, 3.5, 3.0), (1.0, 3.0, 3.5, 4.0)])
+def test_transmission_extremes_are_at_crank_0_and_180_degrees(lengths):
+    """mu depends on the crank angle only through |BD|^2 = a^2 + g^2 - 2 a g cos t2 and grows with it: for a crank
+    that turns fully, min mu at t2 = 0 (|BD| = |g - a|) and max at 180 degrees (|BD| = g + a), by the law of cosines
+    in triangle BCD.  A rhombus' minimum is 0 (B on D), where the sampled value read 0.5 degrees."""
+    g, a, b, c = lengths
+    fb = FourBar(g, a, b, c)
+    rep = report(fb)
+    assert "crank" in rep["fully_rotating"]
+
+    def mu(bd):
+        return math.degrees(math.acos(max(-1.0, min(1.0, (b * b + c * c - bd * bd) / (2 * b * c)))))
+
+    ta = rep["transmission_angle_deg"]
+    assert ta["min"] == pytest.approx(mu(abs(g - a)), abs=1e-9) and ta["at_crank_deg"] == pytest.approx(0.0, abs=1e-9)
+    assert ta["max"] == pytest.approx(mu(g + a), abs=1e-9) and abs(ta["max_at_crank_deg"]) == pytest.approx(180.0)
