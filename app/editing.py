@@ -252,3 +252,16 @@ class Editor(QObject):
     def remove_driver(self, index: int) -> LinkwrightError | None:
         """Delete the driver at `index`."""
         return self.run(cmd.RemoveDriver(self.document, index))
+
+    def remove_drivers(self, indices) -> None:
+        """Delete the drivers at `indices`, as one undo step (as deleting several bodies is)."""
+        rows = sorted(set(indices), reverse=True)  # (from the last: the earlier indices stay valid)
+        if len(rows) == 1:
+            self.remove_driver(rows[0])
+            return
+        self.document.undo_stack.beginMacro(f"Remove {len(rows)} drivers")
+        try:
+            for r in rows:
+                self.run(cmd.RemoveDriver(self.document, r))
+        finally:
+            self.document.undo_stack.endMacro()

@@ -883,8 +883,8 @@ class PropertiesPanel(QWidget):
         rows = sorted({i.row() for i in self.driver_table.selectionModel().selectedRows()}, reverse=True)
         if not rows and self.driver_table.currentIndex().isValid():
             rows = [self.driver_table.currentIndex().row()]
-        for r in rows:
-            self.editor.remove_driver(r)
+        if rows:
+            self.editor.remove_drivers(rows)
 
     def live_check(self, editor: QLineEdit, text: str, row: int) -> str:
         """Check a driver expression while it is typed; returns the reason it is invalid ('' if valid)."""

@@ -316,3 +316,22 @@ def test_long_names_do_not_widen_the_window_or_fill_the_matrix(make_window, qtbo
     shown = model.headerData(row, _Qt.Vertical, _Qt.DisplayRole)
     assert shown.startswith("rocker_") and "…" in shown and len(shown.split("  (")[0]) == BODY_HEADER_CHARS
     assert long in model.headerData(row, _Qt.Vertical, _Qt.ToolTipRole)
+
+
+def test_removing_several_drivers_is_one_undo_step(make_window):
+    """Three driver rows selected and removed: one Ctrl+Z brings all three back (it brought back one)."""
+    from PySide6.QtCore import QItemSelectionModel as _Sel
+
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))
+    win.editor.add_driver("B")
+    win.editor.add_driver("D")
+    before = [(d.joint, d.value) for d in win.document.mechanism.drivers]
+    assert len(before) == 3
+    p = win.properties
+    sel = p.driver_table.selectionModel()
+    for r in range(3):
+        sel.select(p.drivers.index(r, 0), _Sel.Select | _Sel.Rows)
+    p._remove_driver()
+    assert win.document.mechanism.drivers == []
+    win.document.undo_stack.undo()
+    assert [(d.joint, d.value) for d in win.document.mechanism.drivers] == before
