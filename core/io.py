@@ -324,8 +324,8 @@ def loads(text: str | bytes) -> Mechanism:
         # other without a word; a mechanism file says which it means
         out = dict(pairs)
         if len(out) < len(pairs):
-            seen: set = set()
-            key = next(k for k, _v in pairs if k in seen or seen.add(k))
+            keys = [k for k, _v in pairs]
+            key = next(k for i, k in enumerate(keys) if k in keys[:i])  # the first key given again
             m = [x.start() for x in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
             where = f" (its second at {_line_col(text, m[1])})" if len(m) == 2 else ""
             raise LinkwrightError("", f"not valid for a mechanism: the key {json.dumps(key)} appears twice in one "

@@ -629,8 +629,7 @@ class Mechanism:
             self.drivers.insert(i, d)
         if record["layout"] is not None:
             self.layout[record["body"].name] = record["layout"]
-        if "contact" in record:
-            self.contact = record["contact"]
+        self.contact = record["contact"]
         self._touch()
 
     def rename_body(self, old: str, new: str) -> None:
