@@ -543,9 +543,10 @@ def render_command(args) -> int:
     if not out.parent.exists():
         raise LinkwrightError("--out", f"cannot write '{out}': no such folder '{out.parent}'")
     mech = io.load(args.file)
-    if not run_kind(mech):  # nothing to move: bad input (status 2), found before any window opens
+    kind = run_kind(mech)
+    if not kind:  # nothing to move: bad input (status 2), found before any window opens
         raise LinkwrightError(args.file, describe_kind(mech))
-    contact = run_kind(mech) == "contact"
+    contact = kind == "contact"
     t_end = args.t_end
     if t_end is None:
         t_end = mech.simulation_settings().duration if contact else 1.0
@@ -597,12 +598,12 @@ def render_command(args) -> int:
 def screenshot_at(window, t: float) -> tuple[bool, str]:
     """Run the window's document to t through its Motion dock (every view follows) and show time t, or the last frame
     before a stop; (reached, reason)."""
-    from core.run import describe_kind, run_kind
+    from core.run import describe_kind
 
     t = _check_time(t, "--time")
     pb = window.playback
     mech = window.document.mechanism
-    if not run_kind(mech):  # nothing to move to time t: bad input (status 2), as in render
+    if not pb.kind:  # nothing to move to time t: bad input (status 2), as in render
         raise LinkwrightError("--time", describe_kind(mech))
     if pb.kind == "contact":
         from core.contact import build_model

@@ -207,8 +207,7 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
         # the samples hold).  Taken exactly: a rhombus' minimum, 0 at t2 = 0 where B meets D and the closed form
         # is degenerate, read 0.5 degrees at the nearest sample
         lo_t, hi_t = float(t2.min()), float(t2.max())
-        exact = [t for t in (0.0, math.pi, -math.pi) if full_crank or lo_t < t < hi_t
-                 or lo_t < t + 2 * math.pi < hi_t]
+        exact = [t for t in (0.0, math.pi) if full_crank or any(lo_t < t + k * 2 * math.pi < hi_t for k in (-1, 0, 1))]
         if exact:
             t2 = np.concatenate((t2, exact))
             mu = np.concatenate((mu, transmission_angle(fb, np.array(exact), branch)[0]))

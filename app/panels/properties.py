@@ -45,6 +45,7 @@ from core.model import Pose, Velocity
 from core.shapes import SHAPE_TYPES, parse_shape
 
 from ..editing import SHAPE_PRESETS, joint_types_for
+from . import shortened
 
 __all__ = [
     "Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name", "parse_values",
@@ -645,7 +646,7 @@ class PropertiesPanel(QWidget):
 
     def _titled(self, pattern: str, name: str) -> None:
         """The title `pattern` with the name in its {} place, shortened when long (the whole name as tooltip)."""
-        short = name if len(name) <= self.TITLE_NAME_CHARS else name[:self.TITLE_NAME_CHARS - 1] + "…"
+        short = shortened(name, self.TITLE_NAME_CHARS)
         self.title.setText(pattern.replace("{}", short))
         self.title.setToolTip(name if short != name else "")
 

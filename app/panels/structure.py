@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
 
 from core.joints import JOINT_TYPES
 
+from . import shortened
+
 __all__ = ["IncidenceModel", "StructurePanel"]
 
 _DEGREE_NAMES = {0: "isolated", 1: "unary", 2: "binary", 3: "ternary", 4: "quaternary", 5: "quinary"}
@@ -31,11 +33,6 @@ _DEGREE_NAMES = {0: "isolated", 1: "unary", 2: "binary", 3: "ternary", 4: "quate
 BODY_HEADER_CHARS = 24  # a body name in the matrix's row header is shortened to this many characters, with "…" (a
 # 100-character name took the whole table and pushed every joint column out of view); the tooltip has it whole
 JOINT_HEADER_CHARS = 5  # likewise a joint name in its (38 px) column header
-
-
-def _short(name: str, n: int) -> str:
-    """name, or its first n - 1 characters and "…" when longer than n."""
-    return name if len(name) <= n else name[:n - 1] + "…"
 
 
 class IncidenceModel(QAbstractTableModel):
@@ -100,7 +97,7 @@ class IncidenceModel(QAbstractTableModel):
             t = self._types[section] if section < len(self._types) else ""
             letter = JOINT_TYPES[t].letter if t in JOINT_TYPES else "?"
             if role == Qt.DisplayRole:
-                return f"{_short(rep.joints[section], JOINT_HEADER_CHARS)}\n{letter}"
+                return f"{shortened(rep.joints[section], JOINT_HEADER_CHARS)}\n{letter}"
             if role == Qt.ToolTipRole:
                 return f"joint {rep.joints[section]} ({t})"
         else:
@@ -108,7 +105,7 @@ class IncidenceModel(QAbstractTableModel):
                 return None
             ground = section in rep.grounds
             if role == Qt.DisplayRole:
-                return f"{_short(rep.bodies[section], BODY_HEADER_CHARS)}{' [G]' if ground else ''}  ({rep.degrees[section]})"
+                return f"{shortened(rep.bodies[section], BODY_HEADER_CHARS)}{' [G]' if ground else ''}  ({rep.degrees[section]})"
             if role == Qt.ToolTipRole:
                 d = rep.degrees[section]
                 return f"body {rep.bodies[section]}{' (ground)' if ground else ''}: {d} joint(s), {_DEGREE_NAMES.get(d, f'{d}-ary')}"

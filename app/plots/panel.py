@@ -225,6 +225,7 @@ class PlotsPanel(QWidget):
         self.ghost_curves: list[pg.PlotDataItem] = []
         self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in the time plot's legend
         self._legend_key: tuple | None = None  # the curves the legend lists now
+        self._legend_corner = 0  # where the time plot's legend sits (_place_legend; addLegend puts it top-left)
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
         self._ghost_suffix = ""
@@ -454,12 +455,13 @@ class PlotsPanel(QWidget):
                 self.q_legend.setColumnCount(max(1, -(-len(drawn) // LEGEND_ROWS)))
         self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
 
-    def _place_legend(self, plot, legend, curves) -> None:
-        """Put the legend in the corner of the plot that the curves cross least (it covered the start of every time
+    def _place_legend(self, curves) -> None:
+        """Put the time plot's legend in the corner that the curves cross least (it covered the start of every time
         curve in the top-left corner), keeping its corner on a tie."""
+        legend = self.q_legend
         if not legend.isVisible():
             return
-        vb = plot.getViewBox()
+        vb = self.q_plot.getViewBox()
         (x0, x1), (y0, y1) = vb.viewRange()
         w, h = vb.width(), vb.height()
         box = legend.boundingRect()
@@ -476,16 +478,16 @@ class PlotsPanel(QWidget):
             v = (y1 - np.asarray(y[::step], float)) / (y1 - y0)  # 0 at the top
             left, right, top, bottom = u <= fx, u >= 1 - fx, v <= fy, v >= 1 - fy
             counts += [np.sum(left & top), np.sum(right & top), np.sum(left & bottom), np.sum(right & bottom)]
-        current = getattr(legend, "_corner", 0)
+        current = self._legend_corner
         corner = current if counts[current] <= counts.min() else int(np.argmin(counts))
-        if corner != current or not hasattr(legend, "_corner"):
-            legend._corner = corner
+        if corner != current:
+            self._legend_corner = corner
             right, bottom = corner % 2, corner // 2
             legend.anchor((right, bottom), (right, bottom), offset=(-8 if right else 8, -8 if bottom else 8))
 
     def legend_corner(self) -> str:
         """Where the time plot's legend sits: 'top-left', 'top-right', 'bottom-left' or 'bottom-right'."""
-        return ("top-left", "top-right", "bottom-left", "bottom-right")[getattr(self.q_legend, "_corner", 0)]
+        return ("top-left", "top-right", "bottom-left", "bottom-right")[self._legend_corner]
 
     def legend_names(self) -> list[str]:
         """The names the time plot's legend shows (none while it is hidden)."""
@@ -510,7 +512,7 @@ class PlotsPanel(QWidget):
         self._update_curves()
         self._update_point_curves()
         self._on_cursor(self.recording.cursor)
-        self._place_legend(self.q_plot, self.q_legend, [c for c in self.q_curves + self.ghost_curves if c.isVisible()])
+        self._place_legend([c for c in self.q_curves + self.ghost_curves if c.isVisible()])
 
     # ---- drawing -----------------------------------------------------------------------------------------------
     def _show_mode(self, rebuild_only: bool = False) -> None:
