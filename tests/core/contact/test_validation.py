@@ -247,6 +247,57 @@ def test_a_box_set_exactly_on_another_stays_at_rest(offset, yaw, m_top):
     np.testing.assert_allclose(np.abs(rec.normal[1:, on_top, 2]), 1.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("m_top,offset", [(300.0, 0.03), (300.0, 0.06), (1000.0, 0.01)])
+def test_a_heavy_box_dropped_on_a_light_one_comes_to_rest(m_top, offset):
+    """A heavy box dropped 1 cm onto a 1 kg box lying on the floor, off centre: the impact stops it (every step by the
+    implicit method; these stalled at every halving depth while the normal impulses' proximal weight was sized for
+    the light box, plan._prox_weights), and both boxes then rest: the top box's normal impulse is its weight times
+    h, the floor's carries both."""
+    m_low = 1.0
+    low = body("low", {"type": "box", "size": [0.3, 0.3, 0.1]}, mass=m_low, position=(0, 0, 0.05))
+    top = body("top", {"type": "box", "size": [0.2, 0.2, 0.1]}, mass=m_top, position=(offset, 0, 0.16))
+    model, rec = run(mechanism([floor(), low, top]), 0.3)
+    assert rec.completed and not rec.fallback.any()
+    check_invariants(model, rec)
+    # free fall from 1 cm: it lands after sqrt(2 * 0.01 / g) = 0.045 s; a quarter of a second later both are at rest
+    assert np.max(np.abs(rec.velocity[-1])) < 1e-6 and np.max(np.abs(rec.angular[-1])) < 1e-6
+    names = [f"{model.names[a]}/{model.names[b]}" for a, b, _mu in model.pairs]
+    on_top = next(i for i, n in enumerate(names) if set(n.split("/")) == {"low", "top"})
+    on_floor = next(i for i, n in enumerate(names) if set(n.split("/")) == {"low", "floor"})
+    np.testing.assert_allclose(rec.pn[-1, on_top], m_top * G * H, rtol=1e-6)
+    np.testing.assert_allclose(rec.pn[-1, on_floor], (m_low + m_top) * G * H, rtol=1e-6)
+
+
+def test_prox_weights_scale_the_normal_impulses_of_a_heavy_cluster():
+    """plan._prox_weights: the lighter body's mass over the heaviest in the pair's contact cluster; 1 for equal
+    masses; a static floor connects nothing (two clusters on one floor keep their own weights)."""
+    from core.contact.plan import Workspace, _prox_weights
+
+    bodies = [floor(), body("a", {"type": "sphere", "radius": 0.1}, mass=2.0, position=(0, 0, 0.1)),
+              body("b", {"type": "sphere", "radius": 0.1}, mass=8.0, position=(0, 0, 0.3)),
+              body("c", {"type": "sphere", "radius": 0.1}, mass=1.0, position=(1, 0, 0.1)),
+              body("d", {"type": "sphere", "radius": 0.1}, mass=1.0, position=(1, 0, 0.3))]
+    from core.contact import build_model
+    model = build_model(mechanism(bodies))
+    tab = Workspace().table(model, "implicit")
+    names = {(model.names[a], model.names[b]): i for i, (a, b, _mu) in enumerate(model.pairs)}
+    want = {}
+    for (na, nb), i in names.items():
+        pair = {na, nb}
+        if pair in ({"a", "b"}, {"a", "floor"}):
+            want[i] = 2.0 / 8.0  # the lighter of the pair (a, 2 kg; or a alone on the floor) over b, 8 kg
+        elif pair == {"b", "floor"}:
+            want[i] = 1.0  # b is the heaviest of its cluster
+        elif pair <= {"c", "d", "floor"}:
+            want[i] = 1.0  # equal masses
+    cand = np.array(sorted(want))
+    got = _prox_weights(model, tab, cand)
+    np.testing.assert_allclose(got, [want[i] for i in cand])
+    # without the pair a-b, a and b are separate clusters (the floor connects nothing): a's floor pair is 1 too
+    cand2 = np.array([i for i in cand if set(next(k for k, v in names.items() if v == i)) != {"a", "b"}])
+    np.testing.assert_allclose(_prox_weights(model, tab, cand2), 1.0)
+
+
 def _ellipsoid_plane_gap(rec, radii):
     """True signed distance of an ellipsoid above z = 0: z_c - sqrt(e_z^T R diag(a^2) R^T e_z)."""
     from core.transforms import quat_to_matrix
