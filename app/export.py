@@ -653,8 +653,9 @@ class ExportController(QObject):
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(base), filters)
         if not path:
             return None
-        p = Path(path)
-        return p if p.suffix else p.with_suffix(default_suffix)
+        from .files import with_suffix
+
+        return with_suffix(path, default_suffix, self.window)
 
     @property
     def busy(self) -> bool:

@@ -19,13 +19,28 @@ from .layout import auto_layout
 
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
-    "AUTOSAVE_MS",
+    "AUTOSAVE_MS", "with_suffix",
 ]
 
 EXAMPLES_DIR = resource_dir() / "examples"
 MAX_RECENT = 10
 AUTOSAVE_MS = 60_000
 FILE_FILTER = "Linkwright mechanisms (*.json);;All files (*)"
+
+
+def with_suffix(path, suffix: str, parent: QWidget | None = None) -> Path | None:
+    """A name typed in a save dialog, given `suffix` when it has none. The dialog asked about replacing the name
+    as typed, not the one written: when that file exists the user is asked here; None if they keep it."""
+    p = Path(path)
+    if p.suffix:
+        return p
+    p = p.with_suffix(suffix)
+    if p.exists():
+        answer = QMessageBox.question(parent, "Replace file?", f"{p.name} already exists. Replace it?",
+                                      QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
+        if answer != QMessageBox.Yes:
+            return None
+    return p
 
 
 def examples() -> list[Path]:
@@ -175,12 +190,8 @@ class FileController(QObject):
         """Ask for a file name and save there."""
         start = str(self.document.path) if self.document.path else str(Path.home() / f"{self.document.mechanism.name or 'mechanism'}.json")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save mechanism as", start, FILE_FILTER)
-        if not path:
-            return False
-        p = Path(path)
-        if not p.suffix:
-            p = p.with_suffix(".json")
-        return self.write(p)
+        p = with_suffix(path, ".json", self.window) if path else None
+        return p is not None and self.write(p)
 
     def write(self, path) -> bool:
         """Write the document atomically to `path` and mark it saved."""

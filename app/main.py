@@ -12,7 +12,8 @@ from core import io
 from core.errors import LinkwrightError
 from core.resources import resource_dir
 
-__all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window", "open_start_window", "application"]
+__all__ = ["run_gui", "ORGANIZATION", "APPLICATION", "START_DOCUMENT", "create_window", "open_start_window", "application",
+           "grab_window"]
 
 ORGANIZATION = "Linkwright"
 APPLICATION = "Linkwright"
@@ -60,6 +61,21 @@ def _wait(ms: int) -> None:
     loop.exec()
 
 
+def grab_window(win):
+    """The window as drawn, the 3D view as its own framebuffer holds it: QWidget.grab() leaves out what the view
+    paints with a QPainter over its GL drawing (the named points' labels)."""
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtGui import QPainter
+
+    img = win.grab().toImage()
+    view = win.viewport.view
+    if view.isVisible() and view.width() > 0 and view.height() > 0:
+        painter = QPainter(img)
+        painter.drawImage(QRect(view.mapTo(win, QPoint(0, 0)), view.size()), view.grabFramebuffer())
+        painter.end()
+    return img
+
+
 def run_gui(file: str | None = None, screenshot: str | None = None, time: float | None = None) -> int:
     """Run the GUI; with `screenshot`, render the window (3D viewport included) to that PNG and return 0 — after
     running the document to `time` if given (3 when the run stops before it; the last frame is rendered).  2 with a
@@ -94,7 +110,7 @@ def run_gui(file: str | None = None, screenshot: str | None = None, time: float 
             _wait(200)
             from .export import save_png
 
-            save_png(win.grab(), screenshot, "--screenshot")
+            save_png(grab_window(win), screenshot, "--screenshot")
         except LinkwrightError as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = 2

@@ -94,13 +94,17 @@ def parse_name(text: str) -> str:
 
 
 def fmt_number(v: float | None) -> str:
-    """A number as the user would type it ('' for None)."""
-    return "" if v is None else f"{v:.6g}"
+    """A number as the user would type it ('' for None): six significant digits, or as many as it takes to read
+    back the stored value (a vector is entered whole: editing one component must not round the others)."""
+    if v is None:
+        return ""
+    short = f"{v:.6g}"
+    return short if float(short) == v else repr(float(v))
 
 
 def fmt_vector(v) -> str:
     """A vector as 'x, y, z' ('' for None)."""
-    return "" if v is None else ", ".join(f"{x:.6g}" for x in v)
+    return "" if v is None else ", ".join(fmt_number(x) for x in v)
 
 
 def parse_values(text: str) -> Any:
@@ -129,7 +133,7 @@ def fmt_values(v: Any) -> str:
     if isinstance(v, (int, float)):
         return fmt_number(v)
     if v and isinstance(v[0], (list, tuple)):
-        return json.dumps([[float(f"{x:.6g}") for x in row] for row in v])
+        return json.dumps([[float(x) for x in row] for row in v])
     return fmt_vector(v)
 
 
@@ -587,7 +591,8 @@ class PropertiesPanel(QWidget):
             self.body_com.show_value(fmt_vector(b.com), force)
             pose = b.pose or Pose()
             self.body_position.show_value(fmt_vector(pose.position), force)
-            self.body_rpy.show_value(fmt_vector(quaternion_to_rpy_degrees(pose.orientation)), force)
+            # (angles derived from the quaternion, shown rounded: an unchanged entry does not touch the quaternion)
+            self.body_rpy.show_value(", ".join(f"{x:.6g}" for x in quaternion_to_rpy_degrees(pose.orientation)), force)
             self.body_velocity.show_value("" if b.velocity is None else fmt_vector(b.velocity.linear), force)
             self.body_angular.show_value("" if b.velocity is None else fmt_vector(b.velocity.angular), force)
             self.points.blockSignals(True)

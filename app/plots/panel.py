@@ -32,6 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..files import with_suffix
+
 __all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "NOT_PLOTTED", "Quantity", "quantities"]
 
 # kinematics: combo entry -> (label of the y axis, which channel)
@@ -735,17 +737,21 @@ class PlotsPanel(QWidget):
         else:
             exporter = pg.exporters.ImageExporter(self.q_plot)
             exporter.parameters()["width"] = max(int(self.q_widget.width()), 800)
-            exporter.export(str(path))
+            if not exporter.export(str(path)):  # (QImage.save's False: no folder, no permission, no known suffix)
+                raise OSError("the image could not be written (a folder that does not exist or cannot be written, "
+                              "or a name without .png or .svg)")
 
     def _ask_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export series", "series.csv", "CSV (*.csv)")
-        if path:
-            self._export(self.export_csv, path)
+        path = with_suffix(path, ".csv", self) if path else None
+        if path is not None:
+            self._export(self.export_csv, str(path))
 
     def _ask_image(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export plot", "plot.png", "PNG image (*.png);;SVG (*.svg)")
-        if path:
-            self._export(self.export_image, path)
+        path = with_suffix(path, ".png", self) if path else None
+        if path is not None:
+            self._export(self.export_image, str(path))
 
     def _export(self, fn, path: str) -> None:
         try:

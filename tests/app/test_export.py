@@ -16,7 +16,7 @@ import imageio.v3 as iio3
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMenu, QPushButton
+from PySide6.QtWidgets import QMenu, QMessageBox, QPushButton
 
 from core import io
 from core.contact import simulate
@@ -521,3 +521,18 @@ def test_render_and_a_screenshot_at_a_time_of_nothing_to_move_exit_2(tmp_path):
         r = run_cli(*argv)
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert r.stderr.startswith("error: ") and "nothing to move" in r.stderr, r.stderr
+
+
+def test_run_data_export_without_a_suffix_asks_before_replacing_the_csv_of_that_name(make_window, dialogs, qtbot,
+                                                                                    tmp_path):
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    finished_run(qtbot, win)
+    kept = tmp_path / "run.csv"
+    kept.write_text("an earlier export")
+    dialogs.save_path = str(tmp_path / "run")  # the dialog asked about "run" only
+    dialogs.answer = QMessageBox.No
+    assert not win.exports.export_run_data()
+    assert dialogs.kinds() == ["save", "question"] and kept.read_text() == "an earlier export"
+    dialogs.answer = QMessageBox.Yes
+    assert win.exports.export_run_data()
+    assert kept.read_text().startswith("t,A,A.vel")

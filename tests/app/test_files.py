@@ -242,3 +242,24 @@ def test_a_save_the_loader_would_refuse_is_written_and_says_why(make_window, dia
     assert win.files.write(target)
     assert target.is_file() and dialogs.kinds()[-1] == "warning"
     assert "contact.pairs[0].bodies[1]: unknown body 'ghost'" in dialogs.calls[-1][2]
+
+
+def test_save_as_without_a_suffix_asks_before_replacing_the_json_file_of_that_name(make_window, dialogs, tmp_path):
+    """The save dialog asks about replacing the name as typed ("mine"), but ".json" is added after it: an existing
+    mine.json was replaced without a word. Now it is asked here; No keeps the file and the document unsaved."""
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    other = tmp_path / "mine.json"
+    other.write_text("my other work")
+    dialogs.save_path = str(tmp_path / "mine")
+    dialogs.answer = QMessageBox.No
+    assert not win.files.save_as()
+    assert dialogs.kinds()[-1] == "question" and "mine.json" in dialogs.calls[-1][2]
+    assert other.read_text() == "my other work" and win.document.modified and win.document.path == FOURBAR.resolve()
+    dialogs.answer = QMessageBox.Yes
+    assert win.files.save_as()
+    assert io.to_dict(io.load(other)) == io.to_dict(win.document.mechanism) and not win.document.modified
+    n = len(dialogs.calls)
+    dialogs.save_path = str(tmp_path / "fresh")  # no file of that name: nothing to ask
+    assert win.files.save_as() and (tmp_path / "fresh.json").is_file()
+    assert dialogs.kinds()[n:] == ["save"]

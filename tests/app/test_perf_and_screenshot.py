@@ -79,3 +79,24 @@ def test_screenshot_of_a_bad_file_exits_2_with_the_located_message(tmp_path):
     assert r.returncode == 2
     assert "bodies[0].name" in r.stderr and "Traceback" not in r.stderr
     assert not out.exists()
+
+
+def test_the_screenshot_image_has_the_3d_views_point_labels(make_window, qtbot):
+    """QWidget.grab() left out what the 3D view paints with a QPainter (the label 'P' of the four-bar's coupler
+    point, with Labels on): the screenshot's image is the window with the view's own framebuffer over it."""
+    from app.main import grab_window
+    from core import io
+
+    win = make_window(io.load(Path(__file__).resolve().parents[2] / "resources" / "examples" / "fourbar.json"))
+    qtbot.waitUntil(lambda: win.playback.recording.complete, timeout=10000)
+    view = win.viewport.view
+    origin = view.mapTo(win, view.rect().topLeft())
+
+    def view_part(img: QImage) -> QImage:
+        return img.copy(origin.x(), origin.y(), view.width(), view.height())
+
+    qtbot.wait(200)
+    with_labels = view_part(grab_window(win))
+    win.viewport.set_labels_visible(False)
+    qtbot.wait(200)
+    assert view_part(grab_window(win)) != with_labels  # the label was in the screenshot

@@ -202,3 +202,19 @@ def test_the_legend_moves_to_the_corner_the_curves_leave_free(make_window, qtbot
     rect = vb.mapSceneToView(plots.q_legend.mapRectToScene(plots.q_legend.boundingRect())).boundingRect()
     inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
     assert not inside.any()
+
+
+def test_a_plot_image_that_cannot_be_written_says_why_and_a_name_without_suffix_is_a_png(win, dialogs, tmp_path):
+    from PySide6.QtGui import QImage
+
+    plots = win.plots
+    target = tmp_path / "no_such_folder" / "plot.png"
+    dialogs.save_path = str(target)
+    plots.image_button.click()
+    assert dialogs.kinds() == ["save", "warning"] and str(target) in dialogs.calls[-1][2]  # not silently nothing
+    assert not target.parent.exists()
+    dialogs.save_path = str(tmp_path / "plot")  # typed without a suffix: a PNG, as the dialog's filter says
+    plots.image_button.click()
+    assert dialogs.kinds()[2:] == ["save"]
+    img = QImage(str(tmp_path / "plot.png"))
+    assert not img.isNull() and img.width() >= 800
