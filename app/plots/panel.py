@@ -32,6 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import io
+from core.errors import LinkwrightError
+
 from ..files import with_suffix
 
 __all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "NOT_PLOTTED", "Quantity", "quantities"]
@@ -706,11 +709,14 @@ class PlotsPanel(QWidget):
                     continue
                 head.append(f"{q.name}: {lab} ({self._ghost_method()})" + (f" [{unit}]" if unit else ""))
                 ghost_cols.append(np.where(exact, f(g)[k], np.nan))
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+        def write(fh):
             w = csv.writer(fh)
             w.writerow(head)
+            # (an empty cell where the other run has no frame at the time: CSV's missing value, not 'nan')
             for row in np.column_stack(cols + ghost_cols) if rec.count else []:
-                w.writerow([repr(float(x)) for x in row])
+                w.writerow([repr(float(x)) if np.isfinite(x) else "" for x in row])
+
+        io.write_atomic(path, write, "CSV")
 
     def export_image(self, path: str) -> None:
         """Save the time plot as PNG (raster) or SVG (vector) by the file's extension."""
@@ -760,3 +766,7 @@ class PlotsPanel(QWidget):
             from PySide6.QtWidgets import QMessageBox
 
             QMessageBox.warning(self, "Export failed", f"Cannot write '{path}': {exc.strerror or exc}")
+        except LinkwrightError as exc:  # (core.io.write_atomic's located reason)
+            from PySide6.QtWidgets import QMessageBox
+
+            QMessageBox.warning(self, "Export failed", exc.message[:1].upper() + exc.message[1:])

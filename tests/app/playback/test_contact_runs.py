@@ -16,6 +16,7 @@ from PySide6.QtGui import QImage
 
 from core import io
 from core.contact import simulate
+from core.errors import LinkwrightError
 from core.model import Mechanism
 from core.transforms import quat_to_matrix
 
@@ -311,6 +312,31 @@ def test_plot_exports_read_back(window, tmp_path):
     plots.export_image(str(tmp_path / "plot.svg"))
     root = ET.parse(tmp_path / "plot.svg").getroot()
     assert root.tag.endswith("svg") and len(list(root.iter())) > 10
+
+
+def test_plot_csv_of_a_comparison_leaves_the_times_without_its_frame_empty(window, qtbot, tmp_path):
+    """CSV... with a comparison run that has fewer frames (stopped early): the comparison's column is empty where
+    it has no frame at the row's time, never 'nan'; the file is written whole or not at all."""
+    win = window("contact_sphere_drop")
+    finished(win)
+    pb, plots = win.playback, win.plots
+    plots.set_mode("gap")
+    win.motion.compare_box.setChecked(True)
+    qtbot.waitUntil(lambda: pb.ghost.complete and pb.ghost.count == 101, timeout=60000)
+    qtbot.waitUntil(lambda: not pb.ghost_worker.running(), timeout=5000)
+    ref = simulate(win.document.mechanism, method="explicit")
+    pb.ghost.count = 40  # what a comparison run stopped after 40 frames holds
+    out = tmp_path / "series.csv"
+    plots.export_csv(str(out))
+    text = out.read_text()
+    assert "nan" not in text
+    rows = list(csv.reader(text.splitlines()))
+    assert rows[0] == ["t [s]", "gap: ball/floor [m]", "gap: ball/floor (explicit) [m]"] and len(rows) == 102
+    np.testing.assert_allclose([float(r[2]) for r in rows[1:41]], ref.gap[:40, 0], atol=1e-15)
+    assert all(r[2] == "" and r[1] != "" for r in rows[41:])
+    # a folder that is not there: the located reason, and no file
+    with pytest.raises(LinkwrightError, match="cannot write"):
+        plots.export_csv(str(tmp_path / "no" / "series.csv"))
 
 
 def test_dragging_the_plot_cursor_seeks(window):
