@@ -137,7 +137,11 @@ class Playback(QObject):
         self.progress = (0.0, "")
         self.mobility: RankMobility | None = None
         self.seconds_per_step: float | None = None  # measured on this document's last contact run
-        self._key = None  # motion content of the last run started
+        self._key = None  # motion content of the document as last seen
+        # the motion content the recording's run was started for, and the status its end gave (an edit that is
+        # undone brings the document back to it: the frames are no longer stale)
+        self._run_key = None
+        self._run_status: tuple[str, str, str] | None = None
         self._geo_key = None  # geometry of the last analysis asked for
         self._analysis_token = -1
         self._debounce = QTimer(self)
@@ -316,7 +320,7 @@ class Playback(QObject):
     def _on_replaced(self) -> None:
         self.worker.shutdown()  # the old document's runs: cancel and join now
         self.ghost_worker.shutdown()
-        self._key = self._geo_key = None
+        self._key = self._geo_key = self._run_key = self._run_status = None
         self._resume_t = None
         self.contact_t_end = self.method = None
         self.seconds_per_step = None
@@ -366,7 +370,15 @@ class Playback(QObject):
             self._restart()
             return
         self._debounce.stop()
-        if self.recording.count or self.is_running():
+        if self._key == self._run_key and (self.recording.count or self.is_running()):
+            # back to the document the frames were computed for (an undo): they are current again
+            self.recording.set_stale(False)
+            if self.is_running():
+                self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "",
+                                 "busy")
+            elif self._run_status is not None:
+                self._set_status(*self._run_status)
+        elif self.recording.count or self.is_running():
             self.recording.set_stale(True)
             self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
         else:
@@ -419,6 +431,7 @@ class Playback(QObject):
             return
         analyse = self.mobility is None
         self._main.stopped_by_user, self._main.stop_note = False, ""
+        self._run_key, self._run_status = self._key, None
         token = self._main.token = self.worker.start(mech, self.spec(), analyse=analyse)
         self._set_running(True)
         if analyse:
@@ -559,6 +572,7 @@ class Playback(QObject):
             text = reason if end.cancelled else short_reason(RunEnd(end.ok, reason, stop, end.limit_time,
                                                                     end.cancelled, end.frames))
             self._set_status(text, tip, "stopped")
+        self._run_status = (self.status, self.status_tip, self.status_kind)
         if rec.stale:
             self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
         self._progress(force=True)

@@ -217,6 +217,27 @@ def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
     assert pb.recording.ok and not pb.recording.stale and pb.recording.count == 101
 
 
+def test_undoing_the_edit_that_made_a_run_stale_makes_it_current_again(window, qtbot):
+    """Run, Stop, edit (stale), undo: the document is again the one the frames were computed for, so they are not
+    stale and the status line says what the run's end said; redo makes them stale again."""
+    win = window("contact_pile")
+    pb = win.playback
+    pb.set_range(20.0, 1)  # (a long run: edits mark it stale instead of re-running, as above)
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
+    pb.stop()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=10000)
+    after_run = (pb.status, pb.status_kind)
+    assert after_run[1] == "stopped" and "stopped by the user" in after_run[0]
+    assert win.editor.update_body("ball1", density=800.0) is None
+    assert pb.recording.stale and pb.status_kind == "stale"
+    win.document.undo_stack.undo()
+    assert not pb.recording.stale and (pb.status, pb.status_kind) == after_run
+    assert "stale" not in win.plots.q_plot.titleLabel.text and "stale" not in win.motion.status_label.text()
+    win.document.undo_stack.redo()
+    assert pb.recording.stale and pb.status_kind == "stale"
+
+
 def test_steps_the_explicit_method_took_are_counted_in_the_status_line_and_plotted(window, qtbot, monkeypatch):
     # every implicit attempt from t = 0.5 s on fails (as in a frictional jam): the explicit method takes those steps
     # (core.contact.stepper._explicit_fallback), the run completes, and the status line and the plots say so
