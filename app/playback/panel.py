@@ -31,6 +31,39 @@ STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "err
                   "stale": "#8d6e00"}  # as the status bar
 
 
+
+class SecondsBox(QDoubleSpinBox):
+    """A duration in seconds shown with six significant digits (0.0004 s, 12.3457 s, 1e+06 s) and kept to 1e-9 s:
+    a fixed number of decimals showed 0.0004 s as 0.001 s."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setDecimals(9)
+
+    def textFromValue(self, value: float) -> str:
+        return f"{value:.6g}"
+
+    def _number(self, text: str) -> str:
+        return text.removesuffix(self.suffix()).strip()
+
+    def valueFromText(self, text: str) -> float:
+        try:
+            return float(self._number(text))
+        except ValueError:
+            return self.value()
+
+    def validate(self, text: str, pos: int):
+        from PySide6.QtGui import QValidator
+
+        t = self._number(text)
+        try:
+            v = float(t)
+        except ValueError:
+            ok = t == "" or all(c in "0123456789.eE+-" for c in t)
+            return QValidator.Intermediate if ok else QValidator.Invalid, text, pos
+        ok = self.minimum() <= v <= self.maximum()
+        return QValidator.Acceptable if ok else QValidator.Intermediate, text, pos
+
 class MotionPanel(QWidget):
     """Widgets over a Playback: they show its recording and cursor and forward the user's requests (no state here)."""
 
@@ -70,16 +103,15 @@ class MotionPanel(QWidget):
         self.time_label.setMinimumWidth(self.fontMetrics().horizontalAdvance("t = 00.000 s  000/000"))
         self.time_label.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
 
-        self.end_box = QDoubleSpinBox()
+        self.end_box = SecondsBox()
         self.end_box.setObjectName("motionEnd")
-        self.end_box.setRange(0.001, 1e5)
-        self.end_box.setDecimals(3)
+        self.end_box.setRange(validate.MIN_DT, validate.MAX_DURATION)
         self.end_box.setSuffix(" s")
         self.end_box.setKeyboardTracking(False)
         self.end_box.setToolTip("Solve the motion from t = 0 to this time")
         self.steps_box = QSpinBox()
         self.steps_box.setObjectName("motionSteps")
-        self.steps_box.setRange(1, 100000)
+        self.steps_box.setRange(1, validate.MAX_STEPS)
         self.steps_box.setKeyboardTracking(False)
         self.steps_box.setToolTip("Number of time steps (frames = steps + 1)")
         self.end_box.valueChanged.connect(self._range_edited)
@@ -241,6 +273,7 @@ class MotionPanel(QWidget):
         (self.stop_button.defaultAction() or self.stop_button).setEnabled(running)
 
     def _show_range(self, t_end: float, steps: int) -> None:
+        self._range = (float(t_end), int(steps))  # (the exact values: the boxes show them rounded)
         for box, v in ((self.end_box, t_end), (self.steps_box, steps)):
             box.blockSignals(True)
             box.setValue(v)
@@ -248,4 +281,10 @@ class MotionPanel(QWidget):
 
     # ---- widgets -> playback -------------------------------------------------------------------------------------
     def _range_edited(self, *_args) -> None:
-        self.playback.set_range(self.end_box.value(), self.steps_box.value())
+        # the box edited gives its value, the other keeps the exact one shown (not its rounded display)
+        t_end, steps = getattr(self, "_range", (self.end_box.value(), self.steps_box.value()))
+        if self.sender() is not self.steps_box:
+            t_end = self.end_box.value()
+        if self.sender() is not self.end_box:
+            steps = self.steps_box.value()
+        self.playback.set_range(t_end, steps)

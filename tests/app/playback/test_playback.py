@@ -8,6 +8,7 @@ import threading
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from core import io
 from core.kinematics import compile_model, rank_mobility, solve_trajectory
@@ -237,6 +238,28 @@ def test_steps_field_resolves_and_moving_a_node_does_not(window, qtbot):
     win.motion.end_box.setValue(2.0)
     solved(win, 41)
     assert win.playback.recording.time_at(40) == pytest.approx(2.0)
+
+
+def test_the_end_box_shows_short_durations_and_a_steps_edit_keeps_the_exact_end(window):
+    """End shows six significant digits (0.0004 s is not 0.001 s), and editing Steps keeps the end time as it is,
+    not as shown (0.12345 s stays 0.12345 s); Steps goes up to the run limit."""
+    win = window()
+    pb, motion = win.playback, win.motion
+    pb.set_range(0.0004, 4)
+    assert motion.end_box.text() == "0.0004 s" and motion.end_box.value() == pytest.approx(0.0004, abs=1e-15)
+    pb.set_range(0.123456789, 10)
+    assert motion.end_box.text() == "0.123457 s"
+    motion.steps_box.setValue(20)  # as the user commits a new step count
+    assert (pb.t_end, pb.steps) == (0.123456789, 20)
+    motion.end_box.setValue(2.5)
+    assert (pb.t_end, pb.steps) == (2.5, 20)
+    # typed as a user types it: the text is read back through the box's own parsing
+    motion.end_box.lineEdit().selectAll()
+    QTest.keyClicks(motion.end_box.lineEdit(), "1.5e-3")
+    QTest.keyClick(motion.end_box.lineEdit(), Qt.Key_Return)
+    assert pb.t_end == pytest.approx(1.5e-3, abs=1e-15) and motion.end_box.text() == "0.0015 s"
+    motion.steps_box.setValue(200_000)  # (above the old 100,000 limit; under the run limit)
+    assert pb.steps == 200_000 and motion.steps_box.value() == 200_000
 
 
 def test_replacing_the_document_joins_the_old_solve_and_solves_the_new_one(window, qtbot):
