@@ -603,9 +603,14 @@ class Playback(QObject):
                 trails[name] = rec.values["points"][: k + 1, i]
         if rec.kind == "contact":
             # each body's path is its centre of mass's (a link whose frame sits at the world origin, far from its
-            # mass, drew a wide arc of its origin off the view)
+            # mass, drew a wide arc of its origin off the view), for the bodies moved by forces: a kinematic body's
+            # motion is the drivers' (named points trace it), and one drawn without a shape or a mass has no centre
+            # of mass but its frame's origin (the parts feeder's crank drew a wide arc off the view); the run's
+            # header gives kinematic bodies the mass 0
+            mass = rec.info.get("header", {}).get("mass")
             for i, name in enumerate(rec.channels["body.com"].labels):
-                trails[name] = rec.values["body.com"][: k + 1, i]
+                if mass is None or mass[i] > 0.0:
+                    trails[name] = rec.values["body.com"][: k + 1, i]
         vp.set_trails(trails)
 
     def _sync_ghost(self, t: float | None = None) -> None:

@@ -231,8 +231,8 @@ class Viewport3D(QWidget):
         self._forces_action.setToolTip("Show contact points and contact-force arrows (red: normal, blue: friction)")
         self._forces_action.toggled.connect(self.set_forces_visible)
         self._trails_action = QAction("Trails", self, checkable=True, checked=True)
-        self._trails_action.setToolTip("Show the paths of named points (and, in a contact run, the bodies' centres "
-                                       "of mass) up to the time cursor")
+        self._trails_action.setToolTip("Show the paths of named points (and, in a contact run, the centres of mass of "
+                                       "the bodies moved by forces) up to the time cursor")
         self._trails_action.toggled.connect(self.set_trails_visible)
         self.force_box = QDoubleSpinBox()
         self.force_box.setObjectName("viewportForceScale")

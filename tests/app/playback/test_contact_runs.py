@@ -467,6 +467,22 @@ def test_a_point_moving_along_one_line_fills_its_trace_view(window):
     assert not plots.xy_plot.getViewBox().state["aspectLocked"]  # (a coupler curve keeps equal scales: test_plots)
 
 
+def test_trails_follow_the_bodies_moved_by_forces_not_the_driven_links(window):
+    """contact_parts_feeder: the box, moved by forces, has a trail; the driven crank and rocker, drawn without a
+    shape or a mass, have no centre of mass but their frames' origins, whose arcs ran off the view: no trail."""
+    win = window("contact_parts_feeder")
+    finished(win)
+    rec = win.playback.recording
+    win.motion.slider.setValue(rec.count - 1)
+    header = rec.info["header"]
+    moved = {n for n, m in zip(header["body_names"], header["mass"]) if m > 0}
+    assert moved == {"box"} and {"crank", "rocker", "coupler"} <= set(header["body_names"])
+    trails = win.viewport.trails()
+    assert set(trails) == moved | set(rec.point_names)  # (and the named points': the coupler's edge)
+    np.testing.assert_allclose(trails["box"][-1], rec.values["body.com"][rec.count - 1,
+                                                                         header["body_names"].index("box")])
+
+
 def test_a_links_trail_is_the_path_of_its_centre_of_mass(window):
     """contact_fourbar_swing's links have their frames at the world origin, far from their mass: the 3D view's
     trail of the crank is the path of its centre of mass, which turns about the fixed joint A and so stays at its
