@@ -82,6 +82,12 @@ class Editor(QObject):
         self.message.emit(command.text())
         return None
 
+    @staticmethod
+    def _unchanged(item, changes: dict) -> bool:
+        """Whether `changes` would leave the body or joint `item` as it is (e.g. a field's value typed again after a
+        refused entry: an empty undo step that marked the document modified)."""
+        return all(getattr(item, k) == v for k, v in changes.items())
+
     # ---- verbs ------------------------------------------------------------------------------------------------------
     def add_body(self, position: tuple[float, float]) -> str:
         """Add a new body at a graph position and select it; returns its name."""
@@ -206,11 +212,17 @@ class Editor(QObject):
         return err
 
     def update_body(self, target: str, /, **changes) -> LinkwrightError | None:
-        """Change fields of a body (name= renames it)."""
+        """Change fields of a body (name= renames it); changing nothing is no edit (and no undo step)."""
+        m = self.document.mechanism
+        if target in m.body_names() and self._unchanged(m.body(target), changes):
+            return None
         return self.run(cmd.UpdateBody(self.document, target, **changes))
 
     def update_joint(self, target: str, /, **changes) -> LinkwrightError | None:
-        """Change fields of a joint (name= renames it)."""
+        """Change fields of a joint (name= renames it); changing nothing is no edit (and no undo step)."""
+        m = self.document.mechanism
+        if target in m.joint_names() and self._unchanged(m.joint(target), changes):
+            return None
         new_type = changes.get("type")
         if new_type in JOINT_TYPES and JOINT_TYPES[new_type].pitch and "pitch" not in changes:
             m = self.document.mechanism

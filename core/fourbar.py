@@ -152,12 +152,20 @@ def _same_angle(x: float, y: float) -> bool:
     return abs(math.remainder(x - y, 360.0)) <= 1e-9
 
 
-def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
-    """The teaching report: class, rotatable links, rocker limits, transmission angle, toggles (angles in degrees)."""
+def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | None = None) -> dict:
+    """The teaching report: class, rotatable links, rocker limits, transmission angle, toggles (angles in degrees).
+
+    `theta2`: the drawing's crank angle (radians). A crank that stops at two limits on each side of the ground line (a
+    Grashof double-rocker) moves on one of two mirror-image circuits, each holding both assembly branches: the side of
+    the ground line the drawing is on picks it (default: above, positive crank angles)."""
     cls = classify(fb)
     deg = math.degrees
     full_crank = "crank" in cls["fully_rotating"]
     rng = None if full_crank else _input_range(fb)
+    sign = branch  # of the rocker's and crank's angles at the toggles below
+    if rng is not None and rng[0] > 0:  # two circuits (each with both branches): its angles have the sign of its side
+        sign = -1 if theta2 is not None and math.sin(theta2) < 0 else 1
+        rng = sorted(sign * x for x in rng)
     if full_crank:
         t2 = np.linspace(-math.pi, math.pi, samples)
     elif rng is not None:
@@ -179,10 +187,10 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721) -> dict:
         ang_a = _tri_angle(fb.g, r, fb.c)  # angle at A between AD and AC
         if ang_d is None or ang_a is None:
             continue
-        t4l = math.pi - branch * ang_d
+        t4l = math.pi - sign * ang_d
         # B lies on the ray A -> C when extended, or folded with the crank longer than the coupler; else opposite C.
         # (Folded with a > b is reached on the other assembly branch of the same circuit, as in a double-rocker.)
-        t2l = branch * ang_a if name == "extended" or fb.a > fb.b else branch * ang_a + math.pi
+        t2l = sign * ang_a if name == "extended" or fb.a > fb.b else sign * ang_a + math.pi
         limits.append(deg(math.atan2(math.sin(t4l), math.cos(t4l))))
         toggles.append({"kind": f"crank and coupler {name}", "crank_deg": deg(math.atan2(math.sin(t2l), math.cos(t2l))),
                         "rocker_deg": limits[-1]})
@@ -271,8 +279,12 @@ def find_fourbar(mech: Mechanism) -> FoundFourBar:
     if jc.other(rocker) != coupler:
         raise LinkwrightError("joints", "the joints do not form a single four-bar loop")
     A, B, C, D = (np.array(j.at[:2], dtype=float) for j in (ja, jb, jc, jd))
-    fb = FourBar(float(np.linalg.norm(D - A)), float(np.linalg.norm(B - A)), float(np.linalg.norm(C - B)),
-                 float(np.linalg.norm(C - D)))
+    lengths = [float(np.linalg.norm(D - A)), float(np.linalg.norm(B - A)), float(np.linalg.norm(C - B)),
+               float(np.linalg.norm(C - D))]
+    for length, role, (p, q) in zip(lengths, ("ground", "crank", "coupler", "rocker"), ((ja, jd), (ja, jb), (jb, jc), (jc, jd))):
+        if not length > 0:  # (FourBar's own refusal named no joint: "must be a positive finite length, got 0.0")
+            raise LinkwrightError("joints", f"joints {p.name} and {q.name} are at the same point: the {role} has no length")
+    fb = FourBar(*lengths)
     ex = (D - A) / fb.g
     rel = lambda v: np.array([v @ ex, -v[0] * ex[1] + v[1] * ex[0]])  # noqa: E731  (frame with x along A -> D)
     b2, c2, d2 = rel(B - A), rel(C - A), rel(D - A)

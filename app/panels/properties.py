@@ -631,6 +631,9 @@ class PropertiesPanel(QWidget):
     def _doc_set(self, **changes) -> LinkwrightError | None:
         from ..commands import SetProperties
 
+        m = self.document.mechanism
+        if all(getattr(m, k) == v for k, v in changes.items()):
+            return None  # (the value typed again after a refused entry): no edit, no undo step
         return self.editor.run(SetProperties(self.document, **changes))
 
     def _contact_set(self, **changes) -> LinkwrightError | None:

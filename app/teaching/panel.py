@@ -141,7 +141,7 @@ class FourBarPanel(QWidget):
         self.analyses += 1
         try:
             found = find_fourbar(mech)
-            rep = report(found.fourbar, branch=found.branch)
+            rep = report(found.fourbar, branch=found.branch, theta2=found.theta2_design)
         except LinkwrightError as exc:
             self.found, self.report, self.reason = None, None, exc.message
             self.message.setText(f"{NOT_A_FOURBAR}\n({exc.message})")

@@ -361,3 +361,32 @@ def test_editing_one_component_of_a_field_keeps_the_others_exactly(make_window):
     shown = [float(v) for v in p.body_inertia.text().split(",")]
     assert shown == [I[0][0], I[1][1], I[2][2], I[0][1], I[0][2], I[1][2]]
     assert p.body_mass.text() == "0.5"  # a value six digits give exactly is shown as it is typed
+
+
+def test_retyping_the_model_value_after_a_refused_entry_is_no_undo_step(fourbar_win):
+    """A mistyped field corrected back to the value the model has changes nothing: it must not leave an undo step
+    that does nothing (Ctrl+Z seemed not to work) nor mark the saved document modified (the title's *)."""
+    win = fourbar_win
+    p, stack = win.properties, win.document.undo_stack
+    assert not win.document.modified
+    cases = [
+        ({"bodies": ["rocker"]}, p.body_mass, "heavy", "0.4"),
+        ({"joints": ["C"]}, p.joint_at, "3.331, 2.924", "3.331, 2.924, 0"),
+        ({"joints": ["C"]}, p.joint_name, "", "C"),
+        ({}, p.doc_gravity, "0, -9.81", "0, -9.81, 0"),
+    ]
+    for selected, field, bad, same in cases:
+        win.selection.set(**selected)
+        before = stack.index()
+        field.setText(bad)
+        field.editingFinished.emit()
+        assert field.error, bad
+        field.setText(same)  # (the value shown before the mistake: the model's)
+        field.editingFinished.emit()
+        assert field.error == "" and field.styleSheet() == ""
+        assert stack.index() == before and not win.document.modified, same
+    # a real change after that is still one step
+    win.selection.set(bodies=["rocker"])
+    p.body_mass.setText("0.5")
+    p.body_mass.editingFinished.emit()
+    assert win.document.mechanism.body("rocker").mass == 0.5 and stack.index() == 1

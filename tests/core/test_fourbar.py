@@ -64,3 +64,36 @@ def test_transmission_extremes_are_at_crank_0_and_180_degrees(lengths):
     ta = rep["transmission_angle_deg"]
     assert ta["min"] == pytest.approx(mu(abs(g - a)), abs=1e-9) and ta["at_crank_deg"] == pytest.approx(0.0, abs=1e-9)
     assert ta["max"] == pytest.approx(mu(g + a), abs=1e-9) and abs(ta["max_at_crank_deg"]) == pytest.approx(180.0)
+
+
+@pytest.mark.parametrize("side", [1, -1])
+@pytest.mark.parametrize("branch", [1, -1])
+def test_a_double_rocker_reports_the_circuit_the_drawing_is_on(side, branch):
+    """A Grashof double-rocker (ground 4, crank 3, coupler 1, rocker 3.5: the coupler is shortest) has two mirror-image
+    circuits, one above the ground line and one below, each holding both assembly branches. Its crank stops where
+    coupler and rocker are collinear, |BD| = c - b = 2.5 or c + b = 4.5: cos t2 = (a² + g² - |BD|²) / (2 a g); its
+    rocker where crank and coupler are, |AC| = a + b = 4 or a - b = 2: t4 = 180° - (angle at D), cos = (g² + c² -
+    |AC|²) / (2 g c). Above the ground line these angles are positive; a drawing below it (side -1), on either branch,
+    moves through their mirror images, and the report must say so (it gave the circuit above for every drawing, and
+    on the crossed branch the rocker limits of the circuit below with toggle crank angles outside its crank range)."""
+    g, a, b, c = 4.0, 3.0, 1.0, 3.5
+    fb = FourBar(g, a, b, c)
+    cosang = lambda x, y, opp: math.degrees(math.acos((x * x + y * y - opp * opp) / (2 * x * y)))  # noqa: E731
+    crank = sorted(side * t for t in (cosang(a, g, c - b), cosang(a, g, c + b)))
+    rocker = sorted(side * (180.0 - cosang(g, c, r)) for r in (a + b, a - b))
+    theta2 = side * math.radians(60.0)  # the drawing: inside the crank's range on its side
+    assert closed_form(fb, theta2, branch)[2][0]
+    rep = report(fb, branch, theta2=theta2)
+    assert rep["class"] == "double-rocker" and rep["branch"] == branch
+    np.testing.assert_allclose(rep["crank_range_deg"], crank, atol=1e-9)
+    np.testing.assert_allclose(rep["rocker_limits_deg"], rocker, atol=1e-9)
+    assert rep["crank_range_deg"][0] < math.degrees(theta2) < rep["crank_range_deg"][1]
+    # every toggle is a position of this circuit: its crank angle within the range, its rocker angle within the limits
+    for t in rep["toggles"]:
+        assert crank[0] - 1e-9 <= t["crank_deg"] <= crank[1] + 1e-9, t
+        if "rocker_deg" in t:
+            assert rocker[0] - 1e-9 <= t["rocker_deg"] <= rocker[1] + 1e-9, t
+    # mu is 0 and 180 degrees at the crank limits, where coupler and rocker are folded (|BD| = c - b) and extended
+    mu = rep["transmission_angle_deg"]
+    assert mu["at_crank_deg"] == pytest.approx(side * cosang(a, g, c - b), abs=1e-9)
+    assert mu["max_at_crank_deg"] == pytest.approx(side * cosang(a, g, c + b), abs=1e-9)

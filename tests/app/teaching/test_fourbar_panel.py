@@ -154,3 +154,47 @@ def test_grashof_text_never_reads_equal_sums_as_unequal():
     assert near["grashof"] == "non-grashof" and grashof_text(near) == "2.00005 + 5 = 7.00005 > 3 + 4 = 7"
     assert grashof_text(report(FourBar(g=5.0, a=2.0, b=4.0, c=3.0))) == "2 + 5 = 7 = 3 + 4 = 7"
     assert grashof_text(report(FourBar(g=4.0, a=1.0, b=3.5, c=3.0))) == "1 + 4 = 5 ≤ 3 + 3.5 = 6.5"
+
+
+def test_a_double_rocker_drawn_below_the_ground_line_reports_its_own_circuit(make_window, qtbot):
+    """Edit the example's crank and coupler joints into a Grashof double-rocker (g 4, a 3, b 1, c 3.5) drawn with the
+    crank below the ground line (theta2 = -60 deg). The drawing moves on the circuit below the ground line: the dock
+    showed the crank range and rocker limits of the mirror-image circuit above it (38.6 ... 78.6 deg, not holding
+    the drawn -60 deg)."""
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    fb = win.fourbar
+    g, a, b, c = 4.0, 3.0, 1.0, 3.5
+    t2 = math.radians(-60.0)
+    B = (a * math.cos(t2), a * math.sin(t2))
+    # C: the rocker end at distance b from B and c from D = (4, 0), the intersection left of B -> D (open branch)
+    dx, dy = g - B[0], -B[1]
+    L = math.hypot(dx, dy)
+    x = (L * L + b * b - c * c) / (2 * L)
+    y = math.sqrt(b * b - x * x)
+    C = (B[0] + (x * dx - y * dy) / L, B[1] + (x * dy + y * dx) / L)
+    win.editor.update_joint("B", at=(B[0], B[1], 0.0))
+    win.editor.update_joint("C", at=(C[0], C[1], 0.0))
+    qtbot.waitUntil(lambda: not fb.pending(), timeout=DEBOUNCE_MS * 20)
+    assert fb.text("class") == "double-rocker"
+    # crank limits: coupler and rocker collinear, |BD| = c - b and c + b; below the ground line: negative angles
+    lo, hi = law_of_cosines_angle(a, g, c + b), law_of_cosines_angle(a, g, c - b)
+    assert fb.text("crank_range") == f"−{lo:.1f}° … −{hi:.1f}°"
+    # rocker limits: crank and coupler collinear, |AC| = a + b and a - b; theta4 = -(180 - angle at D)
+    r1, r2 = 180 - law_of_cosines_angle(g, c, a - b), 180 - law_of_cosines_angle(g, c, a + b)
+    assert fb.text("rocker_limits").startswith(f"θ4 = −{r1:.1f}° and −{r2:.1f}°")
+    assert "drawn at θ2 = −60.0°" in fb.text("convention")
+
+
+def test_a_link_of_no_length_is_named_with_its_joints(make_window, qtbot):
+    """Moving joint B onto A (a typo in B's `at`) leaves the crank with no length: the dock said only "must be a
+    positive finite length, got 0.0", naming neither the link nor the joints to fix."""
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    fb = win.fourbar
+    a_at = win.document.mechanism.joint("A").at  # (the crank runs from A to B)
+    assert win.editor.update_joint("B", at=a_at) is None
+    qtbot.waitUntil(lambda: not fb.pending(), timeout=DEBOUNCE_MS * 20)
+    assert not fb.is_fourbar()
+    assert fb.message.text() == f"{NOT_A_FOURBAR}\n(joints A and B are at the same point: the crank has no length)"
+    win.document.undo_stack.undo()
+    qtbot.waitUntil(lambda: not fb.pending() and fb.is_fourbar(), timeout=DEBOUNCE_MS * 20)
+    assert fb.text("class") == "crank-rocker"
