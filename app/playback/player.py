@@ -86,7 +86,12 @@ def short_reason(end: RunEnd) -> str:
         why = why.split(": ", 1)[1]
     why = why.split("; the motion ends", 1)[0].split(" (", 1)[0]
     t = end.stop_time
-    return f"stopped at t = {t:.2f} s: {why}" if t is not None else why
+    if t is None:
+        return why
+    # (a kinematics run locates where the motion ends, between the last frame and the one that failed: a crank at its
+    # limit at t = 0.0742 s read "stopped at t = 0.08 s")
+    limit = "" if end.limit_time is None else f"; the motion ends near t = {end.limit_time:.4g} s"
+    return f"stopped at t = {t:.2f} s: {why}{limit}"
 
 
 class _Job:

@@ -149,7 +149,9 @@ def test_non_grashof_stops_early_with_the_reason_and_keeps_the_frames(window, qt
     status = win.motion.status_label.text()
     assert status.startswith(f"stopped at t = {ref.stop_time:.2f} s: ")
     why = ref.reason.split(": ", 1)[1].split(" (")[0].split(";")[0]
-    assert status.endswith(why), (status, ref.reason)
+    # ... and where the motion ends, located between the last frame and the one that failed
+    assert ref.times[-1] < ref.limit_time < ref.stop_time
+    assert status.endswith(f"{why}; the motion ends near t = {ref.limit_time:.4g} s"), (status, ref.reason)
     assert ref.reason in win.motion.status_label.toolTip()
     assert win.motion.slider.maximum() == rec.count - 1
     for k in (0, rec.count - 1):
@@ -166,7 +168,9 @@ def test_a_driver_undefined_mid_run_stops_with_its_location_and_keeps_the_frames
     rec = win.playback.recording
     assert not rec.ok and rec.count == 50 and rec.time_at(49) == pytest.approx(0.49)
     status = win.motion.status_label.text()
-    assert status == "stopped at t = 0.50 s: drivers[0].value: value of '1/(0.5 - t)' is not finite at t = 0.5"
+    head = "stopped at t = 0.50 s: drivers[0].value: value of '1/(0.5 - t)' is not finite at t = 0.5"
+    assert status.startswith(head + "; the motion ends near t = ") and status.endswith(" s")
+    assert 0.49 < float(status[len(head) + len("; the motion ends near t = "):-2]) <= 0.5  # (the pole, located)
     assert "The 50 frames before it can be played" in win.motion.status_label.toolTip()
     assert not dialogs.calls
 
