@@ -181,9 +181,13 @@ class _Update(EditCommand):
     def _do(self, mech: Mechanism) -> None:
         old = self._update(mech, self.name, **self.changes)
         self._old = {k: getattr(old, k) for k in self.changes}
+        if "name" in self.changes:
+            self._doc.renamed.emit(self.name, self.changes["name"])
 
     def _undo(self, mech: Mechanism) -> None:
         self._update(mech, self.changes.get("name", self.name), **self._old)
+        if "name" in self.changes:
+            self._doc.renamed.emit(self.changes["name"], self.name)
 
 
 class UpdateBody(_Update):

@@ -20,6 +20,7 @@ class Document(QObject):
     replaced = Signal()  # a different mechanism was loaded (new/open/revert): views rebuild
     pathChanged = Signal()  # the file name changed
     modifiedChanged = Signal(bool)  # the undo stack's clean state changed
+    renamed = Signal(str, str)  # an edit, its undo or its redo renamed a body or joint (old name, new name)
 
     def __init__(self, mechanism: Mechanism | None = None, path: Path | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)

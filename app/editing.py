@@ -48,6 +48,7 @@ class Editor(QObject):
         self._joint_type = "revolute"
         document.changed.connect(self._prune_selection)
         document.replaced.connect(self._on_replaced)
+        document.renamed.connect(self._follow_rename)
 
     # ---- state of the editing tools (not document truth) --------------------------------------------------------
     @property
@@ -66,6 +67,14 @@ class Editor(QObject):
         allowed = joint_types_for(self.document.mechanism.space)
         if self._joint_type not in allowed:
             self.set_joint_type(allowed[0])
+
+    def _follow_rename(self, old: str, new: str) -> None:
+        """A selected body or joint stays selected under its new name (a rename, its undo and its redo)."""
+        sel = self.selection
+        if old in sel.bodies:
+            sel.set(bodies=(sel.bodies - {old}) | {new}, joints=sel.joints)
+        elif old in sel.joints:
+            sel.set(bodies=sel.bodies, joints=(sel.joints - {old}) | {new})
 
     def _prune_selection(self) -> None:
         m = self.document.mechanism
@@ -199,17 +208,10 @@ class Editor(QObject):
         new = new.strip()
         if new == old:
             return None
-        m = self.document.mechanism
-        was_selected = old in self.selection.bodies or old in self.selection.joints
-        if old in m.body_names():
-            err = self.run(cmd.UpdateBody(self.document, old, name=new))
-            if err is None and was_selected:
-                self.selection.set(bodies=(self.selection.bodies - {old}) | {new}, joints=self.selection.joints)
-        else:
-            err = self.run(cmd.UpdateJoint(self.document, old, name=new))
-            if err is None and was_selected:
-                self.selection.set(bodies=self.selection.bodies, joints=(self.selection.joints - {old}) | {new})
-        return err
+        # (a selected item stays selected under its new name: _follow_rename)
+        if old in self.document.mechanism.body_names():
+            return self.run(cmd.UpdateBody(self.document, old, name=new))
+        return self.run(cmd.UpdateJoint(self.document, old, name=new))
 
     def update_body(self, target: str, /, **changes) -> LinkwrightError | None:
         """Change fields of a body (name= renames it); changing nothing is no edit (and no undo step)."""

@@ -93,6 +93,29 @@ def test_bad_number_is_red_with_the_reason_and_not_applied(fourbar_win, qtbot):
     assert win.document.mechanism.body("rocker").mass == 0.4 and p.body_mass.text() == "0.4"
 
 
+def test_a_renamed_item_stays_selected_through_undo_and_redo(fourbar_win):
+    """Rename joint C to C2 in Properties, undo, redo: C (then C2) stays selected and Properties keeps showing it
+    (undo had cleared the selection: Properties jumped to the document's page)."""
+    win = fourbar_win
+    win.selection.set(joints=["C"])
+    p = win.properties
+    p.joint_name.setText("C2")
+    p.joint_name.editingFinished.emit()
+    assert win.selection.joints == {"C2"} and p.pages.currentIndex() == 2 and p.joint_name.text() == "C2"
+    win.document.undo_stack.undo()
+    assert "C" in win.document.mechanism.joint_names()
+    assert win.selection.joints == {"C"} and p.pages.currentIndex() == 2 and p.joint_name.text() == "C"
+    win.document.undo_stack.redo()
+    assert win.selection.joints == {"C2"} and p.joint_name.text() == "C2"
+    # a body too, and an item renamed while not selected leaves the selection as it is
+    win.selection.set(bodies=["rocker"])
+    assert win.editor.rename("coupler", "link") is None
+    assert win.selection.bodies == {"rocker"}
+    assert win.editor.rename("rocker", "lever") is None and win.selection.bodies == {"lever"}
+    win.document.undo_stack.undo()
+    assert win.selection.bodies == {"rocker"}
+
+
 def test_joint_fields_edit_through_commands(fourbar_win):
     win = fourbar_win
     win.selection.set(joints=["B"])
