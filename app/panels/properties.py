@@ -181,6 +181,7 @@ class Field(QLineEdit):
     """A line edit bound to one model value: parses on entry, commits through a callback, shows refusals in red."""
 
     errorChanged = Signal(str)
+    committed = Signal()  # an entry was taken (the panel then shows the model's value: "C " typed for C reads "C")
 
     def __init__(self, parse: Callable[[str], Any], commit: Callable[[Any], LinkwrightError | None], placeholder: str = "",
                  tip: str = "", located: bool = False) -> None:
@@ -234,6 +235,7 @@ class Field(QLineEdit):
             return
         self._set_error("")
         self._shown = text
+        self.committed.emit()
 
 
 class DriversModel(QAbstractTableModel):
@@ -517,6 +519,7 @@ class PropertiesPanel(QWidget):
     def _field(self, parse, commit, placeholder: str = "", tip: str = "", located: bool = False) -> Field:
         fld = Field(parse, commit, placeholder, tip, located)
         fld.errorChanged.connect(self._show_error)
+        fld.committed.connect(self.refresh)
         return fld
 
     def _show_error(self, reason: str) -> None:

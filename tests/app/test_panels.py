@@ -116,6 +116,23 @@ def test_a_renamed_item_stays_selected_through_undo_and_redo(fourbar_win):
     assert win.selection.bodies == {"rocker"}
 
 
+def test_an_entry_that_changes_nothing_shows_the_model_value(fourbar_win):
+    """A name typed with a trailing space ('C ') or a number typed another way ('0.50') is the value the model has:
+    no edit, no undo step, and the field then shows the model's text, not what was typed."""
+    win = fourbar_win
+    win.selection.set(joints=["C"])
+    p = win.properties
+    p.joint_name.setText("C ")
+    p.joint_name.editingFinished.emit()
+    assert p.joint_name.text() == "C" and win.document.undo_stack.count() == 0
+    win.selection.set(bodies=["coupler"])
+    assert win.editor.update_body("coupler", mass=0.5) is None and win.document.undo_stack.count() == 1
+    assert p.body_mass.text() == "0.5"
+    p.body_mass.setText("0.50")  # the same number written another way
+    p.body_mass.editingFinished.emit()
+    assert p.body_mass.text() == "0.5" and win.document.undo_stack.count() == 1
+
+
 def test_joint_fields_edit_through_commands(fourbar_win):
     win = fourbar_win
     win.selection.set(joints=["B"])
