@@ -6,7 +6,7 @@ from PySide6.QtCore import QObject, Signal
 
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES
-from core.model import Body, Driver, Joint, Pose
+from core.model import Body, Driver, Joint, Pose, planar_axis_error
 
 from . import commands as cmd
 from .layout import auto_layout
@@ -227,9 +227,14 @@ class Editor(QObject):
             return None
         new_type = changes.get("type")
         if new_type in JOINT_TYPES and JOINT_TYPES[new_type].pitch and "pitch" not in changes:
-            m = self.document.mechanism
             if target in m.joint_names() and m.joint(target).pitch is None:
                 changes["pitch"] = DEFAULT_PITCH  # a helical joint needs one; the user edits it in Properties
+        if (new_type in JOINT_TYPES and "axis" not in changes and m.space == "planar" and target in m.joint_names()
+                and m.joint(target).axis is not None
+                and planar_axis_error(new_type, m.joint(target).axis_vector())):
+            # a revolute's z axis given in the file cannot be a prismatic's in a planar document: the new type takes
+            # its own default axis (in the same undo step) rather than the change being refused
+            changes["axis"] = None
         return self.run(cmd.UpdateJoint(self.document, target, **changes))
 
     def move(self, positions: dict[str, tuple[float, float]], nudge: bool = False) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "ContactSettings",
     "SimulationSettings",
     "Mechanism",
+    "planar_axis_error",
     "SPACES",
     "check_name",
     "check_inertia",
@@ -36,6 +37,16 @@ SPACES = ("planar", "spatial")
 _Z = (0.0, 0.0, 1.0)
 _X = (1.0, 0.0, 0.0)
 _PLANAR_TOL = 1e-9  # how far from the z axis a planar revolute axis may be (relative)
+
+
+def planar_axis_error(jtype: str, axis: Vec3) -> str:
+    """Why a joint of this type cannot have this (unit) axis in a planar document ('' when it can): a revolute
+    turns about z, a prismatic or slot joint slides in the x-y plane."""
+    if jtype == "revolute" and (abs(axis[0]) > _PLANAR_TOL or abs(axis[1]) > _PLANAR_TOL):
+        return "a revolute axis in a planar document must be along z"
+    if jtype in ("prismatic", "slot") and abs(axis[2]) > _PLANAR_TOL:
+        return f"a {jtype} axis in a planar document must lie in the x-y plane"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -395,11 +406,9 @@ class Mechanism:
                 if _norm(v) < 1e-12:
                     raise LinkwrightError(f"{location}.{key}", "zero length")
         if self.space == "planar":
-            a = joint.axis_vector()
-            if joint.type in ("revolute",) and (abs(a[0]) > _PLANAR_TOL or abs(a[1]) > _PLANAR_TOL):
-                raise LinkwrightError(f"{location}.axis", "a revolute axis in a planar document must be along z")
-            if joint.type in ("prismatic", "slot") and abs(a[2]) > _PLANAR_TOL:
-                raise LinkwrightError(f"{location}.axis", f"a {joint.type} axis in a planar document must lie in the x-y plane")
+            why = planar_axis_error(joint.type, joint.axis_vector())
+            if why:
+                raise LinkwrightError(f"{location}.axis", why)
         if joint.pitch is not None:
             validate.number(joint.pitch, f"{location}.pitch", -validate.MAX_COORDINATE, validate.MAX_COORDINATE)
         if jt.pitch and joint.pitch is None:  # as the loader requires it: what the edit API builds must load again

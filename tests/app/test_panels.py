@@ -133,6 +133,21 @@ def test_an_entry_that_changes_nothing_shows_the_model_value(fourbar_win):
     assert p.body_mass.text() == "0.5" and win.document.undo_stack.count() == 1
 
 
+def test_a_type_change_that_the_given_axis_does_not_fit_takes_the_types_default_axis(fourbar_win):
+    """The four-bar example's joint D has axis [0, 0, 1] (a revolute's, in a planar document): making it prismatic
+    or a slot takes the new type's default axis (x) in the same undo step instead of being refused."""
+    win = fourbar_win
+    m = win.document.mechanism
+    assert m.space == "planar" and m.joint("D").axis == (0.0, 0.0, 1.0)
+    assert win.editor.update_joint("D", type="prismatic") is None
+    assert m.joint("D").type == "prismatic" and m.joint("D").axis is None and m.joint("D").axis_vector() == (1.0, 0.0, 0.0)
+    win.document.undo_stack.undo()  # one step: type and axis back
+    assert m.joint("D").type == "revolute" and m.joint("D").axis == (0.0, 0.0, 1.0)
+    # an axis the new type can take is kept; one given with the change is the user's (refused if it does not fit)
+    assert win.editor.update_joint("D", type="prismatic", axis=(0.0, 0.0, 1.0)) is not None
+    assert m.joint("D").type == "revolute"
+
+
 def test_joint_fields_edit_through_commands(fourbar_win):
     win = fourbar_win
     win.selection.set(joints=["B"])
