@@ -95,7 +95,8 @@ class Editor(QObject):
     def _unchanged(item, changes: dict) -> bool:
         """Whether `changes` would leave the body or joint `item` as it is (e.g. a field's value typed again after a
         refused entry: an empty undo step that marked the document modified)."""
-        return all(getattr(item, k) == v for k, v in changes.items())
+        missing = object()  # (a field the item does not have: the command gives the located refusal)
+        return all(getattr(item, k, missing) == v for k, v in changes.items())
 
     # ---- verbs ------------------------------------------------------------------------------------------------------
     def add_body(self, position: tuple[float, float]) -> str:

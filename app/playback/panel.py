@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -31,7 +32,6 @@ STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "err
                   "stale": "#8d6e00"}  # as the status bar
 
 
-
 class SecondsBox(QDoubleSpinBox):
     """A duration in seconds shown with six significant digits (0.0004 s, 12.3457 s, 1e+06 s) and kept to 1e-9 s:
     a fixed number of decimals showed 0.0004 s as 0.001 s."""
@@ -53,8 +53,6 @@ class SecondsBox(QDoubleSpinBox):
             return self.value()
 
     def validate(self, text: str, pos: int):
-        from PySide6.QtGui import QValidator
-
         t = self._number(text)
         try:
             v = float(t)
@@ -63,6 +61,7 @@ class SecondsBox(QDoubleSpinBox):
             return QValidator.Intermediate if ok else QValidator.Invalid, text, pos
         ok = self.minimum() <= v <= self.maximum()
         return QValidator.Acceptable if ok else QValidator.Intermediate, text, pos
+
 
 class MotionPanel(QWidget):
     """Widgets over a Playback: they show its recording and cursor and forward the user's requests (no state here)."""
