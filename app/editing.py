@@ -93,8 +93,8 @@ class Editor(QObject):
 
     @staticmethod
     def _unchanged(item, changes: dict) -> bool:
-        """Whether `changes` would leave the body or joint `item` as it is (e.g. a field's value typed again after a
-        refused entry: an empty undo step that marked the document modified)."""
+        """Whether `changes` would leave `item` (the document, a body or a joint) as it is (e.g. a field's value typed
+        again after a refused entry: an empty undo step that marked the document modified)."""
         missing = object()  # (a field the item does not have: the command gives the located refusal)
         return all(getattr(item, k, missing) == v for k, v in changes.items())
 
@@ -213,6 +213,12 @@ class Editor(QObject):
         if old in self.document.mechanism.body_names():
             return self.run(cmd.UpdateBody(self.document, old, name=new))
         return self.run(cmd.UpdateJoint(self.document, old, name=new))
+
+    def update_document(self, **changes) -> LinkwrightError | None:
+        """Change document-level fields (name, gravity, ...); changing nothing is no edit (and no undo step)."""
+        if self._unchanged(self.document.mechanism, changes):
+            return None
+        return self.run(cmd.SetProperties(self.document, **changes))
 
     def update_body(self, target: str, /, **changes) -> LinkwrightError | None:
         """Change fields of a body (name= renames it); changing nothing is no edit (and no undo step)."""

@@ -632,12 +632,7 @@ class PropertiesPanel(QWidget):
 
     # ---- widgets -> commands ------------------------------------------------------------------------------------
     def _doc_set(self, **changes) -> LinkwrightError | None:
-        from ..commands import SetProperties
-
-        m = self.document.mechanism
-        if all(getattr(m, k) == v for k, v in changes.items()):
-            return None  # (the value typed again after a refused entry): no edit, no undo step
-        return self.editor.run(SetProperties(self.document, **changes))
+        return self.editor.update_document(**changes)
 
     def _contact_set(self, **changes) -> LinkwrightError | None:
         return self.editor.set_contact(**changes)

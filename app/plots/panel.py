@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -762,11 +763,6 @@ class PlotsPanel(QWidget):
     def _export(self, fn, path: str) -> None:
         try:
             fn(path)
-        except OSError as exc:
-            from PySide6.QtWidgets import QMessageBox
-
-            QMessageBox.warning(self, "Export failed", f"Cannot write '{path}': {exc.strerror or exc}")
-        except LinkwrightError as exc:  # (core.io.write_atomic's located reason)
-            from PySide6.QtWidgets import QMessageBox
-
-            QMessageBox.warning(self, "Export failed", exc.message[:1].upper() + exc.message[1:])
+        except (OSError, LinkwrightError) as exc:  # (LinkwrightError: core.io.write_atomic's reason)
+            why = exc.message if isinstance(exc, LinkwrightError) else f"cannot write '{path}': {exc.strerror or exc}"
+            QMessageBox.warning(self, "Export failed", why[:1].upper() + why[1:])
