@@ -148,6 +148,7 @@ class Playback(QObject):
         self._run_key = None
         self._run_status: tuple[str, str, str] | None = None
         self._geo_key = None  # geometry of the last analysis asked for
+        self._simulation = None  # the document's simulation section as last seen
         self._analysis_token = -1
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -361,6 +362,11 @@ class Playback(QObject):
                 self.seconds_per_step = None
             self.kind, self.kind_text = kind, text
             self.kindChanged.emit(kind, text)
+        if mech.simulation != self._simulation:
+            # the document's dt, duration or method: what the Motion panel's End, Steps and Method show for a
+            # contact run (a Properties edit or its undo changed them)
+            self._simulation = mech.simulation
+            self.optionsChanged.emit()
         geo = _geometry_key(mech)
         if geo != self._geo_key:
             self._geo_key = geo

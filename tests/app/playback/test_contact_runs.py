@@ -498,3 +498,27 @@ def test_a_links_trail_is_the_path_of_its_centre_of_mass(window):
     assert len(trail) == rec.count
     np.testing.assert_allclose(np.linalg.norm(trail - A, axis=1), r, atol=1e-7)
     assert np.ptp(trail[:, 2]) > 0.01  # it swings
+
+
+def test_end_steps_and_method_follow_the_documents_simulation_edits(window, qtbot):
+    """A contact run's End is the document's duration and Steps End/dt: editing dt, duration or method in the
+    Document properties (or undoing it) shows the values the next run uses, not the ones of the file as opened."""
+    win = window("contact_sphere_drop")  # 1 s in steps of 0.01 s, implicit
+    pb, motion = win.playback, win.motion
+    finished(win)
+    assert (motion.end_box.value(), motion.steps_box.value()) == (1.0, 100)
+    doc = win.document
+    assert win.editor.set_simulation(duration=0.5) is None
+    assert pb.contact_end() == 0.5 and (motion.end_box.value(), motion.steps_box.value()) == (0.5, 50)
+    assert win.editor.set_simulation(dt=0.02) is None
+    assert (motion.end_box.value(), motion.steps_box.value()) == (0.5, 25)
+    assert win.editor.set_simulation(method="explicit") is None
+    assert motion.method_combo.currentText() == "explicit" == pb.document_method()
+    finished(win)
+    assert pb.recording.count == 26  # the run the boxes describe: 0.5 s in 25 steps
+    for _ in range(3):
+        doc.undo_stack.undo()
+    assert (motion.end_box.value(), motion.steps_box.value()) == (1.0, 100)
+    assert motion.method_combo.currentText() == "implicit"
+    finished(win)
+
