@@ -381,6 +381,8 @@ class Playback(QObject):
             self._restart()
             return
         self._debounce.stop()
+        # (a re-run an earlier edit of the burst scheduled is not coming: Stop must not stay enabled for it)
+        self._set_running(self.is_running())
         if self._key == self._run_key and (self.recording.count or self.is_running()):
             # back to the document the frames were computed for (an undo): they are current again
             self.recording.set_stale(False)

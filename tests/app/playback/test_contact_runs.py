@@ -522,3 +522,17 @@ def test_end_steps_and_method_follow_the_documents_simulation_edits(window, qtbo
     assert motion.method_combo.currentText() == "implicit"
     finished(win)
 
+
+def test_stop_is_greyed_out_when_a_burst_of_edits_ends_on_a_run_that_waits_for_run(window, qtbot):
+    """An edit that makes a long contact run short starts a re-run after the debounce (Stop enabled); undoing it
+    within the debounce makes the run a long one that waits for Run: nothing runs, so Stop is greyed out again."""
+    win = window("contact_pile")
+    pb = win.playback
+    assert not pb.auto_runs() and not win.action_set.stop.isEnabled()
+    assert win.editor.set_simulation(duration=0.02) is None  # 2 steps: re-runs by itself after the debounce
+    assert pb.auto_runs() and win.action_set.stop.isEnabled()
+    win.document.undo_stack.undo()  # back to 1 s, before the debounce fired
+    assert not pb.auto_runs() and not pb.is_running()
+    assert not win.action_set.stop.isEnabled() and not win.motion.stop_button.isEnabled()
+    qtbot.wait(400)  # past the debounce: no run started behind the greyed-out Stop
+    assert not pb.worker.running() and pb.recording.count == 0 and not win.action_set.stop.isEnabled()
