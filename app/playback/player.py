@@ -346,6 +346,7 @@ class Playback(QObject):
             self._cancel_job(self._main)
             self.recording.clear()
             self._show_design()
+            self._clear_progress()
             self._set_status(self._wait_text("opened"), "", "stale")
             return
         self._start_now()  # a new document, not a burst of edits: no need to wait
@@ -395,7 +396,13 @@ class Playback(QObject):
             self.recording.set_stale(True)
             self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
         else:
+            self._clear_progress()
             self._set_status(self._wait_text("opened"), "", "stale")
+
+    def _clear_progress(self) -> None:
+        """No run and no frames: no progress (of the previous document's run, or of a run an edit dropped)."""
+        self.progress = (0.0, "")
+        self.progressChanged.emit(*self.progress)
 
     def _wait_text(self, why: str) -> str:
         est = self.expected_seconds()
@@ -438,8 +445,7 @@ class Playback(QObject):
             self.ghost.clear()
             self._show_design()
             self._set_running(False)
-            self.progress = (0.0, "")  # no run: no progress of the previous one
-            self.progressChanged.emit(*self.progress)
+            self._clear_progress()
             self._set_status(self.kind_text, "", "error")
             return
         analyse = self.mobility is None

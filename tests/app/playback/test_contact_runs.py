@@ -536,3 +536,23 @@ def test_stop_is_greyed_out_when_a_burst_of_edits_ends_on_a_run_that_waits_for_r
     assert not win.action_set.stop.isEnabled() and not win.motion.stop_button.isEnabled()
     qtbot.wait(400)  # past the debounce: no run started behind the greyed-out Stop
     assert not pb.worker.running() and pb.recording.count == 0 and not win.action_set.stop.isEnabled()
+
+
+def test_a_contact_run_that_waits_for_run_shows_no_progress_of_an_earlier_run(window, qtbot):
+    """Opening a long contact scene after a run (it waits for Run) leaves the progress bar empty, not full with the
+    previous document's 't = 1.000 / 1.000 s'; so does an edit burst that drops the frames and waits for Run."""
+    win = window("contact_sphere_drop")
+    pb, bar = win.playback, win.motion.progress_bar
+    finished(win)
+    assert bar.value() == 100 and bar.format() == "t = 1.000 / 1.000 s"
+    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))
+    assert pb.status_kind == "stale" and pb.recording.count == 0
+    assert bar.value() == 0 and bar.format() == "" and pb.progress == (0.0, "")
+    assert win.editor.set_simulation(duration=0.02) is None  # short: re-runs by itself
+    finished(win)
+    assert bar.value() == 100 and bar.format() == "t = 0.020 / 0.020 s"
+    assert win.editor.set_simulation(duration=0.04) is None  # drops the frames, re-runs after the debounce ...
+    win.document.undo_stack.undo()
+    win.document.undo_stack.undo()  # ... but the burst ends on the long run, which waits for Run
+    assert pb.recording.count == 0 and pb.status_kind == "stale"
+    assert bar.value() == 0 and bar.format() == ""
