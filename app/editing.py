@@ -126,11 +126,18 @@ class Editor(QObject):
         return name
 
     def set_contact(self, **changes) -> LinkwrightError | None:
-        """Change the document's contact settings (friction, ellipsoid, pairs)."""
+        """Change the document's contact settings (friction, ellipsoid, pairs); changing nothing is no edit."""
+        c = self.document.mechanism.contact
+        if c is not None and self._unchanged(c, changes):
+            return None
         return self.run(cmd.SetContact(self.document, **changes))
 
     def set_simulation(self, **changes) -> LinkwrightError | None:
-        """Change the document's time-stepping settings (dt, duration, method)."""
+        """Change the document's time-stepping settings (dt, duration, method); changing nothing is no edit (a
+        document without the section gets it: that is an edit)."""
+        s = self.document.mechanism.simulation
+        if s is not None and self._unchanged(s, changes):
+            return None
         return self.run(cmd.SetSimulation(self.document, **changes))
 
     def set_dynamics(self, on: bool) -> LinkwrightError | None:

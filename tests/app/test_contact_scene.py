@@ -243,3 +243,23 @@ def test_pair_overrides_are_edited_in_their_table(make_window, point_dialog):
     assert win.document.mechanism.contact.pairs == () and p.pairs.rowCount() == 0
     win.document.undo_stack.undo()
     assert len(win.document.mechanism.contact.pairs) == 1 and p.pairs.rowCount() == 1
+
+
+def test_contact_and_simulation_entries_that_change_nothing_are_no_undo_step(make_window):
+    """Emptying a Document field that holds its default (friction 0.5, ellipsoid 1, 1, 0, dt 0.01), or retyping the
+    value after a refused entry, leaves the document as it is: no undo step, the document not marked modified."""
+    win = make_window(contact_scene())  # the defaults written out
+    doc, p = win.document, win.properties
+    win.selection.clear()
+    before = doc.mechanism.copy()
+    for field, bad, same in ((p.doc_friction, "-1", "0.5"), (p.doc_ellipsoid, "1, 1", "1, 1, 0"),
+                             (p.doc_dt, "0", "0.01"), (p.doc_duration, "-1", "1")):
+        type_into(field, bad)
+        assert field.error  # refused
+        type_into(field, same)  # the value it has
+        assert not field.error
+        type_into(field, "")  # empty: the default, which it has too
+    assert doc.mechanism == before
+    assert doc.undo_stack.count() == 0 and not doc.modified
+    type_into(p.doc_dt, "0.02")  # a real change still is one
+    assert doc.mechanism.simulation.dt == 0.02 and doc.undo_stack.count() == 1
