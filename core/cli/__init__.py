@@ -6,6 +6,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import signal
 import sys
 from types import ModuleType
 from typing import Sequence
@@ -40,8 +41,34 @@ def build_parser(prog: str = "linkwright") -> tuple[argparse.ArgumentParser, arg
     return parser, sub
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that a command ends as after Ctrl+C: `finally` blocks and the atomic
+    writes' clean-up run (killed outright, `kinematics --csv` left its temporary file beside OUT)."""
+
+
+def _terminate(signum, _frame) -> None:
+    raise _Terminated(signum)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command: user errors become a located message on stderr and status 2."""
+    previous = None
+    if not getattr(args, "_event_loop", False):  # (in a Qt event loop the exception would end in a slot, swallowed)
+        try:
+            previous = signal.signal(signal.SIGTERM, _terminate)
+        except ValueError:  # not the main thread (a caller's worker): leave the signal alone
+            pass
+    try:
+        return _run_command(args)
+    except _Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run_command(args: argparse.Namespace) -> int:
     try:
         status = int(args._run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe shows here, as a message and not at exit

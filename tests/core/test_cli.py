@@ -83,3 +83,30 @@ def test_a_mistyped_command_is_named_not_opened_as_a_file():
     r = run("analyse", str(EXAMPLES / "fourbar.json"))
     assert r.returncode == 2 and "'analyse' is not a command" in r.stderr and "did you mean 'analyze'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_terminated_run_leaves_the_old_file_and_no_temporary_file(tmp_path):
+    """`kinematics --csv` solves into a temporary file beside OUT; a SIGTERM (kill, a CI timeout) ends the command
+    like Ctrl+C: the temporary file is removed, the old OUT is kept, a one-line message and no traceback."""
+    import signal
+    import time
+
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    p = subprocess.Popen([sys.executable, "-m", "app", "kinematics", str(EXAMPLES / "jansen.json"), "--steps",
+                          "1000000", "--csv", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".out.csv.*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(tmp_path.glob(".out.csv.*")), "the run did not start writing"
+        time.sleep(0.3)  # solving, a few hundred of its million frames written
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 128 + signal.SIGTERM and err.strip() == "terminated"
+    assert out.read_text() == "old\n" and sorted(x.name for x in tmp_path.iterdir()) == ["out.csv"]
