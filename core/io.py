@@ -317,7 +317,10 @@ def loads(text: str | bytes) -> Mechanism:
             depth -= 1
 
     def _no_constants(name: str) -> float:
-        raise LinkwrightError("", f"not valid JSON: {name} is not a number in JSON")
+        # (json gives no position: the first such token outside a string is the one it met)
+        m = next((m for m in re.finditer(r'"(?:[^"\\]|\\.)*"|(-?(?:NaN|Infinity))', text) if m.group(1)), None)
+        where = f" at {_line_col(text, m.start(1))}" if m else ""
+        raise LinkwrightError("", f"not valid JSON: {name} is not a number in JSON{where}")
 
     def _unique_keys(pairs: list) -> dict:
         # a key given twice in one object: JSON parsers keep one of the values (Python's the last) and drop the

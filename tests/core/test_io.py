@@ -144,6 +144,12 @@ def test_nan_and_infinity_are_rejected(fourbar_dict, token):
     text = json.dumps(fourbar_dict).replace('"mass": 0.4', f'"mass": {token}')
     e = load_error(text)
     assert "not a number in JSON" in e.message
+    # where, as for every file-level error: a name or text holding the word before it is not mistaken for it
+    fourbar_dict["description"] = f'a "{token}" in text, {token}: 1'
+    text = json.dumps(fourbar_dict, indent=1).replace('"mass": 0.4', f'"mass": {token}')
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if f'"mass": {token}' in x)
+    column = text.splitlines()[line - 1].index(token) + 1
+    assert load_error(text).message == f"not valid JSON: {token} is not a number in JSON at line {line}, column {column}"
 
 
 def test_huge_number_overflowing_to_infinity(fourbar_dict):
