@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 
@@ -75,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
     from ..contact import record
     from ..run import RunSpec, describe_kind, open_run, run_kind
 
-    if args.out is not None and not (args.out.endswith(".csv") or args.out.endswith(".npz")):
+    suffix = os.path.splitext(args.out)[1].lower() if args.out is not None else ""  # (RUN.CSV, as the app's export)
+    if args.out is not None and suffix not in (".csv", ".npz"):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
     if not run_kind(mech):  # (as kinematics and render: no frames of nothing, status 2)
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     rec = record(run, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)
-    elif args.out.endswith(".npz"):
+    elif suffix == ".npz":
         io.write_atomic(args.out, rec.save_npz, "--out", binary=True, suffix=".npz")
     else:
         io.write_atomic(args.out, rec.save_csv, "--out")

@@ -110,3 +110,19 @@ def test_a_terminated_run_leaves_the_old_file_and_no_temporary_file(tmp_path):
             p.wait()
     assert p.returncode == 128 + signal.SIGTERM and err.strip() == "terminated"
     assert out.read_text() == "old\n" and sorted(x.name for x in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_simulate_takes_the_output_suffix_in_any_case(tmp_path):
+    """`--out RUN.NPZ` is the archive and `RUN.CSV` the table (as `render --out A.GIF` and the app's export take
+    upper-case suffixes); another suffix is still refused."""
+    from core.contact import load_npz
+
+    f = str(EXAMPLES / "contact_sphere_drop.json")
+    r = run("simulate", f, "--t-end", "0.02", "--out", str(tmp_path / "RUN.NPZ"))
+    assert r.returncode == 0, r.stderr
+    assert len(load_npz(tmp_path / "RUN.NPZ").t) == 3
+    r = run("simulate", f, "--t-end", "0.02", "--out", str(tmp_path / "RUN.CSV"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "RUN.CSV").read_text().startswith("t,ball.x,")
+    r = run("simulate", f, "--t-end", "0.02", "--out", str(tmp_path / "RUN.TXT"))
+    assert r.returncode == 2 and "unknown output type" in r.stderr and not (tmp_path / "RUN.TXT").exists()
