@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -173,7 +174,11 @@ def rpy_degrees_to_quaternion(rpy) -> tuple[float, float, float, float]:
 
 def quaternion_to_rpy_degrees(q) -> tuple[float, float, float]:
     """Roll, pitch, yaw in degrees of a unit quaternion (w, x, y, z)."""
-    e = Rotation.from_quat(np.asarray(q, float), scalar_first=True).as_euler("xyz", degrees=True)
+    with warnings.catch_warnings():
+        # pitch ±90°: roll and yaw turn about one axis, scipy gives it all to roll (yaw 0) and warns about it on
+        # stderr at every refresh of the field; the angles shown are the same rotation
+        warnings.filterwarnings("ignore", "Gimbal lock detected", UserWarning)
+        e = Rotation.from_quat(np.asarray(q, float), scalar_first=True).as_euler("xyz", degrees=True)
     return tuple(0.0 if abs(x) < 1e-12 else float(x) for x in e)  # type: ignore[return-value]
 
 

@@ -263,3 +263,22 @@ def test_contact_and_simulation_entries_that_change_nothing_are_no_undo_step(mak
     assert doc.undo_stack.count() == 0 and not doc.modified
     type_into(p.doc_dt, "0.02")  # a real change still is one
     assert doc.mechanism.simulation.dt == 0.02 and doc.undo_stack.count() == 1
+
+
+def test_a_pitch_of_90_degrees_reads_back_as_the_same_rotation_without_a_warning(make_window, point_dialog, recwarn):
+    """At pitch ±90° roll and yaw turn about one axis: the field shows an equivalent roll, pitch, yaw (yaw 0), and
+    no 'Gimbal lock detected' warning goes to the terminal at each refresh."""
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.5", True))
+    win.action_set.add_shapes["box"].trigger()
+    p = win.properties
+    type_into(p.body_rpy, "10, 90, 30")
+    q = win.document.mechanism.body("box1").pose.orientation
+    win.selection.clear()
+    win.selection.set(bodies=["box1"])  # the field re-reads the quaternion
+    shown = [float(x) for x in p.body_rpy.text().split(",")]
+    assert shown[1] == pytest.approx(90.0) and shown[2] == 0.0
+    from app.panels.properties import rpy_degrees_to_quaternion
+    assert np.allclose(quat_to_matrix(rpy_degrees_to_quaternion(shown)), quat_to_matrix(q), atol=1e-9)
+    assert not [w for w in recwarn.list if "Gimbal" in str(w.message)]
