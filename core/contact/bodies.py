@@ -218,7 +218,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
             m, c, I = 1.0, (b.com or (0.0, 0.0, 0.0)), size * size * np.eye(3)
         elif is_dyn:
             if shape is not None:
-                m, c, I = mass_properties(shape, b.mass, b.density)
+                m, c, I = mass_properties(shape, b.mass, b.density, loc)
             else:
                 if b.mass is None:
                     raise LinkwrightError(f"{loc}.mass", "a body without a shape needs a mass")

@@ -269,6 +269,18 @@ def test_dynamic_body_without_shape_or_inertia_is_refused_located():
     assert str(e.value).startswith("bodies[1]:") and "needs a mass" in str(e.value)
 
 
+def test_a_halfspace_on_a_body_with_mass_is_refused_located():
+    # a half-space has no finite mass or inertia: the message names the body (the Properties type box offers
+    # "halfspace" on a free body, and the CLI then printed the reason without saying which body)
+    from core import io
+    doc = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+           "bodies": [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1]}},
+                      {"name": "slab", "mass": 1.0, "shape": {"type": "halfspace", "normal": [0, 0, 1]}}]}
+    with pytest.raises(LinkwrightError) as e:
+        build_model(io.loads(json.dumps(doc)))
+    assert str(e.value).startswith("bodies[1]:") and "unbounded" in str(e.value)
+
+
 def test_reactions_of_a_hanging_pendulum_are_recorded(tmp_path):
     # a bob hanging at rest below its pin: the pin holds its weight, force m g upwards and no moment about the pin
     # (the bob's centre of mass is on the vertical through it), at every step; the recording keeps them in .npz and
