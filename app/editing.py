@@ -16,7 +16,8 @@ __all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "SHAPE_PRESETS", "DEFAU
 SCENE_TO_METRES = 0.01  # a new joint is placed between its bodies' graph nodes, 100 scene units = 1 m
 DEFAULT_PITCH = 0.01  # m per turn, given to a new helical joint (or a joint changed to helical) until the user edits it
 DEFAULT_BODY_MASS = 1.0  # kg, given to a body added with a shape (edit it, or switch to a density, in Properties)
-# The shape a new body of each kind gets (about 0.2 m across; a halfspace is the floor z <= 0). Every type of
+# The shape a new body of each kind gets (about 0.2 m across; a halfspace is the floor z <= 0, its normal turned to
+# the document's up when it is added: app.scene.up_direction). Every type of
 # core.shapes.SHAPE_TYPES has a row; Properties edits the parameters afterwards.
 SHAPE_PRESETS: dict[str, dict] = {
     "sphere": {"type": "sphere", "radius": 0.1},
@@ -107,9 +108,10 @@ class Editor(QObject):
         self.selection.set(bodies=[name])
         return name
 
-    def add_shaped_body(self, kind: str, at=(0.0, 0.0, 0.0)) -> str | None:
+    def add_shaped_body(self, kind: str, at=(0.0, 0.0, 0.0), up=(0.0, 0.0, 1.0)) -> str | None:
         """Add a body with the preset `kind` of shape placed at world point `at` (mass 1 kg; a halfspace is a fixed
-        ground) and select it; returns its name, None if refused."""
+        ground whose outward normal is `up`, the floor under the document's gravity) and select it; returns its
+        name, None if refused."""
         m = self.document.mechanism
         if kind not in SHAPE_PRESETS:
             self.message.emit(f"Refused: unknown shape '{kind}' (known: {', '.join(SHAPE_PRESETS)})")
@@ -117,7 +119,8 @@ class Editor(QObject):
         name = m.unique_name(kind)
         static = kind == "halfspace"  # unbounded: it has no mass, only a fixed body may carry it
         pose = None if tuple(at) == (0.0, 0.0, 0.0) else Pose(tuple(float(x) for x in at), (1.0, 0.0, 0.0, 0.0))
-        body = Body(name, ground=static, mass=None if static else DEFAULT_BODY_MASS, shape=SHAPE_PRESETS[kind], pose=pose)
+        shape = dict(SHAPE_PRESETS[kind], normal=[float(u) for u in up]) if static else SHAPE_PRESETS[kind]
+        body = Body(name, ground=static, mass=None if static else DEFAULT_BODY_MASS, shape=shape, pose=pose)
         xs = [p[0] for p in m.layout.values()]
         graph_pos = (round(max(xs) + 120.0, 1), 0.0) if xs else (0.0, 0.0)  # beside the graph's other nodes
         if self.run(cmd.AddBody(self.document, body, graph_pos)) is not None:

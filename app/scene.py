@@ -2,28 +2,51 @@
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
 from .editing import SHAPE_PRESETS
 from .panels.properties import fmt_vector, parse_vector
 
-__all__ = ["default_drop_point", "ask_point", "add_shaped_body"]
+__all__ = ["up_direction", "default_drop_point", "ask_point", "add_shaped_body"]
 
 DROP_SPACING = 0.3  # m between the suggested drop heights of successive bodies (preset shapes are ~0.2 m across)
 
 
+def up_direction(mechanism) -> tuple[float, float, float]:
+    """The document's up: against its gravity (a planar document's gravity is in its plane, e.g. -y), +z when it has
+    none."""
+    g = mechanism.gravity
+    n = math.sqrt(sum(x * x for x in g)) if g is not None else 0.0
+    return (0.0, 0.0, 1.0) if n == 0.0 else tuple(0.0 - x / n for x in g)  # (0.0 - x: no -0.0)
+
+
+def _up_text(up) -> str:
+    """'+z', '-y', ... for a world axis, else the direction itself."""
+    for i, axis in enumerate("xyz"):
+        if abs(abs(up[i]) - 1.0) < 1e-12:
+            return ("+" if up[i] > 0 else "-") + axis
+    return f"({fmt_vector(up)})"
+
+
 def default_drop_point(mechanism) -> tuple[float, float, float]:
-    """Where a new body is suggested: on the z axis, above every body already placed (so nothing starts overlapping)."""
-    tops = [b.pose.position[2] for b in mechanism.bodies if b.pose is not None and not b.ground]
-    z = (max(tops) if tops else 0.0) + DROP_SPACING
-    return (0.0, 0.0, round(z, 6))
+    """Where a new body is suggested: on the up axis through the origin (up_direction), above every body already
+    placed (so nothing starts overlapping)."""
+    up = up_direction(mechanism)
+    heights = [sum(u * x for u, x in zip(up, b.pose.position)) for b in mechanism.bodies
+               if b.pose is not None and not b.ground]
+    h = (max(heights) if heights else 0.0) + DROP_SPACING
+    return tuple(round(u * h, 6) + 0.0 for u in up)
 
 
-def ask_point(parent: QWidget, title: str, default: tuple[float, float, float]) -> tuple[float, float, float] | None:
+def ask_point(parent: QWidget, title: str, default: tuple[float, float, float],
+              up: tuple[float, float, float] = (0.0, 0.0, 1.0)) -> tuple[float, float, float] | None:
     """Ask for a world point 'x, y, z' (m); a bad entry is asked again with the reason; None if cancelled."""
     text, reason = fmt_vector(default), ""
     while True:
-        label = "Place at x, y, z (m, world frame; z is up):" + (f"\n\n✗ {reason}" if reason else "")
+        label = (f"Place at x, y, z (m, world frame; up is {_up_text(up)}):"
+                 + (f"\n\n✗ {reason}" if reason else ""))
         text, ok = QInputDialog.getText(parent, title, label, QLineEdit.Normal, text)
         if not ok:
             return None
@@ -37,7 +60,9 @@ def add_shaped_body(parent: QWidget, editor, kind: str) -> str | None:
     """Edit ▸ Add Shaped Body ▸ kind: ask where, then add it (one undo step); returns the new body's name."""
     if kind not in SHAPE_PRESETS:
         return None
-    at = (0.0, 0.0, 0.0) if kind == "halfspace" else ask_point(parent, f"Add {kind}", default_drop_point(editor.document.mechanism))
+    m = editor.document.mechanism
+    up = up_direction(m)
+    at = (0.0, 0.0, 0.0) if kind == "halfspace" else ask_point(parent, f"Add {kind}", default_drop_point(m), up)
     if at is None:
         return None
-    return editor.add_shaped_body(kind, at)
+    return editor.add_shaped_body(kind, at, up=up)

@@ -282,3 +282,34 @@ def test_a_pitch_of_90_degrees_reads_back_as_the_same_rotation_without_a_warning
     from app.panels.properties import rpy_degrees_to_quaternion
     assert np.allclose(quat_to_matrix(rpy_degrees_to_quaternion(shown)), quat_to_matrix(q), atol=1e-9)
     assert not [w for w in recwarn.list if "Gimbal" in str(w.message)]
+
+
+def test_a_body_added_to_a_planar_mechanism_is_placed_up_against_its_gravity(make_window, monkeypatch):
+    # fourbar.json is planar with gravity -y: "up" is +y, so the point dialog says so and suggests a point on the
+    # +y axis above every placed link (the highest origin plus the drop spacing), and a new half-space is the floor
+    # y <= 0 (normal +y), not z <= 0
+    from app.scene import DROP_SPACING
+
+    labels: list[str] = []
+    asked: list[str] = []
+
+    def get_text(parent, title, label, echo=None, text=""):
+        labels.append(label)
+        asked.append(text)
+        return text, True  # accept the suggestion
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(get_text))
+    mech = io.load(ROOT / "resources/examples/fourbar.json")
+    assert mech.gravity is not None and mech.gravity[1] < 0 and mech.gravity[0] == mech.gravity[2] == 0
+    top = max([b.pose.position[1] for b in mech.bodies if b.pose is not None and not b.ground], default=0.0)
+    win = make_window(mech)
+    shape_menu = win.findChild(QMenu, "addShapeMenu")
+    next(a for a in shape_menu.actions() if a.text().startswith("Sphere")).trigger()
+    assert "up is +y" in labels[0]
+    x, y, z = (float(v) for v in asked[0].split(","))
+    assert (x, z) == (0.0, 0.0) and y == pytest.approx(top + DROP_SPACING)
+    sphere = win.document.mechanism.body("sphere1")
+    assert sphere.pose.position == pytest.approx((0.0, top + DROP_SPACING, 0.0))
+    next(a for a in shape_menu.actions() if a.text().startswith("Halfspace")).trigger()
+    floor = win.document.mechanism.body("halfspace1")
+    assert floor.ground and list(floor.shape["normal"]) == [0.0, 1.0, 0.0]
