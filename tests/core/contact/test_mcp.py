@@ -751,3 +751,24 @@ def test_adaptive_levenberg_marquardt_damping_crosses_a_nearly_singular_directio
     assert 10 <= res.iterations <= 20
     fixed = solve(NewtonOptions(lm_adapt=1.0))
     assert not fixed.converged and abs(fixed.z[1]) < 1e-3  # crawled 1e-6 of the way per iteration
+
+
+def test_the_zigzag_test_marks_a_step_that_turns_back_without_shrinking():
+    # the proximal weight's zigzag test (NewtonOptions.zigzag_cos, zigzag_amp; defaults 0.5 and 0.5): a step in the
+    # marked unknowns that turns back by more than acos(-0.5) = 120 degrees with at least half the last one's
+    # length is an oscillation; a reversal that shrinks fourfold is a converging sequence, and a turn of 90
+    # degrees is neither
+    from core.contact.mcp import NewtonOptions, _turns_back
+
+    opts = NewtonOptions()
+    last = np.array([0.04, -0.04, 0.0])  # two normal impulses trading load (their sum fixed)
+    assert _turns_back(np.array([-0.035, 0.037, 0.001]), last, opts)
+    assert not _turns_back(-0.25 * last, last, opts)  # shrinking: converging
+    assert not _turns_back(np.array([0.04, 0.04, 0.0]), last, opts)  # orthogonal
+    # cos(angle) = -0.4 > -0.5: a turn of 114 degrees is not enough
+    u = last / np.linalg.norm(last)
+    v = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)  # orthogonal to u
+    assert not _turns_back(np.linalg.norm(last) * (-0.4 * u + np.sqrt(1 - 0.16) * v), last, opts)
+    assert _turns_back(np.linalg.norm(last) * (-0.6 * u + 0.8 * v), last, opts)
+    assert not _turns_back(-last, last, NewtonOptions(zigzag_cos=1.0))  # turned off
+    assert not _turns_back(np.zeros(3), last, opts) and not _turns_back(last, np.zeros(3), opts)
