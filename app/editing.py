@@ -131,6 +131,8 @@ class Editor(QObject):
     def set_contact(self, **changes) -> LinkwrightError | None:
         """Change the document's contact settings (friction, ellipsoid, pairs); changing nothing is no edit."""
         c = self.document.mechanism.contact
+        if "pairs" in changes:
+            changes["pairs"] = tuple(changes["pairs"])  # (the record holds a tuple: the pairs table passes a list)
         if c is not None and self._unchanged(c, changes):
             return None
         return self.run(cmd.SetContact(self.document, **changes))

@@ -313,3 +313,25 @@ def test_a_body_added_to_a_planar_mechanism_is_placed_up_against_its_gravity(mak
     next(a for a in shape_menu.actions() if a.text().startswith("Halfspace")).trigger()
     floor = win.document.mechanism.body("halfspace1")
     assert floor.ground and list(floor.shape["normal"]) == [0.0, 1.0, 0.0]
+
+
+def test_a_pair_cell_retyped_after_a_refused_entry_is_no_undo_step(make_window, point_dialog):
+    """The pairs table is a contact entry too: retyping a cell's value after a refused entry (or a friction written
+    differently, 0.50 for 0.5) changes nothing, so it is no undo step and the document is not marked modified."""
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.3", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    win.selection.clear()
+    doc, p = win.document, win.properties
+    p._add_pair()
+    doc.undo_stack.setClean()
+    steps, before = doc.undo_stack.count(), doc.mechanism.copy()
+    p.pairs.item(0, 1).setText("nobody")  # refused
+    assert "unknown body 'nobody'" in p.error.text()
+    p.pairs.item(0, 1).setText("sphere1")  # the value it has
+    p.pairs.item(0, 2).setText("0.50")  # the friction it has
+    assert doc.mechanism == before and p.error.text() == ""
+    assert doc.undo_stack.count() == steps and not doc.modified
+    p.pairs.item(0, 2).setText("0.3")  # a real change still is one
+    assert doc.mechanism.contact.pairs[0].friction == 0.3 and doc.undo_stack.count() == steps + 1
