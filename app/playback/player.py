@@ -324,6 +324,7 @@ class Playback(QObject):
 
     # ---- document ----------------------------------------------------------------------------------------------
     def _on_replaced(self) -> None:
+        self._debounce.stop()  # (a re-run an edit of the old document scheduled: not for this one)
         self.worker.shutdown()  # the old document's runs: cancel and join now
         self.ghost_worker.shutdown()
         self._key = self._geo_key = self._run_key = self._run_status = None
@@ -347,6 +348,7 @@ class Playback(QObject):
             self.recording.clear()
             self._show_design()
             self._clear_progress()
+            self._set_running(False)  # (the old document's run, if one was under way, is cancelled)
             self._set_status(self._wait_text("opened"), "", "stale")
             return
         self._start_now()  # a new document, not a burst of edits: no need to wait

@@ -556,3 +556,25 @@ def test_a_contact_run_that_waits_for_run_shows_no_progress_of_an_earlier_run(wi
     win.document.undo_stack.undo()  # ... but the burst ends on the long run, which waits for Run
     assert pb.recording.count == 0 and pb.status_kind == "stale"
     assert bar.value() == 0 and bar.format() == ""
+
+
+def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_for_run(window, qtbot):
+    """A long contact scene opened while the previous document's run is under way waits for Run with Stop greyed
+    out (it stayed enabled with nothing running), and one opened within the debounce of an edit of the previous
+    document is not started by that edit's re-run (the pile ran without Run)."""
+    win = window("jansen")
+    pb = win.playback
+    pb.set_range(1.0, 200000)  # a long kinematics run
+    qtbot.waitUntil(lambda: pb.worker.running() and pb.recording.count > 0, timeout=10000)
+    assert win.action_set.stop.isEnabled()
+    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))
+    assert pb.status_kind == "stale" and not pb.is_running()
+    assert not win.action_set.stop.isEnabled() and not win.motion.stop_button.isEnabled()
+    win.document.replace(io.load(EXAMPLES / "fourbar.json"))
+    pb.set_range(1.0, 100)  # (the dock's range is kept across documents)
+    finished(win)
+    pb.set_range(0.5, 100)  # an edit: re-runs after the debounce ...
+    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))  # ... but another document is opened first
+    qtbot.wait(400)  # past the debounce
+    assert not pb.worker.running() and pb.recording.count == 0 and pb.status_kind == "stale"
+    assert not win.action_set.stop.isEnabled()
