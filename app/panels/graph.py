@@ -291,6 +291,11 @@ class GraphView(QGraphicsView):
             self._highlight_to_items()
         finally:
             self._syncing = False
+        ed = self._editor_line
+        if ed is not None and ed.property("target") not in self.bodies and ed.property("target") not in self.joints:
+            # the item being renamed is gone (Delete or Undo from the toolbar while the editor was open): Enter
+            # would have been refused as "unknown joint", over an empty spot
+            self._cancel_rename()
 
     def _layout_edges(self, only_body: str | None = None) -> None:
         groups: dict[frozenset, list[JointItem]] = {}

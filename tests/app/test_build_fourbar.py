@@ -234,3 +234,30 @@ def test_ctrl_click_and_rubber_band_select_several_bodies(make_window, qtbot):
     assert win.document.mechanism.bodies == [] and win.document.mechanism.joints == []
     win.document.undo_stack.undo()
     assert len(win.document.mechanism.bodies) == 4 and len(win.document.mechanism.joints) == 4
+
+
+def test_the_rename_editor_closes_when_its_item_is_deleted_or_undone(make_window, qtbot):
+    """F2 opens the in-place editor over a node; deleting that body (the toolbar's Delete) or undoing its addition
+    while the editor is open closes it, rather than leaving it over an empty spot where Enter was refused with
+    'unknown joint'."""
+    win = make_window(Mechanism(name="drawn"))
+    names = build_fourbar(win, qtbot)
+    vp = win.graph.viewport()
+    click(vp, node_pos(win, names[2]))
+    qtbot.keyClick(win.graph, Qt.Key_F2)
+    assert win.graph.rename_editor() is not None
+    win.action_set.delete.trigger()
+    assert names[2] not in win.document.mechanism.body_names()
+    assert win.graph.rename_editor() is None
+    win.document.undo_stack.undo()
+    click(vp, node_pos(win, names[3]))
+    qtbot.keyClick(win.graph, Qt.Key_F2)
+    assert win.graph.rename_editor() is not None
+    for _ in range(6):  # ground, the four joints, then the body itself
+        win.action_set.undo.trigger()
+    assert names[3] not in win.document.mechanism.body_names() and win.graph.rename_editor() is None
+    # an editor over an item that stays is left open (a layout move, another body's edit)
+    click(vp, node_pos(win, names[0]))
+    qtbot.keyClick(win.graph, Qt.Key_F2)
+    win.editor.add_body((400.0, 400.0))
+    assert win.graph.rename_editor() is not None and win.graph.rename_editor().property("target") == names[0]
