@@ -71,6 +71,8 @@ class StructureReport:
 
 
 def _formula(space: str, n_eff: int, classes: Counter, mobility: int) -> str:
+    if n_eff == 0:  # (no bodies: "M = 3(0-1) = 0" did not add up)
+        return "M = 0 (no bodies)"
     lam = 3 if space == "planar" else 6
     terms = "".join(f" - {c}·{k}" for c, k in sorted(classes.items(), reverse=True) if c > 0)
     return f"M = {lam}({n_eff}-1){terms} = {mobility}"

@@ -123,9 +123,12 @@ def test_overconstrained_and_structure_warnings():
 def test_empty_and_single_body_documents():
     rep = structure.analyze(Mechanism())
     assert rep.incidence.shape == (0, 0) and rep.loops == 0 and rep.mobility == 0
+    # the formula the structure panel shows after File ▸ New adds up (it read "M = 3(0-1) = 0")
+    assert rep.mobility_formula == "M = 0 (no bodies)"
     m = Mechanism(space="spatial")
     m.add_body(Body("g", ground=True))
     assert structure.analyze(m).mobility == 0
+    assert structure.analyze(m).mobility_formula == "M = 6(1-1) = 0"
 
 
 def test_driver_count_warning(fourbar_dict):
