@@ -280,7 +280,12 @@ class Editor(QObject):
             for c in range(dof):
                 if (name, c) not in driven:
                     return self.run(cmd.AddDriver(self.document, Driver(name, "t", c)))
-        self.message.emit("Every joint coordinate is driven already" if m.joints else "Add a joint first")
+        if joint:
+            j = m.joint(joint)
+            self.message.emit(f"Joint {joint} is {j.type}: it has no coordinate to drive"
+                              if not JOINT_TYPES[j.type].dof(m.space) else f"Every coordinate of joint {joint} is driven already")
+        else:
+            self.message.emit("Every joint coordinate is driven already" if m.joints else "Add a joint first")
         return None
 
     def update_driver(self, index: int, **changes) -> LinkwrightError | None:

@@ -445,3 +445,23 @@ def test_retyping_the_model_value_after_a_refused_entry_is_no_undo_step(fourbar_
     p.body_mass.setText("0.5")
     p.body_mass.editingFinished.emit()
     assert win.document.mechanism.body("rocker").mass == 0.5 and stack.index() == 1
+
+
+def test_add_driver_on_a_joint_it_cannot_drive_says_why(fourbar_win):
+    """Add Driver with one joint selected drives that joint: when it cannot, the status bar names the joint and why
+    (a fixed joint has no coordinate; a driven revolute has no free one), not 'Every joint coordinate is driven
+    already' while B, C and D have none."""
+    win = fourbar_win
+    messages = []
+    win.editor.message.connect(messages.append)
+    win.selection.set(joints=["A"])  # driven by 2*pi*t
+    win.action_set.add_driver.trigger()
+    assert messages[-1] == "Every coordinate of joint A is driven already"
+    assert win.editor.update_joint("B", type="fixed") is None
+    win.selection.set(joints=["B"])
+    win.action_set.add_driver.trigger()
+    assert messages[-1] == "Joint B is fixed: it has no coordinate to drive"
+    assert len(win.document.mechanism.drivers) == 1
+    win.selection.clear()
+    win.action_set.add_driver.trigger()  # nothing selected: the first undriven coordinate (C's)
+    assert [d.joint for d in win.document.mechanism.drivers] == ["A", "C"]
