@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QStyle, QWidget
 
@@ -22,6 +22,18 @@ RUN_DATA_TIP = ("Write the Motion dock's run to CSV or .npz, as `linkwright simu
 def icon(name: str) -> QIcon:
     """An icon from resources/icons (SVG)."""
     return QIcon(str(ICONS / f"{name}.svg"))
+
+
+class _EditTip(QObject):
+    """Keeps the Undo (Redo) action's tooltip naming the edit, 'Undo Rename body … (Ctrl+Z)'; a child of the action,
+    so the connection ends with it (the stack is cleared after the window's actions are gone)."""
+
+    def __init__(self, action: QAction, verb: str, keys: str) -> None:
+        super().__init__(action)
+        self._verb, self._keys = verb, keys
+
+    def show(self, text: str) -> None:
+        self.parent().setToolTip(f"{self._verb} {text} ({self._keys})" if text else f"{self._verb} ({self._keys})")
 
 
 class Actions:
@@ -86,6 +98,12 @@ class Actions:
         self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         self.redo.setIcon(st.standardIcon(QStyle.SP_ArrowForward))
         self.redo.setToolTip("Redo (Ctrl+Shift+Z)")
+        # the toolbar's buttons say "Undo" and "Redo" (the action's text names the edit, "Undo Add driver of R1": the
+        # buttons widened with it and pushed Run and Stop behind the toolbar's overflow arrow); the tooltip names it
+        for action, verb, keys, changed in ((self.undo, "Undo", "Ctrl+Z", document.undo_stack.undoTextChanged),
+                                            (self.redo, "Redo", "Ctrl+Shift+Z", document.undo_stack.redoTextChanged)):
+            action.setIconText(verb)
+            changed.connect(_EditTip(action, verb, keys).show)
         window.addAction(self.undo)
         window.addAction(self.redo)
         self.add_body = act("Add &Body", graph.add_body_here, "B", "Add a body under the mouse (or double-click the canvas)", icon("add_body"))

@@ -465,3 +465,26 @@ def test_add_driver_on_a_joint_it_cannot_drive_says_why(fourbar_win):
     win.selection.clear()
     win.action_set.add_driver.trigger()  # nothing selected: the first undriven coordinate (C's)
     assert [d.joint for d in win.document.mechanism.drivers] == ["A", "C"]
+
+
+def test_the_toolbars_undo_button_keeps_its_width_and_run_and_stop_stay_visible(fourbar_win, qtbot):
+    """The Undo action's text names the edit ('Undo Add driver of D'); the toolbar button says 'Undo' (the edit is
+    in its tooltip), so that a long edit name does not push Run and Stop behind the toolbar's overflow arrow."""
+    win = fourbar_win
+    win.resize(1440, 900)
+    qtbot.wait(50)
+    tb, a = win.toolbar, win.action_set
+    win.selection.set(joints=["D"])
+    a.add_driver.trigger()
+    assert win.editor.rename("coupler", "coupler_with_a_longer_name") is None
+    qtbot.wait(50)
+    for act in (a.run, a.stop):
+        assert tb.widgetForAction(act).isVisible(), act.text()
+    assert a.undo.text() == "&Undo Rename body coupler to coupler_with_a_longer_name"  # (the Edit menu's item)
+    button = tb.widgetForAction(a.undo)
+    assert button.text() == "Undo" and "coupler_with_a_longer_name" in a.undo.toolTip()
+    win.document.undo_stack.undo()
+    assert tb.widgetForAction(a.redo).text() == "Redo" and a.redo.toolTip().startswith("Redo ")
+    win.document.undo_stack.undo()
+    win.document.undo_stack.undo()
+    assert a.undo.toolTip() == "Undo (Ctrl+Z)"
