@@ -188,7 +188,9 @@ class FileController(QObject):
 
     def save_as(self) -> bool:
         """Ask for a file name and save there."""
-        start = str(self.document.path) if self.document.path else str(Path.home() / f"{self.document.mechanism.name or 'mechanism'}.json")
+        # (a name with a slash, "Crank/rocker", suggested a file in a folder "Crank" of the home folder)
+        stem = self.document.mechanism.name.replace("/", "-").replace("\\", "-").strip() or "mechanism"
+        start = str(self.document.path) if self.document.path else str(Path.home() / f"{stem}.json")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save mechanism as", start, FILE_FILTER)
         p = with_suffix(path, ".json", self.window) if path else None
         return p is not None and self.write(p)

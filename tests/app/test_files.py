@@ -263,3 +263,15 @@ def test_save_as_without_a_suffix_asks_before_replacing_the_json_file_of_that_na
     dialogs.save_path = str(tmp_path / "fresh")  # no file of that name: nothing to ask
     assert win.files.save_as() and (tmp_path / "fresh.json").is_file()
     assert dialogs.kinds()[n:] == ["save"]
+
+
+def test_save_as_suggests_a_file_in_the_home_folder_for_a_name_with_a_slash(make_window, dialogs):
+    """An unsaved document's Save As suggests its name as the file name: a name with a slash ('Crank/rocker') is
+    one file in the home folder, not a file in a folder 'Crank' that does not exist."""
+    win = make_window(Mechanism(name="Untitled"))
+    assert win.editor.update_document(name="Crank/rocker \\ v2") is None
+    dialogs.save_path = ""  # cancelled
+    assert not win.files.save_as()
+    suggested = Path(dialogs.calls[-1][2])
+    assert dialogs.calls[-1][0] == "save" and suggested.parent == Path.home()
+    assert suggested.name == "Crank-rocker - v2.json"
