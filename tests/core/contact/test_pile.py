@@ -107,3 +107,28 @@ def test_spheres_falling_side_by_side_give_a_regular_step():
     assert np.max(np.abs(res.state.w)) == 0.0
     assert res.iterations <= 10  # a handful of Newton steps, not a stalled or regularised solve
 
+
+
+def test_a_jammed_27_sphere_step_at_mu_0_8_is_solved_by_the_implicit_method():
+    # bench/hard_states: the state before step 56 of a 27-sphere pile at mu 0.8 (seed 1572069541), whose attempts
+    # once stalled at 1e-5 to 1e-4 at every depth of halving (two loaded pairs at the rims of their friction discs
+    # trading their normal impulses back and forth at every Newton step), so that the explicit method took the step.
+    # With the proximal weight grown on such a zigzag (NewtonOptions.zigzag_cos) the implicit step converges, and
+    # its contacts keep every guarantee
+    from pathlib import Path
+
+    from bench.hard_states import load_state
+    from bench.scenes import load
+    from core.contact import build_model, step
+
+    state, meta = load_state(Path(__file__).resolve().parents[3] / "bench" / "hard_states"
+                             / "pile27-mu0.8_s1572069541_implicit_k056.npz")
+    model = build_model(load(meta["document"]))
+    r = step(model, state, meta["h"], "implicit")
+    assert r.converged and r.method == "implicit", r.reason
+    assert r.residual <= 1e-10
+    assert len(r.contacts) > 60
+    for c in r.contacts:
+        assert c.gap >= -1e-9 and c.pn >= 0.0
+        assert c.pn * max(c.gap, 0.0) <= 1e-9
+        assert np.linalg.norm(c.pf) <= c.mu * c.pn * (1 + 1e-7) + 1e-15
