@@ -552,8 +552,10 @@ def test_a_contact_run_that_waits_for_run_shows_no_progress_of_an_earlier_run(wi
     finished(win)
     assert bar.value() == 100 and bar.format() == "t = 0.020 / 0.020 s"
     assert win.editor.set_simulation(duration=0.04) is None  # drops the frames, re-runs after the debounce ...
-    win.document.undo_stack.undo()
-    win.document.undo_stack.undo()  # ... but the burst ends on the long run, which waits for Run
+    # ... but the burst ends on a long run, which waits for Run (long by this document's measured step time: back
+    # at the file's 1 s, a fast 2-step run made the 100 steps expected under AUTO_RUN_SECONDS, and they re-ran)
+    assert win.editor.set_simulation(duration=1000.0) is None
+    assert not pb.auto_runs()
     assert pb.recording.count == 0 and pb.status_kind == "stale"
     assert bar.value() == 0 and bar.format() == ""
 
