@@ -442,13 +442,16 @@ class Mechanism:
         if self.gravity is not None:
             validate.vector(self.gravity, "gravity", bound=validate.MAX_ACCELERATION)
         seen: list[Body] = []
+        # each name is checked against those before it in the file (bodies, then joints), so a clash is reported
+        # at its second use: a joint named as a body at the joint
         full, self.bodies = self.bodies, seen
+        js, self.joints = self.joints, []
         try:
             for i, b in enumerate(full):
                 self.check_body(b, f"bodies[{i}]")
                 seen.append(b)
         finally:
-            self.bodies = full
+            self.bodies, self.joints = full, js
         js, self.joints = self.joints, []
         try:
             for i, j in enumerate(js):

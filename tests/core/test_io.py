@@ -103,6 +103,13 @@ def test_duplicate_joint_name(fourbar_dict):
     assert load_error(fourbar_dict).location == "joints[3].name"
 
 
+def test_joint_named_as_a_body_is_reported_at_the_joint(fourbar_dict):
+    # the joint's name is the second use of 'crank' in the file: the body before it is not the one to rename
+    fourbar_dict["joints"][0]["name"] = "crank"
+    e = load_error(fourbar_dict)
+    assert (e.location, e.message) == ("joints[0].name", "duplicate name 'crank'")
+
+
 def test_joint_to_itself_is_rejected(fourbar_dict):
     fourbar_dict["joints"][1]["bodies"] = ["crank", "crank"]
     e = load_error(fourbar_dict)
