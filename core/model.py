@@ -483,6 +483,9 @@ class Mechanism:
                 for k, b in enumerate(p.bodies):
                     if b not in names:
                         raise LinkwrightError(f"contact.pairs[{i}].bodies[{k}]", f"unknown body '{b}'{self._known_bodies()}")
+                if p.bodies[0] == p.bodies[1]:  # (a body never touches itself; the edit refuses it too)
+                    raise LinkwrightError(f"contact.pairs[{i}].bodies",
+                                          f"a pair needs two different bodies, got '{p.bodies[0]}' twice")
                 key = frozenset(p.bodies)
                 if key in given:  # (which friction would the pair get? the file has to say one)
                     raise LinkwrightError(f"contact.pairs[{i}].bodies", f"the pair {'/'.join(p.bodies)} is given "

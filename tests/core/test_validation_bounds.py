@@ -581,6 +581,14 @@ def test_a_contact_pair_given_twice_is_refused():
     assert err.location == "contact.pairs[1].bodies" and "given again (contact.pairs[0])" in err.message
 
 
+def test_a_contact_pair_of_one_body_with_itself_is_refused():
+    # a body never touches itself: the loader refuses such a pair as Properties' pair table does
+    d = example("contact_box_slide")
+    d["contact"] = {"pairs": [{"bodies": ["box", "box"], "friction": 0.2}]}
+    err = refused(json.dumps(d))
+    assert err.location == "contact.pairs[0].bodies" and "two different bodies, got 'box' twice" in err.message
+
+
 @pytest.mark.parametrize("inertia, message", [
     # principal moments 1, 1, 5: I3 > I1 + I2, no mass distribution has them (I1 + I2 - I3 = 2 sum m z^2 >= 0)
     ([[1, 0, 0], [0, 1, 0], [0, 0, 5]], "the largest is more than the sum of the other two"),
