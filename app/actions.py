@@ -123,7 +123,8 @@ class Actions:
         self.add_shapes = {
             kind: act(kind.capitalize() + ("" if kind == "halfspace" else "…"),
                       lambda k=kind: add_shaped_body(window, editor, k), None,
-                      "Add a fixed floor plane, facing up against the gravity (z <= 0 when gravity is along -z)" if kind == "halfspace" else f"Add a 1 kg {kind} at a point you choose")
+                      "Add a fixed floor plane, facing up against the gravity (z <= 0 when gravity is along -z)"
+                      if kind == "halfspace" else f"Add a 1 kg {kind} at a point you choose")
             for kind in SHAPE_PRESETS
         }
         self.add_driver = act("Add D&river", lambda: editor.add_driver(next(iter(editor.selection.joints)) if len(editor.selection.joints) == 1 else None), "Ctrl+D", "Drive the selected joint with q = t")

@@ -17,7 +17,7 @@ SCENE_TO_METRES = 0.01  # a new joint is placed between its bodies' graph nodes,
 DEFAULT_PITCH = 0.01  # m per turn, given to a new helical joint (or a joint changed to helical) until the user edits it
 DEFAULT_BODY_MASS = 1.0  # kg, given to a body added with a shape (edit it, or switch to a density, in Properties)
 # The shape a new body of each kind gets (about 0.2 m across; a halfspace is the floor z <= 0, its normal turned to
-# the document's up when it is added: app.scene.up_direction). Every type of
+# the document's up when it is added: Mechanism.up_direction). Every type of
 # core.shapes.SHAPE_TYPES has a row; Properties edits the parameters afterwards.
 SHAPE_PRESETS: dict[str, dict] = {
     "sphere": {"type": "sphere", "radius": 0.1},
@@ -282,8 +282,9 @@ class Editor(QObject):
                     return self.run(cmd.AddDriver(self.document, Driver(name, "t", c)))
         if joint:
             j = m.joint(joint)
-            self.message.emit(f"Joint {joint} is {j.type}: it has no coordinate to drive"
-                              if not JOINT_TYPES[j.type].dof(m.space) else f"Every coordinate of joint {joint} is driven already")
+            fixed = not JOINT_TYPES[j.type].dof(m.space)
+            self.message.emit(f"Joint {joint} is {j.type}: it has no coordinate to drive" if fixed
+                              else f"Every coordinate of joint {joint} is driven already")
         else:
             self.message.emit("Every joint coordinate is driven already" if m.joints else "Add a joint first")
         return None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
 from .editing import SHAPE_PRESETS
@@ -15,11 +13,8 @@ DROP_SPACING = 0.3  # m between the suggested drop heights of successive bodies 
 
 
 def up_direction(mechanism) -> tuple[float, float, float]:
-    """The document's up: against its gravity (a planar document's gravity is in its plane, e.g. -y), +z when it has
-    none."""
-    g = mechanism.gravity
-    n = math.sqrt(sum(x * x for x in g)) if g is not None else 0.0
-    return (0.0, 0.0, 1.0) if n == 0.0 else tuple(0.0 - x / n for x in g)  # (0.0 - x: no -0.0)
+    """The document's up (core.model.Mechanism.up_direction), +z when it has no gravity."""
+    return mechanism.up_direction() or (0.0, 0.0, 1.0)
 
 
 def _up_text(up) -> str:

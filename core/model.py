@@ -311,6 +311,13 @@ class Mechanism:
         """The joint called `name`."""
         return self.joints[self.joint_index(name)]
 
+    def up_direction(self) -> tuple[float, float, float] | None:
+        """The unit vector against the gravity (a planar document's gravity is in its plane, e.g. -y: up is +y);
+        None without gravity."""
+        g = self.gravity
+        n = math.sqrt(sum(x * x for x in g)) if g is not None else 0.0
+        return None if n == 0.0 else tuple(0.0 - x / n for x in g)  # type: ignore[return-value]  (0.0 - x: no -0.0)
+
     def body_names(self) -> list[str]:
         """Names of the bodies in document order."""
         return [b.name for b in self.bodies]
@@ -441,24 +448,19 @@ class Mechanism:
         validate.text(self.description, "description")
         if self.gravity is not None:
             validate.vector(self.gravity, "gravity", bound=validate.MAX_ACCELERATION)
-        seen: list[Body] = []
         # each name is checked against those before it in the file (bodies, then joints), so a clash is reported
         # at its second use: a joint named as a body at the joint
-        full, self.bodies = self.bodies, seen
-        js, self.joints = self.joints, []
+        bodies, joints = self.bodies, self.joints
+        self.bodies, self.joints = [], []
         try:
-            for i, b in enumerate(full):
+            for i, b in enumerate(bodies):
                 self.check_body(b, f"bodies[{i}]")
-                seen.append(b)
-        finally:
-            self.bodies, self.joints = full, js
-        js, self.joints = self.joints, []
-        try:
-            for i, j in enumerate(js):
+                self.bodies.append(b)
+            for i, j in enumerate(joints):
                 self.check_joint(j, f"joints[{i}]")
                 self.joints.append(j)
         finally:
-            self.joints = js
+            self.bodies, self.joints = bodies, joints
         for i, d in enumerate(self.drivers):
             self.check_driver(d, f"drivers[{i}]")
         driven = [(d.joint, d.coordinate) for d in self.drivers]
@@ -813,8 +815,6 @@ class Mechanism:
         if friction is None:
             pairs = kept
         else:
-            if a == b:
-                raise LinkwrightError(f"contact.pairs[{len(kept)}].bodies", f"a pair needs two different bodies, got '{a}' twice")
             at = next((i for i, p in enumerate(c.pairs) if set(p.bodies) == {a, b}), len(kept))
             pairs = kept[:at] + (PairOverride((a, b), friction),) + kept[at:]
         return self.set_contact(pairs=pairs)

@@ -717,8 +717,8 @@ def _plane_bounds(mech: Mechanism, designs: dict, shaped: dict, pts: np.ndarray,
             continue
         n = n / size
         planes[name] = (n, float(n @ tri[0]))
-    g = np.asarray(mech.gravity if mech.gravity is not None else (0.0, 0.0, 0.0), float)
-    up = -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else None
+    u = mech.up_direction()
+    up = None if u is None else np.asarray(u, float)
     bounds = {}
     for name, (n, d) in planes.items():
         # keep the part outside every other halfspace's solid: -n_o . x <= -d_o
