@@ -49,6 +49,14 @@ def point_dialog(monkeypatch):
     return answers, asked
 
 
+def add_shaped(win, point_dialog, kind: str, at: str):
+    """Edit ▸ Add Shaped Body ▸ kind, placed at `at` typed into the point dialog; returns the Properties panel."""
+    answers, _ = point_dialog
+    answers.append((at, True))
+    win.action_set.add_shapes[kind].trigger()
+    return win.properties
+
+
 def build_box_on_incline(win, point_dialog) -> None:
     """File ▸ New ▸ Contact Scene, Add Shaped Body ▸ Box, and Properties edits only."""
     answers, asked = point_dialog
@@ -199,11 +207,8 @@ def test_bad_entries_show_the_located_reason_inline_and_change_nothing(make_wind
 
 
 def test_roll_pitch_yaw_is_shown_in_degrees_and_stored_as_the_quaternion(make_window, point_dialog):
-    answers, _ = point_dialog
     win = make_window(contact_scene())
-    answers.append(("1, 2, 0.5", True))
-    win.action_set.add_shapes["cylinder"].trigger()
-    p = win.properties
+    p = add_shaped(win, point_dialog, "cylinder", "1, 2, 0.5")
     type_into(p.body_rpy, "0, 0, 90")
     # yaw 90°: a rotation about z by pi/2 is (cos(pi/4), 0, 0, sin(pi/4)).
     q = win.document.mechanism.body("cylinder1").pose.orientation
@@ -268,11 +273,8 @@ def test_contact_and_simulation_entries_that_change_nothing_are_no_undo_step(mak
 def test_a_pitch_of_90_degrees_reads_back_as_the_same_rotation_without_a_warning(make_window, point_dialog, recwarn):
     """At pitch ±90° roll and yaw turn about one axis: the field shows an equivalent roll, pitch, yaw (yaw 0), and
     no 'Gimbal lock detected' warning goes to the terminal at each refresh."""
-    answers, _ = point_dialog
     win = make_window(contact_scene())
-    answers.append(("0, 0, 0.5", True))
-    win.action_set.add_shapes["box"].trigger()
-    p = win.properties
+    p = add_shaped(win, point_dialog, "box", "0, 0, 0.5")
     type_into(p.body_rpy, "10, 90, 30")
     q = win.document.mechanism.body("box1").pose.orientation
     win.selection.clear()
