@@ -355,6 +355,13 @@ class ContactRun:
         self._shapes = tuple((c.name, c.shape) for c in self.channels)  # (each frame's arrays, "points" too)
         # the static bodies never move: their rotations once (each frame computes the dynamic bodies' only)
         self._rotations = np.array([quat_to_matrix(q) for q in initial_state(model).q]).reshape(model.n_bodies, 3, 3)
+        # each pair's bodies, and whether B is a half-space (its normal in B's frame): the frames of pairs out of
+        # contact range (_frame)
+        self._pair_a = np.array([a for a, _b, _mu in model.pairs], int)
+        self._pair_b = np.array([b for _a, b, _mu in model.pairs], int)
+        self._pair_plane = np.array([model.halfspace[b] is not None for b in self._pair_b], bool)
+        self._plane_normal = np.array([np.zeros(3) if hs is None else np.asarray(hs[0], float)
+                                       for hs in model.halfspace]).reshape(model.n_bodies, 3)
         self.steps_done = 0
         self._verdict: Verdict | None = None
 
@@ -417,20 +424,22 @@ class ContactRun:
             v["pair.gap"][p], v["pair.pn"][p], v["pair.pf"][p], v["pair.pr"][p] = c.gap, c.pn, c.pf, c.pr
             v["pair.point_a"][p], v["pair.point_b"][p], v["pair.normal"][p] = c.a1, c.a2, c.normal
         if len(seen) < P:
+            # pairs out of contact range: a lower bound of the gap from the bounding volumes, the plane's normal
+            # (half-space B) or the centre line, and bounding-sphere points (one array operation over the pairs)
             _, bounds = candidate_pairs(model, st, h)
-            for p, (a, b, _mu) in enumerate(model.pairs):
-                if p in seen:
-                    continue
-                gap = max(bounds[p], 0.0)
-                if model.halfspace[b] is not None:
-                    n = R[b] @ model.halfspace[b][0]
-                else:
-                    d = st.p[a] - st.p[b]
-                    ln = np.linalg.norm(d)
-                    n = d / ln if ln > 0 else np.array([0.0, 0.0, 1.0])
-                v["pair.gap"][p], v["pair.normal"][p] = gap, n
-                v["pair.point_a"][p] = st.p[a] - model.radius[a] * n
-                v["pair.point_b"][p] = v["pair.point_a"][p] - gap * n
+            out = np.ones(P, bool)
+            out[list(seen)] = False
+            pa, pb = self._pair_a[out], self._pair_b[out]
+            gap = np.maximum(np.asarray(bounds, float)[out], 0.0)
+            d = st.p[pa] - st.p[pb]
+            ln = np.linalg.norm(d, axis=1)
+            n = np.where(ln[:, None] > 0, d / np.where(ln > 0, ln, 1.0)[:, None], (0.0, 0.0, 1.0))
+            plane = self._pair_plane[out]
+            if plane.any():
+                n[plane] = np.einsum("nij,nj->ni", R[pb[plane]], self._plane_normal[pb[plane]])
+            v["pair.gap"][out], v["pair.normal"][out] = gap, n
+            v["pair.point_a"][out] = st.p[pa] - model.radius[pa, None] * n
+            v["pair.point_b"][out] = v["pair.point_a"][out] - gap[:, None] * n
         v["pair.normal_force"][:] = v["pair.pn"] / h  # the step's mean force: impulse over the step / h
         v["pair.friction_force"][:] = v["pair.pf"] / h
         if res is not None and res.joint_impulse is not None:

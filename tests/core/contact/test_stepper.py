@@ -843,6 +843,41 @@ def test_npz_round_trip_and_csv_columns(tmp_path):
     assert float(rows[1][3]) == pytest.approx(0.3)
 
 
+def test_a_pair_out_of_contact_range_is_recorded_with_its_bounding_sphere_points():
+    """Pairs the broad phase leaves out: the gap a lower bound (here, two spheres and a sphere over a turned floor,
+    the exact one less the broad phase's margin), the normal along the centre line or the plane's normal, the point
+    on A its bounding sphere's nearest point and the point on B the gap further along -n."""
+    c, s = np.cos(0.3), np.sin(0.3)
+    tilt = [float(np.cos(0.15)), float(np.sin(0.15)), 0.0, 0.0]  # the floor turned 0.3 rad about x
+    floor = {"name": "floor", "ground": True, "pose": {"orientation": tilt},
+             "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}
+    mech = mechanism([floor, body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 2.0)),
+                      body("b", {"type": "sphere", "radius": 0.2}, position=(1.0, 0.5, 2.5))], gravity=(0, 0, 0))
+    model = build_model(mech)
+    rec = simulate(model, t_end=0.01, dt=0.01)
+    names = rec.pair_names
+    ab = names.index("a/b") if "a/b" in names else names.index("b/a")
+    af = names.index("a/floor")
+    assert not rec.active[:, [ab, af]].any()
+    pa, pb = model.pairs[ab][0], model.pairs[ab][1]
+    for k in range(2):
+        x = {nm: rec.position[k, rec.body_names.index(nm)] for nm in ("a", "b")}
+        xa, xb = x[model.names[pa]], x[model.names[pb]]
+        dist = np.linalg.norm(xa - xb)
+        n = (xa - xb) / dist  # from B's centre to A's
+        gap = rec.gap[k, ab]
+        assert 0.0 < gap <= dist - 0.3 + 1e-12 and gap > dist - 0.3 - 0.05  # a lower bound, near the exact gap
+        np.testing.assert_allclose(rec.normal[k, ab], n, atol=1e-15)
+        np.testing.assert_allclose(rec.point_a[k, ab], xa - model.radius[pa] * n, atol=1e-15)
+        np.testing.assert_allclose(rec.point_b[k, ab], rec.point_a[k, ab] - gap * n, atol=1e-15)
+        # the floor's normal, turned with it: (0, -sin 0.3, cos 0.3)
+        np.testing.assert_allclose(rec.normal[k, af], (0.0, -s, c), atol=1e-15)
+        xa = x["a"]
+        np.testing.assert_allclose(rec.point_a[k, af], xa - 0.1 * np.array([0.0, -s, c]), atol=1e-15)
+        exact = xa @ np.array([0.0, -s, c]) - 0.1  # the sphere's distance to the turned plane through the origin
+        assert 0.0 < rec.gap[k, af] <= exact + 1e-12
+
+
 def _write(tmp_path, mech_dict):
     p = tmp_path / "scene.json"
     p.write_text(json.dumps(mech_dict))
