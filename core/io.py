@@ -36,6 +36,13 @@ __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dump
 FORMAT = "linkwright.mechanism"
 VERSION = 1
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a mechanism is kilobytes; refuse files that cannot be one
+
+
+def _mib(n: int) -> str:
+    """A size for a message, in MiB (2^20 bytes: the limit is 20 MiB) or, below one MiB, in bytes."""
+    if n < 2**20:
+        return f"{n} bytes"
+    return f"{n / 2**20:.1f} MiB" if n % 2**20 else f"{n // 2**20} MiB"
 MAX_NESTING = 32  # the format nests 5 levels; deeper JSON is not a mechanism
 
 
@@ -287,7 +294,7 @@ def _line_col(text: str, pos: int) -> str:
 def loads(text: str | bytes) -> Mechanism:
     """Parse format v1 JSON text into a validated Mechanism."""
     if len(text) > MAX_FILE_BYTES:
-        raise LinkwrightError("", f"file too large for a mechanism ({len(text) / 1e6:.0f} MB, limit {MAX_FILE_BYTES // 2**20} MB)")
+        raise LinkwrightError("", f"file too large for a mechanism ({_mib(len(text))}, limit {_mib(MAX_FILE_BYTES)})")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -373,7 +380,7 @@ def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str
         if not stat.S_ISREG(st.st_mode):
             raise LinkwrightError("", f"{p}: not a regular file (a device, pipe or socket), so not {what}")
         if st.st_size > limit:
-            raise LinkwrightError("", f"{p.name}: file too large for {what} ({st.st_size / 1e6:.0f} MB, limit {limit // 2**20} MB)")
+            raise LinkwrightError("", f"{p.name}: file too large for {what} ({_mib(st.st_size)}, limit {_mib(limit)})")
         chunks, total = [], 0
         while total <= limit:  # st_size can lie (files in /proc, a file still growing): count what is read
             chunk = os.read(fd, min(1 << 20, limit + 1 - total))
@@ -382,7 +389,7 @@ def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str
             chunks.append(chunk)
             total += len(chunk)
         if total > limit:
-            raise LinkwrightError("", f"{p.name}: file too large for {what} (limit {limit // 2**20} MB)")
+            raise LinkwrightError("", f"{p.name}: file too large for {what} (limit {_mib(limit)})")
         return b"".join(chunks)
     except OSError as exc:
         raise LinkwrightError("", f"{p}: cannot read: {_os_message(exc)}") from None

@@ -199,7 +199,8 @@ def test_fifty_megabyte_file_is_refused_quickly(tmp_path):
         f.truncate(50 * 1024 * 1024)
     with pytest.raises(LinkwrightError) as info:
         io.load(big)
-    assert "too large" in info.value.message
+    # one unit for both sizes: 50 x 2^20 bytes against the limit of 20 x 2^20 (MAX_FILE_BYTES)
+    assert "too large" in info.value.message and "(50 MiB, limit 20 MiB)" in info.value.message
 
 
 def test_deeply_nested_json_is_refused(fourbar_dict):
