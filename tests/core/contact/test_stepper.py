@@ -878,6 +878,39 @@ def test_a_pair_out_of_contact_range_is_recorded_with_its_bounding_sphere_points
         assert 0.0 < rec.gap[k, af] <= exact + 1e-12
 
 
+def test_the_first_row_holds_the_start_geometry_of_the_pairs_in_contact_range():
+    """Row 0 (the initial state, before any step): pairs in contact range carry their closest points, exact gap and
+    normal from a query at the initial poses (a box resting on the floor: gap 0, its point on the floor plane, the
+    floor's normal +z; a ball 2 mm above the box's top face, pair (box, ball): gap 2e-3, the point on the face below
+    the ball's lowest point, and the ball's normal there, -z), with no impulse and not active; a far pair keeps its
+    bounding-sphere values."""
+    box = {"type": "box", "size": [0.2, 0.2, 0.2]}
+    mech = mechanism([floor(), body("box", box, position=(0, 0, 0.1)),
+                      body("ball", {"type": "sphere", "radius": 0.05}, position=(0.02, -0.03, 0.252)),
+                      body("far", {"type": "sphere", "radius": 0.05}, position=(3.0, 0.0, 0.05))], gravity=(0, 0, -G))
+    model = build_model(mech)
+    rec = simulate(model, t_end=0.01, dt=0.01)
+    names = rec.pair_names
+    bf, bb = names.index("box/floor"), names.index("box/ball")
+    assert not rec.active[0].any() and not rec.pn[0].any()
+    assert abs(rec.gap[0, bf]) <= 1e-12
+    assert abs(rec.point_a[0, bf, 2]) <= 1e-12 and np.all(np.abs(rec.point_a[0, bf, :2]) <= 0.1 + 1e-12)
+    np.testing.assert_allclose(rec.normal[0, bf], (0.0, 0.0, 1.0), atol=1e-12)
+    # the ball's lowest point is at z = 0.252 - 0.05 = 0.202, the box's top face at z = 0.2: gap 2 mm; the normal is
+    # B's (the ball's) at its point, from B towards A: -z
+    assert rec.gap[0, bb] == pytest.approx(2e-3, abs=1e-12)
+    np.testing.assert_allclose(rec.point_a[0, bb], (0.02, -0.03, 0.2), atol=1e-12)
+    np.testing.assert_allclose(rec.point_b[0, bb], (0.02, -0.03, 0.202), atol=1e-12)
+    np.testing.assert_allclose(rec.normal[0, bb], (0.0, 0.0, -1.0), atol=1e-12)
+    ff = names.index("far/floor")  # far from the others, but resting on the floor: in range too
+    assert abs(rec.gap[0, ff]) <= 1e-12
+    fb = names.index("box/far")
+    a, b = model.pairs[fb][0], model.pairs[fb][1]
+    d = rec.position[0, rec.body_names.index(model.names[a])] - rec.position[0, rec.body_names.index(model.names[b])]
+    np.testing.assert_allclose(rec.normal[0, fb], d / np.linalg.norm(d), atol=1e-15)  # the centre line
+    assert 0.0 < rec.gap[0, fb] < np.linalg.norm(d) - 0.05  # a lower bound from the bounding spheres
+
+
 def _write(tmp_path, mech_dict):
     p = tmp_path / "scene.json"
     p.write_text(json.dumps(mech_dict))
