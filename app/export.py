@@ -556,6 +556,10 @@ def render_command(args) -> int:
     if contact:
         # a document the stepper refuses is bad input (status 2), found before any window opens
         open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
+    else:
+        # so is a driver undefined or out of bounds at t = 0, or more drivers than freedoms (status 2, as in
+        # `linkwright kinematics`; found in the window's run, it was status 3, "stopped early", with no frame)
+        open_run(mech, RunSpec(kind="kinematics", t_end=1.0, steps=1))
 
     if missing_display():  # (Qt would abort the process; say what to do instead)
         raise LinkwrightError("render", "needs a display for OpenGL: run it under Xvfb (xvfb-run -a linkwright render ...)")
@@ -598,7 +602,7 @@ def render_command(args) -> int:
 def screenshot_at(window, t: float) -> tuple[bool, str]:
     """Run the window's document to t through its Motion dock (every view follows) and show time t, or the last frame
     before a stop; (reached, reason)."""
-    from core.run import describe_kind
+    from core.run import RunSpec, describe_kind, open_run
 
     t = _check_time(t, "--time")
     pb = window.playback
@@ -614,6 +618,8 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
         validate.step_count(t, mech.simulation_settings().dt, "--time")
     else:
         validate.step_count(t, 1.0 / KINEMATIC_STEPS_PER_SECOND, "--time")  # the frames run_motion will solve
+        # a driver refused at t = 0, or more drivers than freedoms: bad input (status 2), as in render
+        open_run(mech, RunSpec(kind="kinematics", t_end=1.0, steps=1))
     motion, error = run_motion(pb, t, progress=_console_progress("running"))
     if motion is None:
         return False, error

@@ -523,6 +523,25 @@ def test_render_and_a_screenshot_at_a_time_of_nothing_to_move_exit_2(tmp_path):
         assert r.stderr.startswith("error: ") and "nothing to move" in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("value, message", [
+    ("1/t", "error: drivers[0].value: value of '1/t' is not finite at t = 0"),
+    ("1e300*t", "error: drivers[0].value: velocity of '1e300*t' is 1e+300, beyond the bound"),
+])
+def test_render_and_a_screenshot_at_a_time_of_a_driver_refused_at_t_0_exit_2(tmp_path, value, message):
+    """A driver undefined (or beyond its bound) at the first time is a located error, status 2, in `kinematics`;
+    `render` and `--screenshot --time` found it only in the window's run and exited 3 ("stopped early") with no
+    frame at all."""
+    m = io.load(EXAMPLES / "fourbar.json")
+    m.drivers = [dataclasses.replace(m.drivers[0], value=value)]
+    p = tmp_path / "pole.json"
+    io.save(m, p)
+    for argv in (("render", p, "--out", tmp_path / "x.gif"), ("--screenshot", tmp_path / "x.png", "--time", "0.5", p)):
+        r = run_cli(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith(message), r.stderr
+    assert not list(tmp_path.glob("x.*"))
+
+
 def test_run_data_export_without_a_suffix_asks_before_replacing_the_csv_of_that_name(make_window, dialogs, qtbot,
                                                                                     tmp_path):
     win = make_window(io.load(EXAMPLES / "fourbar.json"))
