@@ -2,7 +2,9 @@
 
     python bench/hard_states.py list [DIR_OR_FILES...]                 # what is saved (default bench/hard_states/)
     python bench/hard_states.py solve [DIR_OR_FILES...] [--method M] [--solver S] [--budget S]   # solve each again
-    python bench/hard_states.py replay [DIR_OR_FILES...] [--out FILE.json]    # one step from each, in this process
+    python bench/hard_states.py replay [DIR_OR_FILES...] [--out FILE.json] [--newton KEY=VALUE ...]
+                                                                       # one step from each, in this process
+    python bench/hard_states.py compare BASE.json OTHER.json ...       # replays against a base, step by step
 
 `bench_contact.py --save-hard` saves the state before every step that needed more than --hard-iterations Newton
 iterations, failed, or ran past its budget. A saved state is one .npz file holding the State's fields (t, p, q, v,
@@ -18,6 +20,13 @@ halved. Saved from whole runs (`bench_contact.py --save-hard DIR --hard-iteratio
 step), the states are a fixed set on which two versions of the solver compare step by step: a change to the
 solver changes a pile's later states (the piles are chaotic: one run's iterations vary 0.4 to 2.5 times between
 variants of equal merit), but not the states of a replay, so its totals are not dominated by a few runs' paths.
+`--newton KEY=VALUE` (repeatable) replays with other limits of the Newton attempts (fields of
+core.contact.mcp.NewtonOptions, e.g. `--newton prox_scale=0.03 --newton zigzag_cos=1`).
+
+`compare` reads replays written with --out and prints, per family and per other replay, the Newton iterations
+against the base's on the same states: in all, on the base's ordinary steps (at most 60 iterations) and on its hard
+ones (the two move differently: a change often helps one and costs the other), the median step, the CPU time, and
+the failed and halved steps.
 """
 
 from __future__ import annotations
@@ -82,6 +91,60 @@ def _files(args: list[str]) -> list[Path]:
     return out
 
 
+HARD = 60  # Newton iterations: a step of the base replay above this is counted as hard by compare
+
+
+def compare(base: str, others: list[str]) -> None:
+    """Print each replay of `others` against `base` on the states both made (replay --out files)."""
+    def load(path):
+        data = json.loads(Path(path).read_text())
+        return {s["file"]: s for s in data["steps"]}, data.get("newton", {})
+
+    b, _ = load(base)
+    print(f"base {base}: {len(b)} states")
+    for path in others:
+        o, opts = load(path)
+        print(f"\n{path}" + (f" (newton {opts})" if opts else ""))
+        print(f"  {'family':14s} {'states':>6s} {'iterations':>17s} {'ordinary steps':>20s} {'hard steps':>20s} "
+              f"{'median':>7s} {'CPU':>6s} {'failed':>7s} {'halved':>7s}")
+        fams = sorted({s["family"] for s in b.values()})
+        for fam in fams:
+            keys = sorted(k for k in b if k in o and b[k]["family"] == fam)
+            if not keys:
+                continue
+            bi = np.array([b[k]["iterations"] for k in keys])
+            oi = np.array([o[k]["iterations"] for k in keys])
+            bc = sum(b[k]["cpu"] for k in keys)
+            oc = sum(o[k]["cpu"] for k in keys)
+            hard = bi > HARD
+
+            def part(mask):
+                x, y = int(oi[mask].sum()), int(bi[mask].sum())
+                return f"{x:7d}/{y:<7d}" + (f"{x / y:5.2f}" if y else "    -")
+
+            print(f"  {fam:14s} {len(keys):6d} {part(np.ones_like(hard))} {part(~hard):>20s} {part(hard):>20s} "
+                  f"{np.median(oi):3.0f}/{np.median(bi):<3.0f} {oc / bc if bc else float('nan'):6.2f} "
+                  f"{sum(not o[k]['converged'] for k in keys):3d}/{sum(not b[k]['converged'] for k in keys):<3d} "
+                  f"{sum(o[k]['halvings'] > 0 for k in keys):3d}/{sum(b[k]['halvings'] > 0 for k in keys):<3d}")
+
+
+def _newton_option(text: str) -> tuple[str, float]:
+    """KEY=VALUE of --newton: a field of NewtonOptions and a number."""
+    import argparse
+
+    from core.contact.mcp import NewtonOptions
+
+    key, sep, value = text.partition("=")
+    fields = NewtonOptions.__dataclass_fields__
+    if not sep or key not in fields:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected KEY=VALUE with KEY one of {', '.join(fields)}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+    return key, int(number) if isinstance(fields[key].default, int) and number.is_integer() else number
+
+
 def main() -> None:
     import argparse
 
@@ -101,7 +164,19 @@ def main() -> None:
     rep = sub.add_parser("replay", help="one step from every saved state, in this process: totals per family")
     rep.add_argument("paths", nargs="*")
     rep.add_argument("--out", help="write the totals and every step's iterations to this JSON file")
+    rep.add_argument("--newton", action="append", type=_newton_option, default=[], metavar="KEY=VALUE",
+                     help="a field of core.contact.mcp.NewtonOptions to replay with (repeatable)")
+    cmp = sub.add_parser("compare", help="replays (--out files) against a base replay, step by step")
+    cmp.add_argument("base")
+    cmp.add_argument("others", nargs="+")
+    sys.path.insert(0, str(HERE.parent))
     args = ap.parse_args()
+    if args.cmd == "compare":
+        missing = [p for p in [args.base, *args.others] if not Path(p).exists()]
+        if missing:
+            ap.error(f"no such file: {missing[0]}")
+        compare(args.base, args.others)
+        return
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         ap.error(f"no such file or directory: {missing[0]}")  # (exit status 2)
@@ -116,7 +191,7 @@ def main() -> None:
                   f"{o['status']}, {o['iterations']} iterations, {o['cpu']:.2f} CPU-s")
         return
     if args.cmd == "replay":
-        replay(files, args.out)
+        replay(files, args.out, dict(args.newton))
         return
     sys.path.insert(0, str(HERE))
     from bench_contact import Job, prepare_parent, run_job
@@ -143,9 +218,10 @@ def main() -> None:
     print(f"{len(files)} saved steps in {total:.1f} CPU-s, {failed} not converged")
 
 
-def replay(files: list[Path], out: str | None = None) -> dict:
+def replay(files: list[Path], out: str | None = None, newton: dict | None = None) -> dict:
     """One step from every saved state with the current code, in this process; totals per family (printed, and
-    written with every step to `out` as JSON when given)."""
+    written with every step to `out` as JSON when given).  newton: NewtonOptions fields to change (their defaults
+    otherwise)."""
     import time
 
     sys.path[:0] = [str(HERE.parent), str(HERE)]
@@ -154,6 +230,9 @@ def replay(files: list[Path], out: str | None = None) -> dict:
     from core.contact import build_model, prepare_kernels, step
     from core.contact.plan import Workspace
 
+    from core.contact.mcp import NewtonOptions
+
+    options = NewtonOptions(**(newton or {}))
     prepare_kernels()
     models: dict = {}
     steps, totals = [], {}
@@ -164,7 +243,8 @@ def replay(files: list[Path], out: str | None = None) -> dict:
             models[key] = build_model(load(m["document"]))
         method, _, solver = m["method"].partition("/")  # ("implicit/interior-point": that solver, as bench_contact)
         c0 = time.process_time()
-        r = step(models[key], state, m["h"], method, workspace=Workspace(), solver=solver or "newton")
+        r = step(models[key], state, m["h"], method, workspace=Workspace(), solver=solver or "newton",
+                 newton=options)
         cpu = time.process_time() - c0
         saved = m["outcome"]["iterations"]
         steps.append({"file": f.name, "family": m["family"], "seed": m["seed"], "step": m["step"],
@@ -184,7 +264,7 @@ def replay(files: list[Path], out: str | None = None) -> dict:
         ratio = t["iterations"] / t["saved_iterations"] if t["saved_iterations"] else float("nan")
         print(f"{fam:16s} {t['states']:6d} {t['iterations']:10d} {t['saved_iterations']:10d} {ratio:6.3f} "
               f"{t['cpu']:8.2f} {t['failed']:6d} {t['halved']:6d}")
-    result = {"totals": totals, "steps": steps}
+    result = {"totals": totals, "steps": steps, "newton": dict(newton or {})}
     if out:
         Path(out).write_text(json.dumps(result, indent=1))
     return result

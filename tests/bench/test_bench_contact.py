@@ -80,3 +80,23 @@ def test_saved_states_of_a_whole_run_replay_to_the_same_iterations(tmp_path):
     assert sum(s["iterations"] for s in steps) > 0  # (the pile lands within the 12 steps)
     assert res["totals"]["pile8"]["states"] == 12
     assert "pile8" in proc.stdout and "ratio" in proc.stdout
+    # --newton replays with other limits of the Newton attempts (here a proximal weight ten times larger: other
+    # paths once the pile has three or more pairs), and compare sets one replay against another, state by state
+    out2 = tmp_path / "replay2.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "hard_states.py"), "replay", str(states),
+                           "--newton", "prox_scale=1", "--out", str(out2)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    other = json.loads(out2.read_text())
+    assert other["newton"] == {"prox_scale": 1.0}
+    its2 = sum(s["iterations"] for s in other["steps"])
+    assert its2 != sum(s["iterations"] for s in steps) and all(s["converged"] for s in other["steps"])
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "hard_states.py"), "compare", str(out), str(out2)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("pile8"))
+    base_its = sum(s["iterations"] for s in steps)
+    assert f"{its2}/{base_its}" in row.replace(" ", "")  # the variant's iterations against the base's
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "hard_states.py"), "replay", str(states), "--newton",
+                          "no_such_limit=1"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert bad.returncode == 2 and "no_such_limit=1" in bad.stderr and "prox_scale" in bad.stderr
