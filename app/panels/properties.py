@@ -756,6 +756,12 @@ class PropertiesPanel(QWidget):
             shape.pop(key, None)
         else:
             shape[key] = value
+            # keys of which a shape takes exactly one (a polytope's planes or vertices): the one typed replaces the
+            # other in the same edit (one at a time, either edit was refused: 'needs exactly one ..., got 2 / 0')
+            one_of = getattr(SHAPE_TYPES.get(shape.get("type")), "ONE_OF", ())
+            for other in (one_of if key in one_of else ()):
+                if other != key:
+                    shape.pop(other, None)
         return self._body_set(shape=shape)
 
     def _mass_set(self, value: float | None) -> LinkwrightError | None:

@@ -337,3 +337,35 @@ def test_a_pair_cell_retyped_after_a_refused_entry_is_no_undo_step(make_window, 
     assert doc.undo_stack.count() == steps and not doc.modified
     p.pairs.item(0, 2).setText("0.3")  # a real change still is one
     assert doc.mechanism.contact.pairs[0].friction == 0.3 and doc.undo_stack.count() == steps + 1
+
+
+def test_a_polytope_given_by_vertices_can_be_given_by_planes_and_back(make_window, point_dialog):
+    """A polytope takes exactly one of 'planes' and 'vertices', and Properties commits one field at a time: typing
+    the planes was refused ('got 2') and so was clearing the vertices first ('got 0'), so a polytope could not be
+    given by its planes in the app. The field typed now replaces the other in one undo step."""
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.5", True))
+    win.action_set.add_shapes["polytope"].trigger()
+    p, doc = win.properties, win.document
+    preset = doc.mechanism.body("polytope1").shape
+    assert "vertices" in preset and "planes" not in preset
+    n = doc.undo_stack.count()
+    planes = [[0, 0, 1, 0.1], [0, 0, -1, 0.1], [1, 0, 0, 0.1], [-1, 0, 0, 0.1], [0, 1, 0, 0.1], [0, -1, 0, 0.1]]
+    type_into(p.shape_fields["planes"], json.dumps(planes))
+    assert p.shape_fields["planes"].error == "" and p.error.text() == ""
+    shape = doc.mechanism.body("polytope1").shape
+    assert "vertices" not in shape and [list(map(float, r)) for r in shape["planes"]] == planes
+    assert p.shape_fields["vertices"].text() == "" and doc.undo_stack.count() == n + 1
+    type_into(p.shape_fields["vertices"], "[[0, 0, 0], [0.3, 0, 0], [0, 0.3, 0], [0, 0, 0.3]]")
+    shape = doc.mechanism.body("polytope1").shape
+    assert p.shape_fields["vertices"].error == "" and "planes" not in shape and len(shape["vertices"]) == 4
+    assert p.shape_fields["planes"].text() == ""
+    doc.undo_stack.undo()
+    assert "vertices" not in doc.mechanism.body("polytope1").shape and p.shape_fields["vertices"].text() == ""
+    doc.undo_stack.undo()
+    assert doc.mechanism.body("polytope1").shape == preset
+    # clearing the one given is still refused: a polytope needs one of them
+    type_into(p.shape_fields["vertices"], "")
+    assert "needs exactly one of 'planes' or 'vertices', got 0" in p.shape_fields["vertices"].error
+    assert doc.mechanism.body("polytope1").shape == preset
