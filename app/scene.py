@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
+from core import validate
+from core.errors import LinkwrightError
+
 from .editing import SHAPE_PRESETS
 from .panels.properties import fmt_vector, parse_vector
 
@@ -46,8 +49,10 @@ def ask_point(parent: QWidget, title: str, default: tuple[float, float, float],
         if not ok:
             return None
         try:
-            return parse_vector(text)  # type: ignore[return-value]
-        except ValueError as exc:
+            # within the bound of every position (a point beyond it was refused by the edit after the dialog had
+            # closed: the entry lost, the reason only on the status bar)
+            return validate.vector(parse_vector(text), "position")  # type: ignore[return-value]
+        except (ValueError, LinkwrightError) as exc:
             reason = str(exc)
 
 

@@ -369,3 +369,23 @@ def test_a_polytope_given_by_vertices_can_be_given_by_planes_and_back(make_windo
     type_into(p.shape_fields["vertices"], "")
     assert "needs exactly one of 'planes' or 'vertices', got 0" in p.shape_fields["vertices"].error
     assert doc.mechanism.body("polytope1").shape == preset
+
+
+def test_a_point_beyond_the_position_bound_is_asked_again_with_the_reason(make_window, monkeypatch):
+    """Add Shaped Body: '1e7, 0, 0' parsed, so the dialog closed, and the edit was then refused on the status bar
+    (bodies[1].pose.position[0]: must be between -1e+06 and 1e+06): the entry was lost and no body added. A bad
+    entry is asked again with the reason, as one that does not parse."""
+    labels: list[str] = []
+    answers = [("1e7, 0, 0", True), ("0, 0, 0.5", True)]
+
+    def get_text(parent, title, label, echo=None, text=""):
+        labels.append(label)
+        return answers.pop(0)
+
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(get_text))
+    win = make_window(contact_scene())
+    win.action_set.add_shapes["sphere"].trigger()
+    assert len(labels) == 2 and not answers
+    assert "✗ position[0]: must be between -1e+06 and 1e+06, got 10000000.0" in labels[1]
+    assert win.document.mechanism.body("sphere1").pose.position == (0.0, 0.0, 0.5)
+    assert win.document.undo_stack.count() == 1
