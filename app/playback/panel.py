@@ -238,7 +238,9 @@ class MotionPanel(QWidget):
             try:  # (the steps the run will take: whole steps covering the end time, core.validate.step_count)
                 steps = validate.step_count(pb.contact_end(), dt)
             except LinkwrightError:
-                steps = int(round(pb.contact_end() / dt))
+                # more than one run may take (its Run is refused with the reason): the box shows its limit (the
+                # count itself, 1e12 for 1e6 s in steps of 1e-6 s, overflowed the box: OverflowError in this slot)
+                steps = min(int(round(pb.contact_end() / dt)), self.steps_box.maximum())
             self._show_range(pb.contact_end(), max(steps, 1))
             self.method_combo.setCurrentText(pb.document_method())
             self.compare_box.blockSignals(True)

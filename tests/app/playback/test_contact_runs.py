@@ -580,3 +580,23 @@ def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_fo
     qtbot.wait(400)  # past the debounce
     assert not pb.worker.running() and pb.recording.count == 0 and pb.status_kind == "stale"
     assert not win.action_set.stop.isEnabled()
+
+
+def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused(window, qtbot):
+    """End 1e6 s at dt = 1e-6 s: 1e12 steps. The Motion dock put that count into its Steps box (a 32-bit int):
+    OverflowError in the slot, which left the box and the method choice as they were; the box now shows its limit,
+    and Run is refused with the reason, nothing started."""
+    win = window("contact_sphere_drop")
+    finished(win)
+    pb, m = win.playback, win.motion
+    assert win.editor.set_simulation(dt=1e-6) is None
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    m.end_box.setValue(1e6)
+    assert pb.contact_end() == 1e6 and m.end_box.value() == 1e6
+    assert m.steps_box.value() == m.steps_box.maximum() == 1_000_000
+    assert m.method_combo.currentText() == "implicit" and not pb.is_running()
+    pb.run()  # refused in the run's thread, before any step
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    assert "1e+06 s in steps of 1e-06 s is 1e+12 steps; the limit is 1,000,000" in m.status_label.text()
+    assert pb.recording.count == 0
