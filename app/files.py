@@ -303,13 +303,16 @@ class FileController(QObject):
         try:
             data = json.loads(io.read_limited(newest, what="a recovery file").decode("utf-8"))
             mech = prepare_loaded(io.from_dict(data["document"]))
-        except (OSError, ValueError, KeyError, TypeError, LinkwrightError) as exc:
+            # (read here too: a "time" or "path" of the wrong type ended the start with a traceback)
+            orig = data.get("path")
+            if orig is not None and not isinstance(orig, str):
+                raise TypeError(f"path: expected a string, got {type(orig).__name__}")
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("time", newest.stat().st_mtime)))
+        except (OSError, ValueError, KeyError, TypeError, OverflowError, LinkwrightError) as exc:
             self.message.emit(f"An unreadable recovery file was ignored: {exc}")
             for f in files:
                 f.unlink(missing_ok=True)
             return False
-        orig = data.get("path")
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("time", newest.stat().st_mtime)))
         answer = QMessageBox.question(
             self.window,
             "Recover unsaved document?",

@@ -196,6 +196,23 @@ def test_autosave_writes_a_recovery_file_that_the_next_start_offers(make_window,
     assert not win.files.autosave() and not rec.exists()
 
 
+@pytest.mark.parametrize("field", [{"time": "yesterday"}, {"time": 1e300}, {"path": 5}])
+def test_a_recovery_file_with_a_bad_time_or_path_is_ignored_not_a_crash(make_window, dialogs, field):
+    """The recovery file's document loaded, but its "time" and "path" were read outside the check: a string time, a
+    time beyond the platform's clock or a numeric path ended the start with a traceback (TypeError,
+    OverflowError) instead of the message that an unreadable recovery file was ignored."""
+    win = make_window(Mechanism(name="fresh"))
+    messages = []
+    win.files.message.connect(messages.append)
+    d = recovery_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    dead = d / "autosave-999999.json"
+    dead.write_text(json.dumps({"path": None, "time": 0, "document": io.to_dict(Mechanism(name="lost")), **field}))
+    assert not win.files.offer_recovery()
+    assert len(messages) == 1 and messages[0].startswith("An unreadable recovery file was ignored: "), messages
+    assert "question" not in dialogs.kinds() and not dead.exists() and win.document.mechanism.name == "fresh"
+
+
 def test_unmodified_document_is_not_autosaved(make_window):
     win = make_window(Mechanism(name="empty"))
     assert not win.files.autosave()
