@@ -151,7 +151,10 @@ class SolveWorker(QObject):
             try:
                 run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
             except LinkwrightError as exc:
-                self.failed.emit(token, str(exc))
+                # the run's checks name the command line's options; here they are the Motion dock's End and the
+                # document's dt (the status said '--t-end: 1e+06 s in steps of 1e-06 s is 1e+12 steps ...')
+                where = {"--t-end": "End", "--dt": "simulation.dt"}.get(exc.location, exc.location)
+                self.failed.emit(token, str(LinkwrightError(where, exc.message)))
                 return
             info = {}
             if run.kind == "contact":

@@ -600,3 +600,20 @@ def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused
     qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
     assert "1e+06 s in steps of 1e-06 s is 1e+12 steps; the limit is 1,000,000" in m.status_label.text()
     assert pb.recording.count == 0
+
+
+def test_a_run_refused_for_its_end_time_names_the_end_box_not_a_command_line_option(window, qtbot):
+    """The contact run's own check names `--t-end` (the command line's option); in the app the status line said
+    '--t-end: 1000 s in steps of 0.0001 s ...', an option the app has not. It names the Motion dock's End."""
+    win = window("contact_sphere_drop")
+    finished(win)
+    pb, m = win.playback, win.motion
+    assert win.editor.set_simulation(dt=1e-4) is None
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    m.end_box.setValue(1000.0)
+    pb.run()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    status = m.status_label.text()
+    assert status.startswith("End: 1000 s in steps of 0.0001 s is 1e+07 steps; the limit is 1,000,000"), status
+    assert "--" not in status and pb.recording.count == 0
