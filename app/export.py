@@ -12,15 +12,19 @@ responsive and an export can be cancelled between frames.
 from __future__ import annotations
 
 import math
+import os
 import queue
+import signal
+import socket
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from PySide6.QtCore import QEventLoop, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEventLoop, QObject, QPoint, QSocketNotifier, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
 from core import io, validate
@@ -339,6 +343,9 @@ class AnimationExport(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.viewport, self.motion, self.path, self.fps, self.stamp = viewport, motion, Path(path), int(fps), stamp
+        # the frames go to a hidden file beside the animation, renamed onto it once complete: a cancelled or failed
+        # export (or one stopped by Ctrl+C) leaves an existing file of that name as it was, and nothing else
+        self._part = self.part_path(self.path)
         # draws the motion's frame k in the viewport: the Playback's show_frame (bodies, contact arrows, trails and
         # ghosts of that frame); without it only the bodies are posed
         self.show = show
@@ -356,6 +363,11 @@ class AnimationExport(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._next)
 
+    @staticmethod
+    def part_path(path: Path) -> Path:
+        """The hidden file beside `path` that this process's export of it writes first."""
+        return path.with_name(f".{path.name}.{os.getpid()}.part{path.suffix}")
+
     def start(self) -> None:
         """Begin rendering (frames follow one per event-loop turn)."""
         if self.path.suffix.lower() not in ANIMATION_SUFFIXES:
@@ -365,7 +377,7 @@ class AnimationExport(QObject):
             self._end(False, f"{len(self.times)} frames is too many (limit {MAX_FRAMES}): lower the fps or the end time")
             return
         try:
-            writer = _open_writer(self.path, self.fps)
+            writer = _open_writer(self._part, self.fps)
         except Exception as exc:  # noqa: BLE001 - imageio/ffmpeg/OS refuse in many ways; the user gets the reason
             self._end(False, f"cannot write {self.path}: {exc}")
             return
@@ -429,8 +441,13 @@ class AnimationExport(QObject):
             self._writer.join()
         if ok and self._writer_error:
             ok, message = False, self._writer_error
+        if ok:
+            try:
+                os.replace(self._part, self.path)
+            except OSError as exc:
+                ok, message = False, f"cannot write {self.path}: {exc.strerror or exc}"
         if not ok:
-            self.path.unlink(missing_ok=True)  # no half-written animation left behind
+            self._part.unlink(missing_ok=True)  # no half-written animation left behind
         self._end(ok, message)
 
     def _end(self, ok: bool, message: str) -> None:
@@ -501,9 +518,11 @@ def run_motion(playback, t_end: float, steps: int | None = None,
     if progress is not None:
         run.progress.connect(progress)
     run.start(t_end, steps)
-    while not out:
-        wait_for([run.finished, run.failed], timeout_s=0.5)
-    run.shutdown()
+    try:
+        while not out:
+            wait_for([run.finished, run.failed], timeout_s=0.5)
+    finally:
+        run.shutdown()
     if progress is not None:
         progress(1.0)
     return out.get("motion"), out.get("error", "")
@@ -522,16 +541,51 @@ def _check_time(value: float, option: str) -> float:
     return validate.number(value, option, 0.0, validate.MAX_DURATION, what="a non-negative number of seconds")
 
 
+@contextmanager
+def _stop_signals(cleanup: Callable[[], None]):
+    """Ctrl+C (SIGINT) and SIGTERM while `render` turns Qt's event loop end the process at once, as a headless
+    command ends: cleanup() (the part file of the animation goes; an existing file of its name is left as it was),
+    "interrupted" or "terminated" on stderr, status 130 or 143.  The signals reach Qt's loop through a socket that
+    Python's signal handler writes to (signal.set_wakeup_fd): a KeyboardInterrupt raised in a Qt slot was printed and
+    swallowed and the render then waited forever, and a handler run by Python's own mechanism ran only after the
+    export's last frame (the signal came to another thread).  Needs the QApplication."""
+    rsock, wsock = socket.socketpair()
+    rsock.setblocking(False)
+    wsock.setblocking(False)
+
+    def stop() -> None:
+        try:
+            data = rsock.recv(64)
+        except OSError:
+            return
+        sigs = [b for b in data if b in (signal.SIGINT, signal.SIGTERM)]
+        if not sigs:
+            return
+        cleanup()
+        print("interrupted" if sigs[0] == signal.SIGINT else "terminated", file=sys.stderr, flush=True)
+        os._exit(128 + sigs[0])
+
+    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    old_fd = signal.set_wakeup_fd(wsock.fileno(), warn_on_full_buffer=False)
+    notifier = QSocketNotifier(rsock.fileno(), QSocketNotifier.Type.Read)
+    notifier.activated.connect(stop)
+    try:
+        yield
+    finally:
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(old_fd)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        rsock.close()
+        wsock.close()
+
+
 def render_command(args) -> int:
     """`linkwright render FILE --out anim.gif|anim.mp4 [--t-end T] [--fps N]`: 0, 2 for bad input, 3 if the run
     stopped before T (the frames up to the stop are written)."""
     from core.run import RunSpec, describe_kind, open_run, run_kind
 
-    from .document import Document
     from .main import application, missing_display
-    from .playback import Playback
-    from .selection import Selection
-    from .viewport import Viewport3D
 
     out = Path(args.out)
     if out.suffix.lower() not in ANIMATION_SUFFIXES:
@@ -564,6 +618,17 @@ def render_command(args) -> int:
     if missing_display():  # (Qt would abort the process; say what to do instead)
         raise LinkwrightError("render", "needs a display for OpenGL: run it under Xvfb (xvfb-run -a linkwright render ...)")
     application()
+    with _stop_signals(lambda: AnimationExport.part_path(out).unlink(missing_ok=True)):
+        return _render(args, mech, out, t_end)
+
+
+def _render(args, mech, out: Path, t_end: float) -> int:
+    """render_command's window, run and export (after its checks; Ctrl+C and SIGTERM: _stop_signals)."""
+    from .document import Document
+    from .playback import Playback
+    from .selection import Selection
+    from .viewport import Viewport3D
+
     document = Document(mech, Path(args.file).resolve())
     viewport = Viewport3D(document, Selection())
     viewport.resize(*RENDER_SIZE)

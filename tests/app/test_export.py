@@ -7,8 +7,10 @@ import csv
 import dataclasses
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import imageio.v2 as iio2
@@ -171,6 +173,34 @@ def test_render_writes_gif_and_mp4_and_reports_statuses(tmp_path):
     assert r.returncode == 3 and "Traceback" not in r.stderr
     assert "stopped before 1 s (last frame t = 0.3 s): cannot assemble" in r.stderr
     assert iio3.imread(tmp_path / "stops.gif", index=None).shape[0] == 4  # the frames up to the stop: t = 0 .. 0.3
+
+
+@pytest.mark.parametrize("sig, status, word, name", [
+    (signal.SIGINT, 130, "interrupted", "motion.gif"),
+    (signal.SIGTERM, 143, "terminated", "motion.mp4"),
+])
+def test_render_stopped_by_a_signal_keeps_the_old_file_and_leaves_no_part(tmp_path, sig, status, word, name):
+    # Ctrl+C used to raise inside the export's frame timer (a traceback, then the render waited forever), and SIGTERM
+    # killed it with an MP4 half written over the old file: now either ends the render with the shell's status for
+    # the signal, the old file as it was and no part file left
+    out = tmp_path / name
+    out.write_bytes(b"old content")
+    proc = subprocess.Popen([sys.executable, "-m", "app", "render", str(EXAMPLES / "fourbar.json"), "--out", str(out),
+                             "--t-end", "30", "--fps", "25"], cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(tmp_path.glob(f".{name}.*")) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # until the export writes its part file: the frames are being rendered
+        assert list(tmp_path.glob(f".{name}.*")), proc.stderr.read() if proc.poll() is not None else "no part file"
+        proc.send_signal(sig)
+        _stdout, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == status, err
+    assert err.strip().endswith(word) and "Traceback" not in err
+    assert out.read_bytes() == b"old content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
 @pytest.mark.parametrize("args, where", [
