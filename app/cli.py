@@ -67,7 +67,8 @@ def add_render_command(sub) -> None:
 
         return render_command(args)
 
-    p.set_defaults(_run=run, _event_loop=True)  # runs Qt's event loop: Ctrl+C and SIGTERM are its own (export._stop_signals)
+    # (it runs Qt's event loop: Ctrl+C and SIGTERM are its own, app.export._stop_signals)
+    p.set_defaults(_run=run, _event_loop=True)
 
 
 def build_gui_parser():
