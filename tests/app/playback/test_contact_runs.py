@@ -582,16 +582,22 @@ def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_fo
     assert not win.action_set.stop.isEnabled()
 
 
+def _sphere_drop_at_dt(window, qtbot, dt):
+    """The sphere drop with simulation.dt = dt, its first run finished and no run going: (window, playback, dock)."""
+    win = window("contact_sphere_drop")
+    finished(win)
+    pb = win.playback
+    assert win.editor.set_simulation(dt=dt) is None
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    return win, pb, win.motion
+
+
 def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused(window, qtbot):
     """End 1e6 s at dt = 1e-6 s: 1e12 steps. The Motion dock put that count into its Steps box (a 32-bit int):
     OverflowError in the slot, which left the box and the method choice as they were; the box now shows its limit,
     and Run is refused with the reason, nothing started."""
-    win = window("contact_sphere_drop")
-    finished(win)
-    pb, m = win.playback, win.motion
-    assert win.editor.set_simulation(dt=1e-6) is None
-    pb.stop()
-    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    win, pb, m = _sphere_drop_at_dt(window, qtbot, 1e-6)
     m.end_box.setValue(1e6)
     assert pb.contact_end() == 1e6 and m.end_box.value() == 1e6
     assert m.steps_box.value() == m.steps_box.maximum() == 1_000_000
@@ -605,12 +611,7 @@ def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused
 def test_a_run_refused_for_its_end_time_names_the_end_box_not_a_command_line_option(window, qtbot):
     """The contact run's own check names `--t-end` (the command line's option); in the app the status line said
     '--t-end: 1000 s in steps of 0.0001 s ...', an option the app has not. It names the Motion dock's End."""
-    win = window("contact_sphere_drop")
-    finished(win)
-    pb, m = win.playback, win.motion
-    assert win.editor.set_simulation(dt=1e-4) is None
-    pb.stop()
-    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    win, pb, m = _sphere_drop_at_dt(window, qtbot, 1e-4)
     m.end_box.setValue(1000.0)
     pb.run()
     qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
