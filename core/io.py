@@ -36,13 +36,6 @@ __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dump
 FORMAT = "linkwright.mechanism"
 VERSION = 1
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a mechanism is kilobytes; refuse files that cannot be one
-
-
-def _mib(n: int) -> str:
-    """A size for a message, in MiB (2^20 bytes: the limit is 20 MiB) or, below one MiB, in bytes."""
-    if n < 2**20:
-        return f"{n} bytes"
-    return f"{n / 2**20:.1f} MiB" if n % 2**20 else f"{n // 2**20} MiB"
 MAX_NESTING = 32  # the format nests 5 levels; deeper JSON is not a mechanism
 
 
@@ -283,6 +276,13 @@ def from_dict(data: Any) -> Mechanism:
     )
     mech.validate()
     return mech
+
+
+def _mib(n: int) -> str:
+    """A size for a message, in MiB (2^20 bytes: the limit is 20 MiB) or, below one MiB, in bytes."""
+    if n < 2**20:
+        return f"{n} bytes"
+    return f"{n / 2**20:.1f} MiB" if n % 2**20 else f"{n // 2**20} MiB"
 
 
 def _line_col(text: str, pos: int) -> str:

@@ -107,6 +107,15 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     return z
 
 
+def b_normal(model: ContactModel, a: int, b: int, Rb: np.ndarray, pb: np.ndarray, geo: np.ndarray) -> np.ndarray:
+    """B's outward normal at its closest point, not normalised: sum mu_j grad g_j(a2) in the world, from a
+    closest-point block geo [a1, a2, lam (A's m), mu (B's m), s] of pair (a, b) and B's pose (rotation Rb, centre of
+    mass pb).  It points from B towards A (the contact normal of a step's results)."""
+    ma, mb = model.shapes[a].m, model.shapes[b].m
+    yb = Rb.T @ (geo[3:6] - pb) + model.com_body[b]
+    return Rb @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[6 + ma:6 + ma + mb])
+
+
 def _closed_form_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray | None:
     """The closest-point unknowns of a sphere against a sphere or a static plane (_eliminable) in closed form (as the
     elimination's), exact to rounding; None for other pairs and for spheres with coincident centres.  (GJK and the

@@ -23,7 +23,7 @@ from ..errors import LinkwrightError
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
-from .closest import candidate_pairs, closest_points_many
+from .closest import b_normal, candidate_pairs, closest_points_many
 from .plan import Workspace
 from .stepper import METHODS, SOLVERS, StepResult, step
 
@@ -398,27 +398,23 @@ class ContactRun:
             yield self._frame(k, st, res)
         self._verdict = Verdict(stop is None, reason, stop, cancelled)
 
-    def _start_geometry(self, st: State, R: np.ndarray, v: dict) -> set:
-        """Row 0 (no step yet): each pair in contact range at the start gets its closest points, exact gap and normal
-        (B's, from B towards A, as a step's contacts have) from one query at the initial poses, with no impulse and not
-        marked active; the pairs whose query does not converge keep the bounding-sphere values.  The pairs so
+    def _start_geometry(self, st: State, R: np.ndarray, v: dict, ips: list) -> set:
+        """Row 0 (no step yet): each pair in contact range at the start (ips) gets its closest points, exact gap and
+        normal (B's, from B towards A, as a step's contacts have) from one query at the initial poses, with no impulse
+        and not marked active; the pairs whose query does not converge keep the bounding-sphere values.  The pairs so
         filled."""
         model = self.model
-        ips, _bounds = candidate_pairs(model, st, self.h)
         done = set()
         for ip, (geo, r) in zip(ips, closest_points_many(model, st, ips) if ips else []):
-            if geo is None or not r.converged:
+            if geo is None or not r.converged or not np.all(np.isfinite(geo)):
                 continue
             a, b, _mu = model.pairs[ip]
-            ma, mb = model.shapes[a].m, model.shapes[b].m
-            a1, a2 = geo[0:3], geo[3:6]
-            yb = R[b].T @ (a2 - st.p[b]) + model.com_body[b]
-            nb = R[b] @ (np.asarray(model.shapes[b].gradients(yb), float).T @ geo[6 + ma:6 + ma + mb])
+            nb = b_normal(model, a, b, R[b], st.p[b], geo)
             ln = float(np.linalg.norm(nb))
-            if not (ln > 0.0 and np.all(np.isfinite(geo))):
+            if not ln > 0.0:
                 continue
-            v["pair.gap"][ip], v["pair.normal"][ip] = float(geo[6 + ma + mb]), nb / ln
-            v["pair.point_a"][ip], v["pair.point_b"][ip] = a1, a2
+            v["pair.gap"][ip], v["pair.normal"][ip] = float(geo[-1]), nb / ln  # (s, the block's last unknown)
+            v["pair.point_a"][ip], v["pair.point_b"][ip] = geo[0:3], geo[3:6]
             done.add(ip)
         return done
 
@@ -447,12 +443,13 @@ class ContactRun:
             v["pair.active"][p] = True
             v["pair.gap"][p], v["pair.pn"][p], v["pair.pf"][p], v["pair.pr"][p] = c.gap, c.pn, c.pf, c.pr
             v["pair.point_a"][p], v["pair.point_b"][p], v["pair.normal"][p] = c.a1, c.a2, c.normal
+        broad = candidate_pairs(model, st, h) if P and (res is None or len(seen) < P) else None
         if res is None and P:
-            seen = self._start_geometry(st, R, v)
+            seen = self._start_geometry(st, R, v, broad[0])
         if len(seen) < P:
             # pairs out of contact range: a lower bound of the gap from the bounding volumes, the plane's normal
             # (half-space B) or the centre line, and bounding-sphere points (one array operation over the pairs)
-            _, bounds = candidate_pairs(model, st, h)
+            bounds = broad[1]
             out = np.ones(P, bool)
             out[list(seen)] = False
             pa, pb = self._pair_a[out], self._pair_b[out]

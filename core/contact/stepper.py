@@ -37,7 +37,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from .bodies import ContactModel, State
-from .closest import (_eliminable, _rot, _sphere_plane_geometry, _spheres_geometry, _world_halfspace, candidate_pairs,
+from .closest import (_eliminable, _rot, b_normal, _sphere_plane_geometry, _spheres_geometry, _world_halfspace, candidate_pairs,
                       closest_points_many)
 from .elements import ElementMatrix
 from .explicit import _eval_explicit_batch, _explicit_size
@@ -642,18 +642,13 @@ class _StepProblem:
                         and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
                     pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
                 else:
-                    yb = R0[b].T @ (geo[3:6] - state.p[b]) + model.com_body[b]
-                    n0 = R0[b] @ (np.asarray(model.shapes[b].gradients(yb)).T @ geo[lay.mu:lay.s])
-                    pr.e_aux = contact_frame_aux(n0)
+                    pr.e_aux = contact_frame_aux(b_normal(model, a, b, R0[b], state.p[b], geo))
                 pr.geo0 = geo
             else:
-                sa, sb = model.shapes[a], model.shapes[b]
-                glay = PairLayout(sa.m, sb.m, 0)
+                glay = PairLayout(model.shapes[a].m, model.shapes[b].m, 0)
                 geo = known[ip]
                 self.new_warm_geo[ip] = geo
-                Rb = R0[b]
-                yb = Rb.T @ (geo[3:6] - state.p[b]) + model.com_body[b]
-                nB = Rb @ (np.asarray(sb.gradients(yb)).T @ geo[6 + glay.m:6 + glay.m + glay.k])
+                nB = b_normal(model, a, b, R0[b], state.p[b], geo)
                 pr.a1, pr.a2 = geo[0:3].copy(), geo[3:6].copy()
                 pr.n = nB / np.linalg.norm(nB)
                 pr.gap0 = float(geo[glay.s])
