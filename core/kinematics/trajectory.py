@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import LinkwrightError
 from ..run import Channel, Verdict
+from ..transforms import RX
 from .mobility import check_drivers
 from .model import KinematicModel
 from .solver import (
@@ -26,10 +27,26 @@ from .solver import (
 )
 
 __all__ = ["Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "solve_trajectory", "trajectory_of", "driver_values",
-           "driver_values_until", "MAX_SUBDIVISION", "KINEMATIC_CHANNELS"]
+           "driver_values_until", "MAX_SUBSTEPS", "KINEMATIC_CHANNELS"]
 
-MAX_SUBDIVISION = 6  # a step that fails is halved up to this many times (64 sub-steps) before giving up
-_BISECTIONS = 40  # locating the limit time between the last solved and the first failed time
+# Continuation between two requested times (TrajectoryRun._advance).  A step is attempted whole only when the motion
+# predicted over it is small: MAX_MOVE rad for a coordinate that turns something, MAX_MOVE times the mechanism's size
+# for one that only slides.  A solution found from a farther prediction cannot be told from the same configuration
+# some turns on or from the other assembly branch (a crank-rocker stepped 50 turns at a time assembled with its
+# rocker's joint at 1055 rad), and the coordinates it leaves grow until the loops no longer close to round-off (after
+# 782 s, 4918 rad of crank and 3e6 rad of rocker: "the motion ends near t = 781.6" for a linkage that turns forever).
+MAX_MOVE = 1.0
+# A step that fails, or would move farther, is walked in sub-steps: halved after each failure, doubled after each
+# success.  The motion ends (limit_time) only where the mechanism cannot follow its drivers, and that is decided by
+# refinement, never by one failed step: every sub-step beyond the last time solved fails down to the resolution of
+# the time (a few units in the last place), or the determinant of the Jacobian changes sign (located by bisection),
+# and there the Jacobian is singular (its smallest kept singular value below SINGULAR of its largest), or a driver
+# leaves its bounds.  A failure that persists where the Jacobian is well conditioned is not called an end of the
+# motion.  A run spends at most MAX_SUBSTEPS solves beyond one per requested time (a bounded cost: a few CPU-s for a
+# small linkage); when they run out, the run stops as too coarse to follow, without claiming an end of the motion.
+MAX_SUBSTEPS = 4096
+SINGULAR = 1e-4
+_BISECTIONS = 40  # locating a sign change of the determinant, or where a driver leaves its bounds
 
 
 @dataclass
@@ -132,6 +149,10 @@ def driver_values_until(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarr
     return out[0], out[1], out[2], first, error
 
 
+class _Cancelled(Exception):
+    """The run's cancel flag was seen inside a step's sub-steps."""
+
+
 @dataclass
 class _State:
     t: float
@@ -147,8 +168,11 @@ class TrajectoryRun:
 
     kind = "kinematics"
 
-    def __init__(self, km: KinematicModel, times, cancel: Callable[[], bool] | None = None) -> None:
+    def __init__(self, km: KinematicModel, times, cancel: Callable[[], bool] | None = None,
+                 max_substeps: int = MAX_SUBSTEPS) -> None:
         self.km = km
+        self.max_substeps = max_substeps  # solves the run may spend beyond one per requested time (MAX_SUBSTEPS)
+        self._substeps = 0  # spent so far
         self.times = np.asarray(times, dtype=float).ravel()
         if not np.all(np.isfinite(self.times)):
             raise LinkwrightError("times", "times must be finite")
@@ -156,6 +180,12 @@ class TrajectoryRun:
             raise LinkwrightError("times", "times must increase")
         self.cancel = cancel
         self.ws = Workspace(km)
+        # the unit a coordinate's move is measured in: 1 rad for one that turns something, the mechanism's size for
+        # one that only slides (see MAX_MOVE)
+        turns = np.zeros(km.nq, dtype=bool)
+        moving = km.step_scale != 0
+        turns[km.step_coord[moving & (km.step_kind >= RX)]] = True
+        self._unit = np.where(turns, 1.0, km.length_scale)
         self.expected_rank = check_drivers(km)  # located error before any solving
         # A driver that is not finite at the first time is a located error (nothing can be computed); later, the
         # run stops there with that error as its reason, keeping the frames before it.
@@ -193,54 +223,122 @@ class TrajectoryRun:
         return float(np.sign(np.linalg.det(twist_jacobian(self.ws)[:, U])))
 
     def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None,
-               prev_sign: float = 0.0) -> tuple[_State | None, str]:
-        """Solve at t from `guess`; reject results that leave the branch (far from the prediction)."""
+               prev_sign: float = 0.0) -> tuple[_State | None, str, str]:
+        """Solve at t from `guess`; reject results that leave the branch (far from the prediction).  Returns (the
+        state, "", "") or (None, why, what failed: "driver", "assembly", "jump", "rank", "sign" or "finite")."""
         if drive is None:
             try:  # a time between two requested ones (a halved step, locating the limit) may hit a pole
                 drive = self._drive(t)
             except LinkwrightError as exc:
-                return None, str(exc)
+                return None, str(exc), "driver"
         d, dd, ddd = drive
         res = solve_positions(self.ws, d, guess)
         if not res.converged or not np.all(np.isfinite(res.q)):
-            return None, f"cannot assemble ({res.reason or 'not converged'}, loop residual {res.residual:.2e})"
+            why = f"cannot assemble ({res.reason or 'not converged'}, loop residual {res.residual:.2e})"
+            return None, why, "assembly"
         if prev is not None:
             moved = np.abs(guess - prev).max(initial=0.0)
             err = np.abs(res.q - guess).max(initial=0.0)
             if err > max(0.5 * moved, 1e-4):  # a jump the extrapolation did not foresee: maybe the other branch
-                return None, "the solution jumps (near a singular position)"
+                return None, "the solution jumps (near a singular position)", "jump"
         if not np.array_equal(self.ws.q, res.q):  # the solver leaves ws at its last iterate
             forward(self.ws, res.q)
         qd, rank = solve_velocities(self.ws, dd)
         if self.km.n_loops and len(self.km.unknown) and rank < self.expected_rank:
             return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
-                          "or change-point position")
+                          "or change-point position"), "rank"
         sign = self._det_sign()
         if sign * prev_sign < 0:
             # The determinant changed sign between two solved times: the motion went through a singular position
             # (e.g. a change point) that no sample hit, and may have continued on the other assembly branch.
-            return None, "passed a singular position (toggle, dead-centre or change point) between two frames"
+            return None, "passed a singular position (toggle, dead-centre or change point) between two frames", "sign"
         qdd = solve_accelerations(self.ws, qd, ddd)
         if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(qdd))):
-            return None, "velocities are not finite (singular position)"
-        return _State(t, res.q, qd, qdd, sign), ""
+            return None, "velocities are not finite (singular position)", "finite"
+        return _State(t, res.q, qd, qdd, sign), "", ""
 
-    def _advance(self, s: _State, t: float, depth: int = 0, drive=None) -> tuple[_State | None, str]:
+    @staticmethod
+    def _predict(s: _State, t: float) -> np.ndarray:
         dt = t - s.t
-        guess = s.q + s.qd * dt + 0.5 * s.qdd * dt * dt  # stay on the branch: extrapolate along the motion
-        new, why = self._solve(t, guess, s.q, drive, s.sign)
-        if new is not None or depth >= MAX_SUBDIVISION:
-            return new, why
-        mid, why = self._advance(s, s.t + 0.5 * dt, depth + 1)
-        if mid is None:
-            return None, why
-        return self._advance(mid, t, depth + 1)
+        return s.q + s.qd * dt + 0.5 * s.qdd * dt * dt  # stay on the branch: extrapolate along the motion
+
+    def _advance(self, s: _State, t: float, drive=None, budget: int | None = None
+                 ) -> tuple[_State | None, str, float | None]:
+        """Continue from s to t (in sub-steps where the whole step fails or would move too far; see MAX_MOVE), with
+        at most `budget` solves beyond the first (default: what is left of the run's `max_substeps`).
+        Returns (the state at t, "", None), or (None, why, end): `end` is the time where the motion ends (see
+        SINGULAR), None when no end was found (the budget ran out, or the mechanism failed where it is not
+        singular)."""
+        if budget is None:
+            budget = self.max_substeps - self._substeps
+        way = 1.0 if t >= s.t else -1.0  # (DrivenMotion also continues backwards, to a contact step's retry)
+        h_min = 4 * np.spacing(max(abs(t), abs(s.t)))  # the resolution of the time
+        cur, h, attempts = s, abs(t - s.t), [0]
+
+        def solve(t_next: float, base: _State, last: bool):
+            if attempts[0] > budget:
+                return None, "budget", "budget"
+            if attempts[0] and attempts[0] % 64 == 0 and self.cancel is not None and self.cancel():
+                raise _Cancelled
+            if attempts[0]:
+                self._substeps += 1
+            attempts[0] += 1
+            return self._solve(t_next, self._predict(base, t_next), base.q, drive if last else None, base.sign)
+
+        while True:
+            last = h >= abs(t - cur.t)
+            t_next = t if last else cur.t + way * h
+            if h > h_min and np.max(np.abs(self._predict(cur, t_next) - cur.q) / self._unit, initial=0.0) > MAX_MOVE:
+                h *= 0.5  # (no solve: the prediction alone says the step is too long)
+                continue
+            new, why, kind = solve(t_next, cur, last)
+            if kind == "sign":
+                # Locate the sign change by bisection (continuing on the branch up to it); it is the end of the
+                # motion if the Jacobian is singular there, else it was the solution of too long a step.
+                hi = t_next
+                for _ in range(_BISECTIONS):
+                    mid = 0.5 * (cur.t + hi)
+                    got, _, k = solve(mid, cur, False)
+                    if k == "budget":
+                        break
+                    if got is None:
+                        hi = mid
+                    else:
+                        cur = got
+                if self._singular(cur):
+                    return None, why, cur.t
+                h = 0.5 * abs(hi - cur.t)
+                continue
+            if kind == "budget":
+                return None, (f"the steps are too coarse to follow the motion: {self.max_substeps:,} sub-steps "
+                              f"between requested times spent (solved to t = {cur.t:.9g}; no end of the motion "
+                              "found)"), None
+            if new is not None:
+                if last:
+                    return new, "", None
+                cur, h = new, 2.0 * h
+            elif h > h_min:
+                h = 0.5 * min(h, abs(t - cur.t))
+            elif kind == "driver" or self._singular(cur):
+                return None, why, cur.t  # every sub-step beyond cur fails: the motion ends there
+            else:
+                return None, f"cannot follow the motion beyond t = {cur.t:.9g}: {why}", None
+
+    def _singular(self, s: _State) -> bool:
+        """Whether the Jacobian in the unknown coordinates is singular at s (see SINGULAR)."""
+        U = self.km.unknown
+        if not self.km.n_loops or not len(U) or not self.expected_rank:
+            return False
+        if not np.array_equal(self.ws.q, s.q):
+            forward(self.ws, s.q)
+        sv = np.linalg.svd(twist_jacobian(self.ws)[:, U], compute_uv=False)
+        return bool(sv[self.expected_rank - 1] < SINGULAR * sv[0])
 
     def _start(self) -> tuple[_State | None, str]:
         t0 = float(self.times[0])
         drive = tuple(v[0] for v in self.values)
         q0 = np.zeros(self.km.nq)
-        s, why = self._solve(t0, q0, None, drive)
+        s, why, _ = self._solve(t0, q0, None, drive)
         if s is not None:
             return s, ""
         # continuation from the design configuration (all coordinates 0) to the first driven values
@@ -250,18 +348,7 @@ class TrajectoryRun:
             if not res.converged:
                 return None, why
             q = res.q
-        return self._solve(t0, q, None, drive)
-
-    def _locate(self, s: _State, t_fail: float) -> float:
-        lo, hi, cur = s.t, t_fail, s
-        for _ in range(_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            new, _ = self._advance(cur, mid, MAX_SUBDIVISION - 2)
-            if new is None:
-                hi = mid
-            else:
-                lo, cur = mid, new
-        return lo
+        return self._solve(t0, q, None, drive)[:2]
 
     def _frame(self, k: int, s: _State) -> Frame:
         km = self.km
@@ -285,15 +372,15 @@ class TrajectoryRun:
                 lo = mid
         return lo
 
-    def _stop(self, t: float, why: str, s: _State | None, driver: bool = False) -> None:
+    def _stop(self, t: float, why: str, s: _State | None, end: float | None = None, driver: bool = False) -> None:
         self.ok = False
         self.stop_time = float(t)
-        if s is not None:
-            # where the drivers end (a pole, a logarithm's zero), or where the mechanism stops following them
-            self.limit_time = self._locate_driver(s.t, t) if driver else self._locate(s, t)
-            self.reason = f"stopped at t = {t:.6g}: {why}; the motion ends near t = {self.limit_time:.9g}"
-        else:
-            self.reason = f"stopped at t = {t:.6g}: {why}"
+        if s is not None and driver:
+            end = self._locate_driver(s.t, t)  # where the drivers end (a pole, a logarithm's zero)
+        self.limit_time = end  # where the mechanism stops following its drivers (None: not found)
+        self.reason = f"stopped at t = {t:.6g}: {why}"
+        if end is not None:
+            self.reason += f"; the motion ends near t = {end:.9g}"
 
     def __iter__(self) -> Iterator[Frame]:
         try:
@@ -319,9 +406,16 @@ class TrajectoryRun:
                 return
             # the driver values at the requested times were evaluated at once in __init__
             drive = (self.values[0][k], self.values[1][k], self.values[2][k])
-            new, why = self._advance(s, float(self.times[k]), 0, drive)
+            try:
+                new, why, end = self._advance(s, float(self.times[k]), drive)
+            except _Cancelled:
+                new, why, end = None, "", None
+            if new is None and self.cancel is not None and self.cancel():
+                self.cancelled, self.ok = True, False
+                self.reason = f"cancelled at t = {self.times[k]:.6g}"
+                return
             if new is None:
-                self._stop(self.times[k], why, s)
+                self._stop(self.times[k], why, s, end)
                 return
             s = new
             yield self._frame(k, s)
@@ -355,7 +449,8 @@ class DrivenMotion:
         s = self._states.get(t)
         if s is None:
             near = min(self._states, key=lambda u: abs(u - t))
-            s, why = self._run._advance(self._states[near], t)
+            # (a budget per time asked: a contact run asks at every step)
+            s, why, _ = self._run._advance(self._states[near], t, budget=MAX_SUBSTEPS)
             if s is None:
                 return f"the driven bodies at t = {t:.6g} s: {why}"
             if len(self._states) >= self._KEEP:

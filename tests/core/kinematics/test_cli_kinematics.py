@@ -109,3 +109,16 @@ def test_a_driver_undefined_mid_run_exits_3_with_the_rows_before_it(expr, fmt, t
         assert r[head.index("A")] == pytest.approx(f(r[0]), rel=1e-12)
     assert cap.err.count("\n") == 1
     assert cap.err.startswith(f"kinematics: stopped at t = 1: drivers[0].value: value of '{expr}' is not finite at t = 1")
+
+
+def test_kinematics_with_one_step_of_many_turns_turns_to_the_end(capsys):
+    # the four-bar example's crank-rocker turns forever: 50 turns in one step is followed in sub-steps to t = 50 (a
+    # coarse step was once reported as the end of the motion), with every joint where 50 whole turns put it
+    code = main(["kinematics", str(EXAMPLES / "fourbar.json"), "--t-end", "50", "--steps", "1", "--json"])
+    cap = capsys.readouterr()
+    assert code == 0 and cap.err == ""
+    data = json.loads(cap.out)
+    assert data["ok"] and data["limit_time"] is None and len(data["rows"]) == 2
+    last = dict(zip(data["columns"], data["rows"][-1]))
+    assert last["t"] == 50 and last["A"] == pytest.approx(100 * math.pi) and last["B"] == pytest.approx(-100 * math.pi)
+    assert abs(last["C"]) < 1e-9 and abs(last["D"]) < 1e-9

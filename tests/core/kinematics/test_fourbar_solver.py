@@ -1,14 +1,18 @@
 """The generic solver against the four-bar and slider-crank closed forms; branches; limits; the teaching report."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sympy
 
 from core.fourbar import FourBar, closed_form, closed_form_motion, report, classify, coupler_curve, find_fourbar
-from core.kinematics import compile_model, solve_trajectory
+from core import io
+from core.kinematics import TrajectoryRun, compile_model, solve_trajectory, trajectory_of
 from core.model import Body, Driver, Joint, Mechanism
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
 
 
 def fourbar_doc(fb: FourBar, theta0: float, branch: int = 1, drive: str = "2*pi*t") -> Mechanism:
@@ -224,3 +228,69 @@ def test_change_point_stops_instead_of_switching_branch():
     rock = np.array([_angle(P[3]) for P in traj.poses]) + t4_0[0]
     _, ref, _ = closed_form(fb, 0.6 + 2 * np.pi * traj.times, 1)
     assert np.abs((rock - ref + np.pi) % (2 * np.pi) - np.pi).max() < 1e-9
+
+
+
+def test_a_crank_rocker_stepped_many_turns_at_a_time_turns_to_the_end():
+    # The four-bar example's crank turns once a second: a step of 50 s is 50 turns.  A step that fails or would move
+    # far is walked in sub-steps (one step of 5000 s used to say "the motion ends near t = 781.6" for this linkage,
+    # which turns forever, after its coordinates had jumped whole turns at a time).  After whole turns every link is
+    # back where it was drawn: the crank at 2 pi * 50, the coupler's joint B turned back by as much (the coupler
+    # does not turn), the rocker's C and D at their drawn 0, not whole turns away (as a solution from a 50-turn
+    # extrapolation left them: D = 1055 rad).
+    km = compile_model(io.load(EXAMPLES / "fourbar.json"))
+    fine = solve_trajectory(km, np.linspace(0.0, 50.0, 1001))  # 20 frames a turn
+    assert fine.ok
+    for steps in (1, 5):
+        traj = solve_trajectory(km, np.linspace(0.0, 50.0, steps + 1))
+        assert traj.ok and traj.limit_time is None, traj.reason
+        A, B, C, D = traj.q[-1]
+        assert A == pytest.approx(100 * math.pi, abs=1e-9) and B == pytest.approx(-100 * math.pi, abs=1e-9)
+        assert abs(C) < 1e-9 and abs(D) < 1e-9
+        k = np.searchsorted(fine.times, traj.times - 1e-9)  # every frame where the finely stepped run has it
+        np.testing.assert_allclose(traj.q, fine.q[k], atol=1e-8)
+        np.testing.assert_allclose(traj.qd, fine.qd[k], atol=1e-8)
+
+
+def test_steps_too_coarse_for_the_substep_budget_stop_without_claiming_an_end():
+    # 5000 turns in one step need far more than 200 sub-steps: the run stops, says why, and names no end of motion
+    km = compile_model(io.load(EXAMPLES / "fourbar.json"))
+    traj = trajectory_of(TrajectoryRun(km, [0.0, 5000.0], max_substeps=200))
+    assert not traj.ok and len(traj.times) == 1 and traj.stop_time == 5000.0 and traj.limit_time is None
+    assert traj.reason.startswith("stopped at t = 5000: the steps are too coarse to follow the motion: 200 sub-steps")
+    assert "ends near" not in traj.reason
+
+
+@pytest.mark.parametrize("steps", [1, 3, 40])
+def test_a_driven_rocker_stops_at_its_dead_position_however_coarse_the_steps(steps):
+    # Crank-rocker g = 4, a = 1, b = 3.5, c = 3 driven at its rocker (joint D, rocker angle = -q_D) at 0.5 rad/s: the
+    # rocker cannot pass its limit where crank and coupler fold, |AC| = b - a = 2.5; the angle at D of the triangle
+    # (g, c, 2.5) is acos((g^2 + c^2 - 2.5^2) / (2 g c)), so the rocker's limit angle is pi minus it.  There the crank
+    # (unknown) is at a dead position: the motion ends at t* = (limit - drawn rocker angle) / 0.5, whatever the steps.
+    fb = FourBar(4.0, 1.0, 3.5, 3.0)
+    m = fourbar_doc(fb, 0.6)
+    m.drivers = [Driver("D", "-0.5*t")]
+    _, t4_0, _ = closed_form(fb, 0.6, 1)
+    limit = math.pi - math.acos((16 + 9 - 2.5**2) / 24)
+    t_star = (limit - t4_0[0]) / 0.5
+    assert 0.1 < t_star < 2.0
+    traj = solve_trajectory(compile_model(m), np.linspace(0.0, 2.5, steps + 1))
+    assert not traj.ok and traj.limit_time is not None, traj.reason
+    assert traj.times[-1] <= t_star < traj.stop_time
+    assert traj.limit_time == pytest.approx(t_star, abs=1e-6)
+    assert traj.reason.endswith(f"the motion ends near t = {traj.limit_time:.9g}")
+
+
+def test_a_cancel_is_seen_between_the_sub_steps_of_a_long_step():
+    # one step of 5000 turns would take the whole sub-step budget (seconds); the cancel flag is read every 64 of them
+    km = compile_model(io.load(EXAMPLES / "fourbar.json"))
+    asked = [0]
+
+    def cancel():
+        asked[0] += 1
+        return asked[0] > 2  # no before the first and second frames, yes inside the long step
+
+    run = TrajectoryRun(km, [0.0, 1.0, 5000.0], cancel=cancel)
+    frames = list(run)
+    assert len(frames) == 2 and run.cancelled and run.verdict.reason == "cancelled at t = 5000"
+    assert run._substeps < 64 + 16  # (the first step, one turn, takes a few sub-steps too)
