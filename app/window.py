@@ -208,7 +208,8 @@ class MainWindow(QMainWindow):
 
     def _update_title(self, *_args) -> None:
         name = self.document.path.name if self.document.path else "Untitled"
-        self.setWindowTitle(f"{name}[*] — {self.document.mechanism.name} — Linkwright")
+        title = self.document.mechanism.name  # (may be empty: it is a title, and the file may leave it empty)
+        self.setWindowTitle(f"{name}[*] — {title} — Linkwright" if title else f"{name}[*] — Linkwright")
         self.setWindowModified(self.document.modified)
 
     # ---- help ---------------------------------------------------------------------------------------------------------

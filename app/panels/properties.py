@@ -49,7 +49,7 @@ from ..editing import SHAPE_PRESETS, joint_types_for
 from . import shortened
 
 __all__ = [
-    "Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name", "parse_values",
+    "Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name", "parse_title", "parse_values",
     "parse_inertia", "rpy_degrees_to_quaternion", "quaternion_to_rpy_degrees",
 ]
 
@@ -90,6 +90,15 @@ def parse_name(text: str) -> str:
         raise ValueError("a name must not be empty")
     try:
         return validate.name(t, "")
+    except LinkwrightError as exc:
+        raise ValueError(exc.message) from None
+
+
+def parse_title(text: str) -> str:
+    """The document's name: a display title, any text the file format takes (core.validate.text), empty included;
+    not a name anything refers to, as a body's or a joint's is."""
+    try:
+        return validate.text(text.strip(), "")
     except LinkwrightError as exc:
         raise ValueError(exc.message) from None
 
@@ -361,7 +370,8 @@ class PropertiesPanel(QWidget):
         self.error.setStyleSheet("color: #c62828;")
 
         # Document page.
-        self.doc_name = self._field(parse_name, lambda v: self._doc_set(name=v), tip="document name")
+        self.doc_name = self._field(parse_title, lambda v: self._doc_set(name=v), "(no name)",
+                                    "document name (a title; may be empty)")
         self.doc_gravity = self._field(
             lambda t: parse_vector(t, optional=True), lambda v: self._doc_set(gravity=v), "none", "gravity vector, m/s² (empty: none)"
         )
@@ -571,7 +581,7 @@ class PropertiesPanel(QWidget):
             self.error.setText("")
         if target is None:
             n = len(sb) + len(sj)
-            self._titled(f"{n} items selected" if n > 1 else "Document “{}”", m.name)
+            self._titled(f"{n} items selected" if n > 1 else "Document “{}”" if m.name else "Document", m.name)
             self.pages.setCurrentIndex(0)
             self.doc_name.show_value(m.name, force)
             self.doc_space.setText(m.space)

@@ -488,3 +488,30 @@ def test_the_toolbars_undo_button_keeps_its_width_and_run_and_stop_stay_visible(
     win.document.undo_stack.undo()
     win.document.undo_stack.undo()
     assert a.undo.toolTip() == "Undo (Ctrl+Z)"
+
+
+def test_the_document_name_may_be_cleared_as_a_file_may_have_it_empty(make_window, tmp_path):
+    """A file whose name is "" loads; typing an empty document name was refused ('a name must not be empty'). The
+    document name is a display title (text, like the description), not a name joints refer to: clearing the field
+    clears it, in one undo step, the file is saved with "name": "" and reopens so, and the window title and the
+    panel's title leave out the empty name."""
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))
+    win.selection.set()
+    p, stack = win.properties, win.document.undo_stack
+    p.doc_name.setText("  ")
+    p.doc_name.editingFinished.emit()
+    assert p.doc_name.error == "" and p.error.text() == ""
+    assert win.document.mechanism.name == "" and stack.count() == 1
+    assert p.title.text() == "Document" and win.windowTitle() == "Untitled[*] — Linkwright"
+    path = tmp_path / "unnamed.json"
+    io.save(win.document.mechanism, path)
+    assert io.load(path).name == ""
+    stack.undo()
+    assert win.document.mechanism.name == "Crank-rocker four-bar" and p.doc_name.text() == "Crank-rocker four-bar"
+    # the loaded empty name is shown as it is, and typing a name again is one step
+    win2 = make_window(prepare_loaded(io.load(path)))
+    win2.selection.set()
+    assert win2.properties.doc_name.text() == "" and win2.properties.title.text() == "Document"
+    win2.properties.doc_name.setText("Four-bar")
+    win2.properties.doc_name.editingFinished.emit()
+    assert win2.document.mechanism.name == "Four-bar" and win2.properties.title.text() == "Document “Four-bar”"
