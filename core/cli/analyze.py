@@ -42,23 +42,26 @@ def run(args: argparse.Namespace) -> int:
     rep = structure.analyze(mech)
     data = rep.to_json()
     data["name"] = mech.name
-    extra = _rank_mobility(mech)
-    data.update(extra)
+    rank = _rank_mobility(mech)
+    if rank is not None:
+        data.update(mobility_rank=rank.mobility, redundant_constraints=rank.redundant_constraints,
+                    idle_freedoms=rank.idle_freedoms, freedoms_to_drive=rank.freedoms_to_drive)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(report_text(mech, rep))
-        if "mobility_rank" in extra:
-            print(f"mobility (rank of the constraint Jacobian): {extra['mobility_rank']}, "
-                  f"redundant constraints: {extra['redundant_constraints']}")
+        if rank is not None:
+            print(f"mobility (rank of the constraint Jacobian): {rank.mobility}, "
+                  f"redundant constraints: {rank.redundant_constraints}")
+            # the freedoms the drivers must fix, idle ones set aside, in the words of the kinematics' driver check
+            print(f"the mechanism has {rank.freedoms_text()} and {len(mech.drivers)} driver(s)")
     return 0
 
 
-def _rank_mobility(mech) -> dict:
-    """The kinematics engine's rank-based mobility, when that engine is present."""
+def _rank_mobility(mech):
+    """The kinematics engine's rank-based mobility (core.kinematics.RankMobility), None without that engine."""
     try:
         from ..kinematics import rank_mobility
     except ImportError:
-        return {}
-    r = rank_mobility(mech)
-    return {"mobility_rank": r.mobility, "redundant_constraints": r.redundant_constraints}
+        return None
+    return rank_mobility(mech)

@@ -13,7 +13,7 @@ from ..transforms import skew
 from .model import KinematicModel, compile_model
 from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
 
-__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers"]
+__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "freedoms_text"]
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,14 @@ class RankMobility:
     mobility_rank: int  # n_q - rank (+ 3 or 6 per part held by no ground)
     redundant_constraints: int  # equations - rank
     idle_freedoms: int  # freedoms that move no joint centre (e.g. an RSSR coupler spinning about its axis)
+    freedoms_to_drive: int  # what the drivers must fix (check_drivers): n_q - rank - idle (parts without ground held)
     gruebler: int  # the structure analysis' count
     drivers: int
     design_closed: bool  # the loops close in the design configuration (else the rank is of an unassembled drawing)
+
+    def freedoms_text(self) -> str:
+        """'N degree(s) of freedom (rank-based[, K idle freedom(s) set aside])', as the driver check says it."""
+        return freedoms_text(self.freedoms_to_drive, self.idle_freedoms)
 
     @property
     def mobility(self) -> int:
@@ -46,6 +51,7 @@ class RankMobility:
             "mobility_rank": self.mobility_rank,
             "redundant_constraints": self.redundant_constraints,
             "idle_freedoms": self.idle_freedoms,
+            "freedoms_to_drive": self.freedoms_to_drive,
             "rank": self.rank,
             "equations": self.equations,
             "coordinates": self.coordinates,
@@ -94,22 +100,29 @@ def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
     return np.vstack(rows) if rows else np.zeros((0, km.nq))
 
 
+def freedoms_text(n: int, idle: int) -> str:
+    """The freedoms the drivers must fix, in the words `check_drivers` and `linkwright analyze` use."""
+    return f"{n} degree(s) of freedom (rank-based{f', {idle} idle freedom(s) set aside' if idle else ''})"
+
+
 def _analysis(km: KinematicModel):
+    """(loops closed at the design configuration, G, G with the idle rows, rank of G, idle freedoms, freedoms the
+    drivers must fix): the one definition of the counts that rank_mobility and check_drivers report."""
     ws = Workspace(km)
     forward(ws, np.zeros(km.nq))
     closed = bool(np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale)
     G = twist_jacobian(ws)
-    extra = _idle_constraints(km, ws)
-    return ws, closed, G, extra
+    full = np.vstack((G, _idle_constraints(km, ws)))
+    idle = km.nq - _rank(full) if km.nq else 0
+    rank = _rank(G)
+    return closed, G, full, rank, idle, km.nq - rank - idle
 
 
 def rank_mobility(mech: Mechanism) -> RankMobility:
     """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration."""
     km = compile_model(mech, drivers=False)
-    _, closed, G, extra = _analysis(km)
+    closed, _, _, rank, idle, need = _analysis(km)
     lam = 3 if km.space == "planar" else 6
-    rank = _rank(G)
-    idle = km.nq - _rank(np.vstack((G, extra))) if km.nq else 0
     return RankMobility(
         coordinates=km.nq,
         equations=km.n_rows,
@@ -117,6 +130,7 @@ def rank_mobility(mech: Mechanism) -> RankMobility:
         mobility_rank=km.nq - rank + lam * km.floating_roots,
         redundant_constraints=km.n_rows - rank,
         idle_freedoms=idle,
+        freedoms_to_drive=need,
         gruebler=analyze(mech).mobility,
         drivers=len(mech.drivers),
         design_closed=closed,
@@ -145,18 +159,13 @@ def fixed_by_drivers(km: KinematicModel) -> np.ndarray:
 
 def check_drivers(km: KinematicModel) -> int:
     """Raise a located LinkwrightError unless the drivers determine the motion; returns the expected rank of the unknowns."""
-    _, closed, G, extra = _analysis(km)
-    rank = _rank(G)
-    full = np.vstack((G, extra))
-    idle = km.nq - _rank(full) if km.nq else 0
-    need = km.nq - rank - idle
+    _, G, full, rank, idle, need = _analysis(km)
     nd = len(km.driven)
-    idle_note = f", {idle} idle freedom(s) set aside" if idle else ""
     if nd != need:
         what = "add" if nd < need else "remove"
         raise LinkwrightError(
             "drivers",
-            f"the mechanism has {need} degree(s) of freedom (rank-based{idle_note}) but {nd} driver(s) are given: "
+            f"the mechanism has {freedoms_text(need, idle)} but {nd} driver(s) are given: "
             f"{what} {abs(need - nd)} driver(s) so the motion is determined",
         )
     U = km.unknown

@@ -126,3 +126,24 @@ def test_simulate_takes_the_output_suffix_in_any_case(tmp_path):
     assert (tmp_path / "RUN.CSV").read_text().startswith("t,ball.x,")
     r = run("simulate", f, "--t-end", "0.02", "--out", str(tmp_path / "RUN.TXT"))
     assert r.returncode == 2 and "unknown output type" in r.stderr and not (tmp_path / "RUN.TXT").exists()
+
+
+def test_analyze_reports_the_idle_freedom_kinematics_sets_aside(tmp_path):
+    """The RSSR's coupler spins about BC without moving a joint centre: `kinematics` of it undriven said 'the mechanism
+    has 1 degree(s) of freedom (rank-based, 1 idle freedom(s) set aside)', `analyze` never mentioned it. Both now
+    say it in the same words, from the same count (core.kinematics.mobility)."""
+    doc = json.loads((EXAMPLES / "rssr.json").read_text())
+    doc["drivers"] = []
+    p = tmp_path / "rssr_undriven.json"
+    p.write_text(json.dumps(doc))
+    phrase = "the mechanism has 1 degree(s) of freedom (rank-based, 1 idle freedom(s) set aside)"
+    k = run("kinematics", str(p), "--steps", "2")
+    assert k.returncode == 2 and phrase in k.stderr
+    for path, drivers in ((p, 0), (EXAMPLES / "rssr.json", 1)):
+        a = run("analyze", str(path))
+        assert a.returncode == 0 and f"{phrase} and {drivers} driver(s)" in a.stdout.splitlines()
+        data = json.loads(run("analyze", "--json", str(path)).stdout)
+        assert data["idle_freedoms"] == 1 and data["freedoms_to_drive"] == 1
+    # a mechanism without idle freedoms says so by leaving the note out, as kinematics does
+    a = run("analyze", str(EXAMPLES / "fourbar.json"))
+    assert "the mechanism has 1 degree(s) of freedom (rank-based) and 1 driver(s)" in a.stdout.splitlines()
