@@ -16,7 +16,7 @@ from .errors import LinkwrightError
 from .model import Mechanism
 
 __all__ = ["FourBar", "closed_form", "closed_form_motion", "transmission_angle", "classify", "report", "coupler_curve", "find_fourbar",
-           "grashof_digits"]
+           "grashof_digits", "assembles", "CANNOT_ASSEMBLE"]
 
 _EPS = 1e-12
 
@@ -94,6 +94,15 @@ def grashof_digits(rep: dict, digits: int) -> int:
     return digits
 
 
+CANNOT_ASSEMBLE = "cannot be assembled (the longest link is not shorter than the other three together)"
+
+
+def assembles(fb: FourBar) -> bool:
+    """Whether the four lengths close a loop other than a flat line: the longest shorter than the other three together."""
+    s, p, q, l = sorted((fb.g, fb.a, fb.b, fb.c))
+    return l < s + p + q - 1e-12 * (p + q)
+
+
 def classify(fb: FourBar) -> dict:
     """Grashof condition (s, l, p, q), class, and which links fully rotate relative to the ground."""
     links = {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}
@@ -109,8 +118,8 @@ def classify(fb: FourBar) -> dict:
                 "coupler": "double-rocker"}[sn]
     else:
         kind, grashof = "triple-rocker (non-Grashof)", "non-grashof"
-    if l >= s + p + q - tol:  # the loop cannot close (or only as a flat line)
-        kind = "cannot be assembled (the longest link is not shorter than the other three together)"
+    if not assembles(fb):  # the loop cannot close (or only as a flat line)
+        kind = CANNOT_ASSEMBLE
     # a shortest link turns fully relative to the others (Grashof and change point): a crank or rocker that is one
     # turns fully against the ground, and both do when the ground is one.  Lengths can tie only in a change point
     # (two shortest links s with s + l < s + q would need l < q): a parallelogram's crank and rocker both turn fully
@@ -159,6 +168,10 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
     Grashof double-rocker) moves on one of two mirror-image circuits, each holding both assembly branches: the side of
     the ground line the drawing is on picks it (default: above, positive crank angles)."""
     cls = classify(fb)
+    out: dict = {"lengths": {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}, **cls}
+    if not assembles(fb):  # no configuration: nothing below (ranges, limits, angles, toggles) exists
+        return {**out, "crank_range_deg": None, "rocker_limits_deg": None, "rocker_swing_deg": None,
+                "transmission_angle_deg": None, "toggles": [], "branch": branch}
     deg = math.degrees
     full_crank = "crank" in cls["fully_rotating"]
     rng = None if full_crank else _input_range(fb)
@@ -177,7 +190,6 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
         t2 = np.linspace(-math.pi, math.pi, samples)
     mu, ok = transmission_angle(fb, t2, branch)
     t2, mu = t2[ok], mu[ok]
-    out: dict = {"lengths": {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}, **cls}
     out["crank_range_deg"] = None if full_crank or rng is None else [deg(float(t2.min())), deg(float(t2.max()))]
     # rocker limits: crank and coupler collinear (extended |AC| = a + b, folded |AC| = |b - a|)
     limits = []

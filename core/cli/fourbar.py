@@ -6,7 +6,8 @@ import argparse
 import json
 
 from .. import validate
-from ..fourbar import FourBar, grashof_digits, report
+from ..errors import LinkwrightError
+from ..fourbar import FourBar, assembles, classify, grashof_digits, report
 
 NAME = "fourbar"
 HELP = "four-bar teaching report: Grashof condition, class, rotating links, limits, transmission angle, toggles"
@@ -43,9 +44,15 @@ def text(rep: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the report."""
+    """Print the report; lengths that cannot be assembled are bad input (status 2), with no report."""
     lengths = [validate.number(x, f"--lengths[{i}]", validate.MIN_DIMENSION, validate.MAX_DIMENSION, positive=True)
                for i, x in enumerate(args.lengths)]
-    rep = report(FourBar(*lengths), branch=args.branch)
+    fb = FourBar(*lengths)
+    if not assembles(fb):
+        c = classify(fb)
+        raise LinkwrightError("--lengths", f"a four-bar cannot be assembled from these lengths: the longest link "
+                                           f"({c['longest']} {c['l']:g}) is not shorter than the other three together "
+                                           f"({c['s']:g} + {c['p']:g} + {c['q']:g} = {c['s'] + c['p'] + c['q']:g})")
+    rep = report(fb, branch=args.branch)
     print(json.dumps(rep, indent=2) if args.json else text(rep))
     return 0
