@@ -204,6 +204,7 @@ class Field(QLineEdit):
         self._located = located  # show a refusal with its location (bodies[1].shape.radius: ...)
         self._shown = ""
         self._error = ""
+        self._error_located = False  # the refusal names its place (the core's location): no label before it
         self._tip = tip
         self.setPlaceholderText(placeholder)
         self.setToolTip(tip)
@@ -213,6 +214,11 @@ class Field(QLineEdit):
     def error(self) -> str:
         """Why the current entry was refused ('' if it was not)."""
         return self._error
+
+    @property
+    def error_located(self) -> bool:
+        """Whether `error` begins with its location (the core refused the value in a located field)."""
+        return self._error_located
 
     def show_value(self, text: str, force: bool = False) -> None:
         """Display the model's value (a refused entry stays unless `force`, e.g. another item was selected)."""
@@ -226,10 +232,10 @@ class Field(QLineEdit):
             self.setCursorPosition(0)
             self.blockSignals(False)
 
-    def _set_error(self, reason: str) -> None:
+    def _set_error(self, reason: str, located: bool = False) -> None:
         if reason == self._error:
             return
-        self._error = reason
+        self._error, self._error_located = reason, located
         self.setStyleSheet(ERROR_STYLE if reason else "")
         self.setToolTip(reason if reason else self._tip)
         self.errorChanged.emit(reason)
@@ -245,7 +251,7 @@ class Field(QLineEdit):
             return
         err = self._commit(value)
         if err is not None:
-            self._set_error(str(err) if self._located else err.message)
+            self._set_error(str(err) if self._located else err.message, self._located)
             return
         self._set_error("")
         self._shown = text
@@ -539,8 +545,11 @@ class PropertiesPanel(QWidget):
 
     def _show_error(self, reason: str) -> None:
         fld = self.sender()
+        if not reason or fld.error_located:  # (a located refusal names its place: 'simulation.dt: ...', once)
+            self.error.setText(reason)
+            return
         name = {v: k for k, v in self._labels().items()}.get(fld, "")
-        self.error.setText(f"{name}: {reason}" if reason else "")
+        self.error.setText(f"{name}: {reason}")
 
     def _labels(self) -> dict[str, Field]:
         return {

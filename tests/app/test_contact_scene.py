@@ -389,3 +389,34 @@ def test_a_point_beyond_the_position_bound_is_asked_again_with_the_reason(make_w
     assert "✗ position[0]: must be between -1e+06 and 1e+06, got 10000000.0" in labels[1]
     assert win.document.mechanism.body("sphere1").pose.position == (0.0, 0.0, 0.5)
     assert win.document.undo_stack.count() == 1
+
+
+def test_the_properties_message_names_each_refused_fields_location_once(make_window, point_dialog):
+    """A located refusal was prefixed with the field's label as well: 'dt: simulation.dt: must be ...'. The message
+    under the form names the place once: the core's location when the model refused the value, the field's label
+    when the entry did not parse (it has no location of its own)."""
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.5", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    p = win.properties
+    cases = [  # (selection, field, entry, location the core names)
+        ({}, p.doc_dt, "1e-12", "simulation.dt"),
+        ({}, p.doc_duration, "-1", "simulation.duration"),
+        ({}, p.doc_friction, "-0.5", "contact.friction"),
+        ({}, p.doc_ellipsoid, "1, 1, -1", "contact.ellipsoid"),
+        ({"bodies": ["sphere1"]}, p.shape_fields["radius"], "-0.1", "bodies[1].shape.radius"),
+        ({"bodies": ["sphere1"]}, p.body_inertia, "0.01, 0.01, 0.01, 0.5, 0, 0", "bodies[1].inertia"),
+        ({"bodies": ["sphere1"]}, p.body_velocity, "1e9, 0, 0", "bodies[1].velocity.linear"),
+    ]
+    for selected, field, entry, location in cases:
+        win.selection.set(**selected)
+        type_into(field, entry)
+        assert field.error.startswith(location), (entry, field.error)
+        assert p.error.text() == field.error, (entry, p.error.text())  # not 'dt: simulation.dt: ...'
+        type_into(field, "")  # (back to the default / the model's value: no refusal left)
+    win.selection.set()
+    type_into(p.doc_dt, "abc")  # does not parse: the field's label is the place
+    assert p.doc_dt.error == "'abc' is not a number" and p.error.text() == "dt: 'abc' is not a number"
+    type_into(p.doc_gravity, "0, 0")  # a field whose refusals carry no location keeps its label, as before
+    assert p.error.text() == "gravity: expected three numbers x, y, z, got 2"
