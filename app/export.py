@@ -28,6 +28,7 @@ from PySide6.QtCore import QEventLoop, QObject, QPoint, QSocketNotifier, Qt, QTi
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
 from core import io, validate
+from core.cli import typed_options
 from core.errors import LinkwrightError
 
 __all__ = [
@@ -608,8 +609,10 @@ def render_command(args) -> int:
     if n > MAX_FRAMES:
         raise LinkwrightError("--t-end", f"{n} frames is too many (limit {MAX_FRAMES}): lower --fps or --t-end")
     if contact:
-        # a document the stepper refuses is bad input (status 2), found before any window opens
-        open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
+        # a document the stepper refuses is bad input (status 2), found before any window opens; the run's checks
+        # name the document's fields, and the end time typed is --t-end (too many steps of the file's dt)
+        with typed_options({"simulation.duration": "--t-end" if args.t_end is not None else None}):
+            open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
     else:
         # so is a driver undefined or out of bounds at t = 0, or more drivers than freedoms (status 2, as in
         # `linkwright kinematics`; found in the window's run, it was status 3, "stopped early", with no frame)

@@ -166,17 +166,19 @@ def parse_vector(s: str, location: str, n: int = 3, bound: float | None = MAX_CO
     return tuple(parse_number(p, f"{location}[{i}]", lo, bound) for i, p in enumerate(parts))
 
 
-def step_count(t_end: Any, dt: Any, t_location: str = "--t-end", dt_location: str = "--dt",
-               limit: int = MAX_STEPS) -> int:
+def step_count(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_location: str = "simulation.dt",
+               limit: int = MAX_STEPS, count_location: str | None = None) -> int:
     """The number of steps of length dt that cover [0, t_end] (the last ends at t_end, or past it by less than a step
     when dt does not divide t_end: 1 s in steps of 0.3 s is 4 steps, to 1.2 s), refusing absurd ones before any work
-    starts."""
+    starts.  The locations are the document's fields by default (a caller whose values came from elsewhere, a command
+    line's options, names those); too many steps is located at count_location (default t_location)."""
     T = number(t_end, t_location, 0.0, MAX_DURATION)
     h = number(dt, dt_location, MIN_DT, MAX_DURATION, positive=True)
     n = T / h  # finite: T <= MAX_DURATION and h >= MIN_DT
     if n > limit:
-        raise LinkwrightError(t_location, f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
-                                          "(shorten the run or take a larger step)")
+        raise LinkwrightError(count_location if count_location is not None else t_location,
+                              f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
+                              "(shorten the run or take a larger step)")
     # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps; a run of any length takes one step at least, so
     # 0.03 s in steps of 1e5 s is one step, to 1e5 s, not none)
     return max(int(math.ceil(n - 1e-6)), 1 if T > 0.0 else 0)

@@ -16,6 +16,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from core.errors import LinkwrightError
 from core.kinematics import RankMobility
 from core.run import RunSpec, describe_kind, run_kind
 
@@ -33,6 +34,9 @@ PROGRESS_SECONDS = 0.25  # the progress bar is updated at most this often while 
 AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait for Run after an edit
 PRIOR_SECONDS_PER_PAIR_STEP = 2e-3  # before a document's first contact run: cost of one candidate pair in one step
 OTHER_METHOD = {"implicit": "explicit", "explicit": "implicit"}
+# the locations of a run's checks (core.run.open_run, the contact run: the document's fields and RunSpec's) whose
+# values the Motion dock gives, and the dock's fields that show them: a refused run names the field
+DOCK_FIELDS = {"simulation.duration": "End", "simulation.method": "Method", "t_end": "End", "steps": "Steps"}
 
 
 def _motion_key(mech) -> tuple:
@@ -163,7 +167,7 @@ class Playback(QObject):
             w = job.worker
             w.began.connect(lambda tok, info, j=job: self._on_began(j, tok, info))
             w.framesReady.connect(lambda tok, frames, j=job: self._on_frames(j, tok, frames))
-            w.failed.connect(lambda tok, msg, j=job: self._on_failed(j, tok, msg))
+            w.failed.connect(lambda tok, where, msg, j=job: self._on_failed(j, tok, where, msg))
             w.crashed.connect(lambda tok, msg, tb, j=job: self._on_crashed(j, tok, msg, tb))
             w.ended.connect(lambda tok, end, j=job: self._on_ended(j, tok, end))
             w.preparing.connect(lambda tok, j=job: self._on_preparing(j, tok))
@@ -521,9 +525,12 @@ class Playback(QObject):
         self.progress = (n / total, text)
         self.progressChanged.emit(n / total, text)
 
-    def _on_failed(self, job: _Job, token: int, message: str) -> None:
+    def _on_failed(self, job: _Job, token: int, location: str, message: str) -> None:
         if token != job.token:
             return
+        # a run's value the Motion dock gives is named as the dock's field: its End, not the document's duration
+        # (nor a command line's --t-end); the rest keep the document's location (simulation.dt, drivers[0], ...)
+        message = str(LinkwrightError(DOCK_FIELDS.get(location, location), message))
         job.token = -1
         if job is self._ghost:
             self.ghost.clear()

@@ -80,7 +80,7 @@ class SolveWorker(QObject):
     analysed = Signal(int, object)  # token, core.kinematics.RankMobility (or None if the analysis failed)
     began = Signal(int, object)  # token, RunInfo: the solve is running
     framesReady = Signal(int, object)  # token, list[core.kinematics.Frame] (in order)
-    failed = Signal(int, str)  # token, located message of a LinkwrightError (bad driver, bad document)
+    failed = Signal(int, str, str)  # token, location and message of a LinkwrightError (bad driver, bad document)
     crashed = Signal(int, str, str)  # token, message, traceback: a bug in a solver (logged; frames so far are kept)
     preparing = Signal(int)  # token: the contact solver's compiled kernels are being loaded (first run: compiled)
     ended = Signal(int, object)  # token, RunEnd
@@ -151,10 +151,7 @@ class SolveWorker(QObject):
             try:
                 run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
             except LinkwrightError as exc:
-                # the run's checks name the command line's options; here they are the Motion dock's End and the
-                # document's dt (the status said '--t-end: 1e+06 s in steps of 1e-06 s is 1e+12 steps ...')
-                where = {"--t-end": "End", "--dt": "simulation.dt"}.get(exc.location, exc.location)
-                self.failed.emit(token, str(LinkwrightError(where, exc.message)))
+                self.failed.emit(token, exc.location, exc.message)  # (located at the document's fields)
                 return
             info = {}
             if run.kind == "contact":

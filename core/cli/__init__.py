@@ -8,13 +8,14 @@ import os
 import pkgutil
 import signal
 import sys
+from contextlib import contextmanager
 from types import ModuleType
-from typing import Sequence
+from typing import Iterator, Mapping, Sequence
 
 from .. import __version__
 from ..errors import LinkwrightError
 
-__all__ = ["commands", "build_parser", "run_command", "main"]
+__all__ = ["commands", "build_parser", "run_command", "main", "typed_options"]
 
 
 def commands() -> dict[str, ModuleType]:
@@ -39,6 +40,20 @@ def build_parser(prog: str = "linkwright") -> tuple[argparse.ArgumentParser, arg
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser, sub
+
+
+@contextmanager
+def typed_options(options: Mapping[str, str | None]) -> Iterator[None]:
+    """The core locates a run's checks at the document's fields (simulation.duration, simulation.dt, ...); where a
+    value came from an option the user typed, an error raised in the block names that option instead (`options`:
+    document location -> option, None for a value that came from the file)."""
+    try:
+        yield
+    except LinkwrightError as exc:
+        option = options.get(exc.location)
+        if option is None:
+            raise
+        raise LinkwrightError(option, exc.message) from None
 
 
 class _Terminated(BaseException):

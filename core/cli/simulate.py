@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import io, validate
 from ..errors import LinkwrightError
+from . import typed_options
 from ..model import SimulationSettings
 
 NAME = "simulate"
@@ -84,13 +85,22 @@ def run(args: argparse.Namespace) -> int:
         raise LinkwrightError(args.file, describe_kind(mech))
     sim = mech.simulation or SimulationSettings()
     t_end, dt = sim.duration if args.t_end is None else args.t_end, sim.dt if args.dt is None else args.dt
-    n = validate.step_count(t_end, dt)
+    # the run's checks name the document's fields; the options typed name themselves (too many steps: the end time
+    # typed, else the step typed)
+    typed = {"simulation.duration": "--t-end" if args.t_end is not None else None,
+             "simulation.dt": "--dt" if args.dt is not None else None,
+             "simulation.method": "--method" if args.method is not None else None,
+             "solver": "--solver" if args.solver is not None else None}
+    with typed_options(typed):
+        n = validate.step_count(t_end, dt, count_location="simulation.dt" if args.t_end is None and args.dt is not None
+                                else "simulation.duration")
     if n * dt > t_end * (1 + 1e-9) + 1e-12:
         print(f"note: {t_end:g} s is not a whole number of steps of {dt:g} s: the run takes {n} step{'s' if n != 1 else ''}, to "
               f"t = {n * dt:.6g} s", file=sys.stderr)
     _prepare()
-    run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,
-                                         solver=args.solver))
+    with typed_options(typed):
+        run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,
+                                     solver=args.solver))
     rec = record(run, progress=_progress_bar())
     if args.out is None:
         rec.save_csv(sys.stdout)

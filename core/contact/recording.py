@@ -320,16 +320,19 @@ class ContactRun:
         h = float(dt if dt is not None else model.dt)
         T = float(t_end if t_end is not None else model.duration)
         meth = method if method is not None else model.method
+        # located at the document's fields (simulation.dt, .duration, .method; the solver is the run's alone): a
+        # caller that took a value from elsewhere names its own field (the CLI its option, the app its Motion dock)
         if not (h > 0 and math.isfinite(h)):
-            raise LinkwrightError("--dt", f"the step must be a positive number, got {h}")
+            raise LinkwrightError("simulation.dt", f"the step must be a positive number, got {h}")
         if not (T >= 0 and math.isfinite(T)):
-            raise LinkwrightError("--t-end", f"the end time must be a non-negative number, got {T}")
+            raise LinkwrightError("simulation.duration", f"the end time must be a non-negative number, got {T}")
         if meth not in METHODS:
-            raise LinkwrightError("--method", f"must be one of {', '.join(METHODS)}, got '{meth}'")
+            raise LinkwrightError("simulation.method", f"must be one of {', '.join(METHODS)}, got '{meth}'")
         self.solver = solver if solver is not None else "newton"
         if self.solver not in SOLVERS:
-            raise LinkwrightError("--solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
-        n_steps = validate.step_count(T, h)  # (bounded before any work: no overflow, no hour-long run by mistake)
+            raise LinkwrightError("solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
+        # (bounded before any work: no overflow, no hour-long run by mistake)
+        n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)

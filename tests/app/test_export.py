@@ -216,6 +216,16 @@ def test_render_refuses_bad_options_with_status_2(tmp_path, args, where):
     assert not list(tmp_path.glob("*.gif"))
 
 
+def test_render_names_its_t_end_for_too_many_steps_of_the_files_dt(tmp_path):
+    """The contact run's check is located at the document's simulation.duration; the end time was typed, so render
+    names --t-end (15000 s at the sphere drop's dt = 0.01 s: 1.5e6 steps), and the file's dt is no option of it."""
+    r = run_cli("render", EXAMPLES / "contact_sphere_drop.json", "--out", tmp_path / "x.gif", "--t-end", "15000",
+                "--fps", "1")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: --t-end: 15000 s in steps of 0.01 s is 1.5e+06 steps"), r.stderr
+    assert not list(tmp_path.glob("*.gif"))
+
+
 def test_render_without_a_display_says_to_use_xvfb_instead_of_aborting(tmp_path):
     env = _env()
     env.pop("DISPLAY", None)

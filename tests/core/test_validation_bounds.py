@@ -242,6 +242,8 @@ def test_every_compile_has_a_hard_time_budget():
 @pytest.mark.parametrize("args,location", [
     (["--dt", "1e-320"], "--dt"), (["--dt", "5e-324"], "--dt"), (["--t-end", "1e308"], "--t-end"),
     (["--dt", "nan"], "--dt"), (["--t-end", "1000", "--dt", "1e-6"], "--t-end"),  # 1e9 steps
+    # the file's 1.5 s in steps of the 1e-6 s typed: 1.5e6 steps, the option typed is named (it said --t-end)
+    (["--dt", "1e-6"], "--dt"),
 ])
 def test_absurd_step_counts_are_refused_before_running(args, location):
     o = run_cli(["simulate", str(EXAMPLES / "contact_two_spheres.json"), *args])
@@ -261,6 +263,19 @@ def test_step_count_bound():
     assert validate.step_count(0.03, 1e5) == 1 and validate.step_count(1e-9, 1e6) == 1
     with pytest.raises(LinkwrightError, match="steps"):
         validate.step_count(validate.MAX_DURATION, 1e-3)  # 1e9 steps
+
+
+def test_step_count_is_located_at_the_document_fields_unless_told():
+    """step_count's default locations were the command line's options (--t-end, --dt) wherever it was called from;
+    they are the document's fields, and a caller names its own."""
+    for args, where in (((-1.0, 0.01), "simulation.duration"), ((1.0, 0.0), "simulation.dt"),
+                        ((1e6, 1e-3), "simulation.duration")):
+        with pytest.raises(LinkwrightError) as err:
+            validate.step_count(*args)
+        assert err.value.location == where
+    with pytest.raises(LinkwrightError) as err:
+        validate.step_count(1e6, 1e-3, "--t-end", "--dt", count_location="--dt")
+    assert err.value.location == "--dt"
 
 
 def test_simulate_covers_t_end_and_notes_a_dt_that_does_not_divide_it(tmp_path):

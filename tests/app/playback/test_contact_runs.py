@@ -609,12 +609,13 @@ def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused
 
 
 def test_a_run_refused_for_its_end_time_names_the_end_box_not_a_command_line_option(window, qtbot):
-    """The contact run's own check names `--t-end` (the command line's option); in the app the status line said
-    '--t-end: 1000 s in steps of 0.0001 s ...', an option the app has not. It names the Motion dock's End."""
+    """The contact run's own check named `--t-end` (the command line's option); in the app the status line said
+    '--t-end: 1000 s in steps of 0.0001 s ...', an option the app has not. The check names the document's
+    simulation.duration, and the Motion dock, whose End gave the value, names its End."""
     win, pb, m = _sphere_drop_at_dt(window, qtbot, 1e-4)
     m.end_box.setValue(1000.0)
     pb.run()
     qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
     status = m.status_label.text()
     assert status.startswith("End: 1000 s in steps of 0.0001 s is 1e+07 steps; the limit is 1,000,000"), status
-    assert "--" not in status and pb.recording.count == 0
+    assert "--" not in status and "simulation.duration" not in status and pb.recording.count == 0
