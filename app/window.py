@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self.editor.message.connect(self.status.show)
         self.files.message.connect(self.status.show)
         self.playback.mobilityChanged.connect(self.status.set_rank_mobility)
+        self.playback.mobilityChanged.connect(self.structure.set_rank_mobility)
         self.exports = ExportController(self, self.document, self.viewport, self.playback, self)
         self.exports.message.connect(self.status.show)
         self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback,

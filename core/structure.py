@@ -45,6 +45,10 @@ class StructureReport:
     dependent_coordinates: int  # coordinates fixed by the loops (coordinates - mobility)
     n_drivers: int
     warnings: list[str] = field(default_factory=list)
+    # the one of `warnings` that compares the drivers with the Gruebler–Kutzbach count ("" if none): a caller that has
+    # the rank-based count shows its statement instead (core.kinematics.mobility.report_warnings), which sets idle
+    # freedoms aside (the RSSR's coupler spin) and is what the kinematics' driver check goes by
+    driver_warning: str = ""
 
     def to_json(self) -> dict:
         """The report as JSON-ready data (names instead of indices)."""
@@ -226,15 +230,18 @@ def analyze(mech: Mechanism) -> StructureReport:
     nd = len(mech.drivers)
     from .run import run_kind  # (a dynamics document's undriven freedoms move under forces: no driver is missing)
 
+    driver_warning = ""
     if run_kind(mech) == "contact" and nd <= mobility:
         pass
     elif nd and nd != mobility and mobility > 0:
-        warnings.append(
+        driver_warning = (
             f"{nd} driver(s) for mobility {mobility} as counted: the motion is "
             + ("not fully determined (unless the rest are idle freedoms, such as a coupler's spin)" if nd < mobility else "over-determined")
         )
     elif not nd and mobility > 0 and m:
-        warnings.append(f"no drivers: mobility {mobility} needs {mobility} driver(s) to define a motion")
+        driver_warning = f"no drivers: mobility {mobility} needs {mobility} driver(s) to define a motion"
+    if driver_warning:
+        warnings.append(driver_warning)
 
     return StructureReport(
         space=mech.space,
@@ -262,4 +269,5 @@ def analyze(mech: Mechanism) -> StructureReport:
         dependent_coordinates=coords - mobility,
         n_drivers=nd,
         warnings=warnings,
+        driver_warning=driver_warning,
     )

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.joints import JOINT_TYPES
+from core.kinematics.mobility import report_warnings
+from core.run import run_kind
 
 from . import shortened
 
@@ -121,6 +123,7 @@ class StructurePanel(QWidget):
         super().__init__(parent)
         self.document, self.selection = document, selection
         self._syncing = False
+        self.rank = None  # core.kinematics.RankMobility of the current geometry (computed off the GUI thread)
 
         self.model = IncidenceModel(document, self)
         self.table = QTableView()
@@ -200,6 +203,12 @@ class StructurePanel(QWidget):
     def sizeHint(self) -> QSize:  # noqa: D102 - Qt API
         return QSize(640, 260)
 
+    def set_rank_mobility(self, rank) -> None:
+        """Judge the drivers by this rank-based count (None: not known yet for the current geometry, the structure
+        report's Gruebler count judges them), as the status bar's DOF readout does."""
+        self.rank = rank
+        self.refresh()
+
     # ---- model -> widgets -------------------------------------------------------------------------------------
     def refresh(self) -> None:
         """Re-read the structure report into every widget."""
@@ -234,7 +243,10 @@ class StructurePanel(QWidget):
             self.loops.addItem(item)
         self.warnings.clear()
         icon = self.style().standardIcon(QStyle.SP_MessageBoxWarning)
-        for w in rep.warnings:
+        # the driver warning from the rank-based count once known (idle freedoms set aside: the RSSR is fully driven
+        # with one driver, which the Gruebler count's warning doubted)
+        contact = run_kind(self.document.mechanism) == "contact"
+        for w in report_warnings(rep, self.rank, contact):
             self.warnings.addItem(QListWidgetItem(icon, w))
         self._selection_to_table()
 

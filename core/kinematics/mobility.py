@@ -13,7 +13,8 @@ from ..transforms import skew
 from .model import KinematicModel, compile_model
 from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
 
-__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "freedoms_text"]
+__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "freedoms_text",
+           "drivers_text", "driver_warning", "report_warnings"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,33 @@ def freedoms_text(n: int, idle: int) -> str:
     return f"{n} degree(s) of freedom (rank-based{f', {idle} idle freedom(s) set aside' if idle else ''})"
 
 
+def drivers_text(n: int, idle: int, drivers: int) -> str:
+    """The driver check's words for `drivers` driver(s) where n freedoms need one (idle ones set aside)."""
+    what = "add" if drivers < n else "remove"
+    return (f"the mechanism has {freedoms_text(n, idle)} but {drivers} driver(s) are given: "
+            f"{what} {abs(n - drivers)} driver(s) so the motion is determined")
+
+
+def driver_warning(rank: RankMobility, drivers: int, contact: bool = False) -> str:
+    """'' when `drivers` fix the freedoms the rank-based count leaves to drive (or fewer in a dynamics document,
+    whose undriven freedoms move under forces); else the driver check's words (check_drivers refuses a run for
+    them)."""
+    need = rank.freedoms_to_drive
+    if drivers == need or (contact and drivers < need):
+        return ""
+    return drivers_text(need, rank.idle_freedoms, drivers)
+
+
+def report_warnings(report, rank: RankMobility | None, contact: bool = False) -> list[str]:
+    """A structure report's warnings with its driver warning (from the Gruebler–Kutzbach count, which knows no idle
+    freedom) replaced by the rank-based one; as they are without the rank."""
+    if rank is None:
+        return list(report.warnings)
+    out = [w for w in report.warnings if not (report.driver_warning and w == report.driver_warning)]
+    w = driver_warning(rank, report.n_drivers, contact)
+    return out + ([w] if w else [])
+
+
 def _analysis(km: KinematicModel):
     """(loops closed at the design configuration, G, G with the idle rows, rank of G, idle freedoms, freedoms the
     drivers must fix): the one definition of the counts that rank_mobility and check_drivers report."""
@@ -162,12 +190,7 @@ def check_drivers(km: KinematicModel) -> int:
     _, G, full, rank, idle, need = _analysis(km)
     nd = len(km.driven)
     if nd != need:
-        what = "add" if nd < need else "remove"
-        raise LinkwrightError(
-            "drivers",
-            f"the mechanism has {freedoms_text(need, idle)} but {nd} driver(s) are given: "
-            f"{what} {abs(need - nd)} driver(s) so the motion is determined",
-        )
+        raise LinkwrightError("drivers", drivers_text(need, idle, nd))
     U = km.unknown
     rank_u = _rank(G[:, U])
     # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows])

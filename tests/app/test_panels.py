@@ -515,3 +515,18 @@ def test_the_document_name_may_be_cleared_as_a_file_may_have_it_empty(make_windo
     win2.properties.doc_name.setText("Four-bar")
     win2.properties.doc_name.editingFinished.emit()
     assert win2.document.mechanism.name == "Four-bar" and win2.properties.title.text() == "Document “Four-bar”"
+
+
+def test_the_structure_panel_judges_the_drivers_by_the_rank_based_count(make_window, qtbot):
+    """The RSSR with its one driver: the status bar said 'fully driven' (rank-based, the coupler's spin idle) while the
+    Structure panel listed the Gruebler count's 'the motion is not fully determined (unless the rest are idle
+    freedoms ...)'. Once the rank-based count is known the panel's driver warning is that count's (none here)."""
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "rssr.json")))
+    qtbot.waitUntil(lambda: win.structure.rank is not None, timeout=30000)
+    texts = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
+    assert texts == [] and "fully driven" in win.status.drivers.text()
+    # without its driver: the driver check's words, from the same count (the geometry is the same: no new analysis)
+    assert win.editor.remove_driver(0) is None
+    texts = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
+    assert texts == ["the mechanism has 1 degree(s) of freedom (rank-based, 1 idle freedom(s) set aside) but 0 "
+                     "driver(s) are given: add 1 driver(s) so the motion is determined"]

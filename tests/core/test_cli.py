@@ -147,3 +147,25 @@ def test_analyze_reports_the_idle_freedom_kinematics_sets_aside(tmp_path):
     # a mechanism without idle freedoms says so by leaving the note out, as kinematics does
     a = run("analyze", str(EXAMPLES / "fourbar.json"))
     assert "the mechanism has 1 degree(s) of freedom (rank-based) and 1 driver(s)" in a.stdout.splitlines()
+
+
+def test_analyze_judges_the_drivers_by_the_rank_based_count_alone(tmp_path):
+    """rssr.json is fully driven with its one driver (the coupler's spin is idle), and analyze said so, but above it
+    printed the Gruebler count's 'warning: 1 driver(s) for mobility 2 as counted: the motion is not fully determined
+    (unless the rest are idle freedoms, ...)'. The drivers are judged once, by the rank-based count, in the words of
+    the kinematics' driver check."""
+    a = run("analyze", str(EXAMPLES / "rssr.json"))
+    assert a.returncode == 0 and "warning" not in a.stdout and "as counted" not in a.stdout, a.stdout
+    assert json.loads(run("analyze", "--json", str(EXAMPLES / "rssr.json")).stdout)["warnings"] == []
+    doc = json.loads((EXAMPLES / "rssr.json").read_text())
+    doc["drivers"] = []
+    p = tmp_path / "rssr_undriven.json"
+    p.write_text(json.dumps(doc))
+    k = run("kinematics", str(p), "--steps", "2")
+    said = k.stderr.strip().removeprefix("error: drivers: ")  # what the kinematics' driver check refuses it with
+    assert k.returncode == 2 and said.startswith("the mechanism has 1 degree(s)"), k.stderr
+    a = run("analyze", str(p))
+    lines = a.stdout.splitlines()
+    assert [ln for ln in lines if ln.startswith("warning:")] == [f"warning: {said}"], a.stdout
+    assert lines[-1] == f"warning: {said}"  # after the count it comes from
+    assert json.loads(run("analyze", "--json", str(p)).stdout)["warnings"] == [said]

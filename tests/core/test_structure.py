@@ -245,3 +245,22 @@ def test_a_dynamics_document_is_not_warned_of_missing_drivers():
     assert not any("driver" in w for w in structure.analyze(mech).warnings)
     kin = replace(mech, simulation=None, bodies=[b for b in mech.bodies if b.name != "ball"])
     assert any("no drivers" in w for w in structure.analyze(kin).warnings)
+
+
+def test_the_driver_warning_is_named_and_replaced_by_the_rank_based_one():
+    """The structure report's driver warning comes from the Gruebler count (mobility 2 for the RSSR, whose coupler
+    spin is idle); report_warnings puts the rank-based statement in its place (none: one driver is enough)."""
+    from core.kinematics import rank_mobility
+    from core.kinematics.mobility import report_warnings
+
+    mech = io.load(EXAMPLES / "rssr.json")
+    rep = structure.analyze(mech)
+    assert rep.driver_warning and rep.warnings == [rep.driver_warning]
+    assert report_warnings(rep, None) == rep.warnings  # (the rank not known: the count there is)
+    assert report_warnings(rep, rank_mobility(mech)) == []
+    from dataclasses import replace
+
+    bare = replace(mech, drivers=[])
+    warned = report_warnings(structure.analyze(bare), rank_mobility(bare))
+    assert warned == ["the mechanism has 1 degree(s) of freedom (rank-based, 1 idle freedom(s) set aside) but 0 "
+                      "driver(s) are given: add 1 driver(s) so the motion is determined"]
