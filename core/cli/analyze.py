@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from .. import io, structure
 
@@ -17,9 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON object instead of the text report")
 
 
-def report_text(mech, rep: structure.StructureReport, warnings: list[str] | None = None) -> str:
-    """The human-readable structure report (warnings: those to print, default the report's)."""
-    lines = [f"{mech.name} ({rep.space})", f"bodies: {len(rep.bodies)}, joints: {len(rep.joints)}, loops: {rep.loops}"]
+def report_text(mech, rep: structure.StructureReport, warnings: list[str] | None = None, file: str | None = None) -> str:
+    """The human-readable structure report (warnings: those to print, default the report's); its first line is the
+    document's name, or without one (a file may leave it empty) the file's name, or 'unnamed mechanism'."""
+    title = mech.name or (os.path.basename(file) if file else "") or "unnamed mechanism"
+    lines = [f"{title} ({rep.space})", f"bodies: {len(rep.bodies)}, joints: {len(rep.joints)}, loops: {rep.loops}"]
     lines.append(f"mobility: {rep.mobility_formula}")
     lines.append(f"chain: {rep.chain}{' (simple)' if rep.simple and rep.loops else ''}")
     w = max([len(b) for b in rep.bodies] + [6])
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(report_text(mech, rep, []))
+        print(report_text(mech, rep, [], args.file))
         if rank is not None:
             print(f"mobility (rank of the constraint Jacobian): {rank.mobility}, "
                   f"redundant constraints: {rank.redundant_constraints}")

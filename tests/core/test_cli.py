@@ -169,3 +169,18 @@ def test_analyze_judges_the_drivers_by_the_rank_based_count_alone(tmp_path):
     assert [ln for ln in lines if ln.startswith("warning:")] == [f"warning: {said}"], a.stdout
     assert lines[-1] == f"warning: {said}"  # after the count it comes from
     assert json.loads(run("analyze", "--json", str(p)).stdout)["warnings"] == [said]
+
+
+def test_analyze_of_a_document_without_a_name_is_headed_by_its_file(tmp_path, fourbar_dict):
+    """An empty name is allowed (a file may have "name": ""); analyze's first line was then ' (planar)'."""
+    fourbar_dict["name"] = ""
+    p = tmp_path / "unnamed four-bar.json"
+    p.write_text(json.dumps(fourbar_dict))
+    r = run("analyze", str(p))
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == "unnamed four-bar.json (planar)", r.stdout
+    assert json.loads(run("analyze", "--json", str(p)).stdout)["name"] == ""  # (the data is the document's)
+    from core import io
+    from core.cli.analyze import report_text
+
+    mech = io.loads(json.dumps(fourbar_dict))
+    assert report_text(mech, structure.analyze(mech)).splitlines()[0] == "unnamed mechanism (planar)"
