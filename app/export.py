@@ -723,7 +723,11 @@ class ExportController(QObject):
     def _ask_path(self, title: str, filters: str, default_suffix: str) -> Path | None:
         from PySide6.QtWidgets import QFileDialog
 
-        base = self.document.path.with_suffix(default_suffix) if self.document.path else Path.home() / f"{self.document.mechanism.name or 'linkwright'}{default_suffix}"
+        from .files import suggested_stem
+
+        # (an unsaved document's name with a slash, "Crank/rocker", suggested a file in a folder "Crank")
+        base = (self.document.path.with_suffix(default_suffix) if self.document.path
+                else Path.home() / f"{suggested_stem(self.document.mechanism, 'linkwright')}{default_suffix}")
         path, _ = QFileDialog.getSaveFileName(self.window, title, str(base), filters)
         if not path:
             return None

@@ -19,13 +19,19 @@ from .layout import auto_layout
 
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
-    "AUTOSAVE_MS", "with_suffix",
+    "AUTOSAVE_MS", "with_suffix", "suggested_stem",
 ]
 
 EXAMPLES_DIR = resource_dir() / "examples"
 MAX_RECENT = 10
 AUTOSAVE_MS = 60_000
 FILE_FILTER = "Linkwright mechanisms (*.json);;All files (*)"
+
+
+def suggested_stem(mech: Mechanism, fallback: str = "mechanism") -> str:
+    """The file name a save dialog suggests for an unsaved document: its name, without the separators that would put
+    it in a folder ("Crank/rocker" suggested a file in a folder "Crank"), or `fallback` for an empty name."""
+    return mech.name.replace("/", "-").replace("\\", "-").strip() or fallback
 
 
 def with_suffix(path, suffix: str, parent: QWidget | None = None) -> Path | None:
@@ -188,8 +194,7 @@ class FileController(QObject):
 
     def save_as(self) -> bool:
         """Ask for a file name and save there."""
-        # (a name with a slash, "Crank/rocker", suggested a file in a folder "Crank" of the home folder)
-        stem = self.document.mechanism.name.replace("/", "-").replace("\\", "-").strip() or "mechanism"
+        stem = suggested_stem(self.document.mechanism)
         start = str(self.document.path) if self.document.path else str(Path.home() / f"{stem}.json")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save mechanism as", start, FILE_FILTER)
         p = with_suffix(path, ".json", self.window) if path else None
@@ -313,10 +318,13 @@ class FileController(QObject):
             for f in files:
                 f.unlink(missing_ok=True)
             return False
+        # (an untitled document may have an empty name: the question read 'An autosave of “” from ...')
+        shown = Path(orig).name if orig else mech.name
+        what = f"“{shown}”" if shown else "an untitled document"
         answer = QMessageBox.question(
             self.window,
             "Recover unsaved document?",
-            f"Linkwright did not close properly. An autosave of “{Path(orig).name if orig else mech.name}” from {when} exists.\n\n"
+            f"Linkwright did not close properly. An autosave of {what} from {when} exists.\n\n"
             "Recover it?",
             QMessageBox.Yes | QMessageBox.No,
             QMessageBox.Yes,

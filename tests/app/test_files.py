@@ -292,3 +292,28 @@ def test_save_as_suggests_a_file_in_the_home_folder_for_a_name_with_a_slash(make
     suggested = Path(dialogs.calls[-1][2])
     assert dialogs.calls[-1][0] == "save" and suggested.parent == Path.home()
     assert suggested.name == "Crank-rocker - v2.json"
+
+
+def test_the_recovery_question_of_an_untitled_document_without_a_name_names_no_empty_quotes(make_window, dialogs):
+    """An unsaved document whose name was cleared (allowed since names may be empty) was offered as 'An autosave of
+    “” from ...'; it is 'an untitled document'."""
+    win = make_window(Mechanism(name=""))
+    win.editor.add_body((300.0, 0.0))  # an edit of the untitled document: it is autosaved
+    assert win.document.path is None and win.document.mechanism.name == "" and win.files.autosave()
+    rec = win.files.recovery_file
+    rec.rename(rec.with_name("autosave-999999.json"))  # left behind by a process that no longer runs
+    nxt = make_window(Mechanism(name="fresh"))
+    dialogs.answer = QMessageBox.No
+    assert not nxt.files.offer_recovery()
+    text = dialogs.calls[-1][2]
+    assert "An autosave of an untitled document from " in text and "“”" not in text, text
+
+
+def test_export_suggests_a_file_in_the_home_folder_for_a_name_with_a_slash(make_window, dialogs):
+    """Save As turned 'Crank/rocker' into 'Crank-rocker.json'; File ▸ Export suggested ~/Crank/rocker.png, a file in a
+    folder 'Crank' that is not there. Both use one rule; an empty name suggests 'linkwright.png'."""
+    for name, stem in (("Crank/rocker", "Crank-rocker"), ("", "linkwright")):
+        win = make_window(Mechanism(name=name))
+        dialogs.save_path = ""  # the dialog cancelled: nothing exported
+        assert not win.exports.export_png()
+        assert dialogs.calls[-1][0] == "save" and dialogs.calls[-1][2] == str(Path.home() / f"{stem}.png")
