@@ -1235,18 +1235,23 @@ def body_blocks(SA, WA, JWA, SB, WB, JWB, J, valid, dyn_b, jac, Fb, ka, kb):
 def broad_bounds(p, q, v, w, radius, ia, ib, to_plane, plane_n, plane_c, h, g):
     """Broad phase of every candidate pair: a lower bound lb of its gap (bounding sphere of A against B's bounding
     sphere, or against B's plane n.x <= c when B is a half-space: plane_n, plane_c in B's centre-of-mass frame) and
-    the margin a step of size h can close (2h times the fastest point speed |v| + |w| r of A, plus B's for a B that is
-    not a half-space; 2h^2 |g|; 1 mm; 2 % of A's radius)."""
+    the margin a step of size h can close, 2 h (c + h |g|) + 0.1 % of A's radius, where c is the speed at which the
+    gap bound closes at the start of the step: -(vA - vB) . (pA - pB) / |pA - pB| for two bounding spheres, the
+    normal speed of A's centre against the plane's point there for a half-space (0 when they separate).
+
+    The bounding spheres are centred on the centres of mass, so a rotation moves neither, and at constant velocities
+    the distance of two centres falls by at most h c in a step (|d + h u| >= d + h u . d/|d|, the norm being
+    convex): tangential motion cannot close a gap.  The factor 2 and h |g| cover velocity changes within the step;
+    what an impulse of the step adds beyond them is caught by the step's check of the pairs it did not solve (their
+    bounding volumes must stay apart at its end, core.contact.stepper)."""
     P = ia.shape[0]
     lb = np.empty(P)
     margin = np.empty(P)
     R = np.empty((3, 3))
     for k in range(P):
         a, b = ia[k], ib[k]
-        reach = (np.sqrt(v[a, 0] ** 2 + v[a, 1] ** 2 + v[a, 2] ** 2)
-                 + np.sqrt(w[a, 0] ** 2 + w[a, 1] ** 2 + w[a, 2] ** 2) * radius[a])
         if to_plane[k]:
-            # the plane's world normal R(q_b) n and offset c + n_w . p_b
+            # the plane's world normal m = R(q_b) n and offset c + m . p_b
             _quat_matrix(q[b], R)
             n0, n1, n2 = plane_n[b, 0], plane_n[b, 1], plane_n[b, 2]
             m0 = R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2
@@ -1254,12 +1259,19 @@ def broad_bounds(p, q, v, w, radius, ia, ib, to_plane, plane_n, plane_c, h, g):
             m2 = R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2
             c = plane_c[b] + m0 * p[b, 0] + m1 * p[b, 1] + m2 * p[b, 2]
             lb[k] = m0 * p[a, 0] + m1 * p[a, 1] + m2 * p[a, 2] - c - radius[a]
+            # A's centre relative to the point of B (a moving half-space) where it is: vA - vB - wB x (pA - pB)
+            r0, r1, r2 = p[a, 0] - p[b, 0], p[a, 1] - p[b, 1], p[a, 2] - p[b, 2]
+            u0 = v[a, 0] - v[b, 0] - (w[b, 1] * r2 - w[b, 2] * r1)
+            u1 = v[a, 1] - v[b, 1] - (w[b, 2] * r0 - w[b, 0] * r2)
+            u2 = v[a, 2] - v[b, 2] - (w[b, 0] * r1 - w[b, 1] * r0)
+            closing = -(m0 * u0 + m1 * u1 + m2 * u2)
         else:
             d0, d1, d2 = p[a, 0] - p[b, 0], p[a, 1] - p[b, 1], p[a, 2] - p[b, 2]
-            lb[k] = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - radius[a] - radius[b]
-            reach += (np.sqrt(v[b, 0] ** 2 + v[b, 1] ** 2 + v[b, 2] ** 2)
-                      + np.sqrt(w[b, 0] ** 2 + w[b, 1] ** 2 + w[b, 2] ** 2) * radius[b])
-        margin[k] = 2.0 * h * reach + 2.0 * h * h * g + 1e-3 + 0.02 * radius[a]
+            dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            lb[k] = dist - radius[a] - radius[b]
+            closing = -((v[a, 0] - v[b, 0]) * d0 + (v[a, 1] - v[b, 1]) * d1 + (v[a, 2] - v[b, 2]) * d2) / max(dist,
+                                                                                                               1e-300)
+        margin[k] = 2.0 * h * (max(closing, 0.0) + h * g) + 1e-3 * radius[a]
     return lb, margin
 
 
