@@ -411,8 +411,9 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     them), each one's world pose and twist at t = 0 ({name: (T (4, 4), twist (6,))}), and the document's drivers
     split: those of the kinematic model (their joints join held bodies: ground or kinematic) and the others (their
     joints move a body the drivers do not fix: rows of the step, core.contact.joints).  A body is fixed when no motion
-    of the mechanism's part attached to the ground, with every driver held, moves it (core.kinematics.
-    fixed_by_drivers, at the design configuration)."""
+    of the mechanism's part attached to the ground, with every driver held, moves it but as an idle freedom does
+    (core.kinematics.fixed_by_drivers with idle=True, at the design configuration: the count check_drivers makes);
+    such a body with a mass is moved by forces (its idle freedom is real in dynamics)."""
     from dataclasses import replace
 
     from ..kinematics import DrivenMotion, compile_model, fixed_by_drivers
@@ -426,11 +427,16 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     sub = replace(mech, bodies=[b for b in mech.bodies if b.name in part],
                   joints=[j for j in mech.joints if j.bodies[0] in part], drivers=[mech.drivers[i] for i in on_part],
                   contact=None, simulation=None, layout={})
-    kin = set()
+    kin, held = set(), set(ground)
     if sub.drivers:
         km = compile_model(sub)
-        kin = {name for name, f in zip(km.body_names, fixed_by_drivers(km)) if f} - ground
-    held = kin | ground
+        fixed = {name for name, f in zip(km.body_names, fixed_by_drivers(km)) if f}
+        held |= {name for name, f in zip(km.body_names, fixed_by_drivers(km, idle=True)) if f}
+        # a body the drivers fix but for an idle freedom (an RSSR coupler's spin) is moved as the kinematics moves it
+        # when it has no mass; with a mass that freedom is real (contact can spin it): it is moved by forces, held by
+        # its joints to the bodies the drivers move
+        massive = {b.name for b in mech.bodies if b.mass is not None or b.density is not None}
+        kin = held - ground - ((held - fixed) & massive)
     kin_drivers = [i for i, d in enumerate(mech.drivers) if set(joint_of[d.joint].bodies) <= held]
     rheonomic = [i for i in range(len(mech.drivers)) if i not in kin_drivers]
     if not kin_drivers:

@@ -165,24 +165,41 @@ def rank_mobility(mech: Mechanism) -> RankMobility:
     )
 
 
-def fixed_by_drivers(km: KinematicModel) -> np.ndarray:
+def fixed_by_drivers(km: KinematicModel, idle: bool = False) -> np.ndarray:
     """(n_bodies,) bool: the bodies that cannot move while every driver is held, at the design configuration (no
-    motion of the undriven coordinates that keeps every loop closed moves them; rank by RANK_RTOL).  Bodies of a part
-    without ground keep their root's six freedoms, which are not coordinates: call it on a part with ground."""
+    motion of the undriven coordinates that keeps every loop closed moves them; rank by RANK_RTOL).  With `idle`, also
+    the bodies those motions move only as idle freedoms do (an RSSR coupler's spin about its own axis, the freedom
+    check_drivers sets aside: the rows of _idle_constraints, as _analysis counts them).  Bodies of a part without
+    ground keep their root's six freedoms, which are not coordinates: call it on a part with ground."""
     ws = Workspace(km)
     forward(ws, np.zeros(km.nq))
     U = km.unknown
     if not len(U):
         return np.ones(km.n_bodies, bool)
-    if km.n_loops:
-        G = twist_jacobian(ws)[:, U]
-        _u, s, vt = np.linalg.svd(G)
-        rank = int((s > RANK_RTOL * max(s[0] if len(s) else 0.0, 1.0)).sum())
-        free = vt[rank:].T  # orthonormal motions of the undriven coordinates that keep the loops closed
-    else:
-        free = np.eye(len(U))
-    motion = body_twist_jacobian(ws)[:, :, U] @ free  # (n, 6, k): world twists of the bodies along those motions
-    return np.abs(motion).max(axis=(1, 2), initial=0.0) <= RANK_RTOL * max(km.length_scale, 1.0)
+    G = twist_jacobian(ws)[:, U] if km.n_loops else np.zeros((0, len(U)))
+    free = _null_space(G, len(U))  # orthonormal motions of the undriven coordinates that keep the loops closed
+    Jb = body_twist_jacobian(ws)[:, :, U]
+    motion = Jb @ free  # (n, 6, k): world twists of the bodies along those motions
+    tol = RANK_RTOL * max(km.length_scale, 1.0)
+    fixed = np.abs(motion).max(axis=(1, 2), initial=0.0) <= tol
+    if not idle or fixed.all():
+        return fixed
+    idle_motion = Jb @ _null_space(np.vstack((G, _idle_constraints(km, ws)[:, U])), len(U))  # (n, 6, i)
+    for k in np.flatnonzero(~fixed):
+        # body k moves only idly when every twist the free motions give it is one an idle motion gives it
+        u, s, _vt = np.linalg.svd(idle_motion[k])
+        span = u[:, :int((s > tol).sum())]
+        fixed[k] = np.abs(motion[k] - span @ (span.T @ motion[k])).max(initial=0.0) <= tol
+    return fixed
+
+
+def _null_space(A: np.ndarray, n: int) -> np.ndarray:
+    """(n, k) orthonormal basis of A's null space (rank by RANK_RTOL, as _rank)."""
+    if not A.shape[0]:
+        return np.eye(n)
+    _u, s, vt = np.linalg.svd(A)
+    rank = int((s > RANK_RTOL * max(s[0] if len(s) else 0.0, 1.0)).sum())
+    return vt[rank:].T
 
 
 def check_drivers(km: KinematicModel) -> int:

@@ -128,6 +128,16 @@ def test_simulate_takes_the_output_suffix_in_any_case(tmp_path):
     assert r.returncode == 2 and "unknown output type" in r.stderr and not (tmp_path / "RUN.TXT").exists()
 
 
+def test_simulate_plays_the_driven_rssr():
+    """rssr.json (one driver, the coupler's spin idle): kinematics ran it and analyze called it fully driven, but
+    simulate refused it with status 2, 'drivers: the mechanism has 2 degree(s) of freedom (rank-based) but 1
+    driver(s) are given'. A driven document without masses plays its driven motion, as fourbar.json does."""
+    r = run("simulate", str(EXAMPLES / "rssr.json"), "--t-end", "0.05")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("t,crank.x,") and "coupler.qw" in lines[0] and len(lines) == 1 + 6
+
+
 def test_analyze_reports_the_idle_freedom_kinematics_sets_aside(tmp_path):
     """The RSSR's coupler spins about BC without moving a joint centre: `kinematics` of it undriven said 'the mechanism
     has 1 degree(s) of freedom (rank-based, 1 idle freedom(s) set aside)', `analyze` never mentioned it. Both now

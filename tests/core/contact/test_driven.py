@@ -11,6 +11,8 @@ from core.contact import build_model, initial_state, simulate
 from core.contact.joints import joint_errors
 from core.contact.recording import iter_steps
 from core.errors import LinkwrightError
+from core.transforms import quat_to_matrix
+from tests.conftest import EXAMPLES
 
 G = 9.81
 
@@ -231,3 +233,66 @@ def test_a_driver_between_free_bodies_must_start_at_the_design_value_located():
     with pytest.raises(LinkwrightError) as e:
         build_model(mech)
     assert str(e.value).startswith("drivers[0].value: is 20 at t = 0 s")
+
+
+def _rssr(coupler: dict, driver: str) -> "object":
+    """rssr.json's RSSR (B = (1, 0, 0), C = (3, 1.2, 2.5)) with its coupler replaced by `coupler`, a floor far below
+    (a contact scene) and its crank driven by `driver`."""
+    doc = json.loads((EXAMPLES / "rssr.json").read_text())
+    doc["bodies"] = [b if b["name"] != "coupler" else {"name": "coupler", **coupler} for b in doc["bodies"]]
+    doc["bodies"].append({**FLOOR, "shape": {**FLOOR["shape"], "offset": -5.0}})
+    doc["drivers"][0]["value"] = driver
+    doc["contact"] = {"friction": 0.5}
+    return io.loads(json.dumps(doc))
+
+
+def test_a_driven_rssr_moves_its_massless_coupler_as_the_kinematics_does():
+    # rssr.json: one driver for the one freedom that is not idle (the coupler's spin about BC moves no joint centre).
+    # The coupler was not counted as fixed by the driver (its spin moves it), so the driven part left it out, the
+    # rocker's joint became a free one and the run was refused: 'drivers: the mechanism has 2 degree(s) of freedom
+    # (rank-based) but 1 driver(s) are given'. Without a mass the coupler is moved as the kinematics moves it: every
+    # body's pose at every step is the trajectory's
+    from core.kinematics import compile_model, solve_trajectory
+
+    mech = io.load(EXAMPLES / "rssr.json")
+    model = build_model(mech)
+    assert dict(zip(model.names, model.kinematic)) == {"ground": False, "crank": True, "coupler": True, "rocker": True}
+    rec = simulate(model, t_end=0.2, dt=0.01)
+    assert rec.completed
+    traj = solve_trajectory(compile_model(mech), rec.t)
+    assert traj.ok
+    for name in ("crank", "coupler", "rocker"):
+        i, k = rec.body_names.index(name), traj.body_names.index(name)
+        np.testing.assert_allclose(rec.position[:, i], traj.poses[:, k, :3, 3], atol=1e-9)
+        R = np.array([quat_to_matrix(q) for q in rec.orientation[:, i]])
+        np.testing.assert_allclose(R, traj.poses[:, k, :3, :3], atol=1e-9)
+
+
+def test_a_massive_coupler_keeps_its_idle_spin_in_contact():
+    # the same RSSR with the crank held still and a coupler that has a mass, a sphere's shape centred on BC and an
+    # initial spin about BC: the idle freedom is real here (a contact could spin it), so the coupler is moved by
+    # forces, held at B and C by its spherical joints to the kinematic crank and rocker, and keeps spinning at w
+    # (a sphere's inertia is isotropic and its centre on the axis: no joint reaction); the massless coupler of the
+    # test above cannot spin (the kinematics' minimum-norm rates leave the idle spin at rest)
+    B, C = np.array([1.0, 0.0, 0.0]), np.array([3.0, 1.2, 2.5])
+    e = (C - B) / np.linalg.norm(C - B)
+    w = 2.0
+    coupler = {"shape": {"type": "sphere", "radius": 0.2}, "mass": 1.0,
+               "pose": {"position": list(0.5 * (B + C)), "orientation": [1, 0, 0, 0]},
+               "velocity": {"linear": [0, 0, 0], "angular": list(w * e)}}
+    model = build_model(_rssr(coupler, "0"))
+    assert dict(zip(model.names, model.kinematic)) == {"ground": False, "crank": True, "coupler": False,
+                                                        "rocker": True, "floor": False}
+    h, n = 0.01, 30
+    results = _run(model, h, n)
+    k = model.names.index("coupler")
+    for res in results:
+        np.testing.assert_allclose(res.state.w[k], w * e, atol=1e-8)
+    # turned about BC by n Cayley steps of angle 2 atan(h w / 2) each, its centre still
+    R = quat_to_matrix(results[-1].state.q[k])
+    angle = np.arctan2(np.linalg.norm(R - R.T) / (2 * np.sqrt(2)), (np.trace(R) - 1) / 2)
+    assert angle == pytest.approx(n * 2 * np.arctan(h * w / 2), abs=1e-8)
+    np.testing.assert_allclose(results[-1].state.p[k], 0.5 * (B + C), atol=1e-9)
+    # without the mass the coupler is the kinematics': no spin
+    massless = build_model(_rssr({}, "0"))
+    assert bool(massless.kinematic[massless.names.index("coupler")])

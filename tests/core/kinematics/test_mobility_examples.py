@@ -68,6 +68,21 @@ def test_rssr_has_one_idle_freedom_and_assembles():
         assert np.abs(loop_residual(ws)).max() <= 1e-12
 
 
+def test_the_rssr_driver_fixes_every_body_but_for_the_idle_spin():
+    # with the crank held, only the coupler's spin about BC is left: it moves the coupler (so fixed_by_drivers does not
+    # count it fixed) but no joint centre, so with idle freedoms set aside, as check_drivers sets them aside, the
+    # driver fixes every body (what the contact step's driven part takes: core.contact.bodies._driven_part)
+    from core.kinematics import fixed_by_drivers
+
+    km = compile_model(io.load(EXAMPLES / "rssr.json"))
+    assert dict(zip(km.body_names, fixed_by_drivers(km).tolist())) == {
+        "ground": True, "crank": True, "coupler": False, "rocker": True}
+    assert fixed_by_drivers(km, idle=True).all()
+    # a freedom that is not idle stays one: the RSSR without its driver moves crank, coupler and rocker
+    undriven = compile_model(io.load(EXAMPLES / "rssr.json"), drivers=False)
+    assert fixed_by_drivers(undriven, idle=True).tolist() == [True, False, False, False]
+
+
 def test_stewart_platform_assembles_and_moves():
     m = io.load(EXAMPLES / "stewart_6ups.json")
     r = rank_mobility(m)
