@@ -24,7 +24,7 @@ import numpy as np
 from .errors import LinkwrightError
 
 __all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
-           "massive_bodies", "DynamicsOption", "dynamics_option"]
+           "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -108,6 +108,28 @@ def _free_massive_bodies(mech) -> list[str]:
 def massive_bodies(mech) -> list[str]:
     """Names of the bodies that are not ground and have a mass or a density."""
     return [b.name for b in mech.bodies if _massive(b)]
+
+
+def undriven_massive_bodies(mech) -> list[str]:
+    """Names of the bodies with mass (not ground) that the drivers leave free to move, idle freedoms set aside (as
+    contact dynamics decides which bodies the drivers move: core.kinematics.fixed_by_drivers with idle=True): the
+    bodies a contact run moves by forces. A LinkwrightError (located) for drivers that cannot be compiled."""
+    massive = massive_bodies(mech)
+    if not massive:
+        return []
+    from .kinematics import compile_model, fixed_by_drivers
+
+    grounded = {b.name for b in mech.bodies if b.ground}
+    grew = True
+    while grew:  # (a part without ground floats: its root's freedoms are not coordinates)
+        grew = False
+        for j in mech.joints:
+            if (j.bodies[0] in grounded) != (j.bodies[1] in grounded):
+                grounded.update(j.bodies)
+                grew = True
+    km = compile_model(mech)
+    fixed = {name for name, f in zip(km.body_names, fixed_by_drivers(km, idle=True)) if f and name in grounded}
+    return [name for name in massive if name not in fixed]
 
 
 def run_kind(mech) -> str:

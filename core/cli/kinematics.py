@@ -9,7 +9,8 @@ import sys
 from .. import io, validate
 from ..errors import LinkwrightError
 from ..kinematics import trajectory_of
-from ..run import RunSpec, open_run, run_kind
+from ..kinematics.mobility import freedoms_text, rank_mobility
+from ..run import RunSpec, open_run, run_kind, undriven_massive_bodies
 
 NAME = "kinematics"
 HELP = "solve the driven motion (positions, velocities, accelerations) at N+1 times and write CSV or JSON"
@@ -35,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
         hint = ("; its free bodies move by contact dynamics: linkwright simulate FILE" if run_kind(mech) == "contact"
                 else "")
         raise LinkwrightError(args.file, f"nothing to move by kinematics: the document has no joints{hint}")
+    _refer_dynamics(mech, args.file)
     if args.json or args.csv in (None, "-"):
         reason = _solve_and_write(args, mech, sys.stdout)
     else:
@@ -47,6 +49,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"kinematics: {reason}", file=sys.stderr)
         return 3
     return 0
+
+
+def _refer_dynamics(mech, file: str) -> None:
+    """In a dynamics document (core.run.run_kind: a free body with mass, or a `simulation` section) the freedoms the
+    drivers leave to bodies with mass are moved by forces: the refusal names those bodies and `simulate` instead of
+    asking for more drivers. (A kinematics document's masses are data for a later simulation: it is under-driven.)"""
+    if run_kind(mech) != "contact":
+        return
+    rank = rank_mobility(mech)
+    if len(mech.drivers) >= rank.freedoms_to_drive:
+        return
+    free = undriven_massive_bodies(mech)
+    if free:
+        shown = ", ".join(free[:5]) + (", ..." if len(free) > 5 else "")
+        raise LinkwrightError(file, f"the mechanism has {rank.freedoms_text()} but {len(mech.drivers)} driver(s) are "
+                                    f"given: its bodies with mass that the drivers leave free ({shown}) move by "
+                                    "contact dynamics: linkwright simulate FILE")
 
 
 def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:

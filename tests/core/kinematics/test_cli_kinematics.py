@@ -49,6 +49,34 @@ def test_kinematics_of_a_document_without_joints_says_there_is_nothing_to_move(c
     assert "linkwright simulate" in cap.err
 
 
+@pytest.mark.parametrize("name, free", [("contact_pendulum_strike.json", "bob, ball"),
+                                        ("contact_fourbar_swing.json", "crank, coupler, rocker"),
+                                        ("contact_cam_follower.json", "follower"), ("contact_cam_jump.json", "follower")])
+def test_kinematics_of_a_dynamics_document_points_to_simulate(name, free, capsys):
+    """A document whose drivers leave bodies with mass free (an undriven pendulum, a cam's follower on its guide)
+    asked for 'add 1 driver(s) so the motion is determined', where those bodies move under forces: it is refused, at
+    the file with status 2, naming them and `linkwright simulate`, as a document without joints is."""
+    code = main(["kinematics", str(EXAMPLES / name), "--steps", "2"])
+    cap = capsys.readouterr()
+    assert code == 2 and cap.out == ""
+    assert cap.err.startswith(f"error: {EXAMPLES / name}: the mechanism has ") and cap.err.count("\n") == 1
+    assert f"the drivers leave free ({free}) move by contact dynamics: linkwright simulate FILE" in cap.err
+    assert "add" not in cap.err
+
+
+def test_kinematics_of_an_underdriven_kinematics_document_still_asks_for_drivers(tmp_path, capsys):
+    # the four-bar without its driver: its rocker's mass is data for a later simulation (no `simulation` section: a
+    # kinematics document, core.run.run_kind), so a driver is missing
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    doc["drivers"] = []
+    p = tmp_path / "fourbar_undriven.json"
+    p.write_text(json.dumps(doc))
+    assert main(["kinematics", str(p), "--steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: drivers: the mechanism has 1 degree(s) of freedom (rank-based) but 0 driver(s) are "
+                          "given: add 1 driver(s)") and "simulate" not in err
+
+
 def test_bad_expression_exits_2_with_location(tmp_path, capsys):
     doc = json.loads((EXAMPLES / "fourbar.json").read_text())
     doc["drivers"][0]["value"] = "omega*t"
