@@ -233,7 +233,7 @@ def save_run_data(recording, path) -> int:
         raise LinkwrightError("", "there is no run to export yet: run the document (Run, F5) first")
     if recording.kind == "contact":
         rec = recording.contact_recording()
-        rec.check_finite()  # before the file is touched
+        rec.check_finite(path.name)  # before the file is touched (located at the name typed, as the CLI at its --out)
         if suffix == ".npz":
             io.write_atomic(path, rec.save_npz, binary=True, suffix=".npz")
         else:
@@ -775,7 +775,7 @@ class ExportController(QObject):
         try:
             rows = save_run_data(rec, path)
         except LinkwrightError as exc:
-            self._error("Cannot export run data", exc.message)
+            self._error("Cannot export run data", str(exc))  # (with its place: the file's name)
             return False
         notes = []
         if not rec.complete:

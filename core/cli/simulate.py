@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,
                                      solver=args.solver))
     rec = record(run, progress=_progress_bar())
+    rec.check_finite("--out")  # (before the file is touched; save_csv and save_npz check it again, unlocated)
     if args.out is None:
         rec.save_csv(sys.stdout)
     elif suffix == ".npz":

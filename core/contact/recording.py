@@ -92,17 +92,19 @@ class Recording:
                 K[k] += 0.5 * self.mass[b] * vc @ vc + 0.5 * w @ (R @ self.inertia[b] @ R.T) @ w
         return K
 
-    def check_finite(self) -> None:
-        """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one)."""
+    def check_finite(self, location: str = "") -> None:
+        """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one, at
+        `location`: the caller names where the output was asked for, `linkwright simulate` its '--out', the app its
+        export; none by default, as core.io.write_atomic)."""
         for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf", "pr", "point_a",
                      "point_b", "normal", "residual", "joint_force", "joint_torque", "driver_effort"):
             a = np.asarray(getattr(self, name), dtype=float)
             bad = ~np.isfinite(a)
             if bad.any():
                 row = int(np.argwhere(bad)[0][0])
-                raise LinkwrightError("--out", f"the run computed a non-finite {name} at row {row} (t = "
-                                               f"{float(self.t[row]) if row < self.t.size else math.nan:g} s); "
-                                               "nothing was written")
+                raise LinkwrightError(location, f"the run computed a non-finite {name} at row {row} (t = "
+                                                f"{float(self.t[row]) if row < self.t.size else math.nan:g} s); "
+                                                "nothing was written")
 
     def save_npz(self, path) -> None:
         """Write everything losslessly (numpy .npz)."""

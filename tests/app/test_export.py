@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import math
 import os
 import signal
 import subprocess
@@ -375,6 +376,25 @@ def test_run_data_of_a_motion_that_stops_early_is_the_rows_before_the_stop(make_
     assert cli(["kinematics", str(doc), "--csv", str(tmp_path / "cli.csv")]) == 3  # stopped early: status 3
     rows = (tmp_path / "app.csv").read_text()
     assert rows == (tmp_path / "cli.csv").read_text() and rows.count("\n") == 1 + rec.count
+
+
+def test_run_data_with_a_non_finite_number_is_refused_at_the_file_named(make_window, dialogs, qtbot, tmp_path,
+                                                                         monkeypatch):
+    """The export's check for non-finite numbers (core's Recording.check_finite) said '--out', the command line's
+    option (and the dialog dropped the place); the dialog now names the file the user chose, and nothing is
+    written."""
+    doc = short_drop(tmp_path, 0.05)
+    win = make_window(io.load(doc), doc)
+    rec = finished_run(qtbot, win)
+    bad = rec.contact_recording()
+    bad.position[2, 0, 2] = math.inf
+    monkeypatch.setattr(rec, "contact_recording", lambda: bad)
+    for name in ("app.csv", "app.npz"):
+        assert not win.exports.export_run_data(tmp_path / name)
+        text = dialogs.calls[-1][2]
+        assert text.startswith(f"{name}: the run computed a non-finite position at row 2") and "--out" not in text
+        assert not (tmp_path / name).exists()
+    assert dialogs.kinds() == ["critical", "critical"]
 
 
 def test_run_data_export_refusals_are_dialogs(make_window, dialogs, qtbot, tmp_path):

@@ -379,6 +379,41 @@ def test_a_recording_with_a_non_finite_number_is_never_written(tmp_path):
         assert not out.exists() and not list(tmp_path.iterdir())
 
 
+def test_a_non_finite_recording_is_refused_where_its_caller_says():
+    """Recording.check_finite said '--out', the command line's option, to every caller (the app's export too): it
+    names no place of its own now, and each caller passes its own (as validate.step_count's count_location)."""
+    from core.contact import simulate
+
+    rec = simulate(io.load(EXAMPLES / "contact_two_spheres.json"), t_end=0.03, dt=0.01)
+    rec.check_finite()
+    rec.gap[2, 0] = math.inf
+    with pytest.raises(LinkwrightError) as e:
+        rec.check_finite()
+    assert e.value.location == "" and str(e.value).startswith("the run computed a non-finite gap at row 2 (t = 0.02 s)")
+    with pytest.raises(LinkwrightError) as e:
+        rec.check_finite("run.csv")
+    assert str(e.value).startswith("run.csv: the run computed a non-finite gap at row 2")
+
+
+def test_simulate_refuses_a_non_finite_recording_at_its_out_option(tmp_path, capsys, monkeypatch):
+    # `linkwright simulate` keeps naming its option: status 2, nothing written (the recording made non-finite here)
+    import core.contact
+    from core.cli import main
+
+    real = core.contact.record
+
+    def poisoned(run, **kw):
+        rec = real(run, **kw)
+        rec.gap[2, 0] = math.nan
+        return rec
+
+    monkeypatch.setattr(core.contact, "record", poisoned)
+    out = tmp_path / "run.csv"
+    assert main(["simulate", str(EXAMPLES / "contact_two_spheres.json"), "--t-end", "0.03", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("error: --out: the run computed a non-finite gap at row 2")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("key,value", [("position", [0, 0, 2e6])])
 def test_positions_beyond_the_bound_are_refused(key, value):
     d = example("contact_two_spheres")
