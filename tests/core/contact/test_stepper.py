@@ -656,8 +656,8 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
 
 def test_a_sub_step_solves_the_pairs_within_reach_of_the_whole_step():
     # a ball (radius 0.1) falling at 1 m/s, 15 mm above the floor.  The broad phase's margin for a step of size h is
-    # 2 h (|v| + h g) + 0.1 % of the radius (kernels.broad_bounds): for h = 0.01 s, 20 + 2 + 0.1 = 22.1 mm, so the
-    # ball-floor pair is a candidate; for a quarter of it, 5 + 0.1 + 0.1 = 5.2 mm, so it is not.  A quarter
+    # 2 h (|v| + h g) + 1 mm + 2 % of the radius (kernels.broad_bounds): for h = 0.01 s, 20 + 2 + 1 + 2 = 25 mm, so
+    # the ball-floor pair is a candidate; for a quarter of it, 5 + 0.1 + 1 + 2 = 8.1 mm, so it is not.  A quarter
     # step that is part of the whole step (reach = h, as _step_split passes to the halves) solves the pair; alone it
     # does not.  Either way the ball does not reach the floor (10 mm of fall in h at most) and the step converges
     import core.contact.stepper as stp
@@ -1168,7 +1168,7 @@ def test_broad_phase_bounds_against_a_tilted_plane_and_a_sphere_by_hand():
     half-space {n.x <= 0} whose body is turned by 30 degrees about x, and a second ball 0.5 m beside the first.
     By hand: the plane's world normal is R_x(30) e_z = (0, -sin 30, cos 30), so the ball's centre is cos 30 above it
     and the lower bound of the gap is cos 30 - r; the two balls' bound is 0.5 - 2 r. The margin is what a step can
-    close: 2 h (c + h |g|) + 0.1 % of A's radius, c the speed at which the gap bound closes."""
+    close: 2 h (c + h |g|) + 1 mm + 2 % of A's radius, c the speed at which the gap bound closes."""
     from core.contact.closest import candidate_pairs
 
     r, h, th = 0.1, 0.01, math.radians(30)
@@ -1188,7 +1188,7 @@ def test_broad_phase_bounds_against_a_tilted_plane_and_a_sphere_by_hand():
     k_ab = pair.get((ia, ib), pair.get((ib, ia)))
     assert lb[k_floor] == pytest.approx(math.cos(th) - r, abs=1e-12)
     assert lb[k_ab] == pytest.approx(0.5 - 2 * r, abs=1e-12)
-    assert cand == []  # both far outside the margins, 2 h (3 + h g) + 0.1 mm < 0.1 m (a runs at b at 3 m/s)
+    assert cand == []  # both far outside the margins, 2 h (3 + h g) + 1 mm + 2 mm < 0.1 m (a runs at b at 3 m/s)
     # brought within reach: the ball 1 mm above the tilted plane along its normal is a candidate
     n = np.array([0.0, -math.sin(th), math.cos(th)])
     st.p[ia] = (r + 1e-3) * n
@@ -1198,12 +1198,12 @@ def test_broad_phase_bounds_against_a_tilted_plane_and_a_sphere_by_hand():
 
 def test_broad_phase_margin_counts_only_the_speed_that_closes_the_gap():
     """Two balls (r = 0.05 m) 20 mm apart without gravity: the broad phase's margin (kernels.broad_bounds) is
-    2 h c + 0.1 % of r, c the speed at which the distance of their centres falls.  A ball bounding volume is centred
+    2 h c + 1 mm + 2 % of r (2 mm), c the speed at which the distance of their centres falls.  A ball bounding volume is centred
     on the centre of mass, so a spin moves nothing, and by convexity of the norm a sideways motion does not close the
     gap (|d + h u| >= |d| + h u . d/|d|): the pair is no candidate however fast ball a slides past or spins (before,
-    2 h (|v| + |w| r) counted both).  Moving at ball b, it is one once 2 h c exceeds the gap: c = 1.5 m/s gives 30 mm
-    at h = 0.01 s, c = 0.5 m/s gives 10 mm.  A half-space under a ball 3 mm above it: the plane's own motion counts
-    (rising at 0.2 m/s, 2 h c = 4 mm), its sideways motion not."""
+    2 h (|v| + |w| r) counted both).  Moving at ball b, it is one once the margin exceeds the gap: c = 1.5 m/s gives
+    32 mm at h = 0.01 s, c = 0.5 m/s gives 12 mm.  A half-space under a ball 3 mm above it: the plane's own motion
+    counts (rising at 0.2 m/s, 4 + 2 mm), its sideways motion not."""
     from core.contact.closest import candidate_pairs
 
     r, h, gap = 0.05, 0.01, 0.02
@@ -1214,8 +1214,8 @@ def test_broad_phase_margin_counts_only_the_speed_that_closes_the_gap():
     ia = model.names.index("a")
     (k,) = range(len(model.pairs))
     for v, w, within in (((0, 3, 0), (0, 0, 40), False),  # sliding past at 3 m/s and spinning: no closing speed
-                         ((1.5, 0, 0), (0, 0, 0), True),  # 2 h c = 30 mm > 20 mm
-                         ((0.5, 0, 0), (0, 0, 0), False),  # 10 mm < 20 mm
+                         ((1.5, 0, 0), (0, 0, 0), True),  # 30 + 2 mm > 20 mm
+                         ((0.5, 0, 0), (0, 0, 0), False),  # 10 + 2 mm < 20 mm
                          ((-1.5, 0, 0), (0, 0, 0), False)):  # moving away
         st.v[ia], st.w[ia] = v, w
         cand, lb = candidate_pairs(model, st, h)
@@ -1229,22 +1229,22 @@ def test_broad_phase_margin_counts_only_the_speed_that_closes_the_gap():
     st = initial_state(model)
     ig = model.names.index("floor")
     (k,) = range(len(model.pairs))
-    assert candidate_pairs(model, st, h)[0] == []  # 0.1 % of r: 0.05 mm < 3 mm
+    assert candidate_pairs(model, st, h)[0] == []  # 1 mm + 2 % of r: 2 mm < 3 mm
     st.v[ig] = (5.0, 0.0, 0.0)  # sliding sideways: no closing speed
     assert candidate_pairs(model, st, h)[0] == []
-    st.v[ig] = (0.0, 0.0, 0.2)  # rising at 0.2 m/s: 2 h 0.2 = 4 mm > 3 mm
+    st.v[ig] = (0.0, 0.0, 0.2)  # rising at 0.2 m/s: 4 + 2 mm > 3 mm
     assert candidate_pairs(model, st, h)[0] == [k]
 
 
 def test_broad_phase_keeps_a_solved_pair_within_twice_its_margin():
     """candidate_pairs(keep=...): a pair solved last step stays a candidate while its gap bound is within twice its
     margin, and no further; a new pair needs the margin itself; indices that are not pairs of the model are ignored.
-    A ball (r = 0.1 m) at rest above a flat floor (g = 9.81): by hand its margin is 2 h^2 g + 0.1 % of r, and the gap
-    bound is its height minus r."""
+    A ball (r = 0.1 m) at rest above a flat floor (g = 9.81): by hand its margin is 2 h^2 g + 1 mm + 2 % of r, and
+    the gap bound is its height minus r."""
     from core.contact.closest import candidate_pairs
 
     r, h = 0.1, 0.01
-    margin = 2 * h * h * G + 1e-3 * r
+    margin = 2 * h * h * G + 1e-3 + 0.02 * r
     model = build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": r}, position=(0, 0, 1))]))
     st = initial_state(model)
     ib = model.names.index("ball")
