@@ -166,14 +166,14 @@ class Recording:
             w.writerow(row)
 
     def save(self, path) -> None:
-        """Save by extension: .npz or .csv."""
+        """Save by extension: .npz or .csv (another is a LinkwrightError located at the path)."""
         p = str(path)
         if p.endswith(".npz"):
             self.save_npz(p)
         elif p.endswith(".csv"):
             self.save_csv(p)
         else:
-            raise LinkwrightError("--out", f"unknown output type '{p}' (use .csv or .npz)")
+            raise LinkwrightError(p, "unknown output type (use .csv or .npz)")
 
     @classmethod
     def from_series(cls, header: dict, times, series, completed: bool = True, reason: str = "") -> "Recording":

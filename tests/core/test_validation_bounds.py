@@ -395,6 +395,21 @@ def test_a_non_finite_recording_is_refused_where_its_caller_says():
     assert str(e.value).startswith("run.csv: the run computed a non-finite gap at row 2")
 
 
+def test_recording_save_of_an_unknown_type_is_located_at_its_path(tmp_path):
+    """Recording.save (the Python API's save by extension) named the command line's '--out' for a path of another
+    type; it is located at the path it was given, and writes nothing."""
+    from core.contact import simulate
+
+    rec = simulate(io.load(EXAMPLES / "contact_two_spheres.json"), t_end=0.02, dt=0.01)
+    out = tmp_path / "run.txt"
+    with pytest.raises(LinkwrightError) as e:
+        rec.save(out)
+    assert e.value.location == str(out) and str(e.value) == f"{out}: unknown output type (use .csv or .npz)"
+    assert not out.exists()
+    rec.save(tmp_path / "run.csv")
+    assert (tmp_path / "run.csv").read_text().startswith("t,")
+
+
 def test_simulate_refuses_a_non_finite_recording_at_its_out_option(tmp_path, capsys, monkeypatch):
     # `linkwright simulate` keeps naming its option: status 2, nothing written (the recording made non-finite here)
     import core.contact
