@@ -170,9 +170,11 @@ def test_render_writes_gif_and_mp4_and_reports_statuses(tmp_path):
 
     stops = stopping_fourbar(tmp_path)
     r = run_cli("render", stops, "--out", tmp_path / "stops.gif", "--t-end", "1", "--fps", "10")
-    # solved at t = 0, 0.1, ...: the step to 0.4 fails (the limit is near 0.336 s), 0.3 s is the last frame
+    # solved at t = 0, 0.1, ...: the rocker's dead position lies between 0.3 and 0.4 s (the limit is near 0.336 s),
+    # located by the kinematics, and 0.3 s is the last frame
     assert r.returncode == 3 and "Traceback" not in r.stderr
-    assert "stopped before 1 s (last frame t = 0.3 s): cannot assemble" in r.stderr
+    assert "stopped before 1 s (last frame t = 0.3 s): passed a singular position" in r.stderr
+    assert "the motion ends near t = 0.3358" in r.stderr
     assert iio3.imread(tmp_path / "stops.gif", index=None).shape[0] == 4  # the frames up to the stop: t = 0 .. 0.3
 
 
@@ -272,7 +274,8 @@ def test_screenshot_at_a_time_exits_0_or_3_with_the_last_frame(tmp_path):
     assert not img.isNull() and (img.width(), img.height()) == (1440, 900)
     out3 = tmp_path / "stops.png"
     r = run_cli("--screenshot", out3, "--time", "0.8", stopping_fourbar(tmp_path))
-    assert r.returncode == 3 and "stopped before 0.8 s (last frame t = 0.33 s): cannot assemble" in r.stderr
+    assert r.returncode == 3 and "stopped before 0.8 s (last frame t = 0.33 s): passed a singular position" in r.stderr
+    assert "the motion ends near t = 0.3358" in r.stderr
     assert not QImage(str(out3)).isNull()  # the last frame was rendered all the same
     r = run_cli("--screenshot", tmp_path / "x.png", "--time", "-1", EXAMPLES / "fourbar.json")
     assert r.returncode == 2 and "--time" in r.stderr
