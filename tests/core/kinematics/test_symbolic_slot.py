@@ -65,3 +65,43 @@ def test_quick_return_slot_equations_vanish_on_the_solved_motion(numeric):
 def test_slot_as_tree_joint_in_both_directions():
     dirs = {_check(_slotted_fourbar(flip), True, np.linspace(0.0, 0.2, 4)) for flip in (False, True)}
     assert dirs == {1, -1}  # the inverted slot motion is exercised as well
+
+
+def test_loop_equations_are_the_entries_of_the_loops_matrix_product():
+    """planar_loop_equations forms the loop in its complex form (no sympy.simplify, whose cost has no bound); its x and
+    y equations are entries (0, 3) and (1, 3) of the product of the joints' 4x4 matrices T(c) Rz(q) T(-c) (a joint run
+    backwards inverted), built here with sympy matrices and compared at random values of every symbol."""
+    m = io.load(EXAMPLES / "quick_return.json")  # revolutes, a slot and a prismatic joint, run both ways
+    st = analyze(m)
+    rng = np.random.default_rng(3)
+    for loop in range(len(st.fundamental_loops)):
+        eqs = planar_loop_equations(m, loop)
+        T = sympy.eye(4)
+
+        def rz(a):
+            return sympy.Matrix([[sympy.cos(a), -sympy.sin(a), 0, 0], [sympy.sin(a), sympy.cos(a), 0, 0],
+                                 [0, 0, 1, 0], [0, 0, 0, 1]])
+
+        def tr(x, y):
+            return sympy.Matrix([[1, 0, 0, x], [0, 1, 0, y], [0, 0, 1, 0], [0, 0, 0, 1]])
+
+        for ji, d in zip(st.fundamental_loops[loop], st.loop_directions[loop]):
+            j = m.joints[ji]
+            x, y = sympy.symbols(f"x_{j.name} y_{j.name}", real=True)
+            phi = sympy.Symbol(f"phi_{j.name}", real=True)
+            if j.type == "revolute":
+                M = rz(sympy.Symbol(f"q_{j.name}", real=True))
+            elif j.type == "prismatic":  # R(phi) Tx(s) R(phi)^-1
+                M = rz(phi) * tr(sympy.Symbol(f"q_{j.name}", real=True), 0) * rz(-phi)
+            else:  # the slot: R(phi) Rz(r) Tx(s) R(phi)^-1
+                s, r = sympy.symbols(f"q_{j.name}.0 q_{j.name}.1", real=True)
+                M = rz(phi) * rz(r) * tr(s, 0) * rz(-phi)
+            if d < 0:
+                M = M.inv()
+            T = T * tr(x, y) * M * tr(-x, -y)
+        symbols = sorted(set().union(T[0, 3].free_symbols, T[1, 3].free_symbols, *(e.free_symbols for e in eqs[:2])),
+                         key=str)
+        for _ in range(3):
+            vals = dict(zip(symbols, rng.uniform(-2.0, 2.0, len(symbols))))
+            assert float(eqs[0].subs(vals)) == pytest.approx(float(T[0, 3].subs(vals)), abs=1e-12)
+            assert float(eqs[1].subs(vals)) == pytest.approx(float(T[1, 3].subs(vals)), abs=1e-12)
