@@ -117,16 +117,10 @@ def undriven_massive_bodies(mech) -> list[str]:
     massive = massive_bodies(mech)
     if not massive:
         return []
+    from .contact.bodies import _grounded
     from .kinematics import compile_model, fixed_by_drivers
 
-    grounded = {b.name for b in mech.bodies if b.ground}
-    grew = True
-    while grew:  # (a part without ground floats: its root's freedoms are not coordinates)
-        grew = False
-        for j in mech.joints:
-            if (j.bodies[0] in grounded) != (j.bodies[1] in grounded):
-                grounded.update(j.bodies)
-                grew = True
+    grounded = _grounded(mech)  # (a part without ground floats: its root's freedoms are not coordinates)
     km = compile_model(mech)
     fixed = {name for name, f in zip(km.body_names, fixed_by_drivers(km, idle=True)) if f and name in grounded}
     return [name for name in massive if name not in fixed]

@@ -417,6 +417,7 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     from dataclasses import replace
 
     from ..kinematics import DrivenMotion, compile_model, fixed_by_drivers
+    from ..run import massive_bodies
 
     if not mech.drivers:
         return set(), None, {}, [], []
@@ -435,8 +436,7 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
         # a body the drivers fix but for an idle freedom (an RSSR coupler's spin) is moved as the kinematics moves it
         # when it has no mass; with a mass that freedom is real (contact can spin it): it is moved by forces, held by
         # its joints to the bodies the drivers move
-        massive = {b.name for b in mech.bodies if b.mass is not None or b.density is not None}
-        kin = held - ground - ((held - fixed) & massive)
+        kin = held - ground - ((held - fixed) & set(massive_bodies(mech)))
     kin_drivers = [i for i, d in enumerate(mech.drivers) if set(joint_of[d.joint].bodies) <= held]
     rheonomic = [i for i in range(len(mech.drivers)) if i not in kin_drivers]
     if not kin_drivers:
