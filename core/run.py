@@ -117,10 +117,10 @@ def undriven_massive_bodies(mech) -> list[str]:
     massive = massive_bodies(mech)
     if not massive:
         return []
-    from .contact.bodies import _grounded
     from .kinematics import compile_model, fixed_by_drivers
+    from .structure import grounded_part
 
-    grounded = _grounded(mech)  # (a part without ground floats: its root's freedoms are not coordinates)
+    grounded = grounded_part(mech)  # (a part without ground floats: its root's freedoms are not coordinates)
     km = compile_model(mech)
     fixed = {name for name, f in zip(km.body_names, fixed_by_drivers(km, idle=True)) if f and name in grounded}
     return [name for name in massive if name not in fixed]

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
 from .joints import joint_dof
 from .model import Mechanism
 
-__all__ = ["StructureReport", "analyze"]
+__all__ = ["StructureReport", "analyze", "attached_part", "grounded_part"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,25 @@ class StructureReport:
             "drivers": self.n_drivers,
             "warnings": self.warnings,
         }
+
+
+def attached_part(mech: Mechanism, seeds: Iterable[str]) -> set[str]:
+    """The bodies `seeds` and every body joints attach to them, directly or through others."""
+    part = set(seeds)
+    grew = True
+    while grew:
+        grew = False
+        for j in mech.joints:
+            if (j.bodies[0] in part) != (j.bodies[1] in part):
+                part.update(j.bodies)
+                grew = True
+    return part
+
+
+def grounded_part(mech: Mechanism) -> set[str]:
+    """The ground bodies and the bodies joints attach to them, directly or through others (every other body is in a
+    part that floats: its rigid-body freedoms are no joint's coordinates)."""
+    return attached_part(mech, (b.name for b in mech.bodies if b.ground))
 
 
 def _formula(space: str, n_eff: int, classes: Counter, mobility: int) -> str:

@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from ..errors import LinkwrightError
+from ..structure import attached_part, grounded_part
 from ..transforms import matrix_to_quat, quat_to_matrix
 
 __all__ = ["ContactModel", "State", "build_model", "initial_state", "cayley", "cayley_jacobian", "origin_pose"]
@@ -354,24 +355,6 @@ def _driver_labels(mech) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(names), tuple(units)
 
 
-def _joined(mech, seeds) -> set:
-    """The bodies `seeds` and every body joints attach to them, directly or through others."""
-    part = set(seeds)
-    grew = True
-    while grew:
-        grew = False
-        for j in mech.joints:
-            if (j.bodies[0] in part) != (j.bodies[1] in part):
-                part.update(j.bodies)
-                grew = True
-    return part
-
-
-def _grounded(mech) -> set:
-    """The ground bodies and the bodies joints attach to them, directly or through others."""
-    return _joined(mech, (b.name for b in mech.bodies if b.ground))
-
-
 def _plane_specs(mech, names, free, com, poses) -> tuple:
     """A planar document's bodies move in the x-y plane with three freedoms each: every body moved by forces that no
     joint holds in the plane (a free body, or the first body of a group of jointed bodies without ground; the joints
@@ -380,13 +363,13 @@ def _plane_specs(mech, names, free, com, poses) -> tuple:
     from ..joints import JOINT_TYPES
     from .joints import JointSpec, joint_rows
 
-    held = _grounded(mech)
+    held = grounded_part(mech)
     need, seen = [], set(held)
     for i, name in enumerate(names):
         if not free[i] or name in seen:
             continue
         need.append(i)
-        seen |= _joined(mech, (name,))  # (the jointed bodies this one's plane joint also holds)
+        seen |= attached_part(mech, (name,))  # (the jointed bodies this one's plane joint also holds)
     if not need:
         return ()
     ground = [i for i, name in enumerate(names) if mech.bodies[mech.body_index(name)].ground]
@@ -422,7 +405,7 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     if not mech.drivers:
         return set(), None, {}, [], []
     ground = {b.name for b in mech.bodies if b.ground}
-    part = _grounded(mech)
+    part = grounded_part(mech)
     joint_of = {j.name: j for j in mech.joints}
     on_part = [i for i, d in enumerate(mech.drivers) if joint_of[d.joint].bodies[0] in part]
     sub = replace(mech, bodies=[b for b in mech.bodies if b.name in part],

@@ -95,6 +95,21 @@ def test_no_ground_several_grounds_disconnected():
     assert rep.mobility == 2 and any("2 ground bodies with joints (a, c)" in w for w in rep.warnings)
 
 
+def test_the_part_attached_to_the_ground_is_found_through_joints_of_any_direction():
+    """structure.grounded_part: every ground body and what joints attach to it, through joints written either way
+    round (J3 is b -> g); a jointed part that reaches no ground, and a lone body, float. attached_part: the part of
+    given bodies."""
+    m = Mechanism(space="planar")
+    for n in ("g", "g2", "a", "b", "c", "d", "lonely"):
+        m.add_body(Body(n, ground=n in ("g", "g2")))
+    for name, a, b in (("J1", "a", "g"), ("J2", "a", "b"), ("J3", "b", "g"), ("J4", "c", "d")):
+        m.add_joint(Joint(name, "revolute", (a, b)))
+    assert structure.grounded_part(m) == {"g", "g2", "a", "b"}  # (g2 has no joint: ground all the same)
+    assert structure.attached_part(m, ["d"]) == {"c", "d"}
+    assert structure.attached_part(m, ["lonely"]) == {"lonely"}
+    assert structure.grounded_part(Mechanism()) == set()
+
+
 def test_ground_bodies_without_joints_are_contact_geometry_not_a_warning():
     """A bin's floor and walls (ground bodies with shapes and no joint) are no second fixed frame of the joint
     graph: the shipped contact_pile (five ground half-spaces) has no ground warning."""
