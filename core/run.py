@@ -112,17 +112,18 @@ def massive_bodies(mech) -> list[str]:
 
 def undriven_massive_bodies(mech) -> list[str]:
     """Names of the bodies with mass (not ground) that the drivers leave free to move, idle freedoms set aside (as
-    contact dynamics decides which bodies the drivers move: core.kinematics.fixed_by_drivers with idle=True): the
+    contact dynamics decides which bodies the drivers move: core.kinematics.driver_fixed_masks' second mask): the
     bodies a contact run moves by forces. A LinkwrightError (located) for drivers that cannot be compiled."""
     massive = massive_bodies(mech)
     if not massive:
         return []
-    from .kinematics import compile_model, fixed_by_drivers
+    from .kinematics import compile_model, driver_fixed_masks
     from .structure import grounded_part
 
     grounded = grounded_part(mech)  # (a part without ground floats: its root's freedoms are not coordinates)
     km = compile_model(mech)
-    fixed = {name for name, f in zip(km.body_names, fixed_by_drivers(km, idle=True)) if f and name in grounded}
+    _fixed, held = driver_fixed_masks(km)
+    fixed = {name for name, f in zip(km.body_names, held) if f and name in grounded}
     return [name for name in massive if name not in fixed]
 
 

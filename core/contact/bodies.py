@@ -395,11 +395,11 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     split: those of the kinematic model (their joints join held bodies: ground or kinematic) and the others (their
     joints move a body the drivers do not fix: rows of the step, core.contact.joints).  A body is fixed when no motion
     of the mechanism's part attached to the ground, with every driver held, moves it but as an idle freedom does
-    (core.kinematics.fixed_by_drivers with idle=True, at the design configuration: the count check_drivers makes);
+    (core.kinematics.driver_fixed_masks' second mask, at the design configuration: the count check_drivers makes);
     such a body with a mass is moved by forces (its idle freedom is real in dynamics)."""
     from dataclasses import replace
 
-    from ..kinematics import DrivenMotion, compile_model, fixed_by_drivers
+    from ..kinematics import DrivenMotion, compile_model, driver_fixed_masks
     from ..run import massive_bodies
 
     if not mech.drivers:
@@ -414,8 +414,9 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     kin, held = set(), set(ground)
     if sub.drivers:
         km = compile_model(sub)
-        fixed = {name for name, f in zip(km.body_names, fixed_by_drivers(km)) if f}
-        held |= {name for name, f in zip(km.body_names, fixed_by_drivers(km, idle=True)) if f}
+        fixed_mask, held_mask = driver_fixed_masks(km)
+        fixed = {name for name, f in zip(km.body_names, fixed_mask) if f}
+        held |= {name for name, f in zip(km.body_names, held_mask) if f}
         # a body the drivers fix but for an idle freedom (an RSSR coupler's spin) is moved as the kinematics moves it
         # when it has no mass; with a mass that freedom is real (contact can spin it): it is moved by forces, held by
         # its joints to the bodies the drivers move

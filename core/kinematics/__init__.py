@@ -9,7 +9,14 @@ Typical use (model/data separation: the compiled model is constant, a Workspace 
 
 from __future__ import annotations
 
-from .mobility import RankMobility, body_twist_jacobian, check_drivers, fixed_by_drivers, rank_mobility
+from .mobility import (
+    RankMobility,
+    body_twist_jacobian,
+    check_drivers,
+    driver_fixed_masks,
+    fixed_by_drivers,
+    rank_mobility,
+)
 from .model import KinematicModel, compile_model
 from .solver import (
     PositionResult,
@@ -33,6 +40,7 @@ __all__ = [
     "forward", "body_poses", "loop_residual", "loop_jacobian", "twist_jacobian",
     "solve_positions", "solve_velocities", "solve_accelerations", "body_twists",
     "point_positions", "point_kinematics",
-    "Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "fixed_by_drivers", "solve_trajectory", "trajectory_of", "driver_values",
+    "Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "fixed_by_drivers", "driver_fixed_masks",
+    "solve_trajectory", "trajectory_of", "driver_values",
     "RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian",
 ]

@@ -13,8 +13,8 @@ from ..transforms import skew
 from .model import KinematicModel, compile_model
 from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
 
-__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "freedoms_text",
-           "drivers_text", "driver_warning", "report_warnings"]
+__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "driver_fixed_masks",
+           "freedoms_text", "drivers_text", "driver_warning", "report_warnings"]
 
 
 @dataclass(frozen=True)
@@ -166,31 +166,39 @@ def rank_mobility(mech: Mechanism) -> RankMobility:
 
 
 def fixed_by_drivers(km: KinematicModel, idle: bool = False) -> np.ndarray:
-    """(n_bodies,) bool: the bodies that cannot move while every driver is held, at the design configuration (no
-    motion of the undriven coordinates that keeps every loop closed moves them; rank by RANK_RTOL).  With `idle`, also
-    the bodies those motions move only as idle freedoms do (an RSSR coupler's spin about its own axis, the freedom
-    check_drivers sets aside: the rows of _idle_constraints, as _analysis counts them).  Bodies of a part without
-    ground keep their root's six freedoms, which are not coordinates: call it on a part with ground."""
+    """(n_bodies,) bool: the bodies the drivers fix (with `idle`, fix but for idle freedoms); driver_fixed_masks'
+    first (second) mask."""
+    return driver_fixed_masks(km)[1 if idle else 0]
+
+
+def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
+    """(fixed, fixed but for idle freedoms), each (n_bodies,) bool, at the design configuration.  fixed: the bodies
+    that cannot move while every driver is held (no motion of the undriven coordinates that keeps every loop closed
+    moves them; rank by RANK_RTOL).  The second mask also has the bodies those motions move only as idle freedoms do
+    (an RSSR coupler's spin about its own axis, the freedom check_drivers sets aside: the rows of _idle_constraints,
+    as _analysis counts them).  Bodies of a part without ground keep their root's six freedoms, which are not
+    coordinates: call it on a part with ground."""
     ws = Workspace(km)
     forward(ws, np.zeros(km.nq))
     U = km.unknown
     if not len(U):
-        return np.ones(km.n_bodies, bool)
+        return np.ones(km.n_bodies, bool), np.ones(km.n_bodies, bool)
     G = twist_jacobian(ws)[:, U] if km.n_loops else np.zeros((0, len(U)))
     free = _null_space(G, len(U))  # orthonormal motions of the undriven coordinates that keep the loops closed
     Jb = body_twist_jacobian(ws)[:, :, U]
     motion = Jb @ free  # (n, 6, k): world twists of the bodies along those motions
     tol = RANK_RTOL * max(km.length_scale, 1.0)
     fixed = np.abs(motion).max(axis=(1, 2), initial=0.0) <= tol
-    if not idle or fixed.all():
-        return fixed
+    held = fixed.copy()
+    if fixed.all():
+        return fixed, held
     idle_motion = Jb @ _null_space(np.vstack((G, _idle_constraints(km, ws)[:, U])), len(U))  # (n, 6, i)
     for k in np.flatnonzero(~fixed):
         # body k moves only idly when every twist the free motions give it is one an idle motion gives it
         u, s, _vt = np.linalg.svd(idle_motion[k])
         span = u[:, :int((s > tol).sum())]
-        fixed[k] = np.abs(motion[k] - span @ (span.T @ motion[k])).max(initial=0.0) <= tol
-    return fixed
+        held[k] = np.abs(motion[k] - span @ (span.T @ motion[k])).max(initial=0.0) <= tol
+    return fixed, held
 
 
 def _null_space(A: np.ndarray, n: int) -> np.ndarray:

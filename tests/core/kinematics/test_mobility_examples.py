@@ -83,6 +83,20 @@ def test_the_rssr_driver_fixes_every_body_but_for_the_idle_spin():
     assert fixed_by_drivers(undriven, idle=True).tolist() == [True, False, False, False]
 
 
+def test_one_call_gives_the_bodies_the_drivers_fix_and_those_they_fix_but_for_idle_freedoms():
+    # the RSSR driven at its crank: the coupler's spin about BC is its one freedom left, and it is idle (it moves no
+    # joint centre): fixed but for it, not fixed; the contact step's driven part (core.contact.bodies._driven_part)
+    # and the kinematics' message (core.run.undriven_massive_bodies) take both masks from this one call
+    from core.kinematics import driver_fixed_masks, fixed_by_drivers
+
+    km = compile_model(io.load(EXAMPLES / "rssr.json"))
+    fixed, held = driver_fixed_masks(km)
+    assert fixed.tolist() == [True, True, False, True] and held.tolist() == [True, True, True, True]
+    assert (fixed_by_drivers(km) == fixed).all() and (fixed_by_drivers(km, idle=True) == held).all()
+    # the four-bar driven at its crank: every body fixed, no idle freedom
+    assert [m.tolist() for m in driver_fixed_masks(compile_model(io.load(EXAMPLES / "fourbar.json")))] == [[True] * 4] * 2
+
+
 def test_stewart_platform_assembles_and_moves():
     m = io.load(EXAMPLES / "stewart_6ups.json")
     r = rank_mobility(m)
