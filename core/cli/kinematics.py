@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from .. import io, validate
@@ -33,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
         raise LinkwrightError("--steps", f"must be between 1 and {validate.MAX_STEPS:,}, got {args.steps}")
     mech = io.load(args.file)
     if not mech.joints:  # (a trajectory of no coordinates: the time column alone)
-        hint = ("; its free bodies move by contact dynamics: linkwright simulate FILE" if run_kind(mech) == "contact"
-                else "")
+        hint = (f"; its free bodies move by contact dynamics: {_simulate_command(args.file)}"
+                if run_kind(mech) == "contact" else "")
         raise LinkwrightError(args.file, f"nothing to move by kinematics: the document has no joints{hint}")
     _refer_dynamics(mech, args.file)
     if args.json or args.csv in (None, "-"):
@@ -51,6 +52,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _simulate_command(file: str) -> str:
+    """The command that simulates `file`, as the user gave its path (quoted for a shell where it needs quotes)."""
+    return f"linkwright simulate {shlex.quote(file)}"
+
+
 def _refer_dynamics(mech, file: str) -> None:
     """In a dynamics document (core.run.run_kind: a free body with mass, or a `simulation` section) the freedoms the
     drivers leave to bodies with mass are moved by forces: the refusal names those bodies and `simulate` instead of
@@ -65,7 +71,7 @@ def _refer_dynamics(mech, file: str) -> None:
         shown = ", ".join(free[:5]) + (", ..." if len(free) > 5 else "")
         raise LinkwrightError(file, f"the mechanism has {rank.freedoms_text()} but {len(mech.drivers)} driver(s) are "
                                     f"given: its bodies with mass that the drivers leave free ({shown}) move by "
-                                    "contact dynamics: linkwright simulate FILE")
+                                    f"contact dynamics: {_simulate_command(file)}")
 
 
 def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:

@@ -46,7 +46,8 @@ def test_kinematics_of_a_document_without_joints_says_there_is_nothing_to_move(c
     cap = capsys.readouterr()
     assert code == 2 and cap.out == ""
     assert "contact_box_slide.json: nothing to move by kinematics: the document has no joints" in cap.err
-    assert "linkwright simulate" in cap.err
+    # the hint names the file as the user gave it (it said 'linkwright simulate FILE', literally)
+    assert cap.err.rstrip("\n").endswith(f"move by contact dynamics: linkwright simulate {EXAMPLES / 'contact_box_slide.json'}")
 
 
 @pytest.mark.parametrize("name, free", [("contact_pendulum_strike.json", "bob, ball"),
@@ -60,8 +61,21 @@ def test_kinematics_of_a_dynamics_document_points_to_simulate(name, free, capsys
     cap = capsys.readouterr()
     assert code == 2 and cap.out == ""
     assert cap.err.startswith(f"error: {EXAMPLES / name}: the mechanism has ") and cap.err.count("\n") == 1
-    assert f"the drivers leave free ({free}) move by contact dynamics: linkwright simulate FILE" in cap.err
+    assert cap.err.rstrip("\n").endswith(
+        f"the drivers leave free ({free}) move by contact dynamics: linkwright simulate {EXAMPLES / name}")
     assert "add" not in cap.err
+
+
+def test_the_simulate_hint_names_the_path_given_quoted_for_a_shell(tmp_path, capsys, monkeypatch):
+    """The hint is a command to copy: the path as the user typed it (relative stays relative), quoted where a shell
+    would split it (a space in the name)."""
+    p = tmp_path / "my cam.json"
+    p.write_text((EXAMPLES / "contact_cam_follower.json").read_text())
+    monkeypatch.chdir(tmp_path)
+    assert main(["kinematics", "my cam.json", "--steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: my cam.json: the mechanism has ")
+    assert err.rstrip("\n").endswith("move by contact dynamics: linkwright simulate 'my cam.json'")
 
 
 def test_kinematics_of_an_underdriven_kinematics_document_still_asks_for_drivers(tmp_path, capsys):
