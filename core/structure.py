@@ -50,6 +50,9 @@ class StructureReport:
     # the rank-based count shows its statement instead (core.kinematics.mobility.report_warnings), which sets idle
     # freedoms aside (the RSSR's coupler spin) and is what the kinematics' driver check goes by
     driver_warning: str = ""
+    # parts attached to no ground (a lone body is one; without any ground, one part is the fixed frame): each has 3
+    # (planar) or 6 rigid-body freedoms, counted in the mobility, that no joint coordinate holds and no driver fixes
+    floating_parts: int = 0
 
     def to_json(self) -> dict:
         """The report as JSON-ready data (names instead of indices)."""
@@ -250,16 +253,22 @@ def analyze(mech: Mechanism) -> StructureReport:
     nd = len(mech.drivers)
     from .run import run_kind  # (a dynamics document's undriven freedoms move under forces: no driver is missing)
 
+    # a floating part's rigid-body freedoms count in the mobility but are no joint's coordinates: no driver fixes them
+    floating_parts = max(sum(1 for c in components if not ground_set.intersection(c)) - (0 if grounds else 1), 0)
+    floating = lam * floating_parts
+    drivable = mobility - floating
+    of_floating = (f" ({floating} of them floating: of parts not attached to the ground, which no driver fixes)"
+                   if floating else "")
     driver_warning = ""
-    if run_kind(mech) == "contact" and nd <= mobility:
+    if run_kind(mech) == "contact" and nd <= drivable:
         pass
-    elif nd and nd != mobility and mobility > 0:
+    elif nd and nd != drivable and mobility > 0:
         driver_warning = (
-            f"{nd} driver(s) for mobility {mobility} as counted: the motion is "
-            + ("not fully determined (unless the rest are idle freedoms, such as a coupler's spin)" if nd < mobility else "over-determined")
+            f"{nd} driver(s) for mobility {mobility}{of_floating} as counted: the motion is "
+            + ("not fully determined (unless the rest are idle freedoms, such as a coupler's spin)" if nd < drivable else "over-determined")
         )
-    elif not nd and mobility > 0 and m:
-        driver_warning = f"no drivers: mobility {mobility} needs {mobility} driver(s) to define a motion"
+    elif not nd and drivable > 0 and m:
+        driver_warning = f"no drivers: mobility {mobility}{of_floating} needs {drivable} driver(s) to define a motion"
     if driver_warning:
         warnings.append(driver_warning)
 
@@ -290,4 +299,5 @@ def analyze(mech: Mechanism) -> StructureReport:
         n_drivers=nd,
         warnings=warnings,
         driver_warning=driver_warning,
+        floating_parts=floating_parts,
     )

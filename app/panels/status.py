@@ -37,27 +37,36 @@ class StatusReadout:
         rep = self.document.structure()
         self.mobility.setText(f"<b>M = {rep.mobility}</b>")
         self.mobility.setToolTip(rep.mobility_formula)
+        # DOF: the mechanism's freedoms, a floating part's (one attached to no ground) 3 or 6 rigid-body freedoms
+        # included; the drivers are judged by those a driver can fix (the kinematics' driver check's count)
         nd, mob = rep.n_drivers, rep.mobility
+        floating = (3 if rep.space == "planar" else 6) * rep.floating_parts
         tip = "Gruebler–Kutzbach count (the rank-based mobility is being computed)"
         if self.rank is not None:
-            # the freedoms that need a driver: rank-based mobility less idle freedoms (an RSSR coupler's spin)
-            mob = self.rank.effective
+            # rank-based mobility less idle freedoms (an RSSR coupler's spin)
+            mob, floating = self.rank.effective, self.rank.floating_freedoms
             idle = f" less {self.rank.idle_freedoms} idle" if self.rank.idle_freedoms else ""
             tip = f"rank-based mobility {self.rank.mobility_rank}{idle} (Gruebler–Kutzbach count {rep.mobility})"
+        if floating:
+            tip += (f"; {floating} of the freedoms floating: of parts not attached to the ground, which no driver "
+                    "fixes (the kinematics holds them in place)")
         self.drivers.setToolTip(tip)
+        need = max(mob - floating, 0)  # the freedoms a driver can fix
         contact = run_kind(self.document.mechanism) == "contact"
         if not rep.joints:  # free bodies: moved by gravity and contact when they have mass, else nothing to say
             state, color = (f"{mob} free (dynamics)" if contact and mob > 0 else ""), "#455a64"
         elif mob <= 0:
             state, color = "structure", "#b71c1c"
+        elif nd > need:
+            state, color = f"{nd - need} too many", "#b71c1c"
         elif nd == mob:
             state, color = "fully driven", "#1b5e20"
-        elif nd < mob and contact:
+        elif contact:
             state, color = f"{mob - nd} free (dynamics)", "#455a64"  # gravity and contact move them: no warning
-        elif nd < mob:
-            state, color = f"{mob - nd} undriven", "#e65100"
-        else:
-            state, color = f"{nd - mob} too many", "#b71c1c"
+        elif nd < need:
+            state, color = f"{need - nd} undriven" + (f", {floating} floating" if floating else ""), "#e65100"
+        else:  # every freedom a driver can fix is driven; the floating part's stay (held in place by the kinematics)
+            state, color = f"{floating} floating", "#455a64"
         self.drivers.setText(f"DOF {max(mob, 0)} · drivers {nd}" + (f" — <span style='color:{color}'>{state}</span>" if state else ""))
 
     def show(self, text: str, timeout_ms: int = 8000) -> None:

@@ -24,17 +24,21 @@ class RankMobility:
     coordinates: int  # joint coordinates n_q
     equations: int  # scalar loop-closure equations (3 or 6 per loop)
     rank: int  # rank of the constraint Jacobian at the design configuration
-    mobility_rank: int  # n_q - rank (+ 3 or 6 per part held by no ground)
+    mobility_rank: int  # n_q - rank + floating_freedoms
     redundant_constraints: int  # equations - rank
     idle_freedoms: int  # freedoms that move no joint centre (e.g. an RSSR coupler spinning about its axis)
-    freedoms_to_drive: int  # what the drivers must fix (check_drivers): n_q - rank - idle (parts without ground held)
+    freedoms_to_drive: int  # what the drivers must fix (check_drivers): n_q - rank - idle (no floating freedom)
     gruebler: int  # the structure analysis' count
     drivers: int
     design_closed: bool  # the loops close in the design configuration (else the rank is of an unassembled drawing)
+    # 3 (planar) or 6 per part attached to no ground (StructureReport.floating_parts): real freedoms, counted in the
+    # mobility, but no joint's coordinates, so no driver fixes them (the kinematics holds such a part in place)
+    floating_freedoms: int = 0
 
     def freedoms_text(self) -> str:
-        """'N degree(s) of freedom (rank-based[, K idle freedom(s) set aside])', as the driver check says it."""
-        return freedoms_text(self.freedoms_to_drive, self.idle_freedoms)
+        """'N degree(s) of freedom (rank-based[, K idle freedom(s) set aside][, F of them floating ...])' for the
+        `effective` freedoms, as the driver check says it."""
+        return freedoms_text(self.effective, self.idle_freedoms, self.floating_freedoms)
 
     @property
     def mobility(self) -> int:
@@ -43,7 +47,8 @@ class RankMobility:
 
     @property
     def effective(self) -> int:
-        """Freedoms that need a driver: rank-based mobility without the idle freedoms."""
+        """The mechanism's degrees of freedom: rank-based mobility without the idle freedoms (floating ones included;
+        those a driver can fix are `freedoms_to_drive`)."""
         return self.mobility_rank - self.idle_freedoms
 
     def to_json(self) -> dict:
@@ -53,6 +58,7 @@ class RankMobility:
             "redundant_constraints": self.redundant_constraints,
             "idle_freedoms": self.idle_freedoms,
             "freedoms_to_drive": self.freedoms_to_drive,
+            "floating_freedoms": self.floating_freedoms,
             "rank": self.rank,
             "equations": self.equations,
             "coordinates": self.coordinates,
@@ -101,15 +107,19 @@ def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
     return np.vstack(rows) if rows else np.zeros((0, km.nq))
 
 
-def freedoms_text(n: int, idle: int) -> str:
-    """The freedoms the drivers must fix, in the words `check_drivers` and `linkwright analyze` use."""
-    return f"{n} degree(s) of freedom (rank-based{f', {idle} idle freedom(s) set aside' if idle else ''})"
+def freedoms_text(n: int, idle: int, floating: int = 0) -> str:
+    """The mechanism's n freedoms (idle ones set aside, `floating` of them those of parts attached to no ground), in
+    the words `check_drivers`, `linkwright analyze` and the app's status bar (its DOF) use."""
+    notes = (f", {idle} idle freedom(s) set aside" if idle else "") + (
+        f", {floating} of them floating: of parts not attached to the ground, which no driver fixes" if floating else "")
+    return f"{n} degree(s) of freedom (rank-based{notes})"
 
 
-def drivers_text(n: int, idle: int, drivers: int) -> str:
-    """The driver check's words for `drivers` driver(s) where n freedoms need one (idle ones set aside)."""
+def drivers_text(n: int, idle: int, drivers: int, floating: int = 0) -> str:
+    """The driver check's words for `drivers` driver(s) where n freedoms need one (idle ones set aside, and the
+    `floating` freedoms of parts attached to no ground, which no driver fixes, besides)."""
     what = "add" if drivers < n else "remove"
-    return (f"the mechanism has {freedoms_text(n, idle)} but {drivers} driver(s) are given: "
+    return (f"the mechanism has {freedoms_text(n + floating, idle, floating)} but {drivers} driver(s) are given: "
             f"{what} {abs(n - drivers)} driver(s) so the motion is determined")
 
 
@@ -120,7 +130,7 @@ def driver_warning(rank: RankMobility, drivers: int, contact: bool = False) -> s
     need = rank.freedoms_to_drive
     if drivers == need or (contact and drivers < need):
         return ""
-    return drivers_text(need, rank.idle_freedoms, drivers)
+    return drivers_text(need, rank.idle_freedoms, drivers, rank.floating_freedoms)
 
 
 def report_warnings(report, rank: RankMobility | None, contact: bool = False) -> list[str]:
@@ -150,18 +160,18 @@ def rank_mobility(mech: Mechanism) -> RankMobility:
     """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration."""
     km = compile_model(mech, drivers=False)
     closed, _, _, rank, idle, need = _analysis(km)
-    lam = 3 if km.space == "planar" else 6
     return RankMobility(
         coordinates=km.nq,
         equations=km.n_rows,
         rank=rank,
-        mobility_rank=km.nq - rank + lam * km.floating_roots,
+        mobility_rank=km.nq - rank + km.floating_freedoms,
         redundant_constraints=km.n_rows - rank,
         idle_freedoms=idle,
         freedoms_to_drive=need,
         gruebler=analyze(mech).mobility,
         drivers=len(mech.drivers),
         design_closed=closed,
+        floating_freedoms=km.floating_freedoms,
     )
 
 
@@ -215,7 +225,7 @@ def check_drivers(km: KinematicModel) -> int:
     _, G, full, rank, idle, need = _analysis(km)
     nd = len(km.driven)
     if nd != need:
-        raise LinkwrightError("drivers", drivers_text(need, idle, nd))
+        raise LinkwrightError("drivers", drivers_text(need, idle, nd, km.floating_freedoms))
     U = km.unknown
     rank_u = _rank(G[:, U])
     # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows])

@@ -88,6 +88,11 @@ class KinematicModel:
         """Number of scalar loop-closure equations."""
         return len(self.chords) * len(self.rows)
 
+    @property
+    def floating_freedoms(self) -> int:
+        """Rigid-body freedoms of the floating roots (3 a part in a planar document, 6 in space): no coordinates."""
+        return (3 if self.space == "planar" else 6) * self.floating_roots
+
 
 def _body_pose(body) -> np.ndarray:
     if body.pose is None:
@@ -155,9 +160,6 @@ def compile_model(mech: Mechanism, drivers: bool = True) -> KinematicModel:
         if parent[i] is not None:
             p, k = parent[i]
             tree_forward[k] = ja[k] == p
-    grounds = set(st.grounds)
-    comps_without_ground = sum(1 for c in st.components if not grounds.intersection(c))
-    floating = comps_without_ground - (1 if not grounds and n else 0)
 
     # The tree joints on the path from the root to each body, with the sign of their effect on that body.
     def path(body: int) -> dict[int, int]:
@@ -212,7 +214,7 @@ def compile_model(mech: Mechanism, drivers: bool = True) -> KinematicModel:
         step_scale=scale,
         design_pose=design,
         roots=np.array(roots, dtype=np.int64),
-        floating_roots=int(max(floating, 0)),
+        floating_roots=st.floating_parts,
         levels=levels,
         tree_forward=tree_forward,
         tree_mask=tree_mask,

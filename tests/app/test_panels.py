@@ -530,3 +530,33 @@ def test_the_structure_panel_judges_the_drivers_by_the_rank_based_count(make_win
     texts = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
     assert texts == ["the mechanism has 1 degree(s) of freedom (rank-based, 1 idle freedom(s) set aside) but 0 "
                      "driver(s) are given: add 1 driver(s) so the motion is determined"]
+
+
+def test_the_status_bar_and_the_driver_check_count_a_floating_part_alike(make_window, qtbot):
+    """The four-bar with a pair of bodies pinned to each other and to nothing else: that part's three planar
+    rigid-body freedoms are real (DOF 1 + 1 + 3 = 5, the rank-based mobility) but no joint's coordinates, so no driver
+    fixes them. The status bar said 'DOF 5 · drivers 1 — 4 undriven' where the driver check said 'the mechanism has 2
+    degree(s) of freedom ... add 1 driver(s)'; both now count 5, 3 of them floating, and ask for 1 driver more."""
+    from core.model import Body, Joint
+
+    mech = io.load(EXAMPLES_DIR / "fourbar.json")
+    mech.add_body(Body("a"))
+    mech.add_body(Body("b"))
+    mech.add_joint(Joint("F", "revolute", ("a", "b"), at=(6.0, 0.0, 0.0)))
+    win = make_window(prepare_loaded(mech))
+    qtbot.waitUntil(lambda: win.status.rank is not None, timeout=30000)
+    status = win.status.drivers.text()
+    assert status.startswith("DOF 5 · drivers 1") and "1 undriven, 3 floating" in status
+    assert (win.status.rank.effective, win.status.rank.floating_freedoms, win.status.rank.freedoms_to_drive) == (5, 3, 2)
+    check = ("the mechanism has 5 degree(s) of freedom (rank-based, 3 of them floating: of parts not attached to the "
+             "ground, which no driver fixes) but 1 driver(s) are given: add 1 driver(s) so the motion is determined")
+    qtbot.waitUntil(lambda: win.motion.status_label.text() == f"drivers: {check}", timeout=8000)
+    warnings = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
+    assert check in warnings
+    # the one driver more that the check asks for: nothing left to drive, the floating part's freedoms stay
+    assert win.editor.add_driver("F") is None
+    status = win.status.drivers.text()
+    assert status.startswith("DOF 5 · drivers 2") and "3 floating" in status and "undriven" not in status
+    warnings = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
+    assert not any("driver(s)" in w for w in warnings)
+

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from core import io, structure
 from core.joints import JOINT_TYPES
-from core.model import Body, Joint, Mechanism
+from core.model import Body, Driver, Joint, Mechanism
 from tests.conftest import EXAMPLES
 
 # Textbook mobility of each example: (Gruebler–Kutzbach M, independent loops, chain class).
@@ -108,6 +108,26 @@ def test_the_part_attached_to_the_ground_is_found_through_joints_of_any_directio
     assert structure.attached_part(m, ["d"]) == {"c", "d"}
     assert structure.attached_part(m, ["lonely"]) == {"lonely"}
     assert structure.grounded_part(Mechanism()) == set()
+
+
+def test_the_gruebler_driver_warning_sets_a_floating_parts_freedoms_aside(fourbar_dict):
+    """The four-bar (driven at A) with a pair of bodies pinned to each other and to nothing else: M = 3(6-1) - 2·5 = 5,
+    3 of them the pair's rigid-body freedoms (one floating part), which no driver fixes: 2 freedoms for drivers, so
+    one driver is missing, and with F driven none (it asked for 5)."""
+    m = io.from_dict(fourbar_dict)
+    m.add_body(Body("a"))
+    m.add_body(Body("b"))
+    m.add_joint(Joint("F", "revolute", ("a", "b")))
+    rep = structure.analyze(m)
+    assert (rep.mobility, rep.floating_parts) == (5, 1)
+    assert rep.driver_warning == ("1 driver(s) for mobility 5 (3 of them floating: of parts not attached to the ground, "
+                                  "which no driver fixes) as counted: the motion is not fully determined (unless the "
+                                  "rest are idle freedoms, such as a coupler's spin)")
+    m.add_driver(Driver("F", "t"))
+    assert structure.analyze(m).driver_warning == ""
+    # without any ground one part is the fixed frame: the other floats
+    m.set_ground("ground", False)
+    assert structure.analyze(m).floating_parts == 1
 
 
 def test_ground_bodies_without_joints_are_contact_geometry_not_a_warning():

@@ -97,6 +97,38 @@ def test_one_call_gives_the_bodies_the_drivers_fix_and_those_they_fix_but_for_id
     assert [m.tolist() for m in driver_fixed_masks(compile_model(io.load(EXAMPLES / "fourbar.json")))] == [[True] * 4] * 2
 
 
+def test_a_floating_part_counts_its_rigid_body_freedoms_and_the_drivers_those_of_the_joints():
+    """The four-bar with a pair of bodies pinned to each other and to nothing else (planar). The pair's three
+    rigid-body freedoms are freedoms of the mechanism, DOF = 1 (four-bar) + 1 (pin F) + 3 = 5, as the app's status bar
+    counts them; the driver check said 2. No driver fixes the pair's rigid-body freedoms (no joint has them as
+    coordinates): the check asks for the 2 the joints have, and names the 5 and the 3 floating ones."""
+    from core.kinematics import check_drivers
+
+    m = io.load(EXAMPLES / "fourbar.json")
+    m.bodies += [Body("a"), Body("b")]
+    m.joints.append(Joint("F", "revolute", ("a", "b"), (6.0, 0.0, 0.0)))
+    r = rank_mobility(m)
+    # rank: 5 coordinates (A..D, F) less the four-bar loop's 3 independent equations, plus 3 for the pair's root
+    assert (r.mobility_rank, r.effective, r.floating_freedoms, r.freedoms_to_drive) == (5, 5, 3, 2)
+    words = "5 degree(s) of freedom (rank-based, 3 of them floating: of parts not attached to the ground, which no driver fixes)"
+    assert r.freedoms_text() == words
+    with pytest.raises(LinkwrightError) as e:
+        check_drivers(compile_model(m))
+    assert e.value.message == f"the mechanism has {words} but 1 driver(s) are given: add 1 driver(s) so the motion is determined"
+    # driving F too: every freedom a driver can fix is driven; the pair stays where it is drawn, turning about F
+    m.drivers.append(Driver("F", "t"))
+    km = compile_model(m)
+    check_drivers(km)
+    traj = solve_trajectory(km, np.linspace(0, 0.5, 6))
+    assert traj.ok, traj.reason
+    a = km.body_names.index("a")
+    np.testing.assert_allclose(traj.poses[:, a], np.broadcast_to(np.eye(4), traj.poses[:, a].shape), atol=1e-12)
+    assert traj.q[-1, km.coord_names.index("F")] == pytest.approx(0.5)
+    # in space the pair floats with 6 freedoms
+    m.space = "spatial"
+    assert rank_mobility(m).floating_freedoms == 6
+
+
 def test_stewart_platform_assembles_and_moves():
     m = io.load(EXAMPLES / "stewart_6ups.json")
     r = rank_mobility(m)
