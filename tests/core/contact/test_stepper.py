@@ -489,11 +489,20 @@ def test_a_failed_implicit_step_is_taken_by_the_explicit_method_when_its_end_mee
     assert res.converged and res.method == "explicit"
     assert res.reason.startswith("taken by the explicit method: the implicit step failed (step did not converge even "
                                  "when halved (MCP solver: stalled")
-    # the explicit method's own step: the same end state and contacts; the iterations of both methods counted
+    # its first attempt, Newton from the solution of the relaxed problem (core.contact.relaxed), converged: that
+    # attempt's end state and contacts, and the iterations of both methods counted (9 sizes (h to h/256) x 3
+    # attempts x 4 iterations of the stubbed implicit attempts, then the relaxed start's interior point and Newton)
+    first = stp._step_once(model, st, 0.01, "explicit", stp._TOL["explicit"], 60, relaxed=True)
+    assert first.converged
     for name in ("p", "q", "v", "w"):
-        np.testing.assert_array_equal(getattr(res.state, name), getattr(direct.state, name))
-    assert [c.pn for c in res.contacts] == [c.pn for c in direct.contacts]
-    assert res.iterations == 9 * 3 * 4 + direct.iterations  # 9 sizes (h to h/256) x 3 attempts x 4 iterations
+        np.testing.assert_array_equal(getattr(res.state, name), getattr(first.state, name))
+    assert [c.pn for c in res.contacts] == [c.pn for c in first.contacts]
+    assert res.iterations == 9 * 3 * 4 + first.iterations
+    # ... which is the explicit method's own step, started elsewhere: the same solution to the solver's tolerance
+    # (two loaded pairs, one solution)
+    for name in ("p", "v", "w"):
+        np.testing.assert_allclose(getattr(res.state, name), getattr(direct.state, name), rtol=0, atol=1e-10)
+    np.testing.assert_allclose([c.pn for c in res.contacts], [c.pn for c in direct.contacts], rtol=1e-7)
     assert min(c.gap for c in res.contacts) >= -stp._DEPTH_LIMIT and len(res.contacts) == 2
     assert all(c.pn > 0 for c in res.contacts)  # (both pairs pushed: a on the floor, b onto a)
     # asked not to, the step fails as the implicit method left it
@@ -617,7 +626,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
 
     model = build_model(_drop())
     st = initial_state(model)
-    calls, colds, elims, reaches, methods = [], [], [], [], []
+    calls, colds, elims, reaches, methods, relaxeds = [], [], [], [], [], []
     forms = ("ac", "normalised", "ac")
 
     def failing(model_, state, h, method_, tol, max_iter, extra=frozenset(), form="ac", **_kw):
@@ -626,6 +635,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
         reaches.append(_kw.get("reach"))
         colds.append(_kw.get("cold", False))
         elims.append(_kw.get("elim", False))
+        relaxeds.append(_kw.get("relaxed", False))
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", failing)
@@ -635,9 +645,11 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     assert stp._MAX_HALVINGS == 8
     schedule = [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
     if method == "implicit":
-        # then the explicit method's fallback: its attempts at h and h/2 (_FALLBACK_HALVINGS = 1)
-        assert stp._FALLBACK_HALVINGS == 1 and methods == ["implicit"] * 27 + ["explicit"] * 6
-        schedule += [(id(st), h / 2 ** k, f) for k in range(2) for f in forms]
+        # then the explicit method's fallback: its attempts, the first from the relaxed problem's solution, at h and
+        # h/2 (_FALLBACK_HALVINGS = 1)
+        assert stp._FALLBACK_HALVINGS == 1 and methods == ["implicit"] * 27 + ["explicit"] * 8
+        schedule += [(id(st), h / 2 ** k, f) for k in range(2) for f in ("ac",) + forms]
+        assert relaxeds == [False] * 27 + [True, False, False, False] * 2
         assert res.reason.endswith("; nor did the explicit method's (step did not converge even when halved (forced))")
     assert calls == schedule
     # every sub-step's broad phase covers the whole step's travel (the pairs of the step it is part of)
@@ -649,7 +661,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # the interior-point solver: its attempt alone at each level
     calls.clear()
     step(model, st, h, method, solver="interior-point")
-    assert [f for _i, _h, f in calls] == ["conic"] * 9 + (list(forms) * 2 if method == "implicit" else [])
+    assert [f for _i, _h, f in calls] == ["conic"] * 9 + (list(("ac",) + forms) * 2 if method == "implicit" else [])
     # a failed step's reason says once that it was halved, then the last attempt's reason
     assert res.reason.startswith("step did not converge even when halved (forced)")
 

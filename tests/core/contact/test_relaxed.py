@@ -1,0 +1,145 @@
+"""The explicit step's relaxed problem (core.contact.relaxed): Anitescu's convex relaxation, the start of the first
+attempt of the explicit method's step that stands in for a failed implicit one."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from contact_scenes import G, body, floor, mechanism
+from core import io
+from core.contact import build_model, initial_state, step
+from core.contact import stepper as stp
+from core.contact.plan import Workspace
+from core.contact.relaxed import relaxed_start
+from tests.conftest import EXAMPLES
+
+H = 0.01
+R = 0.1
+
+
+def _explicit_problem(model, state, h=H):
+    return stp._StepProblem(model, state, h, "explicit", "ac", stp._AC_RHO, False, frozenset(), stp._TOL["explicit"],
+                            60, Workspace(), None, False, None, None)
+
+
+def _sliding_ball(v0, mu):
+    """A ball (radius R, 1 kg) touching the floor, sliding along x at v0 without spin."""
+    return build_model(mechanism([floor(), body("ball", {"type": "sphere", "radius": R}, position=(0, 0, R),
+                                                linear=(v0, 0, 0))], mu=mu))
+
+
+def test_the_relaxed_problem_of_a_sliding_ball_lifts_it_by_mu_times_its_slip_and_newton_then_meets_coulombs_law():
+    # A ball of mass m, radius r (I = 2/5 m r^2) sliding at v0 on the floor, mu 0.3, one step h.  The relaxation asks
+    # u_n >= mu |u_t| instead of u_n >= 0 (u the contact point's velocity).  While the ball keeps sliding, with the
+    # friction impulse mu p_n against the slip:
+    #   v_x = v0 - mu p_n / m,  w_y = r mu p_n / I,  u_t = v_x - r w_y = v0 - mu p_n (1/m + r^2/I) = v0 - 3.5 mu p_n / m
+    #   v_z = -g h + p_n / m = mu u_t  (the cone's boundary: the pair is loaded)
+    # so p_n / m = (g h + mu v0) / (1 + 3.5 mu^2): the relaxed solution lifts the ball at v_z = mu u_t > 0 (Anitescu's
+    # gliding), while Coulomb's law (the explicit method's exact rows) gives v_z = 0, p_n = m g h, v_x = v0 - mu g h.
+    mu, v0 = 0.3, 1.0
+    model = _sliding_ball(v0, mu)
+    st = initial_state(model)
+    prob = _explicit_problem(model, st)
+    z, its, status = relaxed_start(prob)
+    assert status in ("Solved", "AlmostSolved") and 0 < its <= 100
+    pn = (G * H + mu * v0) / (1 + 3.5 * mu ** 2)  # per unit mass; m_ref = m = 1 (a ball on a static floor)
+    u_t = v0 - 3.5 * mu * pn
+    (pr,) = prob.pairs
+    assert z[pr.off] == pytest.approx(pn, rel=1e-8)
+    np.testing.assert_allclose(z[0:3], [v0 - mu * pn, 0.0, mu * u_t], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(z[3:6], [0.0, R * mu * pn / (0.4 * R ** 2), 0.0], rtol=0, atol=1e-8)
+    # the impulses in the explicit problem's unknowns: its body rows (Newton-Euler in impulse form) hold
+    np.testing.assert_allclose(prob.value(z)[:6], 0.0, rtol=0, atol=1e-10)
+    # the explicit method's Newton attempt from there: Coulomb's law on the linearised gap, as from its own start
+    first = stp._step_once(model, st, H, "explicit", stp._TOL["explicit"], 60, relaxed=True)
+    own = step(model, st, H, "explicit")
+    assert first.converged and own.converged
+    np.testing.assert_allclose(first.state.v[1], [v0 - mu * G * H, 0.0, 0.0], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(first.state.w[1], [0.0, mu * G * H * R / (0.4 * R ** 2), 0.0], rtol=0, atol=1e-8)
+    (c,) = first.contacts
+    assert c.pn == pytest.approx(G * H, rel=1e-8)
+    for name in ("p", "v", "w"):
+        np.testing.assert_allclose(getattr(first.state, name), getattr(own.state, name), rtol=0, atol=1e-10)
+
+
+def test_a_resting_ball_is_held_by_the_relaxed_problem_exactly():
+    # at rest on the floor: the free motion v_z = -g h is undone by p_n = m g h, no friction, no spin
+    model = _sliding_ball(0.0, 0.5)
+    prob = _explicit_problem(model, initial_state(model))
+    z, _its, _status = relaxed_start(prob)
+    (pr,) = prob.pairs
+    np.testing.assert_allclose(z[:6], 0.0, atol=1e-10)
+    assert z[pr.off] == pytest.approx(G * H, rel=1e-9)
+    np.testing.assert_allclose(z[pr.off + 1:pr.off + 3], 0.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["contact_pendulum_strike.json", "contact_parts_feeder.json",
+                                  "contact_fourbar_swing.json"])
+def test_joints_and_driven_bodies_are_rows_of_the_relaxed_problem(name):
+    # the joints' rows linearised at the start (G0 nu = -c(q0) / h) and the kinematic bodies' velocities (their driven
+    # motion) are equalities of the relaxed problem, and its multipliers are the joints' impulses: Newton from its
+    # solution reaches the explicit method's own solution of the step, a few steps into the example
+    model = build_model(io.load(EXAMPLES / name))
+    st = initial_state(model)
+    ws = Workspace()
+    for _ in range(5):
+        st = step(model, st, H, "implicit", workspace=ws).state
+    prob = _explicit_problem(model, st)
+    z, _its, status = relaxed_start(prob)
+    assert z is not None, status
+    nb = prob.nb
+    if prob.jstep is not None:
+        # its velocities meet the linearised joint rows: the end of the step would close each joint to O(h^2)
+        from core.contact.joints import joint_constraints
+
+        plan = prob.jstep.plan
+        for q, spec in enumerate(plan.specs):
+            c0, G0 = joint_constraints(spec, plan.length[q], st.p[spec.a], prob.jstep.R0[spec.a], st.p[spec.b],
+                                       prob.jstep.R0[spec.b], prob.jstep.turn0[q], prob.jstep.target[q])
+            nu = np.zeros(12)
+            for side, k in ((0, plan.ka[q]), (1, plan.kb[q])):
+                if k >= 0:
+                    nu[6 * side:6 * side + 6] = z[6 * k:6 * k + 6]
+            np.testing.assert_allclose(G0 @ nu, -c0 / H, rtol=0, atol=1e-8)
+    # its multipliers, mapped to the explicit problem's impulses (contacts and joints), give exactly its velocities:
+    # the explicit step's body rows (Newton-Euler in impulse form, the same lever arms and joint gradients) hold
+    np.testing.assert_allclose(prob.value(z)[:6 * nb], 0.0, rtol=0, atol=1e-8)
+    kinematic = [k for k in range(nb) if not np.any(prob.Sinv[k])]
+    for k in kinematic:
+        np.testing.assert_allclose(z[6 * k:6 * k + 6], prob.c_body[k], rtol=0, atol=1e-9)
+    first = stp._step_once(model, st, H, "explicit", stp._TOL["explicit"], 60, relaxed=True, ws=ws)
+    own = step(model, st, H, "explicit", workspace=ws)
+    assert first.converged and own.converged
+    for name_ in ("p", "v", "w"):
+        np.testing.assert_allclose(getattr(first.state, name_), getattr(own.state, name_), rtol=0, atol=1e-7)
+
+
+def test_the_jammed_27_sphere_step_that_neither_method_solves_is_taken_by_the_explicit_step_from_the_relaxed_start():
+    # bench/hard_states: the state before step 87 of a 27-sphere pile at mu 0.8 (seed 113437999, the README's
+    # forty-seed draw), a frictional jam whose implicit step fails at every depth of halving.  The explicit
+    # method's own attempts fail too, whole and halved; Newton started from the relaxed problem's solution (its
+    # unique solution, whatever the jam) converges, and the step's end meets the overlap bound
+    from bench.hard_states import load_state
+    from bench.scenes import load
+
+    state, meta = load_state(Path(__file__).resolve().parents[3] / "bench" / "hard_states"
+                             / "pile27-mu0.8_s113437999_implicit_k087.npz")
+    model = build_model(load(meta["document"]))
+    h = meta["h"]
+    own = stp._step_split(model, state, h, "explicit", stp._TOL["explicit"], 60, 1, stp._ATTEMPTS,
+                          stp._Options(stp.SolverOptions(), stp.NewtonOptions()), Workspace(), None,
+                          stp._Budget(stp._FALLBACK_ITER))
+    assert not own.converged
+    first = stp._step_once(model, state, h, "explicit", stp._TOL["explicit"], 60, relaxed=True)
+    assert first.converged, first.reason
+    assert len(first.contacts) > 50
+    assert min(c.gap for c in first.contacts) >= -stp._DEPTH_LIMIT
+    for c in first.contacts:
+        assert c.pn >= 0.0 and np.linalg.norm(c.pf) <= c.mu * c.pn * (1 + 1e-7) + 1e-15
+
+
+def test_the_relaxed_start_is_the_explicit_methods_alone():
+    model = _sliding_ball(1.0, 0.3)
+    with pytest.raises(ValueError, match="explicit"):
+        stp._step_once(model, initial_state(model), H, "implicit", 1e-10, 60, relaxed=True)
