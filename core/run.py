@@ -111,9 +111,10 @@ def massive_bodies(mech) -> list[str]:
 
 
 def undriven_massive_bodies(mech) -> list[str]:
-    """Names of the bodies with mass (not ground) that the drivers leave free to move, idle freedoms set aside (as
-    contact dynamics decides which bodies the drivers move: core.kinematics.driver_fixed_masks' second mask): the
-    bodies a contact run moves by forces. A LinkwrightError (located) for drivers that cannot be compiled."""
+    """Names of the bodies with mass (not ground) that the drivers leave free to move: the bodies a contact run moves
+    by forces, as the contact model decides them (core.contact.bodies._driven_part: a body with mass is kinematic only
+    when the drivers fix it, core.kinematics.driver_fixed_masks' first mask; one whose only freedom is idle, an RSSR
+    coupler's spin, is moved by forces). A LinkwrightError (located) for drivers that cannot be compiled."""
     massive = massive_bodies(mech)
     if not massive:
         return []
@@ -122,8 +123,8 @@ def undriven_massive_bodies(mech) -> list[str]:
 
     grounded = grounded_part(mech)  # (a part without ground floats: its root's freedoms are not coordinates)
     km = compile_model(mech)
-    _fixed, held = driver_fixed_masks(km)
-    fixed = {name for name, f in zip(km.body_names, held) if f and name in grounded}
+    fixed_mask, _held = driver_fixed_masks(km)
+    fixed = {name for name, f in zip(km.body_names, fixed_mask) if f and name in grounded}
     return [name for name in massive if name not in fixed]
 
 

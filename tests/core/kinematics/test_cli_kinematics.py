@@ -188,3 +188,33 @@ def test_the_fourbar_report_of_lengths_that_cannot_close_presumes_no_assembly():
     assert rep["class"].startswith("cannot be assembled") and (rep["s_plus_l"], rep["p_plus_q"]) == (4, 2)
     assert rep["rocker_limits_deg"] is None and rep["rocker_swing_deg"] is None and rep["crank_range_deg"] is None
     assert rep["transmission_angle_deg"] is None and rep["toggles"] == [] and rep["fully_rotating"] == []
+
+
+def test_the_simulate_hint_names_a_massive_body_whose_only_freedom_the_drivers_leave_is_idle(tmp_path, capsys):
+    """rssr.json with a coupler that has a mass (a sphere on BC) and an undriven pendulum hinged to the ground: two
+    freedoms to drive (the coupler's spin about BC is idle), one driver.  A contact run moves the coupler by forces
+    (its idle spin is real motion with a mass) as well as the pendulum, so the refusal names both, as the contact
+    model decides them (core.contact.build_model: neither is kinematic)."""
+    from core import io
+    from core.contact import build_model
+
+    doc = json.loads((EXAMPLES / "rssr.json").read_text())
+    coupler = {"name": "coupler", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.2},
+               "pose": {"position": [2.0, 0.6, 1.25], "orientation": [1, 0, 0, 0]}}
+    doc["bodies"] = [b if b["name"] != "coupler" else coupler for b in doc["bodies"]]
+    doc["bodies"] += [{"name": "pend", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
+                       "pose": {"position": [-2.0, 0.0, -1.0], "orientation": [1, 0, 0, 0]}},
+                      {"name": "floor", "ground": True,
+                       "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": -5.0}}]
+    doc["joints"].append({"name": "P", "type": "revolute", "bodies": ["ground", "pend"], "at": [-2.0, 0.0, 0.0],
+                          "axis": [0, 1, 0]})
+    doc["contact"] = {"friction": 0.5}
+    doc["simulation"] = {"duration": 0.1, "dt": 0.01}  # (a dynamics document: its masses move by forces)
+    f = tmp_path / "rssr_pend.json"
+    f.write_text(json.dumps(doc))
+    model = build_model(io.load(f))
+    moved = [n for n, dyn, kin in zip(model.names, model.dynamic, model.kinematic) if dyn and not kin]
+    assert moved == ["coupler", "pend"]
+    assert main(["kinematics", str(f), "--steps", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"the drivers leave free (coupler, pend) move by contact dynamics: linkwright simulate {f}" in err

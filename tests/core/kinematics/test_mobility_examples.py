@@ -86,7 +86,7 @@ def test_the_rssr_driver_fixes_every_body_but_for_the_idle_spin():
 def test_one_call_gives_the_bodies_the_drivers_fix_and_those_they_fix_but_for_idle_freedoms():
     # the RSSR driven at its crank: the coupler's spin about BC is its one freedom left, and it is idle (it moves no
     # joint centre): fixed but for it, not fixed; the contact step's driven part (core.contact.bodies._driven_part)
-    # and the kinematics' message (core.run.undriven_massive_bodies) take both masks from this one call
+    # takes both masks from this one call, the kinematics' message (core.run.undriven_massive_bodies) the first
     from core.kinematics import driver_fixed_masks, fixed_by_drivers
 
     km = compile_model(io.load(EXAMPLES / "rssr.json"))
