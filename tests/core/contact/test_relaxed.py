@@ -143,3 +143,32 @@ def test_the_relaxed_start_is_the_explicit_methods_alone():
     model = _sliding_ball(1.0, 0.3)
     with pytest.raises(ValueError, match="explicit"):
         stp._step_once(model, initial_state(model), H, "implicit", 1e-10, 60, relaxed=True)
+
+
+def test_a_mixed_pile_step_that_no_attempt_solves_converges_from_the_explicit_step_that_predicts_it():
+    # bench/hard_states: a mixed pile's step (seed 41371365, step 24) where a box's corner has slid past the edge of a
+    # polytope's face: every implicit attempt stalls at every depth of halving (the closest points would have to
+    # change both active sets at once), and the explicit method's step overlaps by 1.4 mm at its end (the first-order
+    # error of its geometry for turning bodies), so it is refused.  An implicit attempt started from that explicit
+    # step's end (every pair's closest points at its end poses, its impulses) converges: the step is the implicit
+    # method's, and keeps its guarantees
+    from bench.hard_states import load_state
+    from bench.scenes import load
+
+    state, meta = load_state(Path(__file__).resolve().parents[3] / "bench" / "hard_states"
+                             / "mixed13_s41371365_implicit_k024.npz")
+    model = build_model(load(meta["document"]))
+    h = meta["h"]
+    assert not step(model, state, h, fallback=False).converged
+    explicit = stp._step_split(model, state, h, "explicit", stp._TOL["explicit"], 60, 1, stp._FALLBACK_ATTEMPTS,
+                               stp._Options(stp.SolverOptions(), stp.NewtonOptions()), Workspace(), None,
+                               stp._Budget(stp._FALLBACK_ITER))
+    assert explicit.converged and min(c.gap for c in explicit.contacts) < -1e-3
+    r = step(model, state, h)
+    assert r.converged and r.method == "implicit", r.reason
+    assert r.reason.startswith("converged from the explicit method's step: the implicit step failed")
+    assert r.residual <= stp._TOL["implicit"]
+    for c in r.contacts:
+        assert c.gap >= -1e-9 and c.pn >= 0.0
+        assert c.pn * max(c.gap, 0.0) <= 1e-9
+        assert np.linalg.norm(c.pf) <= c.mu * c.pn * (1 + 1e-7) + 1e-15
