@@ -22,14 +22,18 @@ from PySide6.QtWidgets import (
 )
 
 from core.joints import JOINT_TYPES
-from core.kinematics.mobility import report_warnings
+from core.kinematics.mobility import drivable_freedoms, report_warnings
 from core.run import run_kind
 
 from . import shortened
 
-__all__ = ["IncidenceModel", "StructurePanel"]
+__all__ = ["IncidenceModel", "StructurePanel", "MOBILITY_COLOURS"]
 
 _DEGREE_NAMES = {0: "isolated", 1: "unary", 2: "binary", 3: "ternary", 4: "quaternary", 5: "quinary"}
+
+# the colour of `M = …`: how the drivers meet the freedoms a driver can fix (StructurePanel.driver_state)
+MOBILITY_COLOURS = {"determined": "#1b5e20", "undriven": "#0d47a1", "overdriven": "#0d47a1", "free": "#0d47a1",
+                    "structure": "#b71c1c"}
 
 
 BODY_HEADER_CHARS = 24  # a body name in the matrix's row header is shortened to this many characters, with "…" (a
@@ -124,6 +128,7 @@ class StructurePanel(QWidget):
         self.document, self.selection = document, selection
         self._syncing = False
         self.rank = None  # core.kinematics.RankMobility of the current geometry (computed off the GUI thread)
+        self.driver_state = ""  # the drivers against the freedoms to drive: a key of MOBILITY_COLOURS
 
         self.model = IncidenceModel(document, self)
         self.table = QTableView()
@@ -219,10 +224,23 @@ class StructurePanel(QWidget):
         finally:
             self._syncing = False
         n, m = len(rep.bodies), len(rep.joints)
-        ok = rep.mobility > 0 and rep.n_drivers == rep.mobility
-        color = "#1b5e20" if ok else ("#b71c1c" if rep.mobility <= 0 and m else "#0d47a1")
+        # the text is the Gruebler count (next to its formula); the colour judges the drivers as the driver check
+        # does, by the rank-based count once it has arrived (an RSSR's one driver fixes its one freedom: the
+        # coupler's spin is idle), by the Gruebler count until then
+        need, nd = drivable_freedoms(rep, self.rank), rep.n_drivers
+        if need > 0 and nd == need:
+            state = "determined"
+        elif need <= 0 and m:
+            state = "structure"
+        elif nd != need:
+            state = "undriven" if nd < need else "overdriven"
+        else:  # no joint, so no driver: free bodies (each a floating part) or none
+            state = "free"
+        self.driver_state = state
         self.mobility.setText(f"M = {rep.mobility}")
-        self.mobility.setStyleSheet(f"color: {color};")
+        self.mobility.setStyleSheet(f"color: {MOBILITY_COLOURS[state]};")
+        contact = run_kind(self.document.mechanism) == "contact"
+        self.mobility.setToolTip(self._mobility_tip(rep, state, need, contact))
         self.formula.setText(rep.mobility_formula)
         self.summary.setText(
             f"{n} bodies, {m} joints, {rep.loops} loop{'s' if rep.loops != 1 else ''}; "
@@ -245,10 +263,32 @@ class StructurePanel(QWidget):
         icon = self.style().standardIcon(QStyle.SP_MessageBoxWarning)
         # the driver warning from the rank-based count once known (idle freedoms set aside: the RSSR is fully driven
         # with one driver, which the Gruebler count's warning doubted)
-        contact = run_kind(self.document.mechanism) == "contact"
         for w in report_warnings(rep, self.rank, contact):
             self.warnings.addItem(QListWidgetItem(icon, w))
         self._selection_to_table()
+
+    def _mobility_tip(self, rep, state: str, need: int, contact: bool) -> str:
+        """What the label's number and colour say."""
+        nd, what = rep.n_drivers, f"M = {rep.mobility}: the Gruebler–Kutzbach count"
+        if state == "free":
+            return f"{what}. Colour: blue, no joint, nothing for a driver to fix"
+        if self.rank is not None:
+            count = (f"the drivers judged by the rank-based count, as the driver check does: "
+                     f"{self.rank.freedoms_text()}, {max(need, 0)} for drivers to fix")
+        else:
+            floating = (3 if rep.space == "planar" else 6) * rep.floating_parts
+            count = (f"the drivers judged by this count until the rank-based one is computed (which sets idle "
+                     f"freedoms aside, such as a coupler's spin): {max(need, 0)} for drivers to fix"
+                     + (f", {floating} floating (of parts not attached to the ground, which no driver fixes)"
+                        if floating else ""))
+        verdict = {
+            "determined": f"green, {nd} driver(s): the motion is determined",
+            "structure": f"red, no freedom for a driver to fix ({nd} driver(s))",
+            "undriven": f"blue, {nd} driver(s): {need - nd} freedom(s) not driven"
+                        + (" (gravity and contact move them: a dynamics run)" if contact else ""),
+            "overdriven": f"blue, {nd} driver(s): {nd - need} too many",
+        }[state]
+        return f"{what}. Colour: {count}; {verdict}"
 
     def _selection_to_table(self) -> None:
         rep = self.model.report

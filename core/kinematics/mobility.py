@@ -14,7 +14,7 @@ from .model import KinematicModel, compile_model
 from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
 
 __all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "driver_fixed_masks",
-           "freedoms_text", "drivers_text", "driver_warning", "report_warnings"]
+           "freedoms_text", "drivers_text", "driver_warning", "report_warnings", "drivable_freedoms"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,15 @@ def report_warnings(report, rank: RankMobility | None, contact: bool = False) ->
     out = [w for w in report.warnings if not (report.driver_warning and w == report.driver_warning)]
     w = driver_warning(rank, report.n_drivers, contact)
     return out + ([w] if w else [])
+
+
+def drivable_freedoms(report, rank: RankMobility | None) -> int:
+    """The freedoms the drivers must fix, as the driver check counts them: the rank-based count's once known (idle
+    and floating freedoms set aside), else the structure report's Gruebler–Kutzbach count less its floating parts'
+    freedoms (it knows no idle freedom)."""
+    if rank is not None:
+        return rank.freedoms_to_drive
+    return report.mobility - (3 if report.space == "planar" else 6) * report.floating_parts
 
 
 def _analysis(km: KinematicModel):

@@ -560,3 +560,49 @@ def test_the_status_bar_and_the_driver_check_count_a_floating_part_alike(make_wi
     warnings = [win.structure.warnings.item(i).text() for i in range(win.structure.warnings.count())]
     assert not any("driver(s)" in w for w in warnings)
 
+
+
+def test_the_mobility_colour_judges_the_drivers_as_the_driver_check_does(make_window, qtbot):
+    """`M = …` was coloured by the Gruebler count alone: the RSSR with its one driver (M = 2, one of them the
+    coupler's idle spin) and a four-bar with a floating part and two drivers (M = 5, 3 of them floating) were drawn
+    blue, under-driven, where the driver check and the status bar find them fully driven. The colour now follows the
+    rank-based count once it has arrived (drivers == freedoms_to_drive: determined, green), the Gruebler count until
+    then; the text stays the Gruebler count and the tooltip says which count the colour judges by."""
+    from app.panels.structure import MOBILITY_COLOURS
+    from core.model import Body, Joint
+
+    def colour(panel) -> str:
+        return panel.mobility.styleSheet()
+
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "rssr.json")))
+    panel = win.structure
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.rank.freedoms_to_drive == 1 and "fully driven" in win.status.drivers.text()
+    assert panel.mobility.text() == "M = 2"  # the Gruebler count, next to its formula
+    assert panel.driver_state == "determined" and MOBILITY_COLOURS["determined"] in colour(panel)
+    assert "rank-based" in panel.mobility.toolTip() and "determined" in panel.mobility.toolTip()
+    # until the rank-based count arrives (it is None after a geometry edit) the Gruebler count judges: 1 driver for 2
+    rank = panel.rank
+    panel.set_rank_mobility(None)
+    assert panel.driver_state == "undriven" and MOBILITY_COLOURS["undriven"] in colour(panel)
+    assert "until the rank-based one is computed" in panel.mobility.toolTip()
+    panel.set_rank_mobility(rank)
+    assert panel.driver_state == "determined"
+    # truly under-driven: without its driver the rank-based count still needs 1
+    assert win.editor.remove_driver(0) is None
+    assert panel.rank is rank  # (the same geometry: no new analysis)
+    assert panel.driver_state == "undriven" and MOBILITY_COLOURS["undriven"] in colour(panel)
+    assert MOBILITY_COLOURS["determined"] not in colour(panel)
+
+    # a floating part: its 3 freedoms are no driver's to fix; 1 driver leaves one undriven, 2 determine the motion
+    mech = io.load(EXAMPLES_DIR / "fourbar.json")
+    mech.add_body(Body("a"))
+    mech.add_body(Body("b"))
+    mech.add_joint(Joint("F", "revolute", ("a", "b"), at=(6.0, 0.0, 0.0)))
+    win2 = make_window(prepare_loaded(mech))
+    panel2 = win2.structure
+    qtbot.waitUntil(lambda: panel2.rank is not None, timeout=30000)
+    assert panel2.mobility.text() == "M = 5" and panel2.driver_state == "undriven"
+    assert "3 of them floating" in panel2.mobility.toolTip()
+    assert win2.editor.add_driver("F") is None
+    assert panel2.driver_state == "determined" and MOBILITY_COLOURS["determined"] in colour(panel2)

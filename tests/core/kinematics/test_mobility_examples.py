@@ -129,6 +129,21 @@ def test_a_floating_part_counts_its_rigid_body_freedoms_and_the_drivers_those_of
     assert rank_mobility(m).floating_freedoms == 6
 
 
+def test_drivable_freedoms_are_the_rank_based_counts_once_known_else_the_gruebler_less_floating():
+    """What the Structure panel colours `M = …` by: the freedoms the drivers must fix."""
+    from core.kinematics.mobility import drivable_freedoms
+    from core.structure import analyze
+
+    rssr = io.load(EXAMPLES / "rssr.json")
+    # Gruebler: 6(4-1) - 5*2 - 3*2 = 2, knowing no idle freedom; rank-based: 2 less the coupler's idle spin = 1
+    assert (drivable_freedoms(analyze(rssr), None), drivable_freedoms(analyze(rssr), rank_mobility(rssr))) == (2, 1)
+    m = io.load(EXAMPLES / "fourbar.json")
+    m.bodies += [Body("a"), Body("b")]
+    m.joints.append(Joint("F", "revolute", ("a", "b"), (6.0, 0.0, 0.0)))
+    # Gruebler planar: 3(6-1) - 2*5 = 5, less the floating pair's 3; rank-based: 5 less 3 floating, as well
+    assert (drivable_freedoms(analyze(m), None), drivable_freedoms(analyze(m), rank_mobility(m))) == (2, 2)
+
+
 def test_stewart_platform_assembles_and_moves():
     m = io.load(EXAMPLES / "stewart_6ups.json")
     r = rank_mobility(m)
