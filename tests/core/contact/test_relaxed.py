@@ -172,3 +172,27 @@ def test_a_mixed_pile_step_that_no_attempt_solves_converges_from_the_explicit_st
         assert c.gap >= -1e-9 and c.pn >= 0.0
         assert c.pn * max(c.gap, 0.0) <= 1e-9
         assert np.linalg.norm(c.pf) <= c.mu * c.pn * (1 + 1e-7) + 1e-15
+
+
+def test_torsional_friction_is_a_fourth_component_of_the_relaxed_cone():
+    # contact_pile.json's friction ellipsoid has a torsional axis (e_r > 0): each pair's cone has the relative spin
+    # about the normal as a fourth component, and its multiplier is the torsional impulse.  Mapped into the explicit
+    # problem's unknowns, the impulses give exactly the relaxed solution's velocities (the explicit step's body rows
+    # hold), and every pair's impulse lies in its friction ellipsoid
+    model = build_model(io.load(EXAMPLES / "contact_pile.json"))
+    assert model.ellipsoid[2] > 0
+    st = initial_state(model)
+    ws = Workspace()
+    for _ in range(30):  # (into the pile's contacts)
+        st = step(model, st, H, "implicit", workspace=ws).state
+    prob = _explicit_problem(model, st)
+    assert any(pr.lay.nf == 3 for pr in prob.pairs)
+    z, _its, status = relaxed_start(prob)
+    assert z is not None, status
+    np.testing.assert_allclose(prob.value(z)[:6 * prob.nb], 0.0, rtol=0, atol=1e-8)
+    loaded = 0
+    for pr in prob.pairs:
+        pn, q = z[pr.off], z[pr.off + 1:pr.off + 1 + pr.lay.nf]
+        assert pn >= -1e-12 and np.linalg.norm(q) <= pr.mu * pn * (1 + 1e-6) + 1e-12
+        loaded += pn > 1e-6 and pr.lay.nf == 3
+    assert loaded > 0
