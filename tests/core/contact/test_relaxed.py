@@ -196,3 +196,27 @@ def test_torsional_friction_is_a_fourth_component_of_the_relaxed_cone():
         assert pn >= -1e-12 and np.linalg.norm(q) <= pr.mu * pn * (1 + 1e-6) + 1e-12
         loaded += pn > 1e-6 and pr.lay.nf == 3
     assert loaded > 0
+
+
+def test_the_explicit_method_makes_its_relaxed_attempt_even_after_a_near_stall():
+    # bench/hard_states: the state before step 90 of a 27-sphere pile at mu 0.8 run by the explicit method (seed
+    # 616621599, the README's forty-seed draw, where that run stopped).  From its warm start the first attempt stalls
+    # within _NEAR times the tolerance, which halves the step at once, and every depth stalls the same way; the
+    # explicit method's attempt from the relaxed problem's solution is still made at each size, and at the full step
+    # it converges
+    from bench.hard_states import load_state
+    from bench.scenes import load
+
+    state, meta = load_state(Path(__file__).resolve().parents[3] / "bench" / "hard_states"
+                             / "pile27-mu0.8_s616621599_explicit_k090.npz")
+    model = build_model(load(meta["document"]))
+    h = meta["h"]
+    opts = stp._Options(stp.SolverOptions(), stp.NewtonOptions())
+    own = stp._step_split(model, state, h, "explicit", stp._TOL["explicit"], 60, stp._MAX_HALVINGS, stp._ATTEMPTS,
+                          opts, Workspace(), None, stp._Budget(stp._STEP_ITER))
+    assert not own.converged and own.halvings == stp._MAX_HALVINGS
+    r = step(model, state, h, "explicit")
+    assert r.converged and r.halvings == 0 and r.method == "explicit", r.reason
+    assert stp._EXPLICIT_ATTEMPTS[-1] == stp._RELAXED
+    for c in r.contacts:
+        assert c.pn >= 0.0 and np.linalg.norm(c.pf) <= c.mu * c.pn * (1 + 1e-7) + 1e-15
