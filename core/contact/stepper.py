@@ -181,8 +181,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     solver "newton" (default): the attempts of _ATTEMPTS in order until one converges: semismooth Newton with
     friction in the Alart-Curnier form from the warm start (the last step's solution), in the normalised form from
     the warm start, then in the Alart-Curnier form from a cold start, with (implicit method) the closest points of
-    sphere and plane pairs eliminated (explicit method: then from the solution of the step's relaxed problem,
-    _EXPLICIT_ATTEMPTS).  If none does (or one meets the equations but not the
+    sphere and plane pairs eliminated.  If none does (or one meets the equations but not the
     overlap bound, or stalls within _NEAR times the tolerance: the other attempts rarely change that), the step is
     solved as two half steps the same way, at most max_halvings levels deep.  solver "interior-point": the conic
     interior-point attempt (_CONIC) alone
@@ -193,7 +192,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     _HANDOVER_ITER.  fallback (implicit method): a step that fails so is made through the explicit method's step
     (_explicit_fallback: its attempts, the first from its relaxed problem's solution, at most _FALLBACK_HALVINGS
     levels and _FALLBACK_ITER iterations more): an implicit attempt from that step's end, else the explicit step
-    itself when its end meets the overlap bound; result.method says which method took the step.
+    itself when its end meets the overlap bound; result.method says which method took the step.  (Explicit method:
+    such a step is made once more at its full size from its relaxed problem's solution, _relaxed_retry.)
 
     tol: the stopping tolerance of the scaled natural residual (default: the method's, _TOL).  options: the
     interior point's limits (SolverOptions), newton: the Newton attempts' (core.contact.mcp.NewtonOptions); their
@@ -207,7 +207,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         raise ValueError(f"unknown method {method!r}")
     tol = _TOL[method] if tol is None else tol
     ws = workspace if workspace is not None else Workspace()
-    forms = (_CONIC,) if solver == "interior-point" else _ATTEMPTS if method == "implicit" else _EXPLICIT_ATTEMPTS
+    forms = (_CONIC,) if solver == "interior-point" else _ATTEMPTS
     try:
         opts = _Options(options or SolverOptions(), newton or NewtonOptions())
         res = _step_split(model, state, h, method, tol, max_iter, max_halvings, forms, opts, ws, cancel,
@@ -216,6 +216,8 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
             res.method = method
         elif fallback and method == "implicit":
             res = _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, res)
+        elif fallback:
+            res = _relaxed_retry(model, state, h, max_iter, opts, ws, cancel, res)
         return res
     except _Cancelled:
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
@@ -263,12 +265,7 @@ _CONIC = ("conic", 0, 0)
 # 37 iterations, and not four other pile steps, where its Newton run stalls), the two in this order 21 (all but the
 # four mixed piles' steps, which then converge as the implicit attempt the explicit step predicts), in 1,657
 # iterations (Newton's and the relaxed problem's) against 2,518
-_RELAXED = ("ac", 60, 1, _AC_RHO, False, False, True)
-_FALLBACK_ATTEMPTS = (_RELAXED,) + _ATTEMPTS
-# the explicit method's own steps make the same attempt last, after the three: the README's forty-seed draw of the
-# explicit method had one run stop (27 spheres at mu 0.8, seed 616621599, step 90: every attempt stalled, at 3.6e-7,
-# at every depth of halving); from the relaxed start that step converges whole (102 iterations) and the run completes
-_EXPLICIT_ATTEMPTS = _ATTEMPTS + (_RELAXED,)
+_FALLBACK_ATTEMPTS = (("ac", 60, 1, _AC_RHO, False, False, True),) + _ATTEMPTS
 
 
 _OVERLAP_STALLED = "overlap bound not met"
@@ -321,34 +318,26 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
     """One (sub-)step by the attempts `forms` in order, until one converges, each capped at the budget left (spent
     here).  An attempt that stalls at a floor ends them when the step can be halved (the other attempts change the
     path to the step's solution, not the floor): one that meets the equations but not the overlap bound, or that
-    stalls within _NEAR times the tolerance.  Only an attempt from the relaxed problem's solution (the explicit
-    method's, core.contact.relaxed) is still made then: its start is the relaxed problem's unique solution, not a
-    path from the warm start (the explicit step of seed 616621599 in _EXPLICIT_ATTEMPTS stalls near the tolerance
-    from the warm start at every depth and converges whole from the relaxed start)."""
-    its, res, floor = 0, None, None
+    stalls within _NEAR times the tolerance."""
+    its, res = 0, None
     for form, iters, restarts, *more in forms:
         if budget.left <= 0:
             break
-        kw = dict(zip(("rho", "cold", "elim", "relaxed"), more))
-        if floor is not None and not kw.get("relaxed"):
-            continue
         r = _step_once(model, state, h, method, tol, min(iters, max_iter, budget.left), form=form, ws=ws,
-                       cancel=cancel, options=opts.ipm, newton=opts.newton, restarts=restarts, reach=reach, **kw)
+                       cancel=cancel, options=opts.ipm, newton=opts.newton, restarts=restarts, reach=reach,
+                       **dict(zip(("rho", "cold", "elim", "relaxed"), more)))
         budget.left -= r.iterations
         its += r.iterations
         res = r
         res.iterations = its
         if res.converged:
             break
-        if can_halve and floor is None and r.reason.startswith((_OVERLAP_STALLED, NEAR_STALLED, _TURNED)):
-            floor = res
+        if can_halve and r.reason.startswith((_OVERLAP_STALLED, NEAR_STALLED, _TURNED)):
+            return res
     if res is None or (budget.left <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
         why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
         return StepResult(state, False, its, res.residual if res else float("nan"), why,
                           pairs=res.pairs if res else 0)
-    if floor is not None and not res.converged:
-        floor.iterations = its
-        return floor  # (halved at once, with the floor's reason)
     return res
 
 
@@ -375,7 +364,7 @@ def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: Step
         # the implicit step predicted by it: an implicit attempt from its end (every pair's closest points at its end
         # poses, its impulses)
         corrected = _step_once(model, state, h, "implicit", _TOL["implicit"], max_iter, ws=ws, cancel=cancel,
-                               newton=opts.newton, cold=True, predictor=r)
+                               newton=opts.newton, reach=h, cold=True, predictor=r)
         its += corrected.iterations
         if corrected.converged:
             return replace(corrected, iterations=its, method="implicit",
@@ -388,6 +377,22 @@ def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: Step
     else:
         why = f"nor did the explicit method's ({r.reason})"
     return replace(failed, iterations=its, reason=f"{failed.reason}; {why}")
+
+
+def _relaxed_retry(model, state, h, max_iter, opts, ws, cancel, failed: StepResult) -> StepResult:
+    """The explicit method's step that `failed` (at every depth) made once more at its full size, by Newton from the
+    solution of its relaxed problem (core.contact.relaxed; the first of _FALLBACK_ATTEMPTS).  The README's
+    forty-seed draw of the explicit method had one run stop (27 spheres at mu 0.8, seed 616621599, step 90: every
+    depth stalled near the tolerance from the warm start); from the relaxed start that step converges whole (102
+    iterations) and the run completes.  As an attempt of every step instead (after the three, and made even after a
+    near stall), the same draw took 7-9 % more Newton iterations, with half the halved steps."""
+    r = _step_once(model, state, h, "explicit", _TOL["explicit"], max_iter, ws=ws, cancel=cancel, newton=opts.newton,
+                   reach=h, relaxed=True)
+    its = failed.iterations + r.iterations
+    if r.converged:
+        return replace(r, iterations=its, method="explicit",
+                       reason=f"converged from the relaxed problem's solution: the step failed ({failed.reason})")
+    return replace(failed, iterations=its, reason=f"{failed.reason}; nor from the relaxed problem's solution ({r.reason})")
 
 
 def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult]) -> StepResult:

@@ -617,8 +617,7 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, sh
 def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_iteration(monkeypatch, method):
     # every attempt fails: the step is then walked to the end of its schedule.  At each sub-step the attempts in
     # order (Alart-Curnier from the warm start, normalised from the warm start, then Alart-Curnier from a cold start,
-    # with the closest points eliminated for the implicit method; the explicit method's geometry is fixed, and its
-    # fourth attempt starts from the solution of the step's relaxed problem),
+    # with the closest points eliminated for the implicit method; the explicit method's geometry is fixed),
     # then the first half of it the same way, down to h/256 (max_halvings = 8); the second halves are never reached
     # since the first fails.  No attempt is made twice and the reported iterations are exactly those of the attempts
     # made (one each here)
@@ -645,10 +644,12 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     res = step(model, st, h, method)
     assert not res.converged and res.state is st and "halved" in res.reason
     assert stp._MAX_HALVINGS == 8
-    own = forms if method == "implicit" else forms + ("ac",)
-    schedule = [(id(st), h / 2 ** k, f) for k in range(9) for f in own]
+    schedule = [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
     if method == "explicit":
-        assert relaxeds == [False, False, False, True] * 9
+        # then the step once more at its full size, from the relaxed problem's solution (_relaxed_retry)
+        schedule += [(id(st), h, "ac")]
+        assert relaxeds == [False] * 27 + [True]
+        assert res.reason.endswith("; nor from the relaxed problem's solution (forced)")
     if method == "implicit":
         # then the explicit method's fallback: its attempts, the first from the relaxed problem's solution, at h and
         # h/2 (_FALLBACK_HALVINGS = 1)
@@ -666,7 +667,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # the interior-point solver: its attempt alone at each level
     calls.clear()
     step(model, st, h, method, solver="interior-point")
-    assert [f for _i, _h, f in calls] == ["conic"] * 9 + (list(("ac",) + forms) * 2 if method == "implicit" else [])
+    assert [f for _i, _h, f in calls] == ["conic"] * 9 + (list(("ac",) + forms) * 2 if method == "implicit" else ["ac"])
     # a failed step's reason says once that it was halved, then the last attempt's reason
     assert res.reason.startswith("step did not converge even when halved (forced)")
 
