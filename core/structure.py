@@ -54,6 +54,11 @@ class StructureReport:
     # (planar) or 6 rigid-body freedoms, counted in the mobility, that no joint coordinate holds and no driver fixes
     floating_parts: int = 0
 
+    @property
+    def floating_freedoms(self) -> int:
+        """The floating parts' rigid-body freedoms: 3 each in a planar document, 6 in space."""
+        return (3 if self.space == "planar" else 6) * self.floating_parts
+
     def to_json(self) -> dict:
         """The report as JSON-ready data (names instead of indices)."""
         return {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
+from core.kinematics.mobility import drivable_freedoms
 from core.run import run_kind
 
 __all__ = ["StatusReadout"]
@@ -40,7 +41,7 @@ class StatusReadout:
         # DOF: the mechanism's freedoms, a floating part's (one attached to no ground) 3 or 6 rigid-body freedoms
         # included; the drivers are judged by those a driver can fix (the kinematics' driver check's count)
         nd, mob = rep.n_drivers, rep.mobility
-        floating = (3 if rep.space == "planar" else 6) * rep.floating_parts
+        floating = rep.floating_freedoms
         tip = "Gruebler–Kutzbach count (the rank-based mobility is being computed)"
         if self.rank is not None:
             # rank-based mobility less idle freedoms (an RSSR coupler's spin)
@@ -51,7 +52,7 @@ class StatusReadout:
             tip += (f"; {floating} of the freedoms floating: of parts not attached to the ground, which no driver "
                     "fixes (the kinematics holds them in place)")
         self.drivers.setToolTip(tip)
-        need = max(mob - floating, 0)  # the freedoms a driver can fix
+        need = max(drivable_freedoms(rep, self.rank), 0)  # the freedoms a driver can fix
         contact = run_kind(self.document.mechanism) == "contact"
         if not rep.joints:  # free bodies: moved by gravity and contact when they have mass, else nothing to say
             state, color = (f"{mob} free (dynamics)" if contact and mob > 0 else ""), "#455a64"

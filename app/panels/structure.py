@@ -276,7 +276,7 @@ class StructurePanel(QWidget):
             count = (f"the drivers judged by the rank-based count, as the driver check does: "
                      f"{self.rank.freedoms_text()}, {max(need, 0)} for drivers to fix")
         else:
-            floating = (3 if rep.space == "planar" else 6) * rep.floating_parts
+            floating = rep.floating_freedoms
             count = (f"the drivers judged by this count until the rank-based one is computed (which sets idle "
                      f"freedoms aside, such as a coupler's spin): {max(need, 0)} for drivers to fix"
                      + (f", {floating} floating (of parts not attached to the ground, which no driver fixes)"

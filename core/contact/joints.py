@@ -274,11 +274,12 @@ class JointStep:
                 if bad == 0:
                     self.failure = f"{js.drive[2].location}: {why}"
                 self.target[q] = val[0]
-        self.G0, self.KA, self.KB = [], [], []
+        self.c0, self.G0, self.KA, self.KB = [], [], [], []  # (c0: the rows at the start, the relaxed problem's)
         for q, js in enumerate(plan.specs):
-            _c, G0 = joint_constraints(js, plan.length[q], state.p[js.a], R0[js.a], state.p[js.b], R0[js.b],
+            c0, G0 = joint_constraints(js, plan.length[q], state.p[js.a], R0[js.a], state.p[js.b], R0[js.b],
                                        self.turn0[q], self.target[q])
             m = plan.m_ref[q]
+            self.c0.append(c0)
             self.G0.append(G0)
             self.KA.append(Sinv[plan.ka[q]] @ (m * G0[:, 0:6].T) if plan.ka[q] >= 0 else None)
             self.KB.append(Sinv[plan.kb[q]] @ (m * G0[:, 6:12].T) if plan.kb[q] >= 0 else None)

@@ -62,12 +62,8 @@ def relaxed_start(prob) -> tuple[np.ndarray | None, int, str]:
     # the joints' rows linearised at the start: G0 nu = -c(q0) / h (the step's own rows are c(q+) / h = 0)
     joint_rows = []
     if prob.jstep is not None:
-        from .joints import joint_constraints
-
-        js_, plan = prob.jstep, prob.jstep.plan
-        for q, spec in enumerate(plan.specs):
-            c0, G0 = joint_constraints(spec, plan.length[q], state.p[spec.a], js_.R0[spec.a], state.p[spec.b],
-                                       js_.R0[spec.b], js_.turn0[q], js_.target[q])
+        plan = prob.jstep.plan
+        for q, (c0, G0) in enumerate(zip(prob.jstep.c0, prob.jstep.G0)):  # (the step's start rows and gradients)
             for i in range(len(c0)):
                 row = {}
                 for side, k in ((0, plan.ka[q]), (1, plan.kb[q])):

@@ -149,7 +149,7 @@ def drivable_freedoms(report, rank: RankMobility | None) -> int:
     freedoms (it knows no idle freedom)."""
     if rank is not None:
         return rank.freedoms_to_drive
-    return report.mobility - (3 if report.space == "planar" else 6) * report.floating_parts
+    return report.mobility - report.floating_freedoms
 
 
 def _analysis(km: KinematicModel):
