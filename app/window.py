@@ -76,8 +76,13 @@ class MainWindow(QMainWindow):
         self.status = StatusReadout(self.statusBar(), self.document)
         self.editor.message.connect(self.status.show)
         self.files.message.connect(self.status.show)
-        self.playback.mobilityChanged.connect(self.status.set_rank_mobility)
-        self.playback.mobilityChanged.connect(self.structure.set_rank_mobility)
+        # the rank-based mobility and whether it is on its way: the Structure panel and the status bar judge the
+        # drivers by it, and not at all while it is being computed
+        self._run_under_way = self.playback.is_running()
+        self.playback.mobilityChanged.connect(self._show_rank_mobility)
+        self.playback.runningChanged.connect(self._on_running)
+        self.playback.recording.staleChanged.connect(self._show_rank_mobility)
+        self._show_rank_mobility()
         self.exports = ExportController(self, self.document, self.viewport, self.playback, self)
         self.exports.message.connect(self.status.show)
         self.action_set = Actions(self, self.files, self.editor, self.graph, self.document, self.viewport, self.playback,
@@ -206,6 +211,21 @@ class MainWindow(QMainWindow):
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear Menu", self.files.clear_recent)
         self.recent_menu.setEnabled(bool(items))
+
+    def _on_running(self, on: bool) -> None:
+        self._run_under_way = on
+        self._show_rank_mobility()
+
+    def _show_rank_mobility(self, *_args) -> None:
+        """Give the Structure panel and the status bar Playback's rank-based mobility of the current geometry, and
+        whether it is pending. Playback analyses the geometry at the start of a run when it has no count for it, so
+        one is pending while its count is None and a run of the current document is under way or scheduled (the
+        debounce after an edit); not when the run ended without one (its analysis failed), nor when no run computes
+        it (a contact run that waits for Run, frames stale after an edit, a document that cannot run)."""
+        rank = self.playback.mobility
+        pending = rank is None and self._run_under_way and not self.playback.recording.stale
+        self.structure.set_rank_mobility(rank, pending)
+        self.status.set_rank_mobility(rank, pending)
 
     def _update_title(self, *_args) -> None:
         name = self.document.path.name if self.document.path else "Untitled"

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from core.kinematics.mobility import drivable_freedoms
+from core.kinematics.mobility import drivable_freedoms, verdict_awaits_rank
 from core.run import run_kind
+
+from .structure import MOBILITY_COLOURS
 
 __all__ = ["StatusReadout"]
 
@@ -25,12 +27,17 @@ class StatusReadout:
         bar.addPermanentWidget(self.drivers)
         bar.addPermanentWidget(self.mobility)
         self.rank = None  # core.kinematics.RankMobility of the current geometry (computed off the GUI thread)
+        self.rank_pending = False  # `rank` is None and being computed for the current geometry (it will arrive)
         document.changed.connect(self.refresh)
         self.refresh()
 
-    def set_rank_mobility(self, rank) -> None:
-        """Use this rank-based mobility (None: not known yet for the current geometry, show the Gruebler count)."""
-        self.rank = rank
+    def set_rank_mobility(self, rank, pending: bool = False) -> None:
+        """Use this rank-based mobility. None: not known for the current geometry, the Gruebler count is shown; while
+        it is `pending` (being computed) the drivers are not judged, as in the Structure panel (verdict_awaits_rank)."""
+        pending = bool(pending) and rank is None
+        if rank is self.rank and pending == self.rank_pending:
+            return
+        self.rank, self.rank_pending = rank, pending
         self.refresh()
 
     def refresh(self) -> None:
@@ -42,7 +49,9 @@ class StatusReadout:
         # included; the drivers are judged by those a driver can fix (the kinematics' driver check's count)
         nd, mob = rep.n_drivers, rep.mobility
         floating = rep.floating_freedoms
-        tip = "Gruebler–Kutzbach count (the rank-based mobility is being computed)"
+        tip = ("Gruebler–Kutzbach count (the rank-based mobility is being computed)" if self.rank_pending else
+               "Gruebler–Kutzbach count (the rank-based mobility is not known for this geometry: it is computed when "
+               "the motion runs)")
         if self.rank is not None:
             # rank-based mobility less idle freedoms (an RSSR coupler's spin)
             mob, floating = self.rank.effective, self.rank.floating_freedoms
@@ -54,7 +63,11 @@ class StatusReadout:
         self.drivers.setToolTip(tip)
         need = max(drivable_freedoms(rep, self.rank), 0)  # the freedoms a driver can fix
         contact = run_kind(self.document.mechanism) == "contact"
-        if not rep.joints:  # free bodies: moved by gravity and contact when they have mass, else nothing to say
+        if verdict_awaits_rank(rep, self.rank, self.rank_pending):
+            # (the Gruebler count's verdict may be contradicted: a spatial four-bar of revolutes counts -2, has 1)
+            state, color = "checking…", MOBILITY_COLOURS["checking"]
+            tip += "; the drivers are judged once it has arrived"
+        elif not rep.joints:  # free bodies: moved by gravity and contact when they have mass, else nothing to say
             state, color = (f"{mob} free (dynamics)" if contact and mob > 0 else ""), "#455a64"
         elif mob <= 0:
             state, color = "structure", "#b71c1c"

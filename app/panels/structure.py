@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.joints import JOINT_TYPES
-from core.kinematics.mobility import drivable_freedoms, report_warnings
+from core.kinematics.mobility import drivable_freedoms, report_warnings, verdict_awaits_rank
 from core.run import run_kind
 
 from . import shortened
@@ -31,9 +31,10 @@ __all__ = ["IncidenceModel", "StructurePanel", "MOBILITY_COLOURS"]
 
 _DEGREE_NAMES = {0: "isolated", 1: "unary", 2: "binary", 3: "ternary", 4: "quaternary", 5: "quinary"}
 
-# the colour of `M = …`: how the drivers meet the freedoms a driver can fix (StructurePanel.driver_state)
+# the colour of `M = …`: how the drivers meet the freedoms a driver can fix (StructurePanel.driver_state); "checking":
+# not judged yet, the rank-based count that judges them is being computed (core.kinematics.mobility.verdict_awaits_rank)
 MOBILITY_COLOURS = {"determined": "#1b5e20", "undriven": "#0d47a1", "overdriven": "#0d47a1", "free": "#0d47a1",
-                    "structure": "#b71c1c"}
+                    "structure": "#b71c1c", "checking": "#78909c"}
 
 
 BODY_HEADER_CHARS = 24  # a body name in the matrix's row header is shortened to this many characters, with "…" (a
@@ -128,6 +129,7 @@ class StructurePanel(QWidget):
         self.document, self.selection = document, selection
         self._syncing = False
         self.rank = None  # core.kinematics.RankMobility of the current geometry (computed off the GUI thread)
+        self.rank_pending = False  # `rank` is None and being computed for the current geometry (it will arrive)
         self.driver_state = ""  # the drivers against the freedoms to drive: a key of MOBILITY_COLOURS
 
         self.model = IncidenceModel(document, self)
@@ -208,11 +210,15 @@ class StructurePanel(QWidget):
     def sizeHint(self) -> QSize:  # noqa: D102 - Qt API
         return QSize(640, 260)
 
-    def set_rank_mobility(self, rank) -> None:
-        """Judge the drivers by this rank-based count (None: not known yet for the current geometry, the structure
-        report's Gruebler count judges them), as the status bar's DOF readout does."""
-        self.rank = rank
-        self.refresh()
+    def set_rank_mobility(self, rank, pending: bool = False) -> None:
+        """Judge the drivers by this rank-based count, as the status bar's DOF readout does. None: not known for the
+        current geometry; `pending`, it is being computed (the drivers are not judged until it arrives, unless the
+        Gruebler count's verdict cannot be contradicted), else the structure report's Gruebler count judges them."""
+        pending = bool(pending) and rank is None
+        if rank is self.rank and pending == self.rank_pending:
+            return
+        self.rank, self.rank_pending = rank, pending
+        self._show_drivers(self.document.structure())
 
     # ---- model -> widgets -------------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -224,23 +230,7 @@ class StructurePanel(QWidget):
         finally:
             self._syncing = False
         n, m = len(rep.bodies), len(rep.joints)
-        # the text is the Gruebler count (next to its formula); the colour judges the drivers as the driver check
-        # does, by the rank-based count once it has arrived (an RSSR's one driver fixes its one freedom: the
-        # coupler's spin is idle), by the Gruebler count until then
-        need, nd = drivable_freedoms(rep, self.rank), rep.n_drivers
-        if need > 0 and nd == need:
-            state = "determined"
-        elif need <= 0 and m:
-            state = "structure"
-        elif nd != need:
-            state = "undriven" if nd < need else "overdriven"
-        else:  # no joint, so no driver: free bodies (each a floating part) or none
-            state = "free"
-        self.driver_state = state
         self.mobility.setText(f"M = {rep.mobility}")
-        self.mobility.setStyleSheet(f"color: {MOBILITY_COLOURS[state]};")
-        contact = run_kind(self.document.mechanism) == "contact"
-        self.mobility.setToolTip(self._mobility_tip(rep, state, need, contact))
         self.formula.setText(rep.mobility_formula)
         self.summary.setText(
             f"{n} bodies, {m} joints, {rep.loops} loop{'s' if rep.loops != 1 else ''}; "
@@ -259,26 +249,57 @@ class StructurePanel(QWidget):
             item.setData(Qt.UserRole, ([rep.joints[j] for j in loop], bodies))
             item.setToolTip("bodies: " + " → ".join(bodies))
             self.loops.addItem(item)
+        self._show_drivers(rep)
+        self._selection_to_table()
+
+    def _show_drivers(self, rep) -> None:
+        """The colour and tooltip of `M = …` and the warnings: what depends on the rank-based count."""
+        m = len(rep.joints)
+        # the text is the Gruebler count (next to its formula); the colour judges the drivers as the driver check
+        # does, by the rank-based count once it has arrived (an RSSR's one driver fixes its one freedom: the
+        # coupler's spin is idle); while it is being computed they are not judged (a spatial four-bar of revolutes
+        # counts M = -2, no freedom, and has 1); when none is coming the Gruebler count judges them
+        need, nd = drivable_freedoms(rep, self.rank), rep.n_drivers
+        checking = verdict_awaits_rank(rep, self.rank, self.rank_pending)
+        if checking:
+            state = "checking"
+        elif need > 0 and nd == need:
+            state = "determined"
+        elif need <= 0 and m:
+            state = "structure"
+        elif nd != need:
+            state = "undriven" if nd < need else "overdriven"
+        else:  # no joint, so no driver: free bodies (each a floating part) or none
+            state = "free"
+        self.driver_state = state
+        self.mobility.setStyleSheet(f"color: {MOBILITY_COLOURS[state]};")
+        contact = run_kind(self.document.mechanism) == "contact"
+        self.mobility.setToolTip(self._mobility_tip(rep, state, need, contact))
         self.warnings.clear()
         icon = self.style().standardIcon(QStyle.SP_MessageBoxWarning)
         # the driver warning from the rank-based count once known (idle freedoms set aside: the RSSR is fully driven
-        # with one driver, which the Gruebler count's warning doubted)
+        # with one driver, which the Gruebler count's warning doubted); none while that count is being computed
         for w in report_warnings(rep, self.rank, contact):
-            self.warnings.addItem(QListWidgetItem(icon, w))
-        self._selection_to_table()
+            if not (checking and rep.driver_warning and w == rep.driver_warning):
+                self.warnings.addItem(QListWidgetItem(icon, w))
 
     def _mobility_tip(self, rep, state: str, need: int, contact: bool) -> str:
         """What the label's number and colour say."""
         nd, what = rep.n_drivers, f"M = {rep.mobility}: the Gruebler–Kutzbach count"
         if state == "free":
             return f"{what}. Colour: blue, no joint, nothing for a driver to fix"
+        if state == "checking":
+            return (f"{what}. Colour: grey, the drivers ({nd}) not judged yet: the rank-based count that judges them "
+                    "(as the driver check does: idle freedoms, such as a coupler's spin, set aside, and a redundant "
+                    "constraint not counted as a lost freedom) is being computed for this geometry")
         if self.rank is not None:
             count = (f"the drivers judged by the rank-based count, as the driver check does: "
                      f"{self.rank.freedoms_text()}, {max(need, 0)} for drivers to fix")
         else:
             floating = rep.floating_freedoms
-            count = (f"the drivers judged by this count until the rank-based one is computed (which sets idle "
-                     f"freedoms aside, such as a coupler's spin): {max(need, 0)} for drivers to fix"
+            count = (f"the drivers judged by this count, the rank-based one (which sets idle freedoms aside, such as a "
+                     f"coupler's spin) not being known for this geometry (it is computed when the motion runs): "
+                     f"{max(need, 0)} for drivers to fix"
                      + (f", {floating} floating (of parts not attached to the ground, which no driver fixes)"
                         if floating else ""))
         verdict = {

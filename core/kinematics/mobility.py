@@ -14,7 +14,8 @@ from .model import KinematicModel, compile_model
 from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
 
 __all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "driver_fixed_masks",
-           "freedoms_text", "drivers_text", "driver_warning", "report_warnings", "drivable_freedoms"]
+           "freedoms_text", "drivers_text", "driver_warning", "report_warnings", "drivable_freedoms",
+           "verdict_awaits_rank"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,15 @@ def drivable_freedoms(report, rank: RankMobility | None) -> int:
     if rank is not None:
         return rank.freedoms_to_drive
     return report.mobility - report.floating_freedoms
+
+
+def verdict_awaits_rank(report, rank: RankMobility | None, pending: bool) -> bool:
+    """Whether the drivers are not to be judged yet: the rank-based count is `pending` (asked for the current geometry,
+    not yet arrived) and may contradict the verdict of the Gruebler–Kutzbach count, which it may whenever there is a
+    joint (redundant constraints raise the freedoms to drive: a spatial four-bar of revolutes counts -2 and has 1; idle
+    ones lower them: an RSSR counts 2 and needs 1). Without a joint there is nothing for it to count. When no rank-based
+    count is coming (not pending: its analysis failed, or no run computes it), the Gruebler count judges."""
+    return pending and rank is None and bool(report.joints)
 
 
 def _analysis(km: KinematicModel):

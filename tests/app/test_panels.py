@@ -581,11 +581,15 @@ def test_the_mobility_colour_judges_the_drivers_as_the_driver_check_does(make_wi
     assert panel.mobility.text() == "M = 2"  # the Gruebler count, next to its formula
     assert panel.driver_state == "determined" and MOBILITY_COLOURS["determined"] in colour(panel)
     assert "rank-based" in panel.mobility.toolTip() and "determined" in panel.mobility.toolTip()
-    # until the rank-based count arrives (it is None after a geometry edit) the Gruebler count judges: 1 driver for 2
+    # without a rank-based count (none is coming: its analysis failed, or no run computes it) the Gruebler count
+    # judges: 1 driver for 2; while one is being computed the drivers are not judged
     rank = panel.rank
     panel.set_rank_mobility(None)
     assert panel.driver_state == "undriven" and MOBILITY_COLOURS["undriven"] in colour(panel)
-    assert "until the rank-based one is computed" in panel.mobility.toolTip()
+    assert "not being known for this geometry" in panel.mobility.toolTip()
+    panel.set_rank_mobility(None, pending=True)
+    assert panel.driver_state == "checking" and MOBILITY_COLOURS["checking"] in colour(panel)
+    assert "is being computed" in panel.mobility.toolTip()
     panel.set_rank_mobility(rank)
     assert panel.driver_state == "determined"
     # truly under-driven: without its driver the rank-based count still needs 1
@@ -606,3 +610,115 @@ def test_the_mobility_colour_judges_the_drivers_as_the_driver_check_does(make_wi
     assert "3 of them floating" in panel2.mobility.toolTip()
     assert win2.editor.add_driver("F") is None
     assert panel2.driver_state == "determined" and MOBILITY_COLOURS["determined"] in colour(panel2)
+
+
+def _colour(label) -> str:
+    return label.styleSheet()
+
+
+def _warnings(panel) -> list[str]:
+    return [panel.warnings.item(i).text() for i in range(panel.warnings.count())]
+
+
+def _spatial_rrrr():
+    """A spatial four-bar of revolutes (contact_fourbar_swing's, its pins along y: a planar loop in space) as a driven
+    kinematics document: Gruebler–Kutzbach counts M = 6·3 − 4·5 = −2, the rank-based count 1 freedom to drive."""
+    from core.model import Driver
+
+    mech = io.load(EXAMPLES_DIR / "contact_fourbar_swing.json")
+    mech.set_properties(simulation=None)
+    mech.add_driver(Driver("A", "2*pi*t"))
+    return mech
+
+
+def test_the_drivers_are_not_judged_while_the_rank_based_count_is_computed(make_window, qtbot, tmp_path):
+    """A spatial four-bar of revolutes counts M = −2 (no freedom: red, 'structure') by Gruebler–Kutzbach and has 1 by
+    the rank of its loop equations, so with its one driver it is fully driven. The rank-based count arrives from the
+    run's thread a moment after the file is opened or the geometry edited: until then `M = …` was red and the status
+    bar said 'structure', then both turned green. While it is pending they now say nothing about the drivers (grey,
+    'checking…'), and judge them once it has arrived."""
+    from app.panels.structure import MOBILITY_COLOURS
+
+    red, green = MOBILITY_COLOURS["structure"], MOBILITY_COLOURS["determined"]
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))
+    panel, status = win.structure, win.status
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.driver_state == "determined"
+
+    path = tmp_path / "rrrr.json"
+    io.save(_spatial_rrrr(), path)
+    assert win.files.open_path(path, ask=False)
+    # the same event-loop turn as the open: the rank-based count is being computed (its result is a queued signal)
+    rep = win.document.structure()
+    assert rep.mobility == -2 and panel.mobility.text() == "M = -2" and win.playback.kind == "kinematics"
+    assert panel.rank is None and red not in _colour(panel.mobility) and panel.driver_state != "structure"
+    assert red not in status.drivers.text() and "structure" not in status.drivers.text()
+    assert panel.driver_state == "checking" and MOBILITY_COLOURS["checking"] in _colour(panel.mobility)
+    assert "is being computed" in panel.mobility.toolTip() and panel.rank_pending and status.rank_pending
+    assert "checking…" in status.drivers.text() and "being computed" in status.drivers.toolTip()
+    assert not any("driver(s)" in w for w in _warnings(panel))  # nor the Gruebler count's driver warning
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.rank.freedoms_to_drive == 1 and not panel.rank_pending and not status.rank_pending
+    assert panel.driver_state == "determined" and green in _colour(panel.mobility)
+    assert "fully driven" in status.drivers.text() and status.drivers.text().startswith("DOF 1 · drivers 1")
+
+    # an edit of the geometry (C moved in the loop's plane): the count of the new geometry is pending again
+    x, y, z = win.document.mechanism.joint("C").at
+    assert win.editor.update_joint("C", at=(x + 0.01, y, z)) is None
+    assert panel.rank is None and panel.driver_state == "checking" and "checking…" in status.drivers.text()
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.driver_state == "determined" and green in _colour(panel.mobility)
+    assert "fully driven" in status.drivers.text()
+
+    # the parts feeder (a spatial RRRR tray with a free part on it) counts M = 4, 6 of them the part's floating
+    # freedoms: -2 for the one driver, which the rank-based count finds fully driven
+    assert win.files.open_example(EXAMPLES_DIR / "contact_parts_feeder.json")
+    assert win.playback.kind == "contact" and panel.rank_pending
+    assert panel.driver_state == "checking" and red not in _colour(panel.mobility)
+    assert "checking…" in status.drivers.text()
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.driver_state == "determined" and green in _colour(panel.mobility)
+
+
+def test_without_a_rank_based_count_coming_the_gruebler_count_judges(make_window):
+    """A contact scene whose run waits for Run (the tray tilt, about 10 s of work) computes no rank-based count until
+    then: nothing is pending, and the Gruebler count judges the drivers as before (no 'checking' that never ends)."""
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "contact_tray_tilt.json")))
+    panel, status = win.structure, win.status
+    assert win.playback.kind == "contact" and not win.playback.is_running()
+    assert panel.rank is None and not panel.rank_pending and not status.rank_pending
+    assert panel.driver_state == "determined" and "not being known" in panel.mobility.toolTip()
+    assert "checking" not in status.drivers.text() and "not known" in status.drivers.toolTip()
+
+
+def test_a_planar_structure_and_an_overdriven_four_bar_are_judged_once_the_rank_arrives(make_window, qtbot):
+    """Not judging while the rank-based count is pending hides no true verdict: the four-bar with its coupler pinned
+    to the ground (M = −1) is red in the panel and the status bar once the count has arrived, and the four-bar with
+    two drivers is over-driven (blue in the panel, '1 too many' in red in the status bar)."""
+    from app.panels.structure import MOBILITY_COLOURS
+
+    red = MOBILITY_COLOURS["structure"]
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))
+    panel, status = win.structure, win.status
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert win.editor.connect("coupler", "ground", "revolute")
+    assert win.document.structure().mobility == -1
+    assert panel.driver_state == "checking" and red not in _colour(panel.mobility)
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.rank.freedoms_to_drive == 0
+    assert panel.driver_state == "structure" and red in _colour(panel.mobility)
+    assert "structure" in status.drivers.text() and red in status.drivers.text()
+
+    win.document.undo_stack.undo()  # the four-bar again, then a second driver: the same geometry, the count is known
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.driver_state == "determined"
+    assert win.editor.add_driver("D") is None
+    assert panel.rank is not None and panel.driver_state == "overdriven"
+    assert MOBILITY_COLOURS["overdriven"] in _colour(panel.mobility)
+    assert "1 too many" in status.drivers.text() and red in status.drivers.text()
+    # a geometry edit of the over-driven four-bar: not judged while pending, over-driven again once the count arrives
+    x, y, z = win.document.mechanism.joint("C").at
+    assert win.editor.update_joint("C", at=(x + 0.01, y, z)) is None
+    assert panel.driver_state == "checking" and "too many" not in status.drivers.text()
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.driver_state == "overdriven" and "1 too many" in status.drivers.text() and red in status.drivers.text()
