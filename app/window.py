@@ -79,6 +79,8 @@ class MainWindow(QMainWindow):
         # the rank-based mobility and whether it is on its way: the Structure panel and the status bar judge the
         # drivers by it, and not at all while it is being computed
         self._run_under_way = self.playback.is_running()
+        self._held_rank = None  # (structure key, RankMobility): the last count that arrived (_show_rank_mobility)
+        self.document.replaced.connect(self._forget_rank)
         self.playback.mobilityChanged.connect(self._show_rank_mobility)
         self.playback.runningChanged.connect(self._on_running)
         self.playback.recording.staleChanged.connect(self._show_rank_mobility)
@@ -221,11 +223,27 @@ class MainWindow(QMainWindow):
         whether it is pending. Playback analyses the geometry at the start of a run when it has no count for it, so
         one is pending while its count is None and a run of the current document is under way or scheduled (the
         debounce after an edit); not when the run ended without one (its analysis failed), nor when no run computes
-        it (a contact run that waits for Run, frames stale after an edit, a document that cannot run)."""
+        it (a contact run that waits for Run, frames stale after an edit, a document that cannot run).
+
+        While a count is pending for a geometry edit of the same structure (the same bodies and joints: a point
+        dragged, a length typed) the views keep judging by the last count that arrived, as an editor keeps its last
+        diagnostics until new ones are ready: the verdict changes once, when the new count arrives, instead of going
+        grey at every edit (about 150 ms each, all the while a point is dragged). Otherwise (a file opened, a joint
+        added or removed) they show the pending state."""
         rank = self.playback.mobility
         pending = rank is None and self._run_under_way and not self.playback.recording.stale
+        rep = self.document.structure()
+        shape = (tuple(rep.bodies), tuple(rep.joints), rep.mobility, rep.floating_freedoms)
+        if rank is not None:
+            self._held_rank = (shape, rank)
+        elif pending and self._held_rank is not None and self._held_rank[0] == shape:
+            rank, pending = self._held_rank[1], False
         self.structure.set_rank_mobility(rank, pending)
         self.status.set_rank_mobility(rank, pending)
+
+    def _forget_rank(self) -> None:
+        self._held_rank = None  # (a different mechanism: its count is not the last one's)
+        self._show_rank_mobility()
 
     def _update_title(self, *_args) -> None:
         name = self.document.path.name if self.document.path else "Untitled"

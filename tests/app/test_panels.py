@@ -662,13 +662,23 @@ def test_the_drivers_are_not_judged_while_the_rank_based_count_is_computed(make_
     assert panel.driver_state == "determined" and green in _colour(panel.mobility)
     assert "fully driven" in status.drivers.text() and status.drivers.text().startswith("DOF 1 · drivers 1")
 
-    # an edit of the geometry (C moved in the loop's plane): the count of the new geometry is pending again
+    # an edit of the geometry (C moved in the loop's plane): while the new geometry's count is computed the views
+    # keep the last count's verdict (no grey at every edit of a point), and judge by the new count once it arrives
+    held = panel.rank
     x, y, z = win.document.mechanism.joint("C").at
     assert win.editor.update_joint("C", at=(x + 0.01, y, z)) is None
-    assert panel.rank is None and panel.driver_state == "checking" and "checking…" in status.drivers.text()
-    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert win.playback.mobility is None and panel.rank is held and status.rank is held
+    assert panel.driver_state == "determined" and green in _colour(panel.mobility) and "fully driven" in status.drivers.text()
+    qtbot.waitUntil(lambda: win.playback.mobility is not None, timeout=30000)
+    assert panel.rank is win.playback.mobility and panel.rank is not held
     assert panel.driver_state == "determined" and green in _colour(panel.mobility)
     assert "fully driven" in status.drivers.text()
+    # C's pin turned out of parallel with the others: the loop is no longer a planar one in space, its rank-based
+    # count has no freedom (a structure). The held verdict stays until that count arrives, then the views say so
+    assert win.editor.update_joint("C", axis=(0.3, 1.0, 0.0)) is None
+    assert panel.driver_state == "determined"
+    qtbot.waitUntil(lambda: win.playback.mobility is not None, timeout=30000)
+    assert panel.rank.freedoms_to_drive == 0 and panel.driver_state == "structure" and red in _colour(panel.mobility)
 
     # the parts feeder (a spatial RRRR tray with a free part on it) counts M = 4, 6 of them the part's floating
     # freedoms: -2 for the one driver, which the rank-based count finds fully driven
@@ -716,9 +726,10 @@ def test_a_planar_structure_and_an_overdriven_four_bar_are_judged_once_the_rank_
     assert panel.rank is not None and panel.driver_state == "overdriven"
     assert MOBILITY_COLOURS["overdriven"] in _colour(panel.mobility)
     assert "1 too many" in status.drivers.text() and red in status.drivers.text()
-    # a geometry edit of the over-driven four-bar: not judged while pending, over-driven again once the count arrives
+    # a geometry edit of the over-driven four-bar: judged by the last count while the new one is computed, and by
+    # the new one once it arrives: over-driven throughout
     x, y, z = win.document.mechanism.joint("C").at
     assert win.editor.update_joint("C", at=(x + 0.01, y, z)) is None
-    assert panel.driver_state == "checking" and "too many" not in status.drivers.text()
-    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert win.playback.mobility is None and panel.driver_state == "overdriven" and "1 too many" in status.drivers.text()
+    qtbot.waitUntil(lambda: win.playback.mobility is not None, timeout=30000)
     assert panel.driver_state == "overdriven" and "1 too many" in status.drivers.text() and red in status.drivers.text()
