@@ -378,6 +378,7 @@ class Playback(QObject):
         if geo != self._geo_key:
             self._geo_key = geo
             self.mobility = None
+            self._analysis_token = -1  # (an analysis under way is of the old geometry: its count is dropped)
             self.mobilityChanged.emit(None)
         if start:
             self._edited()

@@ -619,3 +619,38 @@ def test_a_run_refused_for_its_end_time_names_the_end_box_not_a_command_line_opt
     status = m.status_label.text()
     assert status.startswith("End: 1000 s in steps of 0.0001 s is 1e+07 steps; the limit is 1,000,000"), status
     assert "--" not in status and "simulation.duration" not in status and pb.recording.count == 0
+
+
+def test_a_count_of_the_geometry_before_an_edit_is_not_taken_for_the_new_one(window, qtbot, monkeypatch):
+    """A long contact run analyses its geometry's mobility at its start, in its thread. If the geometry is edited
+    before that count arrives, the run goes on (its frames are marked stale, no re-run) and the count that arrives is
+    the old geometry's: it is dropped, not shown as the new one's."""
+    import app.playback.worker as worker_mod
+
+    real, release, entered = worker_mod.rank_mobility, threading.Event(), threading.Event()
+
+    def held_rank_mobility(mech):  # the analysis of the run's snapshot, held until the edit has been made
+        entered.set()
+        release.wait(30.0)
+        return real(mech)
+
+    monkeypatch.setattr(worker_mod, "rank_mobility", held_rank_mobility)
+    win = window("contact_pendulum_strike")
+    pb = win.playback
+    finished(win)  # (its one-second file run, analysed as it started)
+    pb.set_range(20.0, 1)  # long: after an edit it waits for Run instead of re-running
+    assert not pb.auto_runs()
+    x, y, z = win.document.mechanism.joint("pin").at
+    assert win.editor.update_joint("pin", at=(x, y, z + 0.01)) is None  # a new geometry: its count is not known
+    assert pb.mobility is None
+    entered.clear()
+    win.action_set.run.trigger()
+    assert entered.wait(30.0)  # the run's thread is analysing the geometry with the pin at z + 0.01
+    assert win.editor.update_joint("pin", at=(x, y, z + 0.02)) is None  # edited before that count arrived
+    assert pb.recording.stale or pb.recording.count == 0
+    release.set()
+    qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)  # the old geometry's count has been delivered
+    qtbot.wait(50)
+    assert pb.mobility is None, "the count of the geometry before the edit was taken for the edited one"
+    pb.stop()
+    finished(win)
