@@ -167,8 +167,15 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def describe_kind(mech) -> str:
-    """One line for the UI: which run the document gets, and why."""
+# the time-stepper a contact run's method is, as the UI names it (docs/contact.md: the implicit method is the
+# paper's; the explicit one, with its gap linearised at the start of the step, is there for comparison)
+METHOD_TEXT = {"implicit": "geometrically implicit time-stepper",
+               "explicit": "explicit time-stepper: linearised gap, for comparison"}
+
+
+def describe_kind(mech, method: str | None = None) -> str:
+    """One line for the UI: which run the document gets, and why; a contact run's names its time-stepper, `method`
+    (the one the run will use: the Motion dock's choice) or else the document's simulation.method."""
     kind = run_kind(mech)
     if kind == "contact":
         if not mech.joints:
@@ -180,7 +187,8 @@ def describe_kind(mech) -> str:
                     + _count(len(mech.joints), "joint", "joints"))
             if mech.drivers:
                 what += ", " + _count(len(mech.drivers), "driver", "drivers")
-        return f"contact dynamics: {what} (geometrically implicit time-stepper)"
+        meth = method or mech.simulation_settings().method
+        return f"contact dynamics: {what} ({METHOD_TEXT.get(meth, f'{meth} time-stepper')})"
     if kind == "kinematics":
         return "driven kinematics: joints and drivers (matrix method)"
     return "nothing to move: the document has no joints and no free body with mass"

@@ -231,6 +231,7 @@ class Playback(QObject):
         """Contact runs: 'implicit' or 'explicit' (re-runs by the auto-run rule)."""
         if method != self.document_method():
             self.method = method
+            self._update_kind()  # (the `Run: …` line names the method that will run)
             self.optionsChanged.emit()
             self._edited()
 
@@ -363,12 +364,7 @@ class Playback(QObject):
         if key == self._key:
             return  # layout moves, renames of the document, ...: the motion is the same
         self._key = key
-        kind, text = run_kind(mech), describe_kind(mech)
-        if (kind, text) != (self.kind, self.kind_text):
-            if kind != self.kind:
-                self.seconds_per_step = None
-            self.kind, self.kind_text = kind, text
-            self.kindChanged.emit(kind, text)
+        self._update_kind()
         if mech.simulation != self._simulation:
             # the document's dt, duration or method: what the Motion panel's End, Steps and Method show for a
             # contact run (a Properties edit or its undo changed them)
@@ -382,6 +378,17 @@ class Playback(QObject):
             self.mobilityChanged.emit(None)
         if start:
             self._edited()
+
+    def _update_kind(self) -> None:
+        """The run's kind and its line for the UI, which names the method that will run (the dock's, else the
+        document's)."""
+        mech = self.document.mechanism
+        kind, text = run_kind(mech), describe_kind(mech, self.method)
+        if (kind, text) != (self.kind, self.kind_text):
+            if kind != self.kind:
+                self.seconds_per_step = None
+            self.kind, self.kind_text = kind, text
+            self.kindChanged.emit(kind, text)
 
     def _edited(self) -> None:
         """The motion changed: re-run by the auto-run rule, else mark the results stale."""

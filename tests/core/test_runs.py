@@ -86,6 +86,22 @@ def test_a_free_body_with_mass_is_always_a_dynamics_run():
     assert not dynamics_option(Mechanism()).available
 
 
+def test_the_line_of_a_contact_run_names_the_method_that_will_run():
+    """The `Run: …` line said "geometrically implicit time-stepper" for every contact document, also one whose
+    simulation.method is explicit; it names the document's method, or the one a caller (the Motion dock) will run."""
+    d = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+    implicit = "contact dynamics: 1 free body with mass (geometrically implicit time-stepper)"
+    explicit = "contact dynamics: 1 free body with mass (explicit time-stepper: linearised gap, for comparison)"
+    d["simulation"]["method"] = "explicit"
+    mech = io.from_dict(d)
+    assert describe_kind(mech) == explicit
+    assert open_run(mech).method == "explicit"  # (the run the line describes)
+    assert describe_kind(mech, "implicit") == implicit  # a caller's choice of method overrides the document's
+    del d["simulation"]["method"]
+    mech = io.from_dict(d)  # (no method in the file: the implicit default)
+    assert describe_kind(mech) == implicit and describe_kind(mech, "explicit") == explicit
+
+
 def test_a_document_with_nothing_to_move_has_no_run():
     assert run_kind(Mechanism()) == ""
     with pytest.raises(LinkwrightError, match="nothing to move"):

@@ -523,6 +523,32 @@ def test_end_steps_and_method_follow_the_documents_simulation_edits(window, qtbo
     finished(win)
 
 
+def test_the_run_line_names_the_method_of_the_document_or_the_one_chosen_in_the_dock(make_window, qtbot):
+    """The Motion dock said "(geometrically implicit time-stepper)" for a document whose simulation.method is
+    explicit, and after the dock's Method chose explicit; it names the method that runs (the dock's choice, else the
+    document's)."""
+    d = io.to_dict(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    d["simulation"]["method"] = "explicit"
+    win = make_window(io.from_dict(d))
+    win.qtbot = qtbot
+    pb, m = win.playback, win.motion
+    implicit, explicit = "(geometrically implicit time-stepper)", "(explicit time-stepper: linearised gap, for comparison)"
+    assert m.kind_label.text() == f"Run: contact dynamics: 1 free body with mass {explicit}"
+    finished(win)
+    assert pb.recording.info["method"] == "explicit" and m.method_combo.currentText() == "explicit"
+    m.method_combo.setCurrentText("implicit")  # the user chooses the other method in the dock
+    m.method_combo.activated.emit(m.method_combo.currentIndex())
+    assert m.kind_label.text().endswith(implicit) and pb.document_method() == "implicit"
+    finished(win)
+    assert pb.recording.info["method"] == "implicit"  # (the run the line names)
+    assert win.editor.set_simulation(duration=0.5) is None  # an edit keeps the dock's choice, and the line
+    assert m.kind_label.text().endswith(implicit)
+    finished(win)
+    win.document.replace(io.from_dict(d))  # another document: its own method again
+    assert m.kind_label.text().endswith(explicit) and m.method_combo.currentText() == "explicit"
+    finished(win)
+
+
 def test_stop_is_greyed_out_when_a_burst_of_edits_ends_on_a_run_that_waits_for_run(window, qtbot):
     """An edit that makes a long contact run short starts a re-run after the debounce (Stop enabled); undoing it
     within the debounce makes the run a long one that waits for Run: nothing runs, so Stop is greyed out again."""
