@@ -414,7 +414,7 @@ class Playback(QObject):
             self._set_status(self._wait_text("opened"), "", "stale")
 
     def _clear_progress(self) -> None:
-        """No run and no frames: no progress (of the previous document's run, or of a run an edit dropped)."""
+        """No run and no frames: no progress (of the previous document's run, of a run an edit dropped or refused)."""
         self.progress = (0.0, "")
         self.progressChanged.emit(*self.progress)
 
@@ -547,6 +547,7 @@ class Playback(QObject):
         self.recording.clear()
         self._show_design()
         self._set_running(False)
+        self._clear_progress()  # (a refused run has none: the bar showed the previous document's run, full)
         self._set_status(message, "The motion cannot be solved; the design configuration is shown.", "error")
 
     def _on_crashed(self, job: _Job, token: int, message: str, tb: str) -> None:

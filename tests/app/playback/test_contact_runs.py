@@ -586,6 +586,30 @@ def test_a_contact_run_that_waits_for_run_shows_no_progress_of_an_earlier_run(wi
     assert bar.value() == 0 and bar.format() == ""
 
 
+def test_a_refused_run_shows_no_progress_of_an_earlier_run(window, qtbot):
+    """Opening a document whose run is refused (a ball buried in the floor: a located error) after a finished run
+    left the progress bar full with the previous document's 't = 1.000 / 1.000 s' next to the red error; a refused
+    run has no progress. So does a run of the same document refused after an edit."""
+    win = window("contact_sphere_drop")
+    pb, bar = win.playback, win.motion.progress_bar
+    finished(win)
+    assert bar.value() == 100 and bar.format() == "t = 1.000 / 1.000 s"
+    d = io.to_dict(win.document.mechanism)
+    d["bodies"][1]["pose"]["position"] = [0, 0, -0.5]  # buried in the floor
+    win.document.replace(io.from_dict(d))
+    qtbot.waitUntil(lambda: pb.status_kind == "error" and not pb.is_running(), timeout=20000)
+    assert win.motion.status_label.text().startswith("bodies[1].pose.position: ") and pb.recording.count == 0
+    assert bar.value() == 0 and bar.format() == "" and pb.progress == (0.0, "")
+    win.document.replace(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    finished(win)
+    assert bar.value() == 100
+    win.motion.end_box.setValue(1e6)  # 1e8 steps: it waits for Run, and Run is refused
+    pb.run()
+    qtbot.waitUntil(lambda: pb.status_kind == "error" and not pb.is_running(), timeout=20000)
+    assert win.motion.status_label.text().startswith("End: ") and pb.recording.count == 0
+    assert bar.value() == 0 and bar.format() == ""
+
+
 def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_for_run(window, qtbot):
     """A long contact scene opened while the previous document's run is under way waits for Run with Stop greyed
     out (it stayed enabled with nothing running), and one opened within the debounce of an edit of the previous
