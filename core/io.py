@@ -9,8 +9,11 @@ import os
 import re
 import stat
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, Callable
+
+import numpy as np
 
 from . import validate
 from .errors import LinkwrightError
@@ -31,7 +34,7 @@ from .model import (
 )
 
 __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict",
-           "read_limited", "write_atomic"]
+           "read_limited", "write_atomic", "readable_times", "with_readable_times"]
 
 FORMAT = "linkwright.mechanism"
 VERSION = 1
@@ -558,6 +561,26 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
             os.close(dfd)
     except OSError:
         pass  # some file systems cannot fsync a folder; the data itself is on disk
+
+
+# ---- run data written as text -------------------------------------------------------------------------------------
+def readable_times(times) -> np.ndarray:
+    """A run's times as a text file shows them, without the round-off of their computation: row k of a run is at
+    t = k h, computed as a product (a contact run's k dt, a driven one's k (T / N)) that Python writes as
+    0.30000000000000004 for 3 x 0.1 and 29.990000000000002 for 2999 x 0.01.  Each time is rounded to 15 significant
+    digits: such a product, off by a few rounding errors of about 1e-16 of its value (below the 5e-16 at least that
+    the 15th digit resolves), then reads as its short decimal form (0.3, 29.99) when it has one, and no time moves by more than 5e-15 of its value (below 1e-8 of a step for
+    the 1,000,000 steps a run may take).  Non-finite times are kept."""
+    return np.array([float(f"{x:.15g}") for x in np.asarray(times, dtype=float).ravel().tolist()], dtype=float)
+
+
+def with_readable_times(data):
+    """A copy of a run's data to write as text (CSV, JSON) with its times as `readable_times` gives them: a contact
+    run's Recording (core.contact; its `t`) or a driven motion's Trajectory (core.kinematics; its `times`).  The
+    other arrays are the same; the lossless .npz keeps the computed times."""
+    if hasattr(data, "times"):
+        return replace(data, times=readable_times(data.times))
+    return replace(data, t=readable_times(data.t))
 
 
 def save(mech: Mechanism, path: str | os.PathLike) -> None:

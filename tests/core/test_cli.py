@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -195,3 +196,55 @@ def test_analyze_of_a_document_without_a_name_is_headed_by_its_file(tmp_path, fo
 
     mech = io.loads(json.dumps(fourbar_dict))
     assert report_text(mech, structure.analyze(mech)).splitlines()[0] == "unnamed mechanism (planar)"
+
+
+def _t_column(text: str) -> list[str]:
+    rows = text.splitlines()
+    assert rows[0].split(",")[0] == "t"
+    return [row.split(",", 1)[0] for row in rows[1:]]
+
+
+def test_the_time_column_is_written_without_round_off(tmp_path):
+    """`simulate --dt 0.1 --t-end 0.3` wrote t = 0.30000000000000004 (row k is at k dt: 3 × 0.1), a 30 s run
+    29.990000000000002, and `kinematics` 0.30000000000000004 and 0.7000000000000001 (k × T/N). The times are written
+    as the user reads them, k h in its short decimal form: in CSV on stdout and in a file, and in `kinematics
+    --json`; the .npz keeps the computed times."""
+    from core.contact import load_npz
+
+    f = str(EXAMPLES / "contact_sphere_drop.json")
+    r = run("simulate", f, "--dt", "0.1", "--t-end", "0.3")
+    assert r.returncode == 0, r.stderr
+    assert _t_column(r.stdout) == ["0.0", "0.1", "0.2", "0.3"]
+    r = run("simulate", f, "--dt", "0.01", "--t-end", "3", "--out", str(tmp_path / "run.csv"))
+    assert r.returncode == 0, r.stderr
+    assert _t_column((tmp_path / "run.csv").read_text()) == [repr(k / 100) for k in range(301)]
+    r = run("simulate", f, "--dt", "0.1", "--t-end", "0.3", "--out", str(tmp_path / "run.npz"))
+    assert r.returncode == 0, r.stderr
+    assert load_npz(tmp_path / "run.npz").t[3] == 3 * 0.1 != 0.3  # (the lossless file: the times the run computed)
+
+    fourbar = str(EXAMPLES / "fourbar.json")
+    r = run("kinematics", fourbar, "--t-end", "3", "--steps", "30")
+    assert r.returncode == 0, r.stderr
+    assert _t_column(r.stdout) == [repr(k / 10) for k in range(31)]
+    r = run("kinematics", fourbar, "--t-end", "0.7", "--steps", "7", "--csv", str(tmp_path / "k.csv"))
+    assert r.returncode == 0, r.stderr
+    assert _t_column((tmp_path / "k.csv").read_text()) == [repr(k / 10) for k in range(8)]  # T/N = 0.09999999999999999
+    r = run("kinematics", fourbar, "--t-end", "3", "--steps", "30", "--json")
+    assert [row[0] for row in json.loads(r.stdout)["rows"]] == [k / 10 for k in range(31)]
+
+
+def test_readable_times_moves_times_by_round_off_only():
+    """core.io.readable_times, which the CLI's and the app's CSV writers use: k h in its short form, other times to 15
+    significant digits; nothing moves by more than round-off."""
+    import numpy as np
+
+    k = np.arange(1_000_001)
+    for h in (0.01, 1e-4, 0.3, 1e-9, 2.5e-3):
+        t = k * h
+        clean = io.readable_times(t)
+        assert np.all(np.abs(clean - t) <= 5e-15 * t)
+    t = io.readable_times(k * 0.01)
+    assert [repr(float(x)) for x in t[[3, 6, 2999, 1_000_000]]] == ["0.03", "0.06", "29.99", "10000.0"]
+    assert all(len(repr(float(x))) <= 9 for x in t)  # (at most 'nnnn.nn' and '10000.0': no noise digits)
+    odd = io.readable_times([1 / 3, 12345.678901234567, float("nan"), math.inf])
+    assert [repr(float(x)) for x in odd] == ["0.333333333333333", "12345.6789012346", "nan", "inf"]
