@@ -27,9 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=("implicit", "explicit"), default=None,
                         help="geometrically implicit (default) or explicit (linearised gap) time-stepping")
     parser.add_argument("--solver", choices=("newton", "interior-point"), default=None,
-                        help="the step's solver: newton (default: Newton on two forms of the friction law, then the "
-                             "conic interior point, then halves) or interior-point (the conic interior point alone; "
-                             "docs/contact.md)")
+                        help="the step's solver: newton (default: Newton with the friction law in the Alart-Curnier "
+                             "form, then in the normalised form, then Alart-Curnier from a cold start; then the step "
+                             "halved) or interior-point (the conic interior-point method alone, halved the same way); "
+                             "an implicit step that fails even so is taken by the explicit method's step "
+                             "(docs/contact.md)")
     parser.add_argument("--out", default=None, metavar="OUT",
                         help="output file, .csv (one row per step) or .npz (lossless); default: CSV on stdout")
 

@@ -248,3 +248,22 @@ def test_readable_times_moves_times_by_round_off_only():
     assert all(len(repr(float(x))) <= 9 for x in t)  # (at most 'nnnn.nn' and '10000.0': no noise digits)
     odd = io.readable_times([1 / 3, 12345.678901234567, float("nan"), math.inf])
     assert [repr(float(x)) for x in odd] == ["0.333333333333333", "12345.6789012346", "nan", "inf"]
+
+
+def test_simulate_help_says_what_the_default_solver_does():
+    """`simulate --help` said the default solver was 'Newton on two forms of the friction law, then the conic
+    interior point, then halves'; the default's attempts (core.contact.stepper._ATTEMPTS) hold no interior point:
+    Newton on the Alart-Curnier form, the normalised form, Alart-Curnier from a cold start, then halving; the
+    interior point is the other value of --solver."""
+    from core.contact import stepper
+
+    assert all(a[0] != stepper._CONIC[0] for a in stepper._ATTEMPTS)  # (what the help describes)
+    r = run("simulate", "--help")
+    assert r.returncode == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    solver = text[text.index("--solver {newton,interior-point} ") + 33:text.index(" --out OUT ")]
+    default = solver[solver.index("newton (default:"):solver.index(") or interior-point (")]
+    assert "interior" not in default and "conic" not in default, default
+    for attempt in ("Alart-Curnier form", "normalised form", "cold start", "halved"):
+        assert attempt in default, (attempt, default)
+    assert "or interior-point (the conic interior-point method alone" in solver, solver
