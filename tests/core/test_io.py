@@ -258,3 +258,61 @@ def test_schema_accepts_every_example_and_names_the_format():
         jsonschema.validate(json.loads(path.read_text()), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"format": "linkwright.mechanism", "version": 1, "space": "curved", "bodies": []}, schema)
+
+
+def _ellipsoid_ranges() -> dict[int, tuple[float, bool, float]]:
+    """The friction ellipsoid's row of docs/file-format.md's table of ranges, read: entry -> (low, low refused, high)
+    ('more than A and at most B' or 'A to B'; a clause without entry names holds for all three)."""
+    import re
+
+    from tests.conftest import ROOT
+
+    rows = [ln for ln in (ROOT / "docs" / "file-format.md").read_text().splitlines()
+            if ln.startswith("|") and "ellipsoid" in ln.split("|")[1]]
+    assert len(rows) == 1, rows
+    ranges = {}
+    for clause in rows[0].split("|")[2].split(";"):
+        names = re.findall(r"e_[tor]", clause)
+        m = re.search(r"more than ([\d.e+-]+) and at most ([\d.e+-]+)", clause)
+        if m:
+            lo, open_low, hi = float(m[1]), True, float(m[2])
+        else:
+            m = re.search(r"([\d.e+-]+) to ([\d.e+-]+)", clause)
+            assert m, clause
+            lo, open_low, hi = float(m[1]), False, float(m[2])
+        for i in ([("e_t", "e_o", "e_r").index(n) for n in names] or [0, 1, 2]):
+            ranges[i] = (lo, open_low, hi)
+    assert sorted(ranges) == [0, 1, 2], rows[0]
+    return ranges
+
+
+def test_the_documented_friction_ellipsoid_bounds_are_the_loaders():
+    """docs/file-format.md said the friction-ellipsoid entries may be 0 to 1000, but the loader refuses 0 for e_t and
+    e_o (the ellipsoid's axes in the sliding directions; 0 for e_r is no torsional friction): each documented bound
+    is what a file with that entry at it, and just beyond it, gets."""
+    doc = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+
+    def load(i: int, value: float):
+        ell = [1.0, 1.0, 0.0]
+        ell[i] = value
+        doc["contact"] = {"friction": 0.5, "ellipsoid": ell}
+        return io.loads(json.dumps(doc))
+
+    ranges = _ellipsoid_ranges()
+    assert ranges == {0: (0.0, True, 1000.0), 1: (0.0, True, 1000.0), 2: (0.0, False, 1000.0)}
+    for i, (lo, open_low, hi) in ranges.items():
+        where = f"contact.ellipsoid[{i}]"
+        assert load(i, hi).contact.ellipsoid[i] == hi
+        with pytest.raises(LinkwrightError) as e:
+            load(i, hi * (1 + 1e-9))
+        assert e.value.location == where and "1000" in e.value.message
+        if open_low:
+            assert load(i, 1e-9).contact.ellipsoid[i] == 1e-9
+            with pytest.raises(LinkwrightError) as e:
+                load(i, lo)
+            assert str(e.value) == f"{where}: must be positive, got 0.0"
+        else:
+            assert load(i, lo).contact.ellipsoid[i] == lo
+            with pytest.raises(LinkwrightError) as e:
+                load(i, -1e-9)
+            assert str(e.value) == f"{where}: must be non-negative, got -1e-09"
