@@ -380,6 +380,13 @@ class Mechanism:
         if body.velocity is not None:
             validate.vector(body.velocity.linear, f"{location}.velocity.linear", bound=validate.MAX_SPEED)
             validate.vector(body.velocity.angular, f"{location}.velocity.angular", bound=validate.MAX_ANGULAR_SPEED)
+            if body.ground:  # (a run would ignore it: a ground body never moves; zeros are harmless, kept)
+                for key in ("linear", "angular"):
+                    if any(x != 0.0 for x in getattr(body.velocity, key)):
+                        raise LinkwrightError(f"{location}.velocity.{key}",
+                                              "a ground body is fixed (it does not move): remove the velocity, or "
+                                              "un-mark the body as ground (to move it at a set speed: a driven joint "
+                                              "to the ground)")
         for pname, p in body.points.items():
             check_name(pname, f"{location}.points")
             validate.vector(p, f"{location}.points.{pname}")

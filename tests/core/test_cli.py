@@ -267,3 +267,18 @@ def test_simulate_help_says_what_the_default_solver_does():
     for attempt in ("Alart-Curnier form", "normalised form", "cold start", "halved"):
         assert attempt in default, (attempt, default)
     assert "or interior-point (the conic interior-point method alone" in solver, solver
+
+
+def test_a_velocity_on_a_ground_body_is_a_located_error_with_status_2(tmp_path):
+    """The tester's velocity_on_ground.json (the floor given {"linear": [1, 0, 0]}) simulated with status 0, the
+    floor's velocity ignored."""
+    doc = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+    ground = next(i for i, b in enumerate(doc["bodies"]) if b.get("ground"))
+    doc["bodies"][ground]["velocity"] = {"linear": [1, 0, 0]}
+    p = tmp_path / "velocity_on_ground.json"
+    p.write_text(json.dumps(doc))
+    for command in (["simulate", str(p), "--t-end", "0.02"], ["analyze", str(p)]):
+        r = run(*command)
+        assert r.returncode == 2 and r.stdout == "", (command, r.stdout)
+        assert r.stderr.startswith(f"error: bodies[{ground}].velocity.linear: a ground body is fixed (it does not "
+                                   "move): remove the velocity, or un-mark the body as ground"), r.stderr

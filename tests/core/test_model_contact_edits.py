@@ -121,3 +121,36 @@ def test_an_edited_scene_saves_losslessly_and_equals_the_same_json_written_by_ha
         "contact": {"friction": 0.4}, "simulation": {"dt": 0.005, "duration": 0.5},
     }
     assert io.loads(json.dumps(hand)) == m
+
+
+GROUND_FIXED = ("a ground body is fixed (it does not move): remove the velocity, or un-mark the body as ground (to "
+                "move it at a set speed: a driven joint to the ground)")
+
+
+def test_a_velocity_on_a_ground_body_is_refused_in_the_file_and_in_every_edit():
+    """A ground body never moves: a velocity given to one was loaded, and ignored by every run (the tester's
+    velocity_on_ground.json simulated with status 0). It is refused with its location, on load and by the edits
+    (typing it into the Properties panel, marking a moving body as ground); zeros stay allowed."""
+    d = io.to_dict(scene())
+    d["bodies"][0]["velocity"] = {"linear": [1, 0, 0]}
+    assert str(located(io.from_dict, d)) == f"bodies[0].velocity.linear: {GROUND_FIXED}"
+    d["bodies"][0]["velocity"] = {"angular": [0, 0, 0.5]}
+    assert str(located(io.from_dict, d)) == f"bodies[0].velocity.angular: {GROUND_FIXED}"
+    d["bodies"][0]["velocity"] = {"linear": [0, 0, 0], "angular": [0, -0.0, 0]}
+    assert io.from_dict(d).body("ground").velocity == Velocity()  # (zeros: nothing that a run ignores)
+
+    m = scene()
+    before = m.copy()
+    err = located(m.update_body, "ground", velocity=Velocity((0.0, 0.2, 0.0)))
+    assert (err.location, err.message) == ("bodies[0].velocity.linear", GROUND_FIXED)
+    assert m == before and m.revision == before.revision
+    m.update_body("ball", velocity=Velocity((0.0, 0.0, 0.0), (3.0, 0.0, 0.0)))
+    before = m.copy()
+    err = located(m.set_ground, "ball")
+    assert (err.location, err.message) == ("bodies[1].velocity.angular", GROUND_FIXED)
+    assert m == before and m.revision == before.revision
+    m.update_body("ball", velocity=None)
+    m.set_ground("ball")  # without its velocity the ball may be made ground
+    assert m.body("ball").ground
+    err = located(m.add_body, Body("wall", ground=True, velocity=Velocity((0.0, 0.0, 1.0))))
+    assert err.location == "bodies[2].velocity.linear"
