@@ -83,6 +83,24 @@ _SHADER = shaders.ShaderProgram("linkwright_lit", [
 ])
 
 
+# A floor's or wall's patch: blended and depth-tested (a body in front of it is not covered), but it writes no depth,
+# so nothing drawn after it behind it (a trail, a ghost inside a bin) is hidden by it; drawn after the bodies, trails
+# and ghosts (depth value 28) it tints whatever lies behind it, and overlapping walls blend in any order.
+_PATCH_OPTIONS = {**GLOptions["translucent"], "glDepthMask": (GL.GL_FALSE,)}
+_PATCH_DEPTH = 28  # after the opaque bodies (0), ghosts (20) and trails (25); before the contact overlay (30)
+
+
+class _PatchItem(gl.GLMeshItem):
+    """The mesh item of an unbounded shape's patch (_PATCH_OPTIONS); restores depth writes after painting (the items
+    drawn after it, and the next frame's depth clear, which a disabled depth mask would skip)."""
+
+    def paint(self) -> None:
+        try:
+            super().paint()
+        finally:
+            GL.glDepthMask(GL.GL_TRUE)
+
+
 class _GLView(gl.GLViewWidget):
     """GLViewWidget with a turntable orbit about the document's up axis, view-plane panning and click detection."""
 
@@ -499,15 +517,17 @@ class Viewport3D(QWidget):
     def _initial_view(self) -> None:
         self.set_view("front" if self._space == "planar" else "iso")
 
-    def _mesh_item(self, mesh, colour, parent) -> gl.GLMeshItem:
-        return gl.GLMeshItem(parentItem=parent, meshdata=_mesh_data(mesh), color=colour, smooth=True, shader=_SHADER,
-                             glOptions="opaque")
+    def _mesh_item(self, mesh, colour, parent, patch: bool = False) -> gl.GLMeshItem:
+        """An opaque mesh item, or (patch) a halfspace's translucent patch that writes no depth (_PatchItem)."""
+        cls, options = (_PatchItem, _PATCH_OPTIONS) if patch else (gl.GLMeshItem, "opaque")
+        return cls(parentItem=parent, meshdata=_mesh_data(mesh), color=colour, smooth=True, shader=_SHADER,
+                   glOptions=options)
 
-    def _renew(self, item: gl.GLMeshItem, mesh, colour) -> gl.GLMeshItem:
+    def _renew(self, item: gl.GLMeshItem, mesh, colour, patch: bool = False) -> gl.GLMeshItem:
         """A new item for a changed mesh in the old one's place (an item shows one mesh for its whole life)."""
         parent = item.parentItem()
         item.setParentItem(None)
-        return self._mesh_item(mesh, colour, parent)
+        return self._mesh_item(mesh, colour, parent, patch)
 
     def _update(self) -> None:
         """Bring the items up to the document: re-mesh only parts whose mesh changed, add new ones, drop vanished."""
@@ -559,19 +579,18 @@ class Viewport3D(QWidget):
                 group = gl.GLGraphicsItem.GLGraphicsItem()
                 self.view.addItem(group)
                 self._groups[name] = group
-                item = self._mesh_item(bg.mesh, self._body_colour(name), group)
+                item = self._mesh_item(bg.mesh, self._body_colour(name), group, bg.unbounded)
                 self._body_items[name] = item
             elif self._body_meshes[name] is not bg.mesh:
-                item = self._body_items[name] = self._renew(item, bg.mesh, self._body_colour(name))
+                item = self._body_items[name] = self._renew(item, bg.mesh, self._body_colour(name), bg.unbounded)
             else:
                 continue
             # (a floor's patch re-drawn around a run's motion is not a change of the mechanism: the bodies keep
             # their poses)
             changed = changed or not bg.unbounded
             self._body_meshes[name] = bg.mesh
-            # a wall or floor is translucent and drawn after the opaque items, so it never hides what it bounds
-            item.setGLOptions("translucent" if bg.unbounded else "opaque")
-            self._groups[name].setDepthValue(10 if bg.unbounded else 0)
+            # a wall or floor is a translucent patch drawn after everything it may stand in front of (_PatchItem)
+            self._groups[name].setDepthValue(_PATCH_DEPTH if bg.unbounded else 0)
         return [n for ns in pool.values() for n in ns], changed
 
     def _sync_joints(self, scene: Scene) -> bool:

@@ -128,3 +128,89 @@ def test_the_view_frames_the_whole_motion_of_a_contact_run(make_window, qtbot):
         assert abs(p[0] - (0.0 if k == 0 else 4 / (2 * 0.3 * 9.81))) < 0.01
         x, y = vp.project(p)
         assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
+
+
+def _pile_view(qtbot, walls=None):
+    """A shown 3D view of the pile in its bin, iso view (walls: the names of the walls kept; None: all four)."""
+    from app.document import Document
+    from app.selection import Selection
+    from app.viewport import Viewport3D
+
+    data = io.load(EXAMPLES / "contact_pile.json")
+    for name in [b.name for b in data.bodies if b.name.startswith("wall_")]:
+        if walls is not None and name not in walls:
+            data.remove_body(name)
+    vp = Viewport3D(Document(data), Selection())
+    qtbot.addWidget(vp)
+    vp.resize(640, 480)
+    vp.show()
+    qtbot.waitExposed(vp)
+    return vp
+
+
+def _frame(vp) -> np.ndarray:
+    from app.export import grab_viewport, image_to_array
+
+    return image_to_array(grab_viewport(vp)).astype(int)
+
+
+def test_trails_show_through_the_walls_of_a_bin(qtbot):
+    """contact_pile's floor and four walls are translucent patches. They were drawn before the trails and wrote
+    depth, so every part of a trail behind a wall (in the iso view: the whole inside of the bin) failed the depth
+    test: toggling Trails changed almost no pixel. Each trail must show wherever no body stands in front of it."""
+    vp = _pile_view(qtbot)
+    walls = {bg.name for bg in vp.scene().bodies if bg.unbounded}
+    assert {"floor", "wall_px", "wall_nx", "wall_py", "wall_ny"} <= walls
+    z = np.linspace(0.02, 0.5, 40)[:, None]
+    trails = {f"c{k}": np.hstack([np.full_like(z, x), np.full_like(z, y), z])  # vertical paths in the bin's corners
+              for k, (x, y) in enumerate([(0.24, 0.24), (0.24, -0.24), (-0.24, 0.24), (-0.24, -0.24)])}
+    vp.set_trails(trails)
+    on = _frame(vp)
+    vp.set_trails_visible(False)
+    off = _frame(vp)
+    vp.set_trails_visible(True)
+    changed = np.any(on != off, axis=2)
+    s = on.shape[1] / vp.view.width()  # framebuffer pixels per widget pixel
+    seen = hidden = 0
+    for path in trails.values():
+        for p in path[1:-1]:
+            x, y = vp.project(p)
+            if not (3 <= x <= vp.view.width() - 3 and 3 <= y <= vp.view.height() - 3):
+                continue  # out of the frame
+            if vp.pick(x, y) not in walls | {None}:
+                continue  # a body is under this pixel (in front of the trail or behind it): not judged
+            i, j = round(y * s), round(x * s)
+            if changed[i - 2:i + 3, j - 2:j + 3].any():
+                seen += 1
+            else:
+                hidden += 1
+    assert seen + hidden > 100
+    assert hidden <= 0.05 * (seen + hidden), f"{hidden} of {seen + hidden} trail points hidden by a wall"
+    np.testing.assert_array_equal(_frame(vp), on)  # the next frame is the same (depth writes restored for the clear)
+
+
+def test_walls_do_not_cover_the_bodies_in_front_of_them(qtbot):
+    """The walls the camera looks at from the bin's inside lie behind every body: no body pixel changes when they
+    are drawn (a patch that writes no depth is still depth-tested against the bodies drawn before it)."""
+    full = _pile_view(qtbot)
+    _, V = full.camera_matrices()
+    eye = np.linalg.inv(V)[:3, 3]
+    back = {b.name for b in full._doc.mechanism.bodies
+            if b.name.startswith("wall_") and np.dot(b.shape["normal"], eye) > b.shape["offset"]}
+    assert len(back) == 2  # iso: two walls behind the pile, two in front of it
+    views = _pile_view(qtbot, walls=back), _pile_view(qtbot, walls=set())
+    for vp in views:
+        for key in ("rotation", "center", "distance"):
+            vp.view.opts[key] = full.view.opts[key]
+    a, b = (_frame(vp) for vp in views)
+    s = a.shape[1] / full.view.width()
+    bodies = {bg.name for bg in full.scene().bodies if not bg.unbounded}
+    body_px = np.zeros(a.shape[:2], bool)
+    for i in range(4, a.shape[0] - 4, 4):
+        for j in range(4, a.shape[1] - 4, 4):
+            if views[0].pick(j / s, i / s) in bodies:
+                body_px[i - 1:i + 2, j - 1:j + 2] = True  # the sample and its neighbours (still on the body)
+    assert body_px.sum() > 2000
+    walls_drawn = np.any(a != b, axis=2)
+    assert (walls_drawn & ~body_px).sum() > 5000  # the back walls are drawn (beside and behind the bodies)
+    assert (walls_drawn & body_px).sum() <= 0.01 * body_px.sum()  # (a body's outline may differ by a pixel)
