@@ -5,8 +5,8 @@ section and bodies with mass (the Dynamics action adds or removes that section) 
 otherwise -> kinematics. Re-run rule after an edit (or on open): kinematics always re-runs by itself (after
 a 150 ms debounce); a contact run re-runs by itself when its expected work is at most AUTO_RUN_SECONDS, otherwise its
 frames are kept, marked stale, and Run (F5) starts it. Expected work = steps x seconds per step, measured on this
-document's last contact run, or before any run PRIOR_SECONDS_PER_PAIR_STEP per candidate pair and step (three times
-that for the explicit method).
+document's last contact run, or before any run PRIOR_SECONDS_PER_UNIT_STEP per unit of work and step (a body the run
+moves, or a joint that holds a body moved by forces: work_units), for either method.
 """
 
 from __future__ import annotations
@@ -18,21 +18,32 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.errors import LinkwrightError
 from core.kinematics import RankMobility
-from core.run import RunSpec, describe_kind, run_kind
+from core.run import RunSpec, describe_kind, run_kind, undriven_massive_bodies
 
 from ..export import fit_motion, motion_of
 from .recording import FrameRecording
 from .worker import RunEnd, RunInfo, SolveWorker
 
 __all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "AUTO_RUN_SECONDS", "short_reason",
-           "expected_contact_seconds"]
+           "expected_contact_seconds", "work_units"]
 
 DEBOUNCE_MS = 150  # edits closer together than this make one run
 TICK_MS = 30  # playback timer (about 33 frames per second of wall time)
 STATUS_KINDS = ("busy", "ok", "stopped", "error", "stale")  # what the status line reports
 PROGRESS_SECONDS = 0.25  # the progress bar is updated at most this often while frames stream
 AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait for Run after an edit
-PRIOR_SECONDS_PER_PAIR_STEP = 2e-3  # before a document's first contact run: cost of one candidate pair in one step
+# Before a document's first contact run: the cost of one step per unit of work (work_units: a body the run moves, or a
+# joint that holds a body moved by forces). Measured on the 13 shipped contact examples (resources/examples/
+# contact_*.json, each for its file's duration, both methods; CPU time of core.run.open_run's run alone, headless,
+# OPENBLAS_NUM_THREADS=1, kernels loaded): 0.15-2.3 ms per unit and step, median 0.7 ms; e.g. the pile (5 bodies,
+# 100 steps) 3.1 ms a step implicit, 3.4 explicit (0.31 s of work; the app's run, with its GUI thread, about 0.4 s),
+# the tray tilt (6 bodies, its joint driven) 4.6 ms, the swinging four-bar (3 bodies, 4 joints) 7.9 ms, the parts
+# feeder (4 bodies, its joints all driven) 2.1 ms. 1.5 ms is about twice the median and above every example's cost but
+# the polytopes' (3 bodies: 2.3 ms implicit, 1.7 explicit; 0.69 s of work estimated 0.45 s). The explicit method
+# measured 0.7-3 times the implicit one's per step (3 times only for the one-body box slide and disc roll: 1.3 and
+# 0.9 ms a unit), within the same bound: no factor of its own. The 27-sphere piles of bench/ (bench/results/
+# contact.md: 61 steps/s, 0.6 ms a body; 12 steps/s at mu 0.8, 3 ms) are estimated 4 s for 1 s, 81 s for 20 s.
+PRIOR_SECONDS_PER_UNIT_STEP = 1.5e-3
 OTHER_METHOD = {"implicit": "explicit", "explicit": "implicit"}
 # the locations of a run's checks (core.run.open_run, the contact run: the document's fields and RunSpec's) whose
 # values the Motion dock gives, and the dock's fields that show them: a refused run names the field
@@ -50,27 +61,32 @@ def _geometry_key(mech) -> tuple:
     return (mech.space, tuple(mech.bodies), tuple(mech.joints))
 
 
-def _pair_count(mech) -> int:
-    """Candidate pairs of a contact document, counted without building the model (shaped bodies, one dynamic; two
-    bodies a joint links are counted too, though the model leaves them out)."""
+def work_units(mech) -> int:
+    """The units of work of a contact run's step, counted without building the model: the bodies the run moves (not
+    ground, with a mass or density or attached by a joint: core.contact.build_model's dynamic bodies, the ones the
+    drivers move too) and the joints that hold a body moved by forces (core.run.undriven_massive_bodies; every joint
+    when the drivers cannot be analysed). Pairs are not counted: a pile's bodies touch a few neighbours each, not
+    every other body (the pile's 35 shaped pairs had 7 in contact range on average)."""
     attached = {n for j in mech.joints for n in j.bodies}
-    # (core.contact.build_model: a body a joint attaches is dynamic, as is a free one with mass)
-    dyn = sum(1 for b in mech.bodies if b.shape is not None and not b.ground
-              and (b.name in attached or b.mass is not None or b.density is not None))
-    static = sum(1 for b in mech.bodies if b.shape is not None and b.ground)
-    return dyn * (dyn - 1) // 2 + dyn * static
+    moving = sum(1 for b in mech.bodies
+                 if not b.ground and (b.mass is not None or b.density is not None or b.name in attached))
+    try:
+        forced = set(undriven_massive_bodies(mech)) if mech.joints else set()
+    except LinkwrightError:
+        forced = attached
+    return moving + sum(1 for j in mech.joints if forced.intersection(j.bodies))
 
 
-def expected_contact_seconds(mech, t_end: float | None, method: str | None,
-                             seconds_per_step: float | None = None) -> float:
-    """Estimated wall time of a contact run of `mech` (the auto-run rule's measure)."""
+def expected_contact_seconds(mech, t_end: float | None, seconds_per_step: float | None = None,
+                             units: int | None = None) -> float:
+    """Estimated wall time of a contact run of `mech` to `t_end` (None: its duration), the auto-run rule's measure:
+    steps x `seconds_per_step`, else x the prior for its work `units` (default work_units(mech))."""
     sim = mech.simulation
     dt = float(sim.dt) if sim else 0.01
     T = float(t_end if t_end is not None else (sim.duration if sim else 1.0))
-    meth = method or (sim.method if sim else "implicit")
     steps = max(T / dt, 0.0) if dt > 0 else 0.0
     if seconds_per_step is None:
-        seconds_per_step = PRIOR_SECONDS_PER_PAIR_STEP * max(_pair_count(mech), 1) * (3.0 if meth == "explicit" else 1.0)
+        seconds_per_step = PRIOR_SECONDS_PER_UNIT_STEP * max(work_units(mech) if units is None else units, 1)
     return steps * seconds_per_step
 
 
@@ -146,6 +162,7 @@ class Playback(QObject):
         self.progress = (0.0, "")
         self.mobility: RankMobility | None = None
         self.seconds_per_step: float | None = None  # measured on this document's last contact run
+        self._units: tuple | None = None  # (motion key, work_units) of the prior estimate
         self._key = None  # motion content of the document as last seen
         # the motion content the recording's run was started for, and the status its end gave (an edit that is
         # undone brings the document back to it: the frames are no longer stale)
@@ -203,8 +220,13 @@ class Playback(QObject):
         """Estimated wall time of the document's contact run (0 for other kinds)."""
         if self.kind != "contact":
             return 0.0
-        return expected_contact_seconds(self.document.mechanism, self.contact_t_end, self.document_method(),
-                                        self.seconds_per_step)
+        units = None
+        if self.seconds_per_step is None:
+            # (work_units analyses the drivers: once per version of the motion, not at each look)
+            if self._units is None or self._units[0] != self._key:
+                self._units = (self._key, work_units(self.document.mechanism))
+            units = self._units[1]
+        return expected_contact_seconds(self.document.mechanism, self.contact_t_end, self.seconds_per_step, units)
 
     def auto_runs(self) -> bool:
         """Whether an edit re-runs the motion by itself (the rule in this module's docstring)."""

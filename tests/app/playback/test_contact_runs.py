@@ -26,11 +26,21 @@ EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[3] / "resource
 @pytest.fixture
 def window(make_window, qtbot):
     def make(name):
-        win = make_window(io.load(EXAMPLES / f"{name}.json"))
+        """A window on an example (by name) or on a document."""
+        win = make_window(io.load(EXAMPLES / f"{name}.json") if isinstance(name, str) else name)
         win.qtbot = qtbot
         return win
 
     return make
+
+
+def long_pile() -> Mechanism:
+    """contact_pile for 20 s (2,000 steps): a run that waits for Run on opening (by the prior estimate) and after an
+    edit (by the measured one), and is still going when a test looks at it (the file's 1 s runs by itself, in about
+    half a second)."""
+    mech = io.load(EXAMPLES / "contact_pile.json")
+    mech.set_simulation(duration=20.0)
+    return mech
 
 
 def finished(win, timeout: int = 60000) -> None:
@@ -106,13 +116,12 @@ def test_the_sphere_rests_with_its_weight_on_the_floor(window):
 
 
 def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbot):
-    win = window("contact_pile")
+    # the pile for 20 s (2,000 steps, about 6 s of stepping alone on this machine), so that the run is still going
+    # when the test looks at it: the file's 1 s of this pile takes well under a second, which a busy machine's GUI
+    # thread can see end between two looks
+    win = window(long_pile())
     pb = win.playback
     assert not pb.auto_runs() and pb.expected_seconds() > 2.0
-    # run to 20 s (2,000 steps, about 3 s of stepping alone on this machine) so that the run is still going when the
-    # test looks at it: the file's 1 s of this pile takes well under a second, which a busy machine's GUI thread can
-    # see end between two looks
-    pb.set_range(20.0, 1)
     assert pb.recording.count == 0 and not pb.worker.running()
     assert "press Run (F5)" in win.motion.status_label.text()
     win.action_set.run.trigger()
@@ -150,13 +159,43 @@ def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbo
     assert rec.cursor == rec.count - 1
 
 
-def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
+def _sphere_pile(duration: float) -> Mechanism:
+    """27 spheres (r = 5 cm, 3 x 3 x 3, 1 cm apart) over a floor."""
+    bodies = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
+    bodies += [{"name": f"s{i}{j}{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
+                "pose": {"position": [0.11 * i, 0.11 * j, 0.06 + 0.11 * k]}}
+               for i in range(3) for j in range(3) for k in range(3)]
+    return io.from_dict({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                         "gravity": [0, 0, -9.81], "bodies": bodies, "contact": {"friction": 0.4},
+                         "simulation": {"dt": 0.01, "duration": duration}})
+
+
+def test_the_pile_runs_by_itself_and_longer_or_bigger_piles_wait_for_run(window, qtbot):
+    """Before a document's first run its expected work came from 2 ms per shaped pair and step: the pile's 35 pairs
+    (most of them far apart, never in contact range) made its 1 s about 7 s, so it waited for Run, though it takes
+    about half a second. The prior is now per body moved and joint holding one (measured on the examples): the pile
+    runs by itself when opened; the same pile for 20 s, and 27 spheres, still wait for Run."""
     win = window("contact_pile")
     pb = win.playback
-    # a 20-second contact run (2,000 steps, about 3 s of stepping alone on this machine): it waits for Run, and is
+    assert pb.auto_runs() and pb.is_running() and pb.status_kind == "busy"
+    finished(win)
+    assert pb.recording.ok and pb.recording.count == 101
+    win.document.replace(long_pile())  # (2,000 steps)
+    assert not pb.auto_runs() and not pb.is_running() and pb.recording.count == 0
+    assert pb.status_kind == "stale" and "press Run (F5)" in win.motion.status_label.text()
+    for duration in (20.0, 1.0):
+        win.document.replace(_sphere_pile(duration))
+        assert not pb.auto_runs() and not pb.is_running() and pb.recording.count == 0
+        assert "press Run (F5)" in win.motion.status_label.text()
+    assert not pb.worker.running()
+
+
+def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
+    # a 20-second contact run (2,000 steps, about 6 s of stepping alone on this machine): it waits for Run, and is
     # still going after the one second measured below (60 frames, measured before, took 0.2 s once the solver got
     # faster: no tick came in between)
-    pb.set_range(20.0, 1)
+    win = window(long_pile())
+    pb = win.playback
     gaps = []
     clock = QElapsedTimer()
     probe = QTimer()
@@ -185,11 +224,10 @@ def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
 
 
 def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
-    win = window("contact_pile")
+    # the pile for 20 s (2,000 steps) so that the run is still going when the edit comes: the file's 1 s of this pile
+    # takes about half a second (a short run, which re-runs by itself)
+    win = window(long_pile())
     pb = win.playback
-    # run to 20 s (2,000 steps) so that the run is still going when the edit comes: the file's 1 s of this pile takes
-    # about half a second, and a run that has ended measures its own cost, which makes it a short, self-re-running one
-    pb.set_range(20.0, 1)
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
     token = pb.worker.token
@@ -220,9 +258,8 @@ def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
 def test_undoing_the_edit_that_made_a_run_stale_makes_it_current_again(window, qtbot):
     """Run, Stop, edit (stale), undo: the document is again the one the frames were computed for, so they are not
     stale and the status line says what the run's end said; redo makes them stale again."""
-    win = window("contact_pile")
+    win = window(long_pile())  # (a long run: edits mark it stale instead of re-running, as above)
     pb = win.playback
-    pb.set_range(20.0, 1)  # (a long run: edits mark it stale instead of re-running, as above)
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
     pb.stop()
@@ -409,7 +446,7 @@ def test_clicking_the_time_plot_seeks(window, qtbot):
 
 
 def test_pairs_never_in_contact_range_are_left_out_of_the_plot_until_ticked(window, qtbot):
-    win = window("contact_pile")
+    win = window(long_pile())
     pb, plots = win.playback, win.plots
     win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.count >= 12, timeout=60000)
@@ -487,7 +524,8 @@ def test_a_links_trail_is_the_path_of_its_centre_of_mass(window):
     """contact_fourbar_swing's links have their frames at the world origin, far from their mass: the 3D view's
     trail of the crank is the path of its centre of mass, which turns about the fixed joint A and so stays at its
     design distance from A (|(0.025, 0, 0.5433) - (0, 0, 0.5)| = 0.05 m), not its origin's arc 0.5 m away."""
-    win = window("contact_fourbar_swing")
+    win = window("contact_fourbar_swing")  # (3 s of work: it waits for Run)
+    win.playback.run()
     finished(win)
     rec = win.playback.recording
     assert rec.count > 50
@@ -552,7 +590,7 @@ def test_the_run_line_names_the_method_of_the_document_or_the_one_chosen_in_the_
 def test_stop_is_greyed_out_when_a_burst_of_edits_ends_on_a_run_that_waits_for_run(window, qtbot):
     """An edit that makes a long contact run short starts a re-run after the debounce (Stop enabled); undoing it
     within the debounce makes the run a long one that waits for Run: nothing runs, so Stop is greyed out again."""
-    win = window("contact_pile")
+    win = window(long_pile())
     pb = win.playback
     assert not pb.auto_runs() and not win.action_set.stop.isEnabled()
     assert win.editor.set_simulation(duration=0.02) is None  # 2 steps: re-runs by itself after the debounce
@@ -571,7 +609,7 @@ def test_a_contact_run_that_waits_for_run_shows_no_progress_of_an_earlier_run(wi
     pb, bar = win.playback, win.motion.progress_bar
     finished(win)
     assert bar.value() == 100 and bar.format() == "t = 1.000 / 1.000 s"
-    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))
+    win.document.replace(long_pile())
     assert pb.status_kind == "stale" and pb.recording.count == 0
     assert bar.value() == 0 and bar.format() == "" and pb.progress == (0.0, "")
     assert win.editor.set_simulation(duration=0.02) is None  # short: re-runs by itself
@@ -619,14 +657,14 @@ def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_fo
     pb.set_range(1.0, 200000)  # a long kinematics run
     qtbot.waitUntil(lambda: pb.worker.running() and pb.recording.count > 0, timeout=10000)
     assert win.action_set.stop.isEnabled()
-    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))
+    win.document.replace(long_pile())
     assert pb.status_kind == "stale" and not pb.is_running()
     assert not win.action_set.stop.isEnabled() and not win.motion.stop_button.isEnabled()
     win.document.replace(io.load(EXAMPLES / "fourbar.json"))
     pb.set_range(1.0, 100)  # (the dock's range is kept across documents)
     finished(win)
     pb.set_range(0.5, 100)  # an edit: re-runs after the debounce ...
-    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))  # ... but another document is opened first
+    win.document.replace(long_pile())  # ... but another document is opened first
     qtbot.wait(400)  # past the debounce
     assert not pb.worker.running() and pb.recording.count == 0 and pb.status_kind == "stale"
     assert not win.action_set.stop.isEnabled()
