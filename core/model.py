@@ -543,13 +543,14 @@ class Mechanism:
         return out
 
     def check_contact_scene(self) -> None:
-        """The checks of a contact scene as a whole (shaped free bodies started inside one another, a repeated ground
-        half-space, a body buried in one), made by every contact run before it starts (core.run.open_run).  Not on
+        """The checks of a contact scene as a whole (shaped free bodies started with their origins inside one another,
+        a repeated ground half-space), made by every contact run before it starts (core.run.open_run; the run then
+        refuses bodies that start overlapping, by a closest-point query of its contact model:
+        core.contact.closest.start_overlap, validate.MAX_START_OVERLAP).  Not on
         load: a document that fails them is a scene being edited (the app adds a second floor where the first one is,
         and a new body where the last one was), and it opens, so it can be fixed; only its contact run is refused."""
         self._check_coincident()
         self._check_ground_planes()
-        self._check_buried()
 
     def _check_ground_planes(self) -> None:
         """Refuse a ground half-space that is another one again (within a micrometre and 1e-6 rad): the contact
@@ -572,38 +573,6 @@ class Mechanism:
                 raise LinkwrightError(
                     f"bodies[{i}].shape", f"the same half-space as bodies[{j}] ('{self.bodies[j].name}'); "
                                           "remove one (a body touching both would have redundant contacts)")
-
-    def _check_buried(self) -> None:
-        """Refuse a shaped free body that starts deeper inside a ground half-space (a floor or a wall through it) than
-        its thinnest width: the contact step spent minutes on one step of such a scene (a 2 m cylinder through the
-        walls of a 0.6 m bin, 8 widths deep) and then did not converge; 0.6 to 1.7 widths deep overflowed inside the
-        solver before it gave up."""
-        import numpy as np
-
-        from .shapes import parse_shape
-
-        walls = self._ground_halfspaces()
-        if not walls:
-            return
-        N, C = np.array([w[1] for w in walls]), np.array([w[2] for w in walls])
-        axes = np.vstack((np.eye(3), -np.eye(3)))
-        for i, b in enumerate(self.bodies):
-            if b.ground or b.shape is None:
-                continue
-            shape = parse_shape(b.shape, f"bodies[{i}].shape")
-            if not shape.bounded:  # a half-space on a body that is not ground: it is not a free body either
-                continue
-            R, p = _frame(b)
-            ext = np.einsum("ij,ij->i", shape.support(axes), axes)  # how far the shape reaches along ±x, ±y, ±z
-            thin = float(np.min(ext[:3] + ext[3:]))  # its thinnest width along a body axis
-            deepest = shape.support(-N @ R) @ R.T + p  # per half-space, the point farthest into it (world)
-            depth = C - np.einsum("ij,ij->i", N, deepest)
-            w = int(np.argmax(depth))
-            if depth[w] > validate.MAX_START_DEPTH * thin:
-                raise LinkwrightError(
-                    f"bodies[{i}].pose.position",
-                    f"'{b.name}' starts {depth[w]:.3g} m inside the half-space '{self.bodies[walls[w][0]].name}', "
-                    f"deeper than its thinnest width ({thin:.3g} m); move it out")
 
     # ---- the edit API (every method validates first, then changes, then bumps the revision) ----------------------
     def _touch(self) -> None:

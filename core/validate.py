@@ -16,7 +16,7 @@ from .errors import LinkwrightError
 __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
     "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
-    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_DEPTH",
+    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_OVERLAP",
     "show", "number", "vector", "direction", "norm", "text", "name", "parse_number", "parse_vector",
     "step_count", "expression",
 ]
@@ -38,7 +38,13 @@ MAX_STEPS = 1_000_000  # steps of one run (a run of more steps is refused before
 MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
-MAX_START_DEPTH = 1.0  # how deep a shaped free body may start inside a ground half-space, in its thinnest widths
+# how deep two bodies may overlap at the start of a contact run, in thinnest widths of the thinner one
+# (core.contact.closest.start_overlap): the first step ends with every gap >= 0, so a start overlap of depth d is
+# pushed out within the step at about d / h, energy the scene never had (a 0.2 m cube started 8 cm inside the floor
+# left it at 8 m/s and rose 2.8 m; 1 mm inside at h = 0.01 s: 0.1 m/s), and deeper ones cost the solver minutes (a
+# 2 m cylinder through the walls of a 0.6 m bin, 8 widths deep).  Rounding in typed or computed positions overlaps by
+# far less (a box set on a floor 1e-16 m; a turned box's corner with its height typed to four decimals 5e-5 m)
+MAX_START_OVERLAP = 1e-3
 MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
 
 

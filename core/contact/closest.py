@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import validate
 from .bodies import ContactModel, State
 from .kernels import broad_bounds, closest_newton, geometry_rows, quat_matrices
 from .mcp import MCPResult, solve_mcp
@@ -20,7 +21,7 @@ from .pair import PairLayout
 from ..shapes.base import stack_rows
 from ..transforms import quat_to_matrix
 
-__all__ = ["candidate_pairs", "closest_points", "closest_points_many"]
+__all__ = ["candidate_pairs", "closest_points", "closest_points_many", "start_overlap"]
 
 # row of touching balls) 1 -> no convergence in 120 iterations, 3 -> 34, 10 -> 21, 100 -> 18
 _FW_ITERS = 30  # Frank-Wolfe iterations of a new pair's starting direction (closest_points)
@@ -401,3 +402,35 @@ def _epa_geometry(model, state, a, b, Ra, Rb):
 # polytope needs the origin inside by more than its start's own rounding: two boxes touching face to face gave no
 # polytope grown by 1e-6 or 1e-4 of the radius, the face normal at 1e-3 and 1e-2 (its depth the growth to 1e-9)
 _TOUCH_GROWTH = 1e-3
+
+
+def _thinnest_width(shape) -> float:
+    """A bounded shape's thinnest width along its body axes (its extent between the supports along +-x, +-y, +-z)."""
+    axes = np.vstack((np.eye(3), -np.eye(3)))
+    ext = np.einsum("ij,ij->i", np.asarray(shape.support(axes), float), axes)
+    return float(np.min(ext[:3] + ext[3:]))
+
+
+def start_overlap(model: ContactModel, state: State):
+    """The deepest overlap of a pair of bodies at `state` beyond validate.MAX_START_OVERLAP of the thinner one's
+    thinnest width: (ip, depth in metres, the allowed depth), or None when every pair is apart, touching or within it.  The pairs
+    whose bounding volumes overlap are queried (closest_points_many: the penetration of overlapping bodies is its
+    negative s)."""
+    if not model.pairs:
+        return None
+    bp = model.broad
+    lb, _margin = broad_bounds(state.p, state.q, state.v, state.w, bp.radius, bp.ia, bp.ib, bp.to_plane, bp.plane_n,
+                               bp.plane_c, 0.0, bp.gravity)
+    ips = np.flatnonzero(lb <= 0.0).tolist()
+    if not ips:
+        return None
+    worst = None
+    for ip, (z, res) in zip(ips, closest_points_many(model, state, ips)):
+        a, b, _mu = model.pairs[ip]
+        lay = PairLayout(model.shapes[a].m, model.shapes[b].m, 0)
+        depth = -float(z[lay.s])
+        widths = [_thinnest_width(model.shapes[i]) for i in (a, b) if model.halfspace[i] is None]
+        allowed = validate.MAX_START_OVERLAP * min(widths)
+        if res.converged and depth > allowed and (worst is None or depth / allowed > worst[1] / worst[2]):
+            worst = (ip, depth, allowed)
+    return worst

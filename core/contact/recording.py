@@ -23,7 +23,7 @@ from ..errors import LinkwrightError
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
-from .closest import b_normal, candidate_pairs, closest_points_many
+from .closest import b_normal, candidate_pairs, closest_points_many, start_overlap
 from .plan import Workspace
 from .stepper import METHODS, SOLVERS, StepResult, step
 
@@ -308,6 +308,24 @@ class ContactFrame:
     state: State  # the stepper's state (for continuing or checking)
 
 
+def _refuse_start_overlap(model: ContactModel) -> None:
+    """A run's bodies start apart or touching: two that overlap by more than validate.MAX_START_OVERLAP of the thinner
+    one's thinnest width are refused (located at the moving body's position), since the first step would push them
+    apart at about depth / dt, energy the scene never had."""
+    worst = start_overlap(model, initial_state(model))
+    if worst is None:
+        return
+    ip, depth, allowed = worst
+    a, b, _mu = model.pairs[ip]
+    if not model.dynamic[a]:
+        a, b = b, a
+    raise LinkwrightError(
+        f"bodies[{a}].pose.position",
+        f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}' (bodies start apart or touching: at most "
+        f"{allowed:.2g} m of overlap, a thousandth of the thinner one's width, is accepted, as a deeper one is pushed "
+        f"out within the first step, at about depth / dt); move them apart")
+
+
 class ContactRun:
     """The contact time-stepper as a run (core.run protocol, kind "contact"): frame k is the state at t = k h.
 
@@ -335,6 +353,7 @@ class ContactRun:
             raise LinkwrightError("solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
+        _refuse_start_overlap(model)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)

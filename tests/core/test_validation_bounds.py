@@ -461,22 +461,24 @@ def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
     io.loads(json.dumps(d)).check_contact_scene()
 
 
-@pytest.mark.parametrize("x, too_deep", [(0.1, False), (0.3, False), (0.4, True)])
-def test_a_body_may_not_start_deeper_in_a_ground_half_space_than_its_thinnest_width(x, too_deep):
+@pytest.mark.parametrize("depth", [-0.05, 1e-4, 3e-4, 0.18])
+def test_a_body_may_not_start_deeper_in_a_ground_half_space_than_a_thousandth_of_its_thinnest_width(depth):
     # contact_pile's wall_px is the half-space x >= 0.3 (normal [-1, 0, 0], offset -0.3); a sphere of radius 0.08
-    # (thinnest width 0.16) centred at x reaches x + 0.08: 0.08 - (0.3 - x) deep. At x = 0.3: 0.08 (half a width,
-    # allowed), at x = 0.4: 0.18 > 0.16 (refused).
+    # (thinnest width 0.16: validate.MAX_START_OVERLAP * 0.16 = 1.6e-4 m accepted) centred at x = 0.22 + depth reaches
+    # `depth` into it; 5 cm clear of it and 1e-4 m in run, 3e-4 and 0.18 m in are refused
+    from core.run import RunSpec, open_run
+
     d = example("contact_pile")
     ball = d["bodies"][5]
     assert ball["name"] == "ball1" and ball["shape"] == {"type": "sphere", "radius": 0.08}
-    ball["pose"]["position"] = [x, -0.1, 0.15]
-    if too_deep:
+    assert validate.MAX_START_OVERLAP * 0.16 == pytest.approx(1.6e-4)
+    ball["pose"]["position"] = [0.22 + depth, -0.1, 0.15]
+    if depth > 1.6e-4:
         err = run_refused(json.dumps(d))
         assert err.location == "bodies[5].pose.position"
-        assert "'ball1' starts 0.18 m inside the half-space 'wall_px'" in str(err)
-        assert "thinnest width (0.16 m)" in str(err)
+        assert f"'ball1' starts {depth:.3g} m inside 'wall_px'" in str(err) and "0.00016 m" in str(err)
     else:
-        io.loads(json.dumps(d).encode()).check_contact_scene()
+        open_run(io.loads(json.dumps(d).encode()), RunSpec(kind="contact", t_end=0.02))
 
 
 @pytest.mark.parametrize("normal, offset, same", [([0, 0, 1], 0, True), ([0, 0, 2], 0, True),  # the same plane
