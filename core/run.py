@@ -24,7 +24,7 @@ import numpy as np
 from .errors import LinkwrightError
 
 __all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
-           "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option"]
+           "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option", "nothing_to_move"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -194,6 +194,21 @@ def describe_kind(mech, method: str | None = None) -> str:
     return "nothing to move: the document has no joints and no free body with mass"
 
 
+def nothing_to_move(mech, location: str = "") -> LinkwrightError:
+    """Why a document with nothing to move (run_kind '') has no run: a body (not ground) drawn with a shape but without
+    a mass or density, located at it, as when it lies beside a body with mass (core.contact.build_model's check);
+    else `location`: describe_kind's 'nothing to move' ("" for the message alone)."""
+    if any(not b.ground and b.shape is not None for b in mech.bodies):
+        # (with no joints and no body with mass, build_model refuses the first such body before it builds anything)
+        from .contact import build_model
+
+        try:
+            build_model(mech)
+        except LinkwrightError as e:
+            return e
+    return LinkwrightError(location, describe_kind(mech))
+
+
 def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | None = None) -> Run:
     """The run of a document snapshot (LinkwrightError, located, for a document or spec that cannot run)."""
     spec = spec or RunSpec()
@@ -218,4 +233,4 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
                           solver=spec.solver)
     if kind:
         raise LinkwrightError("kind", f"unknown run kind '{kind}' (known: {', '.join(RUN_KINDS)})")
-    raise LinkwrightError("bodies", describe_kind(mech))
+    raise nothing_to_move(mech, "bodies")

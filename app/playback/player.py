@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.errors import LinkwrightError
 from core.kinematics import RankMobility
-from core.run import RunSpec, describe_kind, run_kind, undriven_massive_bodies
+from core.run import RunSpec, describe_kind, nothing_to_move, run_kind, undriven_massive_bodies
 
 from ..export import fit_motion, motion_of
 from .recording import FrameRecording
@@ -482,7 +482,8 @@ class Playback(QObject):
             self._show_design()
             self._set_running(False)
             self._clear_progress()
-            self._set_status(self.kind_text, "", "error")
+            # (a body drawn with a shape but no mass or density is named, as beside a body with mass)
+            self._set_status(str(nothing_to_move(mech)), "", "error")
             return
         analyse = self.mobility is None
         self._main.stopped_by_user, self._main.stop_note = False, ""

@@ -77,14 +77,14 @@ def _prepare() -> None:
 def run(args: argparse.Namespace) -> int:
     """Load, simulate, write; status 3 if the simulation stopped early."""
     from ..contact import record
-    from ..run import RunSpec, describe_kind, open_run, run_kind
+    from ..run import RunSpec, nothing_to_move, open_run, run_kind
 
     suffix = os.path.splitext(args.out)[1].lower() if args.out is not None else ""  # (RUN.CSV, as the app's export)
     if args.out is not None and suffix not in (".csv", ".npz"):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")
     mech = io.load(args.file)
-    if not run_kind(mech):  # (as kinematics and render: no frames of nothing, status 2)
-        raise LinkwrightError(args.file, describe_kind(mech))
+    if not run_kind(mech):  # (as kinematics and render: no frames of nothing, status 2; a shaped body without a
+        raise nothing_to_move(mech, args.file)  # mass or density is named)
     sim = mech.simulation or SimulationSettings()
     t_end, dt = sim.duration if args.t_end is None else args.t_end, sim.dt if args.dt is None else args.dt
     # the run's checks name the document's fields; the options typed name themselves (too many steps: the end time

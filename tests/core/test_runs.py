@@ -108,6 +108,38 @@ def test_a_document_with_nothing_to_move_has_no_run():
         open_run(Mechanism())
 
 
+def test_a_shaped_body_without_mass_is_named_also_when_nothing_else_moves(tmp_path):
+    """A ball with a shape but neither mass nor density beside a ball with mass is refused at it (the contact model's
+    check); alone, it made the document one with nothing to move, and the CLI said only that. It is named there too,
+    by the same check (the message is build_model's); a document without such a body still has nothing to move."""
+    import subprocess
+    import sys
+
+    d = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+    del d["bodies"][1]["mass"]  # (the ball's mass forgotten)
+    mech = io.from_dict(d)
+    assert run_kind(mech) == ""
+    with pytest.raises(LinkwrightError) as alone:
+        open_run(mech)
+    assert str(alone.value) == "bodies[1]: body 'ball' has a shape but neither mass nor density (or mark it ground)"
+    beside = json.loads(json.dumps(d))
+    beside["bodies"].insert(1, {"name": "heavy", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
+                                "pose": {"position": [1, 0, 0.5]}})
+    with pytest.raises(LinkwrightError) as e:
+        build_model(io.from_dict(beside))
+    assert (e.value.location, e.value.message) == ("bodies[2]", alone.value.message)  # the same check's message
+    # the command line: status 2 and the located message (it said '<file>: nothing to move: ...')
+    path = tmp_path / "no_mass.json"
+    path.write_text(json.dumps(d))
+    r = subprocess.run([sys.executable, "-m", "app", "simulate", str(path)], capture_output=True, text=True,
+                       cwd=EXAMPLES.parents[1], timeout=120)
+    assert r.returncode == 2 and r.stderr.strip() == f"error: {alone.value}", r.stderr
+    # nothing shaped to name: nothing to move, as before
+    d["bodies"] = d["bodies"][:1]
+    with pytest.raises(LinkwrightError, match="^bodies: nothing to move"):
+        open_run(io.from_dict(d))
+
+
 def test_kinematic_run_frames_are_the_trajectory():
     mech = io.load(EXAMPLES / "fourbar.json")
     run = open_run(mech, RunSpec(t_end=1.0, steps=20))

@@ -648,6 +648,27 @@ def test_a_refused_run_shows_no_progress_of_an_earlier_run(window, qtbot):
     assert bar.value() == 0 and bar.format() == ""
 
 
+def test_a_shaped_body_without_mass_is_named_when_nothing_else_moves(window, qtbot):
+    """The sphere drop with its ball's mass forgotten has nothing to move; the status line said only that, where the
+    same body beside one with mass is named. It is named, by the same check."""
+    d = io.to_dict(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    del d["bodies"][1]["mass"]
+    win = window(io.from_dict(d))
+    pb = win.playback
+    message = "bodies[1]: body 'ball' has a shape but neither mass nor density (or mark it ground)"
+    qtbot.waitUntil(lambda: pb.status_kind == "error", timeout=5000)
+    assert pb.kind == "" and win.motion.status_label.text() == message and pb.recording.count == 0
+    assert win.motion.kind_label.text().startswith("Run: nothing to move")
+    d["bodies"].insert(1, {"name": "heavy", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1},
+                           "pose": {"position": [1, 0, 0.5]}})  # beside a body with mass: the run refuses it
+    win.document.replace(io.from_dict(d))
+    qtbot.waitUntil(lambda: pb.status_kind == "error" and not pb.is_running(), timeout=20000)
+    assert win.motion.status_label.text() == message.replace("bodies[1]", "bodies[2]")
+    assert win.editor.update_body("ball", mass=1.0) is None  # given its mass: it runs
+    finished(win)
+    assert pb.recording.ok
+
+
 def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_for_run(window, qtbot):
     """A long contact scene opened while the previous document's run is under way waits for Run with Stop greyed
     out (it stayed enabled with nothing running), and one opened within the debounce of an edit of the previous
