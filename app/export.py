@@ -584,7 +584,7 @@ def _stop_signals(cleanup: Callable[[], None]):
 def render_command(args) -> int:
     """`linkwright render FILE --out anim.gif|anim.mp4 [--t-end T] [--fps N]`: 0, 2 for bad input, 3 if the run
     stopped before T (the frames up to the stop are written)."""
-    from core.run import RunSpec, describe_kind, open_run, run_kind
+    from core.run import RunSpec, nothing_to_move, open_run, run_kind
 
     from .main import application, missing_display
 
@@ -600,7 +600,7 @@ def render_command(args) -> int:
     mech = io.load(args.file)
     kind = run_kind(mech)
     if not kind:  # nothing to move: bad input (status 2), found before any window opens
-        raise LinkwrightError(args.file, describe_kind(mech))
+        raise nothing_to_move(mech, args.file)
     contact = kind == "contact"
     t_end = args.t_end
     if t_end is None:
@@ -670,13 +670,13 @@ def _render(args, mech, out: Path, t_end: float) -> int:
 def screenshot_at(window, t: float) -> tuple[bool, str]:
     """Run the window's document to t through its Motion dock (every view follows) and show time t, or the last frame
     before a stop; (reached, reason)."""
-    from core.run import RunSpec, describe_kind, open_run
+    from core.run import RunSpec, nothing_to_move, open_run
 
     t = _check_time(t, "--time")
     pb = window.playback
     mech = window.document.mechanism
     if not pb.kind:  # nothing to move to time t: bad input (status 2), as in render
-        raise LinkwrightError("--time", describe_kind(mech))
+        raise nothing_to_move(mech, "--time")
     if pb.kind == "contact":
         from core.contact import build_model
 

@@ -618,3 +618,18 @@ def test_run_data_export_without_a_suffix_asks_before_replacing_the_csv_of_that_
     dialogs.answer = QMessageBox.Yes
     assert win.exports.export_run_data()
     assert kept.read_text().startswith("t,A,A.vel")
+
+
+def test_render_and_a_screenshot_name_a_shaped_body_without_mass(tmp_path):
+    """A ball with a shape but no mass, alone on a floor: nothing moves, and `render` and `--screenshot --time` say
+    why at the body (as `simulate` does, core.run.nothing_to_move), not only 'nothing to move'."""
+    p = tmp_path / "no_mass.json"
+    p.write_text(json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                             "bodies": [{"name": "floor", "ground": True,
+                                         "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}},
+                                        {"name": "ball", "shape": {"type": "sphere", "radius": 0.1},
+                                         "pose": {"position": [0, 0, 0.5]}}]}))
+    for argv in (("render", p, "--out", tmp_path / "x.gif"), ("--screenshot", tmp_path / "x.png", "--time", "0.5", p)):
+        r = run_cli(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.startswith("error: bodies[1]: body 'ball' has a shape but neither mass nor density"), r.stderr
