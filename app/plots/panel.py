@@ -11,6 +11,7 @@ seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exp
 from __future__ import annotations
 
 import csv
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -52,8 +53,9 @@ SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes 
 # (the x-y traces)
 NOT_PLOTTED = frozenset({"pair.active", "pair.pn", "pair.pf", "pair.pr", "pair.point_a", "pair.point_b", "pair.normal",
                          "body.orientation", "points"})
-LEGEND_MAX = 16  # more series than this: no legend (it would cover the plot)
-LEGEND_ROWS = 3  # the time plot's legend fills columns of this many names
+LEGEND_MAX = 16  # more series than this: no legend (it would take much of the plot's width)
+LEGEND_GAP = 8  # px between the time plot's view and its legend (drawn beside it, _fit_legend)
+LEGEND_SHARE = 0.4  # the most of the time plot's width its legend takes
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
@@ -205,7 +207,17 @@ class PlotsPanel(QWidget):
         self.q_plot = self.q_widget.getPlotItem()
         self.q_plot.setClipToView(True)  # long recordings: draw only what is in view, downsampled
         self.q_plot.setDownsampling(auto=True, mode="peak")
-        self.q_legend = self.q_plot.addLegend(offset=(8, 8), labelTextColor=_FG, brush=pg.mkBrush(255, 255, 255, 200))
+        # The legend stands beside the view, right of it, in a column of the plot's layout that is as wide as the
+        # legend (inside the view it covered curves wherever it went: the pile's impact peaks in the top-left corner,
+        # the ends of the curves in a right one, in a plot a few names tall)
+        self.legend_slot = pg.GraphicsWidget()
+        self.legend_slot.setMinimumHeight(0)
+        self.q_plot.layout.addItem(self.legend_slot, 2, 3, 2, 1)  # (the view's row and the time axis's)
+        self._set_slot_width(0)
+        self.q_legend = pg.LegendItem(labelTextColor=_FG, frame=False)
+        self.q_legend.setParentItem(self.legend_slot)
+        self.q_legend.anchor((0, 0), (0, 0), offset=(LEGEND_GAP, 0))
+        self.legend_slot.geometryChanged.connect(self._fit_legend)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
         self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
@@ -231,7 +243,6 @@ class PlotsPanel(QWidget):
         self.ghost_curves: list[pg.PlotDataItem] = []
         self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in the time plot's legend
         self._legend_key: tuple | None = None  # the curves the legend lists now
-        self._legend_corner = 0  # where the time plot's legend sits (_place_legend; addLegend puts it top-left)
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
         self._ghost_suffix = ""
@@ -446,7 +457,7 @@ class PlotsPanel(QWidget):
 
     def _sync_legend(self) -> None:
         """The time plot's legend names the curves drawn: not a series unticked or left out, not the comparison's
-        while there is none; no legend when more than LEGEND_MAX are drawn (it would cover the plot)."""
+        while there is none; no legend when more than LEGEND_MAX are drawn (too wide beside the plot)."""
         drawn = [c for c in self.q_curves + self.ghost_curves
                  if c.isVisible() and c.xData is not None and len(c.xData)]
         key = tuple(id(c) for c in drawn)
@@ -456,44 +467,35 @@ class PlotsPanel(QWidget):
             if len(drawn) <= LEGEND_MAX:
                 for c in drawn:
                     self.q_legend.addItem(c, self._curve_labels.get(id(c), ""))
-                # at most LEGEND_ROWS rows, the rest in more columns: a tall legend covered the plot's left and its
-                # last names were cut off in the dock's short plot
-                self.q_legend.setColumnCount(max(1, -(-len(drawn) // LEGEND_ROWS)))
         self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
+        self._fit_legend()
 
-    def _place_legend(self, curves) -> None:
-        """Put the time plot's legend in the corner that the curves cross least (it covered the start of every time
-        curve in the top-left corner), keeping its corner on a tie."""
+    def _set_slot_width(self, w: float) -> None:
+        self.legend_slot.setMinimumWidth(w)
+        self.legend_slot.setMaximumWidth(w)
+
+    def _fit_legend(self) -> None:
+        """Lay the time plot's legend out in as few columns as the height beside the view (and its time axis) allows,
+        and make its column of the plot as wide as it (none while the legend is hidden)."""
         legend = self.q_legend
-        if not legend.isVisible():
+        n = len(legend.items)
+        if not legend.isVisible() or not n:
+            if self.legend_slot.maximumWidth() != 0:
+                self._set_slot_width(0)
             return
-        vb = self.q_plot.getViewBox()
-        (x0, x1), (y0, y1) = vb.viewRange()
-        w, h = vb.width(), vb.height()
-        box = legend.boundingRect()
-        if not (w > 0 and h > 0 and x1 > x0 and y1 > y0):
-            return
-        fx, fy = min((box.width() + 16) / w, 1.0), min((box.height() + 16) / h, 1.0)  # (its 8 px offset each side)
-        counts = np.zeros(4)  # top-left, top-right, bottom-left, bottom-right
-        for c in curves:
-            x, y = c.xData, c.yData
-            if x is None or not len(x):
-                continue
-            step = max(1, len(x) // 2000)
-            u = (np.asarray(x[::step], float) - x0) / (x1 - x0)
-            v = (y1 - np.asarray(y[::step], float)) / (y1 - y0)  # 0 at the top
-            left, right, top, bottom = u <= fx, u >= 1 - fx, v <= fy, v >= 1 - fy
-            counts += [np.sum(left & top), np.sum(right & top), np.sum(left & bottom), np.sum(right & bottom)]
-        current = self._legend_corner
-        corner = current if counts[current] <= counts.min() else int(np.argmin(counts))
-        if corner != current:
-            self._legend_corner = corner
-            right, bottom = corner % 2, corner // 2
-            legend.anchor((right, bottom), (right, bottom), offset=(-8 if right else 8, -8 if bottom else 8))
-
-    def legend_corner(self) -> str:
-        """Where the time plot's legend sits: 'top-left', 'top-right', 'bottom-left' or 'bottom-right'."""
-        return ("top-left", "top-right", "bottom-left", "bottom-right")[self._legend_corner]
+        row = max(max(sample.height(), label.height()) for sample, label in legend.items)
+        height = self.legend_slot.height()  # (0 until the plot is laid out: one column meanwhile)
+        rows = max(1, min(n, int(height // max(row, 1.0)))) if height > 0 else n
+        cols = -(-n // rows)
+        while True:  # at most LEGEND_SHARE of the plot's width (a plot too low for its names: they run off below)
+            if cols != legend.columnCount:
+                legend.setColumnCount(cols)
+            width = math.ceil(legend.width()) + LEGEND_GAP + 4
+            if cols == 1 or width <= LEGEND_SHARE * self.q_widget.width():
+                break
+            cols -= 1
+        if self.legend_slot.maximumWidth() != width:
+            self._set_slot_width(width)
 
     def legend_names(self) -> list[str]:
         """The names the time plot's legend shows (none while it is hidden)."""
@@ -518,7 +520,6 @@ class PlotsPanel(QWidget):
         self._update_curves()
         self._update_point_curves()
         self._on_cursor(self.recording.cursor)
-        self._place_legend([c for c in self.q_curves + self.ghost_curves if c.isVisible()])
 
     # ---- drawing -----------------------------------------------------------------------------------------------
     def _show_mode(self, rebuild_only: bool = False) -> None:

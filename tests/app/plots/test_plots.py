@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF
 
 from core import io
 from core.kinematics import compile_model, solve_trajectory
@@ -182,26 +183,33 @@ def test_no_two_curves_of_a_plot_share_a_pen_up_to_twenty():
     assert len(set(run)) == 20 and len(set(cmp_)) == 20 and not set(run) & set(cmp_)
 
 
-def test_the_legend_moves_to_the_corner_the_curves_leave_free(make_window, qtbot):
-    """contact_sphere_drop's gap starts at its largest (the ball falls from rest) at the top-left of the plot, where
-    the legend covered it: the legend goes to a corner no curve point lies in."""
-    w = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
-    w.resize(1440, 900)
+def test_the_legend_stands_beside_the_view_and_covers_no_curve(make_window, qtbot):
+    """In the pile's plots the legend, inside the view, covered the impact peaks (top-left) or the ends of the curves
+    (bottom-right) in a plot a few names tall: it stands right of the view now, every name on screen, in a plot
+    that keeps most of its width."""
+    w = make_window(io.load(EXAMPLES / "contact_pile.json"))
+    w.resize(1440, 900)  # the default window
     w.show()
+    w.dock_plots.show()
+    w.dock_plots.raise_()
     pb, plots = w.playback, w.plots
-    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
-    plots.set_mode("gap")
-    qtbot.waitUntil(lambda: bool(plots.legend_names()), timeout=5000)
-    plots._redraw_now()
-    x, y = curve_xy(next(c for c in plots.q_curves if c.isVisible()))
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=120000)
     vb = plots.q_plot.getViewBox()
-    (x0, x1), (y0, y1) = vb.viewRange()
-    assert y[0] == pytest.approx(y.max()) and (x[0] - x0) / (x1 - x0) < 0.05  # the curve starts at the top left
-    assert plots.legend_corner() != "top-left"
-    # no point of the curve under the legend (its rectangle in the view's data coordinates)
-    rect = vb.mapSceneToView(plots.q_legend.mapRectToScene(plots.q_legend.boundingRect())).boundingRect()
-    inside = (x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom())
-    assert not inside.any()
+    for mode, n in (("normal force", 11), ("friction force", 11), ("gap", 11), ("energy", 3), ("solver iterations", 1)):
+        plots.set_mode(mode)
+        qtbot.waitUntil(lambda: len(plots.legend_names()) == n, timeout=5000)
+        qtbot.wait(50)  # (the plot's layout settles)
+        legend, view = plots.q_legend.mapRectToScene(plots.q_legend.boundingRect()), vb.sceneBoundingRect()
+        assert legend.left() >= view.right(), mode  # beside the view: over no curve
+        scene = plots.q_widget.mapToScene(plots.q_widget.viewport().rect()).boundingRect()
+        assert scene.contains(legend), mode  # every name shown (none cut off at the plot's edge or bottom)
+        assert view.width() >= 0.6 * scene.width(), mode
+        for c in plots.q_curves:  # and no curve point lies under it (in the view's coordinates)
+            x, y = curve_xy(c)
+            if c.isVisible() and len(x):
+                p = np.array([[q.x(), q.y()] for q in map(vb.mapViewToScene, map(QPointF, x, y))])
+                assert not ((p[:, 0] >= legend.left()) & (p[:, 1] >= legend.top())
+                            & (p[:, 1] <= legend.bottom())).any(), mode
 
 
 def test_a_plot_image_that_cannot_be_written_says_why_and_a_name_without_suffix_is_a_png(win, dialogs, tmp_path):
