@@ -204,7 +204,7 @@ def _contact(v: Any, loc: str) -> ContactSettings:
     mu = _num(d["friction"], f"{loc}.friction", nonneg=True, bound=validate.MAX_FRICTION) if "friction" in d else 0.5
     ell = (1.0, 1.0, 0.0)
     if "ellipsoid" in d:
-        ell = _vec(d["ellipsoid"], f"{loc}.ellipsoid", bound=validate.MAX_FRICTION)
+        ell = _vec(d["ellipsoid"], f"{loc}.ellipsoid", bound=None)  # (its range: Mechanism.validate)
     pairs = []
     for i, p in enumerate(_list(d.get("pairs", []), f"{loc}.pairs")):
         pl = f"{loc}.pairs[{i}]"

@@ -485,7 +485,9 @@ class Mechanism:
         if self.contact is not None:
             check_contact(self.contact)
             validate.number(self.contact.friction, "contact.friction", 0.0, validate.MAX_FRICTION)
-            validate.vector(self.contact.ellipsoid, "contact.ellipsoid", bound=validate.MAX_FRICTION)
+            validate.vector(self.contact.ellipsoid, "contact.ellipsoid", bound=None)
+            for i, e in enumerate(self.contact.ellipsoid):  # (never negative: check_contact refused that)
+                validate.number(e, f"contact.ellipsoid[{i}]", 0.0, validate.MAX_FRICTION)
             given: dict = {}
             for i, p in enumerate(self.contact.pairs):
                 validate.number(p.friction, f"contact.pairs[{i}].friction", 0.0, validate.MAX_FRICTION)
