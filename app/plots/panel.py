@@ -72,6 +72,8 @@ class Quantity:
     comparable: bool = False  # drawn also for the comparison run (dashed)
     pairs: tuple[int, ...] = ()  # per-pair quantities: the contact pair of each series
     note: str = ""  # said in the plot's title, not on the axis (a long axis label is cut off in a low plot)
+    # (the axis says what is plotted in a few words and its unit; at the default window size the time plot's y axis is
+    # about 130 px tall, and a label longer than that is written with its unit alone: _fit_axis_label)
 
     @property
     def title(self) -> str:
@@ -117,24 +119,24 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
     per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
     per_label("friction force components", "pair.friction_force", "friction force  [N]", comparable=True, comps=True)
     per_label("gap", "pair.gap", "gap  [m]", comparable=True, note="negative: penetration")
-    per_label("body position", "body.position", "body origin position  [m]", comparable=True, comps=True)
-    per_label("centre of mass", "body.com", "centre of mass position  [m]", comparable=True, comps=True)
-    per_label("body velocity", "body.velocity", "body origin velocity  [m/s]", comparable=True, comps=True)
-    per_label("angular velocity", "body.angular", "angular velocity  [rad/s]", comparable=True, comps=True)
-    per_label("joint force", "joint.force", "|joint reaction force|  [N]", comparable=True, norm=True,
+    per_label("body position", "body.position", "position  [m]", comparable=True, comps=True, note="of its origin")
+    per_label("centre of mass", "body.com", "position  [m]", comparable=True, comps=True)
+    per_label("body velocity", "body.velocity", "velocity  [m/s]", comparable=True, comps=True, note="of its origin")
+    per_label("angular velocity", "body.angular", "ω  [rad/s]", comparable=True, comps=True)
+    per_label("joint force", "joint.force", "|reaction force|  [N]", comparable=True, norm=True,
               note="on the joint's second body")
-    per_label("joint force components", "joint.force", "joint reaction force  [N]", comparable=True, comps=True,
+    per_label("joint force components", "joint.force", "reaction force  [N]", comparable=True, comps=True,
               note="on the joint's second body")
-    per_label("joint torque components", "joint.torque", "joint reaction torque  [N m]", comparable=True, comps=True,
+    per_label("joint torque components", "joint.torque", "reaction torque  [N m]", comparable=True, comps=True,
               note="on the joint's second body, about the joint")
     per_label("energy", "energy", "energy  [J]", comparable=True)
     c = channels.get("solver")
     if c is not None:
-        for i, (lab, axis) in enumerate((("iterations", "Newton iterations per step"),
-                                         ("residual", "residual of the step  [scaled]"),
-                                         ("halvings", "halvings of the step"),
-                                         ("fallback", "explicit fallback (1: the explicit method took the step)"))):
-            out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True))
+        for i, (lab, axis, note) in enumerate((("iterations", "Newton iterations", "per step"),
+                                               ("residual", "residual", "of the step, scaled"),
+                                               ("halvings", "halvings", "of the step"),
+                                               ("fallback", "fallback", "1: the explicit method took the step"))):
+            out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True, note=note))
     # Any other channel (a driver's effort, ...) is offered as it is: its title, unit, labels and components.
     offered = {q.channel for q in out} | NOT_PLOTTED
     for name, c in channels.items():
@@ -295,6 +297,9 @@ class PlotsPanel(QWidget):
         lay.addLayout(top)
         lay.addWidget(split, 1)
 
+        self._label_lengths: dict[tuple, float] = {}  # the y axis's whole label by text, unit and prefix: its length
+        for sig in (self.q_plot.getViewBox().sigResized, self.q_plot.getViewBox().sigYRangeChanged):
+            sig.connect(lambda *_a: self._fit_axis_label())
         rec.cleared.connect(self._on_cleared)
         rec.began.connect(self._on_began)
         rec.grew.connect(self._on_grew)
@@ -541,8 +546,7 @@ class PlotsPanel(QWidget):
             self.series_list.addItem(it)
         self._show_checks(q)
         self.series_list.blockSignals(False)
-        text, unit = axis_label(q.axis) if q else ("", "")
-        self.q_plot.getAxis("left").setLabel(text, units=unit)
+        self._fit_axis_label()
         self.q_plot.setTitle(q.title if q else "", color=_FG, size="9pt")
         if rebuild_only:
             self._sync_legend()
@@ -550,6 +554,26 @@ class PlotsPanel(QWidget):
         self._update_curves()
         self.q_plot.enableAutoRange()
         self._on_cursor(self.recording.cursor)
+
+    def _fit_axis_label(self) -> None:
+        """Label the time plot's y axis with the quantity's axis text and unit, or, when that is longer than the axis
+        is tall (a low dock, a long channel title), with its unit alone (the title names the quantity; the tooltip
+        says it all); centred on the axis (pyqtgraph re-centres a changed label only when the axis is resized)."""
+        q = self.quantity()
+        text, unit = axis_label(q.axis) if q else ("", "")
+        ax = self.q_plot.getAxis("left")
+        key = (text, unit, ax.labelUnitPrefix, ax.autoSIPrefixScale)  # (the prefix or multiplier is written too)
+        if key not in self._label_lengths:
+            ax.setLabel(text, units=unit)
+            key = (text, unit, ax.labelUnitPrefix, ax.autoSIPrefixScale)
+            self._label_lengths[key] = ax.label.boundingRect().width()
+        height = ax.size().height()  # (a hidden plot's is not the one it will be shown at: judged when it is resized)
+        if self.q_widget.isVisible() and height > 0 and self._label_lengths[key] > height:
+            text = "[" + text.rsplit("[", 1)[1] if text.endswith("]") and "[" in text else ""  # ("[N m]")
+        if (ax.labelText, ax.labelUnits) != (text, unit):
+            ax.setLabel(text, units=unit)
+        ax.setToolTip(f"{key[0]} ({unit})" if unit else key[0])
+        ax.resizeEvent()
 
     def _show_checks(self, q: Quantity | None) -> None:
         """Tick the series shown (a pair never in contact range is left out until it is, unless ticked)."""

@@ -52,7 +52,7 @@ def test_joint_curves_show_the_driver_and_the_solved_coordinates(win):
     np.testing.assert_allclose(curve_xy(plots.q_curves[0])[1], np.zeros(101), atol=1e-9)  # constant crank speed
     for i, c in enumerate(plots.q_curves):
         np.testing.assert_allclose(curve_xy(c)[1], ref.qdd[:, i], atol=1e-6)
-    assert "q̈" in plots.q_plot.getAxis("left").labelText
+    assert "q̈" in plots.q_plot.getAxis("left").toolTip()  # (the whole label: this window's plot is too low for it)
 
 
 def test_coupler_point_trace_equals_the_solver_points(win):
@@ -210,6 +210,60 @@ def test_the_legend_stands_beside_the_view_and_covers_no_curve(make_window, qtbo
                 p = np.array([[q.x(), q.y()] for q in map(vb.mapViewToScene, map(QPointF, x, y))])
                 assert not ((p[:, 0] >= legend.left()) & (p[:, 1] >= legend.top())
                             & (p[:, 1] <= legend.bottom())).any(), mode
+
+
+def _label_span(plots):
+    """(label, axis) vertical extents in the scene of the time plot's y-axis label (written upwards) and its axis."""
+    ax = plots.q_plot.getAxis("left")
+    lab, box = ax.label.mapRectToScene(ax.label.boundingRect()), ax.sceneBoundingRect()
+    return (lab.top(), lab.bottom()), (box.top(), box.bottom())
+
+
+@pytest.mark.parametrize("example", ["contact_pile.json", "fourbar.json"])
+def test_the_y_axis_label_is_whole_at_the_default_size(make_window, qtbot, example):
+    """At the default window size the solver plot's axis read "Newton iterations pe": every quantity's label lies
+    within its axis's height, centred on it, and says what the quantity offers (not its unit alone)."""
+    from app.plots.panel import axis_label
+
+    w = make_window(io.load(EXAMPLES / example))
+    w.resize(1440, 900)
+    w.show()
+    w.dock_plots.show()
+    w.dock_plots.raise_()
+    pb, plots = w.playback, w.plots
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=120000)
+    ax = plots.q_plot.getAxis("left")
+    assert len(plots.modes()) >= 3
+    for mode in plots.modes():
+        plots.set_mode(mode)
+        qtbot.wait(20)
+        (top, bottom), (a, b) = _label_span(plots)
+        assert a - 1 <= top and bottom <= b + 1, (mode, ax.labelString())
+        assert abs((top + bottom) - (a + b)) <= 4, mode  # centred (not where the previous, longer label was)
+        assert ax.labelText == axis_label(plots.quantity().axis)[0], mode
+
+
+def test_in_a_low_plot_the_y_axis_says_its_unit(make_window, qtbot):
+    """A plot lower than its axis label (a low dock) writes the unit alone, within the axis; the title names the
+    quantity and the axis's tooltip says the whole label."""
+    w = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    w.resize(1440, 900)
+    w.show()
+    pb, plots = w.playback, w.plots
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    plots.set_mode("normal force")
+    plots.q_widget.setFixedHeight(150)
+    qtbot.waitUntil(lambda: plots.q_plot.getAxis("left").size().height() < 90, timeout=5000)
+    qtbot.wait(50)
+    ax = plots.q_plot.getAxis("left")
+    (top, bottom), (a, b) = _label_span(plots)
+    assert a - 1 <= top and bottom <= b + 1
+    assert ax.labelText == "" and ax.labelUnits == "N"  # " (N)"
+    assert ax.toolTip() == "normal force (N)" and plots.q_plot.titleLabel.text == "normal force"
+    plots.q_widget.setMinimumHeight(0)
+    plots.q_widget.setMaximumHeight(16777215)
+    plots.q_widget.setFixedHeight(400)
+    qtbot.waitUntil(lambda: plots.q_plot.getAxis("left").labelText == "normal force", timeout=5000)  # room again
 
 
 def test_a_plot_image_that_cannot_be_written_says_why_and_a_name_without_suffix_is_a_png(win, dialogs, tmp_path):
