@@ -156,6 +156,21 @@ def axis_label(axis: str) -> tuple[str, str]:
     return axis, ""
 
 
+def readout_number(v: float, span: float) -> str:
+    """v written to a ten-thousandth of span (the axis's), as '%g' writes it: 10.52 on a 150 N axis, 0 for -1.2e-13
+    on a 420 mm one, 3.216e-12 for 3.2156e-12 on a 1e-11 one."""
+    if not math.isfinite(v):
+        return str(v)
+    if not (math.isfinite(span) and span > 0):
+        return f"{v:.4g}"
+    step = 10.0 ** (math.floor(math.log10(span)) - 4)
+    r = round(v / step) * step
+    if r == 0:
+        return "0"
+    digits = max(1, math.floor(math.log10(abs(r))) - math.floor(math.log10(step)) + 1)  # (significant)
+    return f"{r:.{digits}g}"
+
+
 def _pens(n: int, dashed: bool = False) -> list:
     """n distinguishable pens: the ten colours, then the same colours dotted (the comparison run's dashed, then
     dash-dot-dotted), so no two curves of one plot look the same up to twenty (the pile's 13 normal forces had three
@@ -300,6 +315,8 @@ class PlotsPanel(QWidget):
         self._label_lengths: dict[tuple, float] = {}  # the y axis's whole label by text, unit and prefix: its length
         for sig in (self.q_plot.getViewBox().sigResized, self.q_plot.getViewBox().sigYRangeChanged):
             sig.connect(lambda *_a: self._fit_axis_label())
+        # (the axis's prefix follows its range: the readout is written in it)
+        self.q_plot.getViewBox().sigYRangeChanged.connect(lambda *_a: self._write_readout())
         rec.cleared.connect(self._on_cleared)
         rec.began.connect(self._on_began)
         rec.grew.connect(self._on_grew)
@@ -689,12 +706,28 @@ class PlotsPanel(QWidget):
             p = rec.points[k]
             self.point_marker.setData(p[:, self._plane[0]], p[:, self._plane[1]])
             self.point_marker.setVisible(True)
-        q = self.quantity()
-        if q is not None:
-            vis = self.visible_series()[:4]
-            unit = q.axis.rsplit("[", 1)[1].rstrip("]") if "[" in q.axis else ""
-            parts = [f"{lab} {self.value_at_cursor(lab):.4g}" for lab in vis]
-            self.readout.setText(f"t = {t:.4g} s: " + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
+        self._write_readout()
+
+    def _write_readout(self) -> None:
+        """The values of the first four series shown at the cursor, in the y axis's unit and prefix (a gap in mm when
+        the axis says mm), each to a ten-thousandth of the axis's span (float noise far below it reads 0)."""
+        q, t = self.quantity(), self.recording.time_at()
+        if q is None or t is None or not self.recording.count:
+            return
+        text, si = axis_label(q.axis)
+        ax = self.q_plot.getAxis("left")
+        if si:
+            scale = ax.autoSIPrefixScale if ax.autoSIPrefix else 1.0
+            unit = (ax.labelUnitPrefix if scale != 1.0 else "") + si
+        else:
+            scale, unit = 1.0, (text.rsplit("[", 1)[1].rstrip("]") if text.endswith("]") and "[" in text else "")
+        y0, y1 = self.q_plot.getViewBox().viewRange()[1]
+        span = abs(y1 - y0) * scale
+        parts = []
+        for lab in self.visible_series()[:4]:
+            v = self.value_at_cursor(lab)
+            parts.append(f"{lab} {readout_number(v * scale, span) if v is not None else '–'}")
+        self.readout.setText(f"t = {t:.4g} s: " + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
 
     def _show_stale(self, stale: bool) -> None:
         q = self.quantity()

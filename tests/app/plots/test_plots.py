@@ -266,6 +266,42 @@ def test_in_a_low_plot_the_y_axis_says_its_unit(make_window, qtbot):
     qtbot.waitUntil(lambda: plots.q_plot.getAxis("left").labelText == "normal force", timeout=5000)  # room again
 
 
+def test_the_readout_is_in_the_axis_unit_without_float_noise(make_window, qtbot):
+    """The pile's gap axis is in mm; the readout said "ball1/floor -1.249e-16 ... m": it says the values in the
+    axis's unit, to a ten-thousandth of the axis's span, float noise as 0."""
+    w = make_window(io.load(EXAMPLES / "contact_pile.json"))
+    w.resize(1440, 900)
+    w.show()
+    w.dock_plots.show()
+    w.dock_plots.raise_()
+    pb, plots = w.playback, w.plots
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=120000)
+    pb.seek_time(0.54)  # every body resting: the gaps in contact are float noise around 0
+    ax = plots.q_plot.getAxis("left")
+    for mode, unit, scale in (("gap", "mm", 1e3), ("normal force", "N", 1.0), ("energy", "J", 1.0)):
+        plots.set_mode(mode)
+        qtbot.waitUntil(lambda: f"({unit})" in ax.labelString(), timeout=5000)  # the axis's unit...
+        text = plots.readout.text()
+        assert text.startswith("t = 0.54 s: ") and text.endswith(f" {unit}"), text  # ... is the readout's
+        assert "e-" not in text, text
+        y0, y1 = plots.q_plot.getViewBox().viewRange()[1]
+        step = 10.0 ** (math.floor(math.log10((y1 - y0) * scale)) - 4)
+        shown = text[len("t = 0.54 s: "):-len(unit) - 1].split(", ")
+        assert len(shown) == min(4, len(plots.visible_series()))
+        for part in shown:
+            lab, value = part.rsplit(" ", 1)
+            v = plots.value_at_cursor(lab) * scale
+            assert abs(float(value) - v) <= step / 2 + 1e-12, (part, v)
+            if abs(v) < step / 2:
+                assert value == "0", part
+    plots.set_mode("gap")
+    assert "ball1/floor 0" in plots.readout.text()  # (-1.2e-16 m)
+    from app.plots.panel import readout_number
+
+    assert readout_number(10.5234, 150.0) == "10.52" and readout_number(-1.249e-13, 420.0) == "0"
+    assert readout_number(3.2156e-12, 1e-11) == "3.216e-12" and readout_number(3.0, 12.0) == "3"
+
+
 def test_a_plot_image_that_cannot_be_written_says_why_and_a_name_without_suffix_is_a_png(win, dialogs, tmp_path):
     from PySide6.QtGui import QImage
 
