@@ -46,7 +46,6 @@ from core.model import Pose, Velocity
 from core.shapes import SHAPE_TYPES, parse_shape
 
 from ..editing import SHAPE_PRESETS, joint_types_for
-from . import shortened
 
 __all__ = [
     "Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name", "parse_title", "parse_values",
@@ -364,11 +363,11 @@ class PropertiesPanel(QWidget):
         self.document, self.selection, self.editor = document, selection, editor
         self._target: tuple[str, str] | None = None  # ("body"|"joint", name) shown in the form
 
-        self.title = QLabel()
+        self.title = _TitleLabel()
         self.title.setObjectName("propertiesTitle")
         self.title.setStyleSheet("font-weight: bold; font-size: 11pt;")
-        # never wider than the dock (a 158-character body name made the window 2263 px wide): long names are
-        # shortened (_titled), the whole name in the tooltip
+        # never wider than the dock (a 158-character body name made the window 2263 px wide): a name too long for the
+        # dock's width is elided with "…" (_TitleLabel), the whole name in the tooltip
         self.title.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.error = QLabel()
         self.error.setObjectName("propertiesError")
@@ -672,13 +671,10 @@ class PropertiesPanel(QWidget):
         if method != self.document.mechanism.simulation_settings().method:  # re-choosing the shown one is no edit
             self._simulation_set(method=method)
 
-    TITLE_NAME_CHARS = 36  # a name in the title is shortened to this many characters, with "…"
-
     def _titled(self, pattern: str, name: str) -> None:
-        """The title `pattern` with the name in its {} place, shortened when long (the whole name as tooltip)."""
-        short = shortened(name, self.TITLE_NAME_CHARS)
-        self.title.setText(pattern.replace("{}", short))
-        self.title.setToolTip(name if short != name else "")
+        """The title `pattern` with the name in its {} place, elided to the title's width (the whole name as
+        tooltip)."""
+        self.title.set_title(pattern, name)
 
     def _show_pairs(self, pairs) -> None:
         self.pairs.blockSignals(True)
@@ -965,6 +961,47 @@ def _combo(name: str, items: list[tuple[str, Any]], tip: str, chosen) -> QComboB
     c.setToolTip(tip)
     c.activated.connect(lambda _i: chosen(c.currentData()))
     return c
+
+
+class _TitleLabel(QLabel):
+    """The panel's title, "Body “{}”" with a name: the name elided with "…" to the label's width, the rest of the
+    pattern kept (its closing quote, a joint's type), again at every resize; the whole name in the tooltip while it
+    is elided (a long name was cut mid-word at the dock's edge)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pattern, self._name = "", ""
+
+    def set_title(self, pattern: str, name: str) -> None:
+        """Show `pattern` with `name` in its {} place (a pattern without {} is shown as it is)."""
+        self._pattern, self._name = pattern, name
+        self._elide()
+
+    def resizeEvent(self, ev) -> None:  # noqa: D102 - Qt API
+        super().resizeEvent(ev)
+        self._elide()
+
+    def changeEvent(self, ev) -> None:  # noqa: D102 - Qt API (the style sheet's bold font arrives on polish)
+        super().changeEvent(ev)
+        if ev.type() == ev.Type.FontChange:
+            self._elide()
+
+    def _elide(self) -> None:
+        whole = self._pattern.replace("{}", self._name)
+        fm, room = self.fontMetrics(), self.contentsRect().width()
+        if not self.isVisible() or fm.horizontalAdvance(whole) <= room:
+            text = whole  # (a hidden label's width is not the one it will be shown at: judged when it is resized)
+        elif "{}" in self._pattern:
+            rest = fm.horizontalAdvance(self._pattern.replace("{}", ""))
+            name = fm.elidedText(self._name, Qt.ElideRight, max(room - rest, 0)) or "…"
+            text = self._pattern.replace("{}", name)
+        else:
+            text = fm.elidedText(whole, Qt.ElideRight, room)
+        if text != self.text():
+            self.setText(text)
+        tip = (self._name or whole) if text != whole else ""
+        if tip != self.toolTip():
+            self.setToolTip(tip)
 
 
 def _table(name: str, headers: list[str], edited, stretch: int | None) -> QTableWidget:

@@ -373,6 +373,28 @@ def test_long_names_do_not_widen_the_window_or_fill_the_matrix(make_window, qtbo
     assert long in model.headerData(row, _Qt.Vertical, _Qt.ToolTipRole)
 
 
+def test_a_title_wider_than_the_dock_is_elided_with_the_whole_name_in_the_tooltip(make_window, qtbot):
+    """At the default window size the pile's title read 'Document “Small pile of mixed shapes in a' (cut mid-word by
+    the dock's edge, no ellipsis, no tooltip): the name is elided with "…" to the width the title has (its closing
+    quote kept), the whole name in the tooltip; with room enough the title is whole again."""
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "contact_pile.json")))
+    win.resize(1440, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    qtbot.wait(50)
+    title, name = win.properties.title, win.document.mechanism.name
+    assert name == "Small pile of mixed shapes in a box"
+    room = title.contentsRect().width()
+    assert title.fontMetrics().horizontalAdvance(f"Document “{name}”") > room  # (the dock is too narrow for it)
+    text = title.text()
+    assert text.startswith("Document “Small pile") and text.endswith("…”"), text
+    assert title.fontMetrics().horizontalAdvance(text) <= room  # all of it shown
+    assert title.toolTip() == name
+    win.resizeDocks([win.dock_properties], [900], Qt.Horizontal)  # the user widens the dock
+    qtbot.waitUntil(lambda: title.text() == f"Document “{name}”", timeout=3000)
+    assert title.toolTip() == ""
+
+
 def test_removing_several_drivers_is_one_undo_step(make_window):
     """Three driver rows selected and removed: one Ctrl+Z brings all three back (it brought back one)."""
     from PySide6.QtCore import QItemSelectionModel as _Sel
