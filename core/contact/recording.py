@@ -321,9 +321,9 @@ def _refuse_start_overlap(model: ContactModel) -> None:
         a, b = b, a
     raise LinkwrightError(
         f"bodies[{a}].pose.position",
-        f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}' (bodies start apart or touching: at most "
-        f"{allowed:.2g} m of overlap, a thousandth of the thinner one's width, is accepted, as a deeper one is pushed "
-        f"out within the first step, at about depth / dt); move them apart")
+        f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}': move them apart (an overlap of at most "
+        f"{allowed:.2g} m is accepted, a thousandth of the thinner one's width; the first step would push a deeper "
+        f"one out at about depth / dt)")
 
 
 class ContactRun:
