@@ -61,6 +61,14 @@ _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
 
+class _PlacedLegend(pg.LegendItem):
+    """The time plot's legend, placed in its own column beside the view: it cannot be dragged (pyqtgraph's legend
+    re-anchors itself where a drag drops it, which could be over the curves again)."""
+
+    def mouseDragEvent(self, ev):  # noqa: N802 - Qt API
+        ev.ignore()
+
+
 @dataclass(frozen=True)
 class Quantity:
     """A plottable quantity: its axis label and its series (label, values over the recorded frames of a recording)."""
@@ -231,9 +239,12 @@ class PlotsPanel(QWidget):
         self.legend_slot.setMinimumHeight(0)
         self.q_plot.layout.addItem(self.legend_slot, 2, 3, 2, 1)  # (the view's row and the time axis's)
         self._set_slot_width(0)
-        self.q_legend = pg.LegendItem(labelTextColor=_FG, frame=False)
+        self.q_legend = _PlacedLegend(labelTextColor=_FG, frame=False)
         self.q_legend.setParentItem(self.legend_slot)
-        self.q_legend.anchor((0, 0), (0, 0), offset=(LEGEND_GAP, 0))
+        # at the top-left of its column (where its own resizing puts it), the column LEGEND_GAP right of the view; not
+        # pyqtgraph's anchor, which follows the column's geometry changes: one arriving while the window was deleted
+        # called the deleted column, an exception in Qt's event loop
+        self.q_plot.layout.setColumnSpacing(2, LEGEND_GAP)
         self.legend_slot.geometryChanged.connect(self._fit_legend)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
@@ -512,7 +523,7 @@ class PlotsPanel(QWidget):
         while True:  # at most LEGEND_SHARE of the plot's width (a plot too low for its names: they run off below)
             if cols != legend.columnCount:
                 legend.setColumnCount(cols)
-            width = math.ceil(legend.width()) + LEGEND_GAP + 4
+            width = math.ceil(legend.width()) + 4
             if cols == 1 or width <= LEGEND_SHARE * self.q_widget.width():
                 break
             cols -= 1

@@ -219,19 +219,25 @@ def _label_span(plots):
     return (lab.top(), lab.bottom()), (box.top(), box.bottom())
 
 
+def _shown_run(make_window, qtbot, example: str):
+    """The window of an example at the default size (1440 x 900) with the Plots dock raised, its run finished."""
+    w = make_window(io.load(EXAMPLES / example))
+    w.resize(1440, 900)
+    w.show()
+    w.dock_plots.show()
+    w.dock_plots.raise_()
+    qtbot.waitUntil(lambda: w.playback.recording.complete and not w.playback.worker.running(), timeout=120000)
+    return w
+
+
 @pytest.mark.parametrize("example", ["contact_pile.json", "fourbar.json"])
 def test_the_y_axis_label_is_whole_at_the_default_size(make_window, qtbot, example):
     """At the default window size the solver plot's axis read "Newton iterations pe": every quantity's label lies
     within its axis's height, centred on it, and says what the quantity offers (not its unit alone)."""
     from app.plots.panel import axis_label
 
-    w = make_window(io.load(EXAMPLES / example))
-    w.resize(1440, 900)
-    w.show()
-    w.dock_plots.show()
-    w.dock_plots.raise_()
-    pb, plots = w.playback, w.plots
-    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=120000)
+    w = _shown_run(make_window, qtbot, example)
+    plots = w.plots
     ax = plots.q_plot.getAxis("left")
     assert len(plots.modes()) >= 3
     for mode in plots.modes():
@@ -269,13 +275,8 @@ def test_in_a_low_plot_the_y_axis_says_its_unit(make_window, qtbot):
 def test_the_readout_is_in_the_axis_unit_without_float_noise(make_window, qtbot):
     """The pile's gap axis is in mm; the readout said "ball1/floor -1.249e-16 ... m": it says the values in the
     axis's unit, to a ten-thousandth of the axis's span, float noise as 0."""
-    w = make_window(io.load(EXAMPLES / "contact_pile.json"))
-    w.resize(1440, 900)
-    w.show()
-    w.dock_plots.show()
-    w.dock_plots.raise_()
+    w = _shown_run(make_window, qtbot, "contact_pile.json")
     pb, plots = w.playback, w.plots
-    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=120000)
     pb.seek_time(0.54)  # every body resting: the gaps in contact are float noise around 0
     ax = plots.q_plot.getAxis("left")
     for mode, unit, scale in (("gap", "mm", 1e3), ("normal force", "N", 1.0), ("energy", "J", 1.0)):
