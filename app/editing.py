@@ -212,7 +212,7 @@ class Editor(QObject):
         self.document.undo_stack.beginMacro("Toggle ground")
         try:
             for n in names:
-                self.run(cmd.UpdateBody(self.document, n, ground=not m.body(n).ground))
+                self.update_body(n, ground=not m.body(n).ground)
         finally:
             self.document.undo_stack.endMacro()
 
@@ -237,6 +237,12 @@ class Editor(QObject):
         m = self.document.mechanism
         if target in m.body_names() and self._unchanged(m.body(target), changes):
             return None
+        if changes.get("ground") and "velocity" not in changes and target in m.body_names():
+            vel = m.body(target).velocity
+            if vel is not None and any(x != 0.0 for x in (*vel.linear, *vel.angular)):
+                # a ground body is fixed, so its initial velocity means nothing (and is refused): marking a moving
+                # body as ground clears it, in the same undo step (undo brings both back)
+                changes["velocity"] = None
         return self.run(cmd.UpdateBody(self.document, target, **changes))
 
     def update_joint(self, target: str, /, **changes) -> LinkwrightError | None:

@@ -755,3 +755,27 @@ def test_a_planar_structure_and_an_overdriven_four_bar_are_judged_once_the_rank_
     assert win.playback.mobility is None and panel.driver_state == "overdriven" and "1 too many" in status.drivers.text()
     qtbot.waitUntil(lambda: win.playback.mobility is not None, timeout=30000)
     assert panel.driver_state == "overdriven" and "1 too many" in status.drivers.text() and red in status.drivers.text()
+
+
+def test_marking_a_moving_body_as_ground_clears_its_velocity_in_the_same_undo_step(make_window):
+    """A ground body is fixed, and a velocity on one is refused: marking the sphere drop's falling ball as ground (the
+    Properties checkbox, Toggle Ground) was refused, the checkbox going back, until the user cleared its velocity.
+    It now clears the velocity in the same edit; one undo brings the ball and its velocity back."""
+    from core.model import Velocity
+
+    win = make_window(prepare_loaded(io.load(EXAMPLES_DIR / "contact_sphere_drop.json")))
+    m = win.document.mechanism
+    ball = next(b.name for b in m.bodies if not b.ground)
+    assert win.editor.update_body(ball, velocity=Velocity((0.5, 0.0, 0.0), (0.0, 0.0, 2.0))) is None
+    win.selection.set(bodies=[ball])
+    p = win.properties
+    p.body_ground.setChecked(True)  # the panel's checkbox
+    b = win.document.mechanism.body(ball)
+    assert b.ground and b.velocity is None and p.body_ground.isChecked()
+    win.document.undo_stack.undo()
+    b = win.document.mechanism.body(ball)
+    assert not b.ground and b.velocity == Velocity((0.5, 0.0, 0.0), (0.0, 0.0, 2.0))
+    win.editor.toggle_ground([ball])  # the toolbar's Toggle Ground
+    assert win.document.mechanism.body(ball).ground and win.document.mechanism.body(ball).velocity is None
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.body(ball).velocity == Velocity((0.5, 0.0, 0.0), (0.0, 0.0, 2.0))
