@@ -245,7 +245,8 @@ class PlotsPanel(QWidget):
         # pyqtgraph's anchor, which follows the column's geometry changes: one arriving while the window was deleted
         # called the deleted column, an exception in Qt's event loop
         self.q_plot.layout.setColumnSpacing(2, LEGEND_GAP)
-        self.legend_slot.geometryChanged.connect(self._fit_legend)
+        self._slot_height = -1.0  # the legend column's height its layout was fitted to (_on_slot_geometry)
+        self.legend_slot.geometryChanged.connect(self._on_slot_geometry)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
         self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
@@ -422,6 +423,7 @@ class PlotsPanel(QWidget):
         for c in self.q_curves + self.ghost_curves + self.xy_curves:
             c.setData([], [])
         self.q_legend.setVisible(False)
+        self._fit_legend()  # (its column closes)
         self.xy_legend.setVisible(False)
         self.cursor_line.setVisible(False)
         self.point_marker.setData([], [])
@@ -494,18 +496,31 @@ class PlotsPanel(QWidget):
         drawn = [c for c in self.q_curves + self.ghost_curves
                  if c.isVisible() and c.xData is not None and len(c.xData)]
         key = tuple(id(c) for c in drawn)
-        if key != self._legend_key:
+        changed = key != self._legend_key
+        if changed:
             self._legend_key = key
             self.q_legend.clear()
             if len(drawn) <= LEGEND_MAX:
                 for c in drawn:
                     self.q_legend.addItem(c, self._curve_labels.get(id(c), ""))
-        self.q_legend.setVisible(0 < len(drawn) <= LEGEND_MAX)
-        self._fit_legend()
+        shown = 0 < len(drawn) <= LEGEND_MAX
+        if changed or shown != self.q_legend.isVisibleTo(self.legend_slot):
+            # (laid out again only when its names or visibility changed: a layout of the legend costs tens of
+            # milliseconds of the GUI thread, and this runs at every redraw while a run's frames stream)
+            self.q_legend.setVisible(shown)
+            self._fit_legend()
 
     def _set_slot_width(self, w: float) -> None:
         self.legend_slot.setMinimumWidth(w)
         self.legend_slot.setMaximumWidth(w)
+
+    def _on_slot_geometry(self) -> None:
+        """The legend's column changed size: lay the legend out again when its height changed (the rows it has room
+        for), not for the widths that _fit_legend itself sets."""
+        h = self.legend_slot.height()
+        if h != self._slot_height:
+            self._slot_height = h
+            self._fit_legend()
 
     def _fit_legend(self) -> None:
         """Lay the time plot's legend out in as few columns as the height beside the view (and its time axis) allows,
@@ -520,13 +535,20 @@ class PlotsPanel(QWidget):
         height = self.legend_slot.height()  # (0 until the plot is laid out: one column meanwhile)
         rows = max(1, min(n, int(height // max(row, 1.0)))) if height > 0 else n
         cols = -(-n // rows)
-        while True:  # at most LEGEND_SHARE of the plot's width (a plot too low for its names: they run off below)
-            if cols != legend.columnCount:
-                legend.setColumnCount(cols)
-            width = math.ceil(legend.width()) + 4
-            if cols == 1 or width <= LEGEND_SHARE * self.q_widget.width():
-                break
+        # the legend's width with c columns, as pyqtgraph's LegendItem lays it out (row by row, c entries a row, each
+        # its sample and label 3 px apart): the widest row.  Computed here, so the legend is laid out once (each
+        # setColumnCount lays out every entry again: trying the counts one by one took 40-50 ms of the GUI thread)
+        entry = [sample.width() + label.width() + 6.0 for sample, label in legend.items]
+
+        def width_of(c: int) -> float:
+            return max(sum(entry[k:k + c]) for k in range(0, n, c))
+
+        # at most LEGEND_SHARE of the plot's width (a plot too low for its names: they run off below)
+        while cols > 1 and math.ceil(width_of(cols)) + 4 > LEGEND_SHARE * self.q_widget.width():
             cols -= 1
+        if cols != legend.columnCount:
+            legend.setColumnCount(cols)
+        width = math.ceil(legend.width()) + 4
         if self.legend_slot.maximumWidth() != width:
             self._set_slot_width(width)
 
