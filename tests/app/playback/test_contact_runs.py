@@ -736,11 +736,12 @@ def test_a_count_of_the_geometry_before_an_edit_is_not_taken_for_the_new_one(win
     the old geometry's: it is dropped, not shown as the new one's."""
     import app.playback.worker as worker_mod
 
-    real, release, entered = worker_mod.rank_mobility, threading.Event(), threading.Event()
+    real, armed, release, entered = worker_mod.rank_mobility, threading.Event(), threading.Event(), threading.Event()
 
-    def held_rank_mobility(mech):  # the analysis of the run's snapshot, held until the edit has been made
-        entered.set()
-        release.wait(30.0)
+    def held_rank_mobility(mech):  # once armed: the analysis of the run's snapshot, held until the edit has been made
+        if armed.is_set():
+            entered.set()
+            release.wait(30.0)
         return real(mech)
 
     monkeypatch.setattr(worker_mod, "rank_mobility", held_rank_mobility)
@@ -752,7 +753,7 @@ def test_a_count_of_the_geometry_before_an_edit_is_not_taken_for_the_new_one(win
     x, y, z = win.document.mechanism.joint("pin").at
     assert win.editor.update_joint("pin", at=(x, y, z + 0.01)) is None  # a new geometry: its count is not known
     assert pb.mobility is None
-    entered.clear()
+    armed.set()
     win.action_set.run.trigger()
     assert entered.wait(30.0)  # the run's thread is analysing the geometry with the pin at z + 0.01
     assert win.editor.update_joint("pin", at=(x, y, z + 0.02)) is None  # edited before that count arrived
