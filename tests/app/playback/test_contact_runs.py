@@ -748,7 +748,9 @@ def test_a_count_of_the_geometry_before_an_edit_is_not_taken_for_the_new_one(win
     win = window("contact_pendulum_strike")
     pb = win.playback
     finished(win)  # (its one-second file run, analysed as it started)
-    pb.set_range(20.0, 1)  # long: after an edit it waits for Run instead of re-running
+    # long: after an edit it waits for Run instead of re-running (40,000 steps: over the auto-run rule's 2 s at any
+    # cost per step its one-second run measured, 0.1 ms a step or more; 20 s ran by itself on a fast machine)
+    pb.set_range(200.0, 1)
     assert not pb.auto_runs()
     x, y, z = win.document.mechanism.joint("pin").at
     assert win.editor.update_joint("pin", at=(x, y, z + 0.01)) is None  # a new geometry: its count is not known
