@@ -196,16 +196,13 @@ def describe_kind(mech, method: str | None = None) -> str:
 
 def nothing_to_move(mech, location: str = "") -> LinkwrightError:
     """Why a document with nothing to move (run_kind '') has no run: a body (not ground) drawn with a shape but without
-    a mass or density, located at it, as when it lies beside a body with mass (core.contact.build_model's check);
+    a mass or density, located at it, as when it lies beside a body with mass (core.contact.bodies.massless_shape);
     else `location`: describe_kind's 'nothing to move' ("" for the message alone)."""
-    if any(not b.ground and b.shape is not None for b in mech.bodies):
-        # (with no joints and no body with mass, build_model refuses the first such body before it builds anything)
-        from .contact import build_model
+    for i, b in enumerate(mech.bodies):
+        if not b.ground and b.shape is not None and b.mass is None and b.density is None:
+            from .contact.bodies import massless_shape
 
-        try:
-            build_model(mech)
-        except LinkwrightError as e:
-            return e
+            return massless_shape(b, f"bodies[{i}]")
     return LinkwrightError(location, describe_kind(mech))
 
 

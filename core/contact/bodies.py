@@ -19,7 +19,7 @@ from ..errors import LinkwrightError
 from ..structure import attached_part, grounded_part
 from ..transforms import matrix_to_quat, quat_to_matrix
 
-__all__ = ["ContactModel", "State", "build_model", "initial_state", "cayley", "cayley_jacobian", "origin_pose"]
+__all__ = ["ContactModel", "State", "build_model", "massless_shape", "initial_state", "cayley", "cayley_jacobian", "origin_pose"]
 
 
 def cayley(u: np.ndarray) -> np.ndarray:
@@ -189,6 +189,12 @@ def _attached(mech) -> set[str]:
     return names
 
 
+def massless_shape(body, location: str) -> LinkwrightError:
+    """The refusal of a body (not ground, attached by no joint) drawn with a shape but given neither a mass nor a
+    density: it would take no part in a contact run (build_model; core.run.nothing_to_move names it too)."""
+    return LinkwrightError(location, f"body '{body.name}' has a shape but neither mass nor density (or mark it ground)")
+
+
 def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     """ContactModel of a Mechanism: ground bodies are static (their shapes obstacles), free shaped bodies with mass and
     every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints)."""
@@ -210,7 +216,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
                                        "shape and a density)")
         if not b.ground and not is_dyn:
             if shape is not None:
-                raise LinkwrightError(loc, f"body '{b.name}' has a shape but neither mass nor density (or mark it ground)")
+                raise massless_shape(b, loc)
             continue  # a massless helper body takes no part in contact dynamics
         if is_kin:
             # moved by the drivers: infinite mass (its velocity rows are its driven motion, core.contact.stepper);

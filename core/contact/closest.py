@@ -416,11 +416,7 @@ def start_overlap(model: ContactModel, state: State):
     thinnest width: (ip, depth in metres, the allowed depth), or None when every pair is apart, touching or within it.  The pairs
     whose bounding volumes overlap are queried (closest_points_many: the penetration of overlapping bodies is its
     negative s)."""
-    if not model.pairs:
-        return None
-    bp = model.broad
-    lb, _margin = broad_bounds(state.p, state.q, state.v, state.w, bp.radius, bp.ia, bp.ib, bp.to_plane, bp.plane_n,
-                               bp.plane_c, 0.0, bp.gravity)
+    _cand, lb = candidate_pairs(model, state, 0.0)  # (lb: each pair's lower gap bound from its bounding volumes)
     ips = np.flatnonzero(lb <= 0.0).tolist()
     if not ips:
         return None
