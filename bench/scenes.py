@@ -55,16 +55,25 @@ def bin_walls(half: float) -> list[dict]:
 def box_pile_document(n_side: int, half: float, pitch: float, jitter: float, dz: float, mu: float = 0.4,
                       radius: float = 0.05, mass: float = 0.1, seed: int = 0) -> dict:
     """n_side^3 spheres on a jittered grid (pitch, layers dz apart from z = 0.06 m) in a bin of half-width `half`
-    (the horizontal jitter, standard deviation `jitter`, from numpy's generator with this seed)."""
+    (the horizontal jitter, standard deviation `jitter`, from numpy's generator with this seed).
+
+    A sphere whose jitter would bring it into an earlier one of its layer (layers are dz > 2 radius apart, so only
+    spheres of one layer can meet) or into a wall is drawn again, so no scene starts overlapping; a seed whose first
+    draws overlap nowhere gives the same scene as a plain draw."""
     rng = np.random.default_rng(seed)
-    balls = []
+    balls, centres = [], []
     for i in range(n_side):
         for j in range(n_side):
             for k in range(n_side):
-                p = [(i - 0.5 * (n_side - 1)) * pitch + jitter * rng.standard_normal(),
-                     (j - 0.5 * (n_side - 1)) * pitch + jitter * rng.standard_normal(), 0.06 + dz * k]
+                while True:
+                    p = np.array([(i - 0.5 * (n_side - 1)) * pitch + jitter * rng.standard_normal(),
+                                  (j - 0.5 * (n_side - 1)) * pitch + jitter * rng.standard_normal(), 0.06 + dz * k])
+                    clear_of_walls = np.all(np.abs(p[:2]) + radius <= half)
+                    if clear_of_walls and all(np.linalg.norm(p - c) >= 2 * radius for c in centres):
+                        break
+                centres.append(p)
                 balls.append({"name": f"s{i}{j}{k}", "mass": mass, "shape": {"type": "sphere", "radius": radius},
-                              "pose": {"position": p}})
+                              "pose": {"position": p.tolist()}})
     return document(bin_walls(half) + balls, mu=mu, name=f"{n_side ** 3} spheres in a bin (seed {seed})")
 
 
