@@ -188,10 +188,27 @@ def _pens(n: int, dashed: bool = False) -> list:
     return [pg.mkPen(_PALETTE[i % k], width=2, style=styles[(i // k) % 2]) for i in range(n)]
 
 
+class _View(pg.ViewBox):
+    """The plots' view: an axis whose data have no extent (a friction force, a joint value or a point coordinate that
+    is identically zero, or constant) is shown around the value at a scale of its own, ±10 % of it, ±1 about 0.
+    pyqtgraph kept the span of whatever was shown before, centred on the value: the span of the residual before the
+    zero halvings, so their unitless axis wrote '(x1e-18)' (a first plot's 0..1: '(x0.001)'), or a 300 N span
+    before a zero friction force."""
+
+    def childrenBounds(self, frac=None, orthoRange=(None, None), items=None):  # noqa: N802 - pyqtgraph API
+        bounds = super().childrenBounds(frac=frac, orthoRange=orthoRange, items=items)
+        for ax, r in enumerate(bounds):
+            if r is not None and r[0] == r[1] and math.isfinite(r[0]):
+                half = 0.1 * abs(r[0]) or 1.0
+                bounds[ax] = [r[0] - half, r[0] + half]
+        return bounds
+
+
 def _plot_widget(title: str, x: str, y: str, fixed: tuple = ("bottom",)) -> pg.PlotWidget:
     """A plot with its axes labelled; the axes in `fixed` keep their label's unit (the others are labelled later with
-    pyqtgraph's units=, which says the prefix of the values it scales: "gap (mm)")."""
-    w = pg.PlotWidget(background="w")
+    pyqtgraph's units=, which says the prefix of the values it scales: "gap (mm)"); its view ranges data without
+    extent by their own value (_View)."""
+    w = pg.PlotWidget(background="w", viewBox=_View())
     p = w.getPlotItem()
     p.setTitle(title, color=_FG, size="9pt")
     for side, text in (("bottom", x), ("left", y)):

@@ -303,6 +303,29 @@ def test_the_readout_is_in_the_axis_unit_without_float_noise(make_window, qtbot)
     assert readout_number(3.2156e-12, 1e-11) == "3.216e-12" and readout_number(3.0, 12.0) == "3"
 
 
+def test_an_axis_of_zero_data_is_plain_around_zero(make_window, qtbot):
+    """The sphere drop's friction force, angular velocity, halvings and fallbacks are identically zero. pyqtgraph kept
+    the span of the plot shown before, centred on 0: after the residual's (about 1e-16) the unitless halvings axis
+    wrote '(x1e-18)' and its ticks in units of 1e-18, after the normal force's the friction force axis spanned
+    ±160 N. Whatever came before, such an axis spans about ±1 around 0, with plain tick labels and no multiplier."""
+    w = _shown_run(make_window, qtbot, "contact_sphere_drop.json")
+    plots = w.plots
+    ax, vb = plots.q_plot.getAxis("left"), plots.q_plot.getViewBox()
+    for before, zero in (("solver residual", "solver halvings"), ("solver residual", "solver fallback"),
+                         ("normal force", "friction force"), ("energy", "angular velocity")):
+        plots.set_mode(before)
+        qtbot.wait(20)
+        plots.set_mode(zero)
+        qtbot.wait(20)
+        assert plots.visible_series() and not np.abs(plots.joint_series()).any(), zero  # (all zero indeed)
+        y0, y1 = vb.viewRange()[1]
+        assert -1.5 < y0 < -0.9 and 0.9 < y1 < 1.5, (zero, y0, y1)
+        assert ax.autoSIPrefixScale == 1.0 and ax.labelUnitPrefix == "" and "(x" not in ax.labelString(), zero
+        (spacing, values), *_minor = ax.tickValues(y0, y1, ax.size().height())
+        labels = ax.tickStrings(values, ax.autoSIPrefixScale, spacing)  # the major ticks' labels
+        assert "0" in labels and not any("e" in t for t in labels), (zero, labels)
+
+
 def test_a_plot_image_that_cannot_be_written_says_why_and_a_name_without_suffix_is_a_png(win, dialogs, tmp_path):
     from PySide6.QtGui import QImage
 
