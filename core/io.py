@@ -570,14 +570,17 @@ def readable_times(times) -> np.ndarray:
     0.30000000000000004 for 3 x 0.1 and 29.990000000000002 for 2999 x 0.01.  Each time is rounded to 15 significant
     digits: such a product, off by a few rounding errors of about 1e-16 of its value (below the 5e-16 at least that
     the 15th digit resolves), then reads as its short decimal form (0.3, 29.99) when it has one, and no time moves by more than 5e-15 of its value (below 1e-8 of a step for
-    the 1,000,000 steps a run may take).  Non-finite times are kept."""
+    the 1,000,000 steps a run may take).  Non-finite times are kept.  The text writers use it: Recording.save_csv
+    (core.contact) and Trajectory.columns / save_csv (core.kinematics, also `linkwright kinematics --json`).  Rounding
+    again changes nothing (a decimal of 15 significant digits reads back from its float unchanged)."""
     return np.array([float(f"{x:.15g}") for x in np.asarray(times, dtype=float).ravel().tolist()], dtype=float)
 
 
 def with_readable_times(data):
-    """A copy of a run's data to write as text (CSV, JSON) with its times as `readable_times` gives them: a contact
-    run's Recording (core.contact; its `t`) or a driven motion's Trajectory (core.kinematics; its `times`).  The
-    other arrays are the same; the lossless .npz keeps the computed times."""
+    """A copy of a run's data with its times as `readable_times` gives them: a contact run's Recording (core.contact;
+    its `t`) or a driven motion's Trajectory (core.kinematics; its `times`).  The other arrays are the same.  Not
+    needed before writing text: save_csv (and Trajectory.columns) write the readable times themselves, and rounding
+    twice writes the same file; the lossless .npz keeps the computed times."""
     if hasattr(data, "times"):
         return replace(data, times=readable_times(data.times))
     return replace(data, t=readable_times(data.t))

@@ -77,7 +77,7 @@ def _refer_dynamics(mech, file: str) -> None:
 def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:
     """Solve and write the rows; returns why the trajectory stopped early ('' when it did not)."""
     traj = trajectory_of(open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps)))
-    traj = io.with_readable_times(traj)  # (t as 0.3, not 0.30000000000000004, in CSV and JSON)
+    # (t as 0.3, not 0.30000000000000004, in CSV and JSON: columns and save_csv write core.io.readable_times)
     if args.json:
         head, table = traj.columns()
         data = {"name": mech.name, "ok": traj.ok, "reason": traj.reason or None, "stop_time": traj.stop_time,

@@ -106,11 +106,11 @@ def run(args: argparse.Namespace) -> int:
     rec = record(run, progress=_progress_bar())
     rec.check_finite("--out")  # (before the file is touched; save_csv and save_npz check it again, unlocated)
     if args.out is None:
-        io.with_readable_times(rec).save_csv(sys.stdout)  # (t as 0.3, not 0.30000000000000004)
+        rec.save_csv(sys.stdout)  # (t as 0.3, not 0.30000000000000004: save_csv writes core.io.readable_times)
     elif suffix == ".npz":
         io.write_atomic(args.out, rec.save_npz, "--out", binary=True, suffix=".npz")
     else:
-        io.write_atomic(args.out, io.with_readable_times(rec).save_csv, "--out")
+        io.write_atomic(args.out, rec.save_csv, "--out")
     taken = np.flatnonzero(rec.fallback)
     if taken.size:  # (the run's numbers are still within the overlap bound, but its steps are not all implicit)
         when = ", ".join(f"{rec.t[k]:.6g}" for k in taken[:5]) + (", ..." if taken.size > 5 else "")

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import validate
 from ..errors import LinkwrightError
+from ..io import readable_times
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
@@ -140,7 +141,8 @@ class Recording:
         return [p for p in range(len(self.pair_names)) if self.active[:, p].any()]
 
     def save_csv(self, path, pairs: list[int] | None = None) -> None:
-        """Write one row per step with the documented columns (pairs default: those ever in contact range)."""
+        """Write one row per step with the documented columns (pairs default: those ever in contact range); `t` as
+        core.io.readable_times gives it (0.3, not the computed 3 x 0.1 = 0.30000000000000004; .npz keeps those)."""
         self.check_finite()
         if hasattr(path, "write"):
             self._write_csv(path, self._csv_pairs(pairs))
@@ -151,8 +153,9 @@ class Recording:
     def _write_csv(self, fh, sel) -> None:
         w = csv.writer(fh)
         w.writerow(self.csv_header(sel))
+        t = readable_times(self.t)
         for k in range(self.n_frames):
-            row = [repr(float(self.t[k]))]
+            row = [repr(float(t[k]))]
             for b in range(len(self.body_names)):
                 vals = np.concatenate((self.position[k, b], self.orientation[k, b], self.velocity[k, b], self.angular[k, b]))
                 row += [repr(float(x)) for x in vals]

@@ -11,6 +11,7 @@ from typing import IO, Callable, Iterator
 import numpy as np
 
 from ..errors import LinkwrightError
+from ..io import readable_times
 from ..run import Channel, Verdict
 from ..transforms import RX
 from .mobility import check_drivers
@@ -102,10 +103,11 @@ class Trajectory:
     limit_time: float | None = None  # where the motion ends, located between the last solved and stop_time
 
     def columns(self) -> tuple[list[str], np.ndarray]:
-        """CSV header and the (frames, columns) table: t, then per coordinate its value, rate and acceleration,
-        then per named point its position, velocity and acceleration (x, y, z each)."""
+        """CSV header and the (frames, columns) table (what save_csv and `linkwright kinematics --json` write): t, as
+        core.io.readable_times gives it (0.3, not the computed 3 x 0.1 = 0.30000000000000004), then per coordinate its
+        value, rate and acceleration, then per named point its position, velocity and acceleration (x, y, z each)."""
         head = ["t"]
-        cols = [self.times[:, None]]
+        cols = [readable_times(self.times)[:, None]]
         for i, name in enumerate(self.coord_names):
             head += [name, f"{name}.vel", f"{name}.acc"]
             cols.append(np.stack((self.q[:, i], self.qd[:, i], self.qdd[:, i]), axis=1))
@@ -115,7 +117,8 @@ class Trajectory:
         return head, np.concatenate(cols, axis=1) if len(self.times) else np.zeros((0, len(head)))
 
     def save_csv(self, fh: IO[str]) -> None:
-        """Write the header and one row per solved frame (numbers as Python's repr: they read back exactly)."""
+        """Write the header and one row per solved frame, `columns` (numbers as Python's repr: they read back exactly,
+        the times as readable_times gives them)."""
         head, table = self.columns()
         w = csv.writer(fh)
         w.writerow(head)

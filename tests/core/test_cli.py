@@ -234,8 +234,8 @@ def test_the_time_column_is_written_without_round_off(tmp_path):
 
 
 def test_readable_times_moves_times_by_round_off_only():
-    """core.io.readable_times, which the CLI's and the app's CSV writers use: k h in its short form, other times to 15
-    significant digits; nothing moves by more than round-off."""
+    """core.io.readable_times, which Recording.save_csv and Trajectory.save_csv / columns use: k h in its short form,
+    other times to 15 significant digits; nothing moves by more than round-off."""
     import numpy as np
 
     k = np.arange(1_000_001)
@@ -248,6 +248,50 @@ def test_readable_times_moves_times_by_round_off_only():
     assert all(len(repr(float(x))) <= 9 for x in t)  # (at most 'nnnn.nn' and '10000.0': no noise digits)
     odd = io.readable_times([1 / 3, 12345.678901234567, float("nan"), math.inf])
     assert [repr(float(x)) for x in odd] == ["0.333333333333333", "12345.6789012346", "nan", "inf"]
+
+
+def test_save_csv_called_from_python_writes_the_readable_times(tmp_path):
+    """Recording.save_csv and Trajectory.save_csv wrote the computed times (3 x 0.1 as 0.30000000000000004, 7 x 0.1
+    as 0.7000000000000001) when called from Python; only the CLI and the app's export, which rounded them through
+    core.io.with_readable_times first, wrote 0.3. The methods write the readable times themselves, to a path and to an
+    open file, without changing the run's data; rounding them again first (as the app's export did) writes the same
+    file, and the lossless .npz keeps the computed times."""
+    import io as _io
+
+    import numpy as np
+
+    from core.contact import build_model, load_npz, simulate
+    from core.kinematics import compile_model, solve_trajectory
+
+    rec = simulate(build_model(io.load(EXAMPLES / "contact_sphere_drop.json")), t_end=0.3, dt=0.1)
+    assert repr(float(rec.t[3])) == "0.30000000000000004"  # (the times the run computed: k h)
+    rec.save_csv(tmp_path / "run.csv")
+    assert _t_column((tmp_path / "run.csv").read_text()) == ["0.0", "0.1", "0.2", "0.3"]
+    buf = _io.StringIO()
+    rec.save_csv(buf)
+    assert buf.getvalue() == (tmp_path / "run.csv").read_bytes().decode()
+    rec.save(tmp_path / "again.csv")
+    assert (tmp_path / "again.csv").read_bytes().decode() == buf.getvalue()
+    twice = _io.StringIO()
+    io.with_readable_times(rec).save_csv(twice)
+    assert twice.getvalue() == buf.getvalue()
+    assert repr(float(rec.t[3])) == "0.30000000000000004"  # (the recording itself is unchanged)
+    rec.save_npz(tmp_path / "run.npz")
+    assert load_npz(tmp_path / "run.npz").t[3] == 3 * 0.1 != 0.3
+
+    times = np.arange(8) * 0.1
+    assert repr(float(times[7])) == "0.7000000000000001"
+    traj = solve_trajectory(compile_model(io.load(EXAMPLES / "fourbar.json")), times)
+    assert traj.ok, traj.reason
+    buf = _io.StringIO()
+    traj.save_csv(buf)
+    assert _t_column(buf.getvalue()) == [repr(k / 10) for k in range(8)]
+    twice = _io.StringIO()
+    io.with_readable_times(traj).save_csv(twice)
+    assert twice.getvalue() == buf.getvalue()
+    head, table = traj.columns()  # (the rows `kinematics --json` writes)
+    assert head[0] == "t" and table[:, 0].tolist() == [k / 10 for k in range(8)]
+    assert repr(float(traj.times[7])) == "0.7000000000000001"
 
 
 def test_simulate_help_says_what_the_default_solver_does():
