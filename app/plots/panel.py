@@ -54,19 +54,108 @@ SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes 
 NOT_PLOTTED = frozenset({"pair.active", "pair.pn", "pair.pf", "pair.pr", "pair.point_a", "pair.point_b", "pair.normal",
                          "body.orientation", "points"})
 LEGEND_MAX = 16  # more series than this: no legend (it would take much of the plot's width)
-LEGEND_GAP = 8  # px between the time plot's view and its legend (drawn beside it, _fit_legend)
-LEGEND_SHARE = 0.4  # the most of the time plot's width its legend takes
+LEGEND_GAP = 8  # px between a plot's view and its legend (drawn beside it: _PlacedLegend)
+LEGEND_SHARE = 0.4  # the most of a plot's width its legend takes
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
 
 class _PlacedLegend(pg.LegendItem):
-    """The time plot's legend, placed in its own column beside the view: it cannot be dragged (pyqtgraph's legend
-    re-anchors itself where a drag drops it, which could be over the curves again)."""
+    """A plot's legend (the time plot's, the point traces'), beside its view, right of it, in a column of the plot's
+    layout that is as wide as the legend: inside the view it covered curves wherever it went (the pile's impact peaks
+    in the top-left corner, the ends of the curves in a right one, in a plot a few names tall; the double pendulum's
+    lower tip's trace). It names the plot's curves drawn (show_curves), in as few columns as the height beside the
+    view allows (fit), and cannot be dragged (pyqtgraph's legend re-anchors itself where a drag drops it, which could
+    be over the curves again)."""
+
+    def __init__(self, plot: pg.PlotItem, widget: QWidget) -> None:
+        super().__init__(labelTextColor=_FG, frame=False)
+        self.plot_widget = widget  # the plot's widget: the legend takes at most LEGEND_SHARE of its width
+        self.slot = pg.GraphicsWidget()
+        self.slot.setMinimumHeight(0)
+        plot.layout.addItem(self.slot, 2, 3, 2, 1)  # (the view's row and the bottom axis's)
+        self._set_slot_width(0)
+        self.setParentItem(self.slot)
+        # at the top-left of its column (where its own resizing puts it), the column LEGEND_GAP right of the view; not
+        # pyqtgraph's anchor, which follows the column's geometry changes: one arriving while the window was deleted
+        # called the deleted column, an exception in Qt's event loop
+        plot.layout.setColumnSpacing(2, LEGEND_GAP)
+        self._slot_height = -1.0  # the column's height the legend's layout was fitted to (_on_slot_geometry)
+        self.slot.geometryChanged.connect(self._on_slot_geometry)
+        self.key: tuple | None = None  # the curves it lists now (None: to be listed again)
 
     def mouseDragEvent(self, ev):  # noqa: N802 - Qt API
         ev.ignore()
+
+    def names(self) -> list[str]:
+        """The names it shows (none while it is hidden)."""
+        return [label.text for _sample, label in self.items] if self.isVisible() else []
+
+    def show_curves(self, curves: list, labels: dict[int, str]) -> None:
+        """Name the curves drawn (not one hidden or without data) by their labels (id(curve) -> name); hidden when
+        none is, or more than LEGEND_MAX (too wide beside the plot)."""
+        drawn = [c for c in curves if c.isVisible() and c.xData is not None and len(c.xData)]
+        key = tuple(id(c) for c in drawn)
+        changed = key != self.key
+        if changed:
+            self.key = key
+            self.clear()
+            if len(drawn) <= LEGEND_MAX:
+                for c in drawn:
+                    self.addItem(c, labels.get(id(c), ""))
+        shown = 0 < len(drawn) <= LEGEND_MAX
+        if changed or shown != self.isVisibleTo(self.slot):
+            # (laid out again only when its names or visibility changed: a layout of the legend costs tens of
+            # milliseconds of the GUI thread, and this runs at every redraw while a run's frames stream)
+            self.setVisible(shown)
+            self.fit()
+
+    def conceal(self) -> None:
+        """Hide it (a new run is coming) and close its column; its names are kept for the same curves."""
+        self.setVisible(False)
+        self.fit()
+
+    def _set_slot_width(self, w: float) -> None:
+        self.slot.setMinimumWidth(w)
+        self.slot.setMaximumWidth(w)
+
+    def _on_slot_geometry(self) -> None:
+        """Its column changed size: lay it out again when the column's height changed (the rows it has room for),
+        not for the widths that fit itself sets."""
+        h = self.slot.height()
+        if h != self._slot_height:
+            self._slot_height = h
+            self.fit()
+
+    def fit(self) -> None:
+        """Lay the names out in as few columns as the height beside the view (and its bottom axis) allows, and make
+        the column of the plot as wide as the legend (none while it is hidden)."""
+        n = len(self.items)
+        if not self.isVisible() or not n:
+            if self.slot.maximumWidth() != 0:
+                self._set_slot_width(0)
+            return
+        row = max(max(sample.height(), label.height()) for sample, label in self.items)
+        height = self.slot.height()  # (0 until the plot is laid out: one column meanwhile)
+        rows = max(1, min(n, int(height // max(row, 1.0)))) if height > 0 else n
+        cols = -(-n // rows)
+        # the legend's width with c columns, as pyqtgraph's LegendItem lays it out (row by row, c entries a row, each
+        # its sample and label 3 px apart): the widest row.  Computed here, so the legend is laid out once (each
+        # setColumnCount lays out every entry again: trying the counts one by one took 40-50 ms of the GUI thread)
+        entry = [sample.width() + label.width() + 6.0 for sample, label in self.items]
+
+        def width_of(c: int) -> float:
+            return max(sum(entry[k:k + c]) for k in range(0, n, c))
+
+        # at most LEGEND_SHARE of the plot's width (a plot too low for its names: they run off below)
+        while cols > 1 and math.ceil(width_of(cols)) + 4 > LEGEND_SHARE * self.plot_widget.width():
+            cols -= 1
+        if cols != self.columnCount:
+            self.setColumnCount(cols)
+        width = math.ceil(self.width()) + 4
+        if self.slot.maximumWidth() != width:
+            self._set_slot_width(width)
 
 
 @dataclass(frozen=True)
@@ -249,21 +338,7 @@ class PlotsPanel(QWidget):
         self.q_plot = self.q_widget.getPlotItem()
         self.q_plot.setClipToView(True)  # long recordings: draw only what is in view, downsampled
         self.q_plot.setDownsampling(auto=True, mode="peak")
-        # The legend stands beside the view, right of it, in a column of the plot's layout that is as wide as the
-        # legend (inside the view it covered curves wherever it went: the pile's impact peaks in the top-left corner,
-        # the ends of the curves in a right one, in a plot a few names tall)
-        self.legend_slot = pg.GraphicsWidget()
-        self.legend_slot.setMinimumHeight(0)
-        self.q_plot.layout.addItem(self.legend_slot, 2, 3, 2, 1)  # (the view's row and the time axis's)
-        self._set_slot_width(0)
-        self.q_legend = _PlacedLegend(labelTextColor=_FG, frame=False)
-        self.q_legend.setParentItem(self.legend_slot)
-        # at the top-left of its column (where its own resizing puts it), the column LEGEND_GAP right of the view; not
-        # pyqtgraph's anchor, which follows the column's geometry changes: one arriving while the window was deleted
-        # called the deleted column, an exception in Qt's event loop
-        self.q_plot.layout.setColumnSpacing(2, LEGEND_GAP)
-        self._slot_height = -1.0  # the legend column's height its layout was fitted to (_on_slot_geometry)
-        self.legend_slot.geometryChanged.connect(self._on_slot_geometry)
+        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget)  # (beside the view)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
         self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
@@ -276,7 +351,7 @@ class PlotsPanel(QWidget):
         self.xy_widget.setObjectName("plotsPoints")
         self.xy_plot = self.xy_widget.getPlotItem()
         self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape (not a trace along one line: _lock_aspect)
-        self.xy_legend = self.xy_plot.addLegend(offset=(8, 8), labelTextColor=_FG, brush=pg.mkBrush(255, 255, 255, 200))
+        self.xy_legend = _PlacedLegend(self.xy_plot, self.xy_widget)  # (beside the view, as the time plot's)
         self.point_marker = pg.ScatterPlotItem(size=9, pen=marker_pen, brush=pg.mkBrush("#ffffff"))
         self.point_marker.setZValue(10)
         self.point_marker.setVisible(False)
@@ -287,8 +362,7 @@ class PlotsPanel(QWidget):
         self.quantities: list[Quantity] = []
         self.q_curves: list[pg.PlotDataItem] = []
         self.ghost_curves: list[pg.PlotDataItem] = []
-        self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in the time plot's legend
-        self._legend_key: tuple | None = None  # the curves the legend lists now
+        self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in its plot's legend
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
         self._ghost_suffix = ""
@@ -439,9 +513,8 @@ class PlotsPanel(QWidget):
         self._redraw.stop()
         for c in self.q_curves + self.ghost_curves + self.xy_curves:
             c.setData([], [])
-        self.q_legend.setVisible(False)
-        self._fit_legend()  # (its column closes)
-        self.xy_legend.setVisible(False)
+        self.q_legend.conceal()  # (their columns close)
+        self.xy_legend.conceal()
         self.cursor_line.setVisible(False)
         self.point_marker.setData([], [])
         self.point_marker.setVisible(False)
@@ -491,89 +564,28 @@ class PlotsPanel(QWidget):
         self.xy_widget.setVisible(bool(self._point_names) or rec.kind == "kinematics")
 
     def _rebuild(self, plot, legend, old, names, dashed: bool = False, suffix: str = "") -> list:
+        """New curves of `plot` for these names (its legend lists them again at the next show_curves)."""
         for c in old:
-            plot.removeItem(c)  # also leaves the legend
+            plot.removeItem(c)
             self._curve_labels.pop(id(c), None)
         named = len(names) <= LEGEND_MAX
-        own_legend = plot is self.q_plot  # the time plot's legend is rebuilt by _sync_legend: the curves drawn
         out = []
         for name, pen in zip(names, _pens(len(names), dashed)):
             c = pg.PlotDataItem(pen=pen, name=(name + suffix) if named else None, skipFiniteCheck=True)
             plot.addItem(c)
-            if own_legend:
-                self._curve_labels[id(c)] = name + suffix
+            self._curve_labels[id(c)] = name + suffix
             out.append(c)
-        if own_legend:
-            self._legend_key = None
+        legend.key = None
         return out
 
     def _sync_legend(self) -> None:
         """The time plot's legend names the curves drawn: not a series unticked or left out, not the comparison's
-        while there is none; no legend when more than LEGEND_MAX are drawn (too wide beside the plot)."""
-        drawn = [c for c in self.q_curves + self.ghost_curves
-                 if c.isVisible() and c.xData is not None and len(c.xData)]
-        key = tuple(id(c) for c in drawn)
-        changed = key != self._legend_key
-        if changed:
-            self._legend_key = key
-            self.q_legend.clear()
-            if len(drawn) <= LEGEND_MAX:
-                for c in drawn:
-                    self.q_legend.addItem(c, self._curve_labels.get(id(c), ""))
-        shown = 0 < len(drawn) <= LEGEND_MAX
-        if changed or shown != self.q_legend.isVisibleTo(self.legend_slot):
-            # (laid out again only when its names or visibility changed: a layout of the legend costs tens of
-            # milliseconds of the GUI thread, and this runs at every redraw while a run's frames stream)
-            self.q_legend.setVisible(shown)
-            self._fit_legend()
-
-    def _set_slot_width(self, w: float) -> None:
-        self.legend_slot.setMinimumWidth(w)
-        self.legend_slot.setMaximumWidth(w)
-
-    def _on_slot_geometry(self) -> None:
-        """The legend's column changed size: lay the legend out again when its height changed (the rows it has room
-        for), not for the widths that _fit_legend itself sets."""
-        h = self.legend_slot.height()
-        if h != self._slot_height:
-            self._slot_height = h
-            self._fit_legend()
-
-    def _fit_legend(self) -> None:
-        """Lay the time plot's legend out in as few columns as the height beside the view (and its time axis) allows,
-        and make its column of the plot as wide as it (none while the legend is hidden)."""
-        legend = self.q_legend
-        n = len(legend.items)
-        if not legend.isVisible() or not n:
-            if self.legend_slot.maximumWidth() != 0:
-                self._set_slot_width(0)
-            return
-        row = max(max(sample.height(), label.height()) for sample, label in legend.items)
-        height = self.legend_slot.height()  # (0 until the plot is laid out: one column meanwhile)
-        rows = max(1, min(n, int(height // max(row, 1.0)))) if height > 0 else n
-        cols = -(-n // rows)
-        # the legend's width with c columns, as pyqtgraph's LegendItem lays it out (row by row, c entries a row, each
-        # its sample and label 3 px apart): the widest row.  Computed here, so the legend is laid out once (each
-        # setColumnCount lays out every entry again: trying the counts one by one took 40-50 ms of the GUI thread)
-        entry = [sample.width() + label.width() + 6.0 for sample, label in legend.items]
-
-        def width_of(c: int) -> float:
-            return max(sum(entry[k:k + c]) for k in range(0, n, c))
-
-        # at most LEGEND_SHARE of the plot's width (a plot too low for its names: they run off below)
-        while cols > 1 and math.ceil(width_of(cols)) + 4 > LEGEND_SHARE * self.q_widget.width():
-            cols -= 1
-        if cols != legend.columnCount:
-            legend.setColumnCount(cols)
-        width = math.ceil(legend.width()) + 4
-        if self.legend_slot.maximumWidth() != width:
-            self._set_slot_width(width)
+        while there is none."""
+        self.q_legend.show_curves(self.q_curves + self.ghost_curves, self._curve_labels)
 
     def legend_names(self) -> list[str]:
         """The names the time plot's legend shows (none while it is hidden)."""
-        if not self.q_legend.isVisible():
-            return []
-        return [label.text for _sample, label in self.q_legend.items]
+        return self.q_legend.names()
 
     def _on_grew(self, count: int) -> None:
         rec = self.recording
@@ -588,7 +600,6 @@ class PlotsPanel(QWidget):
         self._redraw.stop()
         self._drawn_at = time.perf_counter()
         self.empty_label.setVisible(False)
-        self.xy_legend.setVisible(0 < len(self.xy_curves) <= LEGEND_MAX)
         self._update_curves()
         self._update_point_curves()
         self._on_cursor(self.recording.cursor)
@@ -732,6 +743,7 @@ class PlotsPanel(QWidget):
         i0, i1 = self._plane
         for i, c in enumerate(self.xy_curves):
             c.setData(P[:, i, i0], P[:, i, i1])
+        self.xy_legend.show_curves(self.xy_curves, self._curve_labels)
         self._lock_aspect(P[..., [i0, i1]])
 
     def _lock_aspect(self, P2: np.ndarray) -> None:

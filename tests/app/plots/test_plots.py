@@ -212,6 +212,31 @@ def test_the_legend_stands_beside_the_view_and_covers_no_curve(make_window, qtbo
                             & (p[:, 1] <= legend.bottom())).any(), mode
 
 
+def test_the_point_traces_legend_stands_beside_their_view_and_covers_no_trace(make_window, qtbot):
+    """The point traces' legend stood inside their view, over the double pendulum's lower tip's trace (top left):
+    it stands right of the view, as the time plot's, every name on screen, over no trace point, and the traces keep
+    most of the plot's width."""
+    w = _shown_run(make_window, qtbot, "double_pendulum.json")
+    plots = w.plots
+    vb = plots.xy_plot.getViewBox()
+    names = ["upper.tip", "lower.tip"]
+    qtbot.waitUntil(lambda: plots.xy_legend.isVisible()
+                    and [label.text for _s, label in plots.xy_legend.items] == names, timeout=5000)
+    qtbot.wait(50)  # (the plot's layout settles)
+    legend, view = plots.xy_legend.mapRectToScene(plots.xy_legend.boundingRect()), vb.sceneBoundingRect()
+    assert legend.left() >= view.right()  # beside the view: over no trace
+    scene = plots.xy_widget.mapToScene(plots.xy_widget.viewport().rect()).boundingRect()
+    assert scene.contains(legend)  # every name shown
+    assert view.width() >= 0.6 * scene.width()
+    for c in plots.xy_curves:  # and no trace point lies under it
+        x, y = curve_xy(c)
+        assert len(x)
+        p = np.array([[q.x(), q.y()] for q in map(vb.mapViewToScene, map(QPointF, x, y))])
+        assert not ((p[:, 0] >= legend.left()) & (p[:, 1] >= legend.top()) & (p[:, 1] <= legend.bottom())).any()
+    q_legend = plots.q_legend.mapRectToScene(plots.q_legend.boundingRect())
+    assert q_legend.left() >= plots.q_plot.getViewBox().sceneBoundingRect().right()  # (the time plot's still)
+
+
 def _label_span(plots):
     """(label, axis) vertical extents in the scene of the time plot's y-axis label (written upwards) and its axis."""
     ax = plots.q_plot.getAxis("left")
