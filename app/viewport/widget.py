@@ -45,6 +45,7 @@ PALETTE = {  # RGBA floats
     "trail": (0.35, 0.35, 0.45, 0.85),
     "design_ghost": (0.55, 0.57, 0.60, 0.30),  # the design configuration: translucent grey
 }
+PATCH_MARKED_ALPHA = 0.35  # a selected or highlighted floor or wall: its colour at this opacity (translucent as "plane")
 FORCE_ARROW_FRACTION = 0.25  # at scale 1, a force equal to the heaviest body's weight is this fraction of the scene
 LABEL = (40, 44, 52)
 _CLICK_SLOP = 4.0  # pixels a press may move and still count as a click
@@ -719,12 +720,13 @@ class Viewport3D(QWidget):
 
     # ---- selection ----------------------------------------------------------------------------------------------
     def _body_colour(self, name: str) -> tuple:
-        if name in self._sel.bodies:
-            return PALETTE["selected"]
-        if name in self._sel.highlighted_bodies:
-            return PALETTE["highlight"]
         bg = self._by_name.get(name)
-        if bg is not None and bg.unbounded:
+        patch = bg is not None and bg.unbounded  # a floor or wall
+        if name in self._sel.bodies or name in self._sel.highlighted_bodies:
+            c = PALETTE["selected" if name in self._sel.bodies else "highlight"]
+            # a floor or wall is tinted but stays translucent (opaque, a selected wall hid the bodies in the bin)
+            return (*c[:3], PATCH_MARKED_ALPHA) if patch else c
+        if patch:
             return PALETTE["plane"]
         if bg is not None and bg.ground:
             return PALETTE["ground"]

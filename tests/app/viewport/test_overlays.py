@@ -214,3 +214,42 @@ def test_walls_do_not_cover_the_bodies_in_front_of_them(qtbot):
     walls_drawn = np.any(a != b, axis=2)
     assert (walls_drawn & ~body_px).sum() > 5000  # the back walls are drawn (beside and behind the bodies)
     assert (walls_drawn & body_px).sum() <= 0.01 * body_px.sum()  # (a body's outline may differ by a pixel)
+
+
+def test_a_selected_wall_stays_translucent(qtbot):
+    """Selecting a wall of the pile's bin drew it opaque orange: the sphere behind the front wall (wall_px, right in
+    the iso view) was hidden. Selected or highlighted, a wall is tinted towards the selection's colour and stays
+    translucent: the bodies behind it still show through it, shaded as before."""
+    from app.viewport.widget import PALETTE
+
+    vp = _pile_view(qtbot)
+    _, V = vp.camera_matrices()
+    eye = np.linalg.inv(V)[:3, 3]
+    wall = next(b for b in vp._doc.mechanism.bodies if b.name == "wall_px")
+    assert np.dot(wall.shape["normal"], eye) <= wall.shape["offset"]  # between the camera and the pile
+    plain = _frame(vp)
+    s = plain.shape[1] / vp.view.width()
+    bodies = {bg.name for bg in vp.scene().bodies if not bg.unbounded}
+    for mark in (lambda: vp._sel.set(bodies={"wall_px"}), lambda: vp._sel.highlight(bodies={"wall_px"})):
+        mark()
+        marked = _frame(vp)
+        tint = np.any(marked != plain, axis=2)  # the wall's area on screen
+        assert tint.sum() > 5000  # the selection shows
+        under = np.zeros_like(tint)  # samples of the wall's area where a body lies behind it
+        beside = np.zeros_like(tint)  # and where none does
+        for i in range(4, tint.shape[0] - 4, 4):
+            for j in range(4, tint.shape[1] - 4, 4):
+                if tint[i, j]:
+                    (under if vp.pick(j / s, i / s) in bodies else beside)[i, j] = True
+        assert under.sum() > 80 and beside.sum() > 1000  # (the sphere behind the wall)
+        # through a translucent wall the body's shading stays (an opaque one is one flat colour)
+        assert marked[under].std(axis=0).mean() > 0.5 * plain[under].std(axis=0).mean()
+        change = (marked - plain)[beside].mean(axis=0)
+        assert np.abs(change).max() > 15  # the wall is tinted (selected: orange, highlighted: cyan)
+        # and the body differs from the wall beside it
+        assert np.abs(marked[under].mean(axis=0) - marked[beside].mean(axis=0)).max() > 20
+        assert vp._body_items["wall_px"].opts["color"][3] < 1.0
+        vp._sel.set()
+        vp._sel.highlight()
+        assert vp._body_items["wall_px"].opts["color"] == PALETTE["plane"]
+    np.testing.assert_array_equal(_frame(vp), plain)
