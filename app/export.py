@@ -237,13 +237,13 @@ def save_run_data(recording, path) -> int:
         if suffix == ".npz":
             io.write_atomic(path, rec.save_npz, binary=True, suffix=".npz")
         else:
-            io.write_atomic(path, io.with_readable_times(rec).save_csv)  # (t as `linkwright simulate` writes it)
+            io.write_atomic(path, rec.save_csv)  # (t as `linkwright simulate` writes it: 0.3, not 0.30000000000000004)
         return rec.n_frames
     if suffix != ".csv":
         raise LinkwrightError("", f"{path.name}: the run of a driven mechanism is exported as CSV (the columns of "
                                   "`linkwright kinematics --csv`)")
     traj = recording.trajectory()
-    io.write_atomic(path, io.with_readable_times(traj).save_csv)  # (t as `linkwright kinematics` writes it)
+    io.write_atomic(path, traj.save_csv)  # (t as `linkwright kinematics` writes it)
     return len(traj.times)
 
 

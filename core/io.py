@@ -9,7 +9,6 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, Callable
 
@@ -34,7 +33,7 @@ from .model import (
 )
 
 __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict",
-           "read_limited", "write_atomic", "readable_times", "with_readable_times"]
+           "read_limited", "write_atomic", "readable_times"]
 
 FORMAT = "linkwright.mechanism"
 VERSION = 1
@@ -574,16 +573,6 @@ def readable_times(times) -> np.ndarray:
     (core.contact) and Trajectory.columns / save_csv (core.kinematics, also `linkwright kinematics --json`).  Rounding
     again changes nothing (a decimal of 15 significant digits reads back from its float unchanged)."""
     return np.array([float(f"{x:.15g}") for x in np.asarray(times, dtype=float).ravel().tolist()], dtype=float)
-
-
-def with_readable_times(data):
-    """A copy of a run's data with its times as `readable_times` gives them: a contact run's Recording (core.contact;
-    its `t`) or a driven motion's Trajectory (core.kinematics; its `times`).  The other arrays are the same.  Not
-    needed before writing text: save_csv (and Trajectory.columns) write the readable times themselves, and rounding
-    twice writes the same file; the lossless .npz keeps the computed times."""
-    if hasattr(data, "times"):
-        return replace(data, times=readable_times(data.times))
-    return replace(data, t=readable_times(data.t))
 
 
 def save(mech: Mechanism, path: str | os.PathLike) -> None:
