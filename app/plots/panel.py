@@ -47,7 +47,9 @@ MODES = {
     "velocities": ("q̇  [rad/s or m/s]", "qd"),
     "accelerations": ("q̈  [rad/s² or m/s²]", "qdd"),
 }
-SI_UNITS = ("N", "m", "m/s", "rad/s", "J")  # units the time plot's axis writes with an SI prefix (mm, kN, ...)
+# units the time plot's axis writes with an SI prefix (mm, kN, mN m, ...); an axis of any other unit, or none, writes
+# plain numbers (_Axis)
+SI_UNITS = ("N", "m", "m/s", "rad/s", "J", "N m")
 # contact channels not offered as time plots: impulses (their forces are offered), contact geometry and body
 # orientations (drawn in the 3D view), the in-range flags (they choose which pair series are shown), named points
 # (the x-y traces)
@@ -293,11 +295,26 @@ class _View(pg.ViewBox):
         return bounds
 
 
-def _plot_widget(title: str, x: str, y: str, fixed: tuple = ("bottom",)) -> pg.PlotWidget:
-    """A plot with its axes labelled; the axes in `fixed` keep their label's unit (the others are labelled later with
-    pyqtgraph's units=, which says the prefix of the values it scales: "gap (mm)"); its view ranges data without
-    extent by their own value (_View)."""
-    w = pg.PlotWidget(background="w", viewBox=_View())
+class _Axis(pg.AxisItem):
+    """The plots' axis: an SI prefix when its label has a unit that takes one (pyqtgraph's units=, given for SI_UNITS:
+    'gap (mm)'), otherwise plain numbers. pyqtgraph scaled an axis without a unit by a multiplier in the label: the
+    double pendulum's positions read '[rad or m] (x0.001)' with ticks ±500, the cam follower's torques '[N m]
+    (x0.001)', numbers to be multiplied by the label's factor; a time axis of 0.6 s read 600 (x0.001)."""
+
+    def updateAutoSIPrefix(self):  # noqa: N802 - pyqtgraph API
+        if self.labelUnits:
+            super().updateAutoSIPrefix()
+        elif self.autoSIPrefixScale != 1.0 or self.labelUnitPrefix:
+            self.autoSIPrefixScale, self.labelUnitPrefix = 1.0, ""
+            self._updateLabel()
+
+
+def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
+    """A plot with its axes labelled (their units in the text, "t [s]": plain numbers; the time plot's y axis is
+    labelled later, an SI unit with pyqtgraph's units=, which writes the prefix of the values' scale: "gap (mm)");
+    its view ranges data without extent by their own value (_View)."""
+    w = pg.PlotWidget(background="w", viewBox=_View(),
+                      axisItems={side: _Axis(side) for side in ("left", "bottom")})
     p = w.getPlotItem()
     p.setTitle(title, color=_FG, size="9pt")
     for side, text in (("bottom", x), ("left", y)):
@@ -305,8 +322,6 @@ def _plot_widget(title: str, x: str, y: str, fixed: tuple = ("bottom",)) -> pg.P
         ax.setPen(_FG)
         ax.setTextPen(_FG)
         ax.setLabel(text)
-        if side in fixed:  # its label writes the unit ("t [s]"): no SI-prefix rescaling (0.6 s showed as 600, x0.001)
-            ax.enableAutoSIPrefix(False)
     p.showGrid(x=True, y=True, alpha=0.25)
     return w
 
@@ -347,7 +362,7 @@ class PlotsPanel(QWidget):
         self.q_plot.addItem(self.cursor_line, ignoreBounds=True)
         self.q_plot.scene().sigMouseClicked.connect(self._plot_clicked)
 
-        self.xy_widget = _plot_widget("Point traces (x-y plane)", "x [m]", "y [m]", ("bottom", "left"))
+        self.xy_widget = _plot_widget("Point traces (x-y plane)", "x [m]", "y [m]")
         self.xy_widget.setObjectName("plotsPoints")
         self.xy_plot = self.xy_widget.getPlotItem()
         self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape (not a trace along one line: _lock_aspect)

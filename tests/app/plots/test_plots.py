@@ -365,3 +365,37 @@ def test_a_plot_image_that_cannot_be_written_says_why_and_a_name_without_suffix_
     assert dialogs.kinds()[2:] == ["save"]
     img = QImage(str(tmp_path / "plot.png"))
     assert not img.isNull() and img.width() >= 800
+
+
+@pytest.mark.parametrize("example, unit", [("double_pendulum.json", ""), ("contact_cam_follower.json", "N m")])
+def test_an_axis_writes_its_values_plain_or_with_an_si_prefix_never_a_multiplier(make_window, qtbot, example, unit):
+    """pyqtgraph scaled an axis whose unit it was not given (none, or one it has no prefix for) by a factor written in
+    the label: the double pendulum's positions read '[rad or m] (x0.001)' with ticks ±500, the cam follower's joint
+    torques and driver effort '[N m] (x0.001)' with ticks ±100. Every axis writes the values themselves (±0.5 rad)
+    or, for a unit that takes one, with an SI prefix on the unit (the torques in mN m); never a multiplier."""
+    w = _shown_run(make_window, qtbot, example)
+    plots = w.plots
+    ax, vb = plots.q_plot.getAxis("left"), plots.q_plot.getViewBox()
+    prefixed = []
+    for mode in plots.modes():
+        plots.set_mode(mode)
+        qtbot.wait(20)
+        assert "(x" not in ax.labelString(), (mode, ax.labelString())
+        assert ax.autoSIPrefixScale == 1.0 or ax.labelUnits, mode  # (a scale only as the prefix of a unit)
+        y0, y1 = vb.viewRange()[1]
+        (spacing, values), *_minor = ax.tickValues(y0, y1, ax.size().height())
+        labels = ax.tickStrings(values, ax.autoSIPrefixScale, spacing)
+        np.testing.assert_allclose([float(t) for t in labels], np.array(values) * ax.autoSIPrefixScale,
+                                   rtol=1e-6, atol=1e-6 * spacing * ax.autoSIPrefixScale, err_msg=mode)
+        if ax.labelUnits:
+            prefixed.append((mode, ax.labelUnitPrefix + ax.labelUnits))
+    if example == "double_pendulum.json":
+        plots.set_mode("positions")
+        qtbot.wait(20)
+        y0, y1 = vb.viewRange()[1]
+        (spacing, values), *_minor = ax.tickValues(y0, y1, ax.size().height())
+        assert ax.tickStrings(values, ax.autoSIPrefixScale, spacing) == ["-0.5", "0", "0.5"]  # (the joints swing ±0.8)
+        assert ax.labelUnits == "" and "[rad or m]" in ax.labelString()
+    else:
+        for mode in ("joint torque components", "driver effort"):  # (about ±0.1 N m)
+            assert (mode, "mN m") in prefixed, prefixed
