@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, QStandardPaths, QTimer, Signal
@@ -84,6 +85,18 @@ def contact_scene() -> Mechanism:
                      layout={"ground": (0.0, 0.0)}, contact=ContactSettings(), simulation=SimulationSettings())
 
 
+# The recovery files of this process's windows (by name): live, never another instance's orphans.
+_IN_USE: set[str] = set()
+
+
+def _autosave_pid(f: Path) -> int | None:
+    """The process id in an autosave's name, autosave-<pid>-<id>.json (or autosave-<pid>.json, as written before)."""
+    try:
+        return int(f.stem.split("-")[1])
+    except (IndexError, ValueError):
+        return None
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -107,7 +120,11 @@ class FileController(QObject):
         self.autosave_timer.setInterval(AUTOSAVE_MS)
         self.autosave_timer.timeout.connect(self.autosave)
         self.autosave_timer.start()
-        self.recovery_file = recovery_dir() / f"autosave-{os.getpid()}.json"
+        # the process id says whether the instance that wrote it still runs; the random part tells this one's file
+        # from one a crashed earlier process with the same id left (a container's app often has the same pid at
+        # every start: that autosave was taken for this window's own, never offered, and overwritten)
+        self.recovery_file = recovery_dir() / f"autosave-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
+        _IN_USE.add(self.recovery_file.name)
         document.modifiedChanged.connect(self._modified_changed)
 
     # ---- dialogs (one place, so tests can replace them) ----------------------------------------------------------
@@ -287,59 +304,103 @@ class FileController(QObject):
             self.discard_recovery()
 
     def orphaned_recoveries(self) -> list[Path]:
-        """Recovery files left by instances that did not exit cleanly."""
-        d = recovery_dir()
+        """Recovery files left by instances that did not exit cleanly: those of a process no longer running, or named
+        with this process's id but not one of its windows' (a crashed earlier process had the same id). A running
+        instance's file is none of them."""
         out = []
-        for f in sorted(d.glob("autosave-*.json")):
-            try:
-                pid = int(f.stem.split("-", 1)[1])
-            except ValueError:
+        for f in sorted(recovery_dir().glob("autosave-*.json")):
+            pid = _autosave_pid(f)
+            if pid is None or f.name in _IN_USE:
                 continue
-            if pid != os.getpid() and not _pid_alive(pid):
+            if pid == os.getpid() or not _pid_alive(pid):
                 out.append(f)
         return out
 
-    def offer_recovery(self) -> bool:
-        """After a crash: offer the newest orphaned autosave; True if one was restored."""
-        files = self.orphaned_recoveries()
-        if not files:
-            return False
-        newest = max(files, key=lambda f: f.stat().st_mtime)
+    def _read_recovery(self, f: Path):
+        """(mechanism, original path or None, time text) of the autosave `f`; None, with a message and `f` deleted,
+        when it cannot be read (it could never be recovered)."""
         try:
-            data = json.loads(io.read_limited(newest, what="a recovery file").decode("utf-8"))
+            data = json.loads(io.read_limited(f, what="a recovery file").decode("utf-8"))
             mech = prepare_loaded(io.from_dict(data["document"]))
             # (read here too: a "time" or "path" of the wrong type ended the start with a traceback)
             orig = data.get("path")
             if orig is not None and not isinstance(orig, str):
                 raise TypeError(f"path: expected a string, got {type(orig).__name__}")
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("time", newest.stat().st_mtime)))
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("time", f.stat().st_mtime)))
+        except FileNotFoundError:
+            return None  # (taken by another instance starting at the same time)
         except (OSError, ValueError, KeyError, TypeError, OverflowError, LinkwrightError) as exc:
             self.message.emit(f"An unreadable recovery file was ignored: {exc}")
-            for f in files:
-                f.unlink(missing_ok=True)
-            return False
-        # (an untitled document may have an empty name: the question read 'An autosave of “” from ...')
-        shown = Path(orig).name if orig else mech.name
-        what = f"“{shown}”" if shown else "an untitled document"
-        answer = QMessageBox.question(
-            self.window,
-            "Recover unsaved document?",
-            f"Linkwright did not close properly. An autosave of {what} from {when} exists.\n\n"
-            "Recover it?",
-            QMessageBox.Yes | QMessageBox.No,
-            QMessageBox.Yes,
-        )
-        for f in files:
             f.unlink(missing_ok=True)
-        if answer != QMessageBox.Yes:
-            return False
-        self.document.replace(mech, Path(orig) if orig else None)
-        # The recovered edits are not on disk: the document must show as modified until saved.
-        self.document.undo_stack.resetClean()
-        self.message.emit("Recovered the autosaved document: save it to keep it")
-        return True
+            return None
+        return mech, orig, when
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer each orphaned autosave (left by an instance that did not exit normally; a running
+        instance's own is not one), newest first, until one is recovered into this window; True if one was.
+
+        Each question has three answers: Yes recovers it (its file becomes this window's autosave), Discard deletes
+        it, Cancel (or closing the question) keeps it. An autosave is deleted only when recovered or discarded: one
+        kept, or not asked about because another was recovered first, is offered again at the next start."""
+        def mtime(f: Path) -> float:
+            try:
+                return f.stat().st_mtime
+            except OSError:
+                return 0.0
+
+        files = sorted(self.orphaned_recoveries(), key=mtime, reverse=True)
+        kept = 0
+        for k, f in enumerate(files):
+            entry = self._read_recovery(f)
+            if entry is None:
+                continue
+            mech, orig, when = entry
+            # (an untitled document may have an empty name: the question read 'An autosave of “” from ...')
+            shown = Path(orig).name if orig else mech.name
+            what = f"“{shown}”" if shown else "an untitled document"
+            which = f" (autosave {k + 1} of {len(files)})" if len(files) > 1 else ""
+            answer = QMessageBox.question(
+                self.window,
+                "Recover unsaved document?",
+                f"Linkwright did not close properly. An autosave of {what} from {when} exists{which}.\n\n"
+                "Recover it? Discard deletes it; Cancel keeps it, to be offered again at the next start.",
+                QMessageBox.Yes | QMessageBox.Discard | QMessageBox.Cancel,
+                QMessageBox.Yes,
+            )
+            if answer == QMessageBox.Discard:
+                f.unlink(missing_ok=True)
+                continue
+            if answer != QMessageBox.Yes:
+                kept += 1
+                continue
+            self.document.replace(mech, Path(orig) if orig else None)
+            # The recovered edits are not on disk: the document must show as modified until saved.
+            self.document.undo_stack.resetClean()
+            self._adopt_recovery(f)
+            left = sum(1 for g in files[k + 1:] if g.exists()) + kept
+            self.message.emit("Recovered the autosaved document: save it to keep it" + (
+                f" ({left} other autosave(s) kept: offered at the next start)" if left else ""))
+            return True
+        if kept:
+            self.message.emit(f"{kept} autosave(s) kept: offered again at the next start")
+        return False
+
+    def _adopt_recovery(self, f: Path) -> None:
+        """The recovered autosave `f` becomes this window's recovery file (so the recovered edits are on disk until
+        saved, and the file is no longer an orphan); if it cannot be moved, an autosave is written and `f` deleted
+        only once that worked."""
+        try:
+            os.replace(f, self.recovery_file)
+            return
+        except FileNotFoundError:
+            pass  # (taken by another instance starting at the same time: this window keeps its own copy)
+        except OSError:
+            pass
+        if self.autosave():
+            f.unlink(missing_ok=True)
 
     def shutdown(self) -> None:
         """The window closes normally: stop autosaving and drop the recovery file."""
         self.autosave_timer.stop()
         self.discard_recovery()
+        _IN_USE.discard(self.recovery_file.name)

@@ -317,3 +317,93 @@ def test_export_suggests_a_file_in_the_home_folder_for_a_name_with_a_slash(make_
         dialogs.save_path = ""  # the dialog cancelled: nothing exported
         assert not win.exports.export_png()
         assert dialogs.calls[-1][0] == "save" and dialogs.calls[-1][2] == str(Path.home() / f"{stem}.png")
+
+
+def crashed_autosave(make_window, name: str, pid: int, mtime: float) -> Path:
+    """The autosave a crashed instance (process `pid`, no longer running) left of an unsaved document `name`."""
+    win = make_window(Mechanism(name="scratch"))
+    win.editor.update_document(name=name)
+    assert win.files.autosave()
+    dead = win.files.recovery_file.with_name(f"autosave-{pid}.json")
+    win.files.recovery_file.rename(dead)
+    os.utime(dead, (mtime, mtime))
+    return dead
+
+
+class Answers:
+    """QMessageBox.question answering from a queue (Cancel once it is empty), recording each question's text."""
+
+    def __init__(self, monkeypatch, *answers) -> None:
+        self.answers, self.texts = list(answers), []
+        monkeypatch.setattr(QMessageBox, "question", staticmethod(self._ask))
+
+    def _ask(self, parent, title, text, *args, **kwargs):
+        self.texts.append(text)
+        return self.answers.pop(0) if self.answers else QMessageBox.Cancel
+
+
+def test_every_orphaned_autosave_is_offered_and_kept_until_recovered_or_discarded(make_window, monkeypatch):
+    """Two documents edited in two sessions that both crashed left two autosaves: the next start offered the newest
+    only and deleted both, so the other's edits were lost unasked. Each is offered (newest first), and deleted only
+    when recovered or discarded; Cancel keeps it, and one not asked about (another was recovered) is kept too."""
+    a = crashed_autosave(make_window, "DocA work", 999991, 1_700_000_000)
+    b = crashed_autosave(make_window, "DocB work", 999992, 1_700_000_600)  # the newer
+    # Cancel, Cancel: both asked about, newest first, both kept; the document is untouched
+    win = make_window(Mechanism(name="fresh"))
+    ask = Answers(monkeypatch, QMessageBox.Cancel, QMessageBox.Cancel)
+    messages = []
+    win.files.message.connect(messages.append)
+    assert not win.files.offer_recovery()
+    assert len(ask.texts) == 2 and "“DocB work”" in ask.texts[0] and "“DocA work”" in ask.texts[1], ask.texts
+    assert "(autosave 1 of 2)" in ask.texts[0] and "Cancel keeps it" in ask.texts[0]
+    assert a.exists() and b.exists() and win.document.mechanism.name == "fresh"
+    assert messages == ["2 autosave(s) kept: offered again at the next start"]
+    # Yes to the newest: DocB recovered; DocA, not asked about, kept
+    win = make_window(Mechanism(name="fresh"))
+    ask = Answers(monkeypatch, QMessageBox.Yes)
+    assert win.files.offer_recovery()
+    assert len(ask.texts) == 1 and win.document.mechanism.name == "DocB work" and win.document.modified
+    assert a.exists() and not b.exists()
+    # DocB's edits stay on disk until saved: its autosave is now this window's (not an orphan offered again)
+    assert json.loads(win.files.recovery_file.read_text())["document"]["name"] == "DocB work"
+    assert win.files.orphaned_recoveries() == [a]
+    # the next start: DocA offered; Discard deletes it
+    win = make_window(Mechanism(name="fresh"))
+    ask = Answers(monkeypatch, QMessageBox.Discard)
+    assert not win.files.offer_recovery()
+    assert len(ask.texts) == 1 and "“DocA work”" in ask.texts[0] and not a.exists()
+    assert win.document.mechanism.name == "fresh"
+
+
+def test_discarding_one_autosave_goes_on_to_offer_the_next(make_window, monkeypatch):
+    a = crashed_autosave(make_window, "DocA work", 999991, 1_700_000_000)
+    b = crashed_autosave(make_window, "DocB work", 999992, 1_700_000_600)
+    win = make_window(Mechanism(name="fresh"))
+    ask = Answers(monkeypatch, QMessageBox.Discard, QMessageBox.Yes)
+    assert win.files.offer_recovery()
+    assert len(ask.texts) == 2 and not b.exists() and not a.exists()
+    assert win.document.mechanism.name == "DocA work" and win.document.modified
+
+
+def test_a_running_instance_autosave_is_neither_offered_nor_deleted(make_window, monkeypatch):
+    """An autosave named with the id of a process that runs (another instance, or another window of this one) is
+    live: not offered, not touched. One named with this process's id but none of its windows' was left by a crashed
+    earlier process that had the same id (a container's app often has the same pid at every start): it is offered,
+    where before it was taken for this window's own, never offered and overwritten."""
+    d = recovery_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    doc = {"path": None, "time": 1_700_000_000, "document": io.to_dict(Mechanism(name="theirs"))}
+    live = d / f"autosave-{os.getppid()}-0badcafe.json"  # the parent process (pytest's launcher) runs
+    live.write_text(json.dumps(doc))
+    other = make_window(Mechanism(name="other window"))
+    other.editor.update_document(name="other window's edit")
+    assert other.files.autosave()
+    earlier = d / f"autosave-{os.getpid()}.json"
+    earlier.write_text(json.dumps(dict(doc, document=io.to_dict(Mechanism(name="before the restart")))))
+    win = make_window(Mechanism(name="fresh"))
+    assert win.files.orphaned_recoveries() == [earlier]
+    ask = Answers(monkeypatch, QMessageBox.Cancel)
+    assert not win.files.offer_recovery()
+    assert len(ask.texts) == 1 and "“before the restart”" in ask.texts[0]
+    assert live.exists() and other.files.recovery_file.exists() and earlier.exists()
+    live.unlink()
