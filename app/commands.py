@@ -33,12 +33,16 @@ MOVE_ID = 1001  # QUndoCommand.id() of MoveNodes: consecutive moves of the same 
 
 
 class EditCommand(QUndoCommand):
-    """Base: subclasses implement `_do(mech)` and `_undo(mech)`; the first redo after `execute` is a no-op."""
+    """Base: subclasses implement `_do(mech)` and `_undo(mech)`; the first redo after `execute` is a no-op.
+
+    Undo also puts the graph layout's entries back in their order: a deleted body's entry, restored, went to the end
+    of the mapping (so did a renamed body's, renamed back), and Save wrote an equal document in different bytes."""
 
     def __init__(self, document, text: str) -> None:
         super().__init__(text)
         self._doc = document
         self._skip_redo = False
+        self._layout_order: list[str] = []  # the layout's keys before the edit
 
     @property
     def mechanism(self) -> Mechanism:
@@ -47,23 +51,41 @@ class EditCommand(QUndoCommand):
 
     def apply_first(self) -> None:
         """Apply the edit now (raises LinkwrightError and changes nothing if the core refuses it)."""
+        order = list(self.mechanism.layout)
         self._do(self.mechanism)
+        self._layout_order = order
         self._skip_redo = True
 
     def redo(self) -> None:  # noqa: D102 - Qt API
         if self._skip_redo:
             self._skip_redo = False
             return
+        self._layout_order = list(self.mechanism.layout)
         self._do(self.mechanism)
 
     def undo(self) -> None:  # noqa: D102 - Qt API
-        self._undo(self.mechanism)
+        mech = self.mechanism
+        self._undo(mech)
+        restore_layout_order(mech, self._layout_order)
 
     def _do(self, mech: Mechanism) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _undo(self, mech: Mechanism) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+
+def restore_layout_order(mech: Mechanism, order: list[str]) -> None:
+    """Reorder `mech.layout` (in place, the same positions) so the names in `order` come first, in that order."""
+    lay = mech.layout
+    keys = list(lay)
+    known = [k for k in order if k in lay]
+    first = set(known)
+    wanted = known + [k for k in keys if k not in first]
+    if keys != wanted:
+        items = dict(lay)
+        lay.clear()
+        lay.update((k, items[k]) for k in wanted)
 
 
 def execute(document, command: EditCommand) -> None:

@@ -47,6 +47,37 @@ def test_remove_items_is_one_step_and_restores_exactly(qapp):
     assert doc.mechanism.body_names() == ["g", "b", "c"]
 
 
+def test_undoing_a_delete_or_a_rename_saves_the_same_bytes(qapp, tmp_path):
+    """Deleting a body then Undo restored an equal document with the body's entry moved to the end of `layout`, so
+    Save wrote different bytes (a diff in version control for no change); likewise a rename undone. Undo puts the
+    entries back in their order, at every undo of a redo too."""
+    from app.files import EXAMPLES_DIR, prepare_loaded
+
+    doc = Document(prepare_loaded(io.load(EXAMPLES_DIR / "fourbar.json")))  # as the app opens it: a layout given
+    assert list(doc.mechanism.layout)[-1] != "crank"  # (else its moving to the end would not show)
+    saved = tmp_path / "before.json"
+    io.save(doc.mechanism, saved)
+    before = saved.read_bytes()
+
+    def saved_now() -> bytes:
+        out = tmp_path / "after.json"
+        io.save(doc.mechanism, out)
+        return out.read_bytes()
+
+    cmd.execute(doc, cmd.RemoveItems(doc, bodies=["crank"]))
+    doc.undo_stack.undo()
+    assert saved_now() == before
+    doc.undo_stack.redo()
+    doc.undo_stack.undo()
+    assert saved_now() == before
+    cmd.execute(doc, cmd.UpdateBody(doc, "crank", name="input"))
+    doc.undo_stack.undo()
+    assert saved_now() == before
+    doc.undo_stack.redo()
+    doc.undo_stack.undo()
+    assert saved_now() == before
+
+
 def test_rename_follows_into_joints_and_undoes(qapp):
     doc = Document(four_bar())
     cmd.execute(doc, cmd.UpdateBody(doc, "a", name="crank"))
