@@ -55,6 +55,24 @@ SI_UNITS = ("N", "m", "m/s", "rad/s", "J", "N m")
 # (the x-y traces)
 NOT_PLOTTED = frozenset({"pair.active", "pair.pn", "pair.pf", "pair.pr", "pair.point_a", "pair.point_b", "pair.normal",
                          "body.orientation", "points"})
+# The resolution of a plot's values by their unit: data that all lie within it of one value (their whole span below
+# it) are that value, drawn without extent (_View: ±1 about 0, ±10 % of another value), and the plot's title says
+# "numerical noise below 1e-12 m, drawn as 0". Below it the numbers are round-off and the solver's tolerance, not
+# motion or force: drawn at their own scale, the cam follower's gap of 3e-21 m read in zeptometres and its guide's
+# reaction of 2e-13 N in femtonewtons. unit -> (absolute, relative to the run's largest |value| in that unit), the
+# larger of the two rounded up to a power of ten; a unit not listed: ROUND_OFF; no unit (counts, the solver's
+# residual, whose small values are its point): no resolution, drawn at any scale.
+RESOLUTION = {
+    # lengths (gaps, positions, point traces): 1 pm, a thousandth of the contact solver's overlap bound (9e-10 m)
+    "m": (1e-12, 1e-12),
+    # forces and torques: 1 pN, or a billionth of the run's largest (the implicit contact solver stops at a scaled
+    # residual of 1e-10 of its largest unknown; the explicit one's 1e-8 lets more noise than this through)
+    "N": (1e-12, 1e-9),
+    "N m": (1e-12, 1e-9),
+    "N or N m": (1e-12, 1e-9),
+}
+# any other unit (velocities, energies, joint coordinates): 1e-12 of it, or of the run's largest (round-off)
+ROUND_OFF = (1e-12, 1e-12)
 LEGEND_MAX = 16  # more series than this: no legend (it would take much of the plot's width)
 LEGEND_GAP = 8  # px between a plot's view and its legend (drawn beside it: _PlacedLegend)
 LEGEND_SHARE = 0.4  # the most of a plot's width its legend takes
@@ -279,19 +297,65 @@ def _pens(n: int, dashed: bool = False) -> list:
     return [pg.mkPen(_PALETTE[i % k], width=2, style=styles[(i // k) % 2]) for i in range(n)]
 
 
+def resolution(unit: str, largest: float) -> float:
+    """The resolution of a plot's values in `unit` (RESOLUTION) in a run whose largest |value| in that unit is
+    `largest`: a power of ten; 0 without a unit."""
+    if not unit:
+        return 0.0
+    absolute, relative = RESOLUTION.get(unit, ROUND_OFF)
+    r = max(absolute, relative * largest if math.isfinite(largest) else 0.0)
+    return 10.0 ** math.ceil(math.log10(r) - 1e-9)
+
+
+def flat_value(lo: float, hi: float, res: float) -> float | None:
+    """The value data from lo to hi are drawn at when their whole span is at most res (None when they have extent):
+    their middle, 0 when that is within res of 0."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and hi - lo <= res):
+        return None
+    mid = 0.5 * (lo + hi)
+    return 0.0 if abs(mid) <= res else mid
+
+
+def _noise_note(lo: float, hi: float, res: float, unit: str) -> str:
+    """What a plot's title says when its data from lo to hi are drawn flat below the resolution res (nothing when
+    they are drawn as they are: identically one value)."""
+    v = flat_value(lo, hi, res) if res > 0 else None
+    if v is None or (lo == hi == v):
+        return ""
+    e = round(math.log10(res))  # (a power of ten: resolution)
+    return f"numerical noise below {'1e%d' % e if e else '1'} {unit}, drawn {'as 0' if v == 0 else 'flat'}"
+
+
+def _extent(arrays) -> tuple[float, float]:
+    """(lowest, highest) finite value of the arrays ((inf, -inf) when there is none)."""
+    lo, hi = math.inf, -math.inf
+    for a in arrays:
+        a = np.asarray(a, float)
+        a = a[np.isfinite(a)]
+        if a.size:
+            lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
+    return lo, hi
+
+
 class _View(pg.ViewBox):
     """The plots' view: an axis whose data have no extent (a friction force, a joint value or a point coordinate that
-    is identically zero, or constant) is shown around the value at a scale of its own, ±10 % of it, ±1 about 0.
-    pyqtgraph kept the span of whatever was shown before, centred on the value: the span of the residual before the
-    zero halvings, so their unitless axis wrote '(x1e-18)' (a first plot's 0..1: '(x0.001)'), or a 300 N span
-    before a zero friction force."""
+    is identically zero, or constant), or none above its resolution (numerical noise: RESOLUTION), is shown around
+    their value at a scale of its own, ±10 % of it, ±1 about 0 (flat_value). pyqtgraph kept the span of whatever was
+    shown before, centred on the value: the span of the residual before the zero halvings, so their unitless axis
+    wrote '(x1e-18)' (a first plot's 0..1: '(x0.001)'), or a 300 N span before a zero friction force; and it drew
+    noise at its own scale (the cam follower's gap in zeptometres)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.resolution = [0.0, 0.0]  # (x, y): the plot's resolution along each axis (set by the panel)
 
     def childrenBounds(self, frac=None, orthoRange=(None, None), items=None):  # noqa: N802 - pyqtgraph API
         bounds = super().childrenBounds(frac=frac, orthoRange=orthoRange, items=items)
         for ax, r in enumerate(bounds):
-            if r is not None and r[0] == r[1] and math.isfinite(r[0]):
-                half = 0.1 * abs(r[0]) or 1.0
-                bounds[ax] = [r[0] - half, r[0] + half]
+            v = flat_value(r[0], r[1], self.resolution[ax]) if r is not None else None
+            if v is not None:
+                half = 0.1 * abs(v) or 1.0
+                bounds[ax] = [v - half, v + half]
         return bounds
 
 
@@ -392,6 +456,8 @@ class PlotsPanel(QWidget):
         self._redraw.setInterval(STREAM_REDRAW_MS)
         self._redraw.timeout.connect(self._redraw_now)
         self._drawn_at = 0.0
+        self._noise = ""  # the time plot's title says when its data are numerical noise drawn flat (RESOLUTION)
+        self._scales: dict[tuple[str, str], tuple[int, float]] = {}  # (run or ghost, channel) -> (frames read, max|v|)
         self._kind = None
         self.empty_label = QLabel("No frames yet: the motion is being solved, or cannot be.")
         self.empty_label.setObjectName("plotsEmpty")
@@ -443,7 +509,7 @@ class PlotsPanel(QWidget):
         rec.staleChanged.connect(self._show_stale)
         if self.ghost is not None:
             self.ghost.grew.connect(lambda _n: self._redraw.isActive() or self._redraw.start(STREAM_REDRAW_MS))
-            self.ghost.cleared.connect(self._update_curves)
+            self.ghost.cleared.connect(self._on_ghost_cleared)
             self.ghost.began.connect(lambda: self._show_mode(rebuild_only=True))
         self._on_cleared()
         if rec.kind:
@@ -535,9 +601,16 @@ class PlotsPanel(QWidget):
         self.point_marker.setVisible(False)
         self.empty_label.setVisible(True)
         self.readout.setText("")
+        self._noise = ""
+        self._scales = {k: v for k, v in self._scales.items() if k[0] != "run"}
         self._show_stale(False)
         if not getattr(self.playback, "kind", True):
             self._forget_run()
+
+    def _on_ghost_cleared(self) -> None:
+        """The comparison run is gone (or a new one is coming): its curves go."""
+        self._scales = {k: v for k, v in self._scales.items() if k[0] != "ghost"}
+        self._update_curves()
 
     def _forget_run(self) -> None:
         """The document has nothing to run: no quantity, series, axis text or point trace of the previous one."""
@@ -640,7 +713,8 @@ class PlotsPanel(QWidget):
         self._show_checks(q)
         self.series_list.blockSignals(False)
         self._fit_axis_label()
-        self.q_plot.setTitle(q.title if q else "", color=_FG, size="9pt")
+        self._noise = ""
+        self._show_stale(self.recording.stale)
         if rebuild_only:
             self._sync_legend()
             return
@@ -714,6 +788,11 @@ class PlotsPanel(QWidget):
         if g is not None and g.series("pair.active").shape[1:] == self._ever_active.shape:
             self._ever_active = self._ever_active | g.series("pair.active").any(axis=0).astype(bool)
         self._show_checks(q)
+        channel = rec.channels.get(q.channel)
+        unit = channel.unit if channel is not None else ""
+        res = resolution(unit, self._largest(unit))
+        self.q_plot.getViewBox().resolution[1] = res
+        drawn = []  # the values drawn (their extent against the plot's resolution)
         for i, (lab, f) in enumerate(q.series):
             show = self._visible(q, i)
             if i < len(self.q_curves):
@@ -721,6 +800,7 @@ class PlotsPanel(QWidget):
                 if show:
                     y = f(rec) if rec.count else np.zeros(0)
                     c.setData(t, y) if len(y) == len(t) else c.setData([], [])
+                    drawn.append(y if len(y) == len(t) else y[:0])
                 elif c.isVisible():
                     c.setData([], [])
                 c.setVisible(show)
@@ -729,10 +809,37 @@ class PlotsPanel(QWidget):
                 if g is not None and show and g.channels.get(q.channel) is not None:
                     c.setData(tg, f(g))
                     c.setVisible(True)
+                    drawn.append(f(g))
                 elif c.isVisible():
                     c.setData([], [])
                     c.setVisible(False)
+        noise = _noise_note(*_extent(drawn), res, unit)
+        if noise != self._noise:
+            self._noise = noise
+            self._show_stale(rec.stale)
         self._sync_legend()
+
+    def _largest(self, unit: str) -> float:
+        """The largest |value| of the run (and the comparison run) in any channel of this unit (the scale of its
+        resolution: RESOLUTION); each frame is read once (a streaming run's new frames at each redraw)."""
+        out = 0.0
+        for which, rec in (("run", self.recording), ("ghost", self.ghost)):
+            for name, c in (rec.channels.items() if rec is not None and unit else ()):
+                if c.unit != unit:
+                    continue
+                done, big = self._scales.get((which, name), (0, 0.0))
+                if done > rec.count:  # (another run's)
+                    done, big = 0, 0.0
+                new = np.abs(rec.series(name)[done:])
+                if new.size:
+                    top = float(new.max())
+                    if not math.isfinite(top):
+                        new = new[np.isfinite(new)]
+                        top = float(new.max()) if new.size else 0.0
+                    big = max(big, top)
+                self._scales[(which, name)] = (rec.count, big)
+                out = max(out, big)
+        return out
 
     def _trace_plane(self, P: np.ndarray) -> tuple[int, int]:
         """The two axes the point traces are drawn in: x-y, unless the points move less along z than along y or x
@@ -752,12 +859,17 @@ class PlotsPanel(QWidget):
             self._plane = plane
             names = "xyz"
             a, b = names[plane[0]], names[plane[1]]
-            self.xy_plot.setTitle(f"Point traces ({a}-{b} plane)")
             self.xy_plot.setLabel("bottom", f"{a} [m]")
             self.xy_plot.setLabel("left", f"{b} [m]")
         i0, i1 = self._plane
+        res = resolution("m", self._largest("m"))
+        self.xy_plot.getViewBox().resolution = [res, res]
         for i, c in enumerate(self.xy_curves):
             c.setData(P[:, i, i0], P[:, i, i1])
+        notes = [f"{'xyz'[k]}: {n}" for k in self._plane if (n := _noise_note(*_extent([P[..., k]]), res, "m"))]
+        title = f"Point traces ({'xyz'[i0]}-{'xyz'[i1]} plane)" + "".join(f" — {n}" for n in notes)
+        if title != self.xy_plot.titleLabel.text:  # (a new title lays the plot out again: not at every redraw)
+            self.xy_plot.setTitle(title)
         self.xy_legend.show_curves(self.xy_curves, self._curve_labels)
         self._lock_aspect(P[..., [i0, i1]])
 
@@ -807,8 +919,11 @@ class PlotsPanel(QWidget):
         self.readout.setText(f"t = {t:.4g} s: " + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
 
     def _show_stale(self, stale: bool) -> None:
+        """Title the time plot: the quantity, whether its data are noise drawn flat, whether the run is stale."""
         q = self.quantity()
         title = q.title if q else ""
+        if self._noise:
+            title += f" — {self._noise}"
         if stale:
             title += "  (stale: the document changed since this run)"
         self.q_plot.setTitle(title, color="#8d6e00" if stale else _FG, size="9pt")

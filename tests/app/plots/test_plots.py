@@ -399,3 +399,51 @@ def test_an_axis_writes_its_values_plain_or_with_an_si_prefix_never_a_multiplier
     else:
         for mode in ("joint torque components", "driver effort"):  # (about ±0.1 N m)
             assert (mode, "mN m") in prefixed, prefixed
+
+
+def test_numerical_noise_is_drawn_flat_and_said_and_a_small_residual_keeps_its_scale(make_window, qtbot):
+    """The cam follower's gap (at most 3e-21 m) and its guide's reaction force (2e-13 N, with a 5 N contact force in
+    the run) are round-off: drawn at their own scale they read as zeptometres and femtonewtons of motion and force.
+    A plot whose data span less than the resolution of their unit (RESOLUTION: 1e-12 m; forces 1e-9 of the run's
+    largest, 1e-8 N here) is drawn flat, as zero data are (±1 about 0, plain ticks, no prefix), and its title says
+    so; the solver's residual (no unit, 5e-14) keeps its own scale, with scientific tick labels."""
+    from app.plots.panel import flat_value, resolution
+
+    assert resolution("m", 0.16) == 1e-12 and resolution("N", 5.0) == 1e-8 and resolution("N m", 0.1) == 1e-10
+    # (another unit: round-off, 1e-12 of the run's largest; no unit: none)
+    assert resolution("m/s", 1e3) == 1e-9 and resolution("m/s", 2e3) == 1e-8 and resolution("", 1.0) == 0.0
+    assert flat_value(-3e-21, 0.0, 1e-12) == 0.0 and flat_value(0.15, 0.15 + 1e-16, 1e-12) == pytest.approx(0.15)
+    assert flat_value(-5e-10, 0.0, 1e-12) is None and flat_value(0.0, 0.0, 0.0) == 0.0  # (a real 0.5 nm is drawn)
+    w = _shown_run(make_window, qtbot, "contact_cam_follower.json")
+    plots = w.plots
+    ax, vb = plots.q_plot.getAxis("left"), plots.q_plot.getViewBox()
+
+    def ticks():
+        y0, y1 = vb.viewRange()[1]
+        (spacing, values), *_minor = ax.tickValues(y0, y1, ax.size().height())
+        return ax.tickStrings(values, ax.autoSIPrefixScale, spacing)
+
+    for mode, unit, res in (("gap", "m", "1e-12"), ("joint force", "N", "1e-8"),
+                            ("joint force components", "N", "1e-8")):
+        plots.set_mode("normal force")  # (a plot of another scale before)
+        qtbot.wait(20)
+        plots.set_mode(mode)
+        qtbot.wait(20)
+        data = np.abs(plots.joint_series())
+        assert 0 < data.max() < float(res), mode  # (noise indeed, not zero)
+        y0, y1 = vb.viewRange()[1]
+        assert -1.5 < y0 < -0.9 and 0.9 < y1 < 1.5, (mode, y0, y1)
+        assert ax.labelUnits == unit and ax.labelUnitPrefix == "" and ax.autoSIPrefixScale == 1.0, ax.labelString()
+        assert "0" in ticks() and not any("e" in t for t in ticks()), (mode, ticks())
+        assert plots.q_plot.titleLabel.text.endswith(f" — numerical noise below {res} {unit}, drawn as 0"), mode
+        assert all(part.endswith(" 0") for part in plots.readout.text()[:-len(unit) - 1].split(", ")), mode
+    plots.set_mode("normal force")  # (5 N: drawn as it is, and the title says no more than the quantity)
+    qtbot.wait(20)
+    assert plots.q_plot.titleLabel.text == "normal force" and vb.viewRange()[1][1] > 4.5
+    plots.set_mode("solver residual")
+    qtbot.wait(20)
+    top = float(np.max(plots.joint_series()))
+    assert 1e-14 < top < 1e-13  # (the solver's actual residual, far below its tolerance of 1e-10)
+    y0, y1 = vb.viewRange()[1]
+    assert y0 <= 0 and top <= y1 < 2 * top and plots.q_plot.titleLabel.text == "solver residual (of the step, scaled)"
+    assert any(t.endswith("e-14") for t in ticks()) and "(x" not in ax.labelString(), ticks()
