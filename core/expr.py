@@ -7,7 +7,9 @@ import contextlib
 import ctypes
 import math
 import os
+import re
 import threading
+import unicodedata
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -552,13 +554,94 @@ def _defined(expr: sympy.Expr, location: str, text: str, what: str) -> None:
                                         "at a pole, such as tan(pi/2) or log(0))")
 
 
+# ---- the lexical front: the documented characters and tokens only --------------------------------------------------
+# Python's tokenizer, which ast.parse runs, accepts more than the grammar: a '#' comment (the rest of the text
+# dropped), a backslash continuation, any Unicode letter in a name (NFKC-normalised: 'ｐｉ' is pi), numbers as 0x10,
+# 0o7, 0b1 and 1_000. The front reads the text first and lets only the grammar's tokens through: spaces, decimal
+# numbers, ASCII names, + - * / ** ( ) and the comma; anything else is refused at its column (1-based, in the text
+# as given).
+_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPACES = " \t"
+_OPERATORS = "+-*/(),"
+_ALLOWED = "only numbers, t, pi, e, the listed functions, + - * / ** and parentheses are allowed"
+_WHY = {
+    "#": "comments are not part of an expression",
+    "\\": "an expression is one line, without line continuations",
+    "^": "use ** for powers",
+    "'": f"strings are not part of an expression: {_ALLOWED}",
+    '"': f"strings are not part of an expression: {_ALLOWED}",
+    ".": "attribute access is not part of an expression",
+    "=": "comparisons, assignments and keyword arguments are not part of an expression",
+    "<": "comparisons are not part of an expression",
+    ">": "comparisons are not part of an expression",
+    "!": "comparisons are not part of an expression",
+    "[": "only parentheses group", "]": "only parentheses group",
+    "{": "only parentheses group", "}": "only parentheses group",
+}
+
+
+def _quoted(ch: str) -> str:
+    return f'"{ch}"' if ch == "'" else f"'{ch}'"
+
+
+def _word_char(ch: str) -> bool:
+    """A character that would continue a number or a name (what may not directly follow a number)."""
+    return ch.isascii() and (ch.isalnum() or ch in "_.")
+
+
+def _lexical_check(text: str, location: str) -> None:
+    """Refuse the first character of `text` that is not part of a token of the documented grammar, at its column."""
+
+    def refuse(what: str, i: int) -> LinkwrightError:
+        return LinkwrightError(location, f"{what} at column {i + 1}")
+
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in _SPACES:
+            i += 1
+        elif ch in _OPERATORS:
+            if text.startswith("//", i):
+                raise refuse("'//' is not allowed (use / for division)", i)
+            if ch == "," and text[i + 1:].lstrip(_SPACES).startswith(")"):  # (Python reads sin(t,) as sin(t))
+                raise refuse("',' with no argument after it", i)
+            i += 1
+        elif (m := _NAME.match(text, i)) is not None:
+            i = m.end()
+        elif (m := _NUMBER.match(text, i)) is not None:
+            j = m.end()
+            if j < n and _word_char(text[j]):  # 2t, 2pi, 0x10, 0o7, 1_000, 1e, 1.2.3, 1j
+                k = j
+                while k < n and _word_char(text[k]):
+                    k += 1
+                tail = text[j:k]
+                product = tail == "t" or tail == "pi" or tail in FUNCTIONS  # (2e: an exponent left out, more likely)
+                hint = f"; write {m.group()}*{tail} for a product" if product else ""
+                raise refuse(f"'{text[i:k]}' is not a number (numbers are decimal, such as 2, 0.5 or 1e-3{hint})", j)
+            i = j
+        elif ch in "\n\r":
+            raise refuse("a line break is not allowed (an expression is one line)", i)
+        elif not ch.isascii():  # (a full-width 'ｐｉ' would be read as pi, a full-width digit is refused)
+            code = f"U+{ord(ch):04X}" + (f" {unicodedata.name(ch)}" if unicodedata.name(ch, "") else "")
+            shown = f"'{ch}' ({code})" if ch.isprintable() and not ch.isspace() else f"the character {code}"
+            raise refuse(f"{shown} is not allowed: an expression is written in ASCII letters, digits and signs", i)
+        elif not ch.isprintable():
+            raise refuse(f"the control character U+{ord(ch):04X} is not allowed", i)
+        elif ch in _WHY:
+            raise refuse(f"{_quoted(ch)} is not allowed ({_WHY[ch]})", i)
+        else:
+            raise refuse(f"{_quoted(ch)} is not allowed ({_ALLOWED})", i)
+
+
 def _syntax_tree(text: str, location: str) -> ast.AST:
     if not isinstance(text, str):
         raise LinkwrightError(location, f"must be a string expression of t, got {type(text).__name__}")
-    if not text.strip():
-        raise LinkwrightError(location, "empty expression")
     if len(text) > MAX_LENGTH:
         raise LinkwrightError(location, f"expression too long ({len(text)} characters, limit {MAX_LENGTH})")
+    _lexical_check(text, location)
+    if not text.strip():
+        raise LinkwrightError(location, "empty expression")
     # Cheap pre-check so pathological nesting never reaches the recursive parser.
     depth = best = 0
     for ch in text:
@@ -567,11 +650,18 @@ def _syntax_tree(text: str, location: str) -> ast.AST:
         best = max(best, depth)
     if best > MAX_DEPTH:
         raise LinkwrightError(location, f"expression nested too deeply (limit {MAX_DEPTH} levels)")
+    body = text.lstrip()
+    lead = len(text) - len(body)  # (columns count in the text as given, not in the text without its indent)
     try:
-        return ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as exc:
-        col = f" at column {exc.offset}" if exc.offset else ""
-        raise LinkwrightError(location, f"syntax error{col} in '{text}'") from None
+        return ast.parse(body.rstrip(), mode="eval").body
+    except SyntaxError as exc:  # (one line of ASCII here: Python's offset is the column in it, 0 at its end)
+        col = exc.offset + lead if exc.offset else len(text.rstrip()) + 1
+        if exc.offset and "never closed" in str(exc.msg):
+            raise LinkwrightError(location, f"'(' at column {col} is never closed in '{text}'") from None
+        if exc.offset and "unmatched" in str(exc.msg):
+            raise LinkwrightError(location, f"')' at column {col} has no matching '(' in '{text}'") from None
+        where = f"column {col}" if exc.offset else f"column {col} (the end: something is missing)"
+        raise LinkwrightError(location, f"syntax error at {where} in '{text}'") from None
     except (RecursionError, MemoryError, ValueError):
         raise LinkwrightError(location, "expression cannot be parsed (too complex)") from None
 
