@@ -104,6 +104,9 @@ class Actions:
                                             (self.redo, "Redo", "Ctrl+Shift+Z", document.undo_stack.redoTextChanged)):
             action.setIconText(verb)
             changed.connect(_EditTip(action, verb, keys).show)
+        # (after the stack's own slot, connected when the action was made: the stack has moved when these run)
+        self.undo.triggered.connect(lambda _checked=False: editor.undone())
+        self.redo.triggered.connect(lambda _checked=False: editor.redone())
         window.addAction(self.undo)
         window.addAction(self.redo)
         self.add_body = act("Add &Body", graph.add_body_here, "B", "Add a body under the mouse (or double-click the canvas)", icon("add_body"))

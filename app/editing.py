@@ -99,6 +99,20 @@ class Editor(QObject):
         missing = object()  # (a field the item does not have: the command gives the located refusal)
         return all(getattr(item, k, missing) == v for k, v in changes.items())
 
+    def undone(self) -> None:
+        """Say what Undo just took back (the status bar kept the undone edit's own message, 'Add driver of R1', after
+        every edit had been undone); and when the document is back as saved, that too."""
+        st = self.document.undo_stack
+        self.message.emit(self._with_state(f"Undid: {st.text(st.index())}"))
+
+    def redone(self) -> None:
+        """Say what Redo just applied again."""
+        st = self.document.undo_stack
+        self.message.emit(self._with_state(f"Redid: {st.text(st.index() - 1)}"))
+
+    def _with_state(self, text: str) -> str:
+        return text if self.document.modified else f"{text} — no unsaved changes"
+
     # ---- verbs ------------------------------------------------------------------------------------------------------
     def add_body(self, position: tuple[float, float]) -> str:
         """Add a new body at a graph position and select it; returns its name."""

@@ -236,6 +236,26 @@ def test_status_bar_shows_mobility_and_messages(fourbar_win):
     assert "two different bodies" in win.statusBar().currentMessage()
 
 
+def test_the_status_bar_says_what_undo_and_redo_did_not_the_undone_edit(fourbar_win, qtbot):
+    """After every edit had been undone back to the saved document the status bar still said 'Add driver of B' (the
+    undone edit's own message, shown for 8 s): Undo and Redo (the actions, as the menu, toolbar and Ctrl+Z run them)
+    say what they did, and that the document is as saved once it is."""
+    win = fourbar_win
+    bar, undo, redo = win.statusBar(), win.action_set.undo, win.action_set.redo
+    win.editor.rename("coupler", "link")
+    win.editor.add_driver("B")
+    assert bar.currentMessage() == "Add driver of B" and win.document.modified
+    undo.trigger()
+    assert bar.currentMessage() == "Undid: Add driver of B"
+    qtbot.keyClick(win.graph, Qt.Key_Z, Qt.ControlModifier)
+    assert bar.currentMessage() == "Undid: Rename body coupler to link — no unsaved changes"
+    assert not win.document.modified
+    redo.trigger()
+    assert bar.currentMessage() == "Redid: Rename body coupler to link" and win.document.modified
+    redo.trigger()
+    assert bar.currentMessage() == "Redid: Add driver of B"
+
+
 def test_status_bar_calls_the_freedoms_of_free_bodies_with_mass_free_dynamics(make_window):
     """A contact scene of free bodies (the pile: five shaped bodies with mass, no joints) has 6 freedoms a body, moved
     by gravity and contact: 'free (dynamics)', as a jointed dynamics document's undriven freedoms are."""
