@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import io
 import os
 import pkgutil
 import signal
@@ -65,6 +67,41 @@ def _terminate(signum, _frame) -> None:
     raise _Terminated(signum)
 
 
+class _ClosedStream(io.TextIOBase):
+    """A standard stream the command was started without (`linkwright analyze FILE >&-`: Python sets sys.stdout to
+    None, and print() then dropped the output without a word). Writing to a closed stdout is an OSError (EBADF), as
+    writing to /dev/full is ENOSPC, and ends the command with its message and status 2; what goes to a closed stderr
+    has nowhere to go and is dropped (the status still tells)."""
+
+    def __init__(self, name: str, fail: bool) -> None:
+        super().__init__()
+        self._name, self._fail = name, fail
+
+    def writable(self) -> bool:  # noqa: D102 - io API
+        return True
+
+    def write(self, s: str) -> int:  # noqa: D102 - io API
+        if self._fail and s:
+            raise OSError(errno.EBADF, f"{self._name} is closed")
+        return len(s)
+
+
+@contextmanager
+def _standard_streams() -> Iterator[None]:
+    """sys.stdout and sys.stderr, where the process has none, as _ClosedStream for the block."""
+    missing = {name: getattr(sys, name) is None for name in ("stdout", "stderr")}
+    if missing["stdout"]:
+        sys.stdout = _ClosedStream("standard output", fail=True)
+    if missing["stderr"]:
+        sys.stderr = _ClosedStream("standard error", fail=False)
+    try:
+        yield
+    finally:
+        for name, was_missing in missing.items():
+            if was_missing:
+                setattr(sys, name, None)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command: user errors become a located message on stderr and status 2."""
     previous = None
@@ -74,10 +111,12 @@ def run_command(args: argparse.Namespace) -> int:
         except ValueError:  # not the main thread (a caller's worker): leave the signal alone
             pass
     try:
-        return _run_command(args)
-    except _Terminated:
-        print("terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        with _standard_streams():
+            try:
+                return _run_command(args)
+            except _Terminated:
+                print("terminated", file=sys.stderr)
+                return 128 + signal.SIGTERM
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -319,3 +319,37 @@ def test_a_velocity_on_a_ground_body_is_a_located_error_with_status_2(tmp_path):
         assert r.returncode == 2 and r.stdout == "", (command, r.stdout)
         assert r.stderr.startswith(f"error: bodies[{ground}].velocity.linear: a ground body is fixed (it does not "
                                    "move): remove the velocity, or un-mark the body as ground"), r.stderr
+
+
+def _run_without(stream: str, *args: str) -> subprocess.CompletedProcess:
+    """`linkwright ARGS` started with its standard output (stream "stdout", `>&-`) or error ("stderr", `2>&-`)
+    closed: Python then has sys.stdout (sys.stderr) None."""
+    close = ">&-" if stream == "stdout" else "2>&-"
+    return subprocess.run(["sh", "-c", f'exec "$0" -m app "$@" {close}', sys.executable, *args],
+                          stdout=subprocess.PIPE if stream == "stderr" else None,
+                          stderr=subprocess.PIPE if stream == "stdout" else None, text=True, cwd=ROOT, timeout=300)
+
+
+@pytest.mark.parametrize("args", [("analyze", str(EXAMPLES / "jansen.json")), ("fourbar", "--lengths", "4", "1", "3", "3.5"),
+                                  ("kinematics", str(EXAMPLES / "fourbar.json"), "--steps", "2")])
+def test_a_closed_standard_output_is_a_message_and_status_2(args):
+    """`linkwright analyze FILE >&-` ended in a traceback (AttributeError: 'NoneType' object has no attribute
+    'flush') and status 1; a closed stdout is now a write failure as /dev/full is: the message, status 2."""
+    r = _run_without("stdout", *args)
+    assert r.returncode == 2 and r.stderr == "error: cannot write the output: standard output is closed\n", r.stderr
+
+
+def test_a_closed_standard_output_is_no_error_for_a_command_that_writes_a_file(tmp_path):
+    out = tmp_path / "k.csv"
+    r = _run_without("stdout", "kinematics", str(EXAMPLES / "fourbar.json"), "--steps", "2", "--csv", str(out))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert len(out.read_text().splitlines()) == 4  # the header and 3 rows
+
+
+def test_a_closed_standard_error_keeps_stdout_clean_and_the_status():
+    """With stderr closed, print(file=sys.stderr) printed the error message on stdout (print's file=None), and
+    `simulate` ended in a traceback (sys.stderr.isatty() of None) with status 1."""
+    r = _run_without("stderr", "analyze", "no_such_file.json")
+    assert r.returncode == 2 and r.stdout == ""
+    r = _run_without("stderr", "simulate", str(EXAMPLES / "contact_sphere_drop.json"), "--t-end", "0.02")
+    assert r.returncode == 0 and r.stdout.startswith("t,") and len(r.stdout.splitlines()) > 2, r.stdout[:200]
