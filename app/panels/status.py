@@ -56,7 +56,9 @@ class StatusReadout:
             # rank-based mobility less idle freedoms (an RSSR coupler's spin)
             mob, floating = self.rank.effective, self.rank.floating_freedoms
             idle = f" less {self.rank.idle_freedoms} idle" if self.rank.idle_freedoms else ""
-            tip = f"rank-based mobility {self.rank.mobility_rank}{idle} (Gruebler–Kutzbach count {rep.mobility})"
+            r = self.rank.redundant_constraints
+            tip = (f"rank-based mobility {self.rank.mobility_rank}{idle} (Gruebler–Kutzbach count {rep.mobility}); "
+                   f"{r} redundant constraint{'' if r == 1 else 's'}")
         if floating:
             tip += (f"; {floating} of the freedoms floating: of parts not attached to the ground, which no driver "
                     "fixes (the kinematics holds them in place)")

@@ -156,6 +156,10 @@ class StructurePanel(QWidget):
         self.formula.setObjectName("formulaLabel")
         self.formula.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.formula.setToolTip("Gruebler–Kutzbach count: λ(n−1) − Σ (constraints per joint)")
+        # the rank-based count beside it: the freedoms and redundant constraints of the geometry as drawn
+        self.rank_text = QLabel()
+        self.rank_text.setObjectName("rankLabel")
+        self.rank_text.setWordWrap(True)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setMinimumWidth(200)
@@ -177,6 +181,7 @@ class StructurePanel(QWidget):
         form.setContentsMargins(6, 2, 6, 2)
         form.addRow(self.mobility)
         form.addRow(self.formula)
+        form.addRow("By rank:", self.rank_text)
         form.addRow("Counts:", self.summary)
         form.addRow("Chain:", self.chain)
         form.addRow("Degrees:", self.degrees)
@@ -275,13 +280,48 @@ class StructurePanel(QWidget):
         self.mobility.setStyleSheet(f"color: {MOBILITY_COLOURS[state]};")
         contact = run_kind(self.document.mechanism) == "contact"
         self.mobility.setToolTip(self._mobility_tip(rep, state, need, contact))
+        self.rank_text.setText(self._rank_text(rep))
+        self.rank_text.setToolTip(RANK_TIP)
         self.warnings.clear()
         icon = self.style().standardIcon(QStyle.SP_MessageBoxWarning)
+        moves = self._special_geometry_note(rep)
         # the driver warning from the rank-based count once known (idle freedoms set aside: the RSSR is fully driven
         # with one driver, which the Gruebler count's warning doubted); none while that count is being computed
         for w in report_warnings(rep, self.rank, contact):
-            if not (checking and rep.driver_warning and w == rep.driver_warning):
-                self.warnings.addItem(QListWidgetItem(icon, w))
+            if checking and rep.driver_warning and w == rep.driver_warning:
+                continue
+            if moves and _is_gruebler_warning(rep, w):
+                # the count's 'cannot move unless its geometry is special' beside a green 'DOF 1 · fully driven':
+                # the rank-based count shows the geometry is special, and the panel says so instead
+                self.warnings.addItem(QListWidgetItem(self.style().standardIcon(QStyle.SP_MessageBoxInformation), moves))
+                continue
+            self.warnings.addItem(QListWidgetItem(icon, w))
+
+    def _rank_text(self, rep) -> str:
+        """The rank-based count in a line: its freedoms and redundant constraints, or why it is not shown."""
+        if not rep.joints:
+            return "—"
+        if self.rank is None:
+            return "being computed…" if self.rank_pending else "not known (computed when the motion runs)"
+        r = self.rank
+        notes = [f"{r.idle_freedoms} idle set aside"] if r.idle_freedoms else []
+        notes += [f"{r.floating_freedoms} floating"] if r.floating_freedoms else []
+        dof = f"{r.effective} DOF" + (f" ({', '.join(notes)})" if notes else "")
+        text = f"{dof}, {_redundant(r.redundant_constraints)}"
+        if not r.design_closed:
+            text += " (of the drawing: its loops do not close as drawn)"
+        return text
+
+    def _special_geometry_note(self, rep) -> str:
+        """'' unless the Gruebler–Kutzbach count finds no freedom (M <= 0) and the rank-based count finds the geometry
+        as drawn moves (its redundant constraints, which the count takes as real, let it: a double parallelogram, a
+        planar loop in space); then what to say instead of the count's warning."""
+        r = self.rank
+        if r is None or rep.mobility > 0 or r.freedoms_to_drive <= 0:
+            return ""
+        return (f"Gruebler–Kutzbach M = {rep.mobility}, but this geometry moves: {r.effective} DOF by rank, "
+                f"{_redundant(r.redundant_constraints)} (a special geometry, such as parallel links of equal length "
+                "or a planar loop in space, lets it move; changed, it may lock)")
 
     def _mobility_tip(self, rep, state: str, need: int, contact: bool) -> str:
         """What the label's number and colour say."""
@@ -294,7 +334,8 @@ class StructurePanel(QWidget):
                     "constraint not counted as a lost freedom) is being computed for this geometry")
         if self.rank is not None:
             count = (f"the drivers judged by the rank-based count, as the driver check does: "
-                     f"{self.rank.freedoms_text()}, {max(need, 0)} for drivers to fix")
+                     f"{self.rank.freedoms_text()}, {_redundant(self.rank.redundant_constraints)}, "
+                     f"{max(need, 0)} for drivers to fix")
         else:
             floating = rep.floating_freedoms
             count = (f"the drivers judged by this count, the rank-based one (which sets idle freedoms aside, such as a "
@@ -354,6 +395,24 @@ class StructurePanel(QWidget):
         if obj is self.loops.viewport() and event.type() == event.Type.Leave:
             self.selection.highlight()
         return super().eventFilter(obj, event)
+
+
+RANK_TIP = ("The rank-based count: the rank of the loop-closure equations at the geometry as drawn. DOF = joint "
+            "coordinates − rank (plus the rigid-body freedoms of a part attached to no ground; idle freedoms, such as "
+            "a coupler's spin, set aside); redundant constraints = loop equations − rank. Unlike the "
+            "Gruebler–Kutzbach count it sees a special geometry: a double parallelogram counts M = 0 and moves with "
+            "1 DOF and 1 redundant constraint. The status bar's DOF is this count; it is computed at the start of "
+            "a run of a changed geometry")
+
+
+def _redundant(n: int) -> str:
+    return f"{n} redundant constraint{'' if n == 1 else 's'}"
+
+
+def _is_gruebler_warning(rep, text: str) -> bool:
+    """Whether `text` is the structure report's warning about its count finding no freedom ('M = 0: a structure as
+    counted by Gruebler–Kutzbach ...', 'M = -2: overconstrained as counted ...')."""
+    return rep.mobility <= 0 and text.startswith(f"M = {rep.mobility}:")
 
 
 def _caption(text: str) -> QLabel:

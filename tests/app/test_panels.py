@@ -799,3 +799,55 @@ def test_marking_a_moving_body_as_ground_clears_its_velocity_in_the_same_undo_st
     assert win.document.mechanism.body(ball).ground and win.document.mechanism.body(ball).velocity is None
     win.document.undo_stack.undo()
     assert win.document.mechanism.body(ball).velocity == Velocity((0.5, 0.0, 0.0), (0.0, 0.0, 2.0))
+
+
+def _double_parallelogram():
+    """Three parallel cranks of equal length between the ground and one coupler, driven at A1: Gruebler–Kutzbach
+    counts M = 3·4 − 2·6 = 0, a structure; the rank of its loop equations finds 1 freedom and 1 redundant
+    constraint (the third crank repeats what the first two impose, in this geometry only)."""
+    from core.model import Body, Driver, Joint, Mechanism
+
+    m = Mechanism(name="double parallelogram")
+    m.add_body(Body("ground", ground=True))
+    for n in ("c1", "c2", "c3", "coupler"):
+        m.add_body(Body(n))
+    for k, x in enumerate((0.0, 2.0, 4.0), start=1):
+        m.add_joint(Joint(f"A{k}", "revolute", ("ground", f"c{k}"), at=(x, 0.0, 0.0)))
+        m.add_joint(Joint(f"B{k}", "revolute", (f"c{k}", "coupler"), at=(x, 1.0, 0.0)))
+    m.add_driver(Driver("A1", "t"))
+    return prepare_loaded(m)
+
+
+def test_the_structure_panel_says_when_redundant_constraints_let_a_structure_move(make_window, qtbot):
+    """The double parallelogram: the panel listed 'M = 0: a structure ... (it cannot move unless its geometry is
+    special)' beside a green M and the status bar's 'DOF 1 · fully driven', and never said how many redundant
+    constraints it has. A 'By rank' line gives the rank-based count's freedoms and redundant constraints, and when that
+    count finds a geometry the Gruebler count calls a structure moving, the panel says so instead of the warning;
+    with the geometry no longer special (a crank out of parallel) the warning is back, the count agreeing."""
+    win = make_window(_double_parallelogram())
+    panel = win.structure
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.mobility.text() == "M = 0" and panel.driver_state == "determined"
+    assert panel.rank_text.text() == "1 DOF, 1 redundant constraint"
+    assert "fully driven" in win.status.drivers.text() and "1 redundant constraint" in win.status.drivers.toolTip()
+    assert "1 redundant constraint" in panel.mobility.toolTip()
+    warnings = _warnings(panel)
+    assert warnings == ["Gruebler–Kutzbach M = 0, but this geometry moves: 1 DOF by rank, 1 redundant constraint "
+                        "(a special geometry, such as parallel links of equal length or a planar loop in space, lets "
+                        "it move; changed, it may lock)"], warnings
+    # the third crank's top moved: no longer parallel, a structure by either count
+    held = panel.rank
+    assert win.editor.update_joint("B3", at=(4.2, 1.0, 0.0)) is None
+    qtbot.waitUntil(lambda: panel.rank is not held and panel.rank is not None, timeout=30000)
+    assert panel.driver_state == "structure" and panel.rank_text.text() == "0 DOF, 0 redundant constraints"
+    assert any(w.startswith("M = 0: a structure") for w in _warnings(panel))
+    assert not any("this geometry moves" in w for w in _warnings(panel))
+    # while a count is being computed (a joint removed: not judged), the line says so
+    assert win.editor.delete(joints=["B3"])
+    assert panel.rank is None and panel.rank_pending and panel.rank_text.text() == "being computed…"
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.rank_text.text() == "2 DOF, 0 redundant constraints"
+    # the RSSR: its idle freedom named
+    win.files.open_example(EXAMPLES_DIR / "rssr.json")
+    qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
+    assert panel.rank_text.text() == "1 DOF (1 idle set aside), 0 redundant constraints"
