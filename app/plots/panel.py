@@ -371,6 +371,9 @@ class _Axis(pg.AxisItem):
         elif self.autoSIPrefixScale != 1.0 or self.labelUnitPrefix:
             self.autoSIPrefixScale, self.labelUnitPrefix = 1.0, ""
             self._updateLabel()
+        else:  # (the ticks of the new range: as pyqtgraph's axis without SI prefixes does)
+            self.picture = None
+            self.update()
 
 
 def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:

@@ -447,3 +447,33 @@ def test_numerical_noise_is_drawn_flat_and_said_and_a_small_residual_keeps_its_s
     y0, y1 = vb.viewRange()[1]
     assert y0 <= 0 and top <= y1 < 2 * top and plots.q_plot.titleLabel.text == "solver residual (of the step, scaled)"
     assert any(t.endswith("e-14") for t in ticks()) and "(x" not in ax.labelString(), ticks()
+
+
+def test_the_axes_draw_the_ticks_of_their_range(make_window, qtbot):
+    """An axis without a unit kept the tick labels it had drawn when its range changed (the range is given to the
+    axis, which drew it again only when an SI prefix changed): after the cam follower's run the time axis read 0 ...
+    0.3 s under a 3.2 s curve, the point traces' z axis 0.13 ... 0.138 m. Each axis draws the ticks of its range."""
+    w = _shown_run(make_window, qtbot, "contact_cam_follower.json")
+    plots = w.plots
+    plots.set_mode("solver iterations")  # (a unitless y axis)
+    qtbot.wait(50)
+    drawn = {}
+    for plot in (plots.q_plot, plots.xy_plot):
+        for side in ("bottom", "left"):
+            ax = plot.getAxis(side)
+            drawn[ax] = []
+
+            def record(p, axis_spec, tick_specs, text_specs, ax=ax, draw=ax.drawPicture):
+                drawn[ax].append([text for _rect, _flags, text in text_specs])
+                return draw(p, axis_spec, tick_specs, text_specs)
+
+            ax.drawPicture = record  # (the tick labels each time the axis draws them)
+    for plot, x, y in ((plots.q_plot, (10.0, 20.0), (10.0, 20.0)), (plots.xy_plot, (10.0, 20.0), (30.0, 40.0))):
+        plot.getViewBox().setRange(xRange=x, yRange=y, padding=0.0)
+    plots.grab()  # (painted)
+    for plot, x, y in ((plots.q_plot, (10.0, 20.0), (10.0, 20.0)), (plots.xy_plot, (10.0, 20.0), (30.0, 40.0))):
+        for side, (lo, hi) in (("bottom", x), ("left", y)):
+            ax = plot.getAxis(side)
+            assert drawn[ax], (plot.titleLabel.text, side)  # drawn again
+            values = [float(t) for t in drawn[ax][-1]]
+            assert values and all(lo <= v <= hi for v in values), (plot.titleLabel.text, side, drawn[ax][-1])
