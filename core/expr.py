@@ -438,19 +438,30 @@ def _build(node: ast.AST, location: str, text: str) -> sympy.Expr:
         return T if node.id == "t" else CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp):
         a = _build(node.operand, location, text)
-        return -a if isinstance(node.op, ast.USub) else a
-    if isinstance(node, ast.BinOp):
+        out = -a if isinstance(node.op, ast.USub) else a
+    elif isinstance(node, ast.BinOp):
         chain = _spine(node)  # (a chain of one family iteratively, as _Checker walked it)
         out = _build(chain[0].left, location, text)
         for op_node in chain[:-1]:
             out = _BINOPS[type(op_node.op)](out, _build(op_node.right, location, text))
             _defined(out, location, text, "")
+            _real(out, op_node, location, text)
         out = _BINOPS[type(node.op)](out, _build(node.right, location, text))
     else:
         assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         out = FUNCTIONS[node.func.id][0](*(_build(a, location, text) for a in node.args))
     _defined(out, location, text, "")
+    _real(out, node, location, text)
     return out
+
+
+def _real(out: sympy.Expr, node: ast.AST, location: str, text: str) -> None:
+    """Refuse a part of the text without t (node, `out` as built) that sympy's exact arithmetic finds is not a real
+    number: asin(2), log(-1) (I*pi), sqrt(-1) (I), where numpy would give nan or a complex number at every time."""
+    if out.is_Number or out.free_symbols or out.is_extended_real is not False:
+        return
+    part = text[node.col_offset:node.end_col_offset]
+    raise LinkwrightError(location, f"{part} at column {node.col_offset + 1} is not a real number ({_DOMAINS})")
 
 
 class _BudgetExceeded(BaseException):
@@ -634,6 +645,41 @@ def _lexical_check(text: str, location: str) -> None:
             raise refuse(f"{_quoted(ch)} is not allowed ({_ALLOWED})", i)
 
 
+_DOMAINS = "asin and acos are real from -1 to 1, log above 0, sqrt from 0 on"
+
+
+def _constant_parts(sym: sympy.Expr, location: str, text: str) -> None:
+    """Refuse an expression with a part without t whose value is not a finite real number: asin(2), log(-1) (sympy's
+    I*pi), sqrt(-1) (I), asin(2) + t, log(-1)*t. Such a part has that value at every time, so the expression is
+    undefined at every time (log(-1)*t is real at t = 0 alone). The parts are those of the expression as built (what
+    a run evaluates: sqrt(-1)**2 is -1 there). sympy's exact arithmetic decides where it can (asin(2) is not real);
+    where it cannot, the part's value is computed as a run computes it, in numpy floats, once."""
+    stack = [sym]
+    while stack:
+        e = stack.pop()
+        if e.free_symbols:
+            stack.extend(reversed(e.args))  # (the leftmost part is reported first)
+            continue
+        if e.is_Number:  # a number sympy computed (_defined refused nan and the infinities)
+            continue
+        real = e.is_extended_real
+        if real is True:
+            continue
+        what = "not a real number"
+        if real is None:
+            with np.errstate(all="ignore"):
+                value = np.asarray(sympy.lambdify([], _floats_for_big_numbers(e), modules=[_NUMPY, "numpy"])())
+            if np.iscomplexobj(value) and value.imag != 0:
+                pass
+            elif np.isfinite(value.real):
+                continue
+            else:
+                what = "undefined"
+        shown = "I = sqrt(-1)" if e == sympy.I else _short(str(e))
+        part = "" if e == sym else f": its part {shown} (without t) is {'not real' if what[0] == 'n' else what}"
+        raise LinkwrightError(location, f"'{_short(text)}' is {what}{part} ({_DOMAINS})")
+
+
 def _syntax_tree(text: str, location: str) -> ast.AST:
     if not isinstance(text, str):
         raise LinkwrightError(location, f"must be a string expression of t, got {type(text).__name__}")
@@ -653,7 +699,12 @@ def _syntax_tree(text: str, location: str) -> ast.AST:
     body = text.lstrip()
     lead = len(text) - len(body)  # (columns count in the text as given, not in the text without its indent)
     try:
-        return ast.parse(body.rstrip(), mode="eval").body
+        tree = ast.parse(body.rstrip(), mode="eval").body
+        for n in ast.walk(tree):  # (one line of ASCII: the offsets are columns, now in the text as given)
+            if isinstance(n, ast.expr):
+                n.col_offset += lead
+                n.end_col_offset += lead
+        return tree
     except SyntaxError as exc:  # (one line of ASCII here: Python's offset is the column in it, 0 at its end)
         col = exc.offset + lead if exc.offset else len(text.rstrip()) + 1
         if exc.offset and "never closed" in str(exc.msg):
@@ -690,7 +741,7 @@ def check_expression(text: str, location: str, *, seconds: float | None = None) 
     tree = _syntax_tree(text, location)
     _Checker(location).check(tree)
     with budget(CHECK_SECONDS if seconds is None else seconds, location, text), _sympy_errors(location, text):
-        _build(tree, location, text)
+        _constant_parts(_build(tree, location, text), location, text)
 
 
 def parse_expression(text: str, location: str, *, seconds: float | None = None) -> DriverExpression:
@@ -700,6 +751,7 @@ def parse_expression(text: str, location: str, *, seconds: float | None = None) 
     _Checker(location).check(tree)
     with budget(COMPILE_SECONDS if seconds is None else seconds, location, text), _sympy_errors(location, text):
         sym = _build(tree, location, text)
+        _constant_parts(sym, location, text)
         d1 = _almost_everywhere(sympy.diff(sym, T))
         _defined(d1, location, text, "the velocity of ")
         d2 = _almost_everywhere(sympy.diff(d1, T))

@@ -353,3 +353,23 @@ def test_a_closed_standard_error_keeps_stdout_clean_and_the_status():
     assert r.returncode == 2 and r.stdout == ""
     r = _run_without("stderr", "simulate", str(EXAMPLES / "contact_sphere_drop.json"), "--t-end", "0.02")
     assert r.returncode == 0 and r.stdout.startswith("t,") and len(r.stdout.splitlines()) > 2, r.stdout[:200]
+
+
+def test_a_driver_not_real_at_any_time_is_refused_on_load_and_one_real_somewhere_at_the_run(tmp_path):
+    """asin(2) loaded (analyze status 0) and was refused only by a run, "not finite at t = 0", while tan(pi/2) was
+    refused on load. A part without t that is not a real number is refused on load now; sqrt(-1-t), real for
+    t <= -1, still loads, and a run reports it at its first time (docs/file-format.md, Drivers)."""
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    for value, load, message in [
+        ("asin(2)", 2, "error: drivers[0].value: asin(2) at column 1 is not a real number (asin and acos are real "
+                       "from -1 to 1, log above 0, sqrt from 0 on)\n"),
+        ("2*pi*t + log(-1)", 2, "error: drivers[0].value: log(-1) at column 10 is not a real number"),
+        ("sqrt(-1-t)", 0, ""),
+    ]:
+        doc["drivers"][0]["value"] = value
+        p = tmp_path / "d.json"
+        p.write_text(json.dumps(doc))
+        r = run("analyze", str(p))
+        assert r.returncode == load and r.stderr.startswith(message), (value, r.stderr)
+    r = run("kinematics", str(p), "--steps", "2")
+    assert r.returncode == 2 and r.stderr == ("error: drivers[0].value: value of 'sqrt(-1-t)' is not finite at t = 0\n")

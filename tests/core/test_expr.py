@@ -180,17 +180,64 @@ def test_user_text_never_reaches_eval(monkeypatch):
     check_expression("2*pi*t", "x")
 
 
-@pytest.mark.parametrize("text,what,bad_t", [("sqrt(-1)", "value", 0.0), ("log(-1)*t", "velocity", 0.0),
-                                             ("sqrt(-1)*t", "velocity", 0.0), ("sqrt(-1)*t**2/2", "value", 0.5)])
-def test_complex_values_are_located_not_truncated_to_their_real_part(text, what, bad_t):
-    # sympy keeps sqrt(-1) = I; numpy would then cast I*t to 0 (dropping the imaginary part) or fail on float(I).
-    # The first time where the value, velocity or acceleration is not real is named (the value first at a tie):
-    # I t is real (0) at t = 0 but its velocity I is not; I t²/2 at t = 0.5 is I/8.
-    e = parse_expression(text, "drivers[0].value")
-    with pytest.raises(LinkwrightError) as info:
-        e.evaluate(np.array([bad_t, 1.0]))
-    assert info.value.location == "drivers[0].value" and "not a real number" in info.value.message
-    assert info.value.message.startswith(what) and f"t = {bad_t:g}" in info.value.message
+@pytest.mark.parametrize("text,message", [
+    # a part without t that is not a real number has that value at every time: asin(2), log(-1) and sqrt(-1) loaded
+    # (the app's live check said "valid") and were refused only when a run started, "not finite at t = 0", while
+    # tan(pi/2) and log(0) were refused on load
+    ("asin(2)", "asin(2) at column 1 is not a real number (asin and acos are real from -1 to 1, log above 0, "
+                "sqrt from 0 on)"),
+    ("log(-1)", "log(-1) at column 1 is not a real number"),
+    ("sqrt(-1)", "sqrt(-1) at column 1 is not a real number"),
+    ("2*t + acos(-1.5)", "acos(-1.5) at column 7 is not a real number"),
+    ("log(-1)*t", "log(-1) at column 1 is not a real number"),  # (real at t = 0 alone; its velocity never)
+    ("sqrt(-1)*t**2/2", "sqrt(-1) at column 1 is not a real number"),
+    ("exp(asin(2))*t", "asin(2) at column 5 is not a real number"),
+    ("max(t, asin(2*cos(1)))", "asin(2*cos(1)) at column 8 is not a real number"),  # 2 cos 1 = 1.08
+    # where sympy's simplification makes the part (sqrt(-t**2) = I*|t|), it is named as sympy has it
+    ("sqrt(-t**2)", "'sqrt(-t**2)' is not a real number: its part I = sqrt(-1) (without t) is not real"),
+    # where sympy's exact arithmetic cannot tell, the value computed as a run computes it (numpy: log(0) = -inf)
+    ("log(sin(pi/7)**2 + cos(pi/7)**2 - 1)", "'log(sin(pi/7)**2 + cos(pi/7)**2 - 1)' is undefined"),
+])
+def test_a_part_without_t_that_is_not_a_real_number_is_refused_on_load(text, message):
+    for f in (check_expression, parse_expression):
+        with pytest.raises(LinkwrightError) as info:
+            f(text, "drivers[0].value")
+        assert info.value.location == "drivers[0].value" and message in info.value.message, info.value.message
+
+
+@pytest.mark.parametrize("text,at,value", [
+    ("acos(2*cos(pi/3))*t + 1", 1.0, 1.0),  # cos(pi/3) = 1/2 exactly: acos(1) = 0 (in floats 2 cos(pi/3) > 1)
+    ("sqrt(-1 - t)", None, None),  # real for t <= -1: loads; a run reports it at its first time, t = 0
+    ("log(t)", 1.0, 0.0),  # undefined at t = 0 only
+    ("asin(t)", 0.5, math.asin(0.5)),
+])
+def test_an_expression_real_somewhere_loads(text, at, value):
+    check_expression(text, "x")
+    e = parse_expression(text, "x")
+    if at is not None:
+        assert e.evaluate(np.array([at]))[0][0] == pytest.approx(value)
+    else:
+        with pytest.raises(LinkwrightError, match="value of 'sqrt\\(-1 - t\\)' is not finite at t = 0"):
+            e.evaluate(np.array([0.0, 1.0]))
+
+
+def test_complex_values_are_located_not_truncated_to_their_real_part():
+    # sympy keeps sqrt(-1) = I, and numpy would then cast I*t to 0 (dropping the imaginary part) or fail on float(I).
+    # Such expressions are refused on load now; evaluate still names the first time where the value, velocity or
+    # acceleration is not real (the value first at a tie), whatever gave it a complex number.
+    import sympy as sp
+
+    from core.expr import T, DriverExpression
+
+    sym = sp.I * T**2 / 2
+    funcs = tuple(sp.lambdify(T, s, "numpy") for s in (sym, sp.diff(sym, T), sp.diff(sym, T, 2)))
+    e = DriverExpression("I*t**2/2", "drivers[0].value", sym, sp.diff(sym, T), sp.diff(sym, T, 2), funcs)
+    # I t²/2 and its velocity I t are real (0) at t = 0, its acceleration I is not; at t = 0.5 all three are not
+    for times, what, bad_t in (([0.0, 1.0], "acceleration", 0.0), ([0.5, 1.0], "value", 0.5)):
+        with pytest.raises(LinkwrightError) as info:
+            e.evaluate(np.array(times))
+        assert info.value.location == "drivers[0].value" and "not a real number" in info.value.message
+        assert info.value.message.startswith(what) and f"t = {bad_t:g}" in info.value.message
 
 
 def test_the_first_time_where_any_derivative_is_undefined_is_named():
