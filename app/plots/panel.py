@@ -376,6 +376,41 @@ class _Axis(pg.AxisItem):
             self.update()
 
 
+class _Title(pg.LabelItem):
+    """A plot's title that never makes the plot wider than its widget: one longer than the view (a quantity with its
+    noise note and the stale mark; the point traces' noise note in their narrow plot) is centred over the view as far
+    as the plot's width allows and runs into the empty corners beside the view (beyond the plot's width: cut off, the
+    whole of it in its tooltip). pyqtgraph's title made the view at least as wide as its text, pushing the plot's
+    right part, the legend and the end of the curves, out of the widget."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.geometryChanged.connect(lambda: self.resizeEvent(None))  # (moved without a new size: placed again)
+
+    def setText(self, text, **args):  # noqa: N802 - pyqtgraph API
+        super().setText(text, **args)
+        self.setToolTip(text)
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        plot = self.parentItem()
+        if plot is None or not hasattr(self, "item"):
+            return
+        # (the text's extent in the plot's coordinates, moved back within the plot: left edge first)
+        r = self.mapRectToItem(plot, self.item.mapRectToParent(self.item.boundingRect()))
+        shift = min(0.0, plot.boundingRect().right() - r.right())
+        shift = max(shift, plot.boundingRect().left() - r.left())
+        if shift:
+            self.item.moveBy(shift, 0.0)
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph API
+        super().updateMin()
+        h = self._sizeHint[Qt.SizeHint.MinimumSize][1]
+        self._sizeHint[Qt.SizeHint.MinimumSize] = self._sizeHint[Qt.SizeHint.PreferredSize] = (0.0, h)
+        self.setMinimumWidth(0)
+        self.updateGeometry()
+
+
 def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
     """A plot with its axes labelled (their units in the text, "t [s]": plain numbers; the time plot's y axis is
     labelled later, an SI unit with pyqtgraph's units=, which writes the prefix of the values' scale: "gap (mm)");
@@ -383,6 +418,10 @@ def _plot_widget(title: str, x: str, y: str) -> pg.PlotWidget:
     w = pg.PlotWidget(background="w", viewBox=_View(),
                       axisItems={side: _Axis(side) for side in ("left", "bottom")})
     p = w.getPlotItem()
+    p.layout.removeItem(p.titleLabel)  # (the title: _Title)
+    p.titleLabel.scene().removeItem(p.titleLabel)
+    p.titleLabel = _Title("", size="11pt", parent=p)
+    p.layout.addItem(p.titleLabel, 0, 1)
     p.setTitle(title, color=_FG, size="9pt")
     for side, text in (("bottom", x), ("left", y)):
         ax = p.getAxis(side)

@@ -477,3 +477,26 @@ def test_the_axes_draw_the_ticks_of_their_range(make_window, qtbot):
             assert drawn[ax], (plot.titleLabel.text, side)  # drawn again
             values = [float(t) for t in drawn[ax][-1]]
             assert values and all(lo <= v <= hi for v in values), (plot.titleLabel.text, side, drawn[ax][-1])
+
+
+def test_a_long_title_keeps_the_plot_within_its_widget(make_window, qtbot):
+    """A title longer than the view (the cam follower's joint force components, their noise note and the stale mark:
+    about 150 characters) made the view as wide as the text: the plot ran out of its widget, its legend and the end
+    of its curves cut off. The plot keeps its widget's width, the legend wholly on screen beside the view, and the
+    title starts within the plot, centred as far as it can be, its whole text in its tooltip."""
+    w = _shown_run(make_window, qtbot, "contact_cam_follower.json")
+    plots = w.plots
+    plots.set_mode("joint force components")
+    w.playback.recording.set_stale(True)
+    title = plots.q_plot.titleLabel
+    assert "numerical noise" in title.text and title.text.endswith("(stale: the document changed since this run)")
+    qtbot.wait(100)  # (the plot's layout settles)
+    scene = plots.q_widget.mapToScene(plots.q_widget.viewport().rect()).boundingRect()
+    legend = plots.q_legend.mapRectToScene(plots.q_legend.boundingRect())
+    view = plots.q_plot.getViewBox().sceneBoundingRect()
+    assert plots.q_plot.sceneBoundingRect().width() <= scene.width() + 1, (plots.q_plot.sceneBoundingRect(), scene)
+    assert scene.contains(legend) and view.right() <= legend.left() and view.right() < scene.right()
+    text = title.item.mapRectToScene(title.item.boundingRect())
+    assert text.width() > view.width()  # (longer than the view indeed)
+    assert text.left() >= plots.q_plot.sceneBoundingRect().left() - 1
+    assert title.toolTip() == title.text
