@@ -27,7 +27,7 @@ class RankMobility:
     rank: int  # rank of the constraint Jacobian at the design configuration
     mobility_rank: int  # n_q - rank + floating_freedoms
     redundant_constraints: int  # equations - rank
-    idle_freedoms: int  # freedoms that move no joint centre (e.g. an RSSR coupler spinning about its axis)
+    idle_freedoms: int  # freedoms taken up by ball joints alone that move no joint centre (an RSSR coupler's spin)
     freedoms_to_drive: int  # what the drivers must fix (check_drivers): n_q - rank - idle (no floating freedom)
     gruebler: int  # the structure analysis' count
     drivers: int
@@ -92,8 +92,22 @@ def body_twist_jacobian(ws: Workspace) -> np.ndarray:
     return Jb
 
 
+# Joints without an axis: a ball joint's three coordinates are angles of its own parametrisation, not a turn about or a
+# slide along an axis of the joint as every other joint's are (the axes an actuator drives). A motion only they take up
+# is what the literature calls a passive or idle freedom (Hunt, Kinematic Geometry of Mechanisms; Tsai, Mechanism
+# Design): a link between two ball joints spinning about the line through their centres.
+AXISLESS_JOINTS = frozenset({"spherical"})
+
+
 def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
-    """Rows that vanish on idle motions: velocities of every joint centre (in both its bodies) and leaf-body twists."""
+    """Rows that vanish on idle motions, and only on them. A motion the loops allow is idle when it
+    - moves no joint centre (the velocity of the centre in each of its two bodies: the spin of an RSSR's coupler about
+      the line through its ball joints moves none),
+    - moves no body on one joint (such a body carries whatever it is attached to: its motion is never idle), and
+    - turns or slides no joint about or along an axis: it changes the coordinates of ball joints alone.
+    The last rule keeps shafts real: a shaft turning in its bearings moves no joint centre either (every centre lies on
+    a rotation axis: a universal-joint driveshaft, coaxial revolutes in series, a shaft on two coaxial bearings), but
+    it turns revolutes (or cylindrical, universal joints), whose angles a driver drives."""
     Jb = body_twist_jacobian(ws)
     rows = []
     for j in range(km.n_joints):
@@ -105,6 +119,9 @@ def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
     for k in range(km.n_bodies):
         if degree[k] <= 1:
             rows.append(Jb[k])  # a body on one joint carries whatever it is attached to: its motion is never idle
+    axis_coords = [c for c in range(km.nq) if km.joint_types[km.coord_joint[c]] not in AXISLESS_JOINTS]
+    if axis_coords:
+        rows.append(np.eye(km.nq)[axis_coords])  # the coordinates of every joint with an axis stay
     return np.vstack(rows) if rows else np.zeros((0, km.nq))
 
 

@@ -34,6 +34,7 @@ class KinematicModel:
     space: str  # "planar" or "spatial"
     body_names: list[str]
     joint_names: list[str]
+    joint_types: list[str]  # the format's type of each joint ("revolute", "spherical", ...)
     coord_names: list[str]  # "<joint>" or "<joint>.<k>" for multi-coordinate joints
     nq: int  # number of joint coordinates
     q_offset: np.ndarray  # (m,) first coordinate of each joint
@@ -199,6 +200,7 @@ def compile_model(mech: Mechanism, drivers: bool = True) -> KinematicModel:
         space=mech.space,
         body_names=[b.name for b in mech.bodies],
         joint_names=[j.name for j in mech.joints],
+        joint_types=[j.type for j in mech.joints],
         coord_names=coord_names,
         nq=nq,
         q_offset=q_offset,
