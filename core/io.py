@@ -361,8 +361,13 @@ def _os_message(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+EMPTY_PATH = 'the file name is empty ("")'
+
+
 def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str = "a mechanism file") -> bytes:
     """The bytes of a regular file of at most `limit` bytes; FIFOs, devices and folders are refused unread."""
+    if os.fspath(path) in ("", b""):  # (Path("") is ".", the current folder: "is a directory" named no mistake)
+        raise LinkwrightError("", EMPTY_PATH)
     p = Path(path)
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; we refuse it right after anyway.
@@ -500,6 +505,8 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
     (its target is replaced, the link stays).  Devices and pipes (/dev/null, a terminal) are written directly.
     Any failure is a LinkwrightError at `location` ("cannot write 'out.csv': No space left on device"), and the
     temporary file is removed."""
+    if os.fspath(path) in ("", b""):  # (Path("") is ".": "cannot write '.': it is a folder" named no mistake)
+        raise LinkwrightError(location, EMPTY_PATH)
     p = Path(path)
     shown = str(p)
 

@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     from ..contact import record
     from ..run import RunSpec, nothing_to_move, open_run, run_kind
 
+    if args.out == "":
+        raise LinkwrightError("--out", io.EMPTY_PATH)
     suffix = os.path.splitext(args.out)[1].lower() if args.out is not None else ""  # (RUN.CSV, as the app's export)
     if args.out is not None and suffix not in (".csv", ".npz"):
         raise LinkwrightError("--out", f"unknown output type '{args.out}' (use .csv or .npz)")

@@ -373,3 +373,16 @@ def test_a_driver_not_real_at_any_time_is_refused_on_load_and_one_real_somewhere
         assert r.returncode == load and r.stderr.startswith(message), (value, r.stderr)
     r = run("kinematics", str(p), "--steps", "2")
     assert r.returncode == 2 and r.stderr == ("error: drivers[0].value: value of 'sqrt(-1-t)' is not finite at t = 0\n")
+
+
+def test_an_empty_file_name_is_named_as_such():
+    """`kinematics --csv ""` said "cannot write '.': it is a folder" (Path("") is "."), and `analyze ""` "'.: is a
+    directory, not a mechanism file"; an empty name is reported as one (status 2)."""
+    fourbar = str(EXAMPLES / "fourbar.json")
+    for args, message in [(("kinematics", fourbar, "--csv", ""), 'error: --csv: the file name is empty ("")\n'),
+                          (("simulate", str(EXAMPLES / "contact_sphere_drop.json"), "--out", ""),
+                           'error: --out: the file name is empty ("")\n'),
+                          (("analyze", ""), 'error: the file name is empty ("")\n'),
+                          (("kinematics", ""), 'error: the file name is empty ("")\n')]:
+        r = run(*args)
+        assert r.returncode == 2 and r.stderr == message and r.stdout == "", (args, r.stderr)

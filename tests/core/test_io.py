@@ -316,3 +316,12 @@ def test_the_documented_friction_ellipsoid_bounds_are_the_loaders():
             with pytest.raises(LinkwrightError) as e:
                 load(i, -1e-9)
             assert str(e.value) == f"{where}: must be non-negative, got -1e-09"
+
+
+def test_an_empty_path_is_neither_read_nor_written_as_the_current_folder():
+    with pytest.raises(LinkwrightError) as info:
+        io.write_atomic("", lambda fh: fh.write("x"), "--csv")
+    assert (info.value.location, info.value.message) == ("--csv", 'the file name is empty ("")')
+    with pytest.raises(LinkwrightError) as info:
+        io.load("")
+    assert info.value.message == 'the file name is empty ("")'
