@@ -352,8 +352,8 @@ class _Checker:
             return None
         try:
             v = _MATH[name](*(a.value for a in args))
-        except (ValueError, ZeroDivisionError):  # outside the domain: sympy reduces it to an undefined value,
-            return None  # or keeps it complex, and both are reported as such (_defined, evaluate)
+        except (ValueError, ZeroDivisionError):  # outside the domain in floats: sympy, exactly, reduces it to an
+            return None  # undefined value (_defined) or a complex one (_real), or finds it defined (acos(2*cos(pi/3)))
         except OverflowError:
             raise self.fail(f"constant part of the expression is too large ({name} of {_fmt(args)})") from None
         if not math.isfinite(v) or abs(v) > MAX_CONSTANT:
