@@ -256,6 +256,11 @@ class _Checker:
     def fail(self, message: str) -> LinkwrightError:
         return LinkwrightError(self.location, message)
 
+    @staticmethod
+    def at(node: ast.AST) -> str:
+        """' at column N' of `node` in the text (the parsed tree's columns are the text's)."""
+        return f" at column {node.col_offset + 1}"
+
     def check(self, node: ast.AST) -> _Cost:
         """The cost bounds of `node`, or a located LinkwrightError at the first limit exceeded."""
         c = self.visit(node, 0)
@@ -284,11 +289,11 @@ class _Checker:
         if isinstance(node, ast.Constant):
             v = node.value
             if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise self.fail(f"only numbers are allowed, not {type(v).__name__} {v!r}")
+                raise self.fail(f"only numbers are allowed, not {type(v).__name__} {v!r}{self.at(node)}")
             if isinstance(v, int) and v.bit_length() > 1000:  # beyond any float: float(v) would raise
-                raise self.fail(f"number of {len(str(v))} digits is too large")
+                raise self.fail(f"number of {len(str(v))} digits{self.at(node)} is too large")
             if not math.isfinite(float(v)) or abs(float(v)) > MAX_CONSTANT:
-                raise self.fail(f"number {v!r} is too large")
+                raise self.fail(f"number {v!r}{self.at(node)} is too large")
             bits = v.bit_length() if isinstance(v, int) else 1  # sympy Floats have a fixed precision
             return _Cost(1, 1, 1, max(bits, 1), float(v))
         if isinstance(node, ast.Name):
@@ -297,8 +302,9 @@ class _Checker:
             if node.id in CONSTANTS:
                 return _Cost(1, 1, 1, 1, float(CONSTANTS[node.id]))
             if node.id in FUNCTIONS:
-                raise self.fail(f"function '{node.id}' must be called, e.g. {node.id}(t)")
-            raise self.fail(f"unknown name '{node.id}' (allowed: t, pi, e and functions {', '.join(FUNCTIONS)})")
+                raise self.fail(f"function '{node.id}'{self.at(node)} must be called, e.g. {node.id}(t)")
+            raise self.fail(f"unknown name '{node.id}'{self.at(node)} (allowed: t, pi, e and functions "
+                            f"{', '.join(FUNCTIONS)})")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             a = self.visit(node.operand, depth + 1)
             v = None if a.value is None else (-a.value if isinstance(node.op, ast.USub) else a.value)
@@ -310,18 +316,18 @@ class _Checker:
                 raise self.fail("only the listed functions may be called (no attribute access)")
             name = node.func.id
             if name not in FUNCTIONS:
-                raise self.fail(f"unknown function '{name}' (allowed: {', '.join(FUNCTIONS)})")
+                raise self.fail(f"unknown function '{name}'{self.at(node)} (allowed: {', '.join(FUNCTIONS)})")
             if node.keywords:
-                raise self.fail(f"'{name}' takes no keyword arguments")
+                raise self.fail(f"'{name}'{self.at(node)} takes no keyword arguments")
             _, counts = FUNCTIONS[name]
             n = len(node.args)
             if (counts is None and n < 2) or (counts is not None and n not in counts):
                 want = "two or more arguments" if counts is None else f"{counts[0]} argument" + ("s" if counts[0] > 1 else "")
-                raise self.fail(f"'{name}' takes {want}, got {n}")
+                raise self.fail(f"'{name}'{self.at(node)} takes {want}, got {n}")
             if counts is None and n > MAX_MINMAX_ARGS:
-                raise self.fail(f"'{name}' takes at most {MAX_MINMAX_ARGS} arguments, got {n}")
+                raise self.fail(f"'{name}'{self.at(node)} takes at most {MAX_MINMAX_ARGS} arguments, got {n}")
             if any(isinstance(a, ast.Starred) for a in node.args):
-                raise self.fail(f"'{name}': starred arguments are not allowed")
+                raise self.fail(f"'{name}'{self.at(node)}: starred arguments are not allowed")
             args = [self.visit(a, depth + 1) for a in node.args]
             value = self._call_value(name, args)
             if counts is None:

@@ -112,6 +112,13 @@ def test_rejected_expressions_give_a_located_message(text, fragment):
         ("2*sin(t", "'(' at column 6 is never closed in '2*sin(t'"),
         (" 2*", "syntax error at column 4 (the end: something is missing) in ' 2*'"),
         ("t t", "syntax error at column 3 in 't t'"),
+        # names and calls the grammar does not know, at their column in the text as given
+        ("2 + omega", "unknown name 'omega' at column 5"),
+        ("  sin", "function 'sin' at column 3 must be called"),
+        ("1 + foo(t)", "unknown function 'foo' at column 5"),
+        ("t + sin(t, t)", "'sin' at column 5 takes 1 argument, got 2"),
+        ("atan2(t)", "'atan2' at column 1 takes 2 arguments, got 1"),
+        ("min(" + ", ".join(["t"] * 17) + ")", "'min' at column 1 takes at most 16 arguments, got 17"),
     ],
 )
 def test_only_the_documented_tokens_are_read_and_anything_else_is_refused_at_its_column(text, message):
