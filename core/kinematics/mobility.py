@@ -11,7 +11,8 @@ from ..model import Mechanism
 from ..structure import analyze
 from ..transforms import skew
 from .model import KinematicModel, compile_model
-from .solver import RANK_RTOL, Workspace, _step_twists, forward, loop_residual, twist_jacobian
+from .solver import (RANK_RTOL, Workspace, _step_twists, forward, loop_bias, loop_bias_forms, loop_residual,
+                     twist_jacobian)
 
 __all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "driver_fixed_masks",
            "freedoms_text", "drivers_text", "driver_warning", "report_warnings", "drivable_freedoms",
@@ -35,11 +36,14 @@ class RankMobility:
     # 3 (planar) or 6 per part attached to no ground (StructureReport.floating_parts): real freedoms, counted in the
     # mobility, but no joint's coordinates, so no driver fixes them (the kinematics holds such a part in place)
     floating_freedoms: int = 0
+    # first-order freedoms that no motion follows: the design configuration is a singular position (a four-bar drawn
+    # flat with l = s + p + q has 2 first-order freedoms and cannot move; _second_order_freedoms)
+    singular_freedoms: int = 0
 
     def freedoms_text(self) -> str:
-        """'N degree(s) of freedom (rank-based[, K idle freedom(s) set aside][, F of them floating ...])' for the
-        `effective` freedoms, as the driver check says it."""
-        return freedoms_text(self.effective, self.idle_freedoms, self.floating_freedoms)
+        """'N degree(s) of freedom (rank-based[, K idle freedom(s) set aside][, S first-order ...][, F of them floating
+        ...])' for the `effective` freedoms, as the driver check says it."""
+        return freedoms_text(self.effective, self.idle_freedoms, self.floating_freedoms, self.singular_freedoms)
 
     @property
     def mobility(self) -> int:
@@ -48,9 +52,9 @@ class RankMobility:
 
     @property
     def effective(self) -> int:
-        """The mechanism's degrees of freedom: rank-based mobility without the idle freedoms (floating ones included;
-        those a driver can fix are `freedoms_to_drive`)."""
-        return self.mobility_rank - self.idle_freedoms
+        """The mechanism's degrees of freedom: rank-based mobility without the idle freedoms and those of a singular
+        position (floating ones included; those a driver can fix are `freedoms_to_drive`)."""
+        return self.mobility_rank - self.idle_freedoms - self.singular_freedoms
 
     def to_json(self) -> dict:
         """JSON-ready summary."""
@@ -60,6 +64,7 @@ class RankMobility:
             "idle_freedoms": self.idle_freedoms,
             "freedoms_to_drive": self.freedoms_to_drive,
             "floating_freedoms": self.floating_freedoms,
+            "singular_freedoms": self.singular_freedoms,
             "rank": self.rank,
             "equations": self.equations,
             "coordinates": self.coordinates,
@@ -125,19 +130,24 @@ def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
     return np.vstack(rows) if rows else np.zeros((0, km.nq))
 
 
-def freedoms_text(n: int, idle: int, floating: int = 0) -> str:
-    """The mechanism's n freedoms (idle ones set aside, `floating` of them those of parts attached to no ground), in
-    the words `check_drivers`, `linkwright analyze` and the app's status bar (its DOF) use."""
+def freedoms_text(n: int, idle: int, floating: int = 0, singular: int = 0) -> str:
+    """The mechanism's n freedoms (idle ones and the first-order ones of a singular position set aside, `floating` of
+    them those of parts attached to no ground), in the words `check_drivers`, `linkwright analyze` and the app's status
+    bar (its DOF) use."""
     notes = (f", {idle} idle freedom(s) set aside" if idle else "") + (
+        f", {singular} first-order freedom(s) of a singular position set aside: no motion follows them" if singular
+        else "") + (
         f", {floating} of them floating: of parts not attached to the ground, which no driver fixes" if floating else "")
     return f"{n} degree(s) of freedom (rank-based{notes})"
 
 
-def drivers_text(n: int, idle: int, drivers: int, floating: int = 0) -> str:
-    """The driver check's words for `drivers` driver(s) where n freedoms need one (idle ones set aside, and the
-    `floating` freedoms of parts attached to no ground, which no driver fixes, besides)."""
+def drivers_text(n: int, idle: int, drivers: int, floating: int = 0, singular: int = 0) -> str:
+    """The driver check's words for `drivers` driver(s) where n freedoms need one (idle ones and the first-order ones of
+    a singular position set aside, and the `floating` freedoms of parts attached to no ground, which no driver fixes,
+    besides)."""
     what = "add" if drivers < n else "remove"
-    return (f"the mechanism has {freedoms_text(n + floating, idle, floating)} but {drivers} driver(s) are given: "
+    return (f"the mechanism has {freedoms_text(n + floating, idle, floating, singular)} "
+            f"but {drivers} driver(s) are given: "
             f"{what} {abs(n - drivers)} driver(s) so the motion is determined")
 
 
@@ -148,7 +158,7 @@ def driver_warning(rank: RankMobility, drivers: int, contact: bool = False) -> s
     need = rank.freedoms_to_drive
     if drivers == need or (contact and drivers < need):
         return ""
-    return drivers_text(need, rank.idle_freedoms, drivers, rank.floating_freedoms)
+    return drivers_text(need, rank.idle_freedoms, drivers, rank.floating_freedoms, rank.singular_freedoms)
 
 
 def report_warnings(report, rank: RankMobility | None, contact: bool = False) -> list[str]:
@@ -179,9 +189,80 @@ def verdict_awaits_rank(report, rank: RankMobility | None, pending: bool) -> boo
     return pending and rank is None and bool(report.joints)
 
 
+_MAX_FORMS = 200  # first-order freedoms beyond which a singular position's forms are not decided (p k^2 entries)
+
+
+def _cone_dimension(Q: np.ndarray, tol: float) -> int:
+    """An upper bound on the dimension of the real cone {a : a^T Q_i a = 0 for every i} of symmetric forms Q (p, k, k)
+    (entries below `tol` count as zero): k when every form vanishes. A nonzero semidefinite combination C of the forms
+    confines the cone to C's kernel (a^T C a = 0 with C semidefinite gives C a = 0): the count goes on there, the forms
+    restricted to it; with none to be found, a nonzero indefinite form still confines the cone to its own zero set,
+    of one dimension less (a four-bar's change point: two branches crossing, 1 of 2). A single form is decided
+    exactly; of several, the combinations tried are a basis of their span (the bound may then exceed the cone's)."""
+    V = np.eye(Q.shape[1])
+    while V.shape[1]:
+        d = V.shape[1]
+        F = (V.T @ Q @ V).reshape(len(Q), d * d)  # the forms on the span of V
+        _u, sv, wt = np.linalg.svd(F, full_matrices=False)
+        W = np.eye(d)  # the kernels of this pass' semidefinite forms, within V
+        indefinite = False
+        for sigma, w in zip(sv, wt):
+            if sigma <= tol or not W.shape[1]:
+                break
+            B = W.T @ (sigma * w.reshape(d, d)) @ W
+            ev, vec = np.linalg.eigh(0.5 * (B + B.T))
+            pos, neg = ev > tol, ev < -tol
+            if pos.any() and neg.any():
+                indefinite = True
+            elif pos.any() or neg.any():
+                W = W @ vec[:, ~(pos | neg)]  # the kernel of a nonzero semidefinite form
+        if W.shape[1] == d:
+            return d - 1 if indefinite else d
+        V = V @ W  # (again: a form indefinite on V may be semidefinite on the smaller span)
+    return 0
+
+
+def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray) -> int:
+    """An upper bound on the freedoms that a motion of the coordinates `cols` (the others held) can follow from the
+    configuration in `ws`: the dimension of the first-order motions v (G[:, cols] v = 0) that also satisfy the loop
+    equations to second order. Along a motion q(s), G q'' + loop_bias(q') = 0 (solver.loop_bias), so
+    Y^T loop_bias(q') = 0 for Y the left null space of G[:, cols]: p quadratic forms on the k first-order motions.
+    At a regular configuration they vanish (every first-order motion is a motion's velocity: the count is the
+    rank-based k); at a singular one they need not, and a first-order freedom they exclude is followed by no motion
+    (the lowest nonzero derivative of an analytic motion satisfies both orders; a configuration rigid to second order
+    is rigid, as Connelly and Whiteley's second-order rigidity of frameworks). A four-bar drawn flat with
+    l = s + p + q: k = 2, one definite form, 0 freedoms; drawn flat at a change point (s + l = p + q): one indefinite
+    form, 1 (two branches cross there)."""
+    A = G[:, cols]
+    if not A.shape[0] or not len(cols):
+        return len(cols)
+    u, s, vt = np.linalg.svd(A)
+    r = int((s > RANK_RTOL * max(s[0] if len(s) else 0.0, 1.0)).sum())
+    N, Y = vt[r:].T, u[:, r:]
+    k = N.shape[1]
+    if not k or not Y.shape[1]:
+        return k
+    rates = np.zeros((k, ws.km.nq))
+    rates[:, cols] = N.T
+    # the forms of a regular configuration are round-off (1e-17 of the mechanism's size); those of a singular one
+    # are of the order of the size over a link length
+    tol = 1e-7 * max(s[0], 1.0)
+    # Probe them first with two (reproducibly) random first-order motions: a nonzero form vanishes on a random one
+    # with probability 0, so a regular configuration is told without computing the p k^2 form entries.
+    probe = np.random.default_rng(0).standard_normal((2, k))
+    probe /= np.linalg.norm(probe, axis=1, keepdims=True)
+    if all(np.abs(Y.T @ loop_bias(ws, x @ rates)).max(initial=0.0) <= tol for x in probe):
+        return k
+    if k > _MAX_FORMS:  # too many to decide: a nonzero form confines the motions to a cone of one dimension less
+        return k - 1
+    Q = np.tensordot(Y, loop_bias_forms(ws, rates), axes=(0, 0))  # (p, k, k)
+    return _cone_dimension(Q, tol)
+
+
 def _analysis(km: KinematicModel):
-    """(loops closed at the design configuration, G, G with the idle rows, rank of G, idle freedoms, freedoms the
-    drivers must fix): the one definition of the counts that rank_mobility and check_drivers report."""
+    """(workspace at the design configuration, loops closed there, G, G with the idle rows, rank of G, idle freedoms,
+    first-order freedoms of a singular position, freedoms the drivers must fix): the one definition of the counts that
+    rank_mobility and check_drivers report."""
     ws = Workspace(km)
     forward(ws, np.zeros(km.nq))
     closed = bool(np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale)
@@ -189,13 +270,17 @@ def _analysis(km: KinematicModel):
     full = np.vstack((G, _idle_constraints(km, ws)))
     idle = km.nq - _rank(full) if km.nq else 0
     rank = _rank(G)
-    return closed, G, full, rank, idle, km.nq - rank - idle
+    first = km.nq - rank
+    # (a drawing whose loops do not close is no configuration of the mechanism: its first-order count stands)
+    second = _second_order_freedoms(ws, G, np.arange(km.nq)) if closed and first else first
+    second = max(second, idle)  # (idle freedoms are motions: the bound counts them)
+    return ws, closed, G, full, rank, idle, first - second, second - idle
 
 
 def rank_mobility(mech: Mechanism) -> RankMobility:
     """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration."""
     km = compile_model(mech, drivers=False)
-    closed, _, _, rank, idle, need = _analysis(km)
+    _, closed, _, _, rank, idle, singular, need = _analysis(km)
     return RankMobility(
         coordinates=km.nq,
         equations=km.n_rows,
@@ -208,6 +293,7 @@ def rank_mobility(mech: Mechanism) -> RankMobility:
         drivers=len(mech.drivers),
         design_closed=closed,
         floating_freedoms=km.floating_freedoms,
+        singular_freedoms=singular,
     )
 
 
@@ -258,14 +344,17 @@ def _null_space(A: np.ndarray, n: int) -> np.ndarray:
 
 def check_drivers(km: KinematicModel) -> int:
     """Raise a located LinkwrightError unless the drivers determine the motion; returns the expected rank of the unknowns."""
-    _, G, full, rank, idle, need = _analysis(km)
+    ws, closed, G, full, rank, idle, singular, need = _analysis(km)
     nd = len(km.driven)
     if nd != need:
-        raise LinkwrightError("drivers", drivers_text(need, idle, nd, km.floating_freedoms))
+        raise LinkwrightError("drivers", drivers_text(need, idle, nd, km.floating_freedoms, singular))
     U = km.unknown
     rank_u = _rank(G[:, U])
-    # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows])
-    if rank_u < rank or _rank(full[:, U]) > rank_u:
+    # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows]); at a singular position
+    # (a four-bar drawn flat) a first-order freedom that no motion follows is left too (_second_order_freedoms)
+    idle_u = len(U) - _rank(full[:, U])
+    if rank_u < rank or (len(U) - rank_u > idle_u and not (
+            closed and _second_order_freedoms(ws, G, U) <= idle_u)):
         names = ", ".join(km.coord_names[c] for c in km.driven)
         raise LinkwrightError(
             "drivers",

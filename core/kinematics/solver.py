@@ -37,6 +37,8 @@ __all__ = [
     "point_positions",
     "point_kinematics",
     "RANK_RTOL",
+    "loop_bias",
+    "loop_bias_forms",
 ]
 
 RANK_RTOL = 1e-9  # singular values below this fraction of the largest count as zero (rank decisions)
@@ -444,6 +446,45 @@ def solve_velocities(ws: Workspace, qd_driven: np.ndarray) -> tuple[np.ndarray, 
     return qd, rank
 
 
+def loop_bias(ws: Workspace, qd: np.ndarray) -> np.ndarray:
+    """The loop equations' term quadratic in the rates (n_rows,): along a motion q(s) of the configuration in `ws`
+    with q' = qd, d/ds (G q') = G q'' + loop_bias(qd) (the accelerations solve G qdd = -loop_bias(qd))."""
+    km = ws.km
+    if not km.n_loops or not len(km.pair_loop):
+        return np.zeros(km.n_rows)
+    _, brk = _twists(ws, qd)
+    gamma = ws._loop_pair @ brk.reshape(-1, 6)[ws._pair_flat]  # (L, 6): sum of the loop's bracket terms
+    return gamma[:, km.rows].ravel()
+
+
+def loop_bias_forms(ws: Workspace, V: np.ndarray) -> np.ndarray:
+    """(n_rows, k, k) symmetric: the bilinear forms of `loop_bias` on the rates V (k, nq),
+    loop_bias(x @ V) = out @ x @ x for every x (k,), at the configuration in `ws` (one batched evaluation)."""
+    km = ws.km
+    k = len(V)
+    out = np.zeros((km.n_rows, k, k))
+    if not km.n_loops or not len(km.pair_loop) or not k:
+        return out
+    S = _step_twists(ws)  # (m, 3, 6)
+    rate = V[:, km.step_coord]  # (k, m, 3); padding steps have S = 0
+    contrib = S[None] * rate[..., None]  # (k, m, 3, 6)
+    xi = np.zeros((k, km.n_bodies, 6))
+    for child, par, jt, _, sign in ws._levels:
+        xi[:, child] = xi[:, par] + sign * contrib[:, jt].sum(axis=2)
+    frame = xi[:, km.ja][:, :, None, :] + np.cumsum(contrib, axis=2) - contrib  # as in _twists, per rate vector
+    P = ws._pair_flat
+    Fp = frame.reshape(k, -1, 6)[:, P]  # (k, P, 6): the frame twist before each pair's step, per rate vector
+    X = _bracket(Fp, np.broadcast_to(S.reshape(-1, 6)[P], Fp.shape))  # (k, P, 6)
+    R = rate.reshape(k, -1)[:, P]  # (k, P): each pair's rate
+    X *= km.pair_coef[None, :, None]
+    G = np.zeros((km.n_loops, 6, k, k))  # the bias' bracket terms per loop, unsymmetrised
+    for loop in range(km.n_loops):
+        p = np.flatnonzero(km.pair_loop == loop)
+        G[loop] = np.einsum("apr,bp->rab", X[:, p], R[:, p])
+    G = 0.5 * (G + np.swapaxes(G, 2, 3))
+    return G[:, km.rows].reshape(km.n_rows, k, k)
+
+
 def solve_accelerations(ws: Workspace, qd: np.ndarray, qdd_driven: np.ndarray) -> np.ndarray:
     """Joint accelerations (nq,) from the differentiated loop equations at the solved configuration and rates."""
     km = ws.km
@@ -452,9 +493,7 @@ def solve_accelerations(ws: Workspace, qd: np.ndarray, qdd_driven: np.ndarray) -
     if not km.n_loops or not len(km.unknown):
         return qdd
     G = _twist_matrix(ws)[1]
-    _, brk = _twists(ws, qd)
-    gamma = ws._loop_pair @ brk.reshape(-1, 6)[ws._pair_flat]  # (L, 6): sum of the loop's bracket terms
-    bias = gamma[:, km.rows].ravel() + G[:, km.driven] @ qdd[km.driven]
+    bias = loop_bias(ws, qd) + G[:, km.driven] @ qdd[km.driven]
     fac, _, _ = _velocity_factor(ws)
     qdd[km.unknown] = _apply(fac, -bias)
     return qdd

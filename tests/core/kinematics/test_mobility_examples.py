@@ -223,3 +223,7 @@ def test_rank_mobility_never_raises_on_editable_graphs(m):
     assert 0 <= r.rank <= min(r.equations, r.coordinates)
     assert r.redundant_constraints == r.equations - r.rank >= 0
     assert 0 <= r.idle_freedoms <= r.mobility_rank
+    # the freedoms of a singular position are first-order ones, and the drivers fix what the count leaves but the
+    # floating parts' freedoms
+    assert 0 <= r.singular_freedoms <= r.mobility_rank - r.floating_freedoms
+    assert r.effective == r.freedoms_to_drive + r.floating_freedoms and r.freedoms_to_drive >= 0

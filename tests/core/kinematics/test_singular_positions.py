@@ -1,0 +1,129 @@
+"""A mechanism drawn at a singular position: the rank of the loop-closure Jacobian there counts first-order freedoms
+that no motion follows; the second-order condition of the loop equations sets them aside (RankMobility's
+singular_freedoms). The expected values are derived by hand in each test."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import io
+from core.errors import LinkwrightError
+from core.kinematics import check_drivers, compile_model, rank_mobility, solve_trajectory
+from core.model import Body, Driver, Joint, Mechanism
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
+
+
+def _flat_fourbar(b, c, space="planar", drive="2*pi*t"):
+    """Ground pivots A = (0, 0) and D = (4, 0), crank A-B, coupler B-C, rocker C-D, every pivot on the x axis (B, C at
+    x = b, c), revolutes about z."""
+    m = Mechanism(name="flat", space=space)
+    m.bodies += [Body("ground", ground=True), Body("crank"), Body("coupler"), Body("rocker")]
+    for name, pair, x in (("A", ("ground", "crank"), 0.0), ("B", ("crank", "coupler"), b),
+                          ("C", ("coupler", "rocker"), c), ("D", ("rocker", "ground"), 4.0)):
+        m.joints.append(Joint(name, "revolute", pair, (x, 0.0, 0.0), axis=(0.0, 0.0, 1.0)))
+    if drive:
+        m.drivers.append(Driver("A", drive))
+    return m
+
+
+@pytest.mark.parametrize("space, gruebler, redundant", [("planar", 1, 1), ("spatial", -2, 4)])
+def test_a_four_bar_drawn_flat_with_its_longest_link_the_sum_of_the_others_cannot_move(space, gruebler, redundant):
+    """Ground 4, crank 1, coupler 2, rocker 1 (l = s + p + q, the tester's fb/collinear.json): it assembles only flat,
+    and there it is rigid. analyze said 2 degree(s) of freedom and asked for a second driver.
+    First order: a revolute at (x, 0) gives the loop the planar twist (0, -x, 1), so the loop's 3 rows have rank 2 (in
+    a spatial file the 3 out-of-plane rows vanish too): 4 - 2 = 2 first-order freedoms, the heights y_B, y_C of B and C.
+    Second order: the horizontal reaches of crank, coupler and rocker, 1 - y_B^2/2, 2 - (y_C - y_B)^2/4 and
+    1 - y_C^2/2, must still add up to 4: y_B^2/2 + (y_C - y_B)^2/4 + y_C^2/2 = 0, a definite form, so y_B = y_C = 0:
+    no motion follows either freedom, 0 degrees of freedom."""
+    m = _flat_fourbar(1.0, 3.0, space)
+    r = rank_mobility(m)
+    assert (r.gruebler, r.mobility_rank, r.redundant_constraints, r.idle_freedoms) == (gruebler, 2, redundant, 0)
+    assert (r.singular_freedoms, r.effective, r.freedoms_to_drive) == (2, 0, 0)
+    words = ("0 degree(s) of freedom (rank-based, 2 first-order freedom(s) of a singular position set aside: no motion "
+             "follows them)")
+    assert r.freedoms_text() == words
+    with pytest.raises(LinkwrightError) as e:
+        check_drivers(compile_model(m))
+    assert e.value.message == (f"the mechanism has {words} but 1 driver(s) are given: remove 1 driver(s) so the "
+                               "motion is determined")
+    # without a driver it is a structure: the run holds it where it is drawn
+    m.drivers.clear()
+    traj = solve_trajectory(compile_model(m), np.linspace(0.0, 1.0, 5))
+    assert traj.ok, traj.reason
+    assert np.abs(traj.q).max() == 0.0
+
+
+def test_a_four_bar_drawn_flat_at_its_change_point_has_one_freedom_and_its_crank_turns():
+    """Ground 4, crank 1 (drawn pointing back, B = (-1, 0)), coupler 3, rocker 2: s + l = p + q (1 + 4 = 3 + 2), a
+    change point, drawn flat where its two assembly branches cross. First order: 2 freedoms, as above.
+    Second order: x_B = -1 + y_B^2/2, x_C = x_B + 3 - (y_C - y_B)^2/6 = 4 - 2 + y_C^2/4 (the rocker points back from D),
+    so y_B^2/2 - (y_C - y_B)^2/6 - y_C^2/4 = 0: an indefinite form (positive at y_C = 0, negative at y_B = 0), whose
+    zeros are two lines, the branches' tangents: 1 freedom, driven at the crank. The crank (the shortest link, Grashof
+    s + l <= p + q) turns fully, the coupler and rocker keeping their lengths."""
+    m = _flat_fourbar(-1.0, 2.0)
+    r = rank_mobility(m)
+    assert (r.gruebler, r.mobility_rank, r.singular_freedoms, r.effective, r.freedoms_to_drive) == (1, 2, 1, 1, 1)
+    km = compile_model(m)
+    check_drivers(km)
+    t = np.linspace(0.0, 1.0, 41)
+    traj = solve_trajectory(km, t)
+    assert traj.ok, traj.reason
+    np.testing.assert_allclose(traj.q[:, km.coord_names.index("A")], 2 * math.pi * t, atol=1e-12)
+    body = {n: i for i, n in enumerate(km.body_names)}
+    for T in traj.poses:
+        b = (T[body["crank"]] @ np.array([-1.0, 0, 0, 1]))[:3]
+        c = (T[body["coupler"]] @ np.array([2.0, 0, 0, 1]))[:3]
+        np.testing.assert_allclose((T[body["rocker"]] @ np.array([2.0, 0, 0, 1]))[:3], c, atol=1e-7)
+        assert np.linalg.norm(b) == pytest.approx(1.0, abs=1e-12)
+        assert np.linalg.norm(c - b) == pytest.approx(3.0, abs=1e-7)
+        assert np.linalg.norm(c - np.array([4.0, 0, 0])) == pytest.approx(2.0, abs=1e-7)
+    # with no driver, the one freedom is asked for
+    m.drivers.clear()
+    with pytest.raises(LinkwrightError, match=r"1 degree\(s\) of freedom .* but 0 driver\(s\) are given: add 1"):
+        check_drivers(compile_model(m))
+
+
+def test_no_example_is_drawn_at_a_singular_position():
+    """The examples' counts are the rank-based ones: every first-order freedom is followed by a motion."""
+    for p in sorted(EXAMPLES.glob("*.json")):
+        r = rank_mobility(io.load(p))
+        assert r.singular_freedoms == 0, p.name
+
+
+def test_two_crossed_slots_have_one_freedom_where_their_branches_cross_and_no_one_coordinate_drives_it():
+    """A body held to the ground by two pin-in-slot joints at the origin, both slots along x: S0's slot in the ground
+    with the body's pin, S1's slot in the body with the ground's pin. With the body at (x, y) turned by th: S0 keeps
+    its pin on the ground's x axis, y = 0; S1 keeps the ground's pin, at (-x cos th, x sin th) in the body, on the
+    body's x axis, x sin th = 0. Two branches cross at the drawing: turning about the pins (x = 0) and sliding along the
+    slots (th = 0). First order: only y = 0 (x sin th is of second order), 2 freedoms (4 coordinates, rank 2); second
+    order: x th = 0, an indefinite form: 1 freedom. Holding either joint coordinate leaves the other branch free (a
+    held turn, th = 0, lets it slide), so the driver check refuses each single driver at the drawing."""
+    m = Mechanism(name="slots", space="planar")
+    m.bodies += [Body("g", ground=True), Body("b")]
+    m.joints += [Joint("S0", "slot", ("b", "g")), Joint("S1", "slot", ("g", "b"))]
+    r = rank_mobility(m)
+    assert (r.gruebler, r.rank, r.mobility_rank, r.singular_freedoms, r.freedoms_to_drive) == (1, 2, 2, 1, 1)
+    for coordinate in (0, 1):
+        m.drivers = [Driver("S0", "t", coordinate=coordinate)]
+        with pytest.raises(LinkwrightError, match="do not determine the motion"):
+            check_drivers(compile_model(m))
+
+
+@pytest.mark.parametrize("name", ["fourbar", "rssr", "stewart_6ups", "quick_return"])
+def test_the_bias_forms_are_the_bilinear_forms_of_the_loop_bias(name):
+    """solver.loop_bias_forms(ws, V) evaluates on x the bias loop_bias(x @ V) that the accelerations solve with, at any
+    configuration (a random one here, loops not closed)."""
+    from core.kinematics.solver import Workspace, forward, loop_bias, loop_bias_forms
+
+    km = compile_model(io.load(EXAMPLES / f"{name}.json"), drivers=False)
+    rng = np.random.default_rng(3)
+    ws = Workspace(km)
+    forward(ws, 0.3 * rng.standard_normal(km.nq))
+    V = rng.standard_normal((3, km.nq))
+    F = loop_bias_forms(ws, V)
+    np.testing.assert_allclose(F, np.swapaxes(F, 1, 2), atol=0)
+    for x in rng.standard_normal((4, 3)):
+        np.testing.assert_allclose(F @ x @ x, loop_bias(ws, x @ V), atol=1e-12 * max(1.0, np.abs(F).max()))
