@@ -50,6 +50,10 @@ class StructureReport:
     # the rank-based count shows its statement instead (core.kinematics.mobility.report_warnings), which sets idle
     # freedoms aside (the RSSR's coupler spin) and is what the kinematics' driver check goes by
     driver_warning: str = ""
+    # the one of `warnings` that says the Gruebler–Kutzbach count finds no freedom (M <= 0: "it cannot move unless its
+    # geometry is special"; "" if none): a caller whose rank-based count finds the geometry moving says so instead
+    # (core.kinematics.mobility.report_warnings)
+    gruebler_warning: str = ""
     # parts attached to no ground (a lone body is one; without any ground, one part is the fixed frame): each has 3
     # (planar) or 6 rigid-body freedoms, counted in the mobility, that no joint coordinate holds and no driver fixes
     floating_parts: int = 0
@@ -246,15 +250,19 @@ def analyze(mech: Mechanism) -> StructureReport:
         shown = "; ".join(", ".join(names[b] for b in c[:6]) + (", ..." if len(c) > 6 else "") for c in parts[:4])
         what = "not connected to the ground" if ground is not None else "disconnected from each other"
         warnings.append(f"{len(parts)} part(s) {what}: {shown}")
+    gruebler_warning = ""
     if n > 1 and m:
         if mobility == 0:
-            warnings.append("M = 0: a structure as counted by Gruebler–Kutzbach (it cannot move unless its geometry is special)")
+            gruebler_warning = ("M = 0: a structure as counted by Gruebler–Kutzbach (it cannot move unless its geometry "
+                                "is special)")
         elif mobility < 0:
-            warnings.append(
+            gruebler_warning = (
                 f"M = {mobility}: overconstrained as counted by Gruebler–Kutzbach: at least {-mobility} redundant "
                 "constraint(s), and it cannot move unless its geometry is special (a planar loop in space is: the "
                 "rank-based mobility says how)"
             )
+    if gruebler_warning:
+        warnings.append(gruebler_warning)
     nd = len(mech.drivers)
     from .run import run_kind  # (a dynamics document's undriven freedoms move under forces: no driver is missing)
 
@@ -304,5 +312,6 @@ def analyze(mech: Mechanism) -> StructureReport:
         n_drivers=nd,
         warnings=warnings,
         driver_warning=driver_warning,
+        gruebler_warning=gruebler_warning,
         floating_parts=floating_parts,
     )

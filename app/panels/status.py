@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
-from core.kinematics.mobility import drivable_freedoms, verdict_awaits_rank
+from core.kinematics.mobility import drivable_freedoms, redundant_text, verdict_awaits_rank
 from core.run import run_kind
 
 from .structure import MOBILITY_COLOURS
@@ -55,10 +55,8 @@ class StatusReadout:
         if self.rank is not None:
             # rank-based mobility less idle freedoms (an RSSR coupler's spin)
             mob, floating = self.rank.effective, self.rank.floating_freedoms
-            idle = f" less {self.rank.idle_freedoms} idle" if self.rank.idle_freedoms else ""
-            r = self.rank.redundant_constraints
-            tip = (f"rank-based mobility {self.rank.mobility_rank}{idle} (Gruebler–Kutzbach count {rep.mobility}); "
-                   f"{r} redundant constraint{'' if r == 1 else 's'}")
+            tip = (f"{self.rank.freedoms_text()} (Gruebler–Kutzbach count {rep.mobility}); "
+                   f"{redundant_text(self.rank.redundant_constraints)}")
         if floating:
             tip += (f"; {floating} of the freedoms floating: of parts not attached to the ground, which no driver "
                     "fixes (the kinematics holds them in place)")

@@ -22,7 +22,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.joints import JOINT_TYPES
-from core.kinematics.mobility import drivable_freedoms, report_warnings, verdict_awaits_rank
+from core.kinematics.mobility import (drivable_freedoms, redundant_text, report_warnings, special_geometry_note,
+                                      verdict_awaits_rank)
 from core.run import run_kind
 
 from . import shortened
@@ -284,18 +285,15 @@ class StructurePanel(QWidget):
         self.rank_text.setToolTip(RANK_TIP)
         self.warnings.clear()
         icon = self.style().standardIcon(QStyle.SP_MessageBoxWarning)
-        moves = self._special_geometry_note(rep)
+        info = self.style().standardIcon(QStyle.SP_MessageBoxInformation)
+        # the rank-based count's note where the Gruebler count finds no freedom but the geometry moves
+        note = special_geometry_note(rep, self.rank)
         # the driver warning from the rank-based count once known (idle freedoms set aside: the RSSR is fully driven
         # with one driver, which the Gruebler count's warning doubted); none while that count is being computed
         for w in report_warnings(rep, self.rank, contact):
             if checking and rep.driver_warning and w == rep.driver_warning:
                 continue
-            if moves and _is_gruebler_warning(rep, w):
-                # the count's 'cannot move unless its geometry is special' beside a green 'DOF 1 · fully driven':
-                # the rank-based count shows the geometry is special, and the panel says so instead
-                self.warnings.addItem(QListWidgetItem(self.style().standardIcon(QStyle.SP_MessageBoxInformation), moves))
-                continue
-            self.warnings.addItem(QListWidgetItem(icon, w))
+            self.warnings.addItem(QListWidgetItem(info if note and w == note else icon, w))
 
     def _rank_text(self, rep) -> str:
         """The rank-based count in a line: its freedoms and redundant constraints, or why it is not shown."""
@@ -305,23 +303,13 @@ class StructurePanel(QWidget):
             return "being computed…" if self.rank_pending else "not known (computed when the motion runs)"
         r = self.rank
         notes = [f"{r.idle_freedoms} idle set aside"] if r.idle_freedoms else []
+        notes += [f"{r.singular_freedoms} of a singular position set aside"] if r.singular_freedoms else []
         notes += [f"{r.floating_freedoms} floating"] if r.floating_freedoms else []
         dof = f"{r.effective} DOF" + (f" ({', '.join(notes)})" if notes else "")
-        text = f"{dof}, {_redundant(r.redundant_constraints)}"
+        text = f"{dof}, {redundant_text(r.redundant_constraints)}"
         if not r.design_closed:
             text += " (of the drawing: its loops do not close as drawn)"
         return text
-
-    def _special_geometry_note(self, rep) -> str:
-        """'' unless the Gruebler–Kutzbach count finds no freedom (M <= 0) and the rank-based count finds the geometry
-        as drawn moves (its redundant constraints, which the count takes as real, let it: a double parallelogram, a
-        planar loop in space); then what to say instead of the count's warning."""
-        r = self.rank
-        if r is None or rep.mobility > 0 or r.freedoms_to_drive <= 0:
-            return ""
-        return (f"Gruebler–Kutzbach M = {rep.mobility}, but this geometry moves: {r.effective} DOF by rank, "
-                f"{_redundant(r.redundant_constraints)} (a special geometry, such as parallel links of equal length "
-                "or a planar loop in space, lets it move; changed, it may lock)")
 
     def _mobility_tip(self, rep, state: str, need: int, contact: bool) -> str:
         """What the label's number and colour say."""
@@ -334,7 +322,7 @@ class StructurePanel(QWidget):
                     "constraint not counted as a lost freedom) is being computed for this geometry")
         if self.rank is not None:
             count = (f"the drivers judged by the rank-based count, as the driver check does: "
-                     f"{self.rank.freedoms_text()}, {_redundant(self.rank.redundant_constraints)}, "
+                     f"{self.rank.freedoms_text()}, {redundant_text(self.rank.redundant_constraints)}, "
                      f"{max(need, 0)} for drivers to fix")
         else:
             floating = rep.floating_freedoms
@@ -403,16 +391,6 @@ RANK_TIP = ("The rank-based count: the rank of the loop-closure equations at the
             "Gruebler–Kutzbach count it sees a special geometry: a double parallelogram counts M = 0 and moves with "
             "1 DOF and 1 redundant constraint. The status bar's DOF is this count; it is computed at the start of "
             "a run of a changed geometry")
-
-
-def _redundant(n: int) -> str:
-    return f"{n} redundant constraint{'' if n == 1 else 's'}"
-
-
-def _is_gruebler_warning(rep, text: str) -> bool:
-    """Whether `text` is the structure report's warning about its count finding no freedom ('M = 0: a structure as
-    counted by Gruebler–Kutzbach ...', 'M = -2: overconstrained as counted ...')."""
-    return rep.mobility <= 0 and text.startswith(f"M = {rep.mobility}:")
 
 
 def _caption(text: str) -> QLabel:

@@ -161,12 +161,31 @@ def driver_warning(rank: RankMobility, drivers: int, contact: bool = False) -> s
     return drivers_text(need, rank.idle_freedoms, drivers, rank.floating_freedoms, rank.singular_freedoms)
 
 
+def redundant_text(n: int) -> str:
+    """'1 redundant constraint', '3 redundant constraints'."""
+    return f"{n} redundant constraint{'' if n == 1 else 's'}"
+
+
+def special_geometry_note(report, rank: RankMobility | None) -> str:
+    """'' unless the Gruebler–Kutzbach count finds no freedom (M <= 0) and the rank-based count finds the geometry as
+    drawn moving (its redundant constraints, which the count takes as independent, let it: a double parallelogram, a
+    planar loop in space); then what to say instead of the count's "it cannot move unless its geometry is special"."""
+    if rank is None or report.mobility > 0 or rank.freedoms_to_drive <= 0:
+        return ""
+    return (f"Gruebler–Kutzbach M = {report.mobility}, but this geometry moves: {rank.effective} DOF by rank, "
+            f"{redundant_text(rank.redundant_constraints)} (a special geometry, such as parallel links of equal length "
+            "or a planar loop in space, lets it move; changed, it may lock)")
+
+
 def report_warnings(report, rank: RankMobility | None, contact: bool = False) -> list[str]:
     """A structure report's warnings with its driver warning (from the Gruebler–Kutzbach count, which knows no idle
-    freedom) replaced by the rank-based one; as they are without the rank."""
+    freedom) replaced by the rank-based one, and its warning that the count finds no freedom replaced by
+    special_geometry_note when the rank-based count finds the geometry moving; as they are without the rank."""
     if rank is None:
         return list(report.warnings)
-    out = [w for w in report.warnings if not (report.driver_warning and w == report.driver_warning)]
+    note = special_geometry_note(report, rank)
+    out = [note if (note and w == report.gruebler_warning) else w for w in report.warnings
+           if not (report.driver_warning and w == report.driver_warning)]
     w = driver_warning(rank, report.n_drivers, contact)
     return out + ([w] if w else [])
 

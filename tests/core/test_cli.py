@@ -386,3 +386,32 @@ def test_an_empty_file_name_is_named_as_such():
                           (("kinematics", ""), 'error: the file name is empty ("")\n')]:
         r = run(*args)
         assert r.returncode == 2 and r.stderr == message and r.stdout == "", (args, r.stderr)
+
+
+def test_analyze_says_when_redundant_constraints_let_a_gruebler_structure_move(tmp_path):
+    """A double parallelogram (three parallel cranks of length 1 at x = 0, 2, 4 under one coupler): Gruebler-Kutzbach
+    counts M = 3(5 - 1) - 2*6 = 0, a structure, but the equal parallel cranks move (one redundant constraint: the
+    third crank's loop repeats the second's). analyze printed the count's 'it cannot move unless its geometry is
+    special' beside 'the mechanism has 1 degree(s) of freedom'; it now says, as the app's Structure panel does, that
+    this geometry moves. With the third crank's top moved off parallel the count's warning is back (0 DOF by rank)."""
+    bodies = [{"name": "ground", "ground": True}] + [{"name": n} for n in ("c1", "c2", "c3", "coupler")]
+    joints = []
+    for k, x in enumerate((0.0, 2.0, 4.0), start=1):
+        joints.append({"name": f"A{k}", "type": "revolute", "bodies": ["ground", f"c{k}"], "at": [x, 0, 0]})
+        joints.append({"name": f"B{k}", "type": "revolute", "bodies": [f"c{k}", "coupler"], "at": [x, 1, 0]})
+    doc = {"format": "linkwright.mechanism", "version": 1, "name": "double parallelogram", "space": "planar",
+           "bodies": bodies, "joints": joints, "drivers": [{"joint": "A1", "value": "t"}]}
+    p = tmp_path / "dp.json"
+    p.write_text(json.dumps(doc))
+    a = run("analyze", str(p))
+    assert a.returncode == 0, a.stderr
+    assert "mobility (rank of the constraint Jacobian): 1, redundant constraints: 1" in a.stdout
+    assert "cannot move unless" not in a.stdout, a.stdout
+    warnings = json.loads(run("analyze", "--json", str(p)).stdout)["warnings"]
+    assert warnings == ["Gruebler–Kutzbach M = 0, but this geometry moves: 1 DOF by rank, 1 redundant constraint (a "
+                        "special geometry, such as parallel links of equal length or a planar loop in space, lets it "
+                        "move; changed, it may lock)"]
+    doc["joints"][5]["at"] = [4.2, 1, 0]  # B3 off parallel: the third loop now locks the second
+    p.write_text(json.dumps(doc))
+    warnings = json.loads(run("analyze", "--json", str(p)).stdout)["warnings"]
+    assert any(w.startswith("M = 0: a structure as counted by Gruebler–Kutzbach") for w in warnings), warnings
