@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
         data.update(mobility_rank=rank.mobility, redundant_constraints=rank.redundant_constraints,
                     idle_freedoms=rank.idle_freedoms, freedoms_to_drive=rank.freedoms_to_drive,
-                    floating_freedoms=rank.floating_freedoms)
+                    floating_freedoms=rank.floating_freedoms, singular_freedoms=rank.singular_freedoms)
         # the drivers judged by the rank-based count (idle freedoms set aside), as the kinematics' driver check judges
         # them, in place of the Gruebler count's warning (which said the RSSR's motion was not fully determined)
         warnings = data["warnings"] = report_warnings(rep, rank, run_kind(mech) == "contact")

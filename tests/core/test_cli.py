@@ -56,6 +56,7 @@ def test_analyze_json_matches_the_core(path):
     r = rank_mobility(io.load(path))
     assert (data["mobility_rank"], data["redundant_constraints"]) == (r.mobility_rank, r.redundant_constraints)
     assert (data["freedoms_to_drive"], data["floating_freedoms"]) == (r.freedoms_to_drive, r.floating_freedoms)
+    assert data["singular_freedoms"] == r.singular_freedoms  # (a four-bar drawn flat with l = s + p + q has 2)
 
 
 def test_analyze_text_report():
