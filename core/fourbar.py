@@ -16,7 +16,7 @@ from .errors import LinkwrightError
 from .model import Mechanism
 
 __all__ = ["FourBar", "closed_form", "closed_form_motion", "transmission_angle", "classify", "report", "coupler_curve", "find_fourbar",
-           "grashof_digits", "assembles", "CANNOT_ASSEMBLE"]
+           "grashof_digits", "assembles", "flat_only", "CANNOT_ASSEMBLE", "FLAT_ONLY"]
 
 _EPS = 1e-12
 
@@ -94,7 +94,16 @@ def grashof_digits(rep: dict, digits: int) -> int:
     return digits
 
 
-CANNOT_ASSEMBLE = "cannot be assembled (the longest link is not shorter than the other three together)"
+CANNOT_ASSEMBLE = "cannot be assembled (the longest link is longer than the other three together)"
+# the longest link exactly as long as the other three: the loop closes only as a straight line, a rigid structure
+FLAT_ONLY = "assembles only flat (the longest link equals the other three together: a straight line, where it cannot move)"
+
+
+def flat_only(fb: FourBar) -> bool:
+    """Whether the longest link equals the other three together (to 1e-12 of their length): the loop closes only as a
+    straight line, all pivots on it, and cannot move from there (assembles() is False for it)."""
+    s, p, q, l = sorted((fb.g, fb.a, fb.b, fb.c))
+    return abs(l - (s + p + q)) <= 1e-12 * (p + q)
 
 
 def assembles(fb: FourBar) -> bool:
@@ -119,7 +128,7 @@ def classify(fb: FourBar) -> dict:
     else:
         kind, grashof = "triple-rocker (non-Grashof)", "non-grashof"
     if not assembles(fb):  # the loop cannot close (or only as a flat line)
-        kind = CANNOT_ASSEMBLE
+        kind = FLAT_ONLY if flat_only(fb) else CANNOT_ASSEMBLE
     # a shortest link turns fully relative to the others (Grashof and change point): a crank or rocker that is one
     # turns fully against the ground, and both do when the ground is one.  Lengths can tie only in a change point
     # (two shortest links s with s + l < s + q would need l < q): a parallelogram's crank and rocker both turn fully

@@ -7,7 +7,7 @@ import json
 
 from .. import validate
 from ..errors import LinkwrightError
-from ..fourbar import FourBar, assembles, classify, grashof_digits, report
+from ..fourbar import FourBar, assembles, classify, flat_only, grashof_digits, report
 
 NAME = "fourbar"
 HELP = "four-bar teaching report: Grashof condition, class, rotating links, limits, transmission angle, toggles"
@@ -50,9 +50,14 @@ def run(args: argparse.Namespace) -> int:
     fb = FourBar(*lengths)
     if not assembles(fb):
         c = classify(fb)
+        others = f"{c['s']:g} + {c['p']:g} + {c['q']:g} = {c['s'] + c['p'] + c['q']:g}"
+        if flat_only(fb):
+            raise LinkwrightError("--lengths", f"a four-bar of these lengths assembles only flat, as a straight line "
+                                               f"where it cannot move: the longest link ({c['longest']} {c['l']:g}) "
+                                               f"equals the other three together ({others})")
         raise LinkwrightError("--lengths", f"a four-bar cannot be assembled from these lengths: the longest link "
-                                           f"({c['longest']} {c['l']:g}) is not shorter than the other three together "
-                                           f"({c['s']:g} + {c['p']:g} + {c['q']:g} = {c['s'] + c['p'] + c['q']:g})")
+                                           f"({c['longest']} {c['l']:g}) is longer than the other three together "
+                                           f"({others})")
     rep = report(fb, branch=args.branch)
     print(json.dumps(rep, indent=2) if args.json else text(rep))
     return 0
