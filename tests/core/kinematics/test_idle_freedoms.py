@@ -109,6 +109,18 @@ def test_coaxial_revolutes_in_series_are_two_freedoms_both_driven(space, at2):
                 math.sin(turns), abs=1e-12)
 
 
+def _turned_shaft(m, t_end, n):
+    """The driven shaft's trajectory at n times to t_end, checked to turn about x by the driver's angle t (body 1's
+    rotation Rx(t)): (compiled model, trajectory, times)."""
+    km = compile_model(m)
+    times = np.linspace(0.0, t_end, n)
+    traj = solve_trajectory(km, times)
+    assert traj.ok, traj.reason
+    for k, t in enumerate(times):
+        np.testing.assert_allclose(traj.poses[k, 1, :3, :3], _rx(t), atol=1e-12)
+    return km, traj, times
+
+
 def test_a_shaft_on_two_coaxial_revolute_bearings_turns_with_one_driver():
     """A shaft held to the ground by revolutes at x = 0 and x = 2, both about x: one freedom (the turn), 5 redundant
     constraints. By hand: Gruebler 6(2-1) - 5*2 = -4; both joints give the shaft the same twist (a turn about x), so the
@@ -120,11 +132,8 @@ def test_a_shaft_on_two_coaxial_revolute_bearings_turns_with_one_driver():
                  Joint("B2", "revolute", ("g", "shaft"), (2.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0))]
     m.drivers.append(Driver("B1", "t"))
     assert _counts(m) == (-4, 1, 5, 0, 1)
-    km = compile_model(m)
-    traj = solve_trajectory(km, np.linspace(0.0, 3.0, 7))
-    assert traj.ok, traj.reason
-    for k, t in enumerate(np.linspace(0.0, 3.0, 7)):
-        np.testing.assert_allclose(traj.poses[k, 1, :3, :3], _rx(t), atol=1e-12)
+    km, traj, times = _turned_shaft(m, 3.0, 7)
+    for k, t in enumerate(times):
         assert traj.q[k, km.coord_names.index("B2")] == pytest.approx(t, abs=1e-12)  # the second bearing turns alike
 
 
@@ -141,11 +150,8 @@ def test_a_shaft_on_a_ball_joint_and_a_coaxial_cylindrical_joint_turns_by_the_cy
                  Joint("C", "cylindrical", ("g", "shaft"), (2.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0))]
     m.drivers.append(Driver("C", "t", coordinate=1))
     assert _counts(m) == (-1, 1, 2, 0, 1)
-    km = compile_model(m)
-    traj = solve_trajectory(km, np.linspace(0.0, 1.0, 5))
-    assert traj.ok, traj.reason
-    for k, t in enumerate(np.linspace(0.0, 1.0, 5)):
-        np.testing.assert_allclose(traj.poses[k, 1, :3, :3], _rx(t), atol=1e-12)
+    _km, traj, times = _turned_shaft(m, 1.0, 5)
+    for k in range(len(times)):
         np.testing.assert_allclose(traj.poses[k, 1, :3, 3], 0.0, atol=1e-12)
 
 
