@@ -610,8 +610,9 @@ class Playback(QObject):
         self._resume_t = None
         rec.finish(end.ok, reason, stop, end.cancelled)
         self._set_running(False)
-        if rec.kind == "contact" and end.ok and rec.count > 1:
-            self.seconds_per_step = (time.perf_counter() - self._main.started) / (rec.count - 1)
+        if rec.kind == "contact" and end.ok and end.frames > 1:
+            # (timed in the run's thread: this thread may have taken the began signal late, the run already done)
+            self.seconds_per_step = end.seconds / (end.frames - 1)
         if rec.kind == "contact" and rec.count and self.viewport is not None:
             # the bodies' paths may leave the view framed on the initial poses (a sliding box, a rolling disc)
             fit_motion(self.viewport, motion_of(rec, rec.time_at(rec.count - 1)), samples=48)

@@ -72,6 +72,9 @@ class RunEnd:
     limit_time: float | None
     cancelled: bool
     frames: int
+    # wall seconds from the run's first frame to its end, timed in the run's thread (the GUI thread may take the
+    # began signal late, with every frame already computed: a busy event loop made a run look instantaneous)
+    seconds: float = 0.0
 
 
 class SolveWorker(QObject):
@@ -172,6 +175,7 @@ class SolveWorker(QObject):
                     return
             self.solves_started += 1
             self.began.emit(token, RunInfo(run.kind, list(run.body_names), tuple(run.channels), run.times, info))
+            began = time.perf_counter()
             last = 0.0
             every = CONTACT_BATCH_SECONDS if run.kind == "contact" else BATCH_SECONDS
             for frame in run:
@@ -184,7 +188,8 @@ class SolveWorker(QObject):
             if batch:
                 self.framesReady.emit(token, batch)
             v = run.verdict
-            self.ended.emit(token, RunEnd(v.ok, v.reason, v.stop_time, v.limit_time, v.cancelled, n))
+            self.ended.emit(token, RunEnd(v.ok, v.reason, v.stop_time, v.limit_time, v.cancelled, n,
+                                          time.perf_counter() - began))
         except Exception as exc:  # noqa: BLE001 - a bug in a solver must not kill the thread silently
             log.error("run %d failed after %d frames", token, n, exc_info=True)
             if batch:

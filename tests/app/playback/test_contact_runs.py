@@ -766,3 +766,28 @@ def test_a_count_of_the_geometry_before_an_edit_is_not_taken_for_the_new_one(win
     assert pb.mobility is None, "the count of the geometry before the edit was taken for the edited one"
     pb.stop()
     finished(win)
+
+
+def test_a_runs_cost_per_step_is_timed_in_its_thread_even_when_the_gui_takes_its_signals_late(window, qtbot):
+    """The auto-run rule's cost per step was the time between the GUI thread taking the run's began and ended signals.
+    An event loop busy while a short run was computed took both in one pass: the run looked instantaneous, and a run
+    of 40,000 steps of it then re-ran by itself at every edit (the fresh-clone CI, under load). It is timed in the
+    run's thread: here the GUI thread waits for the whole run before taking any of its signals, and the cost per step
+    is still the run's own (its thread's time from the began signal to the ended one, over its steps)."""
+    from PySide6.QtCore import Qt
+
+    win = window("contact_pendulum_strike")
+    pb = win.playback
+    finished(win)
+    stamps = {}
+    pb.worker.began.connect(lambda *_: stamps.setdefault("began", time.perf_counter()), Qt.DirectConnection)
+    pb.worker.ended.connect(lambda *_: stamps.setdefault("ended", time.perf_counter()), Qt.DirectConnection)
+    pb.run()
+    for th in pb.worker.threads():  # the GUI thread takes no signal until the run has ended
+        th.join(60.0)
+    assert "ended" in stamps
+    finished(win)
+    frames = pb.recording.count
+    assert frames > 100 and pb.recording.complete
+    own = (stamps["ended"] - stamps["began"]) / (frames - 1)
+    assert pb.seconds_per_step == pytest.approx(own, rel=0.25)
