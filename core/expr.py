@@ -450,20 +450,20 @@ def _build(node: ast.AST, location: str, text: str) -> sympy.Expr:
         out = _build(chain[0].left, location, text)
         for op_node in chain[:-1]:
             out = _BINOPS[type(op_node.op)](out, _build(op_node.right, location, text))
-            _defined(out, location, text, "")
-            _real(out, op_node, location, text)
+            _check_part(out, op_node, location, text)
         out = _BINOPS[type(node.op)](out, _build(node.right, location, text))
     else:
         assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         out = FUNCTIONS[node.func.id][0](*(_build(a, location, text) for a in node.args))
-    _defined(out, location, text, "")
-    _real(out, node, location, text)
+    _check_part(out, node, location, text)
     return out
 
 
-def _real(out: sympy.Expr, node: ast.AST, location: str, text: str) -> None:
-    """Refuse a part of the text without t (node, `out` as built) that sympy's exact arithmetic finds is not a real
-    number: asin(2), log(-1) (I*pi), sqrt(-1) (I), where numpy would give nan or a complex number at every time."""
+def _check_part(out: sympy.Expr, node: ast.AST, location: str, text: str) -> None:
+    """Refuse a part of the text (node, `out` as built) that is undefined (_defined), or that has no t and sympy's
+    exact arithmetic finds is not a real number: asin(2), log(-1) (I*pi), sqrt(-1) (I), where numpy would give nan or
+    a complex number at every time (at its column)."""
+    _defined(out, location, text, "")
     if out.is_Number or out.free_symbols or out.is_extended_real is not False:
         return
     part = text[node.col_offset:node.end_col_offset]
