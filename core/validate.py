@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any, Sequence
 
 from .errors import LinkwrightError
@@ -147,6 +148,12 @@ def name(value: object, location: str) -> str:
     return value
 
 
+# a number as text: decimal with ASCII digits (as JSON and core.expr write them, with an optional '+' and the forms '5.'
+# and '.5'), or inf / infinity / nan in any case, which number() then refuses as not finite with its own message
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
+                      re.IGNORECASE | re.ASCII)
+
+
 def parse_number(s: str, location: str, lo: float | None = None, hi: float | None = None, *,
                  positive: bool = False, nonneg: bool = False) -> float:
     """A number typed as text (a GUI field, a command-line argument), checked like a number in a file."""
@@ -156,11 +163,11 @@ def parse_number(s: str, location: str, lo: float | None = None, hi: float | Non
     shown = ascii(t[:20] + ("..." if len(t) > 20 else ""))[1:-1]  # printable, whatever was typed
     if len(t) > 1000:  # float() is linear in the length, but no number is written with a thousand digits
         raise LinkwrightError(location, f"'{shown}' is not a number")
-    try:
-        v = float(t)
-    except ValueError:
-        raise LinkwrightError(location, f"'{shown}' is not a number") from None
-    return number(v, location, lo, hi, positive=positive, nonneg=nonneg)
+    if not _DECIMAL.fullmatch(t):
+        # float() alone would also read other scripts' digits ('١٢٣', full-width '１２') and '1_000': not numbers a file
+        # or an expression takes (core.expr refuses them too), so a value typed here could not be typed there
+        raise LinkwrightError(location, f"'{shown}' is not a number (numbers are decimal, such as 2, 0.5 or 1e-3)")
+    return number(float(t), location, lo, hi, positive=positive, nonneg=nonneg)
 
 
 def parse_vector(s: str, location: str, n: int = 3, bound: float | None = MAX_COORDINATE) -> tuple[float, ...]:

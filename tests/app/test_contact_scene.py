@@ -417,6 +417,7 @@ def test_the_properties_message_names_each_refused_fields_location_once(make_win
         type_into(field, "")  # (back to the default / the model's value: no refusal left)
     win.selection.set()
     type_into(p.doc_dt, "abc")  # does not parse: the field's label is the place
-    assert p.doc_dt.error == "'abc' is not a number" and p.error.text() == "dt: 'abc' is not a number"
+    hint = " (numbers are decimal, such as 2, 0.5 or 1e-3)"
+    assert p.doc_dt.error == "'abc' is not a number" + hint and p.error.text() == "dt: 'abc' is not a number" + hint
     type_into(p.doc_gravity, "0, 0")  # a field whose refusals carry no location keeps its label, as before
     assert p.error.text() == "gravity: expected three numbers x, y, z, got 2"

@@ -87,6 +87,26 @@ def test_huge_integers_are_refused_wherever_a_number_is_read():
         check_expression("2*" + "7" * 400 + "*t", "drivers[0].value")
 
 
+@pytest.mark.parametrize("text", ["\u0661\u0662\u0663", "\uff11\uff12", "1_000", "0x10", "1e", ".", "2,5"])
+def test_a_typed_number_is_decimal_with_ascii_digits_as_in_a_file(text):
+    # float() alone reads Arabic-Indic and full-width digits and '1_000'; a file (JSON) and an expression (core.expr)
+    # take none of them, so a GUI field or a command-line option refuses them too, naming what was typed
+    with pytest.raises(LinkwrightError, match="is not a number \\(numbers are decimal") as exc:
+        validate.parse_number(text, "bodies[0].mass")
+    assert exc.value.location == "bodies[0].mass"
+
+
+@pytest.mark.parametrize("text, value", [("2", 2.0), (" -2.5E-3 ", -0.0025), (".5", 0.5), ("5.", 5.0), ("+3", 3.0)])
+def test_decimal_numbers_are_read_whatever_their_form(text, value):
+    assert validate.parse_number(text, "f") == value
+
+
+@pytest.mark.parametrize("text", ["inf", "-Infinity", "NaN", "1e400"])
+def test_non_finite_typed_numbers_are_refused_as_not_finite(text):
+    with pytest.raises(LinkwrightError, match="must be a finite number"):
+        validate.parse_number(text, "f")
+
+
 # ---- class 2: overflow in norms ------------------------------------------------------------------------------------
 def test_a_huge_or_tiny_axis_is_a_direction_without_overflow():
     # |[1e200, 0, 0]| squared overflows a float; the scaled norm gives the unit x axis exactly
