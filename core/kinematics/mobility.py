@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -278,10 +279,21 @@ def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray) -> in
     return _cone_dimension(Q, tol)
 
 
-def _analysis(km: KinematicModel):
-    """(workspace at the design configuration, loops closed there, G, G with the idle rows, rank of G, idle freedoms,
-    first-order freedoms of a singular position, freedoms the drivers must fix): the one definition of the counts that
-    rank_mobility and check_drivers report."""
+class _Analysis(NamedTuple):
+    """The counts of a kinematic model at its design configuration (_analysis)."""
+
+    ws: Workspace  # the workspace at the design configuration
+    closed: bool  # the loops close there
+    G: np.ndarray  # the loops' twist Jacobian
+    full: np.ndarray  # G with the idle rows (_idle_constraints)
+    rank: int  # rank of G
+    idle: int  # idle freedoms
+    singular: int  # first-order freedoms of a singular position that no motion follows
+    need: int  # freedoms the drivers must fix
+
+
+def _analysis(km: KinematicModel) -> _Analysis:
+    """The one definition of the counts that rank_mobility and check_drivers report."""
     ws = Workspace(km)
     forward(ws, np.zeros(km.nq))
     closed = bool(np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale)
@@ -293,26 +305,26 @@ def _analysis(km: KinematicModel):
     # (a drawing whose loops do not close is no configuration of the mechanism: its first-order count stands)
     second = _second_order_freedoms(ws, G, np.arange(km.nq)) if closed and first else first
     second = max(second, idle)  # (idle freedoms are motions: the bound counts them)
-    return ws, closed, G, full, rank, idle, first - second, second - idle
+    return _Analysis(ws, closed, G, full, rank, idle, first - second, second - idle)
 
 
 def rank_mobility(mech: Mechanism) -> RankMobility:
     """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration."""
     km = compile_model(mech, drivers=False)
-    _, closed, _, _, rank, idle, singular, need = _analysis(km)
+    a = _analysis(km)
     return RankMobility(
         coordinates=km.nq,
         equations=km.n_rows,
-        rank=rank,
-        mobility_rank=km.nq - rank + km.floating_freedoms,
-        redundant_constraints=km.n_rows - rank,
-        idle_freedoms=idle,
-        freedoms_to_drive=need,
+        rank=a.rank,
+        mobility_rank=km.nq - a.rank + km.floating_freedoms,
+        redundant_constraints=km.n_rows - a.rank,
+        idle_freedoms=a.idle,
+        freedoms_to_drive=a.need,
         gruebler=analyze(mech).mobility,
         drivers=len(mech.drivers),
-        design_closed=closed,
+        design_closed=a.closed,
         floating_freedoms=km.floating_freedoms,
-        singular_freedoms=singular,
+        singular_freedoms=a.singular,
     )
 
 
@@ -363,17 +375,17 @@ def _null_space(A: np.ndarray, n: int) -> np.ndarray:
 
 def check_drivers(km: KinematicModel) -> int:
     """Raise a located LinkwrightError unless the drivers determine the motion; returns the expected rank of the unknowns."""
-    ws, closed, G, full, rank, idle, singular, need = _analysis(km)
+    a = _analysis(km)
     nd = len(km.driven)
-    if nd != need:
-        raise LinkwrightError("drivers", drivers_text(need, idle, nd, km.floating_freedoms, singular))
+    if nd != a.need:
+        raise LinkwrightError("drivers", drivers_text(a.need, a.idle, nd, km.floating_freedoms, a.singular))
     U = km.unknown
-    rank_u = _rank(G[:, U])
+    rank_u = _rank(a.G[:, U])
     # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows]); at a singular position
     # (a four-bar drawn flat) a first-order freedom that no motion follows is left too (_second_order_freedoms)
-    idle_u = len(U) - _rank(full[:, U])
-    if rank_u < rank or (len(U) - rank_u > idle_u and not (
-            closed and _second_order_freedoms(ws, G, U) <= idle_u)):
+    idle_u = len(U) - _rank(a.full[:, U])
+    if rank_u < a.rank or (len(U) - rank_u > idle_u and not (
+            a.closed and _second_order_freedoms(a.ws, a.G, U) <= idle_u)):
         names = ", ".join(km.coord_names[c] for c in km.driven)
         raise LinkwrightError(
             "drivers",
