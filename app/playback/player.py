@@ -514,7 +514,7 @@ class Playback(QObject):
         if token != job.token:
             return
         job.recording.begin(info.kind, info.body_names, info.channels, info.times, info.info)
-        job.started = time.perf_counter()
+        job.started = info.started or time.perf_counter()  # (the run's thread's clock: perf_counter is process-wide)
         if job is self._main and self.viewport is not None and info.kind == "contact":
             self.viewport.set_force_reference(info.info.get("weight", 0.0))
         if job is self._main:

@@ -60,6 +60,9 @@ class RunInfo:
     channels: tuple  # core.run.Channel
     times: np.ndarray
     info: dict = field(default_factory=dict)  # contact: method, dt, pairs, weight, header (ContactRun.header)
+    # time.perf_counter() when the run's thread began solving (the progress line's rate counts from it: the GUI thread
+    # may take the began signal late, and the frames computed meanwhile are not computed in no time)
+    started: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -174,8 +177,9 @@ class SolveWorker(QObject):
                     self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                     return
             self.solves_started += 1
-            self.began.emit(token, RunInfo(run.kind, list(run.body_names), tuple(run.channels), run.times, info))
             began = time.perf_counter()
+            self.began.emit(token, RunInfo(run.kind, list(run.body_names), tuple(run.channels), run.times, info,
+                                           began))
             last = 0.0
             every = CONTACT_BATCH_SECONDS if run.kind == "contact" else BATCH_SECONDS
             for frame in run:

@@ -791,3 +791,32 @@ def test_a_runs_cost_per_step_is_timed_in_its_thread_even_when_the_gui_takes_its
     assert frames > 100 and pb.recording.complete
     own = (stamps["ended"] - stamps["began"]) / (frames - 1)
     assert pb.seconds_per_step == pytest.approx(own, rel=0.25)
+
+
+def test_the_progress_rate_counts_from_when_the_run_began_in_its_thread(window, qtbot):
+    """The progress line's steps/s counted from when the GUI thread took the run's began signal: with the event loop
+    busy for a second after Run, that signal and a second's frames arrived together and the rate read as if those
+    frames had cost nothing (thousands of steps/s). It counts from the run's own start (RunInfo.started): the rate
+    shown is the frames over the time since the run's thread began, within the signals' delivery."""
+    import re
+
+    from PySide6.QtCore import Qt
+
+    win = window("contact_pendulum_strike")
+    pb = win.playback
+    finished(win)
+    pb.set_range(200.0, 1)  # a long run: it is still going when the rate is read
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    began = {}
+    pb.worker.began.connect(lambda *_: began.setdefault("t", time.perf_counter()), Qt.DirectConnection)
+    texts = []
+    pb.progressChanged.connect(lambda _f, text: texts.append((time.perf_counter(), pb.recording.count, text)))
+    pb.run()
+    time.sleep(1.5)  # the GUI thread busy: the run's signals wait in the queue
+    qtbot.waitUntil(lambda: any("steps/s" in t for _, _, t in texts), timeout=30000)
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    at, count, text = next(x for x in texts if "steps/s" in x[2])
+    shown = float(re.search(r"([0-9.]+) steps/s", text).group(1))
+    own = (count - 1) / (at - began["t"])  # the rate since the run's thread began
+    assert shown == pytest.approx(own, rel=0.2), text
