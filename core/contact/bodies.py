@@ -245,12 +245,10 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         hs = None
         rad = np.inf
         if shape is not None:
-            d = shape.to_dict()
-            if d.get("type") == "halfspace":
-                nrm = np.asarray(d.get("normal", (0.0, 0.0, 1.0)), dtype=float)
-                off = float(d.get("offset", 0.0))
-                ln = np.linalg.norm(nrm)
-                hs = (nrm / ln, off / ln)
+            if shape.type == "halfspace":
+                # the shape's unit normal and plane offset, divided by |normal| as the shape computes it (scaled
+                # first, core.shapes.kinds.Halfspace): a normal of any scale, [0, 0, 1e-200] too, is the +z plane
+                hs = (np.asarray(shape.normal, dtype=float).copy(), float(shape.offset))
             else:
                 # bounding radius is about the body origin; move it to the centre of mass (conservative)
                 rad = float(shape.bounding_radius) + float(np.linalg.norm(c))

@@ -28,6 +28,10 @@ class Param:
 def unit_directions(d: np.ndarray) -> np.ndarray:
     """d (..., 3) normalised; zero directions become +z (any point is then a farthest point)."""
     d = np.asarray(d, dtype=float)
+    # scaled by the largest component first (as core.validate.norm and the shapes' normals): |d|^2 of [1e-200, 0, 0]
+    # underflows to 0 and of [1e200, 0, 0] overflows, yet both are the x direction
+    big = np.max(np.abs(d), axis=-1, keepdims=True)
+    d = d / np.where(big > 0.0, big, 1.0)
     n = np.linalg.norm(d, axis=-1, keepdims=True)
     return np.where(n > 0.0, d / np.where(n > 0.0, n, 1.0), np.array([0.0, 0.0, 1.0]))
 
