@@ -387,6 +387,10 @@ class Mechanism:
                                               "a ground body is fixed (it does not move): remove the velocity, or "
                                               "un-mark the body as ground (to move it at a set speed: a driven joint "
                                               "to the ground)")
+            if self.space == "planar":
+                validate.in_plane(body.velocity.linear, f"{location}.velocity.linear", (2,))
+                validate.in_plane(body.velocity.angular, f"{location}.velocity.angular", (0, 1),
+                                  " (a body turns about z only)")
         for pname, p in body.points.items():
             check_name(pname, f"{location}.points")
             validate.vector(p, f"{location}.points.{pname}")
@@ -455,6 +459,8 @@ class Mechanism:
         validate.text(self.description, "description")
         if self.gravity is not None:
             validate.vector(self.gravity, "gravity", bound=validate.MAX_ACCELERATION)
+            if self.space == "planar":
+                validate.in_plane(self.gravity, "gravity", (2,))
         # each name is checked against those before it in the file (bodies, then joints), so a clash is reported
         # at its second use: a joint named as a body at the joint
         bodies, joints = self.bodies, self.joints

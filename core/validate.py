@@ -18,7 +18,7 @@ __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
     "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
     "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_OVERLAP",
-    "show", "number", "vector", "direction", "norm", "text", "name", "parse_number", "parse_vector",
+    "show", "number", "vector", "direction", "norm", "in_plane", "text", "name", "parse_number", "parse_vector",
     "step_count", "expression",
 ]
 
@@ -118,6 +118,19 @@ def direction(value: object, location: str, n: int = 3) -> tuple[float, ...]:
     if big == 0.0 or norm([x / big for x in v]) == 0.0:
         raise LinkwrightError(location, "zero length")
     return v
+
+
+def in_plane(v: Sequence[float], location: str, out_of_plane: Sequence[int], why: str = "") -> None:
+    """Refuse a vector of a planar document (which moves in the x-y plane) with a component out of it: gravity's and
+    a linear velocity's z (index 2), an angular velocity's x and y (0, 1: a body turns about z only).  A run has no
+    freedom to follow them (a planar run dropped them silently: no gravity at all, a recorded velocity that vanished
+    after the first row)."""
+    for i in out_of_plane:
+        x = v[i]
+        if x != 0.0:
+            shown = f"{x:g}" if float(f"{x:g}") == x else repr(float(x))  # (3, not the stored 3.0; every digit kept)
+            raise LinkwrightError(f"{location}[{i}]", f"a planar document moves in the x-y plane{why}: must be 0, "
+                                                      f"got {shown}")
 
 
 def text(value: object, location: str, limit: int = MAX_TEXT_LENGTH) -> str:

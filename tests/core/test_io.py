@@ -134,6 +134,51 @@ def test_planar_revolute_axis_must_be_z(fourbar_dict):
     assert e.location == "joints[1].axis" and "along z" in e.message
 
 
+PLANE = "a planar document moves in the x-y plane"
+TURN = PLANE + " (a body turns about z only)"
+
+
+@pytest.mark.parametrize("key, value, location, message", [
+    ("gravity", [0, 0, -9.81], "gravity[2]", PLANE + ": must be 0, got -9.81"),
+    ("gravity", [0, -9.81, 1e-300], "gravity[2]", PLANE + ": must be 0, got 1e-300"),
+    ("linear", [1, 0, 3], "bodies[3].velocity.linear[2]", PLANE + ": must be 0, got 3"),
+    ("angular", [0.5, 0, 1], "bodies[3].velocity.angular[0]", TURN + ": must be 0, got 0.5"),
+    ("angular", [0, -2, 1], "bodies[3].velocity.angular[1]", TURN + ": must be 0, got -2"),
+])
+def test_a_planar_document_refuses_gravity_and_velocity_out_of_its_plane(fourbar_dict, key, value, location, message):
+    """A planar run has no freedom out of the x-y plane: it dropped such values silently (gravity [0, 0, -9.81]: a
+    scene with no gravity at all; a body's z velocity in the first row of the recording only). They are refused on
+    load, in an edit and in a change of space, located at the component."""
+    if key == "gravity":
+        fourbar_dict["gravity"] = value
+    else:
+        fourbar_dict["bodies"][3]["velocity"] = {key: value}
+    e = load_error(fourbar_dict)
+    assert (e.location, e.message) == (location, message)
+    # the same document in space is fine; made planar by an edit, it is refused the same way
+    fourbar_dict["space"] = "spatial"
+    for j in fourbar_dict["joints"]:
+        j["axis"] = [0, 0, 1]
+    m = io.loads(json.dumps(fourbar_dict))
+    with pytest.raises(LinkwrightError) as info:
+        m.set_properties(space="planar")
+    assert str(info.value) == str(e)
+    assert m.space == "spatial"
+
+
+def test_a_planar_document_keeps_in_plane_gravity_and_velocity_and_any_z_position(fourbar_dict):
+    fourbar_dict["gravity"] = [0.5, -9.81, 0]
+    fourbar_dict["bodies"][3]["velocity"] = {"linear": [1, -2, 0], "angular": [0, 0, 3]}
+    fourbar_dict["bodies"][3]["pose"] = {"position": [0, 0, 0.5]}  # (a layer in front of the others: allowed)
+    m = io.loads(json.dumps(fourbar_dict))
+    assert m.gravity == (0.5, -9.81, 0.0) and m.bodies[3].velocity.angular == (0.0, 0.0, 3.0)
+    from core.model import Velocity
+
+    with pytest.raises(LinkwrightError) as info:  # the edit API's check is the loader's
+        m.update_body("rocker", velocity=Velocity((0.0, 0.0, 1.0), (0.0, 0.0, 0.0)))
+    assert str(info.value) == "bodies[3].velocity.linear[2]: " + PLANE + ": must be 0, got 1"
+
+
 def test_unknown_joint_type(fourbar_dict):
     fourbar_dict["joints"][0]["type"] = "hinge"
     e = load_error(fourbar_dict)
