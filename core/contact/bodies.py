@@ -70,6 +70,8 @@ class ContactModel:
     drive: "DriveSpec | None" = None  # the driven motion of the kinematic bodies (None: no driver moves one)
     driver_names: tuple = ()  # every driver of the document (its effort: StepResult.driver_impulse), ...
     driver_units: tuple = ()  # ... and its effort's unit ("N" or "N m")
+    doc_index: tuple = ()  # (N,) each body's index in the document's bodies (a message's bodies[i]; massless helper
+    #                        bodies take no part, so it is not the model's index); () for a model built by hand
 
     @property
     def n_bodies(self) -> int:
@@ -203,6 +205,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     attached = _attached(mech)
     kin_names, drive_km, kin_poses, kin_drivers, rheonomic = _driven_part(mech)
     names, dyn, kin, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], [], []
+    doc_index = []
     for i, b in enumerate(mech.bodies):
         loc = f"bodies[{i}]"
         shape = parse_shape(b.shape, f"{loc}.shape") if b.shape is not None else None
@@ -253,6 +256,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
                 # bounding radius is about the body origin; move it to the centre of mass (conservative)
                 rad = float(shape.bounding_radius) + float(np.linalg.norm(c))
         names.append(b.name)
+        doc_index.append(i)
         dyn.append(is_dyn)
         kin.append(is_kin)
         mass.append(float(m))
@@ -319,7 +323,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         force=F, torque=T, init_pose=tuple(poses), init_velocity=tuple(vels),
         dt=float(sim.dt) if sim else 0.01, duration=float(sim.duration) if sim else 1.0,
         method=str(sim.method) if sim else "implicit", joints=joints, kinematic=np.array(kin, bool), drive=drive,
-        driver_names=driver_names, driver_units=driver_units,
+        driver_names=driver_names, driver_units=driver_units, doc_index=tuple(doc_index),
     )
 
 

@@ -313,17 +313,19 @@ class ContactFrame:
 
 def _refuse_start_overlap(model: ContactModel) -> None:
     """A run's bodies start apart or touching: two that overlap by more than validate.MAX_START_OVERLAP of the thinner
-    one's thinnest width are refused (located at the moving body's position), since the first step would push them
-    apart at about depth / dt, energy the scene never had."""
+    one's thinnest width are refused, since the first step would push them apart at about depth / dt, energy the scene
+    never had.  Located at the position of the body moved by forces, of two such bodies the later in the file (the one
+    put where the other already is, as Mechanism._check_coincident locates a deeper overlap), by its index in the
+    document."""
     worst = start_overlap(model, initial_state(model))
     if worst is None:
         return
     ip, depth, allowed = worst
     a, b, _mu = model.pairs[ip]
-    if not model.dynamic[a]:
+    if not model.free[a] or (model.free[b] and b > a):  # (a body the drivers move starts where they put it)
         a, b = b, a
     raise LinkwrightError(
-        f"bodies[{a}].pose.position",
+        f"bodies[{model.doc_index[a] if model.doc_index else a}].pose.position",
         f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}': move them apart (an overlap of at most "
         f"{allowed:.2g} m is accepted, a thousandth of the thinner one's width; the first step would push a deeper "
         f"one out at about depth / dt)")

@@ -466,7 +466,8 @@ def test_coincident_bodies_up_to_the_bound_load_and_more_are_refused():
     d = example("contact_two_spheres")
     _pile(validate.MAX_COINCIDENT + 1)(d)
     err = run_refused(json.dumps(d))
-    assert err.location == "bodies[0].pose.position" and "inside one another" in err.message
+    assert str(err) == ("bodies[1].pose.position: 'b1' starts inside 'b0': their origins are 0 m apart, closer than "
+                        "half the smaller bounding radius (0.05 m); give them distinct positions")
 
 
 def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
@@ -475,10 +476,52 @@ def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
     d = example("contact_two_spheres")
     d["bodies"] = [{"name": f"b{i}", "mass": 1, "shape": {"type": "box", "size": [0.1, 0.2, 0.3]},
                     "pose": {"position": [0, 0, 0.001 * i]}} for i in range(30)]
-    assert run_refused(json.dumps(d)).location == "bodies[0].pose.position"
+    err = run_refused(json.dumps(d))  # (the first body that starts inside one before it)
+    assert err.location == "bodies[1].pose.position" and err.message.startswith("'b1' starts inside 'b0': ")
     for i, b in enumerate(d["bodies"]):  # 0.4 m apart: more than a bounding radius, so none is buried
         b["pose"]["position"] = [0.4 * i, 0, 0]
     io.loads(json.dumps(d)).check_contact_scene()
+
+
+def test_a_body_started_on_the_pendulum_bob_is_named_with_it_at_the_later_body():
+    """The user test's scene (contact_pendulum_strike with its 'ball' moved onto the bob): 'bodies[1].pose.position:
+    2 shaped bodies start inside one another around [...]' named neither body and was located at the bob, not at the
+    ball that was moved there.  Both are named now, at the later one in the file, as a shallower overlap is."""
+    d = example("contact_pendulum_strike")
+    names = [b["name"] for b in d["bodies"]]
+    bob, ball = names.index("bob"), names.index("ball")
+    assert bob < ball
+    d["bodies"][ball]["pose"]["position"] = [x + dx for x, dx in zip(d["bodies"][bob]["pose"]["position"],
+                                                                      (0.0123, 0, 0))]
+    err = run_refused(json.dumps(d))
+    assert err.location == f"bodies[{ball}].pose.position"
+    assert err.message == ("'ball' starts inside 'bob': their origins are 0.0123 m apart, closer than half the "
+                           "smaller bounding radius (0.025 m); give them distinct positions")
+    # a shallower overlap of the same two bodies is located at the same body
+    d["bodies"][ball]["pose"]["position"][0] = d["bodies"][bob]["pose"]["position"][0] + 0.08  # radii 0.05: 0.02 deep
+    err = run_refused(json.dumps(d))
+    assert err.location == f"bodies[{ball}].pose.position" and err.message.startswith("'ball' starts 0.02 m inside 'bob'")
+
+
+def test_a_body_started_inside_two_before_it_names_both():
+    d = example("contact_two_spheres")
+    d["bodies"] = [{"name": n, "mass": 1, "shape": {"type": "sphere", "radius": 0.1}, "pose": {"position": [x, 0, 1]}}
+                   for n, x in (("left", 0.0), ("right", 0.08), ("middle", 0.04))]
+    err = run_refused(json.dumps(d))
+    assert str(err) == ("bodies[2].pose.position: 'middle' starts inside 'left' and 'right': its origin is 0.04 m from "
+                        "the nearest one's ('left'), closer than half the smaller bounding radius (0.05 m); give them "
+                        "distinct positions")
+
+
+def test_a_start_overlap_is_located_by_the_document_index_past_a_massless_helper_body():
+    # a massless body without a shape takes no part in the contact model: the ball is the model's body 1 but the
+    # document's bodies[2], and the message said bodies[1] (the helper)
+    d = example("contact_sphere_drop")
+    ball = next(b for b in d["bodies"] if not b.get("ground"))
+    d["bodies"] = [b for b in d["bodies"] if b.get("ground")] + [{"name": "helper"}, ball]
+    ball["pose"]["position"] = [0, 0, ball["shape"]["radius"] / 2]
+    err = run_refused(json.dumps(d))
+    assert err.location == "bodies[2].pose.position" and err.message.startswith(f"'{ball['name']}' starts ")
 
 
 @pytest.mark.parametrize("depth", [-0.05, 1e-4, 3e-4, 0.18])

@@ -24,14 +24,15 @@ def test_a_cube_started_inside_the_floor_is_refused_with_its_depth(depth):
     assert "0.0002 m" in err.value.message and "move them apart" in err.value.message
 
 
-def test_two_spheres_started_inside_one_another_are_refused_at_the_moving_one():
-    # radius 0.1 each, centres 0.12 apart: 0.08 m deep; thinnest width 0.2, so 2e-4 m accepted
+def test_two_spheres_started_inside_one_another_are_refused_at_the_later_one():
+    # radius 0.1 each, centres 0.12 apart: 0.08 m deep; thinnest width 0.2, so 2e-4 m accepted; both move: located at
+    # the later in the file (the one put where the other is), as a deeper overlap is (Mechanism._check_coincident)
     mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.5)),
                       body("b", {"type": "sphere", "radius": 0.1}, position=(0.12, 0, 0.5))])
     with pytest.raises(LinkwrightError) as err:
         simulate(build_model(mech), t_end=0.05)
-    assert err.value.location == "bodies[1].pose.position"
-    assert "'a' starts 0.08 m inside 'b'" in err.value.message
+    assert err.value.location == "bodies[2].pose.position"
+    assert "'b' starts 0.08 m inside 'a'" in err.value.message
 
 
 def test_an_overlap_within_a_thousandth_of_the_width_runs_and_is_pushed_out_at_depth_over_dt():
