@@ -110,6 +110,7 @@ class Workspace:
         self._plans: dict = {}
         self._tables: dict = {}
         self._driven: dict = {}
+        self._longest: dict = {}
 
     def driven(self, model: ContactModel):
         """This run's solver of the model's driven motion (core.kinematics.DrivenMotion: it continues from the times
@@ -119,6 +120,15 @@ class Workspace:
             from ..kinematics import DrivenMotion
 
             got = self._driven[id(model)] = (model, DrivenMotion(model.drive.km))  # (the model kept: its id unique)
+        return got[1]
+
+    def longest_step(self, model: ContactModel) -> float:
+        """The longest step of the model's scene (core.contact.stepper.longest_step), computed once per run."""
+        got = self._longest.get(id(model))
+        if got is None:
+            from .stepper import longest_step
+
+            got = self._longest[id(model)] = (model, longest_step(model))  # (the model kept: its id unique)
         return got[1]
 
     def plan(self, model: ContactModel, cand: list[int], method: str) -> "_Plan":
