@@ -33,7 +33,7 @@ from .model import (
 )
 
 __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict",
-           "read_limited", "write_atomic", "readable_times"]
+           "read_limited", "write_atomic", "readable_times", "number_text"]
 
 FORMAT = "linkwright.mechanism"
 VERSION = 1
@@ -580,6 +580,14 @@ def readable_times(times) -> np.ndarray:
     (core.contact) and Trajectory.columns / save_csv (core.kinematics, also `linkwright kinematics --json`).  Rounding
     again changes nothing (a decimal of 15 significant digits reads back from its float unchanged)."""
     return np.array([float(f"{x:.15g}") for x in np.asarray(times, dtype=float).ravel().tolist()], dtype=float)
+
+
+def number_text(x) -> str:
+    """A number of a run as a text file writes it: Python's repr, which reads back exactly, but a zero without a
+    sign (a computed -0.0, such as a driver's effort of -0 N m or a quaternion component of a body turned about
+    another axis, is written 0.0; adding 0.0 changes no other number).  The CSV writers use it: Recording.save_csv
+    (core.contact) and Trajectory.save_csv (core.kinematics)."""
+    return repr(float(x) + 0.0)
 
 
 def save(mech: Mechanism, path: str | os.PathLike) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import validate
 from ..errors import LinkwrightError
-from ..io import readable_times
+from ..io import number_text, readable_times
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, State, build_model, initial_state
@@ -142,7 +142,8 @@ class Recording:
 
     def save_csv(self, path, pairs: list[int] | None = None) -> None:
         """Write one row per step with the documented columns (pairs default: those ever in contact range); `t` as
-        core.io.readable_times gives it (0.3, not the computed 3 x 0.1 = 0.30000000000000004; .npz keeps those)."""
+        core.io.readable_times gives it (0.3, not the computed 3 x 0.1 = 0.30000000000000004; .npz keeps those); the
+        numbers as core.io.number_text writes them (repr, a zero without its sign)."""
         self.check_finite()
         if hasattr(path, "write"):
             self._write_csv(path, self._csv_pairs(pairs))
@@ -155,17 +156,17 @@ class Recording:
         w.writerow(self.csv_header(sel))
         t = readable_times(self.t)
         for k in range(self.n_frames):
-            row = [repr(float(t[k]))]
+            row = [number_text(t[k])]
             for b in range(len(self.body_names)):
                 vals = np.concatenate((self.position[k, b], self.orientation[k, b], self.velocity[k, b], self.angular[k, b]))
-                row += [repr(float(x)) for x in vals]
+                row += [number_text(x) for x in vals]
             for p in sel:
-                row += [repr(float(self.gap[k, p])), repr(float(self.pn[k, p])),
-                        repr(float(np.linalg.norm(self.pf[k, p])))] + [repr(float(x)) for x in self.point_a[k, p]]
+                row += [number_text(self.gap[k, p]), number_text(self.pn[k, p]),
+                        number_text(np.linalg.norm(self.pf[k, p]))] + [number_text(x) for x in self.point_a[k, p]]
             for j in range(len(self.joint_names)):
-                row += [repr(float(x)) for x in np.concatenate((self.joint_force[k, j], self.joint_torque[k, j]))]
-            row += [repr(float(x)) for x in self.driver_effort[k]] if self.driver_names else []
-            row += [str(int(self.iterations[k])), repr(float(self.residual[k]))]
+                row += [number_text(x) for x in np.concatenate((self.joint_force[k, j], self.joint_torque[k, j]))]
+            row += [number_text(x) for x in self.driver_effort[k]] if self.driver_names else []
+            row += [str(int(self.iterations[k])), number_text(self.residual[k])]
             w.writerow(row)
 
     def save(self, path) -> None:

@@ -11,7 +11,7 @@ from typing import IO, Callable, Iterator
 import numpy as np
 
 from ..errors import LinkwrightError
-from ..io import readable_times
+from ..io import number_text, readable_times
 from ..run import Channel, Verdict
 from ..transforms import RX
 from .mobility import check_drivers
@@ -117,13 +117,13 @@ class Trajectory:
         return head, np.concatenate(cols, axis=1) if len(self.times) else np.zeros((0, len(head)))
 
     def save_csv(self, fh: IO[str]) -> None:
-        """Write the header and one row per solved frame, `columns` (numbers as Python's repr: they read back exactly,
-        the times as readable_times gives them)."""
+        """Write the header and one row per solved frame, `columns` (numbers as core.io.number_text writes them:
+        Python's repr, which reads back exactly, a zero without its sign; the times as readable_times gives them)."""
         head, table = self.columns()
         w = csv.writer(fh)
         w.writerow(head)
         for row in table:
-            w.writerow([repr(float(x)) for x in row])
+            w.writerow([number_text(x) for x in row])
 
 
 def driver_values(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
