@@ -332,6 +332,28 @@ def _refuse_start_overlap(model: ContactModel) -> None:
         f"one out at about depth / dt)")
 
 
+def _refuse_mass_ratio(model: ContactModel) -> None:
+    """Two bodies moved by forces that can touch (a candidate pair) may differ in mass by at most
+    validate.MAX_MASS_RATIO (measured there): beyond it the step's Newton systems are as ill-conditioned as the ratio
+    and its stopping test, relative to the largest impulse, meets the heavier body's equations only roughly.  Located
+    at the heavier body (of the pair with the largest ratio)."""
+    worst = None
+    for a, b, _mu in model.pairs:
+        if model.free[a] and model.free[b]:
+            heavy, light = (a, b) if model.mass[a] >= model.mass[b] else (b, a)
+            ratio = float(model.mass[heavy] / model.mass[light])
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, heavy, light)
+    if worst is None or worst[0] <= validate.MAX_MASS_RATIO:
+        return
+    ratio, heavy, light = worst
+    raise LinkwrightError(
+        f"bodies[{model.doc_index[heavy] if model.doc_index else heavy}]",
+        f"'{model.names[heavy]}' ({model.mass[heavy]:.3g} kg) is {ratio:.3g} times as heavy as '{model.names[light]}' "
+        f"({model.mass[light]:.3g} kg), which it can touch: at most {validate.MAX_MASS_RATIO:g} times (beyond that the "
+        f"contact step may fail or go wrong: a 10 t box dropped onto a 1 kg slab squeezed it out from under itself)")
+
+
 class ContactRun:
     """The contact time-stepper as a run (core.run protocol, kind "contact"): frame k is the state at t = k h.
 
@@ -360,6 +382,7 @@ class ContactRun:
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
         _refuse_start_overlap(model)
+        _refuse_mass_ratio(model)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)
