@@ -1007,7 +1007,7 @@ class PlotsPanel(QWidget):
             w.writerow(head)
             # (an empty cell where the other run has no frame at the time: CSV's missing value, not 'nan')
             for row in np.column_stack(cols + ghost_cols) if rec.count else []:
-                w.writerow([repr(float(x)) if np.isfinite(x) else "" for x in row])
+                w.writerow([io.number_text(x) if np.isfinite(x) else "" for x in row])
 
         io.write_atomic(path, write, "CSV")
 

@@ -820,3 +820,18 @@ def test_the_progress_rate_counts_from_when_the_run_began_in_its_thread(window, 
     shown = float(re.search(r"([0-9.]+) steps/s", text).group(1))
     own = (count - 1) / (at - began["t"])  # the rate since the run's thread began
     assert shown == pytest.approx(own, rel=0.2), text
+
+
+def test_plot_csv_writes_a_computed_negative_zero_as_0(window, tmp_path):
+    """The cam-jump's driver effort is -0.0 N m on frames where the follower is off the cam (a product of zeros with a
+    negative factor); the plot export wrote '-0.0' there, as the command line's CSV did (core.io.number_text)."""
+    win = window("contact_cam_jump")
+    finished(win)
+    plots = win.plots
+    mode = next(m for m in plots.modes() if "effort" in m.lower())
+    plots.set_mode(mode)
+    assert np.any(np.signbit(plots.recording.series("driver.effort")) & (plots.recording.series("driver.effort") == 0))
+    out = tmp_path / "effort.csv"
+    plots.export_csv(str(out))
+    text = out.read_text()
+    assert "-0.0," not in text and not any(line.endswith("-0.0") for line in text.splitlines())
