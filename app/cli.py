@@ -11,7 +11,7 @@ from typing import Sequence
 # (measured: a 153x153 solve went from 0.2 ms to several ms on 2 cores). Must be set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from core.cli import build_parser, run_command  # noqa: E402
+from core.cli import build_parser_or_status, run_command  # noqa: E402
 
 __all__ = ["main"]
 
@@ -19,7 +19,10 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line; start the GUI or run a headless sub-command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser, sub = build_parser()
+    built = build_parser_or_status()  # (Ctrl+C or SIGTERM while the commands load: 130 or 143, no traceback)
+    if isinstance(built, int):
+        return built
+    parser, sub = built
     add_render_command(sub)
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the main window to a PNG and exit")
     parser.add_argument("--time", type=float, metavar="T",

@@ -17,7 +17,8 @@ from typing import Iterator, Mapping, Sequence
 from .. import __version__
 from ..errors import LinkwrightError
 
-__all__ = ["commands", "build_parser", "run_command", "main", "typed_options"]
+__all__ = ["commands", "build_parser", "run_command", "main", "typed_options", "cancel_requested", "run_interruptibly",
+           "interruption", "report_interruption", "build_parser_or_status"]
 
 
 def commands() -> dict[str, ModuleType]:
@@ -62,9 +63,100 @@ class _Terminated(BaseException):
     """SIGTERM, raised in the main thread so that a command ends as after Ctrl+C: `finally` blocks and the atomic
     writes' clean-up run (killed outright, `kinematics --csv` left its temporary file beside OUT)."""
 
+    @property
+    def signum(self) -> int:
+        return self.args[0] if self.args else signal.SIGTERM
+
 
 def _terminate(signum, _frame) -> None:
     raise _Terminated(signum)
+
+
+class _Signals:
+    """Ctrl+C (SIGINT) and SIGTERM while run_command runs a command in the main thread.
+
+    Outside a run they raise (KeyboardInterrupt, _Terminated): loading or writing ends at once, the atomic writes'
+    clean-up runs. During a run (the block of `run_interruptibly`) the first one raises nothing: it is noted, and the
+    run's cancel callable (`cancel_requested`) reads it between solver iterations and steps, so the run ends as a
+    cancelled run with its rows kept. (Raised inside the run, the KeyboardInterrupt could land in a numba dispatcher's
+    call back into Python and come out as a SystemError with a traceback, the rows lost.) A second signal during the
+    run raises as outside it.
+
+    Python drops an exception raised in a weakref or ctypes callback ("Exception ignored ..."): a signal whose
+    exception fell there before the run (importlib's module locks, llvmlite's object cache while numba loads the
+    kernels) is raised again when the run would start (`run_interruptibly`), instead of being lost."""
+
+    def __init__(self) -> None:
+        self.in_run = False
+        self.caught: int | None = None  # the signal noted during the run
+        self.raised: int | None = None  # the last signal raised outside the run
+
+    def __call__(self, signum, _frame) -> None:
+        if self.in_run and self.caught is None:
+            self.caught = signum
+            return
+        self.raised = signum
+        self.throw(signum)
+
+    @staticmethod
+    def throw(signum: int) -> None:
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise _Terminated(signum)
+
+
+_signals: _Signals | None = None  # the command's, while run_command handles the signals
+
+
+def cancel_requested() -> bool:
+    """Whether Ctrl+C or SIGTERM came during the command's run (a run's cancel callable; always False when
+    run_command does not handle the signals: not the main thread, or a Qt event loop's command)."""
+    return _signals is not None and _signals.caught is not None
+
+
+@contextmanager
+def run_interruptibly() -> Iterator[None]:
+    """The block is the command's run (its run is opened with cancel=cancel_requested): Ctrl+C and SIGTERM there stop
+    it through its cancel callable instead of raising (_Signals); after the block `interruption()` tells."""
+    state = _signals
+    if state is None:
+        yield
+        return
+    if state.raised is not None:  # its exception was dropped on the way (_Signals): the run does not start
+        state.throw(state.raised)
+    state.in_run = True
+    try:
+        yield
+    finally:
+        state.in_run = False
+
+
+def interruption() -> int | None:
+    """The signal (SIGINT or SIGTERM) that stopped the command's run, None if none came."""
+    return None if _signals is None else _signals.caught
+
+
+def report_interruption(signum: int, t_last: float | None, rows: int) -> int:
+    """After the rows computed before an interruption are written: `interrupted at t = 0.42 s (43 rows written)` on
+    stderr ("terminated" for SIGTERM) and the shell's status for the signal, 130 or 143."""
+    word = "interrupted" if signum == signal.SIGINT else "terminated"
+    where = f"at t = {t_last:.6g} s" if rows and t_last is not None else "before the first row"
+    print(f"{word} {where} ({rows} row{'s' if rows != 1 else ''} written)", file=sys.stderr)
+    return 128 + signum
+
+
+def _signal_of(exc: BaseException) -> int | None:
+    """SIGINT or SIGTERM when `exc` is the exception a signal raised, or one it caused (a KeyboardInterrupt raised
+    while compiled code called back into Python comes out as a SystemError whose cause it is), else None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return signal.SIGINT
+        if isinstance(exc, _Terminated):
+            return exc.signum
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 class _ClosedStream(io.TextIOBase):
@@ -103,23 +195,35 @@ def _standard_streams() -> Iterator[None]:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run a parsed sub-command: user errors become a located message on stderr and status 2."""
-    previous = None
+    """Run a parsed sub-command: user errors become a located message on stderr and status 2; Ctrl+C and SIGTERM
+    end it with 130 and 143 (_Signals: during a run, the rows computed so far are written first)."""
+    global _signals
+    outer = _signals
+    previous = {}
+    state = _Signals()
     if not getattr(args, "_event_loop", False):  # (in a Qt event loop the exception would end in a slot, swallowed)
         try:
-            previous = signal.signal(signal.SIGTERM, _terminate)
-        except ValueError:  # not the main thread (a caller's worker): leave the signal alone
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, state)
+        except ValueError:  # not the main thread (a caller's worker): leave the signals alone
             pass
+    if previous:
+        _signals = state
     try:
         with _standard_streams():
             try:
                 return _run_command(args)
-            except _Terminated:
-                print("terminated", file=sys.stderr)
-                return 128 + signal.SIGTERM
+            except BaseException as exc:  # noqa: BLE001 - a signal's exception, or one it caused
+                signum = _signal_of(exc)
+                if signum is None:
+                    raise
+                print("interrupted" if signum == signal.SIGINT else "terminated", file=sys.stderr)
+                return 128 + signum
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if previous:
+            _signals = outer
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -137,9 +241,6 @@ def _run_command(args: argparse.Namespace) -> int:
         _silence_stdout()
         print(f"error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
 
 
 def _silence_stdout() -> None:
@@ -152,9 +253,31 @@ def _silence_stdout() -> None:
         pass
 
 
+def build_parser_or_status(prog: str = "linkwright"):
+    """build_parser(), or the status of a Ctrl+C or SIGTERM that came while it imported the commands' modules (numpy,
+    sympy, ...: the first ~0.6 s): `interrupted` or `terminated` on stderr and 130 or 143, as later on (a
+    KeyboardInterrupt traceback was printed; SIGTERM killed the process without a word)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        return build_parser(prog)
+    except (KeyboardInterrupt, _Terminated) as exc:
+        signum = _signal_of(exc)
+        print("interrupted" if signum == signal.SIGINT else "terminated", file=sys.stderr)
+        return 128 + signum
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point for the headless commands (`python -m core.cli ...`)."""
-    parser, _ = build_parser()
+    built = build_parser_or_status()
+    if isinstance(built, int):
+        return built
+    parser, _ = built
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

@@ -12,6 +12,7 @@ from ..errors import LinkwrightError
 from ..kinematics import trajectory_of
 from ..kinematics.mobility import freedoms_text, rank_mobility
 from ..run import RunSpec, open_run, run_kind, undriven_massive_bodies
+from . import cancel_requested, interruption, report_interruption, run_interruptibly
 
 NAME = "kinematics"
 HELP = "solve the driven motion (positions, velocities, accelerations) at N+1 times and write CSV or JSON"
@@ -38,16 +39,22 @@ def run(args: argparse.Namespace) -> int:
                 if run_kind(mech) == "contact" else "")
         raise LinkwrightError(args.file, f"nothing to move by kinematics: the document has no joints{hint}")
     _refer_dynamics(mech, args.file)
+    # Ctrl+C and SIGTERM during the solve cancel it between frames (core.cli.run_interruptibly): the rows solved
+    # before it are written as for a trajectory stopped early, and the status is 130 or 143
     if args.json or args.csv in (None, "-"):
-        reason = _solve_and_write(args, mech, sys.stdout)
+        traj = _solve_and_write(args, mech, sys.stdout)
     else:
         # Solved inside the atomic write: a bad path is reported at once (the temporary file is made first), and a
         # failed write leaves the user's old file untouched.
-        reasons = []
-        io.write_atomic(args.csv, lambda fh: reasons.append(_solve_and_write(args, mech, fh)), "--csv")
-        reason = reasons[0]
-    if reason:  # after the rows are written: a failed write is the one message
-        print(f"kinematics: {reason}", file=sys.stderr)
+        solved = []
+        io.write_atomic(args.csv, lambda fh: solved.append(_solve_and_write(args, mech, fh)), "--csv")
+        traj = solved[0]
+    signum = interruption()
+    rows = len(traj.times)
+    if signum is not None:
+        return report_interruption(signum, float(traj.times[-1]) if rows else None, rows)
+    if not traj.ok:  # after the rows are written: a failed write is the one message
+        print(f"kinematics: {traj.reason or 'stopped early'}", file=sys.stderr)
         return 3
     return 0
 
@@ -74,9 +81,11 @@ def _refer_dynamics(mech, file: str) -> None:
                                     f"contact dynamics: {_simulate_command(file)}")
 
 
-def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:
-    """Solve and write the rows; returns why the trajectory stopped early ('' when it did not)."""
-    traj = trajectory_of(open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps)))
+def _solve_and_write(args: argparse.Namespace, mech, fh):
+    """Solve and write the rows; returns the trajectory (its `ok` and `reason` say whether it stopped early)."""
+    run = open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps), cancel=cancel_requested)
+    with run_interruptibly():
+        traj = trajectory_of(run)
     # (t as 0.3, not 0.30000000000000004, in CSV and JSON: columns and save_csv write core.io.readable_times)
     if args.json:
         head, table = traj.columns()
@@ -85,4 +94,4 @@ def _solve_and_write(args: argparse.Namespace, mech, fh) -> str:
         print(json.dumps(data))
     else:
         traj.save_csv(fh)
-    return "" if traj.ok else (traj.reason or "stopped early")
+    return traj

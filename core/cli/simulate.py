@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import io, validate
 from ..errors import LinkwrightError
-from . import typed_options
+from . import cancel_requested, interruption, report_interruption, run_interruptibly, typed_options
 from ..model import SimulationSettings
 
 NAME = "simulate"
@@ -37,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _progress_bar():
-    """A progress callback drawing on stderr, or None when stderr is not a terminal."""
+    """A progress callback drawing on stderr, or None when stderr is not a terminal; its `open` is True while its
+    line is unfinished (a message after an interruption starts on a line of its own)."""
     if not sys.stderr.isatty():
         return None
     last = [-1]
@@ -48,10 +49,12 @@ def _progress_bar():
             last[0] = pct
             bar = "#" * (pct // 4)
             sys.stderr.write(f"\rsimulating [{bar:<25}] {pct:3d}%")
+            show.open = k < n
             if k >= n:
                 sys.stderr.write("\n")
             sys.stderr.flush()
 
+    show.open = False
     return show
 
 
@@ -103,9 +106,16 @@ def run(args: argparse.Namespace) -> int:
               f"t = {n * dt:.6g} s", file=sys.stderr)
     _prepare()
     with typed_options(typed):
+        # Ctrl+C and SIGTERM during the run cancel it between solver iterations (core.cli.run_interruptibly): the
+        # rows computed before it are written as for a run stopped early, and the status is 130 or 143
         run = open_run(mech, RunSpec(kind="contact", t_end=args.t_end, dt=args.dt, method=args.method,
-                                     solver=args.solver))
-    rec = record(run, progress=_progress_bar())
+                                     solver=args.solver), cancel=cancel_requested)
+    progress = _progress_bar()
+    with run_interruptibly():
+        rec = record(run, progress=progress)
+    signum = interruption()
+    if signum is not None and progress is not None and progress.open:
+        sys.stderr.write("\n")
     rec.check_finite("--out")  # (before the file is touched; save_csv and save_npz check it again, unlocated)
     if args.out is None:
         rec.save_csv(sys.stdout)  # (t as 0.3, not 0.30000000000000004: save_csv writes core.io.readable_times)
@@ -118,6 +128,10 @@ def run(args: argparse.Namespace) -> int:
         when = ", ".join(f"{rec.t[k]:.6g}" for k in taken[:5]) + (", ..." if taken.size > 5 else "")
         print(f"note: {taken.size} step(s) (ending at t = {when} s) failed with the implicit method and were taken by "
               "the explicit method", file=sys.stderr)
+    if signum is not None:
+        if not rec.completed and not rec.reason.startswith("cancelled"):  # (it stopped by itself as the signal came)
+            print(f"simulation stopped early: {rec.reason}", file=sys.stderr)
+        return report_interruption(signum, float(rec.t[-1]) if rec.n_frames else None, rec.n_frames)
     if not rec.completed:
         print(f"simulation stopped early: {rec.reason} ({rec.n_frames} rows written)", file=sys.stderr)
         return 3
