@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
     signum = interruption()
     if signum is not None and progress is not None and progress.open:
         sys.stderr.write("\n")
-    rec.check_finite("--out")  # (before the file is touched; save_csv and save_npz check it again, unlocated)
+    # a non-finite number is the run's doing (its document's), not the output's: located at FILE, before the output
+    # is touched (save_csv and save_npz check it again, unlocated)
+    rec.check_finite(args.file)
     if args.out is None:
         rec.save_csv(sys.stdout)  # (t as 0.3, not 0.30000000000000004: save_csv writes core.io.readable_times)
     elif suffix == ".npz":

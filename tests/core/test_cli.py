@@ -257,6 +257,30 @@ def test_a_signal_while_the_commands_load_is_a_word_not_a_traceback(entry, sig, 
     assert r.stdout == ""
 
 
+def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkeypatch, capsys):
+    """A run that computed a non-finite number said `error: --out: the run computed a non-finite gap ...`, blaming
+    the output option for the run's (its document's) doing; it is located at FILE, with or without --out, and no
+    file is written."""
+    import core.contact
+    from core.cli import main as cli_main
+
+    real = core.contact.record
+
+    def record(run, **kw):
+        rec = real(run, **kw)
+        rec.gap[2] = float("nan")
+        return rec
+
+    monkeypatch.setattr(core.contact, "record", record)
+    f = str(EXAMPLES / "contact_sphere_drop.json")
+    for extra in ([], ["--out", str(tmp_path / "run.csv")]):
+        assert cli_main(["simulate", f, "--t-end", "0.05", *extra]) == 2
+        cap = capsys.readouterr()
+        assert cap.err.strip() == (f"error: {f}: the run computed a non-finite gap at row 2 (t = 0.02 s); nothing was "
+                                   "written") and cap.out == ""
+    assert not list(tmp_path.iterdir())
+
+
 def _simulate_until_it_runs(args, stdout, sig):
     """`linkwright simulate ARGS` with stderr on a terminal (its progress bar shows once the run has made a step),
     `sig` sent once the bar shows; (status, stderr)."""
