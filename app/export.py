@@ -588,6 +588,8 @@ def render_command(args) -> int:
 
     from .main import application, missing_display
 
+    if args.out == "":  # (Path("") is ".": "unknown animation type ''" named no mistake; as simulate --out "")
+        raise LinkwrightError("--out", io.EMPTY_PATH)
     out = Path(args.out)
     if out.suffix.lower() not in ANIMATION_SUFFIXES:
         raise LinkwrightError("--out", f"unknown animation type '{out.suffix or out.name}' (use .gif or .mp4)")

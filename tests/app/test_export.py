@@ -219,6 +219,13 @@ def test_render_refuses_bad_options_with_status_2(tmp_path, args, where):
     assert not list(tmp_path.glob("*.gif"))
 
 
+def test_render_to_an_empty_file_name_says_so():
+    """`render FILE --out ""` said "unknown animation type ''" (Path("") is "."); the empty name is named as
+    `simulate --out ""` names it (status 2, nothing else on stderr)."""
+    r = run_cli("render", EXAMPLES / "fourbar.json", "--out", "")
+    assert r.returncode == 2 and r.stderr == 'error: --out: the file name is empty ("")\n' and r.stdout == ""
+
+
 def test_render_names_its_t_end_for_too_many_steps_of_the_files_dt(tmp_path):
     """The contact run's check is located at the document's simulation.duration; the end time was typed, so render
     names --t-end (15000 s at the sphere drop's dt = 0.01 s: 1.5e6 steps), and the file's dt is no option of it."""
