@@ -296,9 +296,14 @@ def image_to_array(img: QImage) -> np.ndarray:
 
 
 def frame_times(t_end: float, fps: int) -> np.ndarray:
-    """Times of an animation's frames: k / fps for k = 0 .. floor(t_end * fps)."""
+    """Times of an animation's frames: k / fps for k = 0 .. floor(t_end * fps), and t_end itself when it falls between
+    two of them (the state asked for is the last frame: `--t-end 0.5 --fps 1` gave t = 0 alone, `--t-end 0.37` at 25
+    fps ended at 0.36)."""
     n = int(math.floor(t_end * fps + 1e-9)) + 1
-    return np.arange(n) / fps
+    times = np.arange(n) / fps
+    if t_end - times[-1] > TIME_TOLERANCE:
+        times = np.append(times, t_end)
+    return times
 
 
 def _stamp(img: QImage, t: float) -> None:

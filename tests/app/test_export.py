@@ -178,6 +178,26 @@ def test_render_writes_gif_and_mp4_and_reports_statuses(tmp_path):
     assert iio3.imread(tmp_path / "stops.gif", index=None).shape[0] == 4  # the frames up to the stop: t = 0 .. 0.3
 
 
+def test_the_last_frame_is_at_the_end_time_asked_for(tmp_path):
+    """`render --t-end 0.5 --fps 1` gave one frame, t = 0, and `--t-end 0.37` at 25 fps ended at 0.36 s: the end time
+    is the last frame also when it falls between two (k / fps for the others, as before)."""
+    assert frame_times(0.5, 1).tolist() == [0.0, 0.5]
+    t = frame_times(0.37, 25)
+    assert len(t) == 11 and t[-1] == 0.37 and np.allclose(t[:-1], np.arange(10) / 25)
+    assert frame_times(1.0, 3).tolist() == [0.0, 1 / 3, 2 / 3, 1.0]  # (a multiple: no extra frame)
+    assert len(frame_times(0.2, 10)) == 3 and len(frame_times(0.3, 10)) == 4
+
+    f = EXAMPLES / "contact_sphere_drop.json"
+    one, two = tmp_path / "fps1.gif", tmp_path / "fps2.gif"
+    for out, fps in ((one, "1"), (two, "2")):
+        r = run_cli("render", f, "--out", out, "--t-end", "0.5", "--fps", fps)
+        assert r.returncode == 0, r.stderr
+    a, b = iio3.imread(one, index=None).astype(float), iio3.imread(two, index=None).astype(float)
+    assert a.shape[0] == 2 and b.shape[0] == 2  # t = 0 and t = 0.5 both times
+    moved = np.abs(a[1] - a[0]).mean()  # the ball fell 0.3 m onto the floor, the stamp changed
+    assert moved > 1 and np.abs(a[1] - b[1]).mean() < 0.05 * moved  # the same state, t = 0.5 s, at either rate
+
+
 @pytest.mark.parametrize("sig, status, word, name", [
     (signal.SIGINT, 130, "interrupted", "motion.gif"),
     (signal.SIGTERM, 143, "terminated", "motion.mp4"),
