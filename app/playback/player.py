@@ -424,11 +424,13 @@ class Playback(QObject):
             # back to the document the frames were computed for (an undo): they are current again
             self.recording.set_stale(False)
             if self.is_running():
-                self._set_status(f"solving… {self.recording.count} / {len(self.recording.requested)} frames", "",
-                                 "busy")
+                self._show_solving()
             elif self._run_status is not None:
                 self._set_status(*self._run_status)
-        elif self.recording.count or self.is_running():
+        elif self.is_running():
+            self.recording.set_stale(True)
+            self._show_solving()
+        elif self.recording.count:
             self.recording.set_stale(True)
             self._set_status(self._wait_text("changed"), "Edits since the run started are not in its frames.", "stale")
         else:
@@ -507,7 +509,7 @@ class Playback(QObject):
             self.mobilityChanged.emit(rm)
 
     def _on_preparing(self, job: _Job, token: int) -> None:
-        if token == job.token and job is self._main:
+        if token == job.token and job is self._main and not self.recording.stale:
             self._set_status("preparing the contact solver… (a machine's first run compiles it: 10-60 s)", "", "busy")
 
     def _on_began(self, job: _Job, token: int, info: RunInfo) -> None:
@@ -518,7 +520,9 @@ class Playback(QObject):
         if job is self._main and self.viewport is not None and info.kind == "contact":
             self.viewport.set_force_reference(info.info.get("weight", 0.0))
         if job is self._main:
-            self._set_status(f"solving… 0 / {len(info.times)} frames", "", "busy")
+            if self._key != self._run_key:  # (an edit came before the run began: begin() made its frames current)
+                job.recording.set_stale(True)
+            self._show_solving()
             self._progress(force=True)
 
     def _on_frames(self, job: _Job, token: int, frames) -> None:
@@ -532,8 +536,21 @@ class Playback(QObject):
         if self._resume_t is not None and not self.playing and rec.times[rec.count - 1] >= self._resume_t - 1e-12:
             rec.set_cursor(rec.index_at(self._resume_t))
             self._resume_t = None
-        self._set_status(f"solving… {rec.count} / {len(rec.requested)} frames", "", "busy")
+        self._show_solving()
         self._progress()
+
+    def _show_solving(self) -> None:
+        """The status of the main run under way: its frames so far, or, when the document was edited since it
+        started, that its results are stale (the progress goes on in the bar and the tooltip)."""
+        rec = self.recording
+        count = f"{rec.count} / {len(rec.requested)} frames"
+        if rec.stale:
+            status = (self._wait_text("changed"), "Edits since the run started are not in its frames; the run goes on "
+                      f"with the document as it was when it started (solving… {count}).", "stale")
+        else:
+            status = (f"solving… {count}", "", "busy")
+        if status != (self.status, self.status_tip, self.status_kind):
+            self._set_status(*status)
 
     def _progress(self, force: bool = False) -> None:
         rec = self.recording

@@ -1,0 +1,59 @@
+"""Minor GUI fixes from a user test of the contact scenes (findings items 5-10): the Motion dock's status during and
+after runs and on opening, its End box's refusals, the Properties form's messages and angle bounds, Ctrl+E in a
+field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core import io
+from core.model import Mechanism
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
+
+
+@pytest.fixture
+def window(make_window, qtbot):
+    def make(name=None):
+        """A window on an example (by name), on a document, or empty."""
+        win = make_window(io.load(EXAMPLES / f"{name}.json") if isinstance(name, str) else name)
+        win.qtbot = qtbot
+        return win
+
+    return make
+
+
+def long_pile() -> Mechanism:
+    """contact_pile for 20 s (2,000 steps): a run that waits for Run and is still going when the test looks."""
+    mech = io.load(EXAMPLES / "contact_pile.json")
+    mech.set_simulation(duration=20.0)
+    return mech
+
+
+def finished(win, timeout: int = 60000) -> None:
+    pb = win.playback
+    win.qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=timeout)
+
+
+def test_an_edit_during_a_long_run_keeps_the_status_stale_while_the_run_goes_on(window, qtbot):
+    """Item 6: the edit made the status stale, but the next frames of the run put back `solving… 13 / 3001 frames`
+    until Stop; the status stays stale (the frame count goes to its tooltip) while the run goes on."""
+    win = window(long_pile())
+    pb = win.playback
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 2, timeout=60000)
+    assert win.editor.update_body("ball1", density=800.0) is None
+    n = pb.recording.count
+    qtbot.waitUntil(lambda: pb.recording.count >= n + 3, timeout=60000)  # frames arrived after the edit
+    assert pb.is_running() and pb.recording.stale
+    assert pb.status_kind == "stale", pb.status
+    assert win.motion.status_label.text().startswith("results are stale: the document changed; press Run (F5)")
+    assert "solving…" in win.motion.status_label.toolTip()
+    win.document.undo_stack.undo()  # back to the run's document: current again, its count shown
+    qtbot.waitUntil(lambda: pb.recording.count >= n + 6, timeout=60000)
+    assert pb.status_kind == "busy" and win.motion.status_label.text().startswith("solving… ")
+    pb.stop()
+    finished(win, 10000)
+
