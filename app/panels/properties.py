@@ -362,6 +362,9 @@ class PropertiesPanel(QWidget):
         super().__init__(parent)
         self.document, self.selection, self.editor = document, selection, editor
         self._target: tuple[str, str] | None = None  # ("body"|"joint", name) shown in the form
+        # the message under the form about a cell of the Pairs or Points table: it goes with the row it was about
+        # (a refresh rebuilds the tables from the model, the red cell with them: an undo, another edit)
+        self._cell_error = ""
 
         self.title = _TitleLabel()
         self.title.setObjectName("propertiesTitle")
@@ -585,8 +588,9 @@ class PropertiesPanel(QWidget):
             target = None
         force = force or target != self._target
         self._target = target
-        if force:
+        if force or (self._cell_error and self.error.text() == self._cell_error):
             self.error.setText("")
+        self._cell_error = ""
         if target is None:
             n = len(sb) + len(sj)
             self._titled(f"{n} items selected" if n > 1 else "Document “{}”" if m.name else "Document", m.name)
@@ -700,15 +704,20 @@ class PropertiesPanel(QWidget):
                 p = replace(p, bodies=tuple(bodies))
         except ValueError as exc:
             self._red_cell(self.pairs, item, str(exc))
-            self.error.setText(f"contact.pairs[{r}]: {exc}")
+            self._show_cell_error(f"contact.pairs[{r}]: {exc}")
             return
         pairs[r] = p
         err = self.editor.set_contact(pairs=pairs)
         if err is not None:
             self._red_cell(self.pairs, item, str(err))
-            self.error.setText(str(err))
+            self._show_cell_error(str(err))
         else:
             self.error.setText("")
+
+    def _show_cell_error(self, text: str) -> None:
+        """The refusal of a table cell's entry under the form, until the tables are shown again from the model."""
+        self.error.setText(text)
+        self._cell_error = text
 
     def _red_cell(self, table: QTableWidget, item: QTableWidgetItem, reason: str) -> None:
         table.blockSignals(True)
@@ -881,12 +890,12 @@ class PropertiesPanel(QWidget):
             item.setBackground(QBrush(QColor("#ffcdd2")))
             item.setToolTip(str(exc))
             self.points.blockSignals(False)
-            self.error.setText(f"points row {r + 1}: {exc}")
+            self._show_cell_error(f"points row {r + 1}: {exc}")
             return
         points = {(name if k == r else n): (vec if k == r else v) for k, (n, v) in enumerate(items)}
         err = self.editor.update_body(self._target[1], points=points)
         if err is not None:
-            self.error.setText(f"points: {err.message}")
+            self._show_cell_error(f"points: {err.message}")
         else:
             self.error.setText("")
 

@@ -57,3 +57,31 @@ def test_an_edit_during_a_long_run_keeps_the_status_stale_while_the_run_goes_on(
     pb.stop()
     finished(win, 10000)
 
+
+def _button(panel, text: str):
+    from PySide6.QtWidgets import QPushButton
+
+    return next(b for b in panel.findChildren(QPushButton) if b.text() == text)
+
+
+def test_a_pair_cells_refusal_goes_with_its_row_when_an_undo_removes_it(window, qtbot):
+    """Item 9: Add pair, 'abc' in its μ cell (refused, in red under the form), Ctrl+Z (undoes the Add pair): the
+    table was empty, but 'contact.pairs[0]: 'abc' is not a number …' stayed under the form."""
+    win = window("contact_sphere_drop")
+    p = win.properties
+    win.selection.clear()
+    _button(p, "Add pair").click()
+    assert p.pairs.rowCount() == 1
+    p.pairs.item(0, 2).setText("abc")
+    assert p.error.text().startswith("contact.pairs[0]: 'abc' is not a number"), p.error.text()
+    win.document.undo_stack.undo()
+    assert p.pairs.rowCount() == 0 and win.document.mechanism.contact_settings().pairs == ()
+    assert p.error.text() == ""
+    # a field's refusal is not a cell's: it stays across a refresh (its red entry is still there)
+    p.doc_friction.setText("-1")
+    p.doc_friction.editingFinished.emit()
+    shown = p.error.text()
+    assert shown and p.doc_friction.error
+    _button(p, "Add pair").click()  # an edit: the form is refreshed
+    assert p.error.text() == shown
+    finished(win)
