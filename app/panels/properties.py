@@ -49,7 +49,7 @@ from ..editing import SHAPE_PRESETS, joint_types_for
 
 __all__ = [
     "Field", "PropertiesPanel", "DriversModel", "parse_number", "parse_vector", "parse_name", "parse_title", "parse_values",
-    "parse_inertia", "rpy_degrees_to_quaternion", "quaternion_to_rpy_degrees",
+    "parse_inertia", "parse_angles", "rpy_degrees_to_quaternion", "quaternion_to_rpy_degrees",
 ]
 
 ERROR_STYLE = "QLineEdit { border: 2px solid #c62828; background: #ffebee; }"
@@ -80,6 +80,20 @@ def parse_vector(text: str, optional: bool = False) -> tuple[float, float, float
     if len(parts) != 3:
         raise ValueError(f"expected three numbers x, y, z, got {len(parts)}")
     return tuple(parse_number(p) for p in parts)  # type: ignore[return-value]
+
+
+MAX_ANGLE_DEGREES = 360.0  # |roll|, |pitch|, |yaw| typed in Properties: a full turn either way
+
+
+def parse_angles(text: str) -> tuple[float, float, float]:
+    """Roll, pitch, yaw in degrees, each within ±MAX_ANGLE_DEGREES (1e300° was taken and shown as -131.724°: any
+    angle beyond a full turn is a typing slip, not an orientation one would mean)."""
+    v = parse_vector(text)
+    for name, x in zip(("roll", "pitch", "yaw"), v):
+        if abs(x) > MAX_ANGLE_DEGREES:
+            raise ValueError(f"{name} must be between {-MAX_ANGLE_DEGREES:g} and {MAX_ANGLE_DEGREES:g} degrees, "
+                             f"got {x:g}")
+    return v  # type: ignore[return-value]
 
 
 def parse_name(text: str) -> str:
@@ -446,7 +460,7 @@ class PropertiesPanel(QWidget):
             parse_vector, lambda v: self._pose_set(position=v), "0, 0, 0", "initial position of the body frame, world, m",
             located=True)
         self.body_rpy = self._field(
-            parse_vector, lambda v: self._pose_set(orientation=rpy_degrees_to_quaternion(v)), "0, 0, 0",
+            parse_angles, lambda v: self._pose_set(orientation=rpy_degrees_to_quaternion(v)), "0, 0, 0",
             "initial orientation: roll, pitch, yaw in degrees about the fixed x, y, z axes (stored as a quaternion)",
             located=True)
         self.body_velocity = self._field(

@@ -85,3 +85,23 @@ def test_a_pair_cells_refusal_goes_with_its_row_when_an_undo_removes_it(window, 
     _button(p, "Add pair").click()  # an edit: the form is refreshed
     assert p.error.text() == shown
     finished(win)
+
+
+def test_roll_pitch_yaw_beyond_a_full_turn_is_refused_with_the_reason(window):
+    """Item 10: `1e300, 0, 0` was taken as an undoable edit (quaternion (0.409, -0.913, 0, 0)) and the field then
+    read `-131.724, 0, 0`; each angle is now within ±360° and one beyond is refused, located, nothing stored."""
+    win = window("contact_sphere_drop")
+    p, doc = win.properties, win.document
+    win.selection.set(bodies=["ball"])
+    before, undo_count = doc.mechanism.body("ball").pose, doc.undo_stack.count()
+    for text, name in (("1e300, 0, 0", "roll"), ("0, -361, 0", "pitch"), ("0, 0, 720", "yaw")):
+        p.body_rpy.setText(text)
+        p.body_rpy.editingFinished.emit()
+        assert doc.mechanism.body("ball").pose == before and doc.undo_stack.count() == undo_count
+        assert p.body_rpy.error and p.body_rpy.text() == text  # the entry stays, in red
+        assert p.error.text().startswith(f"orientation: {name} must be between -360 and 360 degrees"), p.error.text()
+    p.body_rpy.setText("-360, 0, 90")  # a full turn is taken
+    p.body_rpy.editingFinished.emit()
+    assert p.error.text() == "" and doc.undo_stack.count() == undo_count + 1
+    assert p.body_rpy.text() == "0, 0, 90"
+    finished(win)
