@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -32,13 +32,41 @@ STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "err
                   "stale": "#8d6e00"}  # as the status bar
 
 
+ERROR_STYLE = "QDoubleSpinBox { border: 2px solid #c62828; background: #ffebee; }"  # as a refused Properties field
+
+
 class SecondsBox(QDoubleSpinBox):
     """A duration in seconds shown with six significant digits (0.0004 s, 12.3457 s, 1e+06 s) and kept to 1e-9 s:
-    a fixed number of decimals showed 0.0004 s as 0.001 s."""
+    a fixed number of decimals showed 0.0004 s as 0.001 s.
+
+    A typed entry it cannot take (not a number, out of its range, or one `check` refuses) is put back to the value
+    shown, as a spin box does, and `refused` says why (it was put back without a word)."""
+
+    refused = Signal(str)  # the reason a typed entry was not taken
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setDecimals(9)
+        self.check = lambda value: ""  # a further reason to refuse a value in range ('' : none)
+
+    def reason(self, text: str) -> str:
+        """Why the entry `text` cannot be taken ('' if it can)."""
+        t = self._number(text)
+        try:
+            v = float(t)
+        except ValueError:
+            return f"{t!r} is not a number of seconds" if t else "a number of seconds is required"
+        if not self.minimum() <= v <= self.maximum():  # (nan too)
+            return f"must be between {self.minimum():g} and {self.maximum():g} s, got {t}"
+        check = getattr(self, "check", None)  # (validate is called while the box is being built)
+        return check(v) if check is not None else ""
+
+    def fixup(self, text: str) -> str:
+        # (the spin box calls this with an entry it will not take, before it puts back the value shown)
+        why = self.reason(text)
+        if why:
+            self.refused.emit(why)
+        return text
 
     def textFromValue(self, value: float) -> str:
         return f"{value:.6g}"
@@ -53,14 +81,12 @@ class SecondsBox(QDoubleSpinBox):
             return self.value()
 
     def validate(self, text: str, pos: int):
-        t = self._number(text)
-        try:
-            v = float(t)
-        except ValueError:
-            ok = t == "" or all(c in "0123456789.eE+-" for c in t)
-            return QValidator.Intermediate if ok else QValidator.Invalid, text, pos
-        ok = self.minimum() <= v <= self.maximum()
-        return QValidator.Acceptable if ok else QValidator.Intermediate, text, pos
+        # (any text may be typed: one that is not a number is refused with the reason when it is entered)
+        return QValidator.Intermediate if self.reason(text) else QValidator.Acceptable, text, pos
+
+
+END_TIP = "Solve the motion from t = 0 to this time"
+STEPS_TIP = "Number of time steps (frames = steps + 1)"
 
 
 class MotionPanel(QWidget):
@@ -107,12 +133,14 @@ class MotionPanel(QWidget):
         self.end_box.setRange(validate.MIN_DT, validate.MAX_DURATION)
         self.end_box.setSuffix(" s")
         self.end_box.setKeyboardTracking(False)
-        self.end_box.setToolTip("Solve the motion from t = 0 to this time")
+        self.end_box.setToolTip(END_TIP)
+        self.end_box.check = self._end_check
+        self.end_box.refused.connect(self._end_refused)
         self.steps_box = QSpinBox()
         self.steps_box.setObjectName("motionSteps")
         self.steps_box.setRange(1, validate.MAX_STEPS)
         self.steps_box.setKeyboardTracking(False)
-        self.steps_box.setToolTip("Number of time steps (frames = steps + 1)")
+        self.steps_box.setToolTip(STEPS_TIP)
         self.end_box.valueChanged.connect(self._range_edited)
         self.steps_box.valueChanged.connect(self._range_edited)
         self.method_combo = QComboBox()
@@ -237,16 +265,23 @@ class MotionPanel(QWidget):
             dt = float(sim.dt) if sim else 0.01
             try:  # (the steps the run will take: whole steps covering the end time, core.validate.step_count)
                 steps = validate.step_count(pb.contact_end(), dt)
-            except LinkwrightError:
+                self.steps_box.setPrefix("")
+                self.steps_box.setToolTip(STEPS_TIP)
+            except LinkwrightError as exc:
                 # more than one run may take (its Run is refused with the reason): the box shows its limit (the
-                # count itself, 1e12 for 1e6 s in steps of 1e-6 s, overflowed the box: OverflowError in this slot)
+                # count itself, 1e12 for 1e6 s in steps of 1e-6 s, overflowed the box: OverflowError in this slot),
+                # as "> 1000000", not as the count (a document's duration and dt from Properties or a file)
                 steps = min(int(round(pb.contact_end() / dt)), self.steps_box.maximum())
+                self.steps_box.setPrefix("> ")
+                self.steps_box.setToolTip(f"End: {exc.message}")
             self._show_range(pb.contact_end(), max(steps, 1))
             self.method_combo.setCurrentText(pb.document_method())
             self.compare_box.blockSignals(True)
             self.compare_box.setChecked(pb.compare)
             self.compare_box.blockSignals(False)
         else:
+            self.steps_box.setPrefix("")
+            self.steps_box.setToolTip(STEPS_TIP)
             self._show_range(pb.t_end, pb.steps)
 
     def _show_progress(self, fraction: float, text: str) -> None:
@@ -275,10 +310,33 @@ class MotionPanel(QWidget):
 
     def _show_range(self, t_end: float, steps: int) -> None:
         self._range = (float(t_end), int(steps))  # (the exact values: the boxes show them rounded)
+        self.end_box.setStyleSheet("")  # (a refused End's red border: until a value is shown again)
+        self.end_box.setToolTip(END_TIP)
         for box, v in ((self.end_box, t_end), (self.steps_box, steps)):
             box.blockSignals(True)
             box.setValue(v)
             box.blockSignals(False)
+
+    def _end_check(self, t_end: float) -> str:
+        """Why a contact run cannot go to `t_end` (more steps of the document's dt than a run may take), or ''."""
+        pb = self.playback
+        if pb.kind != "contact":
+            return ""
+        sim = pb.document.mechanism.simulation
+        try:
+            validate.step_count(t_end, float(sim.dt) if sim else 0.01)
+        except LinkwrightError as exc:
+            return exc.message
+        return ""
+
+    def _end_refused(self, reason: str) -> None:
+        """A typed End not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
+        text = f"End: {reason}"
+        self.end_box.setStyleSheet(ERROR_STYLE)
+        self.end_box.setToolTip(text)
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
+        self.status_label.setToolTip(f"{text}\nThe End box keeps {self.end_box.text()}.")
 
     # ---- widgets -> playback -------------------------------------------------------------------------------------
     def _range_edited(self, *_args) -> None:

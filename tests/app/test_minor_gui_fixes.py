@@ -105,3 +105,50 @@ def test_roll_pitch_yaw_beyond_a_full_turn_is_refused_with_the_reason(window):
     assert p.error.text() == "" and doc.undo_stack.count() == undo_count + 1
     assert p.body_rpy.text() == "0, 0, 90"
     finished(win)
+
+
+def _type_end(win, text: str) -> None:
+    """Click into the Motion dock's End box, select all, type `text`, Enter (as a user)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    edit = win.motion.end_box.lineEdit()
+    win.motion.end_box.setFocus(Qt.MouseFocusReason)
+    QTest.keyClick(edit, Qt.Key_A, Qt.ControlModifier)
+    QTest.keyClick(edit, Qt.Key_Delete)
+    QTest.keyClicks(edit, text)
+    QTest.keyClick(edit, Qt.Key_Return)
+
+
+def test_the_end_box_says_why_it_refuses_a_typed_end(window, qtbot):
+    """Item 8: 0, -1, 1e9, nan or abc typed in End were put back to '1 s' without a word; 100000 (1e7 steps of
+    0.01 s) was taken, the Steps box showed 1000000 and the reason came only after F5. Each is now refused when it is
+    typed, with the reason on the status line (in red) and on the box, and the value kept."""
+    win = window("contact_sphere_drop")
+    finished(win)
+    m, pb = win.motion, win.playback
+    token = pb.worker.token
+    for text, why in (("0", "must be between 1e-09 and 1e+06 s, got 0"), ("-1", "got -1"), ("1e9", "got 1e9"),
+                      ("nan", "got nan"), ("abc", "'abc' is not a number"),
+                      ("100000", "100000 s in steps of 0.01 s is 1e+07 steps; the limit is 1,000,000")):
+        _type_end(win, text)
+        assert m.end_box.value() == 1.0 and pb.contact_end() == 1.0 and m.steps_box.value() == 100, text
+        status = m.status_label.text()
+        assert status.startswith("End: ") and why in status, (text, status)
+        assert why in m.end_box.toolTip() and m.end_box.styleSheet()
+    assert pb.worker.token == token and not pb.is_running()  # nothing re-ran
+    _type_end(win, "0.5")  # a good one is taken: the red goes
+    assert pb.contact_end() == 0.5 and m.steps_box.value() == 50 and not m.end_box.styleSheet()
+    finished(win)
+    assert m.status_label.text().startswith("51 frames")
+    # an End beyond the limit by the document's dt edited after it: Steps says '> 1000000', not a wrong count
+    _type_end(win, "100")
+    assert pb.contact_end() == 100.0 and m.steps_box.text() == "10000"
+    pb.stop()
+    finished(win)
+    assert win.editor.set_simulation(dt=1e-6) is None
+    assert m.steps_box.text() == "> 1000000" and "the limit is 1,000,000" in m.steps_box.toolTip()
+    assert win.editor.set_simulation(dt=0.01) is None
+    assert m.steps_box.text() == "10000"
+    pb.stop()
+    finished(win)
