@@ -3,9 +3,12 @@ solver statistics) and named-point traces in the plane they move in (x-y, or x-z
 all following the one time cursor.
 
 The panel observes a Playback's recordings (the run and, in comparison mode, the other method's run). Which
-quantities it offers follows from the run's channels (core.run.Channel). Curve items are made once per set of series
-names and only get `setData` on views of the recording's arrays as frames arrive; click or drag on the time plot
-seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exporters).
+quantities it offers follows from the run's channels (core.run.Channel). A time-plot curve item is made only for a
+series that is shown (a contact pair's once the pair has been in contact range), a few tens of milliseconds of them
+at a time, and not while the panel is hidden; items are kept for the same series names and reused for others (a
+pyqtgraph curve costs about a millisecond of the GUI thread to make: one per pair of a 64-body pile, 2080, froze the
+window for seconds), and only get `setData` on views of the recording's arrays as frames arrive; click or drag on the
+time plot seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exporters).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ LEGEND_MAX = 16  # more series than this: no legend (it would take much of the p
 LEGEND_GAP = 8  # px between a plot's view and its legend (drawn beside it: _PlacedLegend)
 LEGEND_SHARE = 0.4  # the most of a plot's width its legend takes
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
+CURVE_SLICE_S = 0.04  # the GUI thread makes or reuses curve items for at most about this long, then lets events in
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
@@ -288,13 +292,18 @@ def readout_number(v: float, span: float) -> str:
     return f"{r:.{digits}g}"
 
 
-def _pens(n: int, dashed: bool = False) -> list:
-    """n distinguishable pens: the ten colours, then the same colours dotted (the comparison run's dashed, then
-    dash-dot-dotted), so no two curves of one plot look the same up to twenty (the pile's 13 normal forces had three
-    pairs of identical red, green and blue lines)."""
+def _pen(i: int, dashed: bool = False):
+    """The pen of a plot's i-th series: the ten colours, then the same colours dotted (the comparison run's dashed,
+    then dash-dot-dotted), so no two curves of one plot look the same up to twenty (the pile's 13 normal forces had
+    three pairs of identical red, green and blue lines)."""
     styles = (Qt.DashLine, Qt.DashDotDotLine) if dashed else (Qt.SolidLine, Qt.DotLine)
     k = len(_PALETTE)
-    return [pg.mkPen(_PALETTE[i % k], width=2, style=styles[(i // k) % 2]) for i in range(n)]
+    return pg.mkPen(_PALETTE[i % k], width=2, style=styles[(i // k) % 2])
+
+
+def _pens(n: int, dashed: bool = False) -> list:
+    """n distinguishable pens (_pen)."""
+    return [_pen(i, dashed) for i in range(n)]
 
 
 def resolution(unit: str, largest: float) -> float:
@@ -481,8 +490,17 @@ class PlotsPanel(QWidget):
         self.xy_plot.addItem(self.point_marker, ignoreBounds=True)
 
         self.quantities: list[Quantity] = []
-        self.q_curves: list[pg.PlotDataItem] = []
-        self.ghost_curves: list[pg.PlotDataItem] = []
+        # the time plot's curve items, made only for series shown (_update_curves): series index -> item, of the run
+        # and of the comparison run; items of another quantity's series wait, hidden and empty, in _spare
+        self._q_slots: dict[int, pg.PlotDataItem] = {}
+        self._g_slots: dict[int, pg.PlotDataItem] = {}
+        self._spare: list[pg.PlotDataItem] = []
+        self._curves_due = False  # curve work left to do: the panel was hidden, or the last slice ran out of time
+        self._more = QTimer(self)  # the next slice of curve work (CURVE_SLICE_S)
+        self._more.setSingleShot(True)
+        self._more.setInterval(0)
+        self._more.timeout.connect(self._update_curves)
+        self._active_seen: dict[str, tuple[int, np.ndarray]] = {}  # run or ghost -> (frames read, pair ever active)
         self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in its plot's legend
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
@@ -586,6 +604,24 @@ class PlotsPanel(QWidget):
         cols = [f(self.recording) for _lab, f in q.series]
         return np.column_stack(cols) if cols else np.zeros((self.recording.count, 0))
 
+    @property
+    def q_curves(self) -> list[pg.PlotDataItem]:
+        """The time plot's curve items of the run, in series order (only series shown have one)."""
+        self._flush_curves()
+        return [self._q_slots[i] for i in sorted(self._q_slots)]
+
+    @property
+    def ghost_curves(self) -> list[pg.PlotDataItem]:
+        """The time plot's curve items of the comparison run, in series order."""
+        self._flush_curves()
+        return [self._g_slots[i] for i in sorted(self._g_slots)]
+
+    def _flush_curves(self) -> None:
+        """Do the curve work left (hidden panel, a slice out of time) now, all of it (a reader wants the curves)."""
+        if self._curves_due:
+            self._more.stop()
+            self._update_curves(budget=math.inf)
+
     def visible_series(self) -> list[str]:
         """Labels of the series shown."""
         q = self.quantity()
@@ -634,7 +670,10 @@ class PlotsPanel(QWidget):
     def _on_cleared(self) -> None:
         """A new run is coming (or none): empty every curve and hide the legends (items are kept for the same names)."""
         self._redraw.stop()
-        for c in self.q_curves + self.ghost_curves + self.xy_curves:
+        self._more.stop()
+        self._curves_due = False
+        self._active_seen.pop("run", None)
+        for c in list(self._q_slots.values()) + list(self._g_slots.values()) + self.xy_curves:
             c.setData([], [])
         self.q_legend.conceal()  # (their columns close)
         self.xy_legend.conceal()
@@ -652,6 +691,7 @@ class PlotsPanel(QWidget):
     def _on_ghost_cleared(self) -> None:
         """The comparison run is gone (or a new one is coming): its curves go."""
         self._scales = {k: v for k, v in self._scales.items() if k[0] != "ghost"}
+        self._active_seen.pop("ghost", None)
         self._update_curves()
 
     def _forget_run(self) -> None:
@@ -687,6 +727,7 @@ class PlotsPanel(QWidget):
             self._shown.clear()
         self._kind = rec.kind
         self._ever_active = np.zeros(0, bool)
+        self._active_seen.pop("run", None)
         self._show_mode(rebuild_only=True)
         if rec.point_names != self._point_names:
             self._point_names = list(rec.point_names)
@@ -711,11 +752,39 @@ class PlotsPanel(QWidget):
     def _sync_legend(self) -> None:
         """The time plot's legend names the curves drawn: not a series unticked or left out, not the comparison's
         while there is none."""
-        self.q_legend.show_curves(self.q_curves + self.ghost_curves, self._curve_labels)
+        curves = [self._q_slots[i] for i in sorted(self._q_slots)] + [self._g_slots[i] for i in sorted(self._g_slots)]
+        self.q_legend.show_curves(curves, self._curve_labels)
 
     def legend_names(self) -> list[str]:
         """The names the time plot's legend shows (none while it is hidden)."""
+        self._flush_curves()
         return self.q_legend.names()
+
+    def _release(self, slots: dict) -> None:
+        """The curves of these series leave them, hidden and empty, for other series (_take)."""
+        for c in slots.values():
+            c.setData([], [])
+            c.setVisible(False)
+            self._curve_labels.pop(id(c), None)
+            self._spare.append(c)
+        slots.clear()
+        self.q_legend.key = None
+
+    def _take(self, i: int, label: str, named: bool, dashed: bool) -> pg.PlotDataItem:
+        """A curve item for series i of the time plot: a spare one, or a new one (added to the view directly: the
+        PlotItem's addItem also walks all its curves, for its context menu's averaging, at each addition)."""
+        if self._spare:
+            c = self._spare.pop()
+            c.setPen(_pen(i, dashed))
+        else:
+            c = pg.PlotDataItem(pen=_pen(i, dashed), skipFiniteCheck=True)
+            c.setDownsampling(auto=True, method="peak")  # (the plot's: long recordings drawn downsampled, clipped)
+            c.setClipToView(True)
+            self.q_plot.getViewBox().addItem(c)
+        c.opts["name"] = label if named else None
+        self._curve_labels[id(c)] = label
+        self.q_legend.key = None
+        return c
 
     def _on_grew(self, count: int) -> None:
         rec = self.recording
@@ -739,13 +808,11 @@ class PlotsPanel(QWidget):
         q = self.quantity()
         names = [lab for lab, _f in q.series] if q else []
         suffix = f" ({self._ghost_method()})"
-        if (names != self._series_names or suffix != self._ghost_suffix
-                or len(self.ghost_curves) != (len(names) if q and q.comparable else 0)):
-            self._series_names, self._ghost_suffix = names, suffix
-            self.q_curves = self._rebuild(self.q_plot, self.q_legend, self.q_curves, names)
-            ghost_names = names if q and q.comparable else []
-            self.ghost_curves = self._rebuild(self.q_plot, self.q_legend, self.ghost_curves, ghost_names, dashed=True,
-                                              suffix=suffix)
+        if names != self._series_names:
+            self._release(self._q_slots)
+        if names != self._series_names or suffix != self._ghost_suffix or not (q and q.comparable):
+            self._release(self._g_slots)
+        self._series_names, self._ghost_suffix = names, suffix
         self.series_list.blockSignals(True)
         self.series_list.clear()
         for lab in names:
@@ -817,28 +884,62 @@ class PlotsPanel(QWidget):
         self._update_curves()
         self.q_plot.enableAutoRange()
 
-    def _update_curves(self) -> None:
+    def _scan_active(self) -> None:
+        """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run): the
+        frames that arrived since the last look are read, not all of them again."""
+        seen = []
+        for which, rec in (("run", self.recording), ("ghost", self.ghost)):
+            if rec is None:
+                continue
+            a = rec.series("pair.active")
+            if a.ndim != 2:
+                continue
+            done, ever = self._active_seen.get(which, (0, None))
+            if ever is None or done > len(a) or ever.shape != a.shape[1:]:
+                done, ever = 0, np.zeros(a.shape[1:], bool)
+            if len(a) > done:
+                ever = ever | a[done:].any(axis=0).astype(bool)
+            self._active_seen[which] = (len(a), ever)
+            seen.append(ever)
+        self._ever_active = seen[0] if seen else np.zeros(0, bool)
+        if len(seen) == 2 and seen[1].shape == seen[0].shape:
+            self._ever_active = seen[0] | seen[1]
+
+    def _update_curves(self, budget: float = CURVE_SLICE_S) -> None:
+        """Draw the series shown: a curve item for each that has none yet (for at most `budget` seconds, the rest in
+        the next slice), new data for the others; none of it while the panel is hidden (done when it is shown)."""
         q = self.quantity()
         rec = self.recording
         if q is None:
             return
+        self._scan_active()
+        self._show_checks(q)
+        if budget < math.inf and self._off_screen():
+            self._curves_due = True
+            return
+        self._more.stop()
+        self._curves_due = False
         t = rec.times[: rec.count]
         g = self.ghost if (self.ghost is not None and self.ghost.count and q.comparable) else None
         tg = g.times[: g.count] if g is not None else None
-        active = rec.series("pair.active")
-        self._ever_active = active.any(axis=0) if active.ndim == 2 else np.zeros(0, bool)
-        if g is not None and g.series("pair.active").shape[1:] == self._ever_active.shape:
-            self._ever_active = self._ever_active | g.series("pair.active").any(axis=0).astype(bool)
-        self._show_checks(q)
+        g_has = g is not None and g.channels.get(q.channel) is not None
         channel = rec.channels.get(q.channel)
         unit = channel.unit if channel is not None else ""
         res = resolution(unit, self._largest(unit))
         self.q_plot.getViewBox().resolution[1] = res
+        named = len(q.series) <= LEGEND_MAX
+        suffix = self._ghost_suffix
+        start = time.perf_counter()
         drawn = []  # the values drawn (their extent against the plot's resolution)
         for i, (lab, f) in enumerate(q.series):
             show = self._visible(q, i)
-            if i < len(self.q_curves):
-                c = self.q_curves[i]
+            c = self._q_slots.get(i)
+            if show and c is None:
+                if time.perf_counter() - start > budget:
+                    self._curves_due = True
+                    continue
+                c = self._q_slots[i] = self._take(i, lab, named, dashed=False)
+            if c is not None:
                 if show:
                     y = f(rec) if rec.count else np.zeros(0)
                     c.setData(t, y) if len(y) == len(t) else c.setData([], [])
@@ -846,20 +947,41 @@ class PlotsPanel(QWidget):
                 elif c.isVisible():
                     c.setData([], [])
                 c.setVisible(show)
-            if i < len(self.ghost_curves):
-                c = self.ghost_curves[i]
-                if g is not None and show and g.channels.get(q.channel) is not None:
-                    c.setData(tg, f(g))
-                    c.setVisible(True)
-                    drawn.append(f(g))
-                elif c.isVisible():
-                    c.setData([], [])
-                    c.setVisible(False)
+            c = self._g_slots.get(i)
+            if g_has and show:
+                if c is None:
+                    if time.perf_counter() - start > budget:
+                        self._curves_due = True
+                        continue
+                    c = self._g_slots[i] = self._take(i, lab + suffix, named, dashed=True)
+                y = f(g)
+                c.setData(tg, y)
+                c.setVisible(True)
+                drawn.append(y)
+            elif c is not None and c.isVisible():
+                c.setData([], [])
+                c.setVisible(False)
         noise = _noise_note(*_extent(drawn), res, unit)
         if noise != self._noise:
             self._noise = noise
             self._show_stale(rec.stale)
         self._sync_legend()
+        if self._curves_due and not self._off_screen():
+            self._more.start()
+
+    def _off_screen(self) -> bool:
+        """Not on screen: hidden, or its tab behind another dock's (still 'visible' to Qt, with nothing exposed)."""
+        return not self.isVisible() or self.visibleRegion().isEmpty()
+
+    def showEvent(self, ev):  # noqa: N802 - Qt API
+        super().showEvent(ev)
+        if self._curves_due:  # (curve work left while it was hidden)
+            self._more.start()
+
+    def paintEvent(self, ev):  # noqa: N802 - Qt API
+        super().paintEvent(ev)
+        if self._curves_due and not self._more.isActive():  # (its tab brought to the front)
+            self._more.start()
 
     def _largest(self, unit: str) -> float:
         """The largest |value| of the run (and the comparison run) in any channel of this unit (the scale of its
