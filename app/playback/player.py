@@ -378,6 +378,9 @@ class Playback(QObject):
             self._set_running(False)  # (the old document's run, if one was under way, is cancelled)
             self._set_status(self._wait_text("opened"), "", "stale")
             return
+        if self.kind:  # the previous document's status and progress go at once (they stayed until the run began)
+            self._clear_progress()
+            self._set_status("solving…", "", "busy")
         self._start_now()  # a new document, not a burst of edits: no need to wait
 
     def _on_changed(self, start: bool = True) -> None:

@@ -152,3 +152,19 @@ def test_the_end_box_says_why_it_refuses_a_typed_end(window, qtbot):
     assert m.steps_box.text() == "10000"
     pb.stop()
     finished(win)
+
+
+def test_opening_another_document_resets_the_motion_status_at_once(window, qtbot):
+    """Item 5: after opening another document the status line showed the previous one's for up to a second (a red
+    'nothing to move' on a contact scene, the pile's '101 frames' and a full bar with no frame yet)."""
+    win = window()
+    pb, m = win.playback, win.motion
+    assert pb.status_kind == "error" and "nothing to move" in m.status_label.text()
+    win.document.replace(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    assert pb.status_kind == "busy" and "nothing to move" not in m.status_label.text(), m.status_label.text()
+    finished(win)
+    assert m.status_label.text().startswith("101 frames") and m.progress_bar.value() == 100
+    win.document.replace(io.load(EXAMPLES / "contact_pile.json"))
+    assert pb.status_kind == "busy" and not m.status_label.text().startswith("101 frames")
+    assert m.progress_bar.value() == 0 and m.progress_bar.format() == ""
+    finished(win)
