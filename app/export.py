@@ -480,19 +480,31 @@ class AnimationExport(QObject):
 
 
 # ---- headless ------------------------------------------------------------------------------------------------------
+_display_lost = False  # wait_for saw the application's event loop end (_stop_signals)
+DISPLAY_LOST = ("the connection to the display was lost (did the X server end?): Qt's event loop has stopped; "
+                "nothing was written")
+
+
 def wait_for(signal_sources: list, timeout_s: float | None = None) -> None:
-    """Run a local event loop until any of the given signals fires (or the timeout passes)."""
+    """Run a local event loop until any of the given signals fires (or the timeout passes).  A LinkwrightError
+    (DISPLAY_LOST) when the application's event loop has ended: Qt's xcb plugin calls QCoreApplication.exit(1) when
+    the X11 connection breaks, and every QEventLoop.exec then returns at once (the callers' loops spun at 100 % CPU
+    for ever)."""
     loop = QEventLoop()
     for sig in signal_sources:
         sig.connect(loop.quit)
     if timeout_s is not None:
         QTimer.singleShot(int(timeout_s * 1000), loop.quit)
-    loop.exec()
+    status = loop.exec()  # (loop.quit: 0; QCoreApplication.exit(n) while it turns: n; already ended: -1)
     for sig in signal_sources:
         try:
             sig.disconnect(loop.quit)
         except (RuntimeError, TypeError):
             pass
+    if status != 0:
+        global _display_lost
+        _display_lost = True
+        raise LinkwrightError("display", DISPLAY_LOST)
 
 
 def _console_progress(label: str) -> Callable[[float], None]:
@@ -554,10 +566,18 @@ def _stop_signals(cleanup: Callable[[], None]):
     "interrupted" or "terminated" on stderr, status 130 or 143.  The signals reach Qt's loop through a socket that
     Python's signal handler writes to (signal.set_wakeup_fd): a KeyboardInterrupt raised in a Qt slot was printed and
     swallowed and the render then waited forever, and a handler run by Python's own mechanism ran only after the
-    export's last frame (the signal came to another thread).  Needs the QApplication."""
+    export's last frame (the signal came to another thread).  Once the display has gone away (wait_for: Qt's loop no
+    longer turns) Python's handler ends the process itself, e.g. while the render waits for its writer thread.
+    Needs the QApplication."""
     rsock, wsock = socket.socketpair()
     rsock.setblocking(False)
     wsock.setblocking(False)
+
+    def finish(signum: int) -> None:
+        cleanup()
+        # (os.write, not print: the handler may run while the main thread is inside a write to sys.stderr)
+        os.write(2, b"interrupted\n" if signum == signal.SIGINT else b"terminated\n")
+        os._exit(128 + signum)
 
     def stop() -> None:
         try:
@@ -565,13 +585,14 @@ def _stop_signals(cleanup: Callable[[], None]):
         except OSError:
             return
         sigs = [b for b in data if b in (signal.SIGINT, signal.SIGTERM)]
-        if not sigs:
-            return
-        cleanup()
-        print("interrupted" if sigs[0] == signal.SIGINT else "terminated", file=sys.stderr, flush=True)
-        os._exit(128 + sigs[0])
+        if sigs:
+            finish(sigs[0])
 
-    previous = {sig: signal.signal(sig, lambda *_: None) for sig in (signal.SIGINT, signal.SIGTERM)}
+    def handler(signum, _frame) -> None:
+        if _display_lost:
+            finish(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     old_fd = signal.set_wakeup_fd(wsock.fileno(), warn_on_full_buffer=False)
     notifier = QSocketNotifier(rsock.fileno(), QSocketNotifier.Type.Read)
     notifier.activated.connect(stop)
@@ -645,9 +666,9 @@ def _render(args, mech, out: Path, t_end: float) -> int:
     viewport.setWindowTitle("Linkwright render")
     playback = Playback(document, viewport)
     viewport.show()
-    wait_for([], timeout_s=0.3)  # the GL context is created and the first frame drawn
-    viewport.set_view("front" if mech.space == "planar" else "iso")
     try:
+        wait_for([], timeout_s=0.3)  # the GL context is created and the first frame drawn
+        viewport.set_view("front" if mech.space == "planar" else "iso")
         motion, error = run_motion(playback, t_end, steps=max(1, round(t_end * args.fps)),
                                    progress=_console_progress("running"))
         if motion is None:
@@ -660,8 +681,12 @@ def _render(args, mech, out: Path, t_end: float) -> int:
         result: dict = {}
         export.finished.connect(lambda ok, msg: result.update(ok=ok, msg=msg))
         export.start()
-        while not result:
-            wait_for([export.finished], timeout_s=0.5)
+        try:
+            while not result:
+                wait_for([export.finished], timeout_s=0.5)
+        except BaseException:  # (the display went away: the writer thread ended, the part file removed)
+            export.abort()
+            raise
         if not result["ok"]:
             raise LinkwrightError("--out", result["msg"])
         if not motion.ok:

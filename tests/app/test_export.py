@@ -226,6 +226,92 @@ def test_render_stopped_by_a_signal_keeps_the_old_file_and_leaves_no_part(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
+def test_render_ends_with_a_message_when_its_display_goes_away(tmp_path):
+    """Killing the X server under a render (Ctrl+C to xvfb-run stops Xvfb first) left the render spinning at 100 %
+    CPU, deaf to SIGINT and SIGTERM: Qt's xcb plugin ends the application's event loop when the connection breaks,
+    and every wait of the render's then returned at once. Now it ends by itself: status 2, a message, the old file as
+    it was and no part file. (The X server is killed while the contact run goes on: its progress bar shows on a
+    terminal. When a GL call of Mesa's notices the break first, Xlib ends the process at once, status 1 and its
+    'fatal IO error': that outcome never hung.)"""
+    import pty
+    import select
+
+    out = tmp_path / "cam.gif"
+    out.write_bytes(b"old content")
+    rfd, wfd = os.pipe()
+    xvfb = subprocess.Popen(["Xvfb", "-displayfd", str(wfd), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                            pass_fds=(wfd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(wfd)
+    master = proc = None
+    err = b""
+    try:
+        with os.fdopen(rfd) as fh:
+            display = ":" + fh.readline().strip()
+        env = _env()
+        env["DISPLAY"] = display
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "app", "render", str(EXAMPLES / "contact_cam_follower.json"),
+                                 "--out", str(out), "--t-end", "20"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                stderr=slave)
+        os.close(slave)
+        deadline, killed = time.monotonic() + 120, False
+        while time.monotonic() < deadline:
+            if not killed and b"running [" in err and b"  0%" not in err.rsplit(b"\r", 1)[-1]:
+                xvfb.terminate()  # the run is under way (1 % or more)
+                xvfb.wait(timeout=30)
+                killed, deadline = True, time.monotonic() + 60  # (it span for ever)
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            elif proc.poll() is not None:
+                break
+        assert killed, err
+        proc.wait(timeout=5)
+    finally:
+        for p in (proc, xvfb):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        if master is not None:
+            os.close(master)
+    text = err.decode(errors="replace")
+    assert "Traceback" not in text
+    assert out.read_bytes() == b"old content"
+    if proc.returncode == 1 and "fatal IO error" in text:  # Xlib's end (see above)
+        return
+    assert proc.returncode == 2, text
+    assert text.rstrip().endswith("error: display: the connection to the display was lost (did the X server end?): "
+                                  "Qt's event loop has stopped; nothing was written"), text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cam.gif"]
+
+
+def test_a_wait_after_the_event_loop_has_ended_is_an_error_not_a_spin():
+    """wait_for once QCoreApplication.exit has been called (as Qt's xcb plugin does when the X11 connection breaks):
+    QEventLoop.exec returns at once, and the render's `while not done: wait_for(...)` loops span; it is a located
+    error now. (In a process of its own: the exit would end every later test's event loop.)"""
+    code = ("from PySide6.QtCore import QCoreApplication\n"
+            "from PySide6.QtWidgets import QApplication\n"
+            "from core.errors import LinkwrightError\n"
+            "from app.export import wait_for\n"
+            "app = QApplication([])\n"
+            "wait_for([], timeout_s=0.01)\n"
+            "QCoreApplication.exit(1)\n"
+            "try:\n"
+            "    wait_for([], timeout_s=30)\n"
+            "except LinkwrightError as exc:\n"
+            "    print(exc)\n")
+    env = _env()
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("display: the connection to the display was lost"), r.stderr
+
+
 @pytest.mark.parametrize("args, where", [
     (["--out", "x.avi"], "--out"),
     (["--out", "x.gif", "--fps", "0"], "--fps"),
