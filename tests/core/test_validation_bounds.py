@@ -430,8 +430,9 @@ def test_recording_save_of_an_unknown_type_is_located_at_its_path(tmp_path):
     assert (tmp_path / "run.csv").read_text().startswith("t,")
 
 
-def test_simulate_refuses_a_non_finite_recording_at_its_out_option(tmp_path, capsys, monkeypatch):
-    # `linkwright simulate` keeps naming its option: status 2, nothing written (the recording made non-finite here)
+def test_simulate_refuses_a_non_finite_recording_at_its_file(tmp_path, capsys, monkeypatch):
+    # `linkwright simulate` names the document whose run went wrong, not its --out option (a user test: the message
+    # blamed the output file for a bad input): status 2, nothing written (the recording made non-finite here)
     import core.contact
     from core.cli import main
 
@@ -445,7 +446,8 @@ def test_simulate_refuses_a_non_finite_recording_at_its_out_option(tmp_path, cap
     monkeypatch.setattr(core.contact, "record", poisoned)
     out = tmp_path / "run.csv"
     assert main(["simulate", str(EXAMPLES / "contact_two_spheres.json"), "--t-end", "0.03", "--out", str(out)]) == 2
-    assert capsys.readouterr().err.startswith("error: --out: the run computed a non-finite gap at row 2")
+    assert capsys.readouterr().err.startswith(
+        f"error: {EXAMPLES / 'contact_two_spheres.json'}: the run computed a non-finite gap at row 2")
     assert not out.exists()
 
 
