@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core import io
-from core.model import Mechanism
+from tests.app.playback.test_contact_runs import finished, long_pile  # (the contact-run tests' helpers)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
@@ -23,18 +23,6 @@ def window(make_window, qtbot):
         return win
 
     return make
-
-
-def long_pile() -> Mechanism:
-    """contact_pile for 20 s (2,000 steps): a run that waits for Run and is still going when the test looks."""
-    mech = io.load(EXAMPLES / "contact_pile.json")
-    mech.set_simulation(duration=20.0)
-    return mech
-
-
-def finished(win, timeout: int = 60000) -> None:
-    pb = win.playback
-    win.qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=timeout)
 
 
 def test_an_edit_during_a_long_run_keeps_the_status_stale_while_the_run_goes_on(window, qtbot):
