@@ -90,6 +90,11 @@ class ContactModel:
         out[self.dynamic_bodies] = np.arange(self.dynamic_bodies.size)
         return out
 
+    def body_location(self, i: int) -> str:
+        """A message's location of model body i: 'bodies[k]', k its index in the document (doc_index; i itself for a
+        model built without one)."""
+        return f"bodies[{self.doc_index[i] if self.doc_index else i}]"
+
     @cached_property
     def free(self) -> np.ndarray:
         """(N,) bool: the bodies moved by forces (dynamic and not kinematic)."""

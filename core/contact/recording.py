@@ -326,7 +326,7 @@ def _refuse_start_overlap(model: ContactModel) -> None:
     if not model.free[a] or (model.free[b] and b > a):  # (a body the drivers move starts where they put it)
         a, b = b, a
     raise LinkwrightError(
-        f"bodies[{model.doc_index[a] if model.doc_index else a}].pose.position",
+        f"{model.body_location(a)}.pose.position",
         f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}': move them apart (an overlap of at most "
         f"{allowed:.2g} m is accepted, a thousandth of the thinner one's width; the first step would push a deeper "
         f"one out at about depth / dt)")
@@ -348,7 +348,7 @@ def _refuse_mass_ratio(model: ContactModel) -> None:
         return
     ratio, heavy, light = worst
     raise LinkwrightError(
-        f"bodies[{model.doc_index[heavy] if model.doc_index else heavy}]",
+        model.body_location(heavy),
         f"'{model.names[heavy]}' ({model.mass[heavy]:.3g} kg) is {ratio:.3g} times as heavy as '{model.names[light]}' "
         f"({model.mass[light]:.3g} kg), which it can touch: at most {validate.MAX_MASS_RATIO:g} times (beyond that the "
         f"contact step may fail or go wrong: a 10 t box dropped onto a 1 kg slab squeezed it out from under itself)")
