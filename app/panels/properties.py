@@ -14,8 +14,8 @@ from typing import Any, Callable
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QSizePolicy,
     QAbstractItemView,
@@ -204,7 +204,42 @@ def quaternion_to_rpy_degrees(q) -> tuple[float, float, float]:
     return tuple(0.0 if abs(x) < 1e-12 else float(x) for x in e)  # type: ignore[return-value]
 
 
-class Field(QLineEdit):
+# the text edits a line edit keeps when the window has the same keys (Ctrl+Z undoes the typing, not the document)
+_TEXT_EDITS = (QKeySequence.StandardKey.Undo, QKeySequence.StandardKey.Redo, QKeySequence.StandardKey.SelectAll,
+               QKeySequence.StandardKey.Copy, QKeySequence.StandardKey.Cut, QKeySequence.StandardKey.Paste)
+_COMMAND_MODIFIERS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                      | Qt.KeyboardModifier.MetaModifier)
+
+
+def window_takes(widget: QWidget, event: QKeyEvent) -> bool:
+    """Whether the key `event` (a ShortcutOverride) is an enabled shortcut of `widget`'s window that a text field
+    should give up: it has Ctrl, Alt or Meta and is not one of the field's own text edits."""
+    if not event.modifiers() & _COMMAND_MODIFIERS or any(event.matches(k) for k in _TEXT_EDITS):
+        return False
+    keys = QKeySequence(event.keyCombination())
+    for action in widget.window().actions():
+        if action.isEnabled() and any(s.matches(keys) == QKeySequence.SequenceMatch.ExactMatch for s in action.shortcuts()):
+            return True
+    return False
+
+
+class LineEdit(QLineEdit):
+    """A QLineEdit that leaves the window's Ctrl shortcuts to the window (see `event`)."""
+
+    def event(self, event) -> bool:
+        # A QLineEdit claims some Ctrl keys for itself before the window's shortcuts see them (on X11 Ctrl+E is "end
+        # of line"): Ctrl+E, Export Animation, did nothing while a field had the focus. A combination with Ctrl, Alt
+        # or Meta that an enabled window action has goes to that action; the field keeps the edits of its own text
+        # (undo, redo, select all, copy, cut, paste) and every key without those modifiers (typing B, G, Del).
+        if event.type() == QEvent.Type.ShortcutOverride:
+            handled = super().event(event)
+            if event.isAccepted() and window_takes(self, event):
+                event.ignore()
+            return handled
+        return super().event(event)
+
+
+class Field(LineEdit):
     """A line edit bound to one model value: parses on entry, commits through a callback, shows refusals in red."""
 
     errorChanged = Signal(str)
@@ -363,7 +398,7 @@ class _ExpressionDelegate(QStyledItemDelegate):
         self.panel = panel
 
     def createEditor(self, parent, option, index):  # noqa: D102 - Qt API
-        ed = QLineEdit(parent)
+        ed = LineEdit(parent)
         if index.column() == 2:
             ed.textEdited.connect(lambda text, ed=ed: self.panel.live_check(ed, text, index.row()))
         return ed

@@ -851,3 +851,34 @@ def test_the_structure_panel_says_when_redundant_constraints_let_a_structure_mov
     win.files.open_example(EXAMPLES_DIR / "rssr.json")
     qtbot.waitUntil(lambda: panel.rank is not None, timeout=30000)
     assert panel.rank_text.text() == "1 DOF (1 idle set aside), 0 redundant constraints"
+
+
+def test_window_shortcuts_the_line_edit_would_take_fire_from_a_properties_field(fourbar_win, qtbot, dialogs):
+    """Ctrl+E (Export Animation) did nothing while a Properties field had the focus: the QLineEdit claimed it as
+    "end of line". A window shortcut with Ctrl now goes to the window; the field keeps its own text edits."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    win = fourbar_win
+    fld = win.properties.doc_name
+    fld.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is fld)
+    fld.clear()
+    QTest.keyClicks(fld, "abc")
+    fld.setCursorPosition(0)
+    QTest.keyClick(fld, Qt.Key_E, Qt.ControlModifier)
+    # the export asked for a file name (the test's dialog answers "cancel"), and the field did not move its cursor
+    assert dialogs.kinds() == ["save"]
+    assert fld.cursorPosition() == 0 and QApplication.focusWidget() is fld
+    # Ctrl+Z in the field undoes the typing, not the document's last edit; Ctrl+A selects the field's text
+    undo_index = win.document.undo_stack.index()
+    QTest.keyClick(fld, Qt.Key_Z, Qt.ControlModifier)
+    assert win.document.undo_stack.index() == undo_index
+    assert len(fld.text()) < 3 and "abc".startswith(fld.text())
+    QTest.keyClicks(fld, "xy")
+    QTest.keyClick(fld, Qt.Key_A, Qt.ControlModifier)
+    assert fld.selectedText() == fld.text() != "" and not win.selection.bodies
+    # a plain letter is typed, not taken by its window shortcut (B adds a body)
+    bodies = len(win.document.mechanism.bodies)
+    QTest.keyClick(fld, Qt.Key_B)
+    assert fld.text() == "b" and len(win.document.mechanism.bodies) == bodies
