@@ -81,6 +81,11 @@ def _refer_dynamics(mech, file: str) -> None:
                                     f"contact dynamics: {_simulate_command(file)}")
 
 
+def _unsigned(x):
+    """A time of the JSON output as a number without the sign of a zero (None stays None)."""
+    return None if x is None else float(x) + 0.0
+
+
 def _solve_and_write(args: argparse.Namespace, mech, fh):
     """Solve and write the rows; returns the trajectory (its `ok` and `reason` say whether it stopped early)."""
     run = open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps), cancel=cancel_requested)
@@ -89,8 +94,10 @@ def _solve_and_write(args: argparse.Namespace, mech, fh):
     # (t as 0.3, not 0.30000000000000004, in CSV and JSON: columns and save_csv write core.io.readable_times)
     if args.json:
         head, table = traj.columns()
-        data = {"name": mech.name, "ok": traj.ok, "reason": traj.reason or None, "stop_time": traj.stop_time,
-                "limit_time": traj.limit_time, "columns": head, "rows": table.tolist()}
+        # (a zero without its sign, as the CSV writes it, core.io.number_text: a computed -0.0 was written '-0.0',
+        # the double pendulum's and the five-bar's accelerations; adding 0.0 changes no other number)
+        data = {"name": mech.name, "ok": traj.ok, "reason": traj.reason or None, "stop_time": _unsigned(traj.stop_time),
+                "limit_time": _unsigned(traj.limit_time), "columns": head, "rows": (table + 0.0).tolist()}
         print(json.dumps(data))
     else:
         traj.save_csv(fh)

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.cli import main
@@ -222,3 +223,27 @@ def test_the_simulate_hint_names_a_massive_body_whose_only_freedom_the_drivers_l
     assert main(["kinematics", str(f), "--steps", "2"]) == 2
     err = capsys.readouterr().err
     assert f"the drivers leave free (coupler, pend) move by contact dynamics: linkwright simulate {f}" in err
+
+
+@pytest.mark.parametrize("name", ["double_pendulum", "fivebar"])
+def test_kinematics_json_writes_a_zero_without_its_sign_as_the_csv_does(name, tmp_path, capsys):
+    """`kinematics --json` wrote a computed -0.0 as -0.0 (the double pendulum's and the five-bar's accelerations)
+    where the CSV writes 0.0 (core.io.number_text); both now hold the same numbers, no negative zero."""
+    from core import io
+    from core.kinematics.trajectory import trajectory_of
+    from core.run import RunSpec, open_run
+
+    traj = trajectory_of(open_run(io.load(EXAMPLES / f"{name}.json"), RunSpec(kind="kinematics", t_end=1.0, steps=100)))
+    table = traj.columns()[1]
+    assert np.any((table == 0.0) & np.signbit(table))  # (the run computes -0.0: the case the writer must handle)
+    assert main(["kinematics", str(EXAMPLES / f"{name}.json"), "--json"]) == 0
+    text = capsys.readouterr().out
+    assert "-0.0," not in text and "-0.0]" not in text
+    data = json.loads(text)
+    rows = np.array(data["rows"], dtype=float)
+    assert not np.any((rows == 0.0) & np.signbit(rows))
+    np.testing.assert_array_equal(rows, table)  # every other number as computed
+    out = tmp_path / "run.csv"
+    assert main(["kinematics", str(EXAMPLES / f"{name}.json"), "--csv", str(out)]) == 0
+    csv_rows = list(csv.reader(out.open()))[1:]
+    assert [[repr(x) for x in row] for row in data["rows"]] == csv_rows  # the same text as the CSV's cells
