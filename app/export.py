@@ -143,7 +143,11 @@ class MotionRun(QObject):
         self.t_end = t_end
         steps = steps or max(1, round(t_end * KINEMATIC_STEPS_PER_SECOND))
         self._started = (pb.t_end, pb.steps) != (t_end, steps)
-        pb.set_range(t_end, steps)  # solves again only if the range changed
+        why = pb.set_range(t_end, steps)  # solves again only if the range changed
+        if why:  # (a range no run may take: the Motion dock's own refusal)
+            self._started = False
+            self._fail(why)
+            return
         self.reused = not self._started  # solved, or being solved, over exactly this range
         self._check()
         if pb.status_kind == "error":
@@ -161,7 +165,10 @@ class MotionRun(QObject):
             self.reused = True
         else:
             if pb.contact_end() < t_end - TIME_TOLERANCE:
-                pb.set_range(t_end, 1)
+                why = pb.set_range(t_end, 1)
+                if why:
+                    self._fail(why)
+                    return
             self._started = True
             pb.run()
         self._check()

@@ -318,16 +318,8 @@ class MotionPanel(QWidget):
             box.blockSignals(False)
 
     def _end_check(self, t_end: float) -> str:
-        """Why a contact run cannot go to `t_end` (more steps of the document's dt than a run may take), or ''."""
-        pb = self.playback
-        if pb.kind != "contact":
-            return ""
-        sim = pb.document.mechanism.simulation
-        try:
-            validate.step_count(t_end, float(sim.dt) if sim else 0.01)
-        except LinkwrightError as exc:
-            return exc.message
-        return ""
+        """Why the run cannot go to `t_end` (Playback.end_refusal: the same check as every other End), or ''."""
+        return self.playback.end_refusal(t_end)
 
     def _end_refused(self, reason: str) -> None:
         """A typed End not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
@@ -346,4 +338,13 @@ class MotionPanel(QWidget):
             t_end = self.end_box.value()
         if self.sender() is not self.end_box:
             steps = self.steps_box.value()
-        self.playback.set_range(t_end, steps)
+        # (an End not typed, from the arrows, Page Up, the wheel or setValue, skips the box's validation of typed
+        # text: the Playback refuses it with the same reason, and the boxes show the range kept)
+        why = self.playback.set_range(t_end, steps)
+        if why:
+            self._show_options()
+            if self.sender() is self.steps_box:
+                self.status_label.setText(f"Steps: {why}")
+                self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
+            else:
+                self._end_refused(why)

@@ -16,6 +16,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from core import validate
 from core.errors import LinkwrightError
 from core.kinematics import RankMobility
 from core.run import RunSpec, describe_kind, nothing_to_move, run_kind, undriven_massive_bodies
@@ -232,22 +233,45 @@ class Playback(QObject):
         """Whether an edit re-runs the motion by itself (the rule in this module's docstring)."""
         return self.kind == "kinematics" or (self.kind == "contact" and self.expected_seconds() <= AUTO_RUN_SECONDS)
 
-    def set_range(self, t_end: float, steps: int) -> None:
-        """Kinematics: solve up to `t_end` seconds in `steps` steps; contact: run to `t_end` (re-runs if it changed)."""
+    def end_refusal(self, t_end: float) -> str:
+        """Why the motion cannot be run to `t_end` seconds ('' if it can): outside [MIN_DT, MAX_DURATION] s, or for
+        a contact run more steps of the document's dt than a run may take (the run's own check,
+        core.validate.step_count). The one check of every End: typed in the Motion dock, stepped there with the
+        arrows or the wheel, set from code (set_range)."""
+        t_end = float(t_end)
+        if not validate.MIN_DT <= t_end <= validate.MAX_DURATION:  # (nan too)
+            return f"must be between {validate.MIN_DT:g} and {validate.MAX_DURATION:g} s, got {t_end:g}"
+        if self.kind != "contact":
+            return ""
+        sim = self.document.mechanism.simulation
+        try:
+            validate.step_count(t_end, float(sim.dt) if sim else 0.01)
+        except LinkwrightError as exc:
+            return exc.message
+        return ""
+
+    def set_range(self, t_end: float, steps: int) -> str:
+        """Kinematics: solve up to `t_end` seconds in `steps` steps; contact: run to `t_end` (re-runs if it changed).
+        A range that cannot be run is not taken: the reason is returned (end_refusal; steps outside [1, MAX_STEPS]
+        for a driven mechanism), '' when the range was taken or was already the one set."""
         t_end, steps = float(t_end), int(steps)
-        if not (np.isfinite(t_end) and t_end > 0 and steps >= 1):
-            return
+        why = self.end_refusal(t_end)
+        if not why and self.kind != "contact" and not 1 <= steps <= validate.MAX_STEPS:
+            why = f"steps must be between 1 and {validate.MAX_STEPS:,}, got {steps}"
+        if why:
+            return why
         if self.kind == "contact":
             if t_end != self.contact_end():
                 self.contact_t_end = t_end
                 self.optionsChanged.emit()
                 self._edited()
-            return
+            return ""
         if (t_end, steps) == (self.t_end, self.steps):
-            return
+            return ""
         self.t_end, self.steps = t_end, steps
         self.rangeChanged.emit(t_end, steps)
         self._restart()
+        return ""
 
     def set_method(self, method: str) -> None:
         """Contact runs: 'implicit' or 'explicit' (re-runs by the auto-run rule)."""

@@ -142,6 +142,43 @@ def test_the_end_box_says_why_it_refuses_a_typed_end(window, qtbot):
     finished(win)
 
 
+def test_an_end_not_typed_is_refused_as_a_typed_one(window, qtbot):
+    """Only a typed End was refused: the End box's arrows, Page Up or the wheel (stepBy), its setValue and the
+    Playback's set_range took an End of more steps than a run may take (or out of range) without a word, Steps
+    showed '> 1000000' and the reason came only at Run. Every one now goes through Playback.end_refusal."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    win = window("contact_sphere_drop")  # dt 0.01 s: the limit of 1,000,000 steps is at 10,000 s
+    finished(win)
+    m, pb = win.motion, win.playback
+    _type_end(win, "9999.5")
+    assert pb.contact_end() == 9999.5 and not m.end_box.styleSheet()
+    pb.stop()
+    finished(win)
+    token = pb.worker.token
+    QTest.keyClick(m.end_box.lineEdit(), Qt.Key_Up)  # one single step (1 s) up: 1,000,050 steps
+    assert pb.contact_end() == 9999.5 and m.end_box.value() == 9999.5 and m.steps_box.text() == "999950"
+    why = "10000.5 s in steps of 0.01 s is 1e+06 steps; the limit is 1,000,000"
+    assert m.status_label.text().startswith(f"End: {why}") and why in m.end_box.toolTip() and m.end_box.styleSheet()
+    m.end_box.setValue(20000.0)  # from code
+    assert pb.contact_end() == 9999.5 and m.end_box.value() == 9999.5
+    assert "20000 s in steps of 0.01 s" in m.status_label.text()
+    assert pb.set_range(20000.0, 1).startswith("20000 s in steps of 0.01 s is 2e+06 steps; the limit is 1,000,000")
+    assert pb.set_range(float("nan"), 1).startswith("must be between 1e-09 and 1e+06 s, got nan")
+    assert pb.set_range(2e6, 1) == "must be between 1e-09 and 1e+06 s, got 2e+06"
+    assert pb.contact_end() == 9999.5 and pb.worker.token == token and not pb.is_running()  # nothing re-ran
+    QTest.keyClick(m.end_box.lineEdit(), Qt.Key_Down)  # a step the run can take is taken: the red goes
+    assert pb.contact_end() == 9998.5 and not m.end_box.styleSheet()
+    pb.stop()
+    finished(win)
+    # a driven mechanism: its steps are bounded too
+    win.document.replace(io.load(EXAMPLES / "fourbar.json"))
+    finished(win)
+    assert pb.set_range(1.0, 2_000_000) == "steps must be between 1 and 1,000,000, got 2000000"
+    assert (pb.t_end, pb.steps) != (1.0, 2_000_000)
+
+
 def test_opening_another_document_resets_the_motion_status_at_once(window, qtbot):
     """Item 5: after opening another document the status line showed the previous one's for up to a second (a red
     'nothing to move' on a contact scene, the pile's '101 frames' and a full bar with no frame yet)."""
