@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from ..errors import LinkwrightError
 from ..model import Mechanism
@@ -75,27 +77,90 @@ class RankMobility:
         }
 
 
-def _rank(A: np.ndarray) -> int:
-    if A.size == 0:
-        return 0
-    s = np.linalg.svd(A, compute_uv=False)
-    return int((s > RANK_RTOL * max(s[0], 1.0)).sum()) if len(s) else 0
+class _Block(NamedTuple):
+    """One diagonal block of the loop-closure Jacobian G[:, cols] (_loop_blocks), with its SVD."""
+
+    rows: np.ndarray  # rows of G
+    cols: np.ndarray  # positions among the columns asked for
+    u: np.ndarray  # full SVD of G[rows][:, cols]: u (r x r), s, vt (c x c)
+    s: np.ndarray
+    vt: np.ndarray
+
+
+def _loop_blocks(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> tuple[list[_Block], float]:
+    """G[:, cols] as diagonal blocks, each with its SVD, and the rank threshold of the whole matrix (RANK_RTOL times
+    its largest singular value, at least 1, as _rank's).  Two loops are in one block when they share a coordinate: a
+    loop's rows depend on its own joints' coordinates only, so G is block diagonal in these blocks (loops of different
+    biconnected parts of the graph share none: a Stephenson chain's loops are one block, a row of four-bars hinged
+    at single bodies one block each).  A coordinate of no loop is a block with no rows.  The rank, null spaces and
+    second-order forms are computed per block: a large drawing's count costs the sum of its blocks' SVDs, not one SVD
+    of the whole (cubic in its size), and the singular value of a block is one of the whole's."""
+    nl, per = km.n_loops, len(km.rows)
+    pos = np.full(km.nq, -1)
+    pos[cols] = np.arange(len(cols))
+    # components of the graph of loops (nodes 0..nl-1) and coordinates (nl..nl+nq-1), an edge per Jacobian entry
+    nodes = nl + km.nq
+    graph = sp.coo_matrix((np.ones(len(km.pair_loop)), (km.pair_loop, nl + km.pair_col)), shape=(nodes, nodes))
+    _n, label = connected_components(graph, directed=False)
+    order = np.argsort(label, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(label[order]) != 0])
+    blocks, smax = [], 0.0
+    for members in np.split(order, starts[1:]):
+        loops, coords = members[members < nl], members[members >= nl] - nl
+        c = pos[coords]
+        c = c[c >= 0]
+        if not len(c):  # (a loop whose coordinates are not asked for: its rows are zero in G[:, cols])
+            continue
+        rows = (loops[:, None] * per + np.arange(per)).ravel()
+        u, s, vt = np.linalg.svd(G[np.ix_(rows, cols[c])]) if len(rows) else (np.zeros((0, 0)), np.zeros(0),
+                                                                               np.eye(len(c)))
+        blocks.append(_Block(rows, c, u, s, vt))
+        smax = max(smax, s[0] if len(s) else 0.0)
+    return blocks, RANK_RTOL * max(smax, 1.0)
+
+
+def _block_rank(block: _Block, threshold: float) -> int:
+    return int((block.s > threshold).sum())
+
+
+def _loop_rank(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> int:
+    """The rank of G[:, cols] (as _rank), by blocks."""
+    blocks, threshold = _loop_blocks(km, G, cols)
+    return sum(_block_rank(b, threshold) for b in blocks)
+
+
+def _loop_null_space(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(len(cols), k) orthonormal basis of G[:, cols]'s null space (as _null_space), by blocks."""
+    blocks, threshold = _loop_blocks(km, G, cols)
+    parts = []
+    for b in blocks:
+        basis = b.vt[_block_rank(b, threshold):].T
+        part = np.zeros((len(cols), basis.shape[1]))
+        part[b.cols] = basis
+        parts.append(part)
+    return np.hstack(parts) if parts else np.zeros((len(cols), 0))
+
+
+def body_twists(ws: Workspace, rates: np.ndarray) -> np.ndarray:
+    """(n_bodies, 6, k): world twist (v, w) of each body along each of the k motions `rates` (nq, k) of the
+    coordinates, at the last `forward` (twists add from the root along the tree; cost n_bodies x k)."""
+    km = ws.km
+    S = _step_twists(ws)
+    k = rates.shape[1]
+    out = np.zeros((km.n_bodies, 6, k))
+    if km.nq == 0 or not k:  # only fixed joints: nothing moves (and the padded step indices point at no coordinate)
+        return out
+    for child, par, jt in km.levels:
+        for c, p, j in zip(child, par, jt):
+            sign = 1.0 if km.tree_forward[j] else -1.0
+            # (a padding step has S = 0, whatever coordinate its index names)
+            out[c] = out[p] + sign * (S[j].T @ rates[km.step_coord[j]])
+    return out
 
 
 def body_twist_jacobian(ws: Workspace) -> np.ndarray:
     """(n_bodies, 6, nq): world twist (v, w) of each body per unit rate of each coordinate, at the last `forward`."""
-    km = ws.km
-    S = _step_twists(ws)
-    Jb = np.zeros((km.n_bodies, 6, km.nq))
-    if km.nq == 0:  # only fixed joints: nothing moves (and the padded step indices point at no coordinate)
-        return Jb
-    for child, par, jt in km.levels:
-        for c, p, j in zip(child, par, jt):
-            sign = 1.0 if km.tree_forward[j] else -1.0
-            Jb[c] = Jb[p]
-            for s in range(3):
-                Jb[c, :, km.step_coord[j, s]] += sign * S[j, s]
-    return Jb
+    return body_twists(ws, np.eye(ws.km.nq))
 
 
 # Joints without an axis: a ball joint's three coordinates are angles of its own parametrisation, not a turn about or a
@@ -105,16 +170,26 @@ def body_twist_jacobian(ws: Workspace) -> np.ndarray:
 AXISLESS_JOINTS = frozenset({"spherical"})
 
 
-def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
-    """Rows that vanish on idle motions, and only on them. A motion the loops allow is idle when it
+def _axisless(km: KinematicModel, cols: np.ndarray) -> np.ndarray:
+    """The coordinates among `cols` of joints without an axis (ball joints): the only ones an idle motion changes."""
+    return np.array([c for c in cols if km.joint_types[km.coord_joint[c]] in AXISLESS_JOINTS], dtype=np.int64)
+
+
+def _idle_constraints(km: KinematicModel, ws: Workspace, cols: np.ndarray) -> np.ndarray:
+    """Rows on the coordinates `cols` of ball joints (_axisless) that vanish on idle motions, and only on them: the
+    idle motions are the null space of these rows stacked on the loops' G[:, cols], every other coordinate held.
+    A motion the loops allow is idle when it
     - moves no joint centre (the velocity of the centre in each of its two bodies: the spin of an RSSR's coupler about
       the line through its ball joints moves none),
     - moves no body on one joint (such a body carries whatever it is attached to: its motion is never idle), and
-    - turns or slides no joint about or along an axis: it changes the coordinates of ball joints alone.
+    - turns or slides no joint about or along an axis: it changes the coordinates of ball joints alone (so only
+      their columns are asked for; a drawing without ball joints has no idle freedom, at no cost).
     The last rule keeps shafts real: a shaft turning in its bearings moves no joint centre either (every centre lies on
     a rotation axis: a universal-joint driveshaft, coaxial revolutes in series, a shaft on two coaxial bearings), but
     it turns revolutes (or cylindrical, universal joints), whose angles a driver drives."""
-    Jb = body_twist_jacobian(ws)
+    if not len(cols):
+        return np.zeros((0, 0))
+    Jb = body_twists(ws, np.eye(km.nq)[:, cols])
     rows = []
     for j in range(km.n_joints):
         at = km.joint_at[j]  # world position of the joint centre (evaluated in the design configuration)
@@ -125,10 +200,18 @@ def _idle_constraints(km: KinematicModel, ws: Workspace) -> np.ndarray:
     for k in range(km.n_bodies):
         if degree[k] <= 1:
             rows.append(Jb[k])  # a body on one joint carries whatever it is attached to: its motion is never idle
-    axis_coords = [c for c in range(km.nq) if km.joint_types[km.coord_joint[c]] not in AXISLESS_JOINTS]
-    if axis_coords:
-        rows.append(np.eye(km.nq)[axis_coords])  # the coordinates of every joint with an axis stay
-    return np.vstack(rows) if rows else np.zeros((0, km.nq))
+    return np.vstack(rows) if rows else np.zeros((0, len(cols)))
+
+
+def _idle_basis(km: KinematicModel, ws: Workspace, G: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """(len(cols), i) orthonormal basis of the idle motions among the coordinates `cols`, every other one held."""
+    ball = _axisless(km, cols)
+    if not len(ball):
+        return np.zeros((len(cols), 0))
+    b = _null_space(np.vstack((G[:, ball], _idle_constraints(km, ws, ball))), len(ball))
+    basis = np.zeros((len(cols), b.shape[1]))
+    basis[[list(cols).index(c) for c in ball]] = b
+    return basis
 
 
 def freedoms_text(n: int, idle: int, floating: int = 0, singular: int = 0) -> str:
@@ -252,31 +335,55 @@ def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray) -> in
     (the lowest nonzero derivative of an analytic motion satisfies both orders; a configuration rigid to second order
     is rigid, as Connelly and Whiteley's second-order rigidity of frameworks). A four-bar drawn flat with
     l = s + p + q: k = 2, one definite form, 0 freedoms; drawn flat at a change point (s + l = p + q): one indefinite
-    form, 1 (two branches cross there)."""
-    A = G[:, cols]
-    if not A.shape[0] or not len(cols):
-        return len(cols)
-    u, s, vt = np.linalg.svd(A)
-    r = int((s > RANK_RTOL * max(s[0] if len(s) else 0.0, 1.0)).sum())
-    N, Y = vt[r:].T, u[:, r:]
-    k = N.shape[1]
-    if not k or not Y.shape[1]:
-        return k
-    rates = np.zeros((k, ws.km.nq))
-    rates[:, cols] = N.T
+    form, 1 (two branches cross there).
+    Decided per block of G (_loop_blocks): on the first-order motions a block's forms depend on its own coordinates
+    alone (a loop's bias is its joints' brackets plus the bracket of the twist it is carried with and its closing
+    twist G_L v, which is 0 on them), so the real cone is the product of the blocks' cones, and its dimension the sum.
+    Singular loops in different blocks (four-bars hinged at single bodies, each drawn flat) are each decided exactly;
+    the bound is only an upper bound when one block has several forms that no semidefinite combination decides."""
+    km = ws.km
+    blocks, threshold = _loop_blocks(km, G, cols)
     # the forms of a regular configuration are round-off (1e-17 of the mechanism's size); those of a singular one
     # are of the order of the size over a link length
-    tol = 1e-7 * max(s[0], 1.0)
-    # Probe them first with two (reproducibly) random first-order motions: a nonzero form vanishes on a random one
-    # with probability 0, so a regular configuration is told without computing the p k^2 form entries.
-    probe = np.random.default_rng(0).standard_normal((2, k))
-    probe /= np.linalg.norm(probe, axis=1, keepdims=True)
-    if all(np.abs(Y.T @ loop_bias(ws, x @ rates)).max(initial=0.0) <= tol for x in probe):
-        return k
-    if k > _MAX_FORMS:  # too many to decide: a nonzero form confines the motions to a cone of one dimension less
-        return k - 1
-    Q = np.tensordot(Y, loop_bias_forms(ws, rates), axes=(0, 0))  # (p, k, k)
-    return _cone_dimension(Q, tol)
+    tol = 1e-7 * threshold / RANK_RTOL
+    parts = []  # (block, Y, N) of the blocks with first-order freedoms and rows left over: forms to decide
+    total = 0
+    for b in blocks:
+        r = _block_rank(b, threshold)
+        k = len(b.cols) - r
+        total += k
+        if k and b.u.shape[1] > r:
+            parts.append((b, b.u[:, r:], b.vt[r:].T))
+    if not parts:
+        return total
+
+    def rates_of(b, N):  # (k, nq): the block's first-order motions as rates of every coordinate
+        rates = np.zeros((N.shape[1], km.nq))
+        rates[:, cols[b.cols]] = N.T
+        return rates
+
+    # Probe every block at once with two (reproducibly) random first-order motions, one part in each block: a nonzero
+    # form vanishes on a random one with probability 0, so a regular configuration is told without computing the
+    # p k^2 form entries (a block's rows see its own part only).
+    rng = np.random.default_rng(0)
+    probes = []
+    for _ in range(2):
+        x = np.zeros(km.nq)
+        for b, _Y, N in parts:
+            a = rng.standard_normal(N.shape[1])
+            x += (a / np.linalg.norm(a)) @ rates_of(b, N)
+        probes.append(loop_bias(ws, x))
+    for b, Y, N in parts:
+        if all(np.abs(Y.T @ bias[b.rows]).max(initial=0.0) <= tol for bias in probes):
+            continue
+        k = N.shape[1]
+        if k > _MAX_FORMS:  # too many to decide: a nonzero form confines the motions to a cone of one dimension less
+            total -= 1
+            continue
+        loops = np.unique(b.rows // len(km.rows))
+        forms = loop_bias_forms(ws, rates_of(b, N), loops)[b.rows]  # (rows of the block, k, k)
+        total -= k - _cone_dimension(np.tensordot(Y, forms, axes=(0, 0)), tol)
+    return total
 
 
 class _Analysis(NamedTuple):
@@ -285,7 +392,6 @@ class _Analysis(NamedTuple):
     ws: Workspace  # the workspace at the design configuration
     closed: bool  # the loops close there
     G: np.ndarray  # the loops' twist Jacobian
-    full: np.ndarray  # G with the idle rows (_idle_constraints)
     rank: int  # rank of G
     idle: int  # idle freedoms
     singular: int  # first-order freedoms of a singular position that no motion follows
@@ -298,14 +404,14 @@ def _analysis(km: KinematicModel) -> _Analysis:
     forward(ws, np.zeros(km.nq))
     closed = bool(np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale)
     G = twist_jacobian(ws)
-    full = np.vstack((G, _idle_constraints(km, ws)))
-    idle = km.nq - _rank(full) if km.nq else 0
-    rank = _rank(G)
+    every = np.arange(km.nq)
+    idle = _idle_basis(km, ws, G, every).shape[1]
+    rank = _loop_rank(km, G, every)
     first = km.nq - rank
     # (a drawing whose loops do not close is no configuration of the mechanism: its first-order count stands)
-    second = _second_order_freedoms(ws, G, np.arange(km.nq)) if closed and first else first
+    second = _second_order_freedoms(ws, G, every) if closed and first else first
     second = max(second, idle)  # (idle freedoms are motions: the bound counts them)
-    return _Analysis(ws, closed, G, full, rank, idle, first - second, second - idle)
+    return _Analysis(ws, closed, G, rank, idle, first - second, second - idle)
 
 
 def rank_mobility(mech: Mechanism) -> RankMobility:
@@ -346,16 +452,16 @@ def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
     U = km.unknown
     if not len(U):
         return np.ones(km.n_bodies, bool), np.ones(km.n_bodies, bool)
-    G = twist_jacobian(ws)[:, U] if km.n_loops else np.zeros((0, len(U)))
-    free = _null_space(G, len(U))  # orthonormal motions of the undriven coordinates that keep the loops closed
-    Jb = body_twist_jacobian(ws)[:, :, U]
-    motion = Jb @ free  # (n, 6, k): world twists of the bodies along those motions
+    G = twist_jacobian(ws)
+    free = _loop_null_space(km, G, U)  # orthonormal motions of the undriven coordinates that keep the loops closed
+    E = np.eye(km.nq)[:, U]  # (the rates of every coordinate along a motion of the undriven ones)
+    motion = body_twists(ws, E @ free)  # (n, 6, k): world twists of the bodies along those motions
     tol = RANK_RTOL * max(km.length_scale, 1.0)
     fixed = np.abs(motion).max(axis=(1, 2), initial=0.0) <= tol
     held = fixed.copy()
     if fixed.all():
         return fixed, held
-    idle_motion = Jb @ _null_space(np.vstack((G, _idle_constraints(km, ws)[:, U])), len(U))  # (n, 6, i)
+    idle_motion = body_twists(ws, E @ _idle_basis(km, ws, G, U))  # (n, 6, i)
     for k in np.flatnonzero(~fixed):
         # body k moves only idly when every twist the free motions give it is one an idle motion gives it
         u, s, _vt = np.linalg.svd(idle_motion[k])
@@ -380,10 +486,10 @@ def check_drivers(km: KinematicModel) -> int:
     if nd != a.need:
         raise LinkwrightError("drivers", drivers_text(a.need, a.idle, nd, km.floating_freedoms, a.singular))
     U = km.unknown
-    rank_u = _rank(a.G[:, U])
+    rank_u = _loop_rank(km, a.G, U)
     # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows]); at a singular position
     # (a four-bar drawn flat) a first-order freedom that no motion follows is left too (_second_order_freedoms)
-    idle_u = len(U) - _rank(a.full[:, U])
+    idle_u = _idle_basis(km, a.ws, a.G, U).shape[1]
     if rank_u < a.rank or (len(U) - rank_u > idle_u and not (
             a.closed and _second_order_freedoms(a.ws, a.G, U) <= idle_u)):
         names = ", ".join(km.coord_names[c] for c in km.driven)

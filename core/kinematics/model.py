@@ -141,16 +141,18 @@ def compile_model(mech: Mechanism, drivers: bool = True) -> KinematicModel:
     roots = [i for i in range(n) if parent[i] is None]
     for r in roots:
         depth[r] = 0
-    changed = True
-    while changed:
-        changed = False
-        for i in range(n):
-            if depth[i] < 0 and parent[i] is not None and depth[parent[i][0]] >= 0:
-                depth[i] = depth[parent[i][0]] + 1
-                changed = True
+    for i in range(n):  # (each body's depth once: up to the first body of known depth, then down again)
+        up = []
+        while depth[i] < 0:
+            up.append(i)
+            i = parent[i][0]
+        for j in reversed(up):
+            depth[j] = depth[parent[j][0]] + 1
     levels = []
-    for d in range(1, int(depth.max(initial=0)) + 1):
-        kids = [i for i in range(n) if depth[i] == d]
+    by_depth = np.argsort(depth, kind="stable")  # (bodies of one depth in their order)
+    cuts = np.searchsorted(depth[by_depth], np.arange(1, int(depth.max(initial=0)) + 2))
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        kids = [int(i) for i in by_depth[lo:hi]]
         levels.append((np.array(kids, dtype=np.int64),
                        np.array([parent[i][0] for i in kids], dtype=np.int64),
                        np.array([parent[i][1] for i in kids], dtype=np.int64)))
@@ -162,24 +164,26 @@ def compile_model(mech: Mechanism, drivers: bool = True) -> KinematicModel:
             p, k = parent[i]
             tree_forward[k] = ja[k] == p
 
-    # The tree joints on the path from the root to each body, with the sign of their effect on that body.
-    def path(body: int) -> dict[int, int]:
+    # The tree joints of a chord's loop: those on the paths from its two bodies up to their nearest common ancestor
+    # (the steps on the common path from the root cancel exactly), each with the sign of its effect on the chord's
+    # a side (+) or b side (-): a walk up the deeper side first, as long as the loop.
+    def loop_path(a: int, b: int) -> dict[int, int]:
         out: dict[int, int] = {}
-        while parent[body] is not None:
-            p, k = parent[body]
-            out[k] = 1 if tree_forward[k] else -1
-            body = p
+        while a != b and (parent[a] is not None or parent[b] is not None):
+            up_a = parent[b] is None or (parent[a] is not None and depth[a] >= depth[b])
+            p, k = parent[a] if up_a else parent[b]
+            out[k] = (1 if tree_forward[k] else -1) * (1 if up_a else -1)
+            if up_a:
+                a = p
+            else:
+                b = p
         return out
 
     chords = np.array(st.chords, dtype=np.int64)
     pl, pj, ps, pc = [], [], [], []
     for li, c in enumerate(chords):
-        pa, pb = path(int(ja[c])), path(int(jb[c]))
         coefs = {int(c): 1}  # the chord's own steps move the "b via the chord" side
-        for k in set(pa) | set(pb):
-            v = pa.get(k, 0) - pb.get(k, 0)  # steps on the common path cancel exactly
-            if v:
-                coefs[k] = v
+        coefs.update(loop_path(int(ja[c]), int(jb[c])))
         for k, v in sorted(coefs.items()):
             for s in range(MAX_STEPS):
                 if scale[k, s] != 0.0:

@@ -457,9 +457,10 @@ def loop_bias(ws: Workspace, qd: np.ndarray) -> np.ndarray:
     return gamma[:, km.rows].ravel()
 
 
-def loop_bias_forms(ws: Workspace, V: np.ndarray) -> np.ndarray:
+def loop_bias_forms(ws: Workspace, V: np.ndarray, loops: np.ndarray | None = None) -> np.ndarray:
     """(n_rows, k, k) symmetric: the bilinear forms of `loop_bias` on the rates V (k, nq),
-    loop_bias(x @ V) = out @ x @ x for every x (k,), at the configuration in `ws` (one batched evaluation)."""
+    loop_bias(x @ V) = out @ x @ x for every x (k,), at the configuration in `ws` (one batched evaluation); with
+    `loops`, the rows of those loops only (the others are left zero)."""
     km = ws.km
     k = len(V)
     out = np.zeros((km.n_rows, k, k))
@@ -478,7 +479,7 @@ def loop_bias_forms(ws: Workspace, V: np.ndarray) -> np.ndarray:
     R = rate.reshape(k, -1)[:, P]  # (k, P): each pair's rate
     X *= km.pair_coef[None, :, None]
     G = np.zeros((km.n_loops, 6, k, k))  # the bias' bracket terms per loop, unsymmetrised
-    for loop in range(km.n_loops):
+    for loop in range(km.n_loops) if loops is None else loops:
         p = np.flatnonzero(km.pair_loop == loop)
         G[loop] = np.einsum("apr,bp->rab", X[:, p], R[:, p])
     G = 0.5 * (G + np.swapaxes(G, 2, 3))
