@@ -370,6 +370,7 @@ class AnimationExport(QObject):
         self._writer_error: str | None = None
         self._writer: threading.Thread | None = None
         self._cancelled = False
+        self.interrupted = False  # interrupt(): the file ends with the frames rendered so far
         self._ended = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -402,6 +403,11 @@ class AnimationExport(QObject):
         """Stop after the current frame; the partial file is removed."""
         self._cancelled = True
 
+    def interrupt(self) -> None:
+        """Stop after the current frame and finish the file with the frames rendered so far (a playable animation,
+        `finished(True, '')`); with no frame rendered yet nothing is written (`finished(False, ...)`)."""
+        self.interrupted = True
+
     def abort(self) -> None:
         """Stop now (window close): the writer thread is ended and joined, the partial file removed."""
         self._cancelled = True
@@ -414,6 +420,9 @@ class AnimationExport(QObject):
             return
         if self._cancelled or self._writer_error:
             self._close(False, self._writer_error or "cancelled")
+            return
+        if self.interrupted:
+            self._close(self.frames_done > 0, "" if self.frames_done else "no frame was rendered")
             return
         k = self.frames_done
         t = float(self.times[k])
@@ -567,7 +576,7 @@ def _check_time(value: float, option: str) -> float:
 
 
 @contextmanager
-def _stop_signals(cleanup: Callable[[], None]):
+def _stop_signals(cleanup: Callable[[], None], graceful: Callable[[int], bool] | None = None):
     """Ctrl+C (SIGINT) and SIGTERM while `render` turns Qt's event loop end the process at once, as a headless
     command ends: cleanup() (the part file of the animation goes; an existing file of its name is left as it was),
     "interrupted" or "terminated" on stderr, status 130 or 143.  The signals reach Qt's loop through a socket that
@@ -575,7 +584,9 @@ def _stop_signals(cleanup: Callable[[], None]):
     swallowed and the render then waited forever, and a handler run by Python's own mechanism ran only after the
     export's last frame (the signal came to another thread).  Once the display has gone away (wait_for: Qt's loop no
     longer turns) Python's handler ends the process itself, e.g. while the render waits for its writer thread.
-    Needs the QApplication."""
+    The first signal is offered to graceful(signum) first: when it returns True it has taken the stop over (the
+    render finishes its file with the frames rendered so far, then ends with 130 or 143); a second signal ends the
+    process at once.  Needs the QApplication."""
     rsock, wsock = socket.socketpair()
     rsock.setblocking(False)
     wsock.setblocking(False)
@@ -586,12 +597,19 @@ def _stop_signals(cleanup: Callable[[], None]):
         os.write(2, b"interrupted\n" if signum == signal.SIGINT else b"terminated\n")
         os._exit(128 + signum)
 
+    taken: list[int] = []  # the signal graceful() took over
+
     def stop() -> None:
         try:
             data = rsock.recv(64)
         except OSError:
             return
         sigs = [b for b in data if b in (signal.SIGINT, signal.SIGTERM)]
+        if not sigs:
+            return
+        if not taken and graceful is not None and graceful(sigs[0]):
+            taken.append(sigs[0])
+            sigs = sigs[1:]
         if sigs:
             finish(sigs[0])
 
@@ -656,12 +674,31 @@ def render_command(args) -> int:
     if missing_display():  # (Qt would abort the process; say what to do instead)
         raise LinkwrightError("render", "needs a display for OpenGL: run it under Xvfb (xvfb-run -a linkwright render ...)")
     application()
-    with _stop_signals(lambda: AnimationExport.part_path(out).unlink(missing_ok=True)):
-        return _render(args, mech, out, t_end)
+    stop = _RenderStop()
+    with _stop_signals(lambda: AnimationExport.part_path(out).unlink(missing_ok=True), stop):
+        return _render(args, mech, out, t_end, stop)
 
 
-def _render(args, mech, out: Path, t_end: float) -> int:
-    """render_command's window, run and export (after its checks; Ctrl+C and SIGTERM: _stop_signals)."""
+class _RenderStop:
+    """Ctrl+C or SIGTERM while `render` draws its frames (_stop_signals' graceful): the export stops after the frame
+    it draws and finishes the file with the frames rendered so far, a playable GIF or MP4, and the render ends with
+    130 or 143 saying how far it got.  Before the frames (loading, the run) the signal ends the render at once, with
+    nothing written, as before."""
+
+    def __init__(self) -> None:
+        self.export: AnimationExport | None = None
+        self.signum: int | None = None
+
+    def __call__(self, signum: int) -> bool:
+        if self.export is None or self.signum is not None:
+            return False
+        self.signum = signum
+        self.export.interrupt()
+        return True
+
+
+def _render(args, mech, out: Path, t_end: float, stop: _RenderStop | None = None) -> int:
+    """render_command's window, run and export (after its checks; Ctrl+C and SIGTERM: _stop_signals, _RenderStop)."""
     from .document import Document
     from .playback import Playback
     from .selection import Selection
@@ -687,6 +724,8 @@ def _render(args, mech, out: Path, t_end: float) -> int:
         export.progress.connect(lambda k, total: bar(k / max(total, 1)))
         result: dict = {}
         export.finished.connect(lambda ok, msg: result.update(ok=ok, msg=msg))
+        if stop is not None:
+            stop.export = export
         export.start()
         try:
             while not result:
@@ -694,6 +733,18 @@ def _render(args, mech, out: Path, t_end: float) -> int:
         except BaseException:  # (the display went away: the writer thread ended, the part file removed)
             export.abort()
             raise
+        if stop is not None and stop.signum is not None:
+            word = "interrupted" if stop.signum == signal.SIGINT else "terminated"
+            n = export.frames_done
+            if sys.stderr.isatty() and n < len(export.times):
+                sys.stderr.write("\n")  # (after the progress bar, which stopped short of its end)
+            if result["ok"]:
+                t_last = float(export.times[n - 1])
+                print(f"{word} at t = {t_last:g} s ({n} frame{'s' if n != 1 else ''} written to {out})",
+                      file=sys.stderr)
+            else:  # (no frame yet, or the file could not be finished: its part file is gone, an old file kept)
+                print(f"{word}: {result['msg']}; nothing written", file=sys.stderr)
+            return 128 + stop.signum
         if not result["ok"]:
             raise LinkwrightError("--out", result["msg"])
         if not motion.ok:

@@ -198,32 +198,81 @@ def test_the_last_frame_is_at_the_end_time_asked_for(tmp_path):
     assert moved > 1 and np.abs(a[1] - b[1]).mean() < 0.05 * moved  # the same state, t = 0.5 s, at either rate
 
 
+def _render_signalled(tmp_path, file: Path, out: Path, sig, when: bytes, *args: str):
+    """Run `render FILE --out OUT ARGS` with its stderr on a terminal (its progress bars show) and send `sig` once
+    the bar `when` (b"running [" or b"rendering [") is past 0 %; (status, stderr text)."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "app", "render", str(file), "--out", str(out), *args], cwd=ROOT,
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    err, sent = b"", False
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if not sent and when in err and b"  0%" not in err.rsplit(b"\r", 1)[-1]:
+                proc.send_signal(sig)
+                sent = True
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            elif proc.poll() is not None:
+                break
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert sent, err
+    return proc.returncode, err.decode(errors="replace")
+
+
 @pytest.mark.parametrize("sig, status, word, name", [
     (signal.SIGINT, 130, "interrupted", "motion.gif"),
     (signal.SIGTERM, 143, "terminated", "motion.mp4"),
 ])
-def test_render_stopped_by_a_signal_keeps_the_old_file_and_leaves_no_part(tmp_path, sig, status, word, name):
-    # Ctrl+C used to raise inside the export's frame timer (a traceback, then the render waited forever), and SIGTERM
-    # killed it with an MP4 half written over the old file: now either ends the render with the shell's status for
-    # the signal, the old file as it was and no part file left
+def test_render_stopped_by_a_signal_while_it_draws_writes_the_frames_drawn(tmp_path, sig, status, word, name):
+    """Ctrl+C or SIGTERM while render draws its frames wrote nothing (the old file kept, the frames drawn lost; as
+    `simulate` and `kinematics` keep their rows, da223a1): the file is now finished with the frames rendered so far,
+    a playable GIF or MP4 in place of the old file, stderr says how far it got, status 130 or 143, no part file."""
     out = tmp_path / name
     out.write_bytes(b"old content")
-    proc = subprocess.Popen([sys.executable, "-m", "app", "render", str(EXAMPLES / "fourbar.json"), "--out", str(out),
-                             "--t-end", "30", "--fps", "25"], cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while not list(tmp_path.glob(f".{name}.*")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)  # until the export writes its part file: the frames are being rendered
-        assert list(tmp_path.glob(f".{name}.*")), proc.stderr.read() if proc.poll() is not None else "no part file"
-        proc.send_signal(sig)
-        _stdout, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill() if proc.poll() is None else None
-    assert proc.returncode == status, err
-    assert err.strip().endswith(word) and "Traceback" not in err
-    assert out.read_bytes() == b"old content"
+    total = 30 * 25 + 1
+    code, err = _render_signalled(tmp_path, EXAMPLES / "fourbar.json", out, sig, b"rendering [",
+                                  "--t-end", "30", "--fps", "25")
+    assert code == status, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1].strip()  # (a line of its own, after the progress bar)
+    head, _, tail = last.partition(f" frames written to {out})")
+    assert head.startswith(f"{word} at t = ") and tail == "", last
+    n = int(head.rsplit("(", 1)[1])
+    t = float(head.split("t = ")[1].split(" s")[0])
+    assert 1 <= n < total and t == pytest.approx((n - 1) / 25)
+    frames = iio3.imread(out, index=None, **({"plugin": "FFMPEG"} if name.endswith(".mp4") else {}))
+    assert frames.shape[0] == n and frames.shape[2] == 800  # a playable animation of the frames drawn
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_render_stopped_by_a_signal_during_its_run_keeps_the_old_file(tmp_path):
+    """Before any frame is drawn (the run of the motion) a signal ends the render at once: nothing to write, the old
+    file as it was and no part file."""
+    out = tmp_path / "cam.gif"
+    out.write_bytes(b"old content")
+    code, err = _render_signalled(tmp_path, EXAMPLES / "contact_cam_follower.json", out, signal.SIGINT, b"running [",
+                                  "--t-end", "20")
+    assert code == 130, err
+    assert err.strip().endswith("interrupted") and "Traceback" not in err
+    assert out.read_bytes() == b"old content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cam.gif"]
 
 
 def test_render_ends_with_a_message_when_its_display_goes_away(tmp_path):
