@@ -214,11 +214,16 @@ class DriverExpression:
         k = int(np.argmax(anybad))
         c = next(i for i in range(3) if bad[i][k])
         x = out[c][k]
-        what = ("not a real number" if unreal[c][k] else "not finite" if not np.isfinite(x) else
-                f"{x:.3g}, beyond the bound ±{MAX_DRIVEN:g}")
         name = ("value", "velocity", "acceleration")[c]
         for v in out:
             v[k:] = 0.0
+        if np.isfinite(x) and not unreal[c][k] and f"{abs(x):.3g}" == f"{MAX_DRIVEN:.3g}":
+            # just beyond the bound, where a run's driver ends (located by bisection): '1e+09, beyond the bound
+            # ±1e+09' said nothing; the time to the digits of 'the motion ends near t = ...'
+            return out[0], out[1], out[2], k, (f"{name} of '{self.text}' passes the bound ±{MAX_DRIVEN:g} at "
+                                               f"t = {float(tt[k]):.9g}")
+        what = ("not a real number" if unreal[c][k] else "not finite" if not np.isfinite(x) else
+                f"{x:.3g}, beyond the bound ±{MAX_DRIVEN:g}")
         return out[0], out[1], out[2], k, f"{name} of '{self.text}' is {what} at t = {float(tt[k]):g}"
 
 

@@ -364,22 +364,28 @@ class TrajectoryRun:
             p = v = acc = np.zeros((0, 3))
         return Frame(k, s.t, s.q.copy(), s.qd.copy(), s.qdd.copy(), poses, p, v, acc)
 
-    def _locate_driver(self, lo: float, hi: float) -> float:
+    def _locate_driver(self, lo: float, hi: float) -> tuple[float, float]:
         """The last time before `hi` (where a driver is undefined) at which every driver is finite and within its
-        bounds, by bisection."""
+        bounds, and the first time after it at which one is not, by bisection."""
         for _ in range(_BISECTIONS):
             mid = 0.5 * (lo + hi)
             if driver_values_until(self.km, [mid])[3] == 0:
                 hi = mid
             else:
                 lo = mid
-        return lo
+        return lo, hi
 
     def _stop(self, t: float, why: str, s: _State | None, end: float | None = None, driver: bool = False) -> None:
         self.ok = False
         self.stop_time = float(t)
         if s is not None and driver:
-            end = self._locate_driver(s.t, t)  # where the drivers end (a pole, a logarithm's zero)
+            end, past = self._locate_driver(s.t, t)  # where the drivers end (a pole, a logarithm's zero)
+            # the reason quotes the driver where the motion ends, not at the requested time t beyond it
+            # ('exp(800*t)' in steps of 0.01 s: "acceleration ... is 1.91e+09 ... at t = 0.01; the motion ends near
+            # t = 0.00919255298"); its time is the end's, said once
+            err = driver_values_until(self.km, [past])[4]
+            if err is not None and past < t:
+                why = str(err).rsplit(" at t = ", 1)[0]
         self.limit_time = end  # where the mechanism stops following its drivers (None: not found)
         self.reason = f"stopped at t = {t:.6g}: {why}"
         if end is not None:

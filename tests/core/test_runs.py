@@ -312,25 +312,42 @@ def _driven_fourbar(expr: str) -> Mechanism:
 #   1/u:     q'' = 2/u³ = 1e9 at u = (2e-9)^(1/3)
 #   log(u):  q' = -1/u, q'' = -1/u², |q''| = 1e9 at u = 1e-4.5
 #   sqrt(u): q'' = -1/(4 u^1.5) = -1e9 at u = (2.5e-10)^(2/3)
-@pytest.mark.parametrize("expr, what, limit", [("1/(1 - t)", "value", 1 - 2e-9 ** (1 / 3)),
-                                               ("log(1 - t)", "value", 1 - 10**-4.5),
-                                               ("sqrt(1 - t)", "velocity", 1 - 2.5e-10 ** (2 / 3))])
-def test_a_driver_undefined_mid_run_stops_the_run_with_the_frames_before_it(expr, what, limit):
+@pytest.mark.parametrize("expr, limit", [("1/(1 - t)", 1 - 2e-9 ** (1 / 3)), ("log(1 - t)", 1 - 10**-4.5),
+                                         ("sqrt(1 - t)", 1 - 2.5e-10 ** (2 / 3))])
+def test_a_driver_undefined_mid_run_stops_the_run_with_the_frames_before_it(expr, limit):
     # Each driver is undefined at t = 1 (a pole, log(0), an infinite velocity -1/(2 sqrt(0))) and finite before:
-    # over t = 0, 0.1, ..., 2 the run yields the 10 frames t < 1 and stops at t = 1, naming the driver and the time.
+    # over t = 0, 0.1, ..., 2 the run yields the 10 frames t < 1 and stops at t = 1, naming the driver and what of it
+    # ends the motion where it ends (its acceleration passes the bound there; not "value ... is not finite at t = 1").
     mech = _driven_fourbar(expr)
     run = open_run(mech, RunSpec(t_end=2.0, steps=20))
     frames = list(run)
     v = run.verdict
     assert [f.t for f in frames] == pytest.approx([0.1 * k for k in range(10)])
     assert not v.ok and not v.cancelled and v.stop_time == pytest.approx(1.0)
-    assert v.reason.startswith(f"stopped at t = 1: drivers[0].value: {what} of '{expr}' is not finite at t = 1")
     assert v.limit_time == pytest.approx(limit, rel=1e-9)
+    assert v.reason == (f"stopped at t = 1: drivers[0].value: acceleration of '{expr}' passes the bound ±1e+09; "
+                        f"the motion ends near t = {v.limit_time:.9g}")
     # the frames are the driven motion: the crank angle is the driver's value
     q = [f.values["q"][0] for f in frames]
     ref = {"1/(1 - t)": lambda t: 1 / (1 - t), "log(1 - t)": lambda t: np.log(1 - t),
            "sqrt(1 - t)": lambda t: np.sqrt(1 - t)}[expr]
     np.testing.assert_allclose(q, [ref(f.t) for f in frames], rtol=1e-12)
+
+
+def test_a_driver_that_overflows_its_bound_between_two_times_is_quoted_where_the_motion_ends():
+    """exp(800 t) in steps of 0.01 s: its acceleration 640,000 e^(800 t) passes 1e9 at t = ln(1e9 / 640000) / 800 =
+    0.0091926 s. The reason quoted the next requested time's value ("acceleration of 'exp(800*t)' is 1.91e+09, beyond
+    the bound ±1e+09 at t = 0.01"), not where the motion ended; it now names the bound passed there, and that time."""
+    mech = _driven_fourbar("exp(800*t)")
+    run = open_run(mech, RunSpec(t_end=1.0, steps=100))
+    frames = list(run)
+    v = run.verdict
+    end = math.log(1e9 / 640000) / 800
+    assert [f.t for f in frames] == [0.0] and v.stop_time == pytest.approx(0.01)
+    assert v.limit_time == pytest.approx(end, rel=1e-9)
+    assert v.reason == ("stopped at t = 0.01: drivers[0].value: acceleration of 'exp(800*t)' passes the bound ±1e+09; "
+                        f"the motion ends near t = {v.limit_time:.9g}")
+    assert "1.91e+09" not in v.reason and "at t = 0.01;" not in v.reason
 
 
 def test_a_driver_undefined_at_the_first_time_is_a_located_error():
