@@ -641,7 +641,13 @@ def test_a_refused_run_shows_no_progress_of_an_earlier_run(window, qtbot):
     win.document.replace(io.load(EXAMPLES / "contact_sphere_drop.json"))
     finished(win)
     assert bar.value() == 100
-    win.motion.end_box.setValue(1e6)  # 1e8 steps: it waits for Run, and Run is refused
+    # End 100 s, then dt 1e-6 s: 1e8 steps, and Run is refused (an End of too many steps set directly is refused by
+    # the dock itself, test_minor_gui_fixes.test_an_end_not_typed_is_refused_as_a_typed_one)
+    win.motion.end_box.setValue(100.0)
+    assert pb.contact_end() == 100.0
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
+    assert win.editor.set_simulation(dt=1e-6) is None
     pb.run()
     qtbot.waitUntil(lambda: pb.status_kind == "error" and not pb.is_running(), timeout=20000)
     assert win.motion.status_label.text().startswith("End: ") and pb.recording.count == 0
@@ -705,11 +711,13 @@ def _sphere_drop_at_dt(window, qtbot, dt):
 def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused(window, qtbot):
     """End 1e6 s at dt = 1e-6 s: 1e12 steps. The Motion dock put that count into its Steps box (a 32-bit int):
     OverflowError in the slot, which left the box and the method choice as they were; the box now shows its limit,
-    and Run is refused with the reason, nothing started."""
-    win, pb, m = _sphere_drop_at_dt(window, qtbot, 1e-6)
+    and Run is refused with the reason, nothing started. (End 1e6 s is set at dt = 1 s, 1e6 steps, the limit: the dock
+    refuses an End of more steps than that itself; dt is made 1e-6 s after it.)"""
+    win, pb, m = _sphere_drop_at_dt(window, qtbot, 1.0)
     m.end_box.setValue(1e6)
     assert pb.contact_end() == 1e6 and m.end_box.value() == 1e6
-    assert m.steps_box.value() == m.steps_box.maximum() == 1_000_000
+    assert win.editor.set_simulation(dt=1e-6) is None
+    assert m.steps_box.value() == m.steps_box.maximum() == 1_000_000 and m.steps_box.text() == "> 1000000"
     assert m.method_combo.currentText() == "implicit" and not pb.is_running()
     pb.run()  # refused in the run's thread, before any step
     qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
@@ -720,9 +728,12 @@ def test_an_end_time_of_more_steps_than_a_box_holds_is_shown_and_its_run_refused
 def test_a_run_refused_for_its_end_time_names_the_end_box_not_a_command_line_option(window, qtbot):
     """The contact run's own check named `--t-end` (the command line's option); in the app the status line said
     '--t-end: 1000 s in steps of 0.0001 s ...', an option the app has not. The check names the document's
-    simulation.duration, and the Motion dock, whose End gave the value, names its End."""
-    win, pb, m = _sphere_drop_at_dt(window, qtbot, 1e-4)
+    simulation.duration, and the Motion dock, whose End gave the value, names its End. (End 1000 s is set at dt =
+    0.01 s, 1e5 steps; the dock refuses an End of more steps than the limit itself; dt is made 1e-4 s after it.)"""
+    win, pb, m = _sphere_drop_at_dt(window, qtbot, 0.01)
     m.end_box.setValue(1000.0)
+    assert pb.contact_end() == 1000.0 and not pb.is_running()
+    assert win.editor.set_simulation(dt=1e-4) is None
     pb.run()
     qtbot.waitUntil(lambda: not pb.is_running(), timeout=20000)
     status = m.status_label.text()
