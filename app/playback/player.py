@@ -11,7 +11,9 @@ moves, or a joint that holds a body moved by forces: work_units), for either met
 
 from __future__ import annotations
 
+import copy
 import time
+from dataclasses import replace
 
 import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -62,20 +64,51 @@ def _geometry_key(mech) -> tuple:
     return (mech.space, tuple(mech.bodies), tuple(mech.joints))
 
 
+def _units_key(mech) -> tuple:
+    """What work_units depends on: the bodies' names, ground, whether they have mass, their design poses and points
+    (the kinematic model's frames and length scale), the joints, and which coordinates are driven (not the driver
+    expressions, nor masses, shapes, velocities, contact or simulation settings)."""
+    return (mech.space,
+            tuple((b.name, b.ground, b.mass is not None or b.density is not None, b.pose, b.points) for b in mech.bodies),
+            tuple(mech.joints), tuple((d.joint, d.coordinate) for d in mech.drivers))
+
+
+_UNITS_CACHE: list[tuple[tuple, int]] = []  # (key, units), the latest first: undo and redo come back to one
+_UNITS_CACHE_SIZE = 8
+
+
 def work_units(mech) -> int:
     """The units of work of a contact run's step, counted without building the model: the bodies the run moves (not
     ground, with a mass or density or attached by a joint: core.contact.build_model's dynamic bodies, the ones the
     drivers move too) and the joints that hold a body moved by forces (core.run.undriven_massive_bodies; every joint
     when the drivers cannot be analysed). Pairs are not counted: a pile's bodies touch a few neighbours each, not
-    every other body (the pile's 35 shaped pairs had 7 in contact range on average)."""
+    every other body (the pile's 35 shaped pairs had 7 in contact range on average).
+
+    It runs in the GUI thread at an edit (the auto-run rule, before a document's first contact run), and the driver
+    analysis compiles the kinematic model (2-10 ms, about 40 ms on a first call): the count is kept for the last
+    structures seen (_units_key), so an edit of a driver's expression, a mass, an initial velocity, a shape, friction, dt
+    or duration, an undo or a redo costs a comparison. Which bodies the drivers fix does not depend on what the driver
+    expressions say, only on which coordinates they drive: the analysis compiles them as 0, so the count is the same
+    with an expression that does not compile (it was every joint then)."""
+    key = _units_key(mech)
+    for i, (k, units) in enumerate(_UNITS_CACHE):
+        if k == key:
+            if i:
+                _UNITS_CACHE.insert(0, _UNITS_CACHE.pop(i))
+            return units
     attached = {n for j in mech.joints for n in j.bodies}
     moving = sum(1 for b in mech.bodies
                  if not b.ground and (b.mass is not None or b.density is not None or b.name in attached))
     try:
-        forced = set(undriven_massive_bodies(mech)) if mech.joints else set()
+        structure = copy.copy(mech)
+        structure.drivers = [replace(d, value="0") for d in mech.drivers]  # (a shallow copy: the document's stay)
+        forced = set(undriven_massive_bodies(structure)) if mech.joints else set()
     except LinkwrightError:
         forced = attached
-    return moving + sum(1 for j in mech.joints if forced.intersection(j.bodies))
+    units = moving + sum(1 for j in mech.joints if forced.intersection(j.bodies))
+    _UNITS_CACHE.insert(0, (key, units))
+    del _UNITS_CACHE[_UNITS_CACHE_SIZE:]
+    return units
 
 
 def expected_contact_seconds(mech, t_end: float | None, seconds_per_step: float | None = None,
@@ -163,7 +196,6 @@ class Playback(QObject):
         self.progress = (0.0, "")
         self.mobility: RankMobility | None = None
         self.seconds_per_step: float | None = None  # measured on this document's last contact run
-        self._units: tuple | None = None  # (motion key, work_units) of the prior estimate
         self._key = None  # motion content of the document as last seen
         # the motion content the recording's run was started for, and the status its end gave (an edit that is
         # undone brings the document back to it: the frames are no longer stale)
@@ -221,13 +253,8 @@ class Playback(QObject):
         """Estimated wall time of the document's contact run (0 for other kinds)."""
         if self.kind != "contact":
             return 0.0
-        units = None
-        if self.seconds_per_step is None:
-            # (work_units analyses the drivers: once per version of the motion, not at each look)
-            if self._units is None or self._units[0] != self._key:
-                self._units = (self._key, work_units(self.document.mechanism))
-            units = self._units[1]
-        return expected_contact_seconds(self.document.mechanism, self.contact_t_end, self.seconds_per_step, units)
+        # (before the first run: work_units, which analyses the drivers once per structure of the mechanism)
+        return expected_contact_seconds(self.document.mechanism, self.contact_t_end, self.seconds_per_step)
 
     def auto_runs(self) -> bool:
         """Whether an edit re-runs the motion by itself (the rule in this module's docstring)."""

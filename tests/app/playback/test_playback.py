@@ -297,3 +297,42 @@ def test_after_an_edit_the_cursor_returns_to_the_time_shown(window, qtbot):
     assert rec.cursor == 30 and win.motion.slider.value() == 30
     ref = solve_trajectory(compile_model(win.document.mechanism), np.linspace(0.0, 1.0, 101))
     np.testing.assert_allclose(crank_pose(win), ref.poses[30, ref.body_names.index("crank")], atol=1e-9)
+
+
+def test_work_units_analyses_the_drivers_once_per_structure(monkeypatch):
+    """work_units (the auto-run rule's prior, in the GUI thread at each edit before a contact run) compiled the
+    kinematic model and analysed the drivers at every edit of the motion (2-10 ms, about 40 ms on a first call): it
+    is now counted once per structure (bodies, their mass or none, poses and points, joints, driven coordinates), so
+    editing an expression, a mass, friction, dt or the duration, or undoing back to a structure seen, costs nothing."""
+    import copy
+    from dataclasses import replace
+
+    import app.playback.player as player
+    from core import io as core_io
+
+    calls = []
+    real = player.undriven_massive_bodies
+    monkeypatch.setattr(player, "undriven_massive_bodies", lambda m: calls.append(m) or real(m))
+    monkeypatch.setattr(player, "_UNITS_CACHE", [], raising=False)
+    mech = core_io.load(EXAMPLES / "contact_tray_tilt.json")  # 6 moving bodies, its one joint driven
+    assert player.work_units(mech) == 6 and len(calls) == 1
+
+    def edited(**fields):
+        m = copy.copy(mech)
+        for k, v in fields.items():
+            setattr(m, k, v)
+        return m
+
+    bodies = [replace(b, mass=b.mass * 2) if b.mass is not None else b for b in mech.bodies]
+    for m in (edited(drivers=[replace(d, value="0.3*sin(t)") for d in mech.drivers]),
+              edited(drivers=[replace(d, value="sin(") for d in mech.drivers]),  # (refused by the run; the same count)
+              edited(bodies=bodies),
+              edited(simulation=replace(mech.simulation, dt=0.005, duration=3.0)),
+              edited(contact=replace(mech.contact_settings(), friction=0.9))):
+        assert player.work_units(m) == 6
+    assert len(calls) == 1
+    # the driven coordinate gone: its joint now holds a body moved by forces, the tray (a structure of its own)
+    assert player.work_units(edited(drivers=[])) == 7 and len(calls) == 2
+    assert player.work_units(mech) == 6 and len(calls) == 2  # (back: undo)
+    # the analysis never saw the expressions (which coordinates are driven is all it needs)
+    assert [d.value for d in calls[0].drivers] == ["0"] * len(mech.drivers)
