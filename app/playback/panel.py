@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -35,6 +35,46 @@ STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "err
 ERROR_STYLE = "QDoubleSpinBox { border: 2px solid #c62828; background: #ffebee; }"  # as a refused Properties field
 
 
+def _leave_window_shortcuts(box, event, base) -> bool:
+    """A spin box's `event`: a Ctrl shortcut of the window that its line edit claims (Ctrl+E, Export Animation: X11's
+    'end of line') goes to the window, as from a Properties field (app.panels.properties.window_takes). The key goes
+    first to the line edit (the box's focus proxy: _ShortcutFilter), then, not taken there, to the box, which hands
+    it to the line edit again."""
+    from ..panels.properties import window_takes
+
+    if event.type() != QEvent.Type.ShortcutOverride:
+        return base(event)
+    handled = base(event)
+    if event.isAccepted() and window_takes(box, event):
+        event.ignore()
+    return handled
+
+
+class _ShortcutFilter(QObject):
+    """On a spin box's line edit: the window's Ctrl shortcuts are not the line edit's (see _leave_window_shortcuts)."""
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: D102 - Qt API
+        if event.type() == QEvent.Type.ShortcutOverride:
+            from ..panels.properties import window_takes
+
+            if window_takes(obj, event):
+                event.ignore()
+                return True
+        return False
+
+
+class StepsBox(QSpinBox):
+    """The Steps box: a QSpinBox that leaves the window's Ctrl shortcuts to the window."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._filter = _ShortcutFilter(self)
+        self.lineEdit().installEventFilter(self._filter)
+
+    def event(self, event) -> bool:  # noqa: D102 - Qt API
+        return _leave_window_shortcuts(self, event, super().event)
+
+
 class SecondsBox(QDoubleSpinBox):
     """A duration in seconds shown with six significant digits (0.0004 s, 12.3457 s, 1e+06 s) and kept to 1e-9 s:
     a fixed number of decimals showed 0.0004 s as 0.001 s.
@@ -47,6 +87,8 @@ class SecondsBox(QDoubleSpinBox):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setDecimals(9)
+        self._filter = _ShortcutFilter(self)
+        self.lineEdit().installEventFilter(self._filter)
         self.check = lambda value: ""  # a further reason to refuse a value in range ('' : none)
 
     def reason(self, text: str) -> str:
@@ -67,6 +109,9 @@ class SecondsBox(QDoubleSpinBox):
         if why:
             self.refused.emit(why)
         return text
+
+    def event(self, event) -> bool:  # noqa: D102 - Qt API
+        return _leave_window_shortcuts(self, event, super().event)
 
     def textFromValue(self, value: float) -> str:
         return f"{value:.6g}"
@@ -136,7 +181,7 @@ class MotionPanel(QWidget):
         self.end_box.setToolTip(END_TIP)
         self.end_box.check = self._end_check
         self.end_box.refused.connect(self._end_refused)
-        self.steps_box = QSpinBox()
+        self.steps_box = StepsBox()
         self.steps_box.setObjectName("motionSteps")
         self.steps_box.setRange(1, validate.MAX_STEPS)
         self.steps_box.setKeyboardTracking(False)

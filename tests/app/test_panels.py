@@ -882,3 +882,19 @@ def test_window_shortcuts_the_line_edit_would_take_fire_from_a_properties_field(
     bodies = len(win.document.mechanism.bodies)
     QTest.keyClick(fld, Qt.Key_B)
     assert fld.text() == "b" and len(win.document.mechanism.bodies) == bodies
+
+
+def test_ctrl_e_fires_from_the_motion_docks_end_and_steps_boxes(fourbar_win, qtbot, dialogs):
+    """The Motion dock's End and Steps spin boxes claimed Ctrl+E for their line edit as a Properties field did."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    win = fourbar_win
+    for box in (win.motion.end_box, win.motion.steps_box):
+        box.setFocus()
+        qtbot.waitUntil(lambda: QApplication.focusWidget() in (box, box.lineEdit()))
+        n = len(dialogs.calls)
+        QTest.keyClick(box.lineEdit(), Qt.Key_E, Qt.ControlModifier)
+        assert dialogs.kinds()[n:] == ["save"], box.objectName()
+        QTest.keyClick(box.lineEdit(), Qt.Key_A, Qt.ControlModifier)  # the box's own: select its text
+        assert box.lineEdit().selectedText() == box.lineEdit().text() != ""
