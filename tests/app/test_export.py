@@ -275,6 +275,35 @@ def test_render_stopped_by_a_signal_during_its_run_keeps_the_old_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cam.gif"]
 
 
+def test_an_interrupted_export_keeps_the_frames_drawn_or_writes_nothing(make_window, qtbot, tmp_path):
+    """AnimationExport.interrupt (render's Ctrl+C and SIGTERM): after three frames the file is finished with those
+    three, a playable GIF in place of the old file; before any frame nothing is written, the old file kept and no
+    part file left."""
+    from app.export import AnimationExport, motion_of
+
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    rec = finished_run(qtbot, win)
+    motion = motion_of(rec, 1.0)
+    out = tmp_path / "a.gif"
+    for stop_after, expected in ((0, (False, "no frame was rendered")), (3, (True, ""))):
+        out.write_bytes(b"old content")
+        export = AnimationExport(win.viewport, motion, out, 25, 1.0, show=win.playback.show_frame)
+        results = []
+        export.finished.connect(lambda ok, msg: results.append((ok, msg)))
+        if stop_after:
+            export.progress.connect(lambda k, _n: export.interrupt() if k == stop_after else None)
+        else:
+            export.interrupt()
+        export.start()
+        qtbot.waitUntil(lambda: bool(results), timeout=60_000)
+        assert results == [expected] and export.frames_done == stop_after
+        if stop_after:
+            assert iio3.imread(out, index=None).shape[0] == 3
+        else:
+            assert out.read_bytes() == b"old content"
+        assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no part file
+
+
 def test_render_ends_with_a_message_when_its_display_goes_away(tmp_path):
     """Killing the X server under a render (Ctrl+C to xvfb-run stops Xvfb first) left the render spinning at 100 %
     CPU, deaf to SIGINT and SIGTERM: Qt's xcb plugin ends the application's event loop when the connection breaks,
