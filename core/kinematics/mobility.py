@@ -31,7 +31,7 @@ class RankMobility:
     rank: int  # rank of the constraint Jacobian at the design configuration
     mobility_rank: int  # n_q - rank + floating_freedoms
     redundant_constraints: int  # equations - rank
-    idle_freedoms: int  # freedoms taken up by ball joints alone that move no joint centre (an RSSR coupler's spin)
+    idle_freedoms: int  # freedoms taken up by ball joints alone that move no ball joint's centre (an RSSR coupler's spin)
     freedoms_to_drive: int  # what the drivers must fix (check_drivers): n_q - rank - idle (no floating freedom)
     gruebler: int  # the structure analysis' count
     drivers: int
@@ -178,28 +178,48 @@ def _axisless(km: KinematicModel, cols: np.ndarray) -> np.ndarray:
 def _idle_constraints(km: KinematicModel, ws: Workspace, cols: np.ndarray) -> np.ndarray:
     """Rows on the coordinates `cols` of ball joints (_axisless) that vanish on idle motions, and only on them: the
     idle motions are the null space of these rows stacked on the loops' G[:, cols], every other coordinate held.
-    A motion the loops allow is idle when it
-    - moves no joint centre (the velocity of the centre in each of its two bodies: the spin of an RSSR's coupler about
-      the line through its ball joints moves none),
-    - moves no body on one joint (such a body carries whatever it is attached to: its motion is never idle), and
-    - turns or slides no joint about or along an axis: it changes the coordinates of ball joints alone (so only
-      their columns are asked for; a drawing without ball joints has no idle freedom, at no cost).
-    The last rule keeps shafts real: a shaft turning in its bearings moves no joint centre either (every centre lies on
-    a rotation axis: a universal-joint driveshaft, coaxial revolutes in series, a shaft on two coaxial bearings), but
-    it turns revolutes (or cylindrical, universal joints), whose angles a driver drives."""
+    A motion the loops allow is idle when it turns or slides no joint about or along an axis: it changes the
+    coordinates of ball joints alone (so only their columns are asked for; a drawing without ball joints has no idle
+    freedom, at no cost). The bodies joined by joints with an axis then move as one rigid group, and the motion
+    - moves no ball joint's centre (the centre in each of its two bodies: a group between two ball joints can only
+      spin about the line through their centres, the RSSR coupler's spin or an S-P-S strut's), and
+    - moves no group held by one ball joint alone (it would carry whatever it is attached to: never idle).
+    Where a joint with an axis is drawn does not matter: a prismatic joint's point off an S-P-S strut's line (its
+    slide is the same anywhere) or a revolute inside a rigid group leave the group's spin idle.
+    The first rule keeps shafts real: a shaft turning in its bearings moves no joint centre either (every centre lies
+    on a rotation axis: a universal-joint driveshaft, coaxial revolutes in series, a shaft on two coaxial bearings),
+    but it turns revolutes (or cylindrical, universal joints), whose angles a driver drives."""
     if not len(cols):
         return np.zeros((0, 0))
     Jb = body_twists(ws, np.eye(km.nq)[:, cols])
-    rows = []
+    # the rigid groups: bodies joined by joints with an axis (union-find)
+    root = list(range(km.n_bodies))
+
+    def find(k: int) -> int:
+        while root[k] != k:
+            root[k] = root[root[k]]
+            k = root[k]
+        return k
+
+    ball = [km.joint_types[j] in AXISLESS_JOINTS for j in range(km.n_joints)]
     for j in range(km.n_joints):
-        at = km.joint_at[j]  # world position of the joint centre (evaluated in the design configuration)
-        P = np.hstack((np.eye(3), -skew(at)))  # velocity of the body point at `at`: v - at x w
-        rows.append(P @ Jb[km.ja[j]])
-        rows.append(P @ Jb[km.jb[j]])
-    degree = np.bincount(np.concatenate((km.ja, km.jb)), minlength=km.n_bodies) if km.n_joints else np.zeros(km.n_bodies)
+        if not ball[j]:
+            root[find(int(km.ja[j]))] = find(int(km.jb[j]))
+    group = np.array([find(k) for k in range(km.n_bodies)], dtype=np.int64)
+    rows = []
+    holds = np.zeros(km.n_bodies, dtype=np.int64)  # ball joints that join each group to another one
+    for j in range(km.n_joints):
+        if not ball[j]:
+            continue
+        P = np.hstack((np.eye(3), -skew(km.joint_at[j])))  # velocity of the body point at the centre: v - at x w
+        a, b = int(km.ja[j]), int(km.jb[j])
+        rows += [P @ Jb[a], P @ Jb[b]]
+        if group[a] != group[b]:
+            holds[group[a]] += 1
+            holds[group[b]] += 1
     for k in range(km.n_bodies):
-        if degree[k] <= 1:
-            rows.append(Jb[k])  # a body on one joint carries whatever it is attached to: its motion is never idle
+        if holds[group[k]] <= 1:
+            rows.append(Jb[k])  # a group held by one ball joint carries whatever it is attached to: never idle
     return np.vstack(rows) if rows else np.zeros((0, len(cols)))
 
 

@@ -1,4 +1,4 @@
-"""Idle freedoms: motions taken up by ball joints alone that move no joint centre (an RSSR coupler's spin about the
+"""Idle freedoms: motions taken up by ball joints alone that move no ball joint's centre (an RSSR coupler's spin about the
 line through its ball joints), set aside by the driver check; and shafts, whose turn in their bearings moves no joint
 centre either but turns revolutes, cylindrical or universal joints, which a driver drives: real freedoms.
 
@@ -179,6 +179,66 @@ def test_a_strut_of_two_bodies_between_ball_joints_spins_idly_as_a_whole():
     tip = np.stack((np.cos(t), np.sin(t), np.zeros_like(t)), axis=1)
     np.testing.assert_allclose(traj.q[:, km.coord_names.index("P")],
                                np.linalg.norm(tip - p0, axis=1) - np.linalg.norm(b - p0), atol=1e-12)
+
+
+def _strut(middle, offset):
+    """The strut of the test above with its middle joint (`middle`: a Joint between cylinder and piston) moved
+    `offset` off the line P0B; driven at the crank."""
+    p0, b = np.array([3.0, 2.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    m = Mechanism(name="strut", space="spatial")
+    m.bodies += [Body("g", ground=True), Body("crank"), Body("cylinder"), Body("piston")]
+    m.joints += [Joint("A", "revolute", ("g", "crank"), (0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0)),
+                 Joint("S0", "spherical", ("g", "cylinder"), tuple(p0)),
+                 middle(tuple((p0 + b) / 2 + offset), tuple((b - p0) / np.linalg.norm(b - p0))),
+                 Joint("S1", "spherical", ("piston", "crank"), tuple(b))]
+    m.drivers.append(Driver("A", "t"))
+    return m, p0, b
+
+
+@pytest.mark.parametrize("offset", [1e-4, 0.1, 1.0])
+def test_a_strut_spins_idly_wherever_its_prismatic_joint_is_drawn(offset):
+    """A prismatic joint lets its bodies slide along its axis, the same wherever its point is drawn: the strut above
+    with the prismatic's point off the line P0B (user test: 0.1 mm off made it '2 degree(s) of freedom', its one driver
+    refused, because the rule asked that point not to move). The counts are the strut's, (2, 2, 0, 1, 1), and the run
+    is the same: q_P = |B(t) - P0| - |B(0) - P0|."""
+    m, p0, b = _strut(lambda at, d: Joint("P", "prismatic", ("cylinder", "piston"), at, axis=d),
+                      np.array([0.0, 0.0, offset]))
+    assert _counts(m) == (2, 2, 0, 1, 1)
+    km = compile_model(m)
+    t = np.linspace(0.0, 2.0, 9)
+    traj = solve_trajectory(km, t)
+    assert traj.ok, traj.reason
+    tip = np.stack((np.cos(t), np.sin(t), np.zeros_like(t)), axis=1)
+    np.testing.assert_allclose(traj.q[:, km.coord_names.index("P")],
+                               np.linalg.norm(tip - p0, axis=1) - np.linalg.norm(b - p0), atol=1e-12)
+
+
+def test_a_folding_strut_spins_idly_as_a_rigid_group():
+    """The strut's two bodies joined by a revolute at a point off P0B, its axis normal to P0B: the strut folds
+    there, so its length |B - P0| is the revolute's to set, and with the revolute held the two bodies are one rigid
+    group between two ball joints, whose spin about P0B is idle (a rule asking the revolute's point not to move
+    counted no idle freedom and asked for a second driver). By hand: Gruebler 6(4-1) - 5 - 3 - 5 - 3 = 2; 8
+    coordinates, one loop of 6 independent rows: mobility 2, 1 idle, 1 to drive."""
+    m, _p0, _b = _strut(lambda at, d: Joint("R", "revolute", ("cylinder", "piston"), at,
+                                           axis=tuple(np.cross(d, (0.0, 0.0, 1.0)))), np.array([0.0, 0.0, 0.5]))
+    assert _counts(m) == (2, 2, 0, 1, 1)
+    check_drivers(compile_model(m))
+
+
+def test_a_body_held_by_one_ball_joint_is_never_idle_even_with_a_second_ball_joint_inside_its_group():
+    """A bar a on a ball joint to the ground at the origin, and a bar b joined to it by a prismatic joint along x and
+    a ball joint at (2, 0, 0): sliding would move that centre, so a and b are one rigid body (8 constraints on their
+    6 relative freedoms, 2 redundant), a pendulum on one ball joint with 3 real freedoms. By hand: Gruebler
+    6(3-1) - 3 - 5 - 3 = 1; 7 coordinates, the loop a-P-b-S-a has 4 independent twists (the slide and three turns
+    about (2, 0, 0)): rank 4, mobility 3, 2 redundant. None is idle: the group is held by one ball joint (the inner
+    one joins it to itself). (The rule that asked only that joint centres stay counted its spin about the x axis,
+    through all three centres, as idle: 1.)"""
+    m = Mechanism(name="pendulum", space="spatial")
+    m.bodies += [Body("g", ground=True), Body("a"), Body("b")]
+    m.joints += [Joint("S0", "spherical", ("g", "a"), (0.0, 0.0, 0.0)),
+                 Joint("P", "prismatic", ("a", "b"), (1.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0)),
+                 Joint("S1", "spherical", ("a", "b"), (2.0, 0.0, 0.0))]
+    assert _counts(m) == (1, 3, 2, 0, 3)
 
 
 def test_the_examples_idle_freedoms_are_the_rssr_couplers_spin_alone():

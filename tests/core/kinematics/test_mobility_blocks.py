@@ -29,14 +29,27 @@ def _whole_rank(A):
 
 def _whole_idle(km, ws, G):
     """The idle freedoms by their definition over every coordinate (docs/kinematics.md): motions the loops allow
-    that move no joint centre, no body on one joint, and no coordinate of a joint with an axis."""
+    that change no coordinate of a joint with an axis (the bodies it joins then move as one group), move no ball
+    joint's centre and no group held by one ball joint alone."""
     Jb = body_twist_jacobian(ws)
     rows = [G]
+    groups = [{k} for k in range(km.n_bodies)]
     for j in range(km.n_joints):
-        P = np.hstack((np.eye(3), -skew(km.joint_at[j])))
-        rows += [P @ Jb[km.ja[j]], P @ Jb[km.jb[j]]]
-    degree = np.bincount(np.concatenate((km.ja, km.jb)), minlength=km.n_bodies)
-    rows += [Jb[k] for k in range(km.n_bodies) if degree[k] <= 1]
+        if km.joint_types[j] not in AXISLESS_JOINTS:
+            a, b = next(g for g in groups if km.ja[j] in g), next(g for g in groups if km.jb[j] in g)
+            if a is not b:
+                groups.remove(b)
+                a |= b
+    holds = {id(g): 0 for g in groups}
+    for j in range(km.n_joints):
+        if km.joint_types[j] in AXISLESS_JOINTS:
+            P = np.hstack((np.eye(3), -skew(km.joint_at[j])))
+            rows += [P @ Jb[km.ja[j]], P @ Jb[km.jb[j]]]
+            a, b = next(g for g in groups if km.ja[j] in g), next(g for g in groups if km.jb[j] in g)
+            if a is not b:
+                holds[id(a)] += 1
+                holds[id(b)] += 1
+    rows += [Jb[k] for g in groups if holds[id(g)] <= 1 for k in g]
     axis = [c for c in range(km.nq) if km.joint_types[km.coord_joint[c]] not in AXISLESS_JOINTS]
     rows.append(np.eye(km.nq)[axis])
     return km.nq - _whole_rank(np.vstack(rows))
