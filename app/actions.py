@@ -64,7 +64,11 @@ class Actions:
             return a
 
         # File
-        self.new = act("&New", files.new, QKeySequence.New, "Start an empty document", st.standardIcon(QStyle.SP_FileIcon))
+        self.new = act("&New", files.new, QKeySequence.New, "Start an empty planar mechanism (x-y plane)",
+                       st.standardIcon(QStyle.SP_FileIcon))
+        self.new_spatial = act("New &Spatial Mechanism", files.new_spatial, None,
+                               "Start an empty spatial mechanism: 6 freedoms per body, every joint type (cylindrical, "
+                               "universal, spherical, planar, helical, ...)")
         self.open = act("&Open…", files.open, QKeySequence.Open, "Open a mechanism file", st.standardIcon(QStyle.SP_DialogOpenButton))
         self.save = act("&Save", files.save, QKeySequence.Save, "Save the document", st.standardIcon(QStyle.SP_DialogSaveButton))
         self.save_as = act("Save &As…", files.save_as, QKeySequence("Ctrl+Shift+S"), "Save under another name")

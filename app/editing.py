@@ -48,6 +48,7 @@ class Editor(QObject):
         self.selection = selection
         self._joint_type = "revolute"
         document.changed.connect(self._prune_selection)
+        document.changed.connect(self._keep_joint_type_allowed)  # (the space switched by an edit, undo or redo)
         document.replaced.connect(self._on_replaced)
         document.renamed.connect(self._follow_rename)
 
@@ -65,6 +66,10 @@ class Editor(QObject):
 
     def _on_replaced(self) -> None:
         self.selection.clear()
+        self._keep_joint_type_allowed()
+
+    def _keep_joint_type_allowed(self) -> None:
+        """The type drawn next is one the document's space allows (the first, revolute, when it is not)."""
         allowed = joint_types_for(self.document.mechanism.space)
         if self._joint_type not in allowed:
             self.set_joint_type(allowed[0])
@@ -176,6 +181,32 @@ class Editor(QObject):
         command = cmd.SetProperties(self.document, simulation=SimulationSettings() if on else None)
         command.setText("Switch to dynamics (gravity, contact)" if on else "Switch to kinematics")
         return self.run(command)
+
+    def set_space(self, space: str) -> LinkwrightError | None:
+        """Make the document planar or spatial, one undoable step; the same space is no edit. The core's validation
+        of the whole document in the new space decides (Mechanism.set_properties: what the loader would refuse in a
+        file of that space): planar to spatial keeps every coordinate and is refused only for a slot joint (a
+        planar-only pair); spatial to planar is refused at the first thing that has no planar form (a spherical
+        joint, a revolute axis off z, gravity or a velocity out of the x-y plane). A refusal names it and changes
+        nothing."""
+        m = self.document.mechanism
+        if space == m.space:
+            return None
+        command = cmd.SetProperties(self.document, space=space)
+        command.setText(f"Make the document {space}")
+        try:
+            cmd.execute(self.document, command)
+        except LinkwrightError as exc:
+            self.message.emit(f"Refused: the document cannot be made {space}: {exc}")
+            return exc
+        rep = self.document.structure()
+        if space == "spatial":
+            self.message.emit(f"The document is spatial: every joint type can be drawn, each body has 6 freedoms "
+                              f"({rep.mobility_formula}); coordinates unchanged, the 3D view's up is now z")
+        else:
+            self.message.emit(f"The document is planar: motion in the x-y plane, each body has 3 freedoms "
+                              f"({rep.mobility_formula})")
+        return None
 
     def set_pair_friction(self, a: str, b: str, friction: float | None) -> LinkwrightError | None:
         """Override (or, with None, stop overriding) the friction coefficient of the pair a/b."""

@@ -149,13 +149,19 @@ class FileController(QObject):
         return answer == QMessageBox.Discard
 
     # ---- operations -----------------------------------------------------------------------------------------------
-    def new(self) -> bool:
-        """Start an empty planar document."""
+    def new(self, space: str = "planar") -> bool:
+        """Start an empty mechanism: planar (the x-y plane, 3 freedoms per body) or spatial (6 per body, every joint
+        type)."""
         if not self.maybe_save():
             return False
-        self.document.replace(Mechanism(name="Untitled"), None)
-        self.message.emit("New document")
+        self.document.replace(Mechanism(name="Untitled", space=space), None)
+        self.message.emit("New spatial mechanism: every joint type, 6 freedoms per body" if space == "spatial"
+                          else "New planar mechanism (x-y plane)")
         return True
+
+    def new_spatial(self) -> bool:
+        """Start an empty spatial mechanism (File ▸ New ▸ Spatial Mechanism)."""
+        return self.new("spatial")
 
     def new_contact_scene(self) -> bool:
         """Start a contact scene: a ground plane (z up) to which shaped bodies are added."""

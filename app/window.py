@@ -118,8 +118,11 @@ class MainWindow(QMainWindow):
         f = mb.addMenu("&File")
         new_menu = f.addMenu("&New")
         new_menu.setObjectName("newMenu")
+        new_menu.setToolTipsVisible(True)  # each kind says what it starts with
         # The toolbar's New stays "New"; in this menu it reads as the kind of document (same action, same shortcut).
-        new_menu.addAction(f"&Mechanism\t{a.new.shortcut().toString()}", a.new.trigger).setToolTip(a.new.toolTip())
+        new_menu.addAction(f"&Planar Mechanism\t{a.new.shortcut().toString()}", a.new.trigger).setToolTip(
+            a.new.toolTip())
+        new_menu.addAction("&Spatial Mechanism", a.new_spatial.trigger).setToolTip(a.new_spatial.toolTip())
         new_menu.addAction(f"&Contact Scene\t{a.new_contact.shortcut().toString()}", a.new_contact.trigger).setToolTip(
             a.new_contact.toolTip())
         f.addAction(a.open)
@@ -181,6 +184,7 @@ class MainWindow(QMainWindow):
         self.joint_combo.activated.connect(lambda _i: self.editor.set_joint_type(self.joint_combo.currentData()))
         self.editor.jointTypeChanged.connect(self._show_joint_type)
         self.document.replaced.connect(self._fill_joint_types)
+        self.document.changed.connect(self._follow_space)  # a space switched by an edit, its undo or its redo
         tb.addWidget(self.joint_combo)
         self._fill_joint_types()
         tb.addActions([a.ground, a.delete])
@@ -191,7 +195,19 @@ class MainWindow(QMainWindow):
         self.addToolBar(Qt.TopToolBarArea, tb)
         self.toolbar = tb
 
+    def _follow_space(self) -> None:
+        """After an edit (or its undo, redo) that switched the document's space: the Joint box offers that space's
+        types, and the 3D view looks from that space's default direction (front for planar, iso for spatial: its
+        up axis follows the space, y or z, and the planar front view looks along the spatial up)."""
+        space = self.document.mechanism.space
+        if space == self._joint_space:
+            return
+        self._fill_joint_types()
+        self.viewport.scene()  # (brings the view up to the document: its presets are the new space's)
+        self.viewport.set_view("front" if space == "planar" else "iso")
+
     def _fill_joint_types(self) -> None:
+        self._joint_space = self.document.mechanism.space
         self.joint_combo.blockSignals(True)
         self.joint_combo.clear()
         for t in joint_types_for(self.document.mechanism.space):

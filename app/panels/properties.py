@@ -404,6 +404,13 @@ class _ExpressionDelegate(QStyledItemDelegate):
         return ed
 
 
+SPACE_REFUSED = "Space: the document cannot be made"
+SPACE_TIP = ("the document's space: planar (motion in the x-y plane, 3 freedoms per body; revolute, prismatic, "
+             "slot, fixed joints) or spatial (6 per body; every joint type but slot). Switching is one undo step; "
+             "a document with something that has no form in the other space (a spherical joint, gravity out of the "
+             "plane, a slot) is refused with its location")
+
+
 class PropertiesPanel(QWidget):
     """Edits the single selected body or joint, or the document when nothing is selected; lists the drivers."""
 
@@ -432,7 +439,8 @@ class PropertiesPanel(QWidget):
         self.doc_gravity = self._field(
             lambda t: parse_vector(t, optional=True), lambda v: self._doc_set(gravity=v), "none", "gravity vector, m/s² (empty: none)"
         )
-        self.doc_space = QLabel()
+        self.doc_space = _combo("spaceCombo", [("planar (x-y plane)", "planar"), ("spatial", "spatial")],
+                                SPACE_TIP, self._space_chosen)
         # Contact and time stepping (empty fields show the defaults the simulation uses).
         self.doc_friction = self._field(
             lambda t: parse_number(t, optional=True), lambda v: self._contact_set(friction=0.5 if v is None else v),
@@ -645,7 +653,7 @@ class PropertiesPanel(QWidget):
             self._titled(f"{n} items selected" if n > 1 else "Document “{}”" if m.name else "Document", m.name)
             self.pages.setCurrentIndex(0)
             self.doc_name.show_value(m.name, force)
-            self.doc_space.setText(m.space)
+            self.doc_space.setCurrentIndex(max(self.doc_space.findData(m.space), 0))
             self.doc_gravity.show_value(fmt_vector(m.gravity), force)
             c, sim = m.contact, m.simulation
             self.doc_friction.show_value("" if c is None else fmt_number(c.friction), force)
@@ -719,6 +727,15 @@ class PropertiesPanel(QWidget):
             self.refresh()
             self.error.setText(str(err))
         return err
+
+    def _space_chosen(self, space: str) -> None:
+        """Switch the document's space (one undo step); a refusal puts the box back and says why under the form."""
+        err = self.editor.set_space(space)  # (the space shown again is no edit)
+        if err is not None:
+            self.refresh()
+            self.error.setText(f"{SPACE_REFUSED} {space}: {err}")
+        elif self.error.text().startswith(SPACE_REFUSED):
+            self.error.setText("")  # (an earlier refusal: it no longer holds)
 
     def _method_chosen(self, method: str) -> None:
         if method != self.document.mechanism.simulation_settings().method:  # re-choosing the shown one is no edit
