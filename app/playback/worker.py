@@ -9,6 +9,7 @@ so a late batch of a cancelled job is recognised and dropped. The thread never t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -21,7 +22,9 @@ from PySide6.QtCore import QObject, Signal
 from core.errors import LinkwrightError
 from core.kinematics import rank_mobility
 from core.model import Mechanism
-from core.run import RunSpec, open_run
+from core.run import RunSpec, open_run, run_kind
+
+from .recording import FrameBatch
 
 __all__ = ["RunInfo", "RunEnd", "SolveWorker", "BATCH_SECONDS"]
 
@@ -85,7 +88,7 @@ class SolveWorker(QObject):
 
     analysed = Signal(int, object)  # token, core.kinematics.RankMobility (or None if the analysis failed)
     began = Signal(int, object)  # token, RunInfo: the solve is running
-    framesReady = Signal(int, object)  # token, list[core.kinematics.Frame] (in order)
+    framesReady = Signal(int, object)  # token, FrameBatch: a list of frames (core.run protocol, in order)
     failed = Signal(int, str, str)  # token, location and message of a LinkwrightError (bad driver, bad document)
     crashed = Signal(int, str, str)  # token, message, traceback: a bug in a solver (logged; frames so far are kept)
     preparing = Signal(int)  # token: the contact solver's compiled kernels are being loaded (first run: compiled)
@@ -154,10 +157,22 @@ class SolveWorker(QObject):
             if cancel.is_set():
                 self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                 return
+            scope, stopped = contextlib.nullcontext(), ()
+            if (spec.kind or run_kind(mech)) == "contact":
+                # (a contact run's set-up checks the cancel flag too: building the model of a 64-body pile and its
+                # start-up overlap queries took 200-400 ms that a Stop had to wait for; open_run builds the model, so
+                # it gets the flag through the thread's cancelling scope)
+                from core.contact.bodies import RunCancelled, cancelling
+
+                scope, stopped = cancelling(cancel.is_set), RunCancelled
             try:
-                run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
+                with scope:
+                    run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
             except LinkwrightError as exc:
                 self.failed.emit(token, exc.location, exc.message)  # (located at the document's fields)
+                return
+            except stopped:
+                self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                 return
             info = {}
             if run.kind == "contact":
@@ -187,10 +202,10 @@ class SolveWorker(QObject):
                 n += 1
                 now = time.perf_counter()
                 if n == 1 or now - last >= every:
-                    self.framesReady.emit(token, batch)
+                    self.framesReady.emit(token, FrameBatch(batch))  # (stacked here, not on the GUI thread)
                     batch, last = [], now
             if batch:
-                self.framesReady.emit(token, batch)
+                self.framesReady.emit(token, FrameBatch(batch))
             v = run.verdict
             self.ended.emit(token, RunEnd(v.ok, v.reason, v.stop_time, v.limit_time, v.cancelled, n,
                                           time.perf_counter() - began))

@@ -10,8 +10,11 @@ centre of mass v and angular velocity w.  A body point y (body frame) is at x = 
 
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -19,7 +22,34 @@ from ..errors import LinkwrightError
 from ..structure import attached_part, grounded_part
 from ..transforms import matrix_to_quat, quat_to_matrix
 
-__all__ = ["ContactModel", "State", "build_model", "massless_shape", "initial_state", "cayley", "cayley_jacobian", "origin_pose"]
+__all__ = ["ContactModel", "State", "build_model", "massless_shape", "initial_state", "cayley", "cayley_jacobian", "origin_pose",
+           "RunCancelled", "cancelling", "check_cancel"]
+
+
+class RunCancelled(Exception):
+    """A run's cancel callable said stop while the run was being set up (build_model, ContactRun's start-up checks
+    and its first frame's geometry): there is no run.  Not a LinkwrightError: nothing is wrong with the document."""
+
+
+_SCOPE = threading.local()  # the cancel callable of the run being set up in this thread (cancelling)
+
+
+@contextmanager
+def cancelling(cancel: Callable[[], bool] | None) -> Iterator[None]:
+    """Within the block, build_model in this thread checks `cancel` when it is given none (for a caller that cannot
+    pass it through: core.run.open_run builds the model for the run whose cancel callable it has)."""
+    prev = getattr(_SCOPE, "cancel", None)
+    _SCOPE.cancel = cancel
+    try:
+        yield
+    finally:
+        _SCOPE.cancel = prev
+
+
+def check_cancel(cancel: Callable[[], bool] | None) -> None:
+    """Raise RunCancelled when `cancel` says stop."""
+    if cancel is not None and cancel():
+        raise RunCancelled("cancelled before the run began")
 
 
 def cayley(u: np.ndarray) -> np.ndarray:
@@ -202,16 +232,23 @@ def massless_shape(body, location: str) -> LinkwrightError:
     return LinkwrightError(location, f"body '{body.name}' has a shape but neither mass nor density (or mark it ground)")
 
 
-def build_model(mech, *, forces: dict | None = None) -> ContactModel:
+def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] | None = None) -> ContactModel:
     """ContactModel of a Mechanism: ground bodies are static (their shapes obstacles), free shaped bodies with mass and
-    every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints)."""
+    every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints).
+
+    cancel (default: the one of an enclosing `cancelling` block of this thread) is checked at every body and every row
+    of the pair table: RunCancelled when it says stop (a 64-body scene takes 40 ms or more here, a Stop must not wait)."""
     from ..shapes import mass_properties, parse_shape
+
+    if cancel is None:
+        cancel = getattr(_SCOPE, "cancel", None)
 
     attached = _attached(mech)
     kin_names, drive_km, kin_poses, kin_drivers, rheonomic = _driven_part(mech)
     names, dyn, kin, mass, inertia, com, shapes, radius, half, poses, vels = [], [], [], [], [], [], [], [], [], [], []
     doc_index = []
     for i, b in enumerate(mech.bodies):
+        check_cancel(cancel)
         loc = f"bodies[{i}]"
         shape = parse_shape(b.shape, f"{loc}.shape") if b.shape is not None else None
         is_kin = b.name in kin_names
@@ -285,6 +322,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
     linked = {frozenset(j.bodies) for j in mech.joints}
     free = [d and not k for d, k in zip(dyn, kin)]  # moved by forces (kinematic bodies are moved by the drivers)
     for a in range(n):
+        check_cancel(cancel)
         for b in range(a + 1, n):
             if shapes[a] is None or shapes[b] is None or not (free[a] or free[b]):
                 continue  # (static and kinematic bodies do not touch each other: their motions are given)
@@ -305,6 +343,7 @@ def build_model(mech, *, forces: dict | None = None) -> ContactModel:
         F[k] = f
         T[k] = tau
     sim = mech.simulation
+    check_cancel(cancel)
     joints = _joint_specs(mech, names, free, com, poses, rheonomic)  # (in the design configuration: the document's)
     if mech.space == "planar":
         joints += _plane_specs(mech, names, free, com, poses)

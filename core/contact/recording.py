@@ -23,8 +23,8 @@ from ..errors import LinkwrightError
 from ..io import number_text, readable_times
 from ..run import Channel, Verdict
 from ..transforms import quat_to_matrix
-from .bodies import ContactModel, State, build_model, initial_state
-from .closest import b_normal, candidate_pairs, closest_points_many, start_overlap
+from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
+from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
 from .plan import Workspace
 from .stepper import METHODS, SOLVERS, StepResult, step
 
@@ -312,13 +312,13 @@ class ContactFrame:
     state: State  # the stepper's state (for continuing or checking)
 
 
-def _refuse_start_overlap(model: ContactModel) -> None:
+def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None = None) -> None:
     """A run's bodies start apart or touching: two that overlap by more than validate.MAX_START_OVERLAP of the thinner
     one's thinnest width are refused, since the first step would push them apart at about depth / dt, energy the scene
     never had.  Located at the position of the body moved by forces, of two such bodies the later in the file (the one
     put where the other already is, as Mechanism._check_coincident locates a deeper overlap), by its index in the
-    document."""
-    worst = start_overlap(model, initial_state(model))
+    document.  cancel: a run's, checked between chunks of the queries (RunCancelled)."""
+    worst = start_overlap(model, initial_state(model), cancel)
     if worst is None:
         return
     ip, depth, allowed = worst
@@ -364,7 +364,10 @@ class ContactRun:
     def __init__(self, model: ContactModel, t_end: float | None = None, dt: float | None = None,
                  method: str | None = None, *, cancel: Callable[[], bool] | None = None,
                  points: dict[str, tuple[str, tuple]] | None = None, solver: str | None = None) -> None:
-        """points: named points to follow ("body.point" -> (body name, position in the body frame))."""
+        """points: named points to follow ("body.point" -> (body name, position in the body frame)).  cancel: checked
+        between frames and inside a step (iter_steps), and also between chunks of the start-up overlap queries
+        (RunCancelled raised from here: no run) and of the first frame's (the run then yields no frame, its verdict
+        cancelled at t = 0)."""
         h = float(dt if dt is not None else model.dt)
         T = float(t_end if t_end is not None else model.duration)
         meth = method if method is not None else model.method
@@ -381,7 +384,7 @@ class ContactRun:
             raise LinkwrightError("solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
-        _refuse_start_overlap(model)
+        _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
         _refuse_mass_ratio(model)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
@@ -435,7 +438,12 @@ class ContactRun:
 
     def __iter__(self) -> Iterator[ContactFrame]:
         st = initial_state(self.model)
-        yield self._frame(0, st, None)
+        try:
+            first = self._frame(0, st, None)
+        except RunCancelled:  # (during the first frame's queries: no frame)
+            self._verdict = Verdict(False, "cancelled at t = 0 s", 0.0, True)
+            return
+        yield first
         k = 0
         reason, stop, cancelled = "", None, False
         for res in iter_steps(self.model, self.h, self.n_steps, self.method, state=st, cancel=self.cancel,
@@ -458,7 +466,8 @@ class ContactRun:
         filled."""
         model = self.model
         done = set()
-        for ip, (geo, r) in zip(ips, closest_points_many(model, st, ips) if ips else []):
+        # (a chunk of pairs at a time, checking the run's cancel: RunCancelled)
+        for ip, (geo, r) in zip(ips, closest_points_chunked(model, st, ips, self.cancel) if ips else []):
             if geo is None or not r.converged or not np.all(np.isfinite(geo)):
                 continue
             a, b, _mu = model.pairs[ip]
