@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import csv
 
+import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 
 from core import io
 
@@ -69,3 +71,62 @@ def test_only_series_in_contact_get_curves_none_while_hidden_and_they_are_reused
         qtbot.waitUntil(lambda: len(_drawn(plots)) == len(plots.visible_series()), timeout=10000)
         assert len(_items(plots)) == 3 * N, mode  # no item made or deleted: reused
     assert len(_drawn(plots)) == N
+
+
+def test_a_redraw_and_a_run_start_do_no_work_per_pair_of_the_scene(make_window, qtbot, monkeypatch):
+    """The series list has a row per series (820 pairs) but reads only the rows it draws, and a redraw of the
+    streaming run looks at the series shown, not at every pair: the list of item objects, built at each run's start
+    and walked whole at every redraw to tick and tip its rows, and the functions made for every series of every
+    quantity at the start, took 0.3-0.5 s of the GUI thread at the start of a 64-body run (2080 pairs) and 0.1-0.2 s
+    at its redraws."""
+    from app.plots import panel as plots_panel
+
+    win = make_window(_spread_spheres())
+    pb, plots = win.playback, win.plots
+    win.dock_plots.raise_()
+    if not pb.is_running() and not pb.recording.complete:
+        win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    plots.set_mode("normal force")
+    qtbot.waitUntil(lambda: len(_drawn(plots)) == N, timeout=10000)
+    pairs = N * (N + 1) // 2
+    assert plots.series_list.count() == pairs  # (every pair is listed, to be ticked)
+
+    calls = {"visible": 0, "column": 0}
+    visible, column = plots_panel.PlotsPanel._visible, plots_panel._column
+
+    def counted_visible(self, q, i):
+        calls["visible"] += 1
+        return visible(self, q, i)
+
+    def counted_column(*a, **k):
+        calls["column"] += 1
+        return column(*a, **k)
+
+    monkeypatch.setattr(plots_panel.PlotsPanel, "_visible", counted_visible)
+    monkeypatch.setattr(plots_panel, "_column", counted_column)
+    plots._redraw_now()
+    qtbot.wait(50)  # (the list draws the rows on screen)
+    # the 40 series shown, and the list's rows on screen (a few tens): not the 820 pairs (before: 1640 looks)
+    assert calls["visible"] < 200, calls
+    assert calls["column"] <= 2 * N, calls
+
+    # a quantity's series make their functions when asked for, not at the run's start (before: one per series of
+    # every per-pair quantity: 820 * 6 here)
+    calls["column"] = 0
+    qs = plots_panel.quantities(pb.recording.kind, pb.recording.channels)
+    assert calls["column"] <= 4  # (the solver's statistics, one series each)
+    q = next(q for q in qs if q.name == "friction force components")
+    assert len(q.series) == 3 * pairs and q.series[4][0] == q.labels[4] == "s1/floor.y"
+    np.testing.assert_array_equal(q.series[4][1](pb.recording), pb.recording.series("pair.friction_force")[:, 1, 1])
+
+    # the list's rows: ticked when shown, a pair never in range says why it is left out; ticking its row shows it
+    model = plots.series_list.model()
+    row = {lab: i for i, lab in enumerate(plots.quantity().labels)}
+    touching, never = row["s0/floor"], row["s0/s1"]
+    assert model.data(model.index(touching), Qt.CheckStateRole) == Qt.Checked
+    assert model.data(model.index(never), Qt.CheckStateRole) == Qt.Unchecked
+    assert "never in contact range" in model.data(model.index(never), Qt.ToolTipRole)
+    assert model.setData(model.index(never), Qt.Checked.value, Qt.CheckStateRole)
+    assert "s0/s1" in plots.visible_series()
+    assert model.data(model.index(never), Qt.CheckStateRole) == Qt.Checked
