@@ -141,7 +141,7 @@ def _loop_null_space(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> np.
     return np.hstack(parts) if parts else np.zeros((len(cols), 0))
 
 
-def body_twists(ws: Workspace, rates: np.ndarray) -> np.ndarray:
+def _body_twists_along(ws: Workspace, rates: np.ndarray) -> np.ndarray:
     """(n_bodies, 6, k): world twist (v, w) of each body along each of the k motions `rates` (nq, k) of the
     coordinates, at the last `forward` (twists add from the root along the tree; cost n_bodies x k)."""
     km = ws.km
@@ -160,7 +160,7 @@ def body_twists(ws: Workspace, rates: np.ndarray) -> np.ndarray:
 
 def body_twist_jacobian(ws: Workspace) -> np.ndarray:
     """(n_bodies, 6, nq): world twist (v, w) of each body per unit rate of each coordinate, at the last `forward`."""
-    return body_twists(ws, np.eye(ws.km.nq))
+    return _body_twists_along(ws, np.eye(ws.km.nq))
 
 
 # Joints without an axis: a ball joint's three coordinates are angles of its own parametrisation, not a turn about or a
@@ -191,7 +191,7 @@ def _idle_constraints(km: KinematicModel, ws: Workspace, cols: np.ndarray) -> np
     but it turns revolutes (or cylindrical, universal joints), whose angles a driver drives."""
     if not len(cols):
         return np.zeros((0, 0))
-    Jb = body_twists(ws, np.eye(km.nq)[:, cols])
+    Jb = _body_twists_along(ws, np.eye(km.nq)[:, cols])
     # the rigid groups: bodies joined by joints with an axis (union-find)
     root = list(range(km.n_bodies))
 
@@ -475,13 +475,13 @@ def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
     G = twist_jacobian(ws)
     free = _loop_null_space(km, G, U)  # orthonormal motions of the undriven coordinates that keep the loops closed
     E = np.eye(km.nq)[:, U]  # (the rates of every coordinate along a motion of the undriven ones)
-    motion = body_twists(ws, E @ free)  # (n, 6, k): world twists of the bodies along those motions
+    motion = _body_twists_along(ws, E @ free)  # (n, 6, k): world twists of the bodies along those motions
     tol = RANK_RTOL * max(km.length_scale, 1.0)
     fixed = np.abs(motion).max(axis=(1, 2), initial=0.0) <= tol
     held = fixed.copy()
     if fixed.all():
         return fixed, held
-    idle_motion = body_twists(ws, E @ _idle_basis(km, ws, G, U))  # (n, 6, i)
+    idle_motion = _body_twists_along(ws, E @ _idle_basis(km, ws, G, U))  # (n, 6, i)
     for k in np.flatnonzero(~fixed):
         # body k moves only idly when every twist the free motions give it is one an idle motion gives it
         u, s, _vt = np.linalg.svd(idle_motion[k])
@@ -500,7 +500,9 @@ def _null_space(A: np.ndarray, n: int) -> np.ndarray:
 
 
 def check_drivers(km: KinematicModel) -> int:
-    """Raise a located LinkwrightError unless the drivers determine the motion; returns the expected rank of the unknowns."""
+    """Raise a located LinkwrightError unless the drivers determine the motion; returns the rank of the loop Jacobian
+    in the unknowns along the motion: with drivers, len(unknowns) - idle freedoms (at a drawing of a singular
+    position, where they determine the motion to second order only, more than the drawing's own rank)."""
     a = _analysis(km)
     nd = len(km.driven)
     if nd != a.need:
@@ -518,4 +520,6 @@ def check_drivers(km: KinematicModel) -> int:
             f"the driven coordinates ({names}) do not determine the motion: they are fixed by the loops "
             "or leave another freedom free; drive other joints",
         )
-    return rank_u
+    # (with drivers the motion's configurations near a singular drawing are regular: every unknown but the idle ones
+    # is determined to first order there; without, nothing moves and the drawing's rank stays)
+    return len(U) - idle_u if nd else rank_u

@@ -25,6 +25,8 @@ from .solver import (
     solve_positions,
     solve_velocities,
     twist_jacobian,
+    loop_bias_forms,
+    _velocity_factor,
 )
 
 __all__ = ["Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "solve_trajectory", "trajectory_of", "driver_values",
@@ -152,6 +154,52 @@ def driver_values_until(km: KinematicModel, times) -> tuple[np.ndarray, np.ndarr
     return out[0], out[1], out[2], first, error
 
 
+def _common_roots(a: np.ndarray, b: np.ndarray, c: np.ndarray, tol: float = 1e-6) -> list[float]:
+    """The real x with a_i x^2 + b_i x + c_i = 0 for every i (to `tol` of each equation's size at x), roots closer
+    than 1e-3 of their size counted once: the candidates are the roots of the equation with the largest leading
+    coefficient (of the largest linear one when none is quadratic; a discriminant just below zero is a double
+    root)."""
+    scale = max(float(np.abs(np.concatenate((a, b, c))).max(initial=0.0)), 1e-300)
+    if not len(a) or scale <= 1e-300:
+        return []
+    i = int(np.argmax(np.abs(a)))
+    if abs(a[i]) > 1e-8 * scale:
+        disc = b[i] * b[i] - 4.0 * a[i] * c[i]
+        if disc < -1e-6 * (b[i] * b[i] + abs(4.0 * a[i] * c[i])):
+            return []
+        w = np.sqrt(max(disc, 0.0))
+        cand = [(-b[i] - w) / (2.0 * a[i]), (-b[i] + w) / (2.0 * a[i])]
+    else:
+        j = int(np.argmax(np.abs(b)))
+        if abs(b[j]) <= 1e-8 * scale:
+            return []
+        cand = [-c[j] / b[j]]
+    out: list[float] = []
+    for x in cand:
+        size = np.abs(a) * x * x + np.abs(b) * abs(x) + np.abs(c) + 1e-12 * scale
+        if np.all(np.abs(a * x * x + b * x + c) <= tol * size) and not any(
+                abs(x - y) <= 1e-3 * max(abs(x), abs(y), 1e-9) for y in out):
+            out.append(float(x))
+    return out
+
+
+def _hermite_at(h: float, x: float, lo, hi) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Value, first and second derivative at x h (x in units of h from the middle) of the quintic that takes (value,
+    first, second derivative) lo at -h and hi at +h (every coordinate at once)."""
+    # in s = (time - middle) / h: g(s) = sum c_k s^k, g' = h f', g'' = h^2 f''
+    M = np.array([[(-1.0) ** k for k in range(6)], [1.0] * 6,
+                  [k * (-1.0) ** (k - 1) if k else 0.0 for k in range(6)], [float(k) for k in range(6)],
+                  [k * (k - 1) * (-1.0) ** (k - 2) if k > 1 else 0.0 for k in range(6)],
+                  [float(k * (k - 1)) for k in range(6)]])
+    rhs = np.stack((lo[0], hi[0], h * lo[1], h * hi[1], h * h * lo[2], h * h * hi[2]))
+    c = np.linalg.solve(M, rhs)
+    k = np.arange(6, dtype=float)[:, None]
+    g = (c * x ** k).sum(axis=0)
+    g1 = (c[1:] * k[1:] * x ** (k[1:] - 1)).sum(axis=0)
+    g2 = (c[2:] * k[2:] * (k[2:] - 1) * x ** (k[2:] - 2)).sum(axis=0)
+    return g, g1 / h, g2 / (h * h)
+
+
 class _Cancelled(Exception):
     """The run's cancel flag was seen inside a step's sub-steps."""
 
@@ -163,6 +211,7 @@ class _State:
     qd: np.ndarray
     qdd: np.ndarray
     sign: float = 0.0  # sign of det of the square unknown-coordinate Jacobian (0: not square / not computed)
+    fork: bool = False  # a singular position where two branches cross, reached during the run: the motion ends here
 
 
 class TrajectoryRun:
@@ -190,6 +239,7 @@ class TrajectoryRun:
         turns[km.step_coord[moving & (km.step_kind >= RX)]] = True
         self._unit = np.where(turns, 1.0, km.length_scale)
         self.expected_rank = check_drivers(km)  # located error before any solving
+        self._idle_u = len(km.unknown) - self.expected_rank
         # A driver that is not finite at the first time is a located error (nothing can be computed); later, the
         # run stops there with that error as its reason, keeping the frames before it.
         *self.values, self._undefined_from, self._undefined = driver_values_until(km, self.times)
@@ -226,7 +276,8 @@ class TrajectoryRun:
         return float(np.sign(np.linalg.det(twist_jacobian(self.ws)[:, U])))
 
     def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None,
-               prev_sign: float = 0.0) -> tuple[_State | None, str, str]:
+               prev_sign: float = 0.0, start: bool = False, base: _State | None = None
+               ) -> tuple[_State | None, str, str]:
         """Solve at t from `guess`; reject results that leave the branch (far from the prediction).  Returns (the
         state, "", "") or (None, why, what failed: "driver", "assembly", "jump", "rank", "sign" or "finite")."""
         if drive is None:
@@ -247,9 +298,20 @@ class TrajectoryRun:
         if not np.array_equal(self.ws.q, res.q):  # the solver leaves ws at its last iterate
             forward(self.ws, res.q)
         qd, rank = solve_velocities(self.ws, dd)
-        if self.km.n_loops and len(self.km.unknown) and rank < self.expected_rank:
-            return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
-                          "or change-point position"), "rank"
+        if self.km.n_loops and len(self.km.unknown):
+            # At (or, as a Newton solve finds it, within the square root of its tolerance of) a singular position
+            # the rates of the solve are not the motion's: such a frame is made by _through_singular. (ratio: the
+            # factor's smallest over largest singular value, or its LU estimate; idle freedoms keep it 0.)
+            near = not self._idle_u and _velocity_factor(self.ws)[2] < SINGULAR
+            if rank < self.expected_rank or near:
+                through = self._through_singular(t, res.q, drive, start, base)
+                # (a fork only where the solve found the rank lost: one merely near it is left to the sign test,
+                # which locates the crossing by bisection)
+                if through is not None and (not through.fork or rank < self.expected_rank):
+                    return through, "", ""
+            if rank < self.expected_rank:
+                return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
+                              "or change-point position"), "rank"
         sign = self._det_sign()
         if sign * prev_sign < 0:
             # The determinant changed sign between two solved times: the motion went through a singular position
@@ -259,6 +321,83 @@ class TrajectoryRun:
         if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(qdd))):
             return None, "velocities are not finite (singular position)", "finite"
         return _State(t, res.q, qd, qdd, sign), "", ""
+
+    def _through_singular(self, t: float, q: np.ndarray, drive, start: bool = False,
+                          base: _State | None = None) -> _State | None:
+        """The state at t where the configuration q is a singular position of the motion (the loop Jacobian in the
+        unknowns has lost one rank), or None.
+        Rates: the first-order equations leave a line of rates, G_U x = -G_D qd_D, x = p + a n (n the lost rank's
+        direction); along a motion G q'' + b(q') = 0 (b: solver.loop_bias), so Y^T (b(q') + G_D qdd_D) = 0 for Y the
+        left null space of G_U: quadratics in a. One root (or a double one) is the one way on: the double
+        parallelogram, whose third crank rules out the crossed branch at its flat position. Two roots are two branches
+        crossing (a four-bar's change point): the state is the branch's the run comes along (the root nearer the
+        rates predicted from `base`), marked `fork`, and the motion ends there (the run cannot tell which branch a
+        linkage takes on); a run that starts there (`start`) follows the branch with the smaller rates (the nearer to
+        the minimum-norm ones). None when no root is real (a dead point).
+        Values: the position a Newton solve finds at a singular position is exact only to the square root of its
+        tolerance (the residual is quadratic in the error there), and the accelerations need the third order; so
+        the state is the quintic Hermite interpolant of two regular solutions at t -+ d (positions, rates and
+        accelerations), d a move of 1e-2 rad of the fastest coordinate: its error is O(d^6) in the positions."""
+        km, ws = self.km, self.ws
+        U, D = km.unknown, km.driven
+        if self._idle_u or not len(U):  # (a lost rank among idle freedoms: not decided here)
+            return None
+        d, dd, ddd = drive
+        forward(ws, q)
+        G = twist_jacobian(ws)
+        u, sv, vt = np.linalg.svd(G[:, U])
+        r = self.expected_rank - 1
+        if len(sv) <= r or sv[r] >= SINGULAR * sv[0] or (r + 1 < len(sv) and sv[r + 1] >= SINGULAR * sv[0]):
+            return None  # not exactly one rank lost
+        rhs = -(G[:, D] @ dd)
+        p = vt[:r].T @ ((u[:, :r].T @ rhs) / sv[:r])
+        rates = np.zeros((2, km.nq))
+        rates[0, D], rates[0, U], rates[1, U] = dd, p, vt[r]
+        Y = u[:, r:]
+        forms = np.tensordot(Y, loop_bias_forms(ws, rates), axes=(0, 0))  # (p, 2, 2)
+        c = forms[:, 0, 0] + Y.T @ (G[:, D] @ ddd)
+        b, a = 2.0 * forms[:, 0, 1], forms[:, 1, 1]
+        roots = _common_roots(a, b, c)
+        fork = len(roots) == 2 and (start or base is not None)
+        if fork:
+            if start:
+                roots = [min(roots, key=abs)]
+            else:  # the branch the run comes along
+                hint = (base.qd + base.qdd * (t - base.t))[U]
+                roots = [min(roots, key=lambda x: float(np.abs(p + x * vt[r] - hint).max()))]
+        if len(roots) != 1:
+            return None
+        qd_s = rates[0] + roots[0] * rates[1]
+        # the neighbours: a move of 1e-2 rad (or 1e-2 of the size) of the fastest coordinate (the interpolant's error,
+        # O(d^4) in the accelerations, against the positions' round-off over d^2)
+        speed = float(np.max(np.abs(qd_s) / self._unit, initial=0.0))
+        h = 1e-2 / max(speed, 1e-12)
+        side = []
+        # both sides of t where the way on is one; where two branches cross, two times on the branch taken (after
+        # the start, before a fork reached during the run), the interpolant extrapolated to t
+        way = 1.0 if start else -1.0
+        for t_n in ((t + way * h, t + way * 2.0 * h) if fork else (t - h, t + h)):
+            guess = q + qd_s * (t_n - t)
+            try:
+                got, _why, _kind = self._solve(t_n, guess, None, self._drive(t_n))
+            except LinkwrightError:
+                return None
+            if got is None:
+                return None
+            side.append(got)
+        lo, hi = sorted(side, key=lambda st: st.t)
+        # the quintic through both states, evaluated at t: their midpoint, or (a fork) 3 half-spans before the
+        # earlier one (after the start) or after the later one
+        at = (-3.0 * way) if fork else 0.0
+        qh, qdh, qddh = _hermite_at(0.5 * h if fork else h, at, (lo.q, lo.qd, lo.qdd), (hi.q, hi.qd, hi.qdd))
+        if np.max(np.abs(qdh - qd_s) / self._unit, initial=0.0) > 1e-3 * max(speed, 1.0):
+            return None  # the neighbours are not on the branch the rates found
+        qh[D], qdh[D], qddh[D] = d, dd, ddd
+        forward(ws, qh)
+        # the sign of the determinant: the way on's (past t in the run's direction; the way in's at a fork)
+        ahead = base is None or base.t <= t
+        sign = (hi if ahead != (fork and not start) else lo).sign
+        return _State(t, qh, qdh, qddh, sign, fork and not start)
 
     @staticmethod
     def _predict(s: _State, t: float) -> np.ndarray:
@@ -272,6 +411,9 @@ class TrajectoryRun:
         Returns (the state at t, "", None), or (None, why, end): `end` is the time where the motion ends (see
         SINGULAR), None when no end was found (the budget ran out, or the mechanism failed where it is not
         singular)."""
+        if s.fork:
+            return None, ("two assembly branches cross here (a change point): the run cannot tell which one the "
+                          "linkage takes"), s.t
         if budget is None:
             budget = self.max_substeps - self._substeps
         way = 1.0 if t >= s.t else -1.0  # (DrivenMotion also continues backwards, to a contact step's retry)
@@ -286,7 +428,8 @@ class TrajectoryRun:
             if attempts[0]:
                 self._substeps += 1
             attempts[0] += 1
-            return self._solve(t_next, self._predict(base, t_next), base.q, drive if last else None, base.sign)
+            return self._solve(t_next, self._predict(base, t_next), base.q, drive if last else None, base.sign,
+                               base=base)
 
         while True:
             last = h >= abs(t - cur.t)
@@ -319,6 +462,9 @@ class TrajectoryRun:
             if new is not None:
                 if last:
                     return new, "", None
+                if new.fork:  # (a sub-step that lands exactly where two branches cross)
+                    return None, ("two assembly branches cross here (a change point): the run cannot tell which one "
+                                  "the linkage takes"), new.t
                 cur, h = new, 2.0 * h
             elif h > h_min:
                 h = 0.5 * min(h, abs(t - cur.t))
@@ -341,7 +487,7 @@ class TrajectoryRun:
         t0 = float(self.times[0])
         drive = tuple(v[0] for v in self.values)
         q0 = np.zeros(self.km.nq)
-        s, why, _ = self._solve(t0, q0, None, drive)
+        s, why, _ = self._solve(t0, q0, None, drive, start=True)
         if s is not None:
             return s, ""
         # continuation from the design configuration (all coordinates 0) to the first driven values
@@ -351,7 +497,7 @@ class TrajectoryRun:
             if not res.converged:
                 return None, why
             q = res.q
-        return self._solve(t0, q, None, drive)[:2]
+        return self._solve(t0, q, None, drive, start=True)[:2]
 
     def _frame(self, k: int, s: _State) -> Frame:
         km = self.km

@@ -127,3 +127,39 @@ def test_the_bias_forms_are_the_bilinear_forms_of_the_loop_bias(name):
     np.testing.assert_allclose(F, np.swapaxes(F, 1, 2), atol=0)
     for x in rng.standard_normal((4, 3)):
         np.testing.assert_allclose(F @ x @ x, loop_bias(ws, x @ V), atol=1e-12 * max(1.0, np.abs(F).max()))
+
+
+def _double_parallelogram(up):
+    """Three unit cranks on ground pivots A1, A2, A3 at x = 0, 2, 4, their tips B1, B2, B3 joined by one coupler;
+    drawn with the cranks pointing up (`up`) or flat along +x; driver A1 = 2 pi t (a turn a second)."""
+    m = Mechanism(name="double parallelogram", space="planar")
+    m.bodies += [Body("ground", ground=True), Body("c1"), Body("c2"), Body("c3"), Body("coupler")]
+    tip = (0.0, 1.0) if up else (1.0, 0.0)
+    for k, x in enumerate((0.0, 2.0, 4.0), start=1):
+        m.joints.append(Joint(f"A{k}", "revolute", ("ground", f"c{k}"), (x, 0.0, 0.0)))
+        m.joints.append(Joint(f"B{k}", "revolute", (f"c{k}", "coupler"), (x + tip[0], tip[1], 0.0)))
+    m.drivers.append(Driver("A1", "2*pi*t"))
+    return m
+
+
+@pytest.mark.parametrize("up", [True, False])
+def test_a_double_parallelogram_turns_through_its_flat_positions(up):
+    """The third crank carries a parallelogram through its change points (locomotive coupling rods): with unit cranks
+    B_k = A_k + e^(i th_k) and the coupler rigid with B3 - B2 = B2 - B1 (A3 - A2 = A2 - A1), |B3 - A3| = 1 gives
+    |2 e^(i th2) - e^(i th1)| = 1, 5 - 4 cos(th2 - th1) = 1, th2 = th1: every crank turns with the driven one and the
+    coupler never turns, through the flat positions too, where the loop Jacobian loses a rank (a first-order freedom
+    that the second order excludes: one way on). Frames every 0.01 s hit them exactly (t = 0.25, 0.75 drawn up; t = 0,
+    0.5, 1 drawn flat): the run stopped there ('singular Jacobian'; drawn flat, at t = 0.5, and its first frame had
+    the rates 2.63 and -1.01 rad/s for cranks 2 and 3). So q_A = 2 pi t, q_B = -2 pi t, rates +-2 pi and no
+    acceleration at every frame."""
+    km = compile_model(_double_parallelogram(up))
+    t = np.linspace(0.0, 1.0, 101)
+    traj = solve_trajectory(km, t)
+    assert traj.ok, traj.reason
+    for k in (1, 2, 3):
+        a, b = km.coord_names.index(f"A{k}"), km.coord_names.index(f"B{k}")
+        np.testing.assert_allclose(traj.q[:, a], 2 * np.pi * t, atol=1e-9)
+        np.testing.assert_allclose(traj.q[:, b], -2 * np.pi * t, atol=1e-9)
+        np.testing.assert_allclose(traj.qd[:, a], 2 * np.pi, atol=1e-7)
+        np.testing.assert_allclose(traj.qd[:, b], -2 * np.pi, atol=1e-7)
+        np.testing.assert_allclose(traj.qdd[:, [a, b]], 0.0, atol=1e-5)
