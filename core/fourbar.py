@@ -165,6 +165,18 @@ def _input_range(fb: FourBar) -> list[float] | None:
     return [-max(lims), max(lims)] if len(lims) == 1 else [min(lims), max(lims)]
 
 
+def _wrapped_deg(t: float) -> float:
+    """The angle t (radians) in degrees in (-180, 180]: one position, one number (a crank at pi was read -180 where
+    its sample came from -pi and 180 where it was computed, in one report)."""
+    return _wrapped(math.degrees(math.atan2(math.sin(t), math.cos(t))))
+
+
+def _wrapped(d: float) -> float:
+    """The angle d (degrees) in (-180, 180]."""
+    d = math.remainder(d, 360.0)
+    return 180.0 if d <= -180.0 + 1e-9 else d
+
+
 def _same_angle(x: float, y: float) -> bool:
     """Whether two angles in degrees are the same direction (to 1e-9 degrees)."""
     return abs(math.remainder(x - y, 360.0)) <= 1e-9
@@ -212,19 +224,18 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
         # B lies on the ray A -> C when extended, or folded with the crank longer than the coupler; else opposite C.
         # (Folded with a > b is reached on the other assembly branch of the same circuit, as in a double-rocker.)
         t2l = sign * ang_a if name == "extended" or fb.a > fb.b else sign * ang_a + math.pi
-        limits.append(deg(math.atan2(math.sin(t4l), math.cos(t4l))))
-        toggles.append({"kind": f"crank and coupler {name}", "crank_deg": deg(math.atan2(math.sin(t2l), math.cos(t2l))),
-                        "rocker_deg": limits[-1]})
+        limits.append(_wrapped_deg(t4l))
+        toggles.append({"kind": f"crank and coupler {name}", "crank_deg": _wrapped_deg(t2l), "rocker_deg": limits[-1]})
     swing = abs(limits[0] - limits[1]) if len(limits) == 2 else None
     if len(limits) == 1 and cls["grashof"] != "grashof":
         # One collinear position only: the circuit joins its mirror image, so the rocker swings between +-limit,
         # through 0 when the extended position is missing (a + b > g + c), else through 180 degrees.
-        mirror = dict(toggles[-1], crank_deg=-toggles[-1]["crank_deg"], rocker_deg=-limits[0])
+        mirror = dict(toggles[-1], crank_deg=_wrapped(-toggles[-1]["crank_deg"]), rocker_deg=_wrapped(-limits[0]))
         if not all(_same_angle(mirror[k], toggles[-1][k]) for k in ("crank_deg", "rocker_deg")):
             toggles.append(mirror)  # (a rhombus' one toggle, crank 0 and rocker 180 degrees, is its own mirror)
         missing_extended = toggles[-1]["kind"].endswith("folded")
         swing = 2 * abs(limits[0]) if missing_extended else 2 * (180.0 - abs(limits[0]))
-        limits.append(-limits[0])
+        limits.append(_wrapped(-limits[0]))
     if rng is not None and not full_crank:
         for lim in rng:
             toggles.append({"kind": "coupler and rocker collinear (crank limit)", "crank_deg": deg(lim)})
@@ -241,9 +252,8 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
             t2 = np.concatenate((t2, exact))
             mu = np.concatenate((mu, transmission_angle(fb, np.array(exact), branch)[0]))
         i, j = int(np.argmin(mu)), int(np.argmax(mu))
-        wrap = lambda t: math.atan2(math.sin(t), math.cos(t))  # noqa: E731
-        out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": deg(wrap(float(t2[i]))),
-                                         "max": deg(float(mu[j])), "max_at_crank_deg": deg(wrap(float(t2[j])))}
+        out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": _wrapped_deg(float(t2[i])),
+                                         "max": deg(float(mu[j])), "max_at_crank_deg": _wrapped_deg(float(t2[j]))}
     else:
         out["transmission_angle_deg"] = None
     out["toggles"] = toggles

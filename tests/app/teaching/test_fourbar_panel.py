@@ -40,7 +40,7 @@ def test_builtin_example_shows_a_crank_rocker_with_its_grashof_numbers(make_wind
     # transmission angle: |BD| = g - a at theta2 = 0 (smallest mu), g + a at theta2 = 180 (largest)
     mu_min, mu_max = law_of_cosines_angle(b, c, g - a), law_of_cosines_angle(b, c, g + a)
     assert f"min {mu_min:.1f}° at θ2 = 0.0°" in fb.text("transmission")
-    assert f"max {mu_max:.1f}° at θ2 = −180.0°" in fb.text("transmission")
+    assert f"max {mu_max:.1f}° at θ2 = 180.0°" in fb.text("transmission")
     assert "crank and coupler extended" in fb.text("toggles") and "crank and coupler folded" in fb.text("toggles")
     # the plot: mu over a full crank turn, its extremes where the text says
     x, y = fb.mu_curve.getOriginalDataset()

@@ -205,6 +205,23 @@ def test_non_grashof_rocker_swings_between_symmetric_limits():
     assert np.abs(t4).max() == pytest.approx(phi, abs=1e-2) and np.abs(t4).min() < 0.1
 
 
+@pytest.mark.parametrize("lengths", [(4, 1, 3, 2), (4, 2, 4, 2), (4, 2.5, 3.5, 3), (3, 1, 3, 1)])
+def test_one_crank_position_is_one_number_in_the_report(lengths):
+    """Every angle of the report lies in (-180, 180]. At a change point (s + l = p + q) the transmission angle
+    mu = angle BCD grows with |BD|^2 = a^2 + g^2 - 2 a g cos(t2), so its maximum is at t2 = 180 deg, where the crank
+    points back and B, A, D lie on one line; the crank and coupler fold there too when the coupler reaches back
+    from B to C = D - c (|AC| = g - c = b - a): the same position, which the report gave as -180 (from the sample at
+    -pi) and 180 (computed) in one report (user test)."""
+    rep = report(FourBar(*lengths))
+    angles = [rep["transmission_angle_deg"]["at_crank_deg"], rep["transmission_angle_deg"]["max_at_crank_deg"]]
+    angles += [v for tg in rep["toggles"] for k, v in tg.items() if k.endswith("_deg")]
+    angles += rep["rocker_limits_deg"] or []
+    assert all(-180.0 < a <= 180.0 for a in angles), angles
+    assert rep["transmission_angle_deg"]["max_at_crank_deg"] == pytest.approx(180.0)
+    folded = [tg for tg in rep["toggles"] if tg["kind"] == "crank and coupler folded"]
+    assert folded and folded[0]["crank_deg"] == pytest.approx(180.0)
+
+
 def test_degenerate_lengths_do_not_crash_the_report():
     # crank = coupler: the folded position has |AC| = 0 (no triangle); 10 > 1 + 1 + 1 never closes
     assert report(FourBar(4, 2, 2, 3))["rocker_limits_deg"] is not None
