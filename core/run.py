@@ -226,7 +226,7 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
 
         mech.check_contact_scene()  # (edits since loading may have repeated a floor or buried a body in one)
         points = {f"{b.name}.{p}": (b.name, tuple(x)) for b in mech.bodies for p, x in b.points.items()}
-        return ContactRun(build_model(mech), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points,
+        return ContactRun(build_model(mech, cancel=cancel), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points,
                           solver=spec.solver)
     if kind:
         raise LinkwrightError("kind", f"unknown run kind '{kind}' (known: {', '.join(RUN_KINDS)})")

@@ -9,7 +9,6 @@ so a late batch of a cancelled job is recognised and dropped. The thread never t
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -157,17 +156,15 @@ class SolveWorker(QObject):
             if cancel.is_set():
                 self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
                 return
-            scope, stopped = contextlib.nullcontext(), ()
+            stopped = ()
             if (spec.kind or run_kind(mech)) == "contact":
                 # (a contact run's set-up checks the cancel flag too: building the model of a 64-body pile and its
-                # start-up overlap queries took 200-400 ms that a Stop had to wait for; open_run builds the model, so
-                # it gets the flag through the thread's cancelling scope)
-                from core.contact.bodies import RunCancelled, cancelling
+                # start-up overlap queries took 200-400 ms that a Stop had to wait for)
+                from core.contact.bodies import RunCancelled
 
-                scope, stopped = cancelling(cancel.is_set), RunCancelled
+                stopped = RunCancelled
             try:
-                with scope:
-                    run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
+                run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
             except LinkwrightError as exc:
                 self.failed.emit(token, exc.location, exc.message)  # (located at the document's fields)
                 return

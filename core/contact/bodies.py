@@ -10,11 +10,9 @@ centre of mass v and angular velocity w.  A body point y (body frame) is at x = 
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 
@@ -23,27 +21,12 @@ from ..structure import attached_part, grounded_part
 from ..transforms import matrix_to_quat, quat_to_matrix
 
 __all__ = ["ContactModel", "State", "build_model", "massless_shape", "initial_state", "cayley", "cayley_jacobian", "origin_pose",
-           "RunCancelled", "cancelling", "check_cancel"]
+           "RunCancelled", "check_cancel"]
 
 
 class RunCancelled(Exception):
     """A run's cancel callable said stop while the run was being set up (build_model, ContactRun's start-up checks
     and its first frame's geometry): there is no run.  Not a LinkwrightError: nothing is wrong with the document."""
-
-
-_SCOPE = threading.local()  # the cancel callable of the run being set up in this thread (cancelling)
-
-
-@contextmanager
-def cancelling(cancel: Callable[[], bool] | None) -> Iterator[None]:
-    """Within the block, build_model in this thread checks `cancel` when it is given none (for a caller that cannot
-    pass it through: core.run.open_run builds the model for the run whose cancel callable it has)."""
-    prev = getattr(_SCOPE, "cancel", None)
-    _SCOPE.cancel = cancel
-    try:
-        yield
-    finally:
-        _SCOPE.cancel = prev
 
 
 def check_cancel(cancel: Callable[[], bool] | None) -> None:
@@ -236,12 +219,9 @@ def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] 
     """ContactModel of a Mechanism: ground bodies are static (their shapes obstacles), free shaped bodies with mass and
     every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints).
 
-    cancel (default: the one of an enclosing `cancelling` block of this thread) is checked at every body and every row
-    of the pair table: RunCancelled when it says stop (a 64-body scene takes 40 ms or more here, a Stop must not wait)."""
+    cancel is checked at every body and every row of the pair table: RunCancelled when it says stop (a 64-body scene
+    takes 40 ms or more here, a Stop must not wait)."""
     from ..shapes import mass_properties, parse_shape
-
-    if cancel is None:
-        cancel = getattr(_SCOPE, "cancel", None)
 
     attached = _attached(mech)
     kin_names, drive_km, kin_poses, kin_drivers, rheonomic = _driven_part(mech)

@@ -7,7 +7,8 @@ import pytest
 
 from contact_scenes import body, floor, mechanism
 from core.contact import ContactRun, build_model, closest
-from core.contact.bodies import RunCancelled, cancelling
+from core.contact.bodies import RunCancelled
+from core.run import RunSpec, open_run
 
 # 24 spheres side by side in two layers on a floor: 300 pairs, 40 of them touching at the start
 SPHERES = [body(f"s{k}", {"type": "sphere", "radius": 0.05}, mass=0.1,
@@ -39,11 +40,9 @@ def test_build_model_stops_at_the_body_or_pair_row_where_cancel_says_so():
     with pytest.raises(RunCancelled):
         build_model(mech, cancel=stop)
     assert stop.calls == len(mech.bodies) + 2
-    stop = _After(2)  # the thread's cancelling scope, for a caller that cannot pass it (core.run.open_run)
-    with cancelling(stop), pytest.raises(RunCancelled):
-        build_model(mech)
-    assert stop.calls == 2
-    build_model(mech)  # (outside the scope: not looked at)
+    stop = _After(2)  # open_run passes the run's cancel callable on to build_model
+    with pytest.raises(RunCancelled):
+        open_run(mech, RunSpec(kind="contact"), cancel=stop)
     assert stop.calls == 2
 
 
