@@ -528,11 +528,11 @@ class PropertiesPanel(QWidget):
 
         # Joint page.
         self.joint_name = self._field(parse_name, lambda v: self._rename(v), tip="joint name (F2 in the graph)")
-        self.joint_type = QComboBox()
+        self.joint_type = Combo()
         self.joint_type.setToolTip("joint type")
         self.joint_type.activated.connect(lambda _i: self._joint_set(type=self.joint_type.currentData()))
-        self.joint_a = QComboBox()
-        self.joint_b = QComboBox()
+        self.joint_a = Combo()
+        self.joint_b = Combo()
         for k, combo in enumerate((self.joint_a, self.joint_b)):
             combo.setToolTip(f"body {k + 1} of the joint")
             combo.activated.connect(lambda _i, k=k, combo=combo: self._joint_body_chosen(k, combo.currentText()))
@@ -1027,9 +1027,26 @@ def _form(rows) -> QWidget:
     return page
 
 
+class Combo(QComboBox):
+    """A combo box that the mouse wheel changes only once it has the focus (a click or Tab gives it): scrolling the
+    panel over an unfocused one scrolls the panel. A wheel over it picked another item, an undoable edit of the
+    document (the Space box switched the document to planar, the Shape box replaced a body's shape) while the user
+    only meant to scroll."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFocusPolicy(Qt.StrongFocus)  # (not WheelFocus: a wheel does not take the focus)
+
+    def wheelEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if self.hasFocus():
+            super().wheelEvent(event)
+        else:
+            event.ignore()  # (passed on to the scroll area)
+
+
 def _combo(name: str, items: list[tuple[str, Any]], tip: str, chosen) -> QComboBox:
     """A combo box of (text, data) items calling `chosen(data)` when the user picks one (never on refresh)."""
-    c = QComboBox()
+    c = Combo()
     c.setObjectName(name)
     for text, data in items:
         c.addItem(text, data)

@@ -151,3 +151,33 @@ def test_a_slot_has_no_spatial_form_so_the_switch_to_spatial_is_refused(make_win
     assert win.document.mechanism == before and win.document.undo_stack.count() == 0
     assert "'slot' joints are not allowed in a spatial document" in win.properties.error.text()
     assert win.properties.doc_space.currentData() == "planar"
+
+
+def _wheel(widget, qtbot, steps: int = -1) -> None:
+    """A mouse-wheel turn over `widget`'s centre, as the window system delivers it."""
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    pos = QPointF(widget.rect().center())
+    ev = QWheelEvent(pos, QPointF(widget.mapToGlobal(pos.toPoint())), QPoint(), QPoint(0, 120 * steps),
+                     Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase, False)
+    QApplication.sendEvent(widget, ev)
+
+
+def test_a_wheel_over_an_unfocused_box_scrolls_and_changes_nothing(make_window, qtbot):
+    """Scrolling the Properties page with the mouse over the Space box (or Method, Shape) switched the document's
+    space: a wheel picks another item of a combo box, and the box sent it as the user's choice (helper-58's note).
+    Now the box takes the wheel only once it has the focus (a click or Tab)."""
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    win.selection.clear()
+    box = win.properties.doc_space
+    assert win.properties.pages.currentIndex() == 0 and box.isVisibleTo(win.properties)
+    count = win.document.undo_stack.count()
+    win.graph.setFocus()
+    _wheel(box, qtbot)
+    assert win.document.mechanism.space == "planar" and win.document.undo_stack.count() == count
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    _wheel(box, qtbot)  # (with the focus it is the box's: the next item, spatial, one undoable edit)
+    assert win.document.mechanism.space == "spatial" and win.document.undo_stack.count() == count + 1
