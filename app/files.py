@@ -55,6 +55,27 @@ def examples() -> list[Path]:
     return sorted(EXAMPLES_DIR.glob("*.json"))
 
 
+def _recovery_detail(mech, orig: str | None, stamp: float) -> str:
+    """What an autosave holds and how it stands to its file, for the recovery question: 'its 4 bodies, 4 joints and
+    1 driver; its file fourbar.json was saved at 14:02, after this autosave' (two autosaves of one file told apart
+    by more than their times, and an autosave older than the saved file said to be so)."""
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    parts = [count(len(mech.bodies), "body", "bodies"), count(len(mech.joints), "joint", "joints")]
+    if mech.drivers:
+        parts.append(count(len(mech.drivers), "driver", "drivers"))
+    text = "its " + (", ".join(parts[:-1]) + " and " + parts[-1])
+    if orig:
+        try:
+            saved = Path(orig).stat().st_mtime
+        except OSError:
+            return text + f"; its file {orig} is no longer there"
+        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved))
+        text += f"; its file {Path(orig).name} was saved at {at}, {'after' if saved > stamp else 'before'} this autosave"
+    return text
+
+
 def recovery_dir() -> Path:
     """Where autosaves of unsaved documents go (the platform's app data location)."""
     base = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or str(Path.home() / ".linkwright")
@@ -323,8 +344,8 @@ class FileController(QObject):
         return out
 
     def _read_recovery(self, f: Path):
-        """(mechanism, original path or None, time text) of the autosave `f`; None, with a message and `f` deleted,
-        when it cannot be read (it could never be recovered)."""
+        """(mechanism, original path or None, time text, time) of the autosave `f`; None, with a message and `f`
+        deleted, when it cannot be read (it could never be recovered)."""
         try:
             data = json.loads(io.read_limited(f, what="a recovery file").decode("utf-8"))
             mech = prepare_loaded(io.from_dict(data["document"]))
@@ -332,14 +353,15 @@ class FileController(QObject):
             orig = data.get("path")
             if orig is not None and not isinstance(orig, str):
                 raise TypeError(f"path: expected a string, got {type(orig).__name__}")
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(data.get("time", f.stat().st_mtime)))
+            stamp = data.get("time", f.stat().st_mtime)
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
         except FileNotFoundError:
             return None  # (taken by another instance starting at the same time)
         except (OSError, ValueError, KeyError, TypeError, OverflowError, LinkwrightError) as exc:
             self.message.emit(f"An unreadable recovery file was ignored: {exc}")
             f.unlink(missing_ok=True)
             return None
-        return mech, orig, when
+        return mech, orig, when, float(stamp)
 
     def offer_recovery(self) -> bool:
         """After a crash: offer each orphaned autosave (left by an instance that did not exit normally; a running
@@ -360,7 +382,7 @@ class FileController(QObject):
             entry = self._read_recovery(f)
             if entry is None:
                 continue
-            mech, orig, when = entry
+            mech, orig, when, stamp = entry
             # (an untitled document may have an empty name: the question read 'An autosave of “” from ...')
             shown = Path(orig).name if orig else mech.name
             what = f"“{shown}”" if shown else "an untitled document"
@@ -368,7 +390,8 @@ class FileController(QObject):
             answer = QMessageBox.question(
                 self.window,
                 "Recover unsaved document?",
-                f"Linkwright did not close properly. An autosave of {what} from {when} exists{which}.\n\n"
+                f"Linkwright did not close properly. An autosave of {what} from {when} exists{which}: "
+                f"{_recovery_detail(mech, orig, stamp)}.\n\n"
                 "Recover it? Discard deletes it; Cancel keeps it, to be offered again at the next start.",
                 QMessageBox.Yes | QMessageBox.Discard | QMessageBox.Cancel,
                 QMessageBox.Yes,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -407,3 +408,28 @@ def test_a_running_instance_autosave_is_neither_offered_nor_deleted(make_window,
     assert len(ask.texts) == 1 and "“before the restart”" in ask.texts[0]
     assert live.exists() and other.files.recovery_file.exists() and earlier.exists()
     live.unlink()
+
+
+def test_the_recovery_question_says_what_the_autosave_holds_and_how_it_stands_to_its_file(make_window, dialogs,
+                                                                                        tmp_path):
+    """The question showed only the name and the minute: two autosaves of one file read the same but for their
+    times, and nothing said whether the file had been saved since. It names the autosave's bodies, joints and
+    drivers, and the file's save time, before or after the autosave (or that the file is gone)."""
+    path = tmp_path / "fourbar.json"
+    shutil.copy(EXAMPLES_DIR / "fourbar.json", path)
+    win = make_window(io.load(path), path)
+    win.editor.add_body((300.0, 0.0))  # 5 bodies now, 4 joints, 1 driver: autosaved
+    assert win.files.autosave()
+    rec = win.files.recovery_file
+    rec.rename(rec.with_name("autosave-999999.json"))  # left behind by a process that no longer runs
+    stamp = json.loads(rec.with_name("autosave-999999.json").read_text())["time"]
+    os.utime(path, (stamp + 60, stamp + 60))  # the file saved a minute after the autosave
+    nxt = make_window(Mechanism(name="fresh"))
+    dialogs.answer = QMessageBox.Cancel
+    assert not nxt.files.offer_recovery()
+    text = dialogs.calls[-1][2]
+    assert "its 5 bodies, 4 joints and 1 driver; its file fourbar.json was saved at " in text, text
+    assert text.split(".\n\n")[0].endswith(", after this autosave"), text
+    path.unlink()  # the file gone: said so
+    assert not nxt.files.offer_recovery()
+    assert f"; its file {path} is no longer there" in dialogs.calls[-1][2]
