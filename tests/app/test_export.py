@@ -198,34 +198,55 @@ def test_the_last_frame_is_at_the_end_time_asked_for(tmp_path):
     assert moved > 1 and np.abs(a[1] - b[1]).mean() < 0.05 * moved  # the same state, t = 0.5 s, at either rate
 
 
+def _past_zero(err: bytes, bar: bytes) -> bool:
+    """Whether the progress bar `bar` (b"running [", b"rendering [") shows on the terminal output `err`, past 0 %."""
+    return bar in err and b"  0%" not in err.rsplit(b"\r", 1)[-1]
+
+
+def _follow_terminal(master: int, proc, seconds: float, on_output) -> bytes:
+    """Everything `proc` writes to its terminal (the pty `master`) until the terminal closes, the process ends or
+    `seconds` pass; `on_output(text so far)` is called before each read and may return the seconds to wait from
+    then on."""
+    import select
+
+    err, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        more = on_output(err)
+        if more is not None:
+            deadline = time.monotonic() + more
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+        elif proc.poll() is not None:
+            break
+    return err
+
+
 def _render_signalled(tmp_path, file: Path, out: Path, sig, when: bytes, *args: str):
     """Run `render FILE --out OUT ARGS` with its stderr on a terminal (its progress bars show) and send `sig` once
     the bar `when` (b"running [" or b"rendering [") is past 0 %; (status, stderr text)."""
     import pty
-    import select
 
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "app", "render", str(file), "--out", str(out), *args], cwd=ROOT,
                             env=_env(), stdout=subprocess.DEVNULL, stderr=slave)
     os.close(slave)
-    err, sent = b"", False
+    sent = []
+
+    def signal_once_under_way(err: bytes) -> None:
+        if not sent and _past_zero(err, when):
+            proc.send_signal(sig)
+            sent.append(True)
+
+    err = b""
     try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if not sent and when in err and b"  0%" not in err.rsplit(b"\r", 1)[-1]:
-                proc.send_signal(sig)
-                sent = True
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                err += chunk
-            elif proc.poll() is not None:
-                break
+        err = _follow_terminal(master, proc, 180, signal_once_under_way)
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
@@ -312,7 +333,6 @@ def test_render_ends_with_a_message_when_its_display_goes_away(tmp_path):
     terminal. When a GL call of Mesa's notices the break first, Xlib ends the process at once, status 1 and its
     'fatal IO error': that outcome never hung.)"""
     import pty
-    import select
 
     out = tmp_path / "cam.gif"
     out.write_bytes(b"old content")
@@ -332,23 +352,17 @@ def test_render_ends_with_a_message_when_its_display_goes_away(tmp_path):
                                  "--out", str(out), "--t-end", "20"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                 stderr=slave)
         os.close(slave)
-        deadline, killed = time.monotonic() + 120, False
-        while time.monotonic() < deadline:
-            if not killed and b"running [" in err and b"  0%" not in err.rsplit(b"\r", 1)[-1]:
-                xvfb.terminate()  # the run is under way (1 % or more)
+        killed = []
+
+        def kill_the_display_once_under_way(err: bytes):
+            if not killed and _past_zero(err, b"running ["):  # the run is under way (1 % or more)
+                xvfb.terminate()
                 xvfb.wait(timeout=30)
-                killed, deadline = True, time.monotonic() + 60  # (it span for ever)
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                err += chunk
-            elif proc.poll() is not None:
-                break
+                killed.append(True)
+                return 60  # (it span for ever)
+            return None
+
+        err = _follow_terminal(master, proc, 120, kill_the_display_once_under_way)
         assert killed, err
         proc.wait(timeout=5)
     finally:
