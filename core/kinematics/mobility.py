@@ -465,8 +465,9 @@ def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
     that cannot move while every driver is held (no motion of the undriven coordinates that keeps every loop closed
     moves them; rank by RANK_RTOL).  The second mask also has the bodies those motions move only as idle freedoms do
     (an RSSR coupler's spin about its own axis, the freedom check_drivers sets aside: the rows of _idle_constraints,
-    as _analysis counts them).  Bodies of a part without ground keep their root's six freedoms, which are not
-    coordinates: call it on a part with ground."""
+    as _analysis counts them).  At a drawing of a singular position the motions are those check_drivers counts (to
+    second order).  Bodies of a part without ground keep their root's six freedoms, which are not coordinates: call
+    it on a part with ground."""
     ws = Workspace(km)
     forward(ws, np.zeros(km.nq))
     U = km.unknown
@@ -474,6 +475,13 @@ def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
         return np.ones(km.n_bodies, bool), np.ones(km.n_bodies, bool)
     G = twist_jacobian(ws)
     free = _loop_null_space(km, G, U)  # orthonormal motions of the undriven coordinates that keep the loops closed
+    idle = _idle_basis(km, ws, G, U)
+    if free.shape[1] > idle.shape[1] and np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale and (
+            _second_order_freedoms(ws, G, U) <= idle.shape[1]):
+        # a drawing at a singular position where the drivers determine the motion to second order (check_drivers'
+        # count: a double parallelogram drawn flat): its first-order freedoms beyond the idle ones are followed by
+        # no motion, so with the drivers held only the idle motions are left
+        free = idle
     E = np.eye(km.nq)[:, U]  # (the rates of every coordinate along a motion of the undriven ones)
     motion = _body_twists_along(ws, E @ free)  # (n, 6, k): world twists of the bodies along those motions
     tol = RANK_RTOL * max(km.length_scale, 1.0)
@@ -481,7 +489,7 @@ def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
     held = fixed.copy()
     if fixed.all():
         return fixed, held
-    idle_motion = _body_twists_along(ws, E @ _idle_basis(km, ws, G, U))  # (n, 6, i)
+    idle_motion = _body_twists_along(ws, E @ idle)  # (n, 6, i)
     for k in np.flatnonzero(~fixed):
         # body k moves only idly when every twist the free motions give it is one an idle motion gives it
         u, s, _vt = np.linalg.svd(idle_motion[k])

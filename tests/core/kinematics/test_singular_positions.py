@@ -163,3 +163,22 @@ def test_a_double_parallelogram_turns_through_its_flat_positions(up):
         np.testing.assert_allclose(traj.qd[:, a], 2 * np.pi, atol=1e-7)
         np.testing.assert_allclose(traj.qd[:, b], -2 * np.pi, atol=1e-7)
         np.testing.assert_allclose(traj.qdd[:, [a, b]], 0.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("up", [True, False])
+def test_the_drivers_fix_every_body_of_a_double_parallelogram_drawn_flat_too(up):
+    """Which bodies the drivers fix (driver_fixed_masks; a contact run moves the others by forces) is the count's:
+    drawn flat, the double parallelogram's cranks 2 and 3 and its coupler have a first-order freedom with the driven
+    crank held (the flat loop's y-motions of B2 and B3, 2 and 4 times the coupler's turn about B1), which the second
+    order excludes, as check_drivers does. So the one driver fixes every body, as drawn up; with masses, no body is
+    left to contact dynamics (drawn flat, cranks 2 and 3 and the coupler were)."""
+    from dataclasses import replace
+
+    from core.kinematics import driver_fixed_masks
+    from core.run import undriven_massive_bodies
+
+    m = _double_parallelogram(up)
+    fixed, held = driver_fixed_masks(compile_model(m))
+    assert fixed.all() and held.all()
+    m.bodies = [m.bodies[0]] + [replace(b, mass=1.0) for b in m.bodies[1:]]
+    assert undriven_massive_bodies(m) == []
