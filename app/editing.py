@@ -89,12 +89,15 @@ class Editor(QObject):
     # ---- helpers --------------------------------------------------------------------------------------------------
     def run(self, command: cmd.EditCommand) -> LinkwrightError | None:
         """Execute a command; on refusal report the located reason and return the error (nothing changes)."""
+        # (its text is read first: a command the undo stack merges into the one before, an arrow-key nudge, is
+        # deleted by the push, and reading it afterwards crashed the app at the second nudge)
+        text = command.text()
         try:
             cmd.execute(self.document, command)
         except LinkwrightError as exc:
             self.message.emit(f"Refused: {exc}")
             return exc
-        self.message.emit(command.text())
+        self.message.emit(text)
         return None
 
     @staticmethod

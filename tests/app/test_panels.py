@@ -898,3 +898,25 @@ def test_ctrl_e_fires_from_the_motion_docks_end_and_steps_boxes(fourbar_win, qtb
         assert dialogs.kinds()[n:] == ["save"], box.objectName()
         QTest.keyClick(box.lineEdit(), Qt.Key_A, Qt.ControlModifier)  # the box's own: select its text
         assert box.lineEdit().selectedText() == box.lineEdit().text() != ""
+
+
+def test_arrow_key_nudges_one_after_another_are_one_undo_step(fourbar_win, qtbot):
+    """Two arrow-key nudges in a row crashed the app (segmentation fault, unsaved work lost; user test): the undo
+    stack merges the second nudge into the first and deletes it, and the editor then read the deleted command's text
+    for the status bar. Three nudges of the crank, 10 px each to the right: one undo step, the status says the move,
+    and undo puts the node back."""
+    from PySide6.QtTest import QTest
+
+    win = fourbar_win
+    x0, y0 = win.document.mechanism.layout["crank"]
+    win.selection.set(bodies={"crank"}, joints=set())
+    win.graph.viewport().setFocus()
+    count = win.document.undo_stack.count()
+    for _ in range(3):
+        QTest.keyClick(win.graph.viewport(), Qt.Key_Right)
+    assert win.document.mechanism.layout["crank"] == pytest.approx((x0 + 30.0, y0))
+    assert win.document.undo_stack.count() == count + 1
+    win.editor.move({"crank": (x0 + 40.0, y0)}, nudge=True)  # (the editor's own call, as the key handler makes it)
+    assert win.document.undo_stack.count() == count + 1
+    win.document.undo_stack.undo()
+    assert win.document.mechanism.layout["crank"] == pytest.approx((x0, y0))
