@@ -276,10 +276,12 @@ class TrajectoryRun:
         return float(np.sign(np.linalg.det(twist_jacobian(self.ws)[:, U])))
 
     def _solve(self, t: float, guess: np.ndarray, prev: np.ndarray | None, drive=None,
-               prev_sign: float = 0.0, start: bool = False, base: _State | None = None
+               prev_sign: float = 0.0, start: bool = False, base: _State | None = None, bridge: bool = True
                ) -> tuple[_State | None, str, str]:
         """Solve at t from `guess`; reject results that leave the branch (far from the prediction).  Returns (the
-        state, "", "") or (None, why, what failed: "driver", "assembly", "jump", "rank", "sign" or "finite")."""
+        state, "", "") or (None, why, what failed: "driver", "assembly", "jump", "rank", "sign" or "finite").  At a
+        singular position the state is _through_singular's (`start`: the run's first frame; `base`: the state the
+        run comes from), unless `bridge` is False (its own solves of the neighbouring regular states)."""
         if drive is None:
             try:  # a time between two requested ones (a halved step, locating the limit) may hit a pole
                 drive = self._drive(t)
@@ -303,7 +305,7 @@ class TrajectoryRun:
             # the rates of the solve are not the motion's: such a frame is made by _through_singular. (ratio: the
             # factor's smallest over largest singular value, or its LU estimate; idle freedoms keep it 0.)
             near = not self._idle_u and _velocity_factor(self.ws)[2] < SINGULAR
-            if rank < self.expected_rank or near:
+            if bridge and (rank < self.expected_rank or near):
                 through = self._through_singular(t, res.q, drive, start, base)
                 # (a fork only where the solve found the rank lost: one merely near it is left to the sign test,
                 # which locates the crossing by bisection)
@@ -375,11 +377,11 @@ class TrajectoryRun:
         side = []
         # both sides of t where the way on is one; where two branches cross, two times on the branch taken (after
         # the start, before a fork reached during the run), the interpolant extrapolated to t
-        way = 1.0 if start else -1.0
+        way = 1.0 if start or (base is not None and base.t > t) else -1.0  # (a run may go backwards: DrivenMotion)
         for t_n in ((t + way * h, t + way * 2.0 * h) if fork else (t - h, t + h)):
             guess = q + qd_s * (t_n - t)
             try:
-                got, _why, _kind = self._solve(t_n, guess, None, self._drive(t_n))
+                got, _why, _kind = self._solve(t_n, guess, None, self._drive(t_n), bridge=False)
             except LinkwrightError:
                 return None
             if got is None:
