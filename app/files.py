@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, QStandardPaths, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QFileDialog, QMessageBox, QWidget
 
 from core import io
 from core.errors import LinkwrightError
@@ -53,6 +53,16 @@ def with_suffix(path, suffix: str, parent: QWidget | None = None) -> Path | None
 def examples() -> list[Path]:
     """The shipped example files, sorted by name."""
     return sorted(EXAMPLES_DIR.glob("*.json"))
+
+
+def _in_item_view(w: QWidget) -> bool:
+    """Whether `w` is inside a table or list view (a cell's editor)."""
+    parent = w.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractItemView):
+            return True
+        parent = parent.parentWidget()
+    return False
 
 
 def _recovery_detail(mech, orig: str | None, stamp: float) -> str:
@@ -153,8 +163,32 @@ class FileController(QObject):
         QMessageBox.critical(self.window, title, text)
 
     # ---- queries --------------------------------------------------------------------------------------------------
+    def finish_editing(self) -> bool:
+        """Take the edit in progress as Enter or leaving its field does (a Properties field, a table cell, the graph's
+        rename box) before the document is saved, closed or replaced: typed but unconfirmed text was left out of the
+        file that Save then marked saved, and Quit closed without asking. False, with the reason on the status bar,
+        when the entry is refused (it stays in its field, in red): nothing is saved or closed over it."""
+        graph = getattr(self.window, "graph", None)
+        if graph is not None and graph.rename_editor() is not None:
+            why = graph.finish_rename()
+            if why:
+                self.message.emit(f"The new name was refused: {why} (Esc leaves it)")
+                return False
+        w = QApplication.focusWidget()
+        finish = getattr(w, "finish", None)  # (a Properties field: parse and commit now)
+        if callable(finish):
+            why = finish()
+            if why:
+                self.message.emit(f"The value typed was refused: {why}")
+                return False
+        elif w is not None and _in_item_view(w):
+            w.clearFocus()  # (a table cell's editor: its view commits it on losing the focus)
+        return True
+
     def maybe_save(self) -> bool:
         """Ask to save unsaved changes; True when it is fine to discard the current document now."""
+        if not self.finish_editing():
+            return False
         if not self.document.modified:
             return True
         name = self.document.path.name if self.document.path else "Untitled"
@@ -232,12 +266,16 @@ class FileController(QObject):
 
     def save(self) -> bool:
         """Save to the document's file (Save As when it has none)."""
+        if not self.finish_editing():
+            return False
         if self.document.path is None:
             return self.save_as()
         return self.write(self.document.path)
 
     def save_as(self) -> bool:
         """Ask for a file name and save there."""
+        if not self.finish_editing():
+            return False
         stem = suggested_stem(self.document.mechanism)
         start = str(self.document.path) if self.document.path else str(Path.home() / f"{stem}.json")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save mechanism as", start, FILE_FILTER)

@@ -585,6 +585,12 @@ class GraphView(QGraphicsView):
         """The open in-place rename editor (None when closed)."""
         return self._editor_line
 
+    def finish_rename(self) -> str:
+        """Take the name typed in the open rename editor, as Enter does; the refusal's reason ('' when taken or no
+        editor is open; a refused name stays in the editor)."""
+        self._cancel_rename(commit=True)
+        return "" if self._editor_line is None else self._editor_line.toolTip()
+
     def eventFilter(self, obj, event) -> bool:  # noqa: D102 - Qt API
         if obj is self._editor_line and event.type() == event.Type.KeyPress and event.key() == Qt.Key_Escape:
             self._cancel_rename()

@@ -288,6 +288,11 @@ class Field(LineEdit):
         self.setToolTip(reason if reason else self._tip)
         self.errorChanged.emit(reason)
 
+    def finish(self) -> str:
+        """Take the typed text now, as Enter does (before a save or a close); the refusal's reason, '' if taken."""
+        self._finish()
+        return self._error
+
     def _finish(self) -> None:
         text = self.text()
         if text == self._shown and not self._error:

@@ -433,3 +433,39 @@ def test_the_recovery_question_says_what_the_autosave_holds_and_how_it_stands_to
     path.unlink()  # the file gone: said so
     assert not nxt.files.offer_recovery()
     assert f"; its file {path} is no longer there" in dialogs.calls[-1][2]
+
+
+def test_save_and_quit_take_the_value_being_typed_first(make_window, dialogs, tmp_path):
+    """A value typed in a Properties field without Enter was left out of the file that Ctrl+S then marked saved, and
+    Ctrl+Q closed the window without asking (the value reached the model during the close, after the save check: lost
+    work; user test). Save, Save As, Quit, New and Open first take the edit in progress, as Enter does; a refused
+    entry stops them, with its reason, the entry kept in its field."""
+    from PySide6.QtTest import QTest
+
+    path = tmp_path / "fb.json"
+    win = make_window(io.load(EXAMPLES_DIR / "fourbar.json"))
+    assert win.files.write(path)
+    win.selection.set(bodies={"coupler"}, joints=set())
+    field = win.properties.body_mass
+    field.setFocus()
+    field.selectAll()
+    QTest.keyClicks(field, "5")  # typed, no Enter
+    QTest.keyClick(field, Qt.Key_S, Qt.ControlModifier)
+    saved = json.loads(path.read_text())
+    assert next(b for b in saved["bodies"] if b["name"] == "coupler")["mass"] == 5.0
+    assert not win.document.modified
+    # a refused entry: nothing is saved and the window does not close over it
+    field.setFocus()
+    field.selectAll()
+    QTest.keyClicks(field, "-1")
+    messages = []
+    win.files.message.connect(messages.append)
+    assert not win.files.save()
+    assert messages and messages[-1].startswith("The value typed was refused: "), messages
+    assert not win.close() and win.isVisible() and field.text() == "-1"
+    # the rename box: its name is taken before a save too
+    field.setText("5")
+    win.graph.start_rename("rocker")
+    win.graph.rename_editor().setText("rocker2")
+    assert win.files.save()
+    assert "rocker2" in {b["name"] for b in json.loads(path.read_text())["bodies"]}
