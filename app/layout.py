@@ -49,9 +49,9 @@ def kamada_kawai(n: int, edges: list[tuple[int, int]], seed: int = 0) -> np.ndar
         r = dist - target
         e = 0.5 * np.sum(weight * r**2)
         coef = (weight * r / dist)[:, None] * diff
-        grad = np.zeros((n, 2))
-        np.add.at(grad, iu[0], coef)
-        np.add.at(grad, iu[1], -coef)
+        # (the sums per node by bincount: np.add.at took half the time of a 200-body layout, 9 s at 500 bodies)
+        grad = np.column_stack([np.bincount(iu[0], coef[:, k], n) - np.bincount(iu[1], coef[:, k], n)
+                                for k in (0, 1)])
         return float(e), grad.ravel()
 
     res = minimize(energy, x0.ravel(), jac=True, method="L-BFGS-B", options={"maxiter": 500})
@@ -76,6 +76,11 @@ def _pushes(d: np.ndarray, w: float, h: float) -> tuple[np.ndarray, np.ndarray]:
     return hit, push
 
 
+def _summed(idx: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
+    """(n, 2): the rows of v (k, 2) summed per index idx (k,)."""
+    return np.column_stack([np.bincount(idx, v[:, k], n) for k in (0, 1)]).astype(float, copy=False)
+
+
 def separate(p: np.ndarray, box: tuple[float, float], iterations: int = 200,
              edges: list[tuple[int, int]] = ()) -> np.ndarray:
     """Push apart nodes whose boxes (w, h) overlap, along the axis of least overlap (keeps the overall shape); with
@@ -89,23 +94,21 @@ def separate(p: np.ndarray, box: tuple[float, float], iterations: int = 200,
     iu = np.triu_indices(n, 1)
     ends = np.array([(a, b) for a, b in edges if a != b], dtype=int).reshape(-1, 2)
     # every (edge, node) pair whose node is not one of the edge's ends
-    off = np.array([(e, i) for e, (a, b) in enumerate(ends) for i in range(n) if i not in (a, b)],
-                   dtype=int).reshape(-1, 2)
-    e_idx, n_idx = off[:, 0], off[:, 1]
+    e_all, n_all = np.repeat(np.arange(len(ends)), n), np.tile(np.arange(n), len(ends))
+    keep = (n_all != ends[e_all, 0]) & (n_all != ends[e_all, 1])
+    e_idx, n_idx = e_all[keep], n_all[keep]
     mw, mh = (NODE_BOX[0] + MARKER_BOX[0]) / 2, (NODE_BOX[1] + MARKER_BOX[1]) / 2  # centre distances of no overlap
     shift = np.array([MARKER_SHIFT, 0.0])
     for _ in range(iterations):
         hit, push = _pushes(p[iu[1]] - p[iu[0]], w, h)
-        delta = np.zeros_like(p)
-        np.add.at(delta, iu[1][hit], push)
-        np.add.at(delta, iu[0][hit], -push)
+        delta = _summed(iu[1][hit], push, n) - _summed(iu[0][hit], push, n)
         moved = bool(hit.any())
         if len(e_idx):
             marker = 0.5 * (p[ends[:, 0]] + p[ends[:, 1]]) + shift
             hit, push = _pushes(p[n_idx] - marker[e_idx], mw, mh)
-            np.add.at(delta, n_idx[hit], push)
+            delta += _summed(n_idx[hit], push, n)
             for end in (0, 1):
-                np.add.at(delta, ends[e_idx[hit], end], -push)
+                delta -= _summed(ends[e_idx[hit], end], push, n)
             moved = moved or bool(hit.any())
         if not moved:
             break
