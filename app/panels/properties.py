@@ -324,16 +324,26 @@ class DriversModel(QAbstractTableModel):
         # removed)
         self.drafts: dict[tuple[str, int, int], tuple[str, str]] = {}
         self._red = QBrush(QColor("#ffcdd2"))
+        self._rows = len(document.mechanism.drivers)  # (the rows the views know of: changed by a reset only)
 
     def refresh(self) -> None:
-        """Re-read the drivers."""
+        """Re-read the drivers: their cells change in place while their number stays (an edit through a cell's
+        editor calls this from within setData: a model reset there destroyed the editor the view was still
+        committing, 'commitData called with an editor that does not belong to this view'); a reset when it changes."""
+        drivers = self.document.mechanism.drivers
+        there = {(d.joint, d.coordinate) for d in drivers}
+        if len(drivers) == self._rows:
+            self.drafts = {k: v for k, v in self.drafts.items() if k[:2] in there}
+            if self._rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(self._rows - 1, 2))
+            return
         self.beginResetModel()
-        there = {(d.joint, d.coordinate) for d in self.document.mechanism.drivers}
         self.drafts = {k: v for k, v in self.drafts.items() if k[:2] in there}
+        self._rows = len(drivers)
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: D102 - Qt API
-        return 0 if parent.isValid() else len(self.document.mechanism.drivers)
+        return 0 if parent.isValid() else self._rows
 
     def columnCount(self, parent=QModelIndex()) -> int:  # noqa: D102 - Qt API
         return 0 if parent.isValid() else 3
@@ -347,7 +357,7 @@ class DriversModel(QAbstractTableModel):
         return Qt.ItemIsSelectable | Qt.ItemIsEnabled | Qt.ItemIsEditable
 
     def data(self, index, role=Qt.DisplayRole):  # noqa: D102 - Qt API
-        if not index.isValid():
+        if not index.isValid() or index.row() >= len(self.document.mechanism.drivers):  # (until the reset)
             return None
         d = self.document.mechanism.drivers[index.row()]
         draft = self.drafts.get((d.joint, d.coordinate, index.column()))
@@ -363,7 +373,7 @@ class DriversModel(QAbstractTableModel):
         return None
 
     def setData(self, index, value, role=Qt.EditRole) -> bool:  # noqa: D102 - Qt API
-        if role != Qt.EditRole or not index.isValid():
+        if role != Qt.EditRole or not index.isValid() or index.row() >= len(self.document.mechanism.drivers):
             return False
         r, c = index.row(), index.column()
         d = self.document.mechanism.drivers[r]

@@ -920,3 +920,37 @@ def test_arrow_key_nudges_one_after_another_are_one_undo_step(fourbar_win, qtbot
     assert win.document.undo_stack.count() == count + 1
     win.document.undo_stack.undo()
     assert win.document.mechanism.layout["crank"] == pytest.approx((x0, y0))
+
+
+def test_a_driver_cell_edited_after_a_refused_one_keeps_its_editor(fourbar_win, qtbot, qtlog):
+    """Each driver-cell edit taken after a refused one printed Qt's 'commitData called with an editor that does not
+    belong to this view' (user test): the edit reached the document, whose change reset the table's model from within
+    setData, destroying the editor the view was still committing (the use-after-delete of the arrow-key crash). The
+    cells now change in place while the number of drivers stays."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    win = fourbar_win
+    table = win.properties.driver_table
+    model = table.model()
+
+    def edit(row, col, text):
+        idx = model.index(row, col)
+        table.setCurrentIndex(idx)
+        table.edit(idx)
+        qtbot.waitUntil(lambda: isinstance(QApplication.focusWidget(), QLineEdit))
+        ed = QApplication.focusWidget()
+        ed.selectAll()
+        QTest.keyClicks(ed, text)
+        QTest.keyClick(ed, Qt.Key_Return)
+        qtbot.wait(50)
+
+    edit(0, 2, "sin(")  # refused: kept in red
+    edit(0, 2, "t")
+    edit(0, 0, "nonexist")  # refused
+    edit(0, 0, "C")
+    assert [(d.joint, d.value) for d in win.document.mechanism.drivers] == [("C", "t")]
+    assert not [r for r in qtlog.records if "commitData" in r.message]
+    win.document.undo_stack.undo()
+    win.document.undo_stack.undo()
+    assert model.data(model.index(0, 0)) == win.document.mechanism.drivers[0].joint == "A"
