@@ -935,10 +935,13 @@ class PropertiesPanel(QWidget):
         if self._target is None or self._target[0] != "joint":
             return None
         err = self.editor.update_joint(self._target[1], **changes)
-        if err is not None and ("type" in changes or "bodies" in changes):
+        combo = next((k for k in ("type", "bodies") if k in changes), None)
+        if err is not None and combo:
             # A combo cannot hold a refused value: show the reason and the model's value again.
             self.refresh()
-            self.error.setText(f"{next(iter(changes))}: {err.message}")
+            self.error.setText(f"{combo}: {err.message}")
+        elif err is None and combo and self.error.text().startswith(("type: ", "bodies: ")):
+            self.error.setText("")  # (a choice taken: the refusal of an earlier one goes, as a field's does)
         return err
 
     def _joint_body_chosen(self, k: int, name: str) -> None:

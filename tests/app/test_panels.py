@@ -954,3 +954,18 @@ def test_a_driver_cell_edited_after_a_refused_one_keeps_its_editor(fourbar_win, 
     win.document.undo_stack.undo()
     win.document.undo_stack.undo()
     assert model.data(model.index(0, 0)) == win.document.mechanism.drivers[0].joint == "A"
+
+
+def test_a_refused_body_choice_is_no_longer_shown_once_a_choice_is_taken(fourbar_win):
+    """Joint B joins crank and coupler. Choosing coupler as its first body is refused (a joint to itself) and says
+    so under the form; that text stayed after later choices were taken (user test). A taken choice clears it."""
+    win = fourbar_win
+    win.selection.set(bodies=set(), joints={"B"})
+    props = win.properties
+    for box, name in ((props.joint_a, "coupler"), (props.joint_a, "ground")):
+        box.setCurrentIndex(box.findText(name))
+        box.activated.emit(box.currentIndex())
+        if name == "coupler":
+            assert props.error.text().startswith("bodies: ") and "itself" in props.error.text()
+    assert win.document.mechanism.joint("B").bodies == ("ground", "coupler")
+    assert props.error.text() == ""
