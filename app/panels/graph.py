@@ -444,7 +444,9 @@ class GraphView(QGraphicsView):
             self._rubber = None
             source, self._connect_from = self._connect_from, None
             target = self.body_at(event.position().toPoint())
-            if target is None:
+            if source is not None and source not in self.bodies:  # (deleted, or undone, while the line was drawn)
+                self.editor.message.emit(f"No joint added: the body '{source}' the line started from is gone")
+            elif target is None:
                 self.editor.message.emit("Drop on another body to add a joint")
             elif source is not None:
                 if event.modifiers() & Qt.ShiftModifier and source != target.name:

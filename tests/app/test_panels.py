@@ -969,3 +969,24 @@ def test_a_refused_body_choice_is_no_longer_shown_once_a_choice_is_taken(fourbar
             assert props.error.text().startswith("bodies: ") and "itself" in props.error.text()
     assert win.document.mechanism.joint("B").bodies == ("ground", "coupler")
     assert props.error.text() == ""
+
+
+def test_a_joint_line_whose_body_is_deleted_before_the_drop_adds_nothing_and_says_why(fourbar_win):
+    """Dragging a joint line from the coupler's + handle, the coupler deleted meanwhile (Edit ▸ Delete), then
+    dropping on the ground: the status bar said "Refused: joints[2].bodies[0]: unknown body 'coupler' ...", naming a
+    joint that does not exist (user test). Now nothing is added and the reason is the body's."""
+    from tests.app.conftest import send_mouse
+    from tests.app.test_build_fourbar import node_pos, port_pos
+
+    win = fourbar_win
+    vp = win.graph.viewport()
+    start, end = port_pos(win, "coupler"), node_pos(win, "ground")
+    send_mouse(vp, "press", start)
+    send_mouse(vp, "move", (start + end) / 2, buttons=Qt.LeftButton)
+    messages = []
+    win.editor.message.connect(messages.append)
+    assert win.editor.delete(bodies=["coupler"])
+    joints = len(win.document.mechanism.joints)
+    send_mouse(vp, "release", end)
+    assert len(win.document.mechanism.joints) == joints
+    assert messages[-1] == "No joint added: the body 'coupler' the line started from is gone", messages
