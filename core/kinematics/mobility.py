@@ -123,15 +123,16 @@ def _block_rank(block: _Block, threshold: float) -> int:
     return int((block.s > threshold).sum())
 
 
-def _loop_rank(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> int:
-    """The rank of G[:, cols] (as _rank), by blocks."""
-    blocks, threshold = _loop_blocks(km, G, cols)
+def _loop_rank(split: tuple[list[_Block], float]) -> int:
+    """The rank of G[:, cols] from its blocks (_loop_blocks)."""
+    blocks, threshold = split
     return sum(_block_rank(b, threshold) for b in blocks)
 
 
-def _loop_null_space(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """(len(cols), k) orthonormal basis of G[:, cols]'s null space (as _null_space), by blocks."""
-    blocks, threshold = _loop_blocks(km, G, cols)
+def _loop_null_space(split: tuple[list[_Block], float], n: int) -> np.ndarray:
+    """(n, k) orthonormal basis of the null space of G[:, cols] (n columns; as _null_space) from its blocks."""
+    blocks, threshold = split
+    cols = np.arange(n)
     parts = []
     for b in blocks:
         basis = b.vt[_block_rank(b, threshold):].T
@@ -345,7 +346,8 @@ def _cone_dimension(Q: np.ndarray, tol: float) -> int:
     return 0
 
 
-def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray) -> int:
+def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray,
+                           split: tuple[list[_Block], float]) -> int:
     """An upper bound on the freedoms that a motion of the coordinates `cols` (the others held) can follow from the
     configuration in `ws`: the dimension of the first-order motions v (G[:, cols] v = 0) that also satisfy the loop
     equations to second order. Along a motion q(s), G q'' + loop_bias(q') = 0 (solver.loop_bias), so
@@ -362,7 +364,7 @@ def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray) -> in
     Singular loops in different blocks (four-bars hinged at single bodies, each drawn flat) are each decided exactly;
     the bound is only an upper bound when one block has several forms that no semidefinite combination decides."""
     km = ws.km
-    blocks, threshold = _loop_blocks(km, G, cols)
+    blocks, threshold = split  # (_loop_blocks(km, G, cols), made once by the caller)
     # the forms of a regular configuration are round-off (1e-17 of the mechanism's size); those of a singular one
     # are of the order of the size over a link length
     tol = 1e-7 * threshold / RANK_RTOL
@@ -426,10 +428,11 @@ def _analysis(km: KinematicModel) -> _Analysis:
     G = twist_jacobian(ws)
     every = np.arange(km.nq)
     idle = _idle_basis(km, ws, G, every).shape[1]
-    rank = _loop_rank(km, G, every)
+    split = _loop_blocks(km, G, every)
+    rank = _loop_rank(split)
     first = km.nq - rank
     # (a drawing whose loops do not close is no configuration of the mechanism: its first-order count stands)
-    second = _second_order_freedoms(ws, G, every) if closed and first else first
+    second = _second_order_freedoms(ws, G, every, split) if closed and first else first
     second = max(second, idle)  # (idle freedoms are motions: the bound counts them)
     return _Analysis(ws, closed, G, rank, idle, first - second, second - idle)
 
@@ -474,10 +477,11 @@ def driver_fixed_masks(km: KinematicModel) -> tuple[np.ndarray, np.ndarray]:
     if not len(U):
         return np.ones(km.n_bodies, bool), np.ones(km.n_bodies, bool)
     G = twist_jacobian(ws)
-    free = _loop_null_space(km, G, U)  # orthonormal motions of the undriven coordinates that keep the loops closed
+    split = _loop_blocks(km, G, U)
+    free = _loop_null_space(split, len(U))  # orthonormal motions of the undriven coordinates that keep the loops closed
     idle = _idle_basis(km, ws, G, U)
     if free.shape[1] > idle.shape[1] and np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale and (
-            _second_order_freedoms(ws, G, U) <= idle.shape[1]):
+            _second_order_freedoms(ws, G, U, split) <= idle.shape[1]):
         # a drawing at a singular position where the drivers determine the motion to second order (check_drivers'
         # count: a double parallelogram drawn flat): its first-order freedoms beyond the idle ones are followed by
         # no motion, so with the drivers held only the idle motions are left
@@ -516,12 +520,13 @@ def check_drivers(km: KinematicModel) -> int:
     if nd != a.need:
         raise LinkwrightError("drivers", drivers_text(a.need, a.idle, nd, km.floating_freedoms, a.singular))
     U = km.unknown
-    rank_u = _loop_rank(km, a.G, U)
+    split = _loop_blocks(km, a.G, U)
+    rank_u = _loop_rank(split)
     # every freedom the drivers leave must be idle: null(G_U) equals null([G_U; idle rows]); at a singular position
     # (a four-bar drawn flat) a first-order freedom that no motion follows is left too (_second_order_freedoms)
     idle_u = _idle_basis(km, a.ws, a.G, U).shape[1]
     if rank_u < a.rank or (len(U) - rank_u > idle_u and not (
-            a.closed and _second_order_freedoms(a.ws, a.G, U) <= idle_u)):
+            a.closed and _second_order_freedoms(a.ws, a.G, U, split) <= idle_u)):
         names = ", ".join(km.coord_names[c] for c in km.driven)
         raise LinkwrightError(
             "drivers",

@@ -49,6 +49,8 @@ MAX_MOVE = 1.0
 # small linkage); when they run out, the run stops as too coarse to follow, without claiming an end of the motion.
 MAX_SUBSTEPS = 4096
 SINGULAR = 1e-4
+# why the motion ends at a state marked fork (TrajectoryRun._through_singular)
+_FORK = "two assembly branches cross here (a change point): the run cannot tell which one the linkage takes"
 _BISECTIONS = 40  # locating a sign change of the determinant, or where a driver leaves its bounds
 
 
@@ -414,8 +416,7 @@ class TrajectoryRun:
         SINGULAR), None when no end was found (the budget ran out, or the mechanism failed where it is not
         singular)."""
         if s.fork:
-            return None, ("two assembly branches cross here (a change point): the run cannot tell which one the "
-                          "linkage takes"), s.t
+            return None, _FORK, s.t
         if budget is None:
             budget = self.max_substeps - self._substeps
         way = 1.0 if t >= s.t else -1.0  # (DrivenMotion also continues backwards, to a contact step's retry)
@@ -465,8 +466,7 @@ class TrajectoryRun:
                 if last:
                     return new, "", None
                 if new.fork:  # (a sub-step that lands exactly where two branches cross)
-                    return None, ("two assembly branches cross here (a change point): the run cannot tell which one "
-                                  "the linkage takes"), new.t
+                    return None, _FORK, new.t
                 cur, h = new, 2.0 * h
             elif h > h_min:
                 h = 0.5 * min(h, abs(t - cur.t))

@@ -60,15 +60,16 @@ def _check_against_whole(km):
     forward(ws, np.zeros(km.nq))
     G = twist_jacobian(ws)
     every = np.arange(km.nq)
-    assert _loop_rank(km, G, every) == _whole_rank(G)
-    N = _loop_null_space(km, G, every)
+    split = _loop_blocks(km, G, every)
+    assert _loop_rank(split) == _whole_rank(G)
+    N = _loop_null_space(split, km.nq)
     assert N.shape == (km.nq, km.nq - _whole_rank(G))
     if N.size:
         np.testing.assert_allclose(N.T @ N, np.eye(N.shape[1]), atol=1e-10)  # orthonormal
         assert np.abs(G @ N).max(initial=0.0) <= 1e-9 * max(1.0, np.abs(G).max(initial=0.0))  # motions the loops allow
     assert _idle_basis(km, ws, G, every).shape[1] == _whole_idle(km, ws, G)
     # the blocks partition the rows that carry entries and the columns
-    blocks, _threshold = _loop_blocks(km, G, every)
+    blocks, _threshold = split
     cols = np.concatenate([b.cols for b in blocks]) if blocks else np.zeros(0, int)
     assert sorted(cols) == list(range(km.nq))
     rows = np.concatenate([b.rows for b in blocks]) if blocks else np.zeros(0, int)
