@@ -7,7 +7,7 @@ import math
 import numpy as np
 from PySide6.QtGui import QMatrix4x4, QQuaternion, QVector3D
 
-__all__ = ["to_qmatrix", "from_qmatrix", "VIEWS", "view_basis", "view_quaternion", "pixel_ray", "up_axis"]
+__all__ = ["to_qmatrix", "from_qmatrix", "VIEWS", "views", "view_basis", "view_quaternion", "pixel_ray", "up_axis", "rotation_between"]
 
 
 def to_qmatrix(T: np.ndarray) -> QMatrix4x4:
@@ -39,9 +39,32 @@ VIEWS: dict[str, dict[str, tuple[tuple[float, float, float], tuple[float, float,
 }
 
 
-def up_axis(space: str) -> np.ndarray:
-    """The world direction that stays up while orbiting: z for spatial documents, y for planar ones."""
-    return np.array([0.0, 1.0, 0.0]) if space == "planar" else np.array([0.0, 0.0, 1.0])
+def rotation_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The smallest rotation (3x3) that takes unit vector a to unit vector b (half a turn about an axis normal to a
+    when b = -a)."""
+    v, c = np.cross(a, b), float(a @ b)
+    if c < -1.0 + 1e-12:
+        n = np.cross(a, np.eye(3)[int(np.argmin(np.abs(a)))])
+        n /= np.linalg.norm(n)
+        return 2.0 * np.outer(n, n) - np.eye(3)
+    k = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.eye(3) + k + k @ k / (1.0 + c)
+
+
+def up_axis(space: str, up: tuple[float, float, float] | None = None) -> np.ndarray:
+    """The world direction that stays up while orbiting: against the gravity (`up`, Mechanism.up_direction), else z
+    for spatial documents and y for planar ones."""
+    base = np.array([0.0, 1.0, 0.0]) if space == "planar" else np.array([0.0, 0.0, 1.0])
+    return base if up is None else np.asarray(up, float)
+
+
+def views(space: str, up: tuple[float, float, float] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The preset views of a document: VIEWS[space] turned by the smallest rotation that takes its default up (z, or
+    y for planar) to `up`, so "front" still looks level and "top" looks down along the gravity. A planar document's
+    up lies in its plane, so its front view still looks at the plane."""
+    R = rotation_between(up_axis(space), up_axis(space, up))
+    return {name: (R @ np.asarray(back, float), R @ np.asarray(screen_up, float))
+            for name, (back, screen_up) in VIEWS[space].items()}
 
 
 def view_basis(back, up) -> np.ndarray:

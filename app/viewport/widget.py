@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QToolBar, QVBoxLayout, QWidget
 from app.document import Document
 from app.selection import Selection
 
-from .camera import VIEWS, from_qmatrix, pixel_ray, to_qmatrix, up_axis, view_quaternion
+from .camera import from_qmatrix, pixel_ray, rotation_between, to_qmatrix, up_axis, view_quaternion, views
 from .geometry import (
     Scene, SceneBuilder, cylinder_mesh, default_shape_mesher, merge_meshes, ray_capsules, ray_triangles,
     sphere_mesh, transform_mesh,
@@ -186,6 +186,7 @@ class Viewport3D(QWidget):
         self._scene: Scene | None = None
         self._by_name: dict = {}
         self._space = "planar"
+        self._up = None  # the document's up (against its gravity), None without gravity
         self._static: list = []  # grid and axis triad
         self._static_key: tuple | None = None  # what they were built for
         self._groups: dict[str, gl.GLGraphicsItem.GLGraphicsItem] = {}  # per body: its frame (transform) node
@@ -288,10 +289,10 @@ class Viewport3D(QWidget):
     def set_view(self, name: str) -> None:
         """Look from a preset direction ('front', 'top', 'iso') and frame everything, or just frame it ('fit')."""
         if name != "fit":
-            views = VIEWS[self._space]
-            if name not in views:
-                raise ValueError(f"unknown view '{name}' (known: {', '.join(views)}, fit)")
-            back, up = views[name]
+            presets = views(self._space, self._up)
+            if name not in presets:
+                raise ValueError(f"unknown view '{name}' (known: {', '.join(presets)}, fit)")
+            back, up = presets[name]
             self.view.opts["rotation"] = view_quaternion(back, up)
         self._sync()
         self._fit()
@@ -533,8 +534,8 @@ class Viewport3D(QWidget):
     def _update(self) -> None:
         """Bring the items up to the document: re-mesh only parts whose mesh changed, add new ones, drop vanished."""
         mech = self._doc.mechanism
-        self._space = mech.space
-        self.view.up = up_axis(mech.space)
+        self._space, self._up = mech.space, mech.up_direction()
+        self.view.up = up_axis(mech.space, self._up)
         scene = self._builder.build(mech)
         self._scene = scene
         self._by_name = {b.name: b for b in scene.bodies}
@@ -682,14 +683,20 @@ class Viewport3D(QWidget):
             label.setParentItem(None)
 
     def _sync_static(self, scene: Scene) -> None:
-        """Grid in the document's ground plane (x-y) behind the mechanism, and a small axis triad at the origin."""
+        """Grid in the document's ground plane behind the mechanism (planar: x-y; spatial: normal to its up, x-y
+        without gravity), and a small axis triad at the origin."""
+        # the grid is laid out in a frame whose z is the up (R: that frame to the world)
+        R = np.eye(3) if scene.planar else rotation_between(np.array([0.0, 0.0, 1.0]), up_axis(self._space, self._up))
         lo, hi = scene.extent
+        corners = np.array([[(lo, hi)[i][0], (lo, hi)[j][1], (lo, hi)[k][2]]
+                            for i in (0, 1) for j in (0, 1) for k in (0, 1)]) @ R
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
         L = max(float(np.linalg.norm(hi - lo)), 10 * scene.width, 1e-9)
         step = _nice(L / 8)
         half = step * math.ceil(0.5 * max(hi[0] - lo[0], hi[1] - lo[1], L) / step + 2)
         cx, cy = step * round(0.5 * (lo[0] + hi[0]) / step), step * round(0.5 * (lo[1] + hi[1]) / step)
         z = (lo[2] - 3 * scene.width) if scene.planar else min(0.0, lo[2])
-        key = (step, half, cx, cy, z, scene.width, scene.planar)
+        key = (step, half, cx, cy, z, scene.width, scene.planar, tuple(R.ravel()))
         if key == self._static_key:
             return
         self._static_key = key
@@ -700,6 +707,10 @@ class Viewport3D(QWidget):
         grid.setSpacing(step, step, step)
         grid.setSize(2 * half, 2 * half, 1)
         grid.translate(cx, cy, z)
+        if not scene.planar:
+            T = np.eye(4)
+            T[:3, :3] = R
+            grid.applyTransform(to_qmatrix(T), local=False)
         grid.setDepthValue(-10)
         self.view.addItem(grid)
         self._static.append(grid)

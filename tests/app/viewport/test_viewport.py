@@ -292,3 +292,34 @@ def test_kinematic_poses_keep_joint_glyphs_on_both_bodies(fourbar_view):
     ang = 2 * np.pi * 0.2
     b = world["crank"] @ np.array([0.5, 0.866, 0.0, 1.0])
     assert np.allclose(b[:2], rot_z(ang)[:2, :2] @ [0.5, 0.866], atol=1e-9)
+
+
+@pytest.mark.parametrize("gravity", [(0.0, -9.81, 0.0), (9.81, 0.0, 0.0), (0.0, 0.0, 9.81), (-3.0, 0.0, -4.0)])
+def test_a_spatial_view_stands_against_its_gravity(qtbot, gravity):
+    # a spatial document whose gravity is not -z (a scene drawn with y up, or upside down): the orbit turns about the
+    # direction against the gravity, the front view shows that direction straight up the screen, the top view looks
+    # down along the gravity, and the grid lies normal to it (before: always z, whatever the gravity)
+    mech = io.load(EXAMPLES / "contact_box_slide.json")
+    mech.gravity = gravity
+    vp = Viewport3D(Document(mech), Selection())
+    qtbot.addWidget(vp)
+    vp.resize(500, 400)
+    vp.show()
+    qtbot.waitExposed(vp)
+    up = -np.asarray(gravity) / np.linalg.norm(gravity)
+    assert np.allclose(vp.view.up, up)
+    vp.set_view("front")
+    _, V = vp.camera_matrices()
+    # eye space: x right, y up the screen, z towards the viewer (the view matrix is single precision)
+    # the world up is the screen's up
+    assert np.allclose(V[:3, :3] @ up, [0.0, 1.0, 0.0], atol=1e-6)
+    vp.set_view("top")
+    _, V = vp.camera_matrices()
+    assert np.allclose(V[:3, :3] @ up, [0.0, 0.0, 1.0], atol=1e-6)  # looking down: the up points at the viewer
+    vp.set_view("iso")
+    _, V = vp.camera_matrices()
+    # the iso view looks down on the scene at 30 degrees, with the up along the screen's up-and-towards-the-viewer
+    assert np.allclose(V[:3, :3] @ up, [0.0, np.cos(np.radians(30)), np.sin(np.radians(30))], atol=1e-6)
+    grid = next(item for item in vp._static if isinstance(item, gl.GLGridItem))
+    normal = from_qmatrix(grid.transform())[:3, :3] @ [0.0, 0.0, 1.0]  # a GLGridItem lies in its local x-y plane
+    assert np.allclose(normal, up, atol=1e-6)
