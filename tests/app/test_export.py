@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import imageio.v2 as iio2
@@ -28,6 +27,7 @@ from core.transforms import quat_to_matrix
 
 from app.export import frame_times, screenshot_at
 from tests.app.playback.test_contact_runs import assert_arrows_of_frame
+from tests.terminal import follow_terminal, signal_when
 
 pytestmark = pytest.mark.gui
 
@@ -203,58 +203,12 @@ def _past_zero(err: bytes, bar: bytes) -> bool:
     return bar in err and b"  0%" not in err.rsplit(b"\r", 1)[-1]
 
 
-def _follow_terminal(master: int, proc, seconds: float, on_output) -> bytes:
-    """Everything `proc` writes to its terminal (the pty `master`) until the terminal closes, the process ends or
-    `seconds` pass; `on_output(text so far)` is called before each read and may return the seconds to wait from
-    then on."""
-    import select
-
-    err, deadline = b"", time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        more = on_output(err)
-        if more is not None:
-            deadline = time.monotonic() + more
-        ready, _, _ = select.select([master], [], [], 0.05)
-        if ready:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            err += chunk
-        elif proc.poll() is not None:
-            break
-    return err
-
-
 def _render_signalled(tmp_path, file: Path, out: Path, sig, when: bytes, *args: str):
     """Run `render FILE --out OUT ARGS` with its stderr on a terminal (its progress bars show) and send `sig` once
     the bar `when` (b"running [" or b"rendering [") is past 0 %; (status, stderr text)."""
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "render", str(file), "--out", str(out), *args], cwd=ROOT,
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
-    sent = []
-
-    def signal_once_under_way(err: bytes) -> None:
-        if not sent and _past_zero(err, when):
-            proc.send_signal(sig)
-            sent.append(True)
-
-    err = b""
-    try:
-        err = _follow_terminal(master, proc, 180, signal_once_under_way)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    assert sent, err
-    return proc.returncode, err.decode(errors="replace")
+    code, err = signal_when(["render", str(file), "--out", str(out), *args], sig, lambda err: _past_zero(err, when),
+                            seconds=180, env=_env())
+    return code, err.decode(errors="replace")
 
 
 @pytest.mark.parametrize("sig, status, word, name", [
@@ -362,7 +316,7 @@ def test_render_ends_with_a_message_when_its_display_goes_away(tmp_path):
                 return 60  # (it span for ever)
             return None
 
-        err = _follow_terminal(master, proc, 120, kill_the_display_once_under_way)
+        err = follow_terminal(master, proc, 120, kill_the_display_once_under_way)
         assert killed, err
         proc.wait(timeout=5)
     finally:

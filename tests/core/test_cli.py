@@ -12,6 +12,7 @@ import pytest
 
 from core import __version__, io, structure
 from tests.conftest import EXAMPLES, ROOT
+from tests.terminal import signal_when
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -284,40 +285,8 @@ def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkey
 def _simulate_until_it_runs(args, stdout, sig):
     """`linkwright simulate ARGS` with stderr on a terminal (its progress bar shows once the run has made a step),
     `sig` sent once the bar shows; (status, stderr)."""
-    import os
-    import pty
-    import select
-    import time
-
-    master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-m", "app", "simulate", *args], stdout=stdout, stderr=slave, cwd=ROOT)
-    os.close(slave)
-    err, sent = b"", False
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if not sent and b"simulating [" in err:
-                p.send_signal(sig)
-                sent = True
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the process closed its terminal
-                    break
-                if not chunk:
-                    break
-                err += chunk
-            elif p.poll() is not None:
-                break
-        p.wait(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        os.close(master)
-    assert sent, err
-    return p.returncode, err.decode().replace("\r\n", "\n")
+    status, err = signal_when(["simulate", *args], sig, lambda err: b"simulating [" in err, stdout=stdout)
+    return status, err.decode().replace("\r\n", "\n")
 
 
 def _long_drop(tmp_path) -> Path:
