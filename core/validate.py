@@ -46,13 +46,13 @@ MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are n
 # 2 m cylinder through the walls of a 0.6 m bin, 8 widths deep).  Rounding in typed or computed positions overlaps by
 # far less (a box set on a floor 1e-16 m; a turned box's corner with its height typed to four decimals 5e-5 m)
 MAX_START_OVERLAP = 1e-3
-# how many times heavier than a body one that can touch it may be (both moved by forces; core.contact.recording): the
-# contact step's stopping test is relative to its largest unknown, an impulse in the units of the lighter body's
-# velocity, and its Newton systems grow as ill-conditioned as the ratio.  A 0.1 m box on a 1 kg slab lying on the
-# floor (set on it or dropped 1 cm, centred or 1-6 cm off, turned or not; 16 scenes per ratio): at 1000 every run
-# completes with the contact force its weight's to 2e-11; at 3000 and 5000 two runs stop at the impact with their
-# reason; at 1e4 four stop and one completes wrongly (the slab squeezed out from under the box, which ends on the
-# floor); at 1e9 a resting box's contact force is 10 % off its weight at every step
+# how many times heavier than a body one in contact range of it may be (both moved by forces; core.contact.recording):
+# the contact step's stopping test is relative to its largest unknown, an impulse in the units of the lighter body's
+# velocity, and its Newton systems grow as ill-conditioned as the ratio. A 0.1 m box on a 1 kg slab lying on the floor
+# (set on it or dropped 1 cm, centred or 1-6 cm off, turned or not; 16 scenes per ratio): at 1000 every run completes
+# with the contact force its weight's to 2e-11; at 3000 and 5000 two runs stop at the impact with their reason; at 1e4
+# four stop and one completes wrongly (the slab squeezed out from under the box, which ends on the floor); at 1e9 a
+# resting box's contact force is 10 % off its weight at every step
 MAX_MASS_RATIO = 3e3
 MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
 

@@ -332,26 +332,38 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
         f"one out at about depth / dt)")
 
 
-def _refuse_mass_ratio(model: ContactModel) -> None:
-    """Two bodies moved by forces that can touch (a candidate pair) may differ in mass by at most
-    validate.MAX_MASS_RATIO (measured there): beyond it the step's Newton systems are as ill-conditioned as the ratio
-    and its stopping test, relative to the largest impulse, meets the heavier body's equations only roughly.  Located
-    at the heavier body (of the pair with the largest ratio)."""
+def _mass_ratio(model: ContactModel, pairs) -> tuple[float, int, int] | None:
+    """Of `pairs` (indices into model.pairs), the one between two bodies moved by forces whose masses differ by more
+    than validate.MAX_MASS_RATIO, the largest ratio: (ratio, heavier, lighter); None if there is none.  Beyond it the
+    step's Newton systems are as ill-conditioned as the ratio and its stopping test, relative to the largest impulse,
+    meets the heavier body's equations only roughly."""
     worst = None
-    for a, b, _mu in model.pairs:
+    for ip in pairs:
+        a, b, _mu = model.pairs[ip]
         if model.free[a] and model.free[b]:
             heavy, light = (a, b) if model.mass[a] >= model.mass[b] else (b, a)
             ratio = float(model.mass[heavy] / model.mass[light])
-            if worst is None or ratio > worst[0]:
+            if ratio > validate.MAX_MASS_RATIO and (worst is None or ratio > worst[0]):
                 worst = (ratio, heavy, light)
-    if worst is None or worst[0] <= validate.MAX_MASS_RATIO:
-        return
+    return worst
+
+
+def _mass_ratio_message(model: ContactModel, worst: tuple[float, int, int], which: str) -> str:
     ratio, heavy, light = worst
-    raise LinkwrightError(
-        model.body_location(heavy),
-        f"'{model.names[heavy]}' ({model.mass[heavy]:.3g} kg) is {ratio:.3g} times as heavy as '{model.names[light]}' "
-        f"({model.mass[light]:.3g} kg), which it can touch: at most {validate.MAX_MASS_RATIO:g} times (beyond that the "
-        f"contact step may fail or go wrong: a 10 t box dropped onto a 1 kg slab squeezed it out from under itself)")
+    return (f"'{model.names[heavy]}' ({model.mass[heavy]:.3g} kg) is {ratio:.3g} times as heavy as "
+            f"'{model.names[light]}' ({model.mass[light]:.3g} kg), {which}: at most {validate.MAX_MASS_RATIO:g} times "
+            f"(beyond that the contact step may fail or go wrong: a 10 t box dropped onto a 1 kg slab squeezed it out "
+            f"from under itself)")
+
+
+def _refuse_mass_ratio(model: ContactModel, h: float) -> None:
+    """Two bodies moved by forces in contact range of one another at the start (the first step's broad phase) may
+    differ in mass by at most validate.MAX_MASS_RATIO; located at the heavier body (of the pair with the largest
+    ratio).  Pairs that come into range later stop the run there (ContactRun.__iter__)."""
+    if model.pairs:
+        worst = _mass_ratio(model, candidate_pairs(model, initial_state(model), h)[0])
+        if worst is not None:
+            raise LinkwrightError(model.body_location(worst[1]), _mass_ratio_message(model, worst, "in contact range"))
 
 
 class ContactRun:
@@ -385,7 +397,7 @@ class ContactRun:
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
         _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
-        _refuse_mass_ratio(model)
+        _refuse_mass_ratio(model, h)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)
@@ -420,6 +432,8 @@ class ContactRun:
                                        for hs in model.halfspace]).reshape(model.n_bodies, 3)
         self.steps_done = 0
         self._verdict: Verdict | None = None
+        # whether a step's pairs may join two bodies moved by forces whose masses differ beyond the limit
+        self._ratio_checked = _mass_ratio(model, range(len(model.pairs))) is not None
 
     @property
     def verdict(self) -> Verdict | None:
@@ -451,6 +465,12 @@ class ContactRun:
             if not res.converged:
                 cancelled = res.reason.startswith("cancelled")
                 reason = res.reason if cancelled else f"stopped at t = {st.t:.6g} s: {res.reason}"
+                stop = float(st.t)
+                break
+            worst = _mass_ratio(self.model, [c.pair for c in res.contacts]) if self._ratio_checked else None
+            if worst is not None:  # (the step is not kept: its solution is the one the ratio makes unreliable)
+                reason = (f"stopped at t = {st.t:.6g} s: "
+                          f"{_mass_ratio_message(self.model, worst, 'came into contact range')}")
                 stop = float(st.t)
                 break
             k += 1
