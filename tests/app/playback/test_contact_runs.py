@@ -115,6 +115,7 @@ def test_the_sphere_rests_with_its_weight_on_the_floor(window):
     assert win.plots.value_at_cursor("ball.z") == pytest.approx(0.1, abs=1e-8)  # resting on its radius
 
 
+@pytest.mark.serial
 def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbot):
     # the pile for 20 s (2,000 steps, about 6 s of stepping alone on this machine), so that the run is still going
     # when the test looks at it: the file's 1 s of this pile takes well under a second, which a busy machine's GUI
@@ -190,6 +191,7 @@ def test_the_pile_runs_by_itself_and_longer_or_bigger_piles_wait_for_run(window,
     assert not pb.worker.running()
 
 
+@pytest.mark.serial
 def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
     # a 20-second contact run (2,000 steps, about 6 s of stepping alone on this machine): it waits for Run, and is
     # still going after the one second measured below (60 frames, measured before, took 0.2 s once the solver got
