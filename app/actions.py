@@ -137,7 +137,7 @@ class Actions:
         self.add_driver = act("Add D&river", lambda: editor.add_driver(next(iter(editor.selection.joints)) if len(editor.selection.joints) == 1 else None), "Ctrl+D", "Drive the selected joint with q = t")
 
         # View
-        self.layout = act("Auto &Layout", editor.layout_all, "Ctrl+L", "Lay the graph out automatically (Kamada–Kawai)", icon("layout"))
+        self.layout = act("Auto &Layout", editor.layout_all, "Ctrl+L", "Lay the graph out automatically (stress majorization; computed in the background)", icon("layout"))
         self.fit_graph = act("&Fit Graph", graph.fit, "F", "Zoom the graph editor to show every body", icon("fit"))
         self.views = []
         if viewport is not None:

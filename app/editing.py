@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+import threading
+import time
+
+from PySide6.QtCore import QObject, Qt, Signal
 
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES
 from core.model import Body, Driver, Joint, Pose, planar_axis_error
 
 from . import commands as cmd
-from .layout import auto_layout
+from .layout import LayoutCancelled, LayoutGraph, auto_layout, layout_graph
 
 __all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "SHAPE_PRESETS", "DEFAULT_BODY_MASS", "joint_types_for"]
 
@@ -41,12 +44,17 @@ class Editor(QObject):
 
     message = Signal(str)  # a line for the status bar (what was done, or why it was refused)
     jointTypeChanged = Signal(str)
+    _layoutDone = Signal(object, object)  # (a _LayoutJob, its positions or the exception): from its worker thread
 
     def __init__(self, document, selection, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.document = document
         self.selection = selection
         self._joint_type = "revolute"
+        self._layout_job: _LayoutJob | None = None  # the auto layout under way (Ctrl+L), if any
+        self._layout_jobs: list[_LayoutJob] = []  # every one whose thread may still run (a cancelled one winds down)
+        # (queued: the worker thread emits it, the positions are applied here on the GUI thread)
+        self._layoutDone.connect(self._layout_finished, Qt.QueuedConnection)
         document.changed.connect(self._prune_selection)
         document.changed.connect(self._keep_joint_type_allowed)  # (the space switched by an edit, undo or redo)
         document.replaced.connect(self._on_replaced)
@@ -65,6 +73,7 @@ class Editor(QObject):
             self.jointTypeChanged.emit(name)
 
     def _on_replaced(self) -> None:
+        self._cancel_layout()  # (its positions were for the mechanism that is gone)
         self.selection.clear()
         self._keep_joint_type_allowed()
 
@@ -318,10 +327,77 @@ class Editor(QObject):
             self.run(cmd.MoveNodes(self.document, changed, merge=nudge))
 
     def layout_all(self) -> None:
-        """Lay the whole graph out automatically (undoable)."""
+        """Lay the whole graph out automatically, one undo step. It is computed in a worker thread on a frozen copy
+        of the body graph (a 1000-body layout takes seconds) and applied when it is ready, unless the bodies or
+        joints changed meanwhile; a second call while one is under way starts nothing."""
         m = self.document.mechanism
-        if m.bodies:
-            self.run(cmd.MoveNodes(self.document, auto_layout(m), text="Auto layout"))
+        if not m.bodies:
+            return
+        if self._layout_job is not None:
+            self.message.emit("Auto layout is already being computed")
+            return
+        self._layout_jobs = [j for j in self._layout_jobs if j.thread.is_alive()]  # (cancelled ones that ended)
+        job = _LayoutJob(layout_graph(m), m)
+        job.thread = threading.Thread(target=self._compute_layout, args=(job,), name="Linkwright auto layout",
+                                      daemon=True)  # (daemon: never holds the app's exit; shutdown joins it)
+        self._layout_job = job
+        self._layout_jobs.append(job)
+        self.message.emit(f"Laying out {len(job.graph.names)} bodies…")
+        job.thread.start()
+
+    def layout_running(self) -> bool:
+        """Whether an auto layout is being computed."""
+        return self._layout_job is not None
+
+    def _compute_layout(self, job: _LayoutJob) -> None:
+        """(worker thread) Compute the layout of `job` and hand it to the GUI thread; nothing if it was cancelled."""
+        try:
+            result = auto_layout(job.graph, cancelled=job.cancel.is_set)
+        except LayoutCancelled:
+            return
+        except Exception as exc:  # noqa: BLE001 - an internal failure is reported, not raised in a thread
+            result = exc
+        if not job.cancel.is_set():
+            try:
+                self._layoutDone.emit(job, result)
+            except RuntimeError:  # pragma: no cover - the editor was deleted without its window's shutdown
+                pass
+
+    def _layout_finished(self, job: _LayoutJob, result) -> None:
+        """(GUI thread) Apply a finished layout as one undoable step, if the body graph is still the one it laid
+        out; otherwise drop it and say so."""
+        job.thread.join()  # (it has emitted its result: only its return is left)
+        if job in self._layout_jobs:
+            self._layout_jobs.remove(job)
+        if job is not self._layout_job:
+            return  # cancelled (another mechanism was loaded)
+        self._layout_job = None
+        if isinstance(result, Exception):
+            self.message.emit(f"Auto layout failed: {result}")
+            return
+        m = self.document.mechanism
+        if m is not job.mechanism or layout_graph(m) != job.graph:
+            self.message.emit("Auto layout dropped: the bodies or joints changed while it was computed "
+                              "(Ctrl+L lays out again)")
+            return
+        if self.run(cmd.MoveNodes(self.document, result, text="Auto layout")) is None:
+            took = time.perf_counter() - job.started
+            self.message.emit(f"Auto layout of {len(result)} bodies" + (f" ({took:.1f} s)" if took >= 1.0 else ""))
+
+    def _cancel_layout(self) -> None:
+        """Ask an auto layout under way to stop; its result, if it still comes, is ignored."""
+        if self._layout_job is not None:
+            self._layout_job.cancel.set()
+            self._layout_job = None
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """The window closes: stop an auto layout under way and wait for its thread (it stops at its next step)."""
+        self._cancel_layout()
+        for job in self._layout_jobs:
+            job.cancel.set()
+        for job in self._layout_jobs:
+            job.thread.join(timeout)
+        self._layout_jobs = [j for j in self._layout_jobs if j.thread.is_alive()]
 
     def add_driver(self, joint: str | None = None) -> LinkwrightError | None:
         """Drive the first undriven joint coordinate (or `joint`'s) with the expression t."""
@@ -363,3 +439,14 @@ class Editor(QObject):
                 self.run(cmd.RemoveDriver(self.document, r))
         finally:
             self.document.undo_stack.endMacro()
+
+
+class _LayoutJob:
+    """One auto layout under way: what it lays out, the document's mechanism it was taken from, a cancel flag."""
+
+    def __init__(self, graph: LayoutGraph, mechanism) -> None:
+        self.graph = graph
+        self.mechanism = mechanism
+        self.cancel = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.started = time.perf_counter()

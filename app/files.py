@@ -16,7 +16,7 @@ from core.errors import LinkwrightError
 from core.model import Body, ContactSettings, Mechanism, SimulationSettings
 from core.resources import resource_dir
 
-from .layout import auto_layout
+from .layout import MAX_ITER, auto_layout
 
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
@@ -92,11 +92,23 @@ def recovery_dir() -> Path:
     return Path(base) / "recovery"
 
 
+# What the stress iterations of a layout made while a file opens may cost, in pair-iterations (n^2 per iteration):
+# about 0.2 s; up to 258 bodies that is the full layout (MAX_ITER), a 1000-body file gets 20 iterations (0.3-0.5 s
+# with the separation, against 1-2 s for the full layout; opening such a file costs 3-4 s of CPU besides).
+OPEN_LAYOUT_WORK = 2.0e7
+
+
+def open_layout_iterations(mech: Mechanism) -> int:
+    """The stress iterations prepare_loaded gives `mech`'s layout (fewer than a full layout's for a large graph)."""
+    return max(10, min(MAX_ITER, int(OPEN_LAYOUT_WORK / max(len(mech.bodies), 1) ** 2)))
+
+
 def prepare_loaded(mech: Mechanism) -> Mechanism:
-    """Give bodies without a stored graph position an automatic layout (before the document takes the model)."""
+    """Give bodies without a stored graph position an automatic layout (before the document takes the model); a
+    large graph's is a quicker, coarser one (open_layout_iterations), which Ctrl+L refines."""
     missing = [b.name for b in mech.bodies if b.name not in mech.layout]
     if missing:
-        pos = auto_layout(mech)
+        pos = auto_layout(mech, max_iter=open_layout_iterations(mech))
         if len(missing) == len(mech.bodies):
             mech.layout.update(pos)
         else:
@@ -106,6 +118,11 @@ def prepare_loaded(mech: Mechanism) -> Mechanism:
             for n in missing:
                 mech.layout[n] = (pos[n][0] + dx, pos[n][1])
     return mech
+
+
+def _quick_layout(mech: Mechanism) -> bool:
+    """Whether prepare_loaded will give `mech` a coarser layout than Ctrl+L does."""
+    return any(b.name not in mech.layout for b in mech.bodies) and open_layout_iterations(mech) < MAX_ITER
 
 
 def contact_scene() -> Mechanism:
@@ -240,7 +257,9 @@ class FileController(QObject):
             return False
         p = Path(path)
         try:
-            mech = prepare_loaded(io.load(p))
+            mech = io.load(p)
+            quick = _quick_layout(mech)
+            mech = prepare_loaded(mech)
         except LinkwrightError as exc:
             where = f"at {exc.location}: " if exc.location else ""
             self._error("Cannot open file", f"{p.name} could not be opened.\n\n{where}{exc.message}")
@@ -248,7 +267,8 @@ class FileController(QObject):
             return False
         self.document.replace(mech, p.resolve())
         self.add_recent(p)
-        self.message.emit(f"Opened {p.name}")
+        self.message.emit(f"Opened {p.name}" + ("; its graph, which the file does not lay out, was laid out quickly: "
+                                                "Ctrl+L lays it out in full" if quick else ""))
         return True
 
     def open_example(self, path) -> bool:
@@ -467,7 +487,10 @@ class FileController(QObject):
             f.unlink(missing_ok=True)
 
     def shutdown(self) -> None:
-        """The window closes normally: stop autosaving and drop the recovery file."""
+        """The window closes normally: stop autosaving, drop the recovery file, and stop an auto layout under way."""
+        editor = getattr(self.window, "editor", None)
+        if editor is not None:
+            editor.shutdown()  # (its thread joined: nothing runs on after the window)
         self.autosave_timer.stop()
         self.discard_recovery()
         _IN_USE.discard(self.recovery_file.name)
