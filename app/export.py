@@ -267,9 +267,11 @@ def fit_motion(viewport, motion: Motion, samples: int = 24) -> None:
 
 # ---- images ----------------------------------------------------------------------------------------------------
 def grab_viewport(viewport) -> QImage:
-    """The 3D view as drawn now (its OpenGL framebuffer, at the widget's size)."""
+    """The 3D view as drawn now (its OpenGL framebuffer, at the widget's size), without the selection's colours: an
+    exported image shows the mechanism, not what is selected in the window (which keeps showing it)."""
     viewport.scene()  # a pending document change is applied first
-    return viewport.view.grabFramebuffer()
+    with viewport.without_selection():
+        return viewport.view.grabFramebuffer()
 
 
 def save_viewport_png(viewport, path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -183,6 +184,7 @@ class Viewport3D(QWidget):
         self.view.opts["fov"] = 35  # a long lens: little perspective distortion, as engineering views expect
         self._builder = SceneBuilder(default_shape_mesher())
         self._show_labels = True
+        self._plain = False  # without_selection: no selection colours
         self._scene: Scene | None = None
         self._by_name: dict = {}
         self._space = "planar"
@@ -349,6 +351,19 @@ class Viewport3D(QWidget):
             t.setVisible(self._show_labels)
         if self._labels_action.isChecked() != self._show_labels:
             self._labels_action.setChecked(self._show_labels)
+
+    @contextlib.contextmanager
+    def without_selection(self):
+        """Draw every body and joint in its own colour (no selection or highlight tint) inside the block: exported
+        images and animations show the mechanism, not what is selected in the window."""
+        self._sync()
+        self._plain = True
+        self._recolour()
+        try:
+            yield self
+        finally:
+            self._plain = False
+            self._recolour()
 
     def camera_matrices(self) -> tuple[np.ndarray, np.ndarray]:
         """The current (projection, view) 4x4 matrices of the widget in numpy."""
@@ -733,7 +748,7 @@ class Viewport3D(QWidget):
     def _body_colour(self, name: str) -> tuple:
         bg = self._by_name.get(name)
         patch = bg is not None and bg.unbounded  # a floor or wall
-        if name in self._sel.bodies or name in self._sel.highlighted_bodies:
+        if not self._plain and (name in self._sel.bodies or name in self._sel.highlighted_bodies):
             c = PALETTE["selected" if name in self._sel.bodies else "highlight"]
             # a floor or wall is tinted but stays translucent (opaque, a selected wall hid the bodies in the bin)
             return (*c[:3], PATCH_MARKED_ALPHA) if patch else c
@@ -749,7 +764,9 @@ class Viewport3D(QWidget):
             if item.opts["color"] != c:  # setColor repaints: only items whose colour changes
                 item.setColor(c)
         for jg in (self._scene.joints if self._scene else []):
-            if jg.name in self._sel.joints:
+            if self._plain:
+                c = PALETTE[jg.color]
+            elif jg.name in self._sel.joints:
                 c = PALETTE["selected"]
             elif jg.name in self._sel.highlighted_joints:
                 c = PALETTE["highlight"]

@@ -25,7 +25,7 @@ from core.contact import simulate
 from core.kinematics import TrajectoryRun, compile_model
 from core.transforms import quat_to_matrix
 
-from app.export import frame_times, screenshot_at
+from app.export import frame_times, image_to_array, screenshot_at
 from tests.app.playback.test_contact_runs import assert_arrows_of_frame
 from tests.terminal import follow_terminal, signal_when
 
@@ -77,6 +77,24 @@ def test_png_export_is_the_viewport_at_its_size(make_window, dialogs, tmp_path):
     from collections import Counter
     counts = Counter(img.pixel(x, y) for x in range(0, img.width(), 5) for y in range(0, img.height(), 5))
     assert len(counts) > 5 and counts.most_common(1)[0][1] < 0.95 * sum(counts.values())
+
+
+def test_exported_images_leave_the_selection_out_and_the_window_keeps_it(make_window, dialogs, tmp_path):
+    # an image for slides or docs shows the mechanism in its own colours: the user test's GIF drew the selected body
+    # orange in every frame. The export with the coupler and joint B selected is the export with nothing selected, to
+    # the pixel, and the window still shows the selection afterwards
+    from app.viewport.widget import PALETTE
+
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    dialogs.save_path = str(tmp_path / "plain.png")
+    win.action_set.export_png.trigger()
+    win.selection.set(bodies=["coupler"], joints=["B"])
+    dialogs.save_path = str(tmp_path / "selected.png")
+    win.action_set.export_png.trigger()
+    plain, selected = (image_to_array(QImage(str(tmp_path / f"{n}.png"))) for n in ("plain", "selected"))
+    assert np.array_equal(plain, selected)
+    assert win.viewport._body_items["coupler"].opts["color"] == PALETTE["selected"]
+    assert win.viewport._joint_items["B"].opts["color"] == PALETTE["selected"]
 
 
 def test_gif_export_of_a_driven_motion_has_one_frame_per_tick(make_window, dialogs, qtbot, tmp_path):
