@@ -26,7 +26,7 @@ from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
 from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
 from .plan import Workspace
-from .stepper import METHODS, SOLVERS, StepResult, step
+from .stepper import METHODS, SOLVERS, StepResult, step, too_fast_spin
 
 __all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
            "prepare_kernels"]
@@ -366,6 +366,14 @@ def _refuse_mass_ratio(model: ContactModel, h: float) -> None:
             raise LinkwrightError(model.body_location(worst[1]), _mass_ratio_message(model, worst, "in contact range"))
 
 
+def _refuse_fast_spin(model: ContactModel, h: float) -> None:
+    """A body may not start spinning so fast that no step of the run can turn it (stepper.too_fast_spin: the run would
+    stop at its first step with the solver's reason); located at its angular velocity."""
+    fast = too_fast_spin(model, initial_state(model).w, h)
+    if fast is not None:
+        raise LinkwrightError(f"{model.body_location(fast[0])}.velocity.angular", fast[1])
+
+
 class ContactRun:
     """The contact time-stepper as a run (core.run protocol, kind "contact"): frame k is the state at t = k h.
 
@@ -398,6 +406,7 @@ class ContactRun:
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
         _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
         _refuse_mass_ratio(model, h)
+        _refuse_fast_spin(model, h)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)

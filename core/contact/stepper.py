@@ -51,7 +51,7 @@ from .plan import Workspace, _Batch, _friction_slots, _Pair
 from .relaxed import relaxed_start
 from ..transforms import matrix_to_quat
 
-__all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS"]
+__all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS", "turns_bounded", "too_fast_spin"]
 
 METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
@@ -328,6 +328,26 @@ _MAX_TURN = 2.0  # h |w| of a body's end-of-step angular velocity at most (a qua
 # turn, a cube looks the same) and sped up from 2 to 20 m/s in five steps, gaining energy; such a step is halved.
 # Spheres are left out (their shape does not turn with them: a fast-rolling ball is no problem), and so are bodies
 # moved by the drivers.  The bench's scenes at h = 0.01 never come near it (the spinning ellipsoid: 0.6)
+
+
+def turns_bounded(model, i: int) -> bool:
+    """Whether model body i's turn in a step is bounded by _MAX_TURN: moved by forces, shaped, not a sphere."""
+    return bool(model.free[i]) and model.shapes[i] is not None and model.shapes[i].type != "sphere"
+
+
+def too_fast_spin(model, w: np.ndarray, h: float) -> tuple[int, str] | None:
+    """Of the bodies whose turn in a step is bounded (turns_bounded), the first whose spin (w, (N, 3) rad/s) is so
+    fast that even the deepest halving of a step of h turns it by more than _MAX_TURN: (its index, why, with the
+    time step that would do); None when there is none (such a run would stop at its first step)."""
+    h_min = h / 2.0**_MAX_HALVINGS
+    for i in range(model.n_bodies):
+        rate = float(np.linalg.norm(w[i]))
+        if h_min * rate > _MAX_TURN and turns_bounded(model, i):
+            return i, (f"'{model.names[i]}' spins at {rate:.3g} rad/s, too fast for steps of {h:.3g} s: a step may "
+                       f"turn a body by at most {_MAX_TURN:g} rad (h |w|), and even halved as far as it goes (to "
+                       f"{h_min:.3g} s) it would turn {h_min * rate:.3g} rad; use a time step of at most "
+                       f"{_MAX_TURN / rate:.3g} s or a slower spin")
+    return None
 
 
 class _Cancelled(Exception):
@@ -626,8 +646,7 @@ class _StepProblem:
             Sinv[slots] = 0.0
         self.c_body, self.Sinv = c_body, Sinv
         # the dynamic bodies whose turn in a step is bounded (_MAX_TURN): moved by forces, shaped, not spheres
-        self.turns_matter = np.array([bool(model.free[i]) and model.shapes[i] is not None
-                                      and model.shapes[i].type != "sphere" for i in dyn], dtype=bool)
+        self.turns_matter = np.array([turns_bounded(model, i) for i in dyn], dtype=bool)
 
         cand, start_gap = candidate_pairs(model, state, h if reach is None else reach, keep=state.warm.keys())
         if extra:

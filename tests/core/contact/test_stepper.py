@@ -16,6 +16,7 @@ from core.contact import recording as recording_mod
 from core.contact.mcp import MCPResult
 from core.contact.pair import contact_frame_aux, eval_pair, pair_layout, tangent_frame
 from core.contact.closest import _multipliers, closest_points
+from core.errors import LinkwrightError
 from core.shapes import parse_shape
 from core.transforms import quat_to_matrix
 
@@ -1388,6 +1389,33 @@ def test_a_step_too_long_for_a_box_to_turn_in_is_refused_and_the_run_never_gains
     # every step's end turn within the bound, for the sub-step it ended (the recorded w is a step's last sub-step's)
     h_end = 1.0 / 2.0 ** rec.halvings
     assert np.all(h_end * np.linalg.norm(rec.angular[:, b], axis=1) <= stp._MAX_TURN + 1e-12)
+
+
+@pytest.mark.parametrize("method", ["implicit", "explicit"])
+def test_a_spin_no_halving_can_take_is_refused_at_its_angular_velocity(method):
+    """A box spinning at w in steps of h: the deepest halving (h / 2**8) still turns it by h |w| / 256 rad, over the
+    2 rad a step may turn a body. Such a run stopped at t = 0 with a nested solver reason, for both methods (user test:
+    1e6 rad/s); it is refused before its first step, at the body's angular velocity, with the time step that would
+    do (2 / |w|). Just under the limit the run completes (halved)."""
+    import core.contact.stepper as stp
+
+    h = 0.01
+    limit = stp._MAX_TURN * 2.0**stp._MAX_HALVINGS / h  # 51,200 rad/s
+
+    def spinning(w):
+        box = body("box", {"type": "box", "size": [0.1, 0.1, 0.1]}, position=(0, 0, 0.2), angular=(0, 0, w))
+        return build_model(mechanism([floor(), box]))
+
+    with pytest.raises(LinkwrightError) as err:
+        simulate(spinning(1e6), t_end=0.02, dt=h, method=method)
+    assert err.value.location == "bodies[1].velocity.angular"
+    assert err.value.message == ("'box' spins at 1e+06 rad/s, too fast for steps of 0.01 s: a step may turn a body "
+                                 "by at most 2 rad (h |w|), and even halved as far as it goes (to 3.91e-05 s) it "
+                                 "would turn 39.1 rad; use a time step of at most 2e-06 s or a slower spin")
+    assert simulate(spinning(0.9 * limit), t_end=0.02, dt=h, method=method).completed
+    ball = body("ball", {"type": "sphere", "radius": 0.05}, position=(0, 0, 0.2), angular=(0, 0, 1e6))
+    # a sphere's shape does not turn with it: any spin is taken
+    assert simulate(build_model(mechanism([floor(), ball])), t_end=0.02, dt=h, method=method).completed
 
 
 @pytest.mark.parametrize("rho,branch", [(1.0, "stick"), (1.0, "slide"), (0.3, "slide"), (-1.0, "cone")])
