@@ -66,6 +66,17 @@ def test_new_spatial_mechanism_offers_every_joint_type_and_counts_six_per_body(m
     assert win.editor.joint_type == "revolute"  # spherical is not a planar type: the box went back to the first
 
 
+def grid_normal(win) -> np.ndarray:
+    """The world normal of the 3D view's grid (a GLGridItem lies in its local x-y plane)."""
+    import pyqtgraph.opengl as gl
+
+    from app.viewport.camera import from_qmatrix
+
+    win.viewport.scene()  # (a pending document change applied)
+    grid = next(item for item in win.viewport._static if isinstance(item, gl.GLGridItem))
+    return from_qmatrix(grid.transform())[:3, :3] @ (0.0, 0.0, 1.0)
+
+
 def test_switching_planar_to_spatial_is_one_undo_step_that_every_view_follows(make_window, dialogs):
     win = make_window(io.load(EXAMPLES / "fourbar.json"))
     before = win.document.mechanism.copy()
@@ -78,7 +89,9 @@ def test_switching_planar_to_spatial_is_one_undo_step_that_every_view_follows(ma
     assert SPATIAL_ONLY <= set(offered(win))
     assert win.structure.formula.text() == "M = 6(4-1) - 5·4 = -2"
     assert_panel_matches_core(win)
-    assert np.allclose(win.viewport.view.up, (0, 0, 1))  # the 3D view's up follows the space
+    # the 3D view follows: its up is against the four-bar's gravity (-y) in either space, and its grid, behind the
+    # plane (x-y) in a planar document, lies level (normal to the up) in a spatial one
+    assert np.allclose(win.viewport.view.up, (0, 1, 0)) and np.allclose(grid_normal(win), (0, 1, 0))
     assert "spatial" in win.statusBar().currentMessage()
     assert win.document.undo_stack.count() == 1
     assert win.document.undo_stack.undoText() == "Make the document spatial"
@@ -92,7 +105,7 @@ def test_switching_planar_to_spatial_is_one_undo_step_that_every_view_follows(ma
     assert win.properties.doc_space.currentData() == "planar"
     assert set(offered(win)) == {"revolute", "prismatic", "slot", "fixed"} and win.editor.joint_type == "revolute"
     assert win.structure.formula.text() == "M = 3(4-1) - 2·4 = 1"
-    assert np.allclose(win.viewport.view.up, (0, 1, 0))
+    assert np.allclose(win.viewport.view.up, (0, 1, 0)) and np.allclose(grid_normal(win), (0, 0, 1))
     win.action_set.redo.trigger()
     assert win.document.mechanism.space == "spatial" and win.properties.doc_space.currentData() == "spatial"
     assert SPATIAL_ONLY <= set(offered(win)) and win.structure.formula.text() == "M = 6(4-1) - 5·4 = -2"
