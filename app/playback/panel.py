@@ -26,7 +26,7 @@ from core.errors import LinkwrightError
 
 from .player import Playback
 
-__all__ = ["MotionPanel"]
+__all__ = ["MotionPanel", "LabelHolder"]
 
 STATUS_COLOURS = {"busy": "#546e7a", "ok": "#1b5e20", "stopped": "#e65100", "error": "#b71c1c",
                   "stale": "#8d6e00"}  # as the status bar
@@ -134,6 +134,48 @@ END_TIP = "Solve the motion from t = 0 to this time"
 STEPS_TIP = "Number of time steps (frames = steps + 1)"
 
 
+class LabelHolder(QWidget):
+    """Holds a readout label outside its panel's layout, at the holder's size: a text change of the label (the status
+    line at each batch of a streaming run, the time at each tick of playing, the plots' readout) does not lay the dock
+    and the window out again. A label's setText asks its layout to recompute, and that went up through the dock to
+    the main window: with the 3D view in it, each lay-out repainted and composited the whole window once more, three
+    window updates per batch of a contact run instead of one (each 40-170 ms of a software-rendered window on a
+    loaded machine, the GUI thread waiting for it)."""
+
+    def __init__(self, label: QLabel) -> None:
+        super().__init__()
+        self.label = label
+        label.setParent(self)
+        self.setSizePolicy(label.sizePolicy())
+        self.setMinimumSize(label.minimumSize())
+        self.setMaximumSize(label.maximumSize())
+
+    def sizeHint(self):  # noqa: D102 - Qt API
+        return self.label.sizeHint()
+
+    def minimumSizeHint(self):  # noqa: D102 - Qt API
+        return self.label.minimumSizeHint()
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        self.label.setGeometry(self.rect())
+
+    def event(self, ev):  # noqa: D102 - Qt API
+        if ev.type() == QEvent.LayoutRequest:
+            # the label's new text (it posts this to its parent): lay it out now, at its width, as the layout did; a
+            # selectable label (a text control) otherwise lays its text out in its paint, asks for a repaint from
+            # there, and the window was composited twice
+            self.label.sizeHint()
+            if self.label.wordWrap():
+                self.label.heightForWidth(self.label.width())
+        return super().event(ev)
+
+    def fit(self) -> None:
+        """Lay the panel out again only when the label's text no longer fits its width (a longer time readout)."""
+        if self.label.sizeHint().width() > self.width() and self.sizePolicy().horizontalPolicy() != QSizePolicy.Ignored:
+            self.updateGeometry()
+
+
 class MotionPanel(QWidget):
     """Widgets over a Playback: they show its recording and cursor and forward the user's requests (no state here)."""
 
@@ -226,7 +268,8 @@ class MotionPanel(QWidget):
         top.addWidget(self.stop_button)
         top.addWidget(self.play_button)
         top.addWidget(self.slider, 1)
-        top.addWidget(self.time_label)
+        self._time_holder = LabelHolder(self.time_label)
+        top.addWidget(self._time_holder)
         bottom = QHBoxLayout()
         bottom.setSpacing(6)
         bottom.addWidget(QLabel("End"))
@@ -249,7 +292,7 @@ class MotionPanel(QWidget):
         lay.addLayout(kind_row)
         lay.addLayout(bottom)
         lay.addWidget(self.progress_bar)
-        lay.addWidget(self.status_label)
+        lay.addWidget(LabelHolder(self.status_label))
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Maximum)
 
         rec.cleared.connect(self._refresh_slider)
@@ -286,6 +329,7 @@ class MotionPanel(QWidget):
         t = rec.time_at(k)
         total = len(rec.requested)
         self.time_label.setText(f"t = {t:.3f} s  {k}/{max(total - 1, 0)}" if t is not None else "t = —")
+        self._time_holder.fit()
 
     def _show_status(self, text: str, tip: str, kind: str = "busy") -> None:
         self.status_label.setText(text)
@@ -332,7 +376,11 @@ class MotionPanel(QWidget):
     def _show_progress(self, fraction: float, text: str) -> None:
         value = int(100 * min(max(fraction, 0.0), 1.0))
         if value != self.progress_bar.value():
+            # (QProgressBar.setValue repaints at once, and the window was composited for it alone, then again for the
+            # batch's other readouts: with its updates held, the bar is drawn with them, in one window update)
+            self.progress_bar.setUpdatesEnabled(False)
             self.progress_bar.setValue(value)
+            self.progress_bar.setUpdatesEnabled(True)
         if text != self.progress_bar.format():
             self.progress_bar.setFormat(text)
 

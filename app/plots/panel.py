@@ -42,6 +42,7 @@ from core import io
 from core.errors import LinkwrightError
 
 from ..files import with_suffix
+from ..playback.panel import LabelHolder
 
 __all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "NOT_PLOTTED", "Quantity", "quantities"]
 
@@ -81,6 +82,11 @@ LEGEND_MAX = 16  # more series than this: no legend (it would take much of the p
 LEGEND_GAP = 8  # px between a plot's view and its legend (drawn beside it: _PlacedLegend)
 LEGEND_SHARE = 0.4  # the most of a plot's width its legend takes
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
+# ... and at most this share of the GUI thread's time: the next redraw waits STREAM_REDRAW_SPACING times as long as
+# the last one took (its curves' new data and the window update that drew them); many curves of a long run took
+# 100-300 ms of the GUI thread per redraw on a software-rendered window, at every batch
+STREAM_REDRAW_SPACING = 3.0
+REFRESH_ROWS = 256  # the series list is told of at most this many changed rows one by one, of more all at once
 CURVE_SLICE_S = 0.04  # the GUI thread makes or reuses curve items for at most about this long, then lets events in
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
@@ -529,10 +535,19 @@ class _SeriesModel(QAbstractListModel):
             self.labels = labels
             self.endResetModel()
 
-    def refresh(self) -> None:
-        """The ticks or tips may have changed: the view draws again the rows it shows (no row is read here)."""
-        if self.labels:
-            self.dataChanged.emit(self.index(0), self.index(len(self.labels) - 1), [Qt.CheckStateRole, Qt.ToolTipRole])
+    def refresh(self, rows=None) -> None:
+        """The ticks or tips may have changed (of these rows, default all): the view draws again the rows it shows (no
+        row is read here). A range of rows makes the list view lay out all its rows again, calling rowCount for each
+        (2080 rows of a 64-body pile: 10-80 ms of the GUI thread); a single row's change only repaints that row."""
+        if not self.labels:
+            return
+        roles = [Qt.CheckStateRole, Qt.ToolTipRole]
+        if rows is None or len(rows) > REFRESH_ROWS:
+            self.dataChanged.emit(self.index(0), self.index(len(self.labels) - 1), roles)
+            return
+        for i in rows:
+            ix = self.index(int(i))
+            self.dataChanged.emit(ix, ix, roles)
 
 
 class _SeriesList(QListView):
@@ -620,12 +635,23 @@ class PlotsPanel(QWidget):
         self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
         self._shown: set[tuple[str, str]] = set()  # (quantity, series) the user ticked
         self._ever_active = np.zeros(0, bool)  # per contact pair: in contact range at some recorded frame
+        self._listed: tuple = (None, None)  # (quantity, _ever_active) the series list's ticks were last drawn for
         # a contact run's many series (per pair) are redrawn a few times a second while frames stream, not per batch
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(STREAM_REDRAW_MS)
         self._redraw.timeout.connect(self._redraw_now)
         self._drawn_at = 0.0
+        self._redraw_cost = 0.0  # s: the last streaming redraw, with the window update that drew it (_redraw_now)
+        self._redraw_begun = 0.0
+        self._cost_probe = QTimer(self)  # a zero timer fires once the redraw's posted events (its paint) are done
+        self._cost_probe.setSingleShot(True)
+        self._cost_probe.setInterval(0)
+        self._cost_probe.timeout.connect(self._redraw_done)
+        # id(curve item) -> what its data were last set from (generation, quantity, series, frames): a slice of curve
+        # work left for later (_more) sets only the curves not yet up to date; it set every curve shown again
+        self._curve_keys: dict[int, tuple] = {}
+        self._generation = 0  # counts the runs' clears and starts (a curve's key names the frames it was set from)
         self._noise = ""  # the time plot's title says when its data are numerical noise drawn flat (RESOLUTION)
         self._scales: dict[tuple[str, str], tuple[int, float]] = {}  # (run or ghost, channel) -> (frames read, max|v|)
         self._kind = None
@@ -651,7 +677,8 @@ class PlotsPanel(QWidget):
         top.addWidget(self.mode_combo)
         top.addSpacing(12)
         top.addWidget(self.empty_label)
-        top.addWidget(self.readout, 1)
+        self._readout_holder = LabelHolder(self.readout)
+        top.addWidget(self._readout_holder, 1)
         top.addWidget(self.csv_button)
         top.addWidget(self.image_button)
         split = QSplitter(Qt.Horizontal)
@@ -678,7 +705,7 @@ class PlotsPanel(QWidget):
         rec.completed.connect(self._redraw_now)
         rec.staleChanged.connect(self._show_stale)
         if self.ghost is not None:
-            self.ghost.grew.connect(lambda _n: self._redraw.isActive() or self._redraw.start(STREAM_REDRAW_MS))
+            self.ghost.grew.connect(lambda _n: self._redraw.isActive() or self._redraw.start(self._stream_wait()))
             self.ghost.cleared.connect(self._on_ghost_cleared)
             self.ghost.began.connect(lambda: self._show_mode(rebuild_only=True))
         self._on_cleared()
@@ -815,6 +842,9 @@ class PlotsPanel(QWidget):
     def _on_cleared(self) -> None:
         """A new run is coming (or none): empty every curve and hide the legends (items are kept for the same names)."""
         self._redraw.stop()
+        self._generation += 1
+        self._curve_keys.clear()
+        self._redraw_cost = 0.0
         self._more.stop()
         self._curves_due = False
         self._active_seen.pop("run", None)
@@ -835,6 +865,7 @@ class PlotsPanel(QWidget):
 
     def _on_ghost_cleared(self) -> None:
         """The comparison run is gone (or a new one is coming): its curves go."""
+        self._generation += 1
         self._scales = {k: v for k, v in self._scales.items() if k[0] != "ghost"}
         self._active_seen.pop("ghost", None)
         self._update_curves()
@@ -911,6 +942,7 @@ class PlotsPanel(QWidget):
             c.setData([], [])
             c.setVisible(False)
             self._curve_labels.pop(id(c), None)
+            self._curve_keys.pop(id(c), None)
             self._spare.append(c)
         slots.clear()
         self.q_legend.key = None
@@ -935,14 +967,32 @@ class PlotsPanel(QWidget):
         rec = self.recording
         if rec.kind == "contact" and not rec.complete and count > 1:
             if not self._redraw.isActive():
-                wait = STREAM_REDRAW_MS - 1000 * (time.perf_counter() - self._drawn_at)
-                self._redraw.start(int(min(max(wait, 0), STREAM_REDRAW_MS)))
+                wait = self._stream_wait()
+                if wait > 0:
+                    self._redraw.start(wait)
+                    return
+                # now, with the batch's other readouts: one window update draws them all (from a timer, the plot's
+                # own update came after theirs, and the whole window was composited twice)
+                self._redraw_now()
             return
         self._redraw_now()
 
+    def _stream_wait(self) -> int:
+        """ms until the next redraw of a streaming run: STREAM_REDRAW_MS after the last one, or STREAM_REDRAW_SPACING
+        times the time the last one took, whichever is longer."""
+        spacing = max(STREAM_REDRAW_MS / 1000, STREAM_REDRAW_SPACING * self._redraw_cost)
+        wait = spacing - (time.perf_counter() - self._drawn_at)
+        return int(1000 * min(max(wait, 0.0), spacing))
+
+    def _redraw_done(self) -> None:
+        """The redraw's events are done (its window update too): how long it took, for the next one's spacing."""
+        self._redraw_cost = time.perf_counter() - self._redraw_begun
+
     def _redraw_now(self) -> None:
         self._redraw.stop()
-        self._drawn_at = time.perf_counter()
+        self._drawn_at = self._redraw_begun = time.perf_counter()
+        if not self._off_screen():
+            self._cost_probe.start()
         self.empty_label.setVisible(False)
         self._update_curves()
         self._update_point_curves()
@@ -995,6 +1045,27 @@ class PlotsPanel(QWidget):
         draws its rows on screen again, reading them from _visible (_SeriesModel)."""
         if q is not None:
             self.series_list.model_.refresh()
+        self._listed = (q.name if q is not None else None, self._ever_active.copy())
+
+    def _show_new_checks(self, q: Quantity) -> None:
+        """Tick the rows of the pairs that came into or left contact range since the list was last drawn (a streaming
+        run's redraw): only their rows change, and nothing while the panel is off screen (the list reads its rows
+        when it is drawn). The whole list was refreshed at every redraw, and the list view then walked every row
+        (2080 rows of a 64-body pile: 10-80 ms of the GUI thread per redraw, with the panel's tab behind another's
+        too, and a repaint of the window after it)."""
+        name, ever = self._listed
+        now = self._ever_active
+        if name != q.name or ever is None or ever.shape != now.shape:
+            if not self._off_screen():
+                self._show_checks(q)
+            return
+        if self._off_screen():
+            return
+        if q.pairs:
+            changed = np.flatnonzero(ever != now)
+            if changed.size:
+                self.series_list.model_.refresh(np.flatnonzero(np.isin(q.pair_rows, changed)))
+        self._listed = (q.name, now.copy())
 
     def _ghost_method(self) -> str:
         g = self.ghost
@@ -1012,6 +1083,7 @@ class PlotsPanel(QWidget):
         else:
             self._hidden.add(key)
             self._shown.discard(key)
+        self._show_checks(q)
         self._update_curves()
         self.q_plot.enableAutoRange()
 
@@ -1044,7 +1116,7 @@ class PlotsPanel(QWidget):
         if q is None:
             return
         self._scan_active()
-        self._show_checks(q)
+        self._show_new_checks(q)
         if budget < math.inf and self._off_screen():
             self._curves_due = True
             return
@@ -1060,7 +1132,8 @@ class PlotsPanel(QWidget):
         self.q_plot.getViewBox().resolution[1] = res
         named = len(q.series) <= LEGEND_MAX
         suffix = self._ghost_suffix
-        start = time.perf_counter()
+        making = 0.0  # s spent making curve items in this slice (new data for the others is not sliced: each slice is
+        # drawn by a repaint of the plot and the window, which costs more than the data of every curve)
         drawn = []  # the values drawn (their extent against the plot's resolution)
         mask = self._visible_mask(q)
         # (the series shown and those with a curve to hide: not a loop over every series of the quantity, 6240 for
@@ -1073,31 +1146,43 @@ class PlotsPanel(QWidget):
             show = bool(mask[i])
             c = self._q_slots.get(i)
             if show and c is None:
-                if time.perf_counter() - start > budget:
+                if making > budget:
                     self._curves_due = True
                     continue
+                t0 = time.perf_counter()
                 c = self._q_slots[i] = self._take(i, lab, named, dashed=False)
+                making += time.perf_counter() - t0
             if c is not None:
                 if show:
                     y = f(rec) if rec.count else np.zeros(0)
-                    c.setData(t, y) if len(y) == len(t) else c.setData([], [])
+                    key = (self._generation, q.name, i, rec.count)
+                    if self._curve_keys.get(id(c)) != key:
+                        c.setData(t, y) if len(y) == len(t) else c.setData([], [])
+                        self._curve_keys[id(c)] = key
                     drawn.append(y if len(y) == len(t) else y[:0])
                 elif c.isVisible():
                     c.setData([], [])
+                    self._curve_keys.pop(id(c), None)
                 c.setVisible(show)
             c = self._g_slots.get(i)
             if g_has and show:
                 if c is None:
-                    if time.perf_counter() - start > budget:
+                    if making > budget:
                         self._curves_due = True
                         continue
+                    t0 = time.perf_counter()
                     c = self._g_slots[i] = self._take(i, lab + suffix, named, dashed=True)
+                    making += time.perf_counter() - t0
                 y = f(g)
-                c.setData(tg, y)
+                key = (self._generation, q.name, i, g.count)
+                if self._curve_keys.get(id(c)) != key:
+                    c.setData(tg, y)
+                    self._curve_keys[id(c)] = key
                 c.setVisible(True)
                 drawn.append(y)
             elif c is not None and c.isVisible():
                 c.setData([], [])
+                self._curve_keys.pop(id(c), None)
                 c.setVisible(False)
         noise = _noise_note(*_extent(drawn), res, unit)
         if noise != self._noise:
@@ -1105,6 +1190,18 @@ class PlotsPanel(QWidget):
             self._show_stale(rec.stale)
         self._sync_legend()
         if self._curves_due and not self._off_screen():
+            self._continue_curves()
+
+    def _continue_curves(self) -> None:
+        """The next slice of curve work: at once, or, while a contact run's frames stream, with its next redraw (each
+        slice is drawn by a repaint of the plot and of the window: the slices one after the other, at the start of a
+        64-body pile, with tens of pairs coming into contact range at each batch, left the event loop no turn for
+        seconds)."""
+        rec = self.recording
+        if rec.kind == "contact" and not rec.complete and rec.count > 1:
+            if not self._redraw.isActive():
+                self._redraw.start(self._stream_wait())
+        elif not self._more.isActive():
             self._more.start()
 
     def _off_screen(self) -> bool:
@@ -1114,12 +1211,12 @@ class PlotsPanel(QWidget):
     def showEvent(self, ev):  # noqa: N802 - Qt API
         super().showEvent(ev)
         if self._curves_due:  # (curve work left while it was hidden)
-            self._more.start()
+            self._continue_curves()
 
     def paintEvent(self, ev):  # noqa: N802 - Qt API
         super().paintEvent(ev)
-        if self._curves_due and not self._more.isActive():  # (its tab brought to the front)
-            self._more.start()
+        if self._curves_due:  # (its tab brought to the front)
+            self._continue_curves()
 
     def _largest(self, unit: str) -> float:
         """The largest |value| of the run (and the comparison run) in any channel of this unit (the scale of its
@@ -1219,6 +1316,7 @@ class PlotsPanel(QWidget):
             v = self.value_at_cursor(lab)
             parts.append(f"{lab} {readout_number(v * scale, span) if v is not None else '–'}")
         self.readout.setText(f"t = {t:.4g} s: " + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
+        self._readout_holder.fit()
 
     def _show_stale(self, stale: bool) -> None:
         """Title the time plot: the quantity, whether its data are noise drawn flat, whether the run is stale."""
