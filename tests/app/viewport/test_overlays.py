@@ -149,9 +149,11 @@ def _pile_view(qtbot, walls=None):
 
 
 def _frame(vp) -> np.ndarray:
-    from app.export import grab_viewport, image_to_array
+    """The 3D view as the window draws it (the selection's colours included: an export's grab leaves them out)."""
+    from app.export import image_to_array
 
-    return image_to_array(grab_viewport(vp)).astype(int)
+    vp.scene()  # (a pending document change applied first)
+    return image_to_array(vp.view.grabFramebuffer()).astype(int)
 
 
 def test_trails_show_through_the_walls_of_a_bin(qtbot):
