@@ -19,8 +19,8 @@ __all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "SHAPE_PRESETS", "DEFAU
 SCENE_TO_METRES = 0.01  # a new joint is placed between its bodies' graph nodes, 100 scene units = 1 m
 DEFAULT_PITCH = 0.01  # m per turn, given to a new helical joint (or a joint changed to helical) until the user edits it
 DEFAULT_BODY_MASS = 1.0  # kg, given to a body added with a shape (edit it, or switch to a density, in Properties)
-# The shape a new body of each kind gets (about 0.2 m across; a halfspace is the floor z <= 0, its normal turned to
-# the document's up when it is added: Mechanism.up_direction). Every type of
+# The shape a new body of each kind gets (about 0.2 m across; a halfspace is the floor z <= 0 here, and when it is
+# added, the first plane the scene does not have yet: new_halfspace). Every type of
 # core.shapes.SHAPE_TYPES has a row; Properties edits the parameters afterwards.
 SHAPE_PRESETS: dict[str, dict] = {
     "sphere": {"type": "sphere", "radius": 0.1},
@@ -32,6 +32,87 @@ SHAPE_PRESETS: dict[str, dict] = {
     "polytope": {"type": "polytope", "vertices": [[0, 0, 0], [0.2, 0, 0], [0, 0.2, 0], [0, 0, 0.2]]},
     "halfspace": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0},
 }
+
+
+HALFSPACE_GAP = 0.3  # m between a new wall and the farthest point of the scene's bodies (about a body and a half)
+
+
+def new_halfspace(mechanism, up=(0.0, 0.0, 1.0)) -> dict:
+    """The shape of a halfspace added to `mechanism` (Edit ▸ Add Shaped Body ▸ Halfspace): a plane no ground
+    halfspace of it already is and that no body of it crosses, so that the scene still runs (a second floor where the
+    first one is made every run refused: user test s52, F7). In turn: the floor facing `up` (at 0, or under the
+    lowest body), then walls facing inwards, each HALFSPACE_GAP beyond the bodies' farthest point on its side (in a
+    planar document only the two in its x-y plane), then the ceiling above them; once all of those are there, one
+    more wall farther out on the first side."""
+    import numpy as np
+
+    from core.shapes import parse_shape
+    from core.transforms import quat_normalize, quat_to_matrix
+
+    up_v = np.asarray(up, dtype=float)
+    up_v = up_v / np.linalg.norm(up_v)
+    planes, solids = [], []  # (world normal, offset) of the ground halfspaces; the bounded shapes' world supports
+    for b in mechanism.bodies:
+        if b.shape is None:
+            continue
+        try:
+            shape = parse_shape(b.shape, "shape")
+        except LinkwrightError:
+            continue
+        pose = b.pose
+        R = quat_to_matrix(quat_normalize(pose.orientation)) if pose is not None else np.eye(3)
+        p = np.asarray(pose.position if pose is not None else (0.0, 0.0, 0.0), dtype=float)
+        if shape.bounded:
+            solids.append(lambda d, shape=shape, R=R, p=p: float(d @ (R @ shape.support(R.T @ d) + p)))
+        elif b.ground and shape.type == "halfspace":
+            n = R @ shape.normal
+            planes.append((n, shape.offset + float(n @ p)))
+
+    def reach(d) -> float | None:
+        """How far along the unit vector d the bodies reach (None without bounded bodies)."""
+        return max((f(d) for f in solids), default=None)
+
+    def taken(normal, offset=None) -> bool:
+        return any(float(normal @ n) > 1.0 - 1e-9 and (offset is None or abs(offset - c) <= 1e-3) for n, c in planes)
+
+    def wall(side, extra: float = 0.0) -> dict:
+        """Facing -side, HALFSPACE_GAP (+ extra) beyond the bodies on that side: the solid {x : side·x >= at}."""
+        at = max(reach(side) or 0.0, 0.0) + HALFSPACE_GAP + extra
+        return _halfspace(-side, -at)
+
+    # the horizontal directions: world axes where up is one, else two perpendicular to it; in-plane when planar
+    axes = [np.eye(3)[i] for i in range(3) if abs(up_v[i]) < 1.0 - 1e-12]
+    if len(axes) != 2:
+        a = np.eye(3)[int(np.argmin(np.abs(up_v)))]
+        h1 = a - (a @ up_v) * up_v
+        h1 /= np.linalg.norm(h1)
+        axes = [h1, np.cross(up_v, h1)]
+    if mechanism.space == "planar":
+        axes = [a for a in axes if abs(a[2]) < 1e-12] or [np.array([1.0, 0.0, 0.0])]
+    if not taken(up_v):
+        low = reach(-up_v)
+        return _halfspace(up_v, min(0.0, -low) if low is not None else 0.0)
+    for h in axes:
+        for side in (h, -h):
+            if not taken(-side):
+                return wall(side)
+    if not taken(-up_v) and (mechanism.space != "planar" or abs(up_v[2]) < 1e-12):
+        return wall(up_v)
+    extra = 0.0
+    while True:  # every side has its plane: one more wall outside the others on the first side
+        shape = wall(axes[0], extra)
+        if not taken(np.asarray(shape["normal"], dtype=float), shape["offset"]):
+            return shape
+        extra += HALFSPACE_GAP
+
+
+def _halfspace(normal, offset: float) -> dict:
+    """The format's halfspace object, its offset rounded to a micrometre, down where rounding would move the plane
+    into a body it touches (no -0.0)."""
+    rounded = round(float(offset), 6)
+    if rounded > offset + 1e-12:
+        rounded = round(rounded - 1e-6, 6)
+    return {"type": "halfspace", "normal": [round(float(x), 12) + 0.0 for x in normal], "offset": rounded + 0.0}
 
 
 def joint_types_for(space: str) -> list[str]:
@@ -150,7 +231,7 @@ class Editor(QObject):
         name = m.unique_name(kind)
         static = kind == "halfspace"  # unbounded: it has no mass, only a fixed body may carry it
         pose = None if tuple(at) == (0.0, 0.0, 0.0) else Pose(tuple(float(x) for x in at), (1.0, 0.0, 0.0, 0.0))
-        shape = dict(SHAPE_PRESETS[kind], normal=[float(u) for u in up]) if static else SHAPE_PRESETS[kind]
+        shape = new_halfspace(m, up) if static else SHAPE_PRESETS[kind]
         body = Body(name, ground=static, mass=None if static else DEFAULT_BODY_MASS, shape=shape, pose=pose)
         xs = [p[0] for p in m.layout.values()]
         graph_pos = (round(max(xs) + 120.0, 1), 0.0) if xs else (0.0, 0.0)  # beside the graph's other nodes

@@ -94,7 +94,7 @@ HAND_JSON = {
                   "orientation": [math.cos(-SLOPE / 2), 0, math.sin(-SLOPE / 2), 0]},
          "velocity": {"linear": [0, 0.2, 0]}},
     ],
-    "contact": {"friction": 0.3, "pairs": [{"bodies": ["ground", "box1"], "friction": 0.2}]},
+    "contact": {"friction": 0.3, "ellipsoid": [1, 1, 0.01], "pairs": [{"bodies": ["ground", "box1"], "friction": 0.2}]},
     "simulation": {"dt": 0.01, "duration": 0.3, "method": "implicit"},
 }
 
@@ -253,7 +253,10 @@ def test_pair_overrides_are_edited_in_their_table(make_window, point_dialog):
 def test_contact_and_simulation_entries_that_change_nothing_are_no_undo_step(make_window):
     """Emptying a Document field that holds its default (friction 0.5, ellipsoid 1, 1, 0, dt 0.01), or retyping the
     value after a refused entry, leaves the document as it is: no undo step, the document not marked modified."""
-    win = make_window(contact_scene())  # the defaults written out
+    from core.model import ContactSettings
+
+    mech = contact_scene()  # the defaults written out (but for its torsional friction: the format's e_r is 0)
+    win = make_window(dataclasses.replace(mech, contact=ContactSettings()))
     doc, p = win.document, win.properties
     win.selection.clear()
     before = doc.mechanism.copy()
@@ -421,3 +424,127 @@ def test_the_properties_message_names_each_refused_fields_location_once(make_win
     assert p.doc_dt.error == "'abc' is not a number" + hint and p.error.text() == "dt: 'abc' is not a number" + hint
     type_into(p.doc_gravity, "0, 0")  # a field whose refusals carry no location keeps its label, as before
     assert p.error.text() == "gravity: expected three numbers x, y, z, got 2"
+
+
+def _crossing(mech, halfspace: dict) -> list[str]:
+    """The bounded shaped bodies of `mech` that reach into the solid of `halfspace` (a world-frame plane)."""
+    from core.model import Pose
+    from core.shapes import parse_shape
+
+    n, c = np.asarray(halfspace["normal"], dtype=float), float(halfspace["offset"])
+    c, n = c / np.linalg.norm(n), n / np.linalg.norm(n)
+    out = []
+    for b in mech.bodies:
+        shape = parse_shape(b.shape, "shape") if b.shape is not None else None
+        if shape is None or not shape.bounded:
+            continue
+        pose = b.pose or Pose()
+        R, p = quat_to_matrix(pose.orientation), np.asarray(pose.position, dtype=float)
+        lowest = R @ shape.support(R.T @ -n) + p  # the body's point deepest along -n
+        if float(n @ lowest) < c - 1e-9:
+            out.append(b.name)
+    return out
+
+
+@pytest.mark.parametrize("planar", [False, True])
+def test_a_new_halfspace_is_a_plane_the_scene_does_not_have_and_no_body_crosses(make_window, point_dialog, planar):
+    """Edit ▸ Add Shaped Body ▸ Halfspace in a new contact scene made the floor z <= 0 again, the same plane as
+    `ground`, so every run was then refused ('the same half-space as bodies[0] ... remove one'; user test s52, F7).
+    Each halfspace added is now a new plane, a wall beyond the scene's bodies facing in (the four sides, in a planar
+    scene the two in its plane, then the ceiling, then farther out), and the scene still runs."""
+    from core.contact.recording import record
+    from core.run import RunSpec, open_run
+
+    answers, _ = point_dialog
+    mech = contact_scene()
+    if planar:  # a planar contact scene, gravity -y: the floor is y <= 0
+        ground = dataclasses.replace(mech.bodies[0], shape={"type": "halfspace", "normal": [0.0, 1.0, 0.0], "offset": 0.0})
+        mech = dataclasses.replace(mech, space="planar", gravity=(0.0, -9.81, 0.0), bodies=[ground])
+    win = make_window(mech)
+    answers.append(("0.7, 0.1, 0" if planar else "0.7, 0.2, 0.1", True))  # a box off the up axis, resting on the floor
+    win.action_set.add_shapes["box"].trigger()
+    added = []
+    for k in range(7 if not planar else 4):
+        win.action_set.add_shapes["halfspace"].trigger()
+        name = win.selection.bodies and next(iter(win.selection.bodies))
+        m = win.document.mechanism
+        assert name == f"halfspace{k + 1}" and m.body(name).ground, win.statusBar().currentMessage()
+        shape = m.body(name).shape
+        added.append(shape)
+        m.check_contact_scene()  # not the same half-space as any other (it raised for the first one)
+        assert _crossing(m, shape) == [], (k, shape)
+        if planar:
+            assert shape["normal"][2] == 0.0  # in the document's plane
+    normals = [tuple(h["normal"]) for h in added]
+    if planar:
+        assert normals[:3] == [(-1.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, -1.0, 0.0)]  # walls at +x and -x, ceiling
+    else:
+        assert normals[:5] == [(-1.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, -1.0)]
+    # the first wall: 0.3 m beyond the box's far face (x = 0.8), facing -x
+    assert added[0]["offset"] == pytest.approx(-1.1)
+    rec = record(open_run(win.document.mechanism, RunSpec(kind="contact", t_end=0.05)))  # accepted: the checks pass
+    assert rec.completed, rec.reason
+
+
+def test_a_new_halfspace_in_a_scene_without_a_floor_is_the_floor_under_its_bodies(make_window, point_dialog):
+    """A document with no plane facing up gets the floor first: at 0, or under its lowest body where one reaches
+    lower (here a box whose bottom face is at z = -0.5)."""
+    answers, _ = point_dialog
+    mech = contact_scene()
+    win = make_window(dataclasses.replace(mech, bodies=[], layout={}))
+    answers.append(("0, -0.5, -0.4", True))
+    win.action_set.add_shapes["box"].trigger()
+    win.action_set.add_shapes["halfspace"].trigger()
+    m = win.document.mechanism
+    floor = m.body("halfspace1").shape
+    assert floor["normal"] == [0.0, 0.0, 1.0] and floor["offset"] == pytest.approx(-0.5)  # the box's bottom face
+    assert _crossing(m, floor) == []
+
+
+def test_a_box_spun_on_the_floor_of_a_new_contact_scene_stops_turning():
+    """File ▸ New ▸ Contact Scene has torsional friction (e_r = 0.01 m; user test s52, F11: with the format's e_r = 0
+    a box spun on the floor kept turning at its speed for ever). The moment mu m g e_r slows a 1 kg box 0.2 m across
+    (I_zz = m (0.2² + 0.2²) / 12) spun at 3 rad/s by mu g e_r m / I_zz = 7.36 rad/s²: it stops after 0.41 s."""
+    from core.model import Body, Pose, Velocity
+
+    mech = contact_scene()
+    box = Body("box", mass=1.0, shape={"type": "box", "size": [0.2, 0.2, 0.2]}, pose=Pose((0.0, 0.0, 0.1)),
+               velocity=Velocity(angular=(0.0, 0.0, 3.0)))
+    mech.add_body(box)
+    rec = simulate(mech, t_end=1.0)
+    assert rec.completed
+    b = rec.body_names.index("box")
+    wz = rec.angular[:, b, 2]
+    assert np.all(np.abs(wz[rec.t >= 0.5]) < 1e-3), wz[-1]  # stopped (it turned at 3 rad/s for ever)
+    rate = 0.5 * 9.81 * mech.contact.ellipsoid[2] / ((0.2 ** 2 + 0.2 ** 2) / 12)
+    assert rate == pytest.approx(7.36, abs=0.01)
+    k = int(np.searchsorted(rec.t, 0.2))
+    assert wz[k] == pytest.approx(3.0 - rate * rec.t[k], abs=0.05)  # slowing at the closed-form rate
+    assert np.all(np.abs(rec.position[-1, b, :2]) < 1e-3)  # in place
+
+
+def test_the_box_slide_description_states_the_runs_distance_and_its_error():
+    """contact_box_slide's description said the box stops after v0^2/(2 mu g), 0.680 m, and the run stops at 0.6696 m
+    (user test s52, F11): the first-order step moves the box by its end-of-step velocity, h v0/2 short. The numbers
+    it now states are the closed form's, the run's and that difference."""
+    import re
+
+    from tests.conftest import EXAMPLES
+
+    path = EXAMPLES / "contact_box_slide.json"
+    text = json.loads(path.read_text())["description"]
+    mech = io.load(path)
+    box, mu, g, h = mech.body("box"), mech.contact.friction, -mech.gravity[2], mech.simulation.dt
+    v0 = box.velocity.linear[0]
+    t_stop = float(re.search(r"stops at t = v0/\(mu g\) = ([0-9.]+) s", text).group(1))
+    ideal = float(re.search(r"about v0\^2/\(2 mu g\) = ([0-9.]+) m", text).group(1))
+    ran = float(re.search(r"the run's ([0-9.]+) m", text).group(1))
+    short = float(re.search(r"shorter by about h v0/2 = ([0-9.]+) m", text).group(1))
+    assert t_stop == round(v0 / (mu * g), 2) and ideal == round(v0 ** 2 / (2 * mu * g), 3)
+    assert short == round(h * v0 / 2, 3)
+    rec = simulate(mech)
+    b = rec.body_names.index("box")
+    x = rec.position[:, b, 0] - rec.position[0, b, 0]
+    assert ran == round(float(x[-1]), 3) and ideal - ran == pytest.approx(short, abs=1e-3)
+    stopped = rec.t[np.flatnonzero(np.abs(rec.velocity[:, b, 0]) < 1e-9)[0]]
+    assert stopped == pytest.approx(t_stop, abs=h / 2)
