@@ -33,8 +33,10 @@ system-packages:
 	  fi; \
 	fi
 
+# one pytest process per core (pytest-xdist), then the few tests that time the GUI's latency, alone
 test: $(VENV)/.test-installed system-packages
-	QT_QPA_PLATFORM=xcb LIBGL_ALWAYS_SOFTWARE=1 $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=xcb LIBGL_ALWAYS_SOFTWARE=1 $(BIN)/python -m pytest -q -n auto -m "not serial"
+	QT_QPA_PLATFORM=xcb LIBGL_ALWAYS_SOFTWARE=1 $(BIN)/python -m pytest -q -m serial
 
 # the contact bench runs with --quick (2 seeds per scene); its full set takes hours (bench/README.md)
 bench: $(BIN)/linkwright
