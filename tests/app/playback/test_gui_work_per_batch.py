@@ -17,20 +17,9 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
 
 from core import io
+from tests.app.playback.test_plot_many_series import N, spread_spheres
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
-N = 40  # spheres, 1 m apart on a floor: each rests on the floor, no two ever come near (820 pairs, 40 touch)
-
-
-def _spread_spheres():
-    bodies = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
-    bodies += [{"name": f"s{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
-                "pose": {"position": [1.0 * (k % 8), 1.0 * (k // 8), 0.05]}} for k in range(N)]
-    return io.from_dict({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
-                         "gravity": [0, 0, -9.81], "bodies": bodies, "contact": {"friction": 0.4},
-                         "simulation": {"dt": 0.01, "duration": 0.2}})
-
-
 class _Events(QObject):
     """Counts events of some types per receiver (an application-wide filter)."""
 
@@ -76,7 +65,7 @@ def test_a_batchs_readouts_lay_out_nothing_beyond_themselves_and_repaint_the_win
 
 
 def test_a_redraw_sets_only_curves_with_new_frames_and_ticks_only_rows_that_changed(make_window, qtbot, monkeypatch):
-    win = make_window(_spread_spheres())
+    win = make_window(spread_spheres())
     pb, plots = win.playback, win.plots
     win.dock_plots.raise_()
     if not pb.is_running() and not pb.recording.complete:
@@ -119,7 +108,7 @@ def test_a_redraw_sets_only_curves_with_new_frames_and_ticks_only_rows_that_chan
 def test_a_streaming_runs_redraws_leave_the_gui_thread_most_of_its_time(make_window, qtbot):
     from app.plots.panel import STREAM_REDRAW_MS, STREAM_REDRAW_SPACING
 
-    win = make_window(_spread_spheres())
+    win = make_window(spread_spheres())
     plots = win.plots
     plots._drawn_at = time.perf_counter()
     plots._redraw_cost = 0.01  # a cheap redraw: the next one after STREAM_REDRAW_MS

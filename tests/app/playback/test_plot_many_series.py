@@ -16,7 +16,8 @@ from core import io
 N = 40  # spheres, 1 m apart on a floor: each rests on the floor, no two ever come near (820 pairs, 40 touch)
 
 
-def _spread_spheres():
+def spread_spheres():
+    """40 spheres 1 m apart resting on a floor: 820 pairs, of which the 40 with the floor touch."""
     bodies = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
     bodies += [{"name": f"s{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
                 "pose": {"position": [1.0 * (k % 8), 1.0 * (k // 8), 0.05]}} for k in range(N)]
@@ -35,7 +36,7 @@ def _drawn(plots) -> list:
 
 
 def test_only_series_in_contact_get_curves_none_while_hidden_and_they_are_reused(make_window, qtbot, tmp_path):
-    win = make_window(_spread_spheres())
+    win = make_window(spread_spheres())
     pb, plots = win.playback, win.plots
     win.dock_structure.raise_()  # the Plots tab behind Structure
     qtbot.waitUntil(lambda: plots._off_screen(), timeout=3000)
@@ -81,7 +82,7 @@ def test_a_redraw_and_a_run_start_do_no_work_per_pair_of_the_scene(make_window, 
     at its redraws."""
     from app.plots import panel as plots_panel
 
-    win = make_window(_spread_spheres())
+    win = make_window(spread_spheres())
     pb, plots = win.playback, win.plots
     win.dock_plots.raise_()
     if not pb.is_running() and not pb.recording.complete:
