@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication
 
 from core import io
-from tests.app.playback.test_plot_many_series import N, spread_spheres
+from tests.app.playback.test_plot_many_series import N, plotted_normal_forces, spread_spheres
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
 class _Events(QObject):
@@ -65,14 +65,9 @@ def test_a_batchs_readouts_lay_out_nothing_beyond_themselves_and_repaint_the_win
 
 
 def test_a_redraw_sets_only_curves_with_new_frames_and_ticks_only_rows_that_changed(make_window, qtbot, monkeypatch):
-    win = make_window(spread_spheres())
+    win = plotted_normal_forces(make_window, qtbot)
     pb, plots = win.playback, win.plots
-    win.dock_plots.raise_()
-    if not pb.is_running() and not pb.recording.complete:
-        win.action_set.run.trigger()
-    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
-    plots.set_mode("normal force")
-    qtbot.waitUntil(lambda: len(plots.q_curves) == N, timeout=10000)
+    assert len(plots.q_curves) == N
     qtbot.wait(100)
 
     set_data = []

@@ -26,6 +26,20 @@ def spread_spheres():
                          "simulation": {"dt": 0.01, "duration": 0.2}})
 
 
+def plotted_normal_forces(make_window, qtbot):
+    """A window on the spread spheres' run, done, with the Plots tab in front showing the normal forces (every pair
+    that touched: one curve per sphere)."""
+    win = make_window(spread_spheres())
+    pb, plots = win.playback, win.plots
+    win.dock_plots.raise_()
+    if not pb.is_running() and not pb.recording.complete:
+        win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    plots.set_mode("normal force")
+    qtbot.waitUntil(lambda: len(_drawn(plots)) == N, timeout=10000)
+    return win
+
+
 def _items(plots) -> list:
     """The curve items in the time plot (made, whether drawn or not)."""
     return [c for c in plots.q_plot.getViewBox().addedItems if isinstance(c, pg.PlotDataItem)]
@@ -82,14 +96,8 @@ def test_a_redraw_and_a_run_start_do_no_work_per_pair_of_the_scene(make_window, 
     at its redraws."""
     from app.plots import panel as plots_panel
 
-    win = make_window(spread_spheres())
+    win = plotted_normal_forces(make_window, qtbot)
     pb, plots = win.playback, win.plots
-    win.dock_plots.raise_()
-    if not pb.is_running() and not pb.recording.complete:
-        win.action_set.run.trigger()
-    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
-    plots.set_mode("normal force")
-    qtbot.waitUntil(lambda: len(_drawn(plots)) == N, timeout=10000)
     pairs = N * (N + 1) // 2
     assert plots.series_list.count() == pairs  # (every pair is listed, to be ticked)
 
