@@ -315,14 +315,17 @@ def frame_times(t_end: float, fps: int) -> np.ndarray:
     return times
 
 
-def _stamp(img: QImage, t: float) -> None:
-    """Write 't = 0.52 s' in the lower-left corner (a slide needs the time, and it keeps still frames distinct)."""
+def _stamp(img: QImage, t: float, step: float | None = None) -> None:
+    """Write 't = 0.52 s' in the lower-left corner (a slide needs the time, and it keeps still frames distinct): more
+    digits when frames `step` seconds apart would read the same."""
+    from .playback.recording import time_text  # (app.playback imports this module)
+
     p = QPainter(img)
     f = QFont()
     f.setPixelSize(max(12, img.height() // 30))
     p.setFont(f)
     p.setPen(QColor(40, 40, 40))
-    p.drawText(QPoint(10, img.height() - 10), f"t = {t:.2f} s")
+    p.drawText(QPoint(10, img.height() - 10), f"t = {time_text(t, step, decimals=2)} s")
     p.end()
 
 
@@ -440,7 +443,8 @@ class AnimationExport(QObject):
             img = img.scaled(*self._size, Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation)
         img = img.convertToFormat(QImage.Format.Format_RGB888)
         if self.stamp:
-            _stamp(img, t)
+            # (the frames are 1 / fps apart but for the last, which may come sooner: t_end itself)
+            _stamp(img, t, min(1.0 / self.fps, float(np.ptp(self.times[-2:])) or 1.0 / self.fps))
         w, h = self._size
         self._queue.put(image_to_array(img)[:h, :w])
         self.frames_done += 1

@@ -25,6 +25,7 @@ from core import validate
 from core.errors import LinkwrightError
 
 from .player import Playback
+from .recording import time_text
 
 __all__ = ["MotionPanel", "LabelHolder"]
 
@@ -328,7 +329,7 @@ class MotionPanel(QWidget):
         self.slider.blockSignals(False)
         t = rec.time_at(k)
         total = len(rec.requested)
-        self.time_label.setText(f"t = {t:.3f} s  {k}/{max(total - 1, 0)}" if t is not None else "t = —")
+        self.time_label.setText(f"t = {time_text(t, rec.step)} s  {k}/{max(total - 1, 0)}" if t is not None else "t = —")
         self._time_holder.fit()
 
     def _show_status(self, text: str, tip: str, kind: str = "busy") -> None:

@@ -24,7 +24,7 @@ from core.kinematics import RankMobility
 from core.run import RunSpec, describe_kind, nothing_to_move, run_kind, undriven_massive_bodies
 
 from ..export import fit_motion, motion_of
-from .recording import FrameRecording
+from .recording import FrameRecording, time_text
 from .worker import RunEnd, RunInfo, SolveWorker
 
 __all__ = ["Playback", "DEBOUNCE_MS", "TICK_MS", "STATUS_KINDS", "AUTO_RUN_SECONDS", "short_reason",
@@ -132,8 +132,9 @@ def _fallback_steps(rec: FrameRecording) -> int:
     return int(np.count_nonzero(rec.series("solver")[:, c.labels.index("fallback")]))
 
 
-def short_reason(end: RunEnd) -> str:
-    """'stopped at t = 0.30 s: cannot assemble' from a run's reason (details go to the tooltip)."""
+def short_reason(end: RunEnd, step: float | None = None) -> str:
+    """'stopped at t = 0.30 s: cannot assemble' from a run's reason (details go to the tooltip); step: the run's frame
+    spacing (more digits for a short one: time_text)."""
     why = end.reason
     head = "stopped at t = "
     if why.startswith(head) and ": " in why:
@@ -145,7 +146,7 @@ def short_reason(end: RunEnd) -> str:
     # (a kinematics run locates where the motion ends, between the last frame and the one that failed: a crank at its
     # limit at t = 0.0742 s read "stopped at t = 0.08 s")
     limit = "" if end.limit_time is None else f"; the motion ends near t = {end.limit_time:.4g} s"
-    return f"stopped at t = {t:.2f} s: {why}{limit}"
+    return f"stopped at t = {time_text(t, step, decimals=2)} s: {why}{limit}"
 
 
 class _Job:
@@ -617,13 +618,13 @@ class Playback(QObject):
         t_end = float(rec.requested[-1]) if len(rec.requested) else 0.0
         elapsed = time.perf_counter() - self._main.started
         rate = (n - 1) / elapsed if n > 1 and elapsed > 0 else 0.0
-        text = f"t = {t:.3f} / {t_end:.3f} s"
+        text = f"t = {time_text(t, rec.step)} / {time_text(t_end, rec.step)} s"
         if rate > 0:
             left = (total - n) / rate
             running = self._main.token != -1 and not rec.complete  # (a stopped run has nothing left to compute)
             text += f" · {rate:.0f} steps/s · {left:.0f} s left" if left >= 1 and running else f" · {rate:.0f} steps/s"
         if n >= total:
-            text = f"t = {t:.3f} / {t_end:.3f} s"
+            text = f"t = {time_text(t, rec.step)} / {time_text(t_end, rec.step)} s"
         self.progress = (n / total, text)
         self.progressChanged.emit(n / total, text)
 
@@ -702,7 +703,7 @@ class Playback(QObject):
             if rec.count:
                 tip += f"\nThe {rec.count} frames before it can be played and scrubbed."
             text = reason if end.cancelled else short_reason(RunEnd(end.ok, reason, stop, end.limit_time,
-                                                                    end.cancelled, end.frames))
+                                                                    end.cancelled, end.frames), rec.step)
             self._set_status(text, tip, "stopped")
         self._run_status = (self.status, self.status_tip, self.status_kind)
         if rec.stale:
@@ -724,12 +725,16 @@ class Playback(QObject):
         if vp is None or not rec.count:
             return
         k = min(rec.cursor if k is None else k, rec.count - 1)
+        # each overlay names its bodies: the 3D view leaves out those of bodies deleted since the run started (a stale
+        # run's contact arrows and trails floated where a deleted body had been)
+        pair_bodies, point_owners = self._overlay_owners(rec)
         if rec.kind == "contact":
             active = rec.values["pair.active"][k].astype(bool)
             vp.set_contacts(rec.values["pair.point_a"][k][active], rec.values["pair.normal"][k][active]
                             * rec.values["pair.normal_force"][k][active][:, None],
-                            rec.values["pair.friction_force"][k][active])
-        trails = {}
+                            rec.values["pair.friction_force"][k][active],
+                            [pair_bodies[i] for i in np.flatnonzero(active)])
+        trails, owners = {}, dict(point_owners)
         if "points" in rec.values and rec.values["points"].shape[1]:
             for i, name in enumerate(rec.point_names):
                 trails[name] = rec.values["points"][: k + 1, i]
@@ -743,7 +748,28 @@ class Playback(QObject):
             for i, name in enumerate(rec.channels["body.com"].labels):
                 if mass is None or mass[i] > 0.0:
                     trails[name] = rec.values["body.com"][: k + 1, i]
-        vp.set_trails(trails)
+                    owners[name] = (name, None)
+        vp.set_trails(trails, owners)
+
+    def _overlay_owners(self, rec: FrameRecording) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:
+        """The run's pairs' two bodies ('A/B', in pair order) and its named points' (body, point) ('body.point'), from
+        its labels and body names (a name may hold '/' or '.': the split is where a body's name ends); cached per run."""
+        pairs = rec.channels.get("pair.active")
+        key = (tuple(rec.body_names), pairs.labels if pairs else (), tuple(rec.point_names))
+        if getattr(self, "_owners_key", None) == key:
+            return self._owners
+        bodies = sorted(rec.body_names, key=len, reverse=True)  # (the longest name that fits: 'a.b' before 'a')
+
+        def split(label: str, sep: str) -> tuple[str, str]:
+            for b in bodies:
+                if label.startswith(b + sep) and (sep == "." or label[len(b) + 1:] in rec.body_names):
+                    return b, label[len(b) + 1:]
+            return tuple(label.split(sep, 1)) if sep in label else (label, "")
+
+        pair_bodies = [split(lab, "/") for lab in (pairs.labels if pairs else ())]
+        point_owners = {lab: split(lab, ".") for lab in rec.point_names}
+        self._owners_key, self._owners = key, (pair_bodies, point_owners)
+        return self._owners
 
     def _sync_ghost(self, t: float | None = None) -> None:
         """The comparison run's bodies at time t, default the cursor's (translucent ghosts)."""

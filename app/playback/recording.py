@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from core.run import Channel
 
-__all__ = ["FrameRecording", "FrameBatch"]
+__all__ = ["FrameRecording", "FrameBatch", "time_text"]
+
+
+def time_text(t: float, step: float | None = None, decimals: int = 3, significant: int | None = None) -> str:
+    """A time for a readout, without its unit: `decimals` decimals (0.520), or `significant` digits (0.54), as long as
+    that tells frames `step` seconds apart from one another; else as many decimals as the step needs (0.0052 at
+    dt = 1e-4), and below a microsecond significant digits enough for the step, in exponent form (4.2e-08)."""
+    t = float(t)
+    if significant is not None:  # the readout's own form while its last digit is no coarser than the step
+        last = 10.0 ** (math.floor(math.log10(abs(t))) - significant + 1) if t else 0.0
+        if step is None or not step > 0 or step >= last * (1 - 1e-9):
+            return f"{t:.{significant}g}"
+    elif step is None or not step > 0 or step >= 10.0 ** -decimals * (1 - 1e-9):
+        return f"{t:.{decimals}f}"
+    if step >= 1e-6 * (1 - 1e-9):  # (1 - 1e-9: a step of 1e-4 s needs 4 decimals, whatever its last bit)
+        return f"{t:.{max(math.ceil(-math.log10(step) - 1e-9), decimals if significant is None else 0)}f}"
+    if not t:
+        return "0"
+    return f"{t:.{max(math.ceil(math.log10(abs(t) / step) - 1e-9), 0) + 1}g}"
 
 
 class FrameBatch(list):
@@ -57,6 +77,7 @@ class FrameRecording(QObject):
         self.body_names: list[str] = []
         self.channels: dict[str, Channel] = {}
         self.requested = np.zeros(0)  # the planned times
+        self.step: float | None = None  # s: the shortest spacing of the planned times (time readouts tell them apart)
         self.times = np.zeros(0)  # (capacity,) recorded times; valid up to `count`
         self.poses = np.zeros((0, 0, 4, 4))  # (capacity, n_bodies, 4, 4)
         self.values: dict[str, np.ndarray] = {}  # channel -> (capacity, *channel.shape)
@@ -79,6 +100,9 @@ class FrameRecording(QObject):
         self.body_names = list(body_names)
         self.channels = {c.name: c for c in channels}
         self.requested = np.asarray(times, float).copy()
+        gaps = np.diff(self.requested)
+        gaps = gaps[gaps > 0]
+        self.step = float(gaps.min()) if len(gaps) else None
         self._allocate(max(len(self.requested), 1))
         self.began.emit()
 

@@ -43,6 +43,7 @@ from core.errors import LinkwrightError
 
 from ..files import with_suffix
 from ..playback.panel import LabelHolder
+from ..playback.recording import time_text
 
 __all__ = ["PlotsPanel", "MODES", "LEGEND_MAX", "NOT_PLOTTED", "Quantity", "quantities"]
 
@@ -1315,7 +1316,8 @@ class PlotsPanel(QWidget):
         for lab in self.visible_series()[:4]:
             v = self.value_at_cursor(lab)
             parts.append(f"{lab} {readout_number(v * scale, span) if v is not None else '–'}")
-        self.readout.setText(f"t = {t:.4g} s: " + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
+        head = f"t = {time_text(t, self.recording.step, significant=4)} s: "
+        self.readout.setText(head + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
         self._readout_holder.fit()
 
     def _show_stale(self, stale: bool) -> None:

@@ -231,7 +231,12 @@ class Viewport3D(QWidget):
         self._force_reference = 0.0  # N: the heaviest body's weight (0: unknown, arrows scaled by the forces shown)
         self._force_factor = 1.0
         self._contact_data = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
+        # a run's overlays name the bodies they belong to: those of bodies no longer in the document are not drawn
+        # (a stale run's poses of a deleted body are not applied either: set_body_poses)
+        self._contact_pairs: list[tuple[str, str]] | None = None  # per contact row: its pair's two bodies
+        self._contact_shown = np.zeros(0, bool)  # which rows are drawn
         self._trail_data: dict[str, np.ndarray] = {}
+        self._trail_owners: dict[str, tuple[str, str | None]] = {}  # trail -> (body, its named point or None)
         self._trail_items: dict[str, gl.GLLinePlotItem] = {}
         self._ghost_groups: dict[str, dict[str, gl.GLGraphicsItem.GLGraphicsItem]] = {}  # layer -> body -> node
         self._ghost_poses: dict[str, dict[str, np.ndarray]] = {}
@@ -389,7 +394,8 @@ class Viewport3D(QWidget):
         size = max(float(np.linalg.norm(hi - lo)), 1e-6)
         ref = self._force_reference
         if ref <= 0:
-            F = np.concatenate([self._contact_data[1], self._contact_data[2]])
+            _p, fn, ff = self._drawn_contacts()
+            F = np.concatenate([fn, ff])
             ref = float(np.linalg.norm(F, axis=1).max(initial=0.0)) or 1.0
         return FORCE_ARROW_FRACTION * size / ref * self._force_factor
 
@@ -420,19 +426,35 @@ class Viewport3D(QWidget):
         for item in self._trail_items.values():
             item.setVisible(self._trails_on)
 
-    def set_contacts(self, points, normal_forces, friction_forces) -> None:
-        """Contact points (n, 3) and the forces on body A there (normal and friction, (n, 3) newtons), world."""
+    def set_contacts(self, points, normal_forces, friction_forces, pairs=None) -> None:
+        """Contact points (n, 3) and the forces on body A there (normal and friction, (n, 3) newtons), world; pairs:
+        each row's two body names (a row is drawn while both bodies are in the document), None: every row drawn."""
+        self._sync()  # (the bodies the rows are checked against)
         self._contact_data = tuple(np.asarray(a, float).reshape(-1, 3) for a in (points, normal_forces, friction_forces))
+        self._contact_pairs = None if pairs is None else [tuple(ab) for ab in pairs]
         self._draw_contacts()
 
     def contact_arrows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What is drawn: contact points and the tip of each normal and friction arrow (world)."""
-        p, fn, ff = self._contact_data
+        self._sync()
+        p, fn, ff = self._drawn_contacts()
         s = self.force_scale()
         return p.copy(), p + s * fn, p + s * ff
 
+    def _contact_mask(self) -> np.ndarray:
+        """Which contact rows belong to bodies in the document."""
+        n = len(self._contact_data[0])
+        if self._contact_pairs is None:
+            return np.ones(n, bool)
+        return np.array([a in self._by_name and b in self._by_name for a, b in self._contact_pairs], bool).reshape(n)
+
+    def _drawn_contacts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mask = self._contact_mask()
+        return tuple(a[mask] for a in self._contact_data)
+
     def _draw_contacts(self) -> None:
-        p, fn, ff = self._contact_data
+        self._contact_shown = self._contact_mask()
+        p, fn, ff = (a[self._contact_shown] for a in self._contact_data)
         show = self._forces_on and len(p) > 0
         self._contact_item.setVisible(show)
         self._normal_item.setVisible(show)
@@ -444,9 +466,25 @@ class Viewport3D(QWidget):
         self._normal_item.setData(pos=_arrow_segments(p, s * fn))
         self._friction_item.setData(pos=_arrow_segments(p, s * ff))
 
-    def set_trails(self, trails: dict[str, np.ndarray]) -> None:
-        """Paths (k, 3) by name (named points, bodies' centres of mass) up to the cursor; items are re-used by name."""
+    def set_trails(self, trails: dict[str, np.ndarray], owners: dict[str, tuple[str, str | None]] | None = None) -> None:
+        """Paths (k, 3) by name (named points, bodies' centres of mass) up to the cursor; items are re-used by name.
+        owners: a trail's body and named point (None: its centre of mass); a trail is drawn while they are in the
+        document (a trail without an owner always)."""
+        self._sync()  # (the bodies and points the owners are checked against)
         self._trail_data = trails
+        self._trail_owners = dict(owners or {})
+        self._draw_trails()
+
+    def _owned(self, name: str) -> bool:
+        """Whether trail `name`'s body (and named point) are in the document."""
+        owner = self._trail_owners.get(name)
+        if owner is None:
+            return True
+        body, point = owner
+        return body in self._by_name if point is None else (body, point) in self._points
+
+    def _draw_trails(self) -> None:
+        trails = {n: p for n, p in self._trail_data.items() if self._owned(n)}
         for name in [n for n in self._trail_items if n not in trails]:
             self.view.removeItem(self._trail_items.pop(name))
         for name, path in trails.items():
@@ -463,7 +501,8 @@ class Viewport3D(QWidget):
 
     def trails(self) -> dict[str, np.ndarray]:
         """The trails drawn, by name."""
-        return {k: np.asarray(v).copy() for k, v in self._trail_data.items()}
+        self._sync()
+        return {k: np.asarray(v).copy() for k, v in self._trail_data.items() if self._owned(k)}
 
     def set_ghost_poses(self, poses, names: list[str], layer: str = "compare") -> None:
         """Translucent copies of bodies at world 4x4 poses (layer "compare": the comparison run, orange; "design":
@@ -568,11 +607,30 @@ class Viewport3D(QWidget):
         reset = designs if (moved or leftover) else {n: D for n, D in designs.items() if not _same(D, self._designs.get(n))}
         self._designs = designs
         self._apply_poses({n: D for n, D in reset.items() if not _same(D, self._poses.get(n))})
+        if moved or leftover:
+            # a run's contact arrows, trails and comparison ghosts were drawn at the poses just left: they go with them
+            # (a stale run's next frame shown draws them again, for the bodies still in the document)
+            self._contact_data, self._contact_pairs = (np.zeros((0, 3)),) * 3, None
+            self._trail_data, self._trail_owners = {}, {}
+            self.clear_ghosts()
         self._recolour()
         if self._design_on:
             self.set_design_ghost(True)  # the design configuration changed with the document
+        self._drop_vanished_overlays()
         if self._fit_extent is not None and _extent_moved(self._fit_extent, scene.extent):
             self._fit()  # typed coordinates took the mechanism far from what the camera frames
+
+    def _drop_vanished_overlays(self) -> None:
+        """A run's contact arrows, trails and comparison ghosts of bodies (or points) the document no longer has go
+        (and come back with them, an undo): a stale run is drawn for the bodies that still exist, as its poses are."""
+        if not np.array_equal(self._contact_mask(), self._contact_shown):
+            self._draw_contacts()
+        if {n for n in self._trail_data if self._owned(n)} != set(self._trail_items):
+            self._draw_trails()
+        groups, shown = self._ghost_groups.get("compare", {}), self._ghost_poses.get("compare", {})
+        for name in [n for n in groups if n not in self._by_name]:
+            self.view.removeItem(groups.pop(name))
+            shown.pop(name, None)
 
     def _sync_bodies(self, scene: Scene) -> tuple[list[str], bool]:
         """Create, re-mesh or re-key body items; returns the names whose items are no longer needed and whether any

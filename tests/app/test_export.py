@@ -810,3 +810,37 @@ def test_render_and_a_screenshot_name_a_shaped_body_without_mass(tmp_path):
         r = run_cli(*argv)
         assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
         assert r.stderr.startswith("error: bodies[1]: body 'ball' has a shape but neither mass nor density"), r.stderr
+
+
+def test_an_animations_stamps_tell_the_frames_of_a_short_run_apart(make_window, qtbot, tmp_path, monkeypatch):
+    """The stamp wrote 't = 0.00 s' on every frame of a run shorter than 5 ms (user test s52, F5): its digits follow
+    the frames' spacing (app.playback.recording.time_text), and an ordinary animation's read as before."""
+    import app.export as export_module
+    from app.export import AnimationExport, motion_of
+
+    stamps = []
+
+    class Painter(export_module.QPainter):  # what the stamp writes
+        def drawText(self, *args):
+            stamps.append(args[-1])
+            return super().drawText(*args)
+
+    monkeypatch.setattr(export_module, "QPainter", Painter)
+
+    def stamped(t_end: float, fps: int, dt: float) -> list[str]:
+        mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+        mech.set_simulation(dt=dt, duration=t_end)
+        win = make_window(mech)
+        qtbot.waitUntil(lambda: win.playback.recording.complete and not win.playback.worker.running(), timeout=60_000)
+        export = AnimationExport(win.viewport, motion_of(win.playback.recording, t_end), tmp_path / "a.gif", fps, t_end,
+                                 show=win.playback.show_frame)
+        results = []
+        export.finished.connect(lambda ok, msg: results.append((ok, msg)))
+        stamps.clear()
+        export.start()
+        qtbot.waitUntil(lambda: bool(results), timeout=60_000)
+        assert results == [(True, "")]
+        return list(stamps)
+
+    assert stamped(1e-6, 25, 1e-8) == ["t = 0.000000 s", "t = 0.000001 s"]  # (were both t = 0.00 s)
+    assert stamped(0.2, 25, 0.01) == [f"t = {t} s" for t in ("0.00", "0.04", "0.08", "0.12", "0.16", "0.20")]
