@@ -15,7 +15,7 @@ from scipy.spatial import cKDTree
 
 from core.model import Mechanism
 
-__all__ = ["stress_majorization", "MAX_ITER", "kamada_kawai", "graph_distances", "stress", "auto_layout", "layout_graph",
+__all__ = ["stress_majorization", "MAX_ITER", "graph_distances", "stress", "auto_layout", "layout_graph",
            "LayoutGraph", "LayoutCancelled", "separate", "NODE_SPACING"]
 
 NODE_SPACING = 150.0  # scene units between neighbouring nodes
@@ -127,11 +127,6 @@ def stress_majorization(n: int, edges, seed: int = 0, cancelled: Callable[[], bo
         g = cho_solve(factor, bx)  # the Guttman transform x <- L_w^+ B(x) x
         x = g + (relax - 1.0) * (g - x)
     return x - x.mean(axis=0)
-
-
-# The same stress Kamada and Kawai minimise (with weights 1/d^2), minimised by majorization instead of a general
-# optimiser: the name stays for callers of the earlier layout.
-kamada_kawai = stress_majorization
 
 
 def _pushes(d: np.ndarray, w: float, h: float) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ import pytest
 
 from app import commands as cmd
 from app.document import Document
-from app.layout import auto_layout, kamada_kawai
+from app.layout import auto_layout, stress_majorization
 from core import io
 from core.errors import LinkwrightError
 from core.model import Body, Joint, Mechanism
@@ -110,13 +110,13 @@ def test_changed_is_emitted_once_per_edit_and_undo(qapp):
     assert len(seen) == 2 and doc.mechanism.joint("J0").type == "revolute"
 
 
-def test_kamada_kawai_distances_follow_graph_distances():
+def test_layout_distances_follow_graph_distances():
     # A path of 4 nodes: graph distances 1, 2, 3 between the first node and the others.
-    p = kamada_kawai(4, [(0, 1), (1, 2), (2, 3)])
+    p = stress_majorization(4, [(0, 1), (1, 2), (2, 3)])
     d = [float(((p[0] - p[k]) ** 2).sum() ** 0.5) for k in (1, 2, 3)]
     assert d == pytest.approx([1, 2, 3], abs=0.05)
     # Disconnected parts are kept apart instead of collapsing onto each other.
-    q = kamada_kawai(4, [(0, 1), (2, 3)])
+    q = stress_majorization(4, [(0, 1), (2, 3)])
     assert min(float(((q[i] - q[j]) ** 2).sum() ** 0.5) for i in range(4) for j in range(i + 1, 4)) > 0.5
 
 
