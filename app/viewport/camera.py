@@ -7,7 +7,8 @@ import math
 import numpy as np
 from PySide6.QtGui import QMatrix4x4, QQuaternion, QVector3D
 
-__all__ = ["to_qmatrix", "from_qmatrix", "VIEWS", "views", "view_basis", "view_quaternion", "pixel_ray", "up_axis", "rotation_between"]
+__all__ = ["to_qmatrix", "from_qmatrix", "VIEWS", "views", "view_basis", "view_quaternion", "pixel_ray", "up_axis",
+           "up_rotation", "rotation_between"]
 
 
 def to_qmatrix(T: np.ndarray) -> QMatrix4x4:
@@ -58,11 +59,17 @@ def up_axis(space: str, up: tuple[float, float, float] | None = None) -> np.ndar
     return base if up is None else np.asarray(up, float)
 
 
+def up_rotation(space: str, up: tuple[float, float, float] | None = None) -> np.ndarray:
+    """The smallest rotation (3x3) that takes a document's default up (z, or y for planar) to its up (`up`,
+    Mechanism.up_direction; the default without gravity): the preset views and the spatial grid turn by it."""
+    return rotation_between(up_axis(space), up_axis(space, up))
+
+
 def views(space: str, up: tuple[float, float, float] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The preset views of a document: VIEWS[space] turned by the smallest rotation that takes its default up (z, or
     y for planar) to `up`, so "front" still looks level and "top" looks down along the gravity. A planar document's
     up lies in its plane, so its front view still looks at the plane."""
-    R = rotation_between(up_axis(space), up_axis(space, up))
+    R = up_rotation(space, up)
     return {name: (R @ np.asarray(back, float), R @ np.asarray(screen_up, float))
             for name, (back, screen_up) in VIEWS[space].items()}
 

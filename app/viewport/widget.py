@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QDoubleSpinBox, QToolBar, QVBoxLayout, QWidget
 from app.document import Document
 from app.selection import Selection
 
-from .camera import from_qmatrix, pixel_ray, rotation_between, to_qmatrix, up_axis, view_quaternion, views
+from .camera import from_qmatrix, pixel_ray, to_qmatrix, up_axis, up_rotation, view_quaternion, views
 from .geometry import (
     Scene, SceneBuilder, cylinder_mesh, default_shape_mesher, merge_meshes, ray_capsules, ray_triangles,
     sphere_mesh, transform_mesh,
@@ -759,7 +759,7 @@ class Viewport3D(QWidget):
         """Grid in the document's ground plane behind the mechanism (planar: x-y; spatial: normal to its up, x-y
         without gravity), and a small axis triad at the origin."""
         # the grid is laid out in a frame whose z is the up (R: that frame to the world)
-        R = np.eye(3) if scene.planar else rotation_between(np.array([0.0, 0.0, 1.0]), up_axis(self._space, self._up))
+        R = np.eye(3) if scene.planar else up_rotation(self._space, self._up)
         lo, hi = scene.extent
         corners = np.array([[(lo, hi)[i][0], (lo, hi)[j][1], (lo, hi)[k][2]]
                             for i in (0, 1) for j in (0, 1) for k in (0, 1)]) @ R

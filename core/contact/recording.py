@@ -332,44 +332,47 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
         f"one out at about depth / dt)")
 
 
-def _mass_ratio(model: ContactModel, pairs) -> tuple[float, int, int] | None:
-    """Of `pairs` (indices into model.pairs), the one between two bodies moved by forces whose masses differ by more
-    than validate.MAX_MASS_RATIO, the largest ratio: (ratio, heavier, lighter); None if there is none.  Beyond it the
-    step's Newton systems are as ill-conditioned as the ratio and its stopping test, relative to the largest impulse,
-    meets the heavier body's equations only roughly."""
-    worst = None
-    for ip in pairs:
-        a, b, _mu = model.pairs[ip]
+def _uneven_pairs(model: ContactModel) -> dict[int, tuple[float, int, int]]:
+    """The pairs (indices into model.pairs) of two bodies moved by forces whose masses differ by more than
+    validate.MAX_MASS_RATIO: {pair: (ratio, heavier, lighter)}.  Beyond it the step's Newton systems are as
+    ill-conditioned as the ratio and its stopping test, relative to the largest impulse, meets the heavier body's
+    equations only roughly."""
+    uneven = {}
+    for ip, (a, b, _mu) in enumerate(model.pairs):
         if model.free[a] and model.free[b]:
             heavy, light = (a, b) if model.mass[a] >= model.mass[b] else (b, a)
             ratio = float(model.mass[heavy] / model.mass[light])
-            if ratio > validate.MAX_MASS_RATIO and (worst is None or ratio > worst[0]):
-                worst = (ratio, heavy, light)
-    return worst
+            if ratio > validate.MAX_MASS_RATIO:
+                uneven[ip] = (ratio, heavy, light)
+    return uneven
 
 
-def _mass_ratio_message(model: ContactModel, worst: tuple[float, int, int], which: str) -> str:
-    ratio, heavy, light = worst
-    return (f"'{model.names[heavy]}' ({model.mass[heavy]:.3g} kg) is {ratio:.3g} times as heavy as "
-            f"'{model.names[light]}' ({model.mass[light]:.3g} kg), {which}: at most {validate.MAX_MASS_RATIO:g} times "
-            f"(beyond that the contact step may fail or go wrong: a 10 t box dropped onto a 1 kg slab squeezed it out "
-            f"from under itself)")
+def _mass_ratio_message(model: ContactModel, uneven: dict, pairs, which: str) -> tuple[int, str] | None:
+    """Of `pairs`, the uneven one (_uneven_pairs) with the largest ratio: (its heavier body, why); None if none is."""
+    found = [uneven[ip] for ip in pairs if ip in uneven]
+    if not found:
+        return None
+    ratio, heavy, light = max(found)
+    return heavy, (f"'{model.names[heavy]}' ({model.mass[heavy]:.3g} kg) is {ratio:.3g} times as heavy as "
+                   f"'{model.names[light]}' ({model.mass[light]:.3g} kg), {which}: at most "
+                   f"{validate.MAX_MASS_RATIO:g} times (beyond that the contact step may fail or go wrong: a 10 t box "
+                   f"dropped onto a 1 kg slab squeezed it out from under itself)")
 
 
-def _refuse_mass_ratio(model: ContactModel, h: float) -> None:
+def _refuse_mass_ratio(model: ContactModel, uneven: dict, state: State, h: float) -> None:
     """Two bodies moved by forces in contact range of one another at the start (the first step's broad phase) may
     differ in mass by at most validate.MAX_MASS_RATIO; located at the heavier body (of the pair with the largest
     ratio).  Pairs that come into range later stop the run there (ContactRun.__iter__)."""
-    if model.pairs:
-        worst = _mass_ratio(model, candidate_pairs(model, initial_state(model), h)[0])
+    if uneven:
+        worst = _mass_ratio_message(model, uneven, candidate_pairs(model, state, h)[0], "in contact range")
         if worst is not None:
-            raise LinkwrightError(model.body_location(worst[1]), _mass_ratio_message(model, worst, "in contact range"))
+            raise LinkwrightError(model.body_location(worst[0]), worst[1])
 
 
-def _refuse_fast_spin(model: ContactModel, h: float) -> None:
+def _refuse_fast_spin(model: ContactModel, state: State, h: float) -> None:
     """A body may not start spinning so fast that no step of the run can turn it (stepper.too_fast_spin: the run would
     stop at its first step with the solver's reason); located at its angular velocity."""
-    fast = too_fast_spin(model, initial_state(model).w, h)
+    fast = too_fast_spin(model, state.w, h)
     if fast is not None:
         raise LinkwrightError(f"{model.body_location(fast[0])}.velocity.angular", fast[1])
 
@@ -405,8 +408,10 @@ class ContactRun:
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
         _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
-        _refuse_mass_ratio(model, h)
-        _refuse_fast_spin(model, h)
+        start = initial_state(model)
+        self._uneven = _uneven_pairs(model)  # (pairs that stop the run when they come into range)
+        _refuse_mass_ratio(model, self._uneven, start, h)
+        _refuse_fast_spin(model, start, h)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
         self.body_names = list(model.names)
@@ -441,8 +446,6 @@ class ContactRun:
                                        for hs in model.halfspace]).reshape(model.n_bodies, 3)
         self.steps_done = 0
         self._verdict: Verdict | None = None
-        # whether a step's pairs may join two bodies moved by forces whose masses differ beyond the limit
-        self._ratio_checked = _mass_ratio(model, range(len(model.pairs))) is not None
 
     @property
     def verdict(self) -> Verdict | None:
@@ -476,10 +479,10 @@ class ContactRun:
                 reason = res.reason if cancelled else f"stopped at t = {st.t:.6g} s: {res.reason}"
                 stop = float(st.t)
                 break
-            worst = _mass_ratio(self.model, [c.pair for c in res.contacts]) if self._ratio_checked else None
-            if worst is not None:  # (the step is not kept: its solution is the one the ratio makes unreliable)
-                reason = (f"stopped at t = {st.t:.6g} s: "
-                          f"{_mass_ratio_message(self.model, worst, 'came into contact range')}")
+            worst = self._uneven and _mass_ratio_message(self.model, self._uneven, [c.pair for c in res.contacts],
+                                                         "came into contact range")
+            if worst:  # (the step is not kept: its solution is the one the ratio makes unreliable)
+                reason = f"stopped at t = {st.t:.6g} s: {worst[1]}"
                 stop = float(st.t)
                 break
             k += 1
