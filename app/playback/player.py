@@ -584,7 +584,10 @@ class Playback(QObject):
         if token != job.token:
             return
         rec = job.recording
-        rec.extend(frames)
+        # a contact run is watched as it goes: the view stays on its newest frame until the user scrubs back or
+        # plays (a re-run after an edit goes back to the time shown instead; a stale run's frames wait for a scrub)
+        rec.extend(frames, follow=job is self._main and rec.kind == "contact" and not self.playing
+                   and self._resume_t is None and not rec.stale)
         if job is self._ghost:
             self._sync_ghost()
             return

@@ -122,11 +122,13 @@ class FrameRecording(QObject):
             values[name] = arr
         self.times, self.poses, self.values = times, poses, values
 
-    def extend(self, frames) -> None:
-        """Append frames (core.run protocol: t, poses, values), in order."""
+    def extend(self, frames, follow: bool = False) -> None:
+        """Append frames (core.run protocol: t, poses, values), in order. `follow`: a cursor on the newest frame (or
+        a recording without frames) moves on to the newest of these, as a live view of a run does."""
         if not frames:
             return
         first = self.count
+        at_newest = self.cursor >= first - 1
         if self.count + len(frames) > len(self.times):
             self._allocate(max(2 * len(self.times), self.count + len(frames)))
         if isinstance(frames, FrameBatch) and frames.values is not None and frames.poses.shape[1:] == self.poses.shape[1:]:
@@ -149,7 +151,10 @@ class FrameRecording(QObject):
                         arr[k] = v
                 self.count += 1
         self.grew.emit(self.count)
-        if first == 0:
+        if follow and at_newest and self.cursor != self.count - 1:
+            self.cursor = self.count - 1
+            self.cursorChanged.emit(self.cursor)
+        elif first == 0:
             self.cursorChanged.emit(self.cursor)  # the cursor's frame exists now
 
     def finish(self, ok: bool, reason: str = "", stop_time: float | None = None, cancelled: bool = False) -> None:

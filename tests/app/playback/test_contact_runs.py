@@ -160,6 +160,33 @@ def test_a_long_contact_run_waits_for_run_and_stop_keeps_its_frames(window, qtbo
     assert rec.cursor == rec.count - 1
 
 
+def test_the_view_follows_a_contact_runs_newest_frame_until_the_user_scrubs_back(window, qtbot):
+    win = window(long_pile())
+    pb, rec, slider = win.playback, win.playback.recording, win.motion.slider
+
+    def next_batch() -> None:
+        n = rec.count
+        qtbot.waitUntil(lambda: rec.count > n, timeout=60000)
+
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: rec.count >= 2, timeout=60000)
+    for _ in range(2):  # batch after batch, the cursor, the slider and the 3D view are on the newest frame
+        next_batch()
+        assert not rec.complete
+        assert rec.cursor == rec.count - 1 and slider.value() == rec.count - 1
+        for name, P in zip(rec.body_names, rec.poses[rec.count - 1]):
+            np.testing.assert_array_equal(win.viewport.body_poses()[name], P)
+    slider.setValue(1)  # the user scrubs back: the cursor stays where they put it while frames come
+    next_batch()
+    next_batch()
+    assert rec.cursor == 1 and rec.count > 3
+    slider.setValue(slider.maximum())  # back on the newest frame: followed again
+    next_batch()
+    assert rec.cursor == rec.count - 1
+    pb.stop()
+    qtbot.waitUntil(lambda: rec.complete, timeout=5000)
+
+
 def _sphere_pile(duration: float) -> Mechanism:
     """27 spheres (r = 5 cm, 3 x 3 x 3, 1 cm apart) over a floor."""
     bodies = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
