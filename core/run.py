@@ -38,6 +38,9 @@ class Channel:
     unit: str  # SI unit of the values ("N", "m", "rad or m", "" for counts)
     labels: tuple[str, ...]
     components: tuple[str, ...] = ()  # e.g. ("x", "y", "z"); empty for one scalar per label
+    # the bodies each label belongs to, by name: a pair's two, a named point's or a body's one; empty where the labels
+    # are not bodies' (coordinates, joints, energies). Views that drop a deleted body's overlays read them here.
+    owners: tuple[tuple[str, ...], ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:

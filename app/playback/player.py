@@ -754,25 +754,14 @@ class Playback(QObject):
                     owners[name] = (name, None)
         vp.set_trails(trails, owners)
 
-    def _overlay_owners(self, rec: FrameRecording) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:
-        """The run's pairs' two bodies ('A/B', in pair order) and its named points' (body, point) ('body.point'), from
-        its labels and body names (a name may hold '/' or '.': the split is where a body's name ends); cached per run."""
-        pairs = rec.channels.get("pair.active")
-        key = (tuple(rec.body_names), pairs.labels if pairs else (), tuple(rec.point_names))
-        if getattr(self, "_owners_key", None) == key:
-            return self._owners
-        bodies = sorted(rec.body_names, key=len, reverse=True)  # (the longest name that fits: 'a.b' before 'a')
-
-        def split(label: str, sep: str) -> tuple[str, str]:
-            for b in bodies:
-                if label.startswith(b + sep) and (sep == "." or label[len(b) + 1:] in rec.body_names):
-                    return b, label[len(b) + 1:]
-            return tuple(label.split(sep, 1)) if sep in label else (label, "")
-
-        pair_bodies = [split(lab, "/") for lab in (pairs.labels if pairs else ())]
-        point_owners = {lab: split(lab, ".") for lab in rec.point_names}
-        self._owners_key, self._owners = key, (pair_bodies, point_owners)
-        return self._owners
+    @staticmethod
+    def _overlay_owners(rec: FrameRecording) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:
+        """The run's pairs' two bodies (in pair order) and its named points' (body, point), from the channels' owners
+        (core.run.Channel.owners; a point's label is its body's name, '.', its own)."""
+        pairs, pts = rec.channels.get("pair.active"), rec.channels.get("points")
+        pair_bodies = list(pairs.owners) if pairs else []
+        point_owners = {lab: (own[0], lab[len(own[0]) + 1:]) for lab, own in zip(pts.labels, pts.owners)} if pts else {}
+        return pair_bodies, point_owners
 
     def _sync_ghost(self, t: float | None = None) -> None:
         """The comparison run's bodies at time t, default the cursor's (translucent ghosts)."""

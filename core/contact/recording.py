@@ -427,13 +427,16 @@ class ContactRun:
         over = {"bodies": tuple(self.dynamic_names), "pairs": tuple(self.pair_names), "joints": tuple(self.joint_names),
                 "drivers": tuple(self.driver_names)}
         units = {"driver.effort": _effort_unit(model)}  # (the table's unit where it depends on the document)
+        owners = {"bodies": tuple((b,) for b in self.dynamic_names),
+                  "pairs": tuple((model.names[a], model.names[b]) for a, b, _ in model.pairs)}
         self.channels = tuple(Channel(name, title, units.get(name, unit), over[rows] if isinstance(rows, str) else rows,
-                                      comps)
+                                      comps, owners.get(rows, ()) if isinstance(rows, str) else ())
                               for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
         pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
         self._point_body = np.array([model.names.index(b) for b, _ in pts.values()], int)
         self._point_local = np.array([np.append(np.asarray(x, float), 1.0) for _, x in pts.values()]).reshape(-1, 4)
-        self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z")),)
+        self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z"),
+                                  tuple((b,) for b, _ in pts.values())),)
         self._shapes = tuple((c.name, c.shape) for c in self.channels)  # (each frame's arrays, "points" too)
         # the static bodies never move: their rotations once (each frame computes the dynamic bodies' only)
         self._rotations = np.array([quat_to_matrix(q) for q in initial_state(model).q]).reshape(model.n_bodies, 3, 3)

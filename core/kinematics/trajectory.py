@@ -254,8 +254,10 @@ class TrajectoryRun:
         self.cancelled = False
         self._ended = False
         self.body_names = list(km.body_names)
+        point_owners = tuple((km.body_names[b],) for b in km.point_body)
         self.channels = tuple(
-            Channel(name, title, unit, tuple(km.point_names if pts else km.coord_names), ("x", "y", "z") if pts else ())
+            Channel(name, title, unit, tuple(km.point_names if pts else km.coord_names), ("x", "y", "z") if pts else (),
+                    point_owners if pts else ())
             for name, (title, unit, pts) in KINEMATIC_CHANNELS.items())
 
     @property

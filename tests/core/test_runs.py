@@ -370,3 +370,23 @@ def test_a_contact_run_refuses_a_floor_repeated_by_an_edit():
     with pytest.raises(LinkwrightError) as info:
         open_run(mech)
     assert info.value.location.startswith("bodies[") and "floor" in info.value.message
+
+
+def test_a_runs_channels_name_the_bodies_of_their_labels_whatever_the_names_hold():
+    # a pair's label is 'A/B' and a named point's 'body.point': with '/' and '.' in body names the labels alone do not
+    # say whose they are ('a/b/c' is a/b with c or a with b/c; 'a.b.top' is point 'b.top' of a or 'top' of a.b)
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    mech.rename_body("floor", "b/c")
+    mech.rename_body("ball", "a.b")
+    mech.update_body("a.b", points={"top": (0.0, 0.0, 0.1)})
+    for run in (open_run(mech), open_run(io.load(EXAMPLES / "fourbar.json"), RunSpec(t_end=1.0, steps=4))):
+        ch = {c.name: c for c in run.channels}
+        if run.kind == "contact":
+            assert ch["pair.active"].labels == ("a.b/b/c",) and ch["pair.active"].owners == (("a.b", "b/c"),)
+            assert ch["pair.normal_force"].owners == (("a.b", "b/c"),)
+            assert ch["body.com"].labels == ("a.b",) and ch["body.com"].owners == (("a.b",),)
+            assert ch["points"].labels == ("a.b.top",) and ch["points"].owners == (("a.b",),)
+        else:  # the four-bar's one named point is on its coupler
+            assert ch["points"].labels == ("coupler.P",) and ch["points"].owners == (("coupler",),)
+            assert ch["q"].owners == ()  # (joint coordinates are no body's)
+        assert all(len(c.owners) in (0, len(c.labels)) for c in run.channels)
