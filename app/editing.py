@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import threading
 import time
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Qt, Signal
 
@@ -12,6 +12,7 @@ from core.joints import JOINT_TYPES
 from core.model import Body, Driver, Joint, Pose, planar_axis_error
 
 from . import commands as cmd
+from .jobs import BackgroundJobs, Job
 from .layout import LayoutCancelled, LayoutGraph, auto_layout, layout_graph
 
 __all__ = ["Editor", "SCENE_TO_METRES", "DEFAULT_PITCH", "SHAPE_PRESETS", "DEFAULT_BODY_MASS", "joint_types_for"]
@@ -125,15 +126,15 @@ class Editor(QObject):
 
     message = Signal(str)  # a line for the status bar (what was done, or why it was refused)
     jointTypeChanged = Signal(str)
-    _layoutDone = Signal(object, object)  # (a _LayoutJob, its positions or the exception): from its worker thread
+    _layoutDone = Signal(object, object, object)  # (its Job, _Layout, positions or the exception): from its thread
 
     def __init__(self, document, selection, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.document = document
         self.selection = selection
         self._joint_type = "revolute"
-        self._layout_job: _LayoutJob | None = None  # the auto layout under way (Ctrl+L), if any
-        self._layout_jobs: list[_LayoutJob] = []  # every one whose thread may still run (a cancelled one winds down)
+        self._layouts = BackgroundJobs("linkwright-layout")  # the auto layout (Ctrl+L) off the GUI thread
+        self._layout: _Layout | None = None  # what the auto layout under way lays out, if one is
         # (queued: the worker thread emits it, the positions are applied here on the GUI thread)
         self._layoutDone.connect(self._layout_finished, Qt.QueuedConnection)
         document.changed.connect(self._prune_selection)
@@ -414,50 +415,43 @@ class Editor(QObject):
         m = self.document.mechanism
         if not m.bodies:
             return
-        if self._layout_job is not None:
+        if self._layout is not None:
             self.message.emit("Auto layout is already being computed")
             return
-        self._layout_jobs = [j for j in self._layout_jobs if j.thread.is_alive()]  # (cancelled ones that ended)
-        job = _LayoutJob(layout_graph(m), m)
-        job.thread = threading.Thread(target=self._compute_layout, args=(job,), name="Linkwright auto layout",
-                                      daemon=True)  # (daemon: never holds the app's exit; shutdown joins it)
-        self._layout_job = job
-        self._layout_jobs.append(job)
-        self.message.emit(f"Laying out {len(job.graph.names)} bodies…")
-        job.thread.start()
+        layout = self._layout = _Layout(layout_graph(m), m)
+        self.message.emit(f"Laying out {len(layout.graph.names)} bodies…")
+        self._layouts.start(lambda job: self._compute_layout(job, layout))
 
     def layout_running(self) -> bool:
         """Whether an auto layout is being computed."""
-        return self._layout_job is not None
+        return self._layout is not None
 
-    def _compute_layout(self, job: _LayoutJob) -> None:
-        """(worker thread) Compute the layout of `job` and hand it to the GUI thread; nothing if it was cancelled."""
+    def _compute_layout(self, job: Job, layout: _Layout) -> None:
+        """(its thread) Compute the layout and hand it to the GUI thread; nothing if it was cancelled."""
         try:
-            result = auto_layout(job.graph, cancelled=job.cancel.is_set)
+            result = auto_layout(layout.graph, cancelled=job.cancelled)
         except LayoutCancelled:
             return
         except Exception as exc:  # noqa: BLE001 - an internal failure is reported, not raised in a thread
             result = exc
-        if not job.cancel.is_set():
+        if not job.cancelled():
             try:
-                self._layoutDone.emit(job, result)
+                self._layoutDone.emit(job, layout, result)
             except RuntimeError:  # pragma: no cover - the editor was deleted without its window's shutdown
                 pass
 
-    def _layout_finished(self, job: _LayoutJob, result) -> None:
+    def _layout_finished(self, job: Job, layout: _Layout, result) -> None:
         """(GUI thread) Apply a finished layout as one undoable step, if the body graph is still the one it laid
         out; otherwise drop it and say so."""
-        job.thread.join()  # (it has emitted its result: only its return is left)
-        if job in self._layout_jobs:
-            self._layout_jobs.remove(job)
-        if job is not self._layout_job:
+        self._layouts.finished(job)
+        if layout is not self._layout:
             return  # cancelled (another mechanism was loaded)
-        self._layout_job = None
+        self._layout = None
         if isinstance(result, Exception):
             self.message.emit(f"Auto layout failed: {result}")
             return
         m = self.document.mechanism
-        if m is not job.mechanism or layout_graph(m) != job.graph:
+        if m is not layout.mechanism or layout_graph(m) != layout.graph:
             self.message.emit("Auto layout dropped: the bodies or joints changed while it was computed "
                               "(Ctrl+L lays out again)")
             return
@@ -467,18 +461,13 @@ class Editor(QObject):
 
     def _cancel_layout(self) -> None:
         """Ask an auto layout under way to stop; its result, if it still comes, is ignored."""
-        if self._layout_job is not None:
-            self._layout_job.cancel.set()
-            self._layout_job = None
+        self._layouts.cancel()
+        self._layout = None
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """The window closes: stop an auto layout under way and wait for its thread (it stops at its next step)."""
         self._cancel_layout()
-        for job in self._layout_jobs:
-            job.cancel.set()
-        for job in self._layout_jobs:
-            job.thread.join(timeout)
-        self._layout_jobs = [j for j in self._layout_jobs if j.thread.is_alive()]
+        self._layouts.shutdown(timeout)
 
     def add_driver(self, joint: str | None = None) -> LinkwrightError | None:
         """Drive the first undriven joint coordinate (or `joint`'s) with the expression t."""
@@ -522,12 +511,9 @@ class Editor(QObject):
             self.document.undo_stack.endMacro()
 
 
-class _LayoutJob:
-    """One auto layout under way: what it lays out, the document's mechanism it was taken from, a cancel flag."""
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """What an auto layout lays out (a frozen copy of the body graph) and the document's mechanism it was taken from."""
 
-    def __init__(self, graph: LayoutGraph, mechanism) -> None:
-        self.graph = graph
-        self.mechanism = mechanism
-        self.cancel = threading.Event()
-        self.thread: threading.Thread | None = None
-        self.started = time.perf_counter()
+    graph: LayoutGraph
+    mechanism: object

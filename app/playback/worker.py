@@ -1,10 +1,10 @@
-"""Background runs: a frozen snapshot of the document is analysed and run (core.run) in a Python thread.
+"""Background runs: a frozen snapshot of the document is analysed and run (core.run) in a background job.
 
-The worker is a QObject living in the GUI thread; each job runs in its own `threading.Thread` (visible to
-`threading.enumerate()`, so the GUI tests catch a thread left behind) as a loop over the run `core.run.open_run`
-builds for the snapshot (driven kinematics or contact dynamics), which checks a cancel flag between frames (the
-contact stepper also inside a step). Results cross to the GUI thread by queued signals tagged with the job's token,
-so a late batch of a cancelled job is recognised and dropped. The thread never touches a widget.
+The worker is a QObject living in the GUI thread; each run is a job of app.jobs (its own thread and cancel flag): a
+loop over the run `core.run.open_run` builds for the snapshot (driven kinematics or contact dynamics), which checks
+the cancel flag between frames (the contact stepper also inside a step). Results cross to the GUI thread by queued
+signals tagged with the job's token, so a late batch of a cancelled job is recognised and dropped. The thread never
+touches a widget.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from core.kinematics import rank_mobility
 from core.model import Mechanism
 from core.run import RunSpec, open_run, run_kind
 
+from ..jobs import BackgroundJobs
 from .recording import FrameBatch
 
 __all__ = ["RunInfo", "RunEnd", "SolveWorker", "BATCH_SECONDS"]
@@ -95,50 +96,34 @@ class SolveWorker(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._token = 0
-        self._cancel: threading.Event | None = None
-        self._threads: list[threading.Thread] = []
+        self._jobs = BackgroundJobs("linkwright-solve")
         self.solves_started = 0  # how many jobs got as far as solving frames (for tests and diagnostics)
 
     @property
     def token(self) -> int:
         """Token of the newest job."""
-        return self._token
+        return self._jobs.token
 
     def start(self, mechanism: Mechanism, spec: RunSpec, analyse: bool = True) -> int:
         """Cancel the running job and start `spec`'s run on a snapshot of `mechanism`; returns its token."""
-        self.cancel()
-        self._threads = [t for t in self._threads if t.is_alive()]
-        self._token += 1
         snapshot = mechanism.copy()  # frozen here, on the GUI thread: later edits never reach the job
-        cancel = threading.Event()
-        self._cancel = cancel
-        th = threading.Thread(target=self._run, args=(self._token, snapshot, spec, analyse, cancel),
-                              name=f"linkwright-solve-{self._token}", daemon=True)
-        self._threads.append(th)
-        th.start()
-        return self._token
+        return self._jobs.start(lambda job: self._run(job.token, snapshot, spec, analyse, job.cancel)).token
 
     def cancel(self) -> None:
         """Ask the running job to stop at its next frame (returns at once)."""
-        if self._cancel is not None:
-            self._cancel.set()
-            self._cancel = None
+        self._jobs.cancel()
 
     def running(self) -> bool:
         """Whether any job thread is still alive."""
-        return any(t.is_alive() for t in self._threads)
+        return self._jobs.running()
 
     def threads(self) -> list[threading.Thread]:
         """The job threads not yet joined."""
-        return list(self._threads)
+        return self._jobs.threads()
 
     def shutdown(self, timeout: float = 10.0) -> None:
         """Cancel and join every job thread (window close, document replaced)."""
-        self.cancel()
-        for t in self._threads:
-            t.join(timeout)
-        self._threads = [t for t in self._threads if t.is_alive()]
+        self._jobs.shutdown(timeout)
 
     # ---- in the job thread: no widget, no document, only the snapshot and signals ---------------------------------
     def _run(self, token: int, mech: Mechanism, spec: RunSpec, analyse: bool, cancel: threading.Event) -> None:

@@ -161,7 +161,7 @@ def big_window(make_window, qtbot):
 
 
 def layout_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "Linkwright auto layout" and t.is_alive()]
+    return [t for t in threading.enumerate() if t.name.startswith("linkwright-layout") and t.is_alive()]
 
 
 def test_ctrl_l_computes_off_the_gui_thread_and_is_one_undo_step(make_window, qtbot):
