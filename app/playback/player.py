@@ -12,6 +12,7 @@ moves, or a joint that holds a body moved by forces: work_units), for either met
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from dataclasses import replace
 
@@ -69,12 +70,9 @@ def _units_key(mech) -> tuple:
     (the kinematic model's frames and length scale), the joints, and which coordinates are driven (not the driver
     expressions, nor masses, shapes, velocities, contact or simulation settings)."""
     return (mech.space,
-            tuple((b.name, b.ground, b.mass is not None or b.density is not None, b.pose, b.points) for b in mech.bodies),
+            tuple((b.name, b.ground, b.mass is not None or b.density is not None, b.pose, tuple(b.points.items()))
+                  for b in mech.bodies),
             tuple(mech.joints), tuple((d.joint, d.coordinate) for d in mech.drivers))
-
-
-_UNITS_CACHE: list[tuple[tuple, int]] = []  # (key, units), the latest first: undo and redo come back to one
-_UNITS_CACHE_SIZE = 8
 
 
 def work_units(mech) -> int:
@@ -90,12 +88,27 @@ def work_units(mech) -> int:
     or duration, an undo or a redo costs a comparison. Which bodies the drivers fix does not depend on what the driver
     expressions say, only on which coordinates they drive: the analysis compiles them as 0, so the count is the same
     with an expression that does not compile (it was every joint then)."""
-    key = _units_key(mech)
-    for i, (k, units) in enumerate(_UNITS_CACHE):
-        if k == key:
-            if i:
-                _UNITS_CACHE.insert(0, _UNITS_CACHE.pop(i))
-            return units
+    return _work_units(_ByUnitsKey(mech))
+
+
+class _ByUnitsKey:
+    """A mechanism that hashes and compares by its _units_key (work_units' cache key)."""
+
+    __slots__ = ("mech", "key")
+
+    def __init__(self, mech) -> None:
+        self.mech, self.key = mech, _units_key(mech)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ByUnitsKey) and self.key == other.key
+
+
+@functools.lru_cache(maxsize=8)  # the last structures seen: undo and redo come back to one
+def _work_units(keyed: _ByUnitsKey) -> int:
+    mech = keyed.mech
     attached = {n for j in mech.joints for n in j.bodies}
     moving = sum(1 for b in mech.bodies
                  if not b.ground and (b.mass is not None or b.density is not None or b.name in attached))
@@ -105,10 +118,7 @@ def work_units(mech) -> int:
         forced = set(undriven_massive_bodies(structure)) if mech.joints else set()
     except LinkwrightError:
         forced = attached
-    units = moving + sum(1 for j in mech.joints if forced.intersection(j.bodies))
-    _UNITS_CACHE.insert(0, (key, units))
-    del _UNITS_CACHE[_UNITS_CACHE_SIZE:]
-    return units
+    return moving + sum(1 for j in mech.joints if forced.intersection(j.bodies))
 
 
 def expected_contact_seconds(mech, t_end: float | None, seconds_per_step: float | None = None,

@@ -313,7 +313,7 @@ def test_work_units_analyses_the_drivers_once_per_structure(monkeypatch):
     calls = []
     real = player.undriven_massive_bodies
     monkeypatch.setattr(player, "undriven_massive_bodies", lambda m: calls.append(m) or real(m))
-    monkeypatch.setattr(player, "_UNITS_CACHE", [], raising=False)
+    player._work_units.cache_clear()
     mech = core_io.load(EXAMPLES / "contact_tray_tilt.json")  # 6 moving bodies, its one joint driven
     assert player.work_units(mech) == 6 and len(calls) == 1
 
