@@ -774,12 +774,11 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
     if not pb.kind:  # nothing to move to time t: bad input (status 2), as in render
         raise nothing_to_move(mech, "--time")
     if pb.kind == "contact":
-        from core.contact import build_model
-
-        # a document the stepper refuses is bad input (status 2), as in render, before the window waits for a run
-        # (the outside campaign: a floor that is not ground, with a shape and no mass)
-        build_model(mech)
+        # a document the stepper refuses is bad input (status 2), as in render, before the window waits for a run:
+        # the run's own start-up checks (a floor that is not ground, with a shape and no mass; bodies started inside
+        # one another, a floor given twice, a spin too fast for the step: were status 3, "stopped early")
         validate.step_count(t, mech.simulation_settings().dt, "--time")
+        open_run(mech, RunSpec(kind="contact", t_end=t))
     else:
         validate.step_count(t, 1.0 / KINEMATIC_STEPS_PER_SECOND, "--time")  # the frames run_motion will solve
         # a driver refused at t = 0, or more drivers than freedoms: bad input (status 2), as in render

@@ -610,18 +610,19 @@ def test_run_data_export_refusals_are_dialogs(make_window, dialogs, qtbot, tmp_p
 # ---- exports use the Motion dock's recording: no second run ---------------------------------------------------------
 @pytest.fixture
 def runs_made(monkeypatch):
-    """Counts the runs of documents built in this process, whoever builds them (the core's run classes)."""
+    """Counts the runs of documents solved in this process, whoever solves them (the core's run classes: a run
+    counts when its frames are asked for; a run built only for its start-up checks, as a screenshot's, does not)."""
     from core.contact import ContactRun
 
     made = {"contact": 0, "kinematics": 0}
     for cls in (ContactRun, TrajectoryRun):
-        init = cls.__init__
+        frames = cls.__iter__
 
-        def counting(self, *args, _init=init, **kwargs):
+        def counting(self, _frames=frames):
             made[self.kind] += 1
-            _init(self, *args, **kwargs)
+            return _frames(self)
 
-        monkeypatch.setattr(cls, "__init__", counting)
+        monkeypatch.setattr(cls, "__iter__", counting)
     return made
 
 
@@ -735,6 +736,37 @@ def test_screenshot_time_of_a_contact_document_the_stepper_refuses_is_status_2(t
     r = run_cli("--screenshot", tmp_path / "x.png", "--time", "0.5", p)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "error: bodies[0]: body 'floor' has a shape but neither mass nor density" in r.stderr
+
+
+def _box_inside_floor(doc):
+    doc["bodies"][1]["pose"]["position"][2] = 0.05  # (the 0.2 m box's centre 5 cm above the floor: 5 cm of it inside)
+
+
+def _floor_twice(doc):
+    doc["bodies"].append(dict(doc["bodies"][0], name="floor2"))
+
+
+def _spin_too_fast(doc):
+    doc["bodies"][1]["velocity"] = {"angular": [0.0, 0.0, 1e6]}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_box_inside_floor, "error: bodies[1].pose.position: 'box' starts"),
+    (_floor_twice, "error: bodies[2].shape: the same half-space as bodies[0]"),
+    (_spin_too_fast, "error: bodies[1].velocity.angular: 'box' spins at 1e+06 rad/s"),
+])
+def test_a_contact_run_that_cannot_start_is_status_2_for_a_screenshot_at_a_time_as_for_render(edit, message, tmp_path):
+    # user test s53 (G1): the run's start-up refusals came back from the window's run as "stopped early" (status 3,
+    # no `error:` line) for --screenshot --time, while `simulate` and `render` exit 2 with the located message
+    doc = json.loads((EXAMPLES / "contact_box_slide.json").read_text())
+    edit(doc)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(doc))
+    for argv in (("--screenshot", tmp_path / "x.png", "--time", "0.3", p), ("render", p, "--out", tmp_path / "x.gif")):
+        r = run_cli(*argv)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (argv, r.stderr)
+        errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error")]
+        assert len(errors) == 1 and errors[0].startswith(message), (argv, r.stderr)
 
 
 @pytest.mark.parametrize("time, example, message", [
