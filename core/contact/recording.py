@@ -26,7 +26,8 @@ from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
 from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
 from .plan import Workspace
-from .stepper import METHODS, SOLVERS, StepResult, step, too_fast_spin
+from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
+                      too_fast_spin)
 
 __all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
            "prepare_kernels"]
@@ -377,6 +378,29 @@ def _refuse_fast_spin(model: ContactModel, state: State, h: float) -> None:
         raise LinkwrightError(f"{model.body_location(fast[0])}.velocity.angular", fast[1])
 
 
+def _far_message(model: ContactModel, p: np.ndarray, far: tuple[int, int, float], verb: str) -> str:
+    """Why a body reaching `far` (stepper.too_far, its centre of mass at p[i]) is beyond what the contact step
+    resolves."""
+    i, axis, reach = far
+    x, r = "xyz"[axis], float(model.radius[i]) if np.isfinite(model.radius[i]) else 0.0
+    return (f"'{model.names[i]}' {verb} {reach:.3g} m from the origin along {x} (its centre of mass at {x} = "
+            f"{float(p[i][axis]):.3g} m, its bounding radius {r:.3g} m): there doubles are "
+            f"{float(np.spacing(reach)):.2g} m apart, coarser than the contact step's resolution of {RESOLUTION:.2g} m "
+            f"(its overlap bound of {_DEPTH_LIMIT:.2g} m less the overlap of {_KEEP_OVERLAP:.2g} m it "
+            f"keeps): keep every body within {MAX_REACH:.7g} m (2^{int(math.log2(MAX_REACH))} m) of the origin on each "
+            f"axis; move the scene nearer the origin")
+
+
+def _refuse_far(model: ContactModel, state: State) -> None:
+    """No body may start reaching MAX_REACH from the origin on an axis (stepper.too_far: there the step cannot place
+    its closest points as finely as its overlap bound asks, and its steps stall); located at the body's position.
+    A body that gets there during the run stops it (ContactRun.__iter__)."""
+    far = too_far(model, state.p)
+    if far is not None:
+        raise LinkwrightError(f"{model.body_location(far[0])}.pose.position",
+                              _far_message(model, state.p, far, "reaches"))
+
+
 class ContactRun:
     """The contact time-stepper as a run (core.run protocol, kind "contact"): frame k is the state at t = k h.
 
@@ -407,8 +431,9 @@ class ContactRun:
             raise LinkwrightError("solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
-        _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
         start = initial_state(model)
+        _refuse_far(model, start)  # (first: the other checks' closest-point queries need the resolution it keeps)
+        _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
         self._uneven = _uneven_pairs(model)  # (pairs that stop the run when they come into range)
         _refuse_mass_ratio(model, self._uneven, start, h)
         _refuse_fast_spin(model, start, h)
@@ -486,6 +511,11 @@ class ContactRun:
                                                          "came into contact range")
             if worst:  # (the step is not kept: its solution is the one the ratio makes unreliable)
                 reason = f"stopped at t = {st.t:.6g} s: {worst[1]}"
+                stop = float(st.t)
+                break
+            far = too_far(self.model, res.state.p)
+            if far is not None:  # (nor is a step that ends beyond the reach: its end was not resolved)
+                reason = f"stopped at t = {st.t:.6g} s: {_far_message(self.model, res.state.p, far, 'reached')}"
                 stop = float(st.t)
                 break
             k += 1

@@ -31,6 +31,7 @@ caller's dt); a step that fails is reported as failed and the state is kept.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
@@ -51,7 +52,8 @@ from .plan import Workspace, _Batch, _friction_slots, _Pair
 from .relaxed import relaxed_start
 from ..transforms import matrix_to_quat
 
-__all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS", "turns_bounded", "too_fast_spin"]
+__all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS", "turns_bounded", "too_fast_spin", "RESOLUTION",
+           "MAX_REACH", "too_far"]
 
 METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
@@ -103,6 +105,23 @@ _DEPTH_LIMIT = DEPTH_LIMIT  # 9e-10 m (core.contact.pair): the deepest overlap o
 # three 27-sphere runs: 26 s with 9e-10, 76 s with 5e-10; each closest-point row bounded by 1e-10 m or 3e-10 m
 # instead: 61 s and 30 s
 _KEEP_OVERLAP = 0.5 * _DEPTH_LIMIT  # the overlap of a step's start that a sphere or plane pair keeps (_kept_overlap)
+# The finest length a step resolves: of the overlap bound, what the kept overlap leaves to the step's own error (4.5e-10
+# m).  Every row of the overlap bound is a difference of world coordinates (closest points, end-of-step poses p + h v),
+# each a double, so a coordinate whose doubles are further apart than this cannot be placed as finely as the bound
+# asks.  (The scaled natural residual is no limit: its tolerance, 1e-10 (1 + max|z|), grows with the coordinates in
+# z while their rounding is 1.1e-16 of them.)
+RESOLUTION = _DEPTH_LIMIT - _KEEP_OVERLAP
+# The farthest a body may reach from the origin on any axis (its centre of mass's coordinate plus its bounding radius):
+# below 2^e doubles are at most 2^(e - 53) apart, so the largest power of two below which their spacing is within
+# RESOLUTION: 2^21 m = 2,097,152 m (spacing 2.3e-10 m below it, 4.7e-10 m from it on).  Measured (docs/contact.md, How
+# far from the origin: spheres of 1 cm and 1 um dropped onto a floor z <= -D from 8 seeded heights, 60 steps; an
+# ellipsoid dropped turned and a box dropped onto a slab, 8 seeds of 40 steps): up to D = 1.5e6 m the Newton
+# iterations are those at the origin, no step halved; from 2.1e6 m (spacing 4.7e-10 m) the steps at rest stall at
+# overlaps of a few spacings: the 1 um sphere 46 iterations a step against 0.8, half its steps taken by the explicit
+# method (user test F9), the 1 cm sphere and the ellipsoid halved, and from 4.2e6 m (9.3e-10 m, beyond the bound
+# itself) the ellipsoid's runs stop.  core.contact.recording refuses a body that starts so far and stops a run that
+# carries one there
+MAX_REACH = 2.0 ** (math.floor(math.log2(RESOLUTION)) + 53)
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
 _FALLBACK_ITER = 1200  # Newton iterations of the explicit method's fallback step at most (beyond max_iterations) ...
 _FALLBACK_HALVINGS = 1  # ... and its halving levels.  The one implicit step of the bench's draws that failed at every
@@ -348,6 +367,21 @@ def too_fast_spin(model, w: np.ndarray, h: float) -> tuple[int, str] | None:
                        f"{h_min:.3g} s) it would turn {h_min * rate:.3g} rad; use a time step of at most "
                        f"{_MAX_TURN / rate:.3g} s or a slower spin")
     return None
+
+
+def too_far(model, p: np.ndarray) -> tuple[int, int, float] | None:
+    """Of the dynamic bodies (centres of mass at p, (N, 3)), the one that reaches farthest from the origin on an axis
+    when that is MAX_REACH or more: (its index, the axis, its reach: the centre's coordinate plus the bounding radius,
+    0 for a body without a shape); None when every one is nearer."""
+    dyn = model.dynamic_bodies
+    if dyn.size == 0:
+        return None
+    rad = np.asarray(model.radius, float)[dyn]
+    reach = np.abs(np.asarray(p, float)[dyn]) + np.where(np.isfinite(rad), rad, 0.0)[:, None]
+    k = int(np.argmax(reach))
+    j, axis = divmod(k, 3)
+    far = float(reach[j, axis])
+    return (int(dyn[j]), axis, far) if not far < MAX_REACH else None  # (a non-finite reach is beyond too)
 
 
 class _Cancelled(Exception):

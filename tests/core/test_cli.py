@@ -396,6 +396,53 @@ def test_simulate_takes_the_output_suffix_in_any_case(tmp_path):
     assert r.returncode == 2 and "unknown output type" in r.stderr and not (tmp_path / "RUN.TXT").exists()
 
 
+def _far_scene(tmp_path, name: str, body: dict, gravity=(0, 0, -9.81), dt: float = 0.01) -> Path:
+    """The sphere drop with one more body and the given gravity and step."""
+    d = json.loads((EXAMPLES / "contact_sphere_drop.json").read_text())
+    d["bodies"].append(body)
+    d["gravity"], d["simulation"] = list(gravity), {"dt": dt, "duration": 5 * dt}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(d))
+    return path
+
+
+def test_simulate_refuses_a_body_reaching_beyond_2_21_m_from_the_origin_located_with_status_2(tmp_path):
+    """Finding F9: a scene far from the origin made endless runs (its steps stalled on rounding). An upright drum of
+    radius 1e6 m and length 1e6 m at x = y = 1e6 m: its bounding sphere (radius sqrt(1e6^2 + 5e5^2) = 1.118e6 m) reaches
+    2.118e6 m along x, beyond 2^21 m = 2,097,152 m where doubles are 2^-31 = 4.66e-10 m apart, coarser than the step's
+    resolution of 4.5e-10 m. Refused before the first step, at the drum's position; 3 % nearer it runs."""
+    drum = {"name": "drum", "mass": 1e3, "shape": {"type": "cylinder", "radius": 1e6, "length": 1e6},
+            "pose": {"position": [1e6, 1e6, 5e5]}}  # (clear of the ball at the origin)
+    r = run("simulate", str(_far_scene(tmp_path, "far", drum)))
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(
+        "error: bodies[2].pose.position: 'drum' reaches 2.12e+06 m from the origin along x (its centre of mass at x = "
+        "1e+06 m, its bounding radius 1.12e+06 m): there doubles are 4.7e-10 m apart, coarser than the contact step's "
+        "resolution of 4.5e-10 m (its overlap bound of 9e-10 m less the overlap of 4.5e-10 m it keeps): keep every body "
+        "within 2097152 m (2^21 m) of the origin on each axis; move the scene nearer the origin"), r.stderr
+    drum["pose"]["position"][:2] = [0.97e6, 0.97e6]  # reaches 2.088e6 m
+    r = run("simulate", str(_far_scene(tmp_path, "near", drum)))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 1 + 6  # the header and t = 0 ... 0.05 s
+
+
+def test_simulate_stops_a_body_that_flies_beyond_2_21_m_with_status_3_and_the_rows_before(tmp_path):
+    # a ball at x = 1e6 m flying at 5e5 m/s along x in steps of 1 s, without gravity: at x = 1e6, 1.5e6, 2e6 m at
+    # t = 0, 1, 2 s; the step to t = 3 s ends it at 2.5e6 m (doubles 4.66e-10 m apart there), beyond 2^21 m
+    ball = {"name": "probe", "mass": 1.0, "shape": {"type": "sphere", "radius": 0.1}, "pose": {"position": [1e6, 0, 1]},
+            "velocity": {"linear": [5e5, 0, 0], "angular": [0, 0, 0]}}
+    r = run("simulate", str(_far_scene(tmp_path, "fly", ball, gravity=(0, 0, 0), dt=1.0)))
+    assert r.returncode == 3, r.stderr
+    rows = r.stdout.splitlines()
+    assert rows[0].startswith("t,ball.x,") and [row.split(",")[0] for row in rows[1:]] == ["0.0", "1.0", "2.0"]
+    head = rows[0].split(",")
+    assert [float(row.split(",")[head.index("probe.x")]) for row in rows[1:]] == [1e6, 1.5e6, 2e6]
+    assert r.stderr.startswith("simulation stopped early: stopped at t = 2 s: 'probe' reached 2.5e+06 m from the "
+                               "origin along x (its centre of mass at x = 2.5e+06 m, its bounding radius 0.1 m): there "
+                               "doubles are 4.7e-10 m apart"), r.stderr
+    assert r.stderr.rstrip().endswith("move the scene nearer the origin (3 rows written)"), r.stderr
+
+
 def test_simulate_plays_the_driven_rssr():
     """rssr.json (one driver, the coupler's spin idle): kinematics ran it and analyze called it fully driven, but
     simulate refused it with status 2, 'drivers: the mechanism has 2 degree(s) of freedom (rank-based) but 1

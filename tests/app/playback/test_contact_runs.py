@@ -704,6 +704,28 @@ def test_a_shaped_body_without_mass_is_named_when_nothing_else_moves(window, qtb
     assert pb.recording.ok
 
 
+def test_a_scene_reaching_beyond_2_21_m_from_the_origin_is_refused_on_the_status_line_located(window, qtbot):
+    """Finding F9: a scene far from the origin ran for ever (its steps stalled on rounding). The Motion dock shows the
+    contact run's refusal (core.contact.recording): a drum of radius 1e6 m and length 1e6 m at x = y = 1e6 m reaches
+    1e6 + sqrt(1e6^2 + 5e5^2) = 2.118e6 m along x with its bounding sphere, beyond 2^21 m = 2,097,152 m, where doubles
+    are 2^-31 = 4.66e-10 m apart (more than the step's resolution, 4.5e-10 m). 3 % nearer the origin it runs."""
+    d = io.to_dict(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    d["simulation"]["duration"] = 0.05
+    d["bodies"].append({"name": "drum", "mass": 1e3, "shape": {"type": "cylinder", "radius": 1e6, "length": 1e6},
+                        "pose": {"position": [1e6, 1e6, 5e5]}})
+    win = window(io.from_dict(d))
+    pb = win.playback
+    qtbot.waitUntil(lambda: pb.status_kind == "error" and not pb.is_running(), timeout=20000)
+    text = win.motion.status_label.text()
+    assert text.startswith("bodies[2].pose.position: 'drum' reaches 2.12e+06 m from the origin along x (its centre of "
+                           "mass at x = 1e+06 m, its bounding radius 1.12e+06 m): there doubles are 4.7e-10 m apart"), text
+    assert text.endswith("move the scene nearer the origin") and pb.recording.count == 0
+    d["bodies"][2]["pose"]["position"] = [0.97e6, 0.97e6, 5e5]  # reaches 2.088e6 m
+    win.document.replace(io.from_dict(d))
+    finished(win)
+    assert pb.recording.ok and pb.recording.count == 6
+
+
 def test_opening_a_long_contact_scene_during_a_run_or_an_edits_debounce_waits_for_run(window, qtbot):
     """A long contact scene opened while the previous document's run is under way waits for Run with Stop greyed
     out (it stayed enabled with nothing running), and one opened within the debounce of an edit of the previous
