@@ -431,7 +431,7 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
     such a body with a mass is moved by forces (its idle freedom is real in dynamics)."""
     from dataclasses import replace
 
-    from ..kinematics import DrivenMotion, compile_model, driver_fixed_masks
+    from ..kinematics import DrivenMotion, MotionEnd, compile_model, driver_fixed_masks
     from ..run import massive_bodies
 
     if not mech.drivers:
@@ -462,8 +462,8 @@ def _driven_part(mech) -> tuple[set, object, dict, list, list]:
                   drivers=[mech.drivers[i] for i in kin_drivers])
     km = compile_model(sub)
     got = DrivenMotion(km).at(0.0)
-    if isinstance(got, str):
-        raise LinkwrightError("drivers", got)
+    if isinstance(got, MotionEnd):
+        raise LinkwrightError("drivers", f"the driven bodies at t = 0 s: {got.reason}")
     T, tw, _unit = got
     idx = {name: k for k, name in enumerate(km.body_names)}
     at0 = {name: (T[idx[name]], tw[idx[name]]) for name in kin}

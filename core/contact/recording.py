@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -499,13 +500,20 @@ class ContactRun:
             return
         yield first
         k = 0
-        reason, stop, cancelled = "", None, False
+        reason, stop, cancelled, limit = "", None, False, None
         for res in iter_steps(self.model, self.h, self.n_steps, self.method, state=st, cancel=self.cancel,
                               solver=self.solver):
             if not res.converged:
                 cancelled = res.reason.startswith("cancelled")
                 reason = res.reason if cancelled else f"stopped at t = {st.t:.6g} s: {res.reason}"
                 stop = float(st.t)
+                ends = res.motion_end
+                if ends is not None and ends.end is not None:
+                    # the drivers' motion ends within the step (a driver's pole or bound, a limit position): the
+                    # reason is the driver's, said where the motion ends, as a kinematics run says it
+                    limit = float(ends.end)
+                    why = re.sub(r" at t = [-+.e\d]+$", "", ends.reason)  # (its time is the end's: said once)
+                    reason = f"stopped at t = {st.t:.6g} s: {why}; the motion ends near t = {limit:.9g}"
                 break
             worst = self._uneven and _mass_ratio_message(self.model, self._uneven, [c.pair for c in res.contacts],
                                                          "came into contact range")
@@ -522,7 +530,7 @@ class ContactRun:
             st = res.state
             self.steps_done = k
             yield self._frame(k, st, res)
-        self._verdict = Verdict(stop is None, reason, stop, cancelled)
+        self._verdict = Verdict(stop is None, reason, stop, cancelled, limit)
 
     def _start_geometry(self, st: State, R: np.ndarray, v: dict, ips: list) -> set:
         """Row 0 (no step yet): each pair in contact range at the start (ips) gets its closest points, exact gap and

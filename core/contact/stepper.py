@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from .pair import DEPTH_LIMIT, PIN_SPEED, PairLayout, contact_frame_aux, cross3,
 from .plan import Workspace, _Batch, _friction_slots, _Pair
 from .relaxed import relaxed_start
 from ..transforms import matrix_to_quat
+
+if TYPE_CHECKING:  # (core.kinematics is imported where a run has drivers)
+    from ..kinematics import MotionEnd
 
 __all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS", "turns_bounded", "too_fast_spin", "RESOLUTION",
            "MAX_REACH", "too_far"]
@@ -171,6 +174,8 @@ class StepResult:
     # the step to move the kinematic bodies against the contacts and joints (N s or N m s; _driver_impulses)
     method: str = ""  # the method that took the step: the one asked for, or "explicit" when the implicit step
     # failed and the explicit method took it (_explicit_fallback); "" when the step failed
+    motion_end: MotionEnd | None = None  # the step failed because the drivers' motion cannot be followed to its end
+    # (a driver's pole or bound, a limit position): why, and where that motion ends when it was found
 
 
 def _has_warm_z(warm: dict | None, lay: PairLayout) -> bool:
@@ -241,6 +246,15 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
             res = _relaxed_retry(model, st, hs, max_iter, opts, ws, cancel, res)
         return res
 
+    if model.drive is not None:
+        # the drivers' motion to the step's end: where it cannot be followed (a driver's pole or bound, a limit
+        # position) no attempt, halving or other method makes the step, and the run stops there with its reason
+        from ..kinematics import MotionEnd
+
+        got = ws.driven(model).at(state.t + h)
+        if isinstance(got, MotionEnd):
+            return StepResult(state, False, 0, float("nan"), f"the driven bodies at t = {state.t + h:.6g} s: "
+                              f"{got.reason}", motion_end=got)
     longest = ws.longest_step(model)
     levels = 0 if h <= longest else int(np.ceil(np.log2(h / longest) - 1e-12))
     if levels > _MAX_SUBSTEP_LEVELS:
@@ -1170,9 +1184,11 @@ def _driven_motion(model: ContactModel, state: State, R0: np.ndarray, h: float, 
     (centres of mass (K, 3), quaternions (K, 4)) and their twists per unit rate of each driver (D, K, 6) at t + h;
     or the reason the drivers cannot be followed there."""
     d = model.drive
+    from ..kinematics import MotionEnd
+
     got = ws.driven(model).at(state.t + h)
-    if isinstance(got, str):
-        return got
+    if isinstance(got, MotionEnd):
+        return f"the driven bodies at t = {state.t + h:.6g} s: {got.reason}"
     T, _twists, unit = got
     b = d.body
     R1 = T[d.km_body, :3, :3]

@@ -33,14 +33,14 @@ from .solver import (
     solve_velocities,
     twist_jacobian,
 )
-from .trajectory import DrivenMotion, Frame, Trajectory, TrajectoryRun, driver_values, solve_trajectory, trajectory_of
+from .trajectory import DrivenMotion, Frame, MotionEnd, Trajectory, TrajectoryRun, driver_values, solve_trajectory, trajectory_of
 
 __all__ = [
     "KinematicModel", "compile_model", "Workspace", "PositionResult",
     "forward", "body_poses", "loop_residual", "loop_jacobian", "twist_jacobian",
     "solve_positions", "solve_velocities", "solve_accelerations", "body_twists",
     "point_positions", "point_kinematics",
-    "Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "fixed_by_drivers", "driver_fixed_masks",
+    "Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "MotionEnd", "fixed_by_drivers", "driver_fixed_masks",
     "solve_trajectory", "trajectory_of", "driver_values",
     "RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian",
 ]

@@ -580,6 +580,15 @@ class TrajectoryRun:
             yield self._frame(k, s)
 
 
+@dataclass(frozen=True)
+class MotionEnd:
+    """Why the driven motion cannot be followed to a time (DrivenMotion.at): the reason, and where the motion ends
+    when that was found (a driver's pole or bound, a limit position), else None."""
+
+    reason: str
+    end: float | None = None
+
+
 class DrivenMotion:
     """The driven motion at any time asked for, in any order (the kinematic bodies of a contact run, whose steps may
     be halved and retried): each time is solved by continuation from the nearest time solved before, on the same
@@ -597,10 +606,10 @@ class DrivenMotion:
         self._solved: dict[float, tuple] = {}
         self._states: dict[float, _State] = {0.0: s}
 
-    def at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | str:
+    def at(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | MotionEnd:
         """(poses (n, 4, 4), twists (n, 6), unit twists (n_drivers, n, 6)) at time t: world body poses, world
         twists (v of the body point at the world origin, w), and the twists per unit rate of each driver with the
-        others held; or the reason the motion cannot be solved there."""
+        others held; or why the motion cannot be solved there (MotionEnd)."""
         t = float(t)
         got = self._solved.get(t)
         if got is not None:
@@ -609,9 +618,9 @@ class DrivenMotion:
         if s is None:
             near = min(self._states, key=lambda u: abs(u - t))
             # (a budget per time asked: a contact run asks at every step)
-            s, why, _ = self._run._advance(self._states[near], t, budget=MAX_SUBSTEPS)
+            s, why, end = self._run._advance(self._states[near], t, budget=MAX_SUBSTEPS)
             if s is None:
-                return f"the driven bodies at t = {t:.6g} s: {why}"
+                return MotionEnd(why, end)
             if len(self._states) >= self._KEEP:
                 self._states.pop(next(iter(self._states)))
             self._states[t] = s

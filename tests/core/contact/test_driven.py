@@ -296,3 +296,28 @@ def test_a_massive_coupler_keeps_its_idle_spin_in_contact():
     # without the mass the coupler is the kinematics': no spin
     massless = build_model(_rssr({}, "0"))
     assert bool(massless.kinematic[massless.names.index("coupler")])
+
+
+@pytest.mark.parametrize("value, t_end, reason, end", [
+    # acceleration 800^2 exp(800 t) reaches the bound 1e9 at t = ln(1e9 / 640000) / 800
+    ("exp(800*t)-1", 0.05, "drivers[0].value: acceleration of 'exp(800*t)-1' passes the bound ±1e+09",
+     np.log(1e9 / 800 ** 2) / 800),
+    # acceleration 2 / (1 - t)^3 reaches it at 1 - t = (2e-9)^(1/3), before the pole at t = 1
+    ("1/(1-t)-1", 1.2, "drivers[0].value: acceleration of '1/(1-t)-1' passes the bound ±1e+09", 1 - 2e-9 ** (1 / 3)),
+])
+def test_a_contact_run_whose_driver_passes_its_bound_stops_with_the_drivers_reason(value, t_end, reason, end):
+    # user test s53 (G2): the step failed at every depth of halving and by the explicit method, and the run stopped
+    # with "step did not converge even when halved (the driven bodies at ...)", the driver's reason twice in it; as a
+    # kinematics run does, it now says the driver's and where the motion ends, keeping the frames before it
+    from core.run import RunSpec, open_run
+
+    mech = io.load(EXAMPLES / "contact_cam_follower.json")
+    mech.drivers = [__import__("dataclasses").replace(mech.drivers[0], value=value)]
+    run = open_run(mech, RunSpec(kind="contact", t_end=t_end))
+    frames = list(run)
+    v, h = run.verdict, run.h
+    last = np.floor(end / h) * h  # the last step's start before the end: every step before it is made
+    assert not v.ok and not v.cancelled and v.limit_time == pytest.approx(end, rel=1e-6)
+    assert len(frames) == round(last / h) + 1 and v.stop_time == pytest.approx(last, abs=1e-12)
+    assert v.reason == f"stopped at t = {last:.6g} s: {reason}; the motion ends near t = {v.limit_time:.9g}"
+    assert "converge" not in v.reason and "explicit" not in v.reason
