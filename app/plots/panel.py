@@ -89,6 +89,12 @@ STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn 
 STREAM_REDRAW_SPACING = 3.0
 REFRESH_ROWS = 256  # the series list is told of at most this many changed rows one by one, of more all at once
 CURVE_SLICE_S = 0.04  # the GUI thread makes or reuses curve items for at most about this long, then lets events in
+# a time plot of more curves than this draws them 1 px wide (_pen's thin): Qt's raster engine draws a 1 px line by its
+# fast path and strokes a wider one as an outline to fill, each dot of a dotted one apart. 170 curves of 1000 frames
+# (a 64-body pile's in-range pairs) took 410 ms of the GUI thread to paint 2 px wide (most of it the dotted ones), 20 ms
+# 1 px wide; drawn as one item per pen (NaN breaks between its series) they took as long as apart (460 ms). The legend
+# names the curves up to this many; beyond it they are told apart by the series list and the readout.
+THIN_OVER = LEGEND_MAX
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
@@ -339,13 +345,14 @@ def readout_number(v: float, span: float) -> str:
     return f"{r:.{digits}g}"
 
 
-def _pen(i: int, dashed: bool = False):
+def _pen(i: int, dashed: bool = False, thin: bool = False):
     """The pen of a plot's i-th series: the ten colours, then the same colours dotted (the comparison run's dashed,
     then dash-dot-dotted), so no two curves of one plot look the same up to twenty (the pile's 13 normal forces had
-    three pairs of identical red, green and blue lines)."""
+    three pairs of identical red, green and blue lines); 2 px wide, or 1 px when thin (a plot of more curves than the
+    legend names: THIN_OVER)."""
     styles = (Qt.DashLine, Qt.DashDotDotLine) if dashed else (Qt.SolidLine, Qt.DotLine)
     k = len(_PALETTE)
-    return pg.mkPen(_PALETTE[i % k], width=2, style=styles[(i // k) % 2])
+    return pg.mkPen(_PALETTE[i % k], width=1 if thin else 2, style=styles[(i // k) % 2])
 
 
 def _pens(n: int, dashed: bool = False) -> list:
@@ -628,6 +635,7 @@ class PlotsPanel(QWidget):
         self._more.timeout.connect(self._update_curves)
         self._active_seen: dict[str, tuple[int, np.ndarray]] = {}  # run or ghost -> (frames read, pair ever active)
         self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in its plot's legend
+        self._thin = False  # the time plot's curves are drawn 1 px wide (more of them than THIN_OVER)
         self.xy_curves: list[pg.PlotDataItem] = []
         self._series_names: list[str] = []
         self._ghost_suffix = ""
@@ -953,9 +961,9 @@ class PlotsPanel(QWidget):
         PlotItem's addItem also walks all its curves, for its context menu's averaging, at each addition)."""
         if self._spare:
             c = self._spare.pop()
-            c.setPen(_pen(i, dashed))
+            c.setPen(_pen(i, dashed, self._thin))
         else:
-            c = pg.PlotDataItem(pen=_pen(i, dashed), skipFiniteCheck=True)
+            c = pg.PlotDataItem(pen=_pen(i, dashed, self._thin), skipFiniteCheck=True)
             c.setDownsampling(auto=True, method="peak")  # (the plot's: long recordings drawn downsampled, clipped)
             c.setClipToView(True)
             self.q_plot.getViewBox().addItem(c)
@@ -1137,6 +1145,12 @@ class PlotsPanel(QWidget):
         # drawn by a repaint of the plot and the window, which costs more than the data of every curve)
         drawn = []  # the values drawn (their extent against the plot's resolution)
         mask = self._visible_mask(q)
+        thin = int(np.count_nonzero(mask)) * (2 if g_has else 1) > THIN_OVER
+        if thin != self._thin:  # (the curves made so far take the other width)
+            self._thin = thin
+            for slots, dashed in ((self._q_slots, False), (self._g_slots, True)):
+                for i, c in slots.items():
+                    c.setPen(_pen(i, dashed, thin))
         # (the series shown and those with a curve to hide: not a loop over every series of the quantity, 6240 for
         # the friction components of a 64-body pile, at every redraw)
         todo = set(np.flatnonzero(mask).tolist())
@@ -1190,8 +1204,17 @@ class PlotsPanel(QWidget):
             self._noise = noise
             self._show_stale(rec.stale)
         self._sync_legend()
+        self._settle_view(self.q_plot)
         if self._curves_due and not self._off_screen():
             self._continue_curves()
+
+    def _settle_view(self, plot: pg.PlotItem) -> None:
+        """Fit the plot's automatic range to its new data now, before the window paints it: pyqtgraph fits it when
+        the plot is painted, and the range it changes there gives every curve its data again (clipped and downsampled
+        for the new range) and asks for a second paint of the plot (two paints per redraw of a streaming run, each
+        drawing every curve)."""
+        if not self._off_screen():
+            plot.getViewBox().prepareForPaint()
 
     def _continue_curves(self) -> None:
         """The next slice of curve work: at once, or, while a contact run's frames stream, with its next redraw (each
@@ -1272,6 +1295,7 @@ class PlotsPanel(QWidget):
             self.xy_plot.setTitle(title)
         self.xy_legend.show_curves(self.xy_curves, self._curve_labels)
         self._lock_aspect(P[..., [i0, i1]])
+        self._settle_view(self.xy_plot)
 
     def _lock_aspect(self, P2: np.ndarray) -> None:
         """Equal scales on the trace plot's axes (a coupler curve keeps its shape), except while every trace lies

@@ -110,3 +110,42 @@ def test_a_streaming_runs_redraws_leave_the_gui_thread_most_of_its_time(make_win
     assert STREAM_REDRAW_MS - 20 <= plots._stream_wait() <= STREAM_REDRAW_MS
     plots._redraw_cost = 0.4  # a costly one (many curves, a software-rendered window): after 3 times as long
     assert plots._stream_wait() >= 1000 * STREAM_REDRAW_SPACING * 0.4 - 20
+
+
+class _Frame:
+    """A frame of a run (core.run's protocol): the recording's last frame again, at time t."""
+
+    def __init__(self, rec, t: float) -> None:
+        k = rec.count - 1
+        self.index, self.t, self.poses = k + 1, t, rec.poses[k]
+        self.values = {name: rec.series(name)[k] for name in rec.channels}
+
+
+def test_a_redraw_of_new_frames_paints_the_time_plot_once(make_window, qtbot):
+    """pyqtgraph fits a plot's automatic range when it paints it; the range changed there (the new frames' times)
+    gave every curve its data again and asked for a second paint: each redraw of a streaming run drew every curve
+    twice (a 64-body pile's 170 in-range pairs: two paints of 0.3 s each). The range is fitted before the paint."""
+    from app.playback.recording import FrameBatch
+
+    win = plotted_normal_forces(make_window, qtbot)
+    pb, plots = win.playback, win.plots
+    rec = pb.recording
+    qtbot.wait(200)
+    events = _Events((QEvent.Paint,))
+    app = QApplication.instance()
+    app.installEventFilter(events)
+    viewport = plots.q_widget.viewport()
+    painted = []
+    try:
+        for k in range(3):  # frames arrive (each batch later than the view's range): the plot is redrawn
+            x1 = plots.q_plot.getViewBox().viewRange()[0][1]
+            before = events.count(QEvent.Paint, [viewport])
+            t0 = rec.times[rec.count - 1]
+            rec.extend(FrameBatch([_Frame(rec, t0 + 0.05 * (j + 1)) for j in range(5)]))
+            qtbot.wait(150)
+            painted.append(events.count(QEvent.Paint, [viewport]) - before)
+            assert plots.q_plot.getViewBox().viewRange()[0][1] > x1  # (the range followed the new frames)
+    finally:
+        app.removeEventFilter(events)
+    assert all(len(c.getOriginalDataset()[0]) == rec.count for c in plots.q_curves)
+    assert painted == [1, 1, 1]  # before: [2, 2, 2]

@@ -139,3 +139,40 @@ def test_a_redraw_and_a_run_start_do_no_work_per_pair_of_the_scene(make_window, 
     assert model.setData(model.index(never), Qt.Checked.value, Qt.CheckStateRole)
     assert "s0/s1" in plots.visible_series()
     assert model.data(model.index(never), Qt.CheckStateRole) == Qt.Checked
+
+
+def test_more_curves_than_the_legend_names_are_drawn_1px_wide(make_window, qtbot):
+    """Qt's raster engine draws a 1 px line by its fast path and strokes a wider one as an outline to fill (a dotted
+    one dot by dot): the curves of a 64-body pile's 170 in-range pairs, 2 px wide, took 0.3-0.4 s of the GUI thread to
+    paint (1 px: 20 ms). A plot of more curves than the legend names (the series list and the readout tell them
+    apart) draws them 1 px wide, each in its colour and line style still; a plot of few keeps 2 px lines."""
+    from app.plots.panel import LEGEND_MAX, THIN_OVER, _pen
+
+    win = plotted_normal_forces(make_window, qtbot)
+    plots = win.plots
+    assert THIN_OVER == LEGEND_MAX and N > THIN_OVER
+
+    def looks():
+        q = plots.quantity()
+        return {lab: (c.opts["pen"].widthF(), c.opts["pen"].isCosmetic(), c.opts["pen"].color().name(),
+                      c.opts["pen"].style())
+                for i, c in plots._q_slots.items() if c.isVisible() for lab in (q.labels[i],)}
+
+    def expected(lab, thin):
+        p = _pen(plots.quantity().index[lab], thin=thin)
+        return p.widthF(), True, p.color().name(), p.style()
+
+    drawn = looks()
+    assert len(drawn) == N and not plots.legend_names()
+    assert {w for w, *_rest in drawn.values()} == {1.0}  # before: {2.0}
+    assert all(v == expected(lab, True) for lab, v in drawn.items()), drawn
+
+    # unticked down to the legend's sixteen: 2 px again (the same items), named in the legend
+    unticked = sorted(drawn)[LEGEND_MAX:]
+    for lab in unticked:
+        plots.set_series_visible(lab, False)
+    drawn = looks()
+    assert len(drawn) == LEGEND_MAX and len(plots.legend_names()) == LEGEND_MAX
+    assert all(v == expected(lab, False) for lab, v in drawn.items()), drawn
+    plots.set_series_visible(unticked[0], True)  # one more: thin again
+    assert {w for w, *_rest in looks().values()} == {1.0}
