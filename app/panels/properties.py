@@ -807,17 +807,24 @@ class PropertiesPanel(QWidget):
         table.blockSignals(False)
 
     def _add_pair(self) -> None:
+        """Give the first pair of bodies that can touch (core.contact.touching_pairs: not two fixed bodies, nor two
+        joined by a joint, ...) without a friction of its own the document's friction; the user edits it after."""
+        from core.contact import touching_pairs
+
         m = self.document.mechanism
         c = m.contact_settings()
-        shaped = [b.name for b in m.bodies if b.shape is not None]
+        try:
+            touching = touching_pairs(m)
+        except LinkwrightError as exc:  # (drivers that cannot be analysed: which bodies they fix is not known)
+            self.error.setText(f"contact.pairs: {exc}")
+            return
         taken = {frozenset(p.bodies) for p in c.pairs}
-        for i, a in enumerate(shaped):
-            for b in shaped[i + 1:]:
-                if frozenset((a, b)) not in taken:
-                    self.editor.set_pair_friction(a, b, c.friction)
-                    return
-        self.error.setText("contact.pairs: every pair of shaped bodies has an override already" if len(shaped) > 1
-                           else "contact.pairs: a pair needs two bodies with shapes")
+        for a, b in touching:
+            if frozenset((a, b)) not in taken:
+                self.editor.set_pair_friction(a, b, c.friction)
+                return
+        self.error.setText("contact.pairs: every pair of bodies that can touch has a friction of its own already"
+                           if touching else "contact.pairs: no two bodies of this document can touch")
 
     def _remove_pair(self) -> None:
         r = self.pairs.currentRow()

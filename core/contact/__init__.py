@@ -12,7 +12,7 @@ rows), joints (joints in a step), elements (the Newton systems' block eliminatio
 evaluations), recording (runs, .npz/.csv output).
 """
 
-from .bodies import ContactModel, State, build_model, initial_state
+from .bodies import ContactModel, State, build_model, initial_state, touching_pairs
 from .mcp import MCPResult, solve_mcp
 from .recording import ContactFrame, ContactRun, Recording, iter_steps, load_npz, prepare_kernels, record, simulate
 from .closest import closest_points
@@ -22,4 +22,5 @@ __all__ = [
     "ContactModel", "State", "build_model", "initial_state", "MCPResult", "solve_mcp", "Recording", "ContactRun",
     "ContactFrame", "record", "iter_steps",
     "load_npz", "prepare_kernels", "simulate", "METHODS", "ContactResult", "StepResult", "closest_points", "step",
+    "touching_pairs",
 ]

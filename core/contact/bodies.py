@@ -21,7 +21,7 @@ from ..structure import attached_part, grounded_part
 from ..transforms import matrix_to_quat, quat_to_matrix
 
 __all__ = ["ContactModel", "State", "build_model", "massless_shape", "initial_state", "cayley", "cayley_jacobian", "origin_pose",
-           "RunCancelled", "check_cancel"]
+           "RunCancelled", "check_cancel", "touching_pairs"]
 
 
 class RunCancelled(Exception):
@@ -215,6 +215,52 @@ def massless_shape(body, location: str) -> LinkwrightError:
     return LinkwrightError(location, f"body '{body.name}' has a shape but neither mass nor density (or mark it ground)")
 
 
+def _apart_rule(mech, shaped, free, dyn, half) -> Callable[[str, str], str | None]:
+    """The rule of which bodies of a contact run touch, over the run's bodies (per body, in the order of their names
+    among mech.bodies that take part: shaped, moved by forces, dynamic, a half-space): a function of two body names
+    giving why they never touch, None when they can (a pair of the run).  A body that takes no part never touches."""
+    attached = _attached(mech)
+    index = {}
+    for b in mech.bodies:
+        if b.ground or b.mass is not None or b.density is not None or b.name in attached:
+            index[b.name] = len(index)
+    # two dynamic bodies joined by a joint never touch (their shapes meet at the joint: links drawn as bars overlap at
+    # their pins); a dynamic body and a static one do (a pendulum hinged to the ground that carries the floor)
+    linked = {frozenset(j.bodies): j.name for j in mech.joints}
+
+    def apart(a: str, b: str) -> str | None:
+        i, k = index.get(a), index.get(b)
+        if i is None or k is None:
+            return f"'{a if i is None else b}' takes no part in contact (neither ground nor with a mass)"
+        if not (shaped[i] and shaped[k]):
+            return f"'{a if not shaped[i] else b}' has no shape"
+        if not (free[i] or free[k]):
+            return "neither is moved by forces (static and kinematic bodies do not touch each other: their motions are given)"
+        if half[i] and half[k]:
+            return "both are half-spaces"
+        joint = linked.get(frozenset((a, b)))
+        if dyn[i] and dyn[k] and joint is not None:
+            return f"they are joined by joint '{joint}' (bodies joined by a joint do not touch each other)"
+        return None
+
+    return apart
+
+
+def touching_pairs(mech) -> list[tuple[str, str]]:
+    """The pairs of the document's bodies that a contact run would solve (build_model's pairs, by name, in its order),
+    found without building the shapes (the Properties panel's Add pair offers only these).  LinkwrightError when the
+    drivers cannot be analysed."""
+    attached = _attached(mech)
+    kin_names = _driven_part(mech)[0]
+    bodies = [b for b in mech.bodies if b.ground or b.mass is not None or b.density is not None or b.name in attached]
+    dyn = [not b.ground for b in bodies]
+    free = [d and b.name not in kin_names for d, b in zip(dyn, bodies)]
+    shaped = [b.shape is not None for b in bodies]
+    half = [b.shape is not None and b.shape.get("type") == "halfspace" for b in bodies]
+    apart = _apart_rule(mech, shaped, free, dyn, half)
+    return [(a.name, b.name) for i, a in enumerate(bodies) for b in bodies[i + 1:] if apart(a.name, b.name) is None]
+
+
 def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] | None = None) -> ContactModel:
     """ContactModel of a Mechanism: ground bodies are static (their shapes obstacles), free shaped bodies with mass and
     every body a joint attaches are dynamic; joints are bilateral constraints (core.contact.joints).
@@ -297,18 +343,12 @@ def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] 
     ell = tuple(float(e) for e in (contact.ellipsoid if contact else (1.0, 1.0, 0.0)))
     pairs = []
     n = len(names)
-    # two dynamic bodies joined by a joint never touch (their shapes meet at the joint: links drawn as bars overlap at
-    # their pins); a dynamic body and a static one do (a pendulum hinged to the ground that carries the floor)
-    linked = {frozenset(j.bodies) for j in mech.joints}
     free = [d and not k for d, k in zip(dyn, kin)]  # moved by forces (kinematic bodies are moved by the drivers)
+    apart = _apart_rule(mech, [s is not None for s in shapes], free, dyn, [h is not None for h in half])
     for a in range(n):
         check_cancel(cancel)
         for b in range(a + 1, n):
-            if shapes[a] is None or shapes[b] is None or not (free[a] or free[b]):
-                continue  # (static and kinematic bodies do not touch each other: their motions are given)
-            if dyn[a] and dyn[b] and frozenset((names[a], names[b])) in linked:
-                continue
-            if half[a] is not None and half[b] is not None:
+            if apart(names[a], names[b]) is not None:
                 continue
             mu = contact.friction_for(names[a], names[b]) if contact else 0.5
             # body A of a pair is always moved by forces; a half-space is always B
@@ -316,6 +356,12 @@ def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] 
                 pairs.append((b, a, float(mu)))
             else:
                 pairs.append((a, b, float(mu)))
+    # a friction given for two bodies that never touch is a mistake in the document (its value would be ignored)
+    for i, p in enumerate(contact.pairs if contact else ()):
+        why = apart(*p.bodies)
+        if why is not None:
+            raise LinkwrightError(f"contact.pairs[{i}].bodies", f"'{p.bodies[0]}' and '{p.bodies[1]}' never touch: "
+                                                                f"{why}; remove the pair")
     F = np.zeros((n, 3))
     T = np.zeros((n, 3))
     for name, (f, tau) in (forces or {}).items():

@@ -227,6 +227,25 @@ def test_roll_pitch_yaw_is_shown_in_degrees_and_stored_as_the_quaternion(make_wi
     assert p.body_rpy.text() == "30, 20, 10"  # read back from the quaternion
 
 
+def test_add_pair_offers_only_bodies_that_can_touch(make_window, point_dialog):
+    # user test s53 (G4): a pair of two fixed bodies (the floor and a wall), of a driven link and the floor or of two
+    # links joined by a joint never touches; the first pair of shaped bodies was offered, a floor and a wall
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    win.action_set.add_shapes["halfspace"].trigger()  # a wall (the scene has its floor): fixed, as the floor
+    answers.append(("0, 0, 0.3", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    win.selection.clear()
+    p = win.properties
+    m = win.document.mechanism
+    assert [b.name for b in m.bodies] == ["ground", "halfspace1", "sphere1"] and m.body("halfspace1").ground
+    p._add_pair()
+    p._add_pair()
+    assert [x.bodies for x in win.document.mechanism.contact.pairs] == [("ground", "sphere1"), ("halfspace1", "sphere1")]
+    p._add_pair()
+    assert "every pair of bodies that can touch has a friction of its own already" in p.error.text()
+
+
 def test_pair_overrides_are_edited_in_their_table(make_window, point_dialog):
     answers, _ = point_dialog
     win = make_window(contact_scene())
@@ -241,8 +260,8 @@ def test_pair_overrides_are_edited_in_their_table(make_window, point_dialog):
     p.pairs.item(0, 1).setText("nobody")  # refused: red, with the located reason, nothing changed
     assert "contact.pairs[0].bodies[1]: unknown body 'nobody'" in p.error.text()
     assert win.document.mechanism.contact.pairs[0].bodies == ("ground", "sphere1")
-    p._add_pair()  # no other pair of shaped bodies
-    assert "every pair of shaped bodies has an override already" in p.error.text()
+    p._add_pair()  # no other pair of bodies that can touch
+    assert "every pair of bodies that can touch has a friction of its own already" in p.error.text()
     p.pairs.setCurrentCell(0, 2)
     p._remove_pair()
     assert win.document.mechanism.contact.pairs == () and p.pairs.rowCount() == 0

@@ -321,3 +321,41 @@ def test_a_contact_run_whose_driver_passes_its_bound_stops_with_the_drivers_reas
     assert len(frames) == round(last / h) + 1 and v.stop_time == pytest.approx(last, abs=1e-12)
     assert v.reason == f"stopped at t = {last:.6g} s: {reason}; the motion ends near t = {v.limit_time:.9g}"
     assert "converge" not in v.reason and "explicit" not in v.reason
+
+
+def _pair_added(name: str, a: str, b: str):
+    mech = io.load(EXAMPLES / f"{name}.json")
+    mech.set_pair_friction(a, b, 0.9)
+    return mech
+
+
+@pytest.mark.parametrize("make, why", [
+    # a driven link (the feeder's coupler plate) and the floor: both given their motions
+    (lambda: _pair_added("contact_parts_feeder", "coupler", "floor"),
+     "'coupler' and 'floor' never touch: neither is moved by forces"),
+    # two fixed planes of the pile
+    (lambda: _pair_added("contact_pile", "floor", "wall_px"), "'floor' and 'wall_px' never touch: neither is moved"),
+    # the cam follower's ground has no shape
+    (lambda: _pair_added("contact_cam_follower", "cam", "ground"), "'cam' and 'ground' never touch: 'ground' has no "
+                                                                   "shape"),
+    # two links moved by forces joined by a joint (their shapes meet at the pin)
+    (lambda: _doc([FLOOR, _box("a", (0.1, 0.1, 0.1), (0, 0, 0.5), mass=1.0), _box("b", (0.1, 0.1, 0.1), (0.1, 0, 0.5),
+                                                                                  mass=1.0)],
+                  [{"name": "pin", "type": "spherical", "bodies": ["a", "b"], "at": [0.05, 0, 0.5]}], [],
+                  pairs=[(("a", "b"), 0.9)]),
+     "'a' and 'b' never touch: they are joined by joint 'pin'"),
+])
+def test_a_friction_given_for_bodies_that_never_touch_is_refused_located(make, why):
+    # user test s53 (G4): the pair's friction was silently ignored (the run has no such pair)
+    mech = make()
+    i = len(mech.contact.pairs) - 1
+    with pytest.raises(LinkwrightError) as e:
+        build_model(mech)
+    assert e.value.location == f"contact.pairs[{i}].bodies" and e.value.message.startswith(why)
+    assert e.value.message.endswith("; remove the pair")
+    from core.contact import touching_pairs
+
+    # the pairs that can touch are the run's without the pair (build_model's, by name)
+    mech.set_pair_friction(*mech.contact.pairs[i].bodies, None)
+    model = build_model(mech)
+    assert touching_pairs(mech) == [(model.names[min(a, b)], model.names[max(a, b)]) for a, b, _mu in model.pairs]
