@@ -16,9 +16,12 @@ from .errors import LinkwrightError
 from .model import Mechanism
 
 __all__ = ["FourBar", "closed_form", "closed_form_motion", "transmission_angle", "classify", "report", "coupler_curve", "find_fourbar",
-           "grashof_digits", "assembles", "flat_only", "CANNOT_ASSEMBLE", "FLAT_ONLY"]
+           "grashof_digits", "length_digits", "fixed", "plane_normal", "assembles", "flat_only", "CANNOT_ASSEMBLE", "FLAT_ONLY"]
 
 _EPS = 1e-12
+# sine of the angle two pin axes of a four-bar may make and count as parallel: the tolerance a planar document's
+# revolute axes have from z (core.model)
+_PARALLEL_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,22 @@ def grashof_digits(rep: dict, digits: int) -> int:
         while digits < 17 and f"{rep['s_plus_l']:.{digits}g}" == f"{rep['p_plus_q']:.{digits}g}":
             digits += 1
     return digits
+
+
+def length_digits(rep: dict, digits: int) -> int:
+    """The significant digits (at least grashof_digits') that print the report's different lengths differently: the
+    lengths 1, 1.0000000001, 1, 1 read "ground 1, crank 1, coupler 1, rocker 1" over a non-Grashof class."""
+    digits = grashof_digits(rep, digits)
+    values = sorted(set(rep["lengths"].values()))
+    while digits < 17 and len({f"{v:.{digits}g}" for v in values}) < len(values):
+        digits += 1
+    return digits
+
+
+def fixed(x: float, places: int) -> str:
+    """x with `places` decimals, rounded before the sign is written: a tiny negative angle read "-0.0"."""
+    r = round(x, places)
+    return f"{r if r != 0 else 0.0:.{places}f}"  # (round(-1e-14, 1) is -0.0)
 
 
 CANNOT_ASSEMBLE = "cannot be assembled (the longest link is longer than the other three together)"
@@ -192,6 +211,7 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
     out: dict = {"lengths": {"ground": fb.g, "crank": fb.a, "coupler": fb.b, "rocker": fb.c}, **cls}
     if not assembles(fb):  # no configuration: nothing below (ranges, limits, angles, toggles) exists
         return {**out, "crank_range_deg": None, "rocker_limits_deg": None, "rocker_swing_deg": None,
+                "rocker_swing_through_deg": None,
                 "transmission_angle_deg": None, "toggles": [], "branch": branch}
     deg = math.degrees
     full_crank = "crank" in cls["fully_rotating"]
@@ -227,6 +247,9 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
         limits.append(_wrapped_deg(t4l))
         toggles.append({"kind": f"crank and coupler {name}", "crank_deg": _wrapped_deg(t2l), "rocker_deg": limits[-1]})
     swing = abs(limits[0] - limits[1]) if len(limits) == 2 else None
+    # the middle of the arc the rocker sweeps: the limits +-L of a triple-rocker are alike whether it swings through
+    # 0 or through 180 degrees (its swing 2 L or 360 - 2 L tells), and "-96.6, 96.6" alone was read the wrong way
+    through = 0.5 * (limits[0] + limits[1]) if len(limits) == 2 else None
     if len(limits) == 1 and cls["grashof"] != "grashof":
         # One collinear position only: the circuit joins its mirror image, so the rocker swings between +-limit,
         # through 0 when the extended position is missing (a + b > g + c), else through 180 degrees.
@@ -235,23 +258,27 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
             toggles.append(mirror)  # (a rhombus' one toggle, crank 0 and rocker 180 degrees, is its own mirror)
         missing_extended = toggles[-1]["kind"].endswith("folded")
         swing = 2 * abs(limits[0]) if missing_extended else 2 * (180.0 - abs(limits[0]))
+        through = 0.0 if missing_extended else 180.0
         limits.append(_wrapped(-limits[0]))
     if rng is not None and not full_crank:
         for lim in rng:
             toggles.append({"kind": "coupler and rocker collinear (crank limit)", "crank_deg": deg(lim)})
     out["rocker_limits_deg"] = sorted(limits) if "rocker" not in cls["fully_rotating"] and limits else None
     out["rocker_swing_deg"] = swing if out["rocker_limits_deg"] else None
+    out["rocker_swing_through_deg"] = through if out["rocker_limits_deg"] else None
     if len(mu):
         # mu depends on the crank angle only through |BD|^2 = a^2 + g^2 - 2 a g cos t2, and grows with it: its
-        # extremes are at t2 = 0 and 180 degrees where the crank reaches them (else at the ends of its range, which
-        # the samples hold).  Taken exactly: a rhombus' minimum, 0 at t2 = 0 where B meets D and the closed form
-        # is degenerate, read 0.5 degrees at the nearest sample
+        # extremes are at t2 = 0 and 180 degrees where the crank reaches them, else at the ends of its range (which
+        # the samples hold), and are chosen by cos t2, not by the sampled mu: where mu is flat (a crank of 1e-6
+        # against links of 1e6) the sample at -0.5 degrees tied with t2 = 0 and was given as the minimum's place.
+        # The exact angles come first, so that a sample a rounding away from 0 (-1e-14) does not win the tie either;
+        # and a rhombus' minimum, 0 at t2 = 0 where B meets D and the closed form is degenerate, is taken there
         lo_t, hi_t = float(t2.min()), float(t2.max())
         exact = [t for t in (0.0, math.pi) if full_crank or any(lo_t < t + k * 2 * math.pi < hi_t for k in (-1, 0, 1))]
         if exact:
-            t2 = np.concatenate((t2, exact))
-            mu = np.concatenate((mu, transmission_angle(fb, np.array(exact), branch)[0]))
-        i, j = int(np.argmin(mu)), int(np.argmax(mu))
+            t2 = np.concatenate((exact, t2))
+            mu = np.concatenate((transmission_angle(fb, np.array(exact), branch)[0], mu))
+        i, j = int(np.argmax(np.cos(t2))), int(np.argmin(np.cos(t2)))
         out["transmission_angle_deg"] = {"min": deg(float(mu[i])), "at_crank_deg": _wrapped_deg(float(t2[i])),
                                          "max": deg(float(mu[j])), "max_at_crank_deg": _wrapped_deg(float(t2[j]))}
     else:
@@ -283,15 +310,32 @@ class FoundFourBar:
     joints: tuple[str, str, str, str]  # A (ground-crank), B, C, D (rocker-ground)
     theta2_design: float  # absolute crank angle in the design configuration (from the line A -> D)
     branch: int  # assembly branch of the design drawing
+    # unit normal of the plane it moves in (along the pins): angles are counter-clockwise seen from its tip (see
+    # plane_normal: +z in a planar document, -y for a four-bar drawn in the x-z plane, seen from the front)
+    normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
+
+
+def plane_normal(axis) -> np.ndarray:
+    """The unit normal, along the pin `axis`, from whose tip the four-bar's angles are counter-clockwise: the normal
+    e_i x e_j of the world plane nearest to its plane, with i before j in x, y, z (+z for the x-y plane: x right, y up;
+    -y for x-z: x right, z up, the 3D view's front; +x for y-z: y right, z up), whichever way the pins point. (The
+    axis of joint A as given would read a four-bar drawn in x-z like the planar example as its mirror image, the
+    crossed assembly at -60 degrees, to a teacher looking at it from the front.)"""
+    n = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    k = int(np.argmax(np.abs(n)))  # the world axis nearest to the pins (the first of equals)
+    return n * (np.sign(n[k]) * (-1.0 if k == 1 else 1.0)) + 0.0  # (+ 0.0: no -0.0 components)
 
 
 def find_fourbar(mech: Mechanism) -> FoundFourBar:
-    """The planar four-bar of `mech` (4 bodies, 4 revolute joints in one loop, one ground), or LinkwrightError."""
-    if mech.space != "planar":
-        raise LinkwrightError("space", "the four-bar analysis needs a planar document")
-    if len(mech.bodies) != 4 or len(mech.joints) != 4 or any(j.type != "revolute" for j in mech.joints):
+    """The four-bar of `mech` (4 revolute joints with parallel axes in one loop of 4 bodies, one of them ground), or
+    LinkwrightError. Bodies that no joint attaches (free parts for contact) are left out; in a spatial document it is
+    analysed in the plane normal to its pins, offsets along them left out."""
+    if len(mech.joints) != 4 or any(j.type != "revolute" for j in mech.joints):
         raise LinkwrightError("joints", "a four-bar has exactly 4 bodies and 4 revolute joints")
-    grounds = [b.name for b in mech.bodies if b.ground]
+    jointed = {name for j in mech.joints for name in j.bodies}
+    if len(jointed) != 4:
+        raise LinkwrightError("joints", "a four-bar has exactly 4 bodies and 4 revolute joints")
+    grounds = [b.name for b in mech.bodies if b.ground and b.name in jointed]
     if len(grounds) != 1:
         raise LinkwrightError("bodies", "a four-bar needs exactly one ground body")
     g = grounds[0]
@@ -309,16 +353,30 @@ def find_fourbar(mech: Mechanism) -> FoundFourBar:
     coupler = jb.other(crank)
     if jc.other(rocker) != coupler:
         raise LinkwrightError("joints", "the joints do not form a single four-bar loop")
-    A, B, C, D = (np.array(j.at[:2], dtype=float) for j in (ja, jb, jc, jd))
+    spatial = mech.space != "planar"
+    # (a planar document's axes are along z, to 1e-9: its plane is the x-y plane exactly)
+    n = plane_normal(ja.axis_vector()) if spatial else np.array((0.0, 0.0, 1.0))
+    if spatial:
+        for j in (jb, jc, jd):
+            if np.linalg.norm(np.cross(n, j.axis_vector())) > _PARALLEL_TOL:
+                raise LinkwrightError(f"joints[{mech.joints.index(j)}].axis",
+                                      f"the axis of joint {j.name} is not parallel to the axis of joint {ja.name}: "
+                                      f"a planar four-bar turns about parallel pins")
+    # the joints seen along the pins (projected onto the plane through the origin normal to them)
+    A, B, C, D = (p - (p @ n) * n for p in (np.array(j.at, dtype=float) for j in (ja, jb, jc, jd)))
     lengths = [float(np.linalg.norm(D - A)), float(np.linalg.norm(B - A)), float(np.linalg.norm(C - B)),
                float(np.linalg.norm(C - D))]
+    seen = " seen along the pins" if spatial else ""
     for length, role, (p, q) in zip(lengths, ("ground", "crank", "coupler", "rocker"), ((ja, jd), (ja, jb), (jb, jc), (jc, jd))):
         if not length > 0:  # (FourBar's own refusal named no joint: "must be a positive finite length, got 0.0")
-            raise LinkwrightError("joints", f"joints {p.name} and {q.name} are at the same point: the {role} has no length")
+            raise LinkwrightError("joints", f"joints {p.name} and {q.name} are at the same point{seen}: "
+                                            f"the {role} has no length")
     fb = FourBar(*lengths)
     ex = (D - A) / fb.g
-    rel = lambda v: np.array([v @ ex, -v[0] * ex[1] + v[1] * ex[0]])  # noqa: E731  (frame with x along A -> D)
+    ey = np.cross(n, ex)  # (x along A -> D, y a quarter turn counter-clockwise from it about n)
+    rel = lambda v: np.array([v @ ex, v @ ey])  # noqa: E731
     b2, c2, d2 = rel(B - A), rel(C - A), rel(D - A)
     theta2 = math.atan2(b2[1], b2[0])
     side = (d2[0] - b2[0]) * (c2[1] - b2[1]) - (d2[1] - b2[1]) * (c2[0] - b2[0])
-    return FoundFourBar(fb, g, crank, coupler, rocker, (ja.name, jb.name, jc.name, jd.name), theta2, 1 if side > 0 else -1)
+    return FoundFourBar(fb, g, crank, coupler, rocker, (ja.name, jb.name, jc.name, jd.name), theta2, 1 if side > 0 else -1,
+                        tuple(float(x) for x in n))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from core.fourbar import FoundFourBar, FourBar, grashof_digits, transmission_angle
+from core.fourbar import FoundFourBar, FourBar, fixed, grashof_digits, length_digits, transmission_angle
 
 __all__ = ["ROWS", "num", "grashof_text", "summary_rows", "transmission_curve"]
 
@@ -27,13 +27,28 @@ _ROLE_JOINTS = {"ground": (0, 3), "crank": (0, 1), "coupler": (1, 2), "rocker": 
 _SYMBOL = {"ground": "g", "crank": "a", "coupler": "b", "rocker": "c"}
 
 
-def num(x: float) -> str:
-    """A length as the teaching text shows it (4 significant digits, no trailing zeros)."""
-    return f"{x:.4g}"
+def num(x: float, digits: int = 4) -> str:
+    """A length as the teaching text shows it (4 significant digits unless told, no trailing zeros)."""
+    return f"{x:.{digits}g}"
 
 
 def _deg(x: float) -> str:
-    return f"{x:.1f}°".replace("-", "−")
+    """An angle in degrees to 0.1, rounded before its sign is written (a tiny negative read "−0.0°")."""
+    return f"{fixed(x, 1)}°".replace("-", "−")
+
+
+_AXES = "xyz"
+
+
+def _plane(normal: tuple[float, float, float]) -> str:
+    """Where the angles are seen from, for a four-bar out of the x-y plane (core.fourbar.plane_normal): '' in it."""
+    n = tuple(float(x) for x in normal)
+    if n == (0.0, 0.0, 1.0):
+        return ""
+    if sorted(abs(x) for x in n) == [0.0, 0.0, 1.0]:  # a world plane: named, its axes right and up
+        i, j = (k for k in range(3) if n[k] == 0.0)
+        return f" in the {_AXES[i]}-{_AXES[j]} plane, seen with {_AXES[i]} to the right and {_AXES[j]} up"
+    return " in the plane normal to ({}), seen from the tip of that normal".format(", ".join(f"{x:.4g}" for x in n))
 
 
 def grashof_text(rep: dict) -> str:
@@ -49,11 +64,12 @@ def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:
     """Text of every row of ROWS for the four-bar `found` and its `core.fourbar.report`."""
     roles = {"ground": found.ground, "crank": found.crank, "coupler": found.coupler, "rocker": found.rocker}
     out: dict[str, str] = {}
+    d = length_digits(rep, 4)  # (lengths that differ print differently: not "crank a = 1" over a non-Grashof class)
     out["links"] = "   ".join(
-        f"{role} {_SYMBOL[role]} = {num(rep['lengths'][role])} m ({roles[role]}, {found.joints[i]}–{found.joints[j]})"
+        f"{role} {_SYMBOL[role]} = {num(rep['lengths'][role], d)} m ({roles[role]}, {found.joints[i]}–{found.joints[j]})"
         for role, (i, j) in _ROLE_JOINTS.items())
-    out["slpq"] = (f"s = {num(rep['s'])} ({rep['shortest']}), l = {num(rep['l'])} ({rep['longest']}), "
-                   f"p = {num(rep['p'])}, q = {num(rep['q'])}")
+    out["slpq"] = (f"s = {num(rep['s'], d)} ({rep['shortest']}), l = {num(rep['l'], d)} ({rep['longest']}), "
+                   f"p = {num(rep['p'], d)}, q = {num(rep['q'], d)}")
     sign = {"grashof": "≤", "equal": "=", "non-grashof": ">"}[rep["grashof"]]
     verdict = {"grashof": "Grashof", "equal": "change point", "non-grashof": "non-Grashof"}[rep["grashof"]]
     out["grashof"] = f"s + l {sign} p + q:   {grashof_text(rep)}   ({verdict})"
@@ -64,7 +80,8 @@ def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:
     out["crank_range"] = "full turn" if "crank" in rot else (f"{_deg(cr[0])} … {_deg(cr[1])}" if cr else "—")
     lim = rep["rocker_limits_deg"]
     if lim:
-        out["rocker_limits"] = f"θ4 = {_deg(lim[0])} and {_deg(lim[1])}   (swing {rep['rocker_swing_deg']:.1f}°)"
+        out["rocker_limits"] = (f"θ4 = {_deg(lim[0])} and {_deg(lim[1])}   (swing {_deg(rep['rocker_swing_deg'])}, "
+                                f"through {_deg(rep['rocker_swing_through_deg'])})")
     else:
         out["rocker_limits"] = "the rocker turns fully" if "rocker" in rot else "—"
     mu = rep["transmission_angle_deg"]
@@ -84,7 +101,8 @@ def summary_rows(found: FoundFourBar, rep: dict) -> dict[str, str]:
     out["toggles"] = "\n".join(tg) if tg else "none"
     branch = "open (C left of B→D)" if rep["branch"] == 1 else "crossed"
     out["convention"] = (f"θ2 (crank) and θ4 (rocker) counter-clockwise from the ground line "
-                         f"{found.joints[0]}→{found.joints[3]}; drawn at θ2 = {_deg(math.degrees(found.theta2_design))}; "
+                         f"{found.joints[0]}→{found.joints[3]}{_plane(found.normal)}; "
+                         f"drawn at θ2 = {_deg(math.degrees(found.theta2_design))}; "
                          f"assembly {branch}")
     return out
 

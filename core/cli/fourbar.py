@@ -7,7 +7,7 @@ import json
 
 from .. import validate
 from ..errors import LinkwrightError
-from ..fourbar import FourBar, assembles, classify, flat_only, grashof_digits, report
+from ..fourbar import FourBar, assembles, classify, fixed, flat_only, grashof_digits, length_digits, report
 
 NAME = "fourbar"
 HELP = "four-bar teaching report: Grashof condition, class, rotating links, limits, transmission angle, toggles"
@@ -24,22 +24,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def text(rep: dict) -> str:
     """The human-readable report."""
     L = rep["lengths"]
+    dl = length_digits(rep, 6)  # (lengths that differ print differently: never "ground 1, crank 1, coupler 1,
+    # rocker 1" over a non-Grashof class)
     d = grashof_digits(rep, 6)  # (as many digits as tell s + l from p + q: never "7 > 7")
-    lines = [f"four-bar: ground {L['ground']:g}, crank {L['crank']:g}, coupler {L['coupler']:g}, rocker {L['rocker']:g}",
+    f = lambda x: fixed(x, 3)  # noqa: E731  (angles: no "-0.000")
+    lines = [f"four-bar: ground {L['ground']:.{dl}g}, crank {L['crank']:.{dl}g}, coupler {L['coupler']:.{dl}g}, "
+             f"rocker {L['rocker']:.{dl}g}",
              f"s + l = {rep['s']:.{d}g} + {rep['l']:.{d}g} = {rep['s_plus_l']:.{d}g}; p + q = {rep['p']:.{d}g} + "
              f"{rep['q']:.{d}g} = {rep['p_plus_q']:.{d}g} ({rep['grashof']})",
              f"class: {rep['class']}",
              f"fully rotating links: {', '.join(rep['fully_rotating']) or 'none'}"]
     if rep["crank_range_deg"]:
-        lines.append("crank range: {:.3f} .. {:.3f} deg".format(*rep["crank_range_deg"]))
+        lines.append("crank range: {} .. {} deg".format(*map(f, rep["crank_range_deg"])))
     if rep["rocker_limits_deg"]:
-        lines.append("rocker limit angles: " + ", ".join(f"{a:.3f}" for a in rep["rocker_limits_deg"]) + " deg")
+        # the swing and the angle in its middle: a triple-rocker's limits -L, L are alike for a swing through 0 and
+        # one through 180 degrees
+        lines.append("rocker limit angles: " + ", ".join(f(a) for a in rep["rocker_limits_deg"]) +
+                     f" deg (swing {f(rep['rocker_swing_deg'])} deg, through {f(rep['rocker_swing_through_deg'])} deg)")
     mu = rep["transmission_angle_deg"]
     if mu:
-        lines.append(f"transmission angle: min {mu['min']:.3f} deg at crank {mu['at_crank_deg']:.3f} deg, "
-                     f"max {mu['max']:.3f} deg at crank {mu['max_at_crank_deg']:.3f} deg")
+        lines.append(f"transmission angle: min {f(mu['min'])} deg at crank {f(mu['at_crank_deg'])} deg, "
+                     f"max {f(mu['max'])} deg at crank {f(mu['max_at_crank_deg'])} deg")
     for tg in rep["toggles"]:
-        lines.append(f"toggle: {tg['kind']} at crank {tg['crank_deg']:.3f} deg")
+        lines.append(f"toggle: {tg['kind']} at crank {f(tg['crank_deg'])} deg")
     return "\n".join(lines)
 
 

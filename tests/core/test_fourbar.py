@@ -9,6 +9,8 @@ import pytest
 
 from core.fourbar import FourBar, closed_form, report, transmission_angle
 
+EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[2] / "resources" / "examples"
+
 
 def test_transmission_angle_is_the_angle_between_coupler_and_rocker():
     fb = FourBar(g=4.0, a=1.0, b=3.5, c=3.0)  # the built-in crank-rocker
@@ -97,3 +99,191 @@ def test_a_double_rocker_reports_the_circuit_the_drawing_is_on(side, branch):
     mu = rep["transmission_angle_deg"]
     assert mu["at_crank_deg"] == pytest.approx(side * cosang(a, g, c - b), abs=1e-9)
     assert mu["max_at_crank_deg"] == pytest.approx(side * cosang(a, g, c + b), abs=1e-9)
+
+
+def test_a_flat_transmission_angle_has_its_extremes_at_crank_0_and_180_degrees():
+    """A crank of 1e-6 against links of 1e6 (a crank-rocker: s + l = 1e6 + 1e-6 < p + q = 2e6): mu hardly changes over
+    the turn, and the sampled minimum was read at -0.5 degrees. The extremes are where |BD| = |g - a| (t2 = 0: the
+    smallest diagonal, the smallest mu) and g + a (t2 = 180 degrees), for any lengths whose crank turns fully."""
+    g, a, b, c = 1e6, 1e-6, 1e6, 1e6
+    ta = report(FourBar(g, a, b, c))["transmission_angle_deg"]
+    assert ta["at_crank_deg"] == 0.0 and ta["max_at_crank_deg"] == 180.0
+    # law of cosines in triangle BCD: cos mu = (b² + c² - |BD|²) / (2 b c); here about 0.5, so mu about 60 degrees
+    assert ta["min"] == pytest.approx(math.degrees(math.acos((b * b + c * c - (g - a) ** 2) / (2 * b * c))), abs=1e-9)
+    assert ta["max"] == pytest.approx(math.degrees(math.acos((b * b + c * c - (g + a) ** 2) / (2 * b * c))), abs=1e-9)
+
+
+def test_a_drawn_triple_rocker_has_its_smallest_transmission_angle_at_crank_0_not_a_rounding_below_it():
+    """The example with joint B moved to (1.25, 2.165): a crank of 2.5 at 60 degrees, a triple-rocker (2.215 + 4 >
+    2.5 + 3). Its crank swings through 0, where |BD| = g - a is smallest and so is mu; a sample a rounding away from 0
+    (-1.3e-14, the middle of the sampled range) tied with it and the Four-bar tab read "θ2 = −0.0°"."""
+    from core import io
+    from core.fourbar import find_fourbar
+
+    mech = io.load(EXAMPLES / "fourbar.json")
+    mech.update_joint("B", at=(1.25, 2.165, 0.0))
+    found = find_fourbar(mech)
+    fb = found.fourbar
+    rep = report(fb, found.branch, theta2=found.theta2_design)
+    assert rep["class"].startswith("triple-rocker")
+    ta = rep["transmission_angle_deg"]
+    assert ta["at_crank_deg"] == 0.0
+    assert ta["min"] == pytest.approx(math.degrees(math.acos((fb.b**2 + fb.c**2 - (fb.g - fb.a) ** 2) / (2 * fb.b * fb.c))))
+
+
+def test_fixed_rounds_before_it_writes_the_sign():
+    from core.fourbar import fixed
+
+    assert [fixed(x, 1) for x in (-1.3e-14, -0.04, -0.0, 0.0, -0.06, 104.3088)] == ["0.0", "0.0", "0.0", "0.0", "-0.1", "104.3"]
+    assert fixed(-4e-4, 3) == "0.000" and fixed(-96.62244, 3) == "-96.622"
+
+
+@pytest.mark.parametrize("lengths, through", [((4.0, 2.5, 2.2151, 3.0), 180.0), ((1.0, 1.1, 1.0, 1.0), 0.0)])
+def test_a_triple_rocker_says_through_which_angle_its_rocker_swings(lengths, through):
+    """Both triple-rockers have rocker limits -L and L; the first swings 360 - 2 L through 180 degrees, the second
+    2 L through 0 (the user test read "-96.622, 96.622" and "-174.268, 174.268" alike).
+    (4, 2.5, 2.2151, 3): crank and coupler only extend (a + b = 4.7151 < g + c = 7; folded a - b = 0.285 < g - c = 1
+    cannot be), angle at D = acos((g² + c² - 4.7151²) / (2 g c)) = 83.378, L = 180 - 83.378 = 96.622, swing
+    2 * 83.378 = 166.755. At crank 0, |BD| = g - a = 1.5 and the angle at D between D -> B (pointing back, 180 degrees)
+    and D -> C is acos((c² + 1.5² - b²) / (2 c 1.5)) = 45.2: the rocker is at 134.8, outside [-L, L]: through 180.
+    (1, 1.1, 1, 1): only folded (a + b = 2.1 > g + c = 2), |AC| = a - b = 0.1, angle at D = acos(0.995) = 5.732,
+    L = 174.268, swing 348.536; at crank 0, |BD| = a - g = 0.1 and D -> B points along +x, C left of B -> D (the open
+    branch), below the ground line: the rocker is at -acos((c² + 0.01 - b²) / (2 c 0.1)) = -87.13 degrees, inside
+    [-L, L]: through 0."""
+    g, a, b, c = lengths
+    fb = FourBar(g, a, b, c)
+    rep = report(fb)
+    acos_deg = lambda x, y, opp: math.degrees(math.acos((x * x + y * y - opp * opp) / (2 * x * y)))  # noqa: E731
+    if through == 180.0:
+        at_d = acos_deg(g, c, a + b)
+        L, swing = 180.0 - at_d, 2 * at_d
+        rocker_at_0 = 180.0 - acos_deg(c, g - a, b)
+    else:
+        at_d = acos_deg(g, c, a - b)
+        L, swing = 180.0 - at_d, 2 * (180.0 - at_d)
+        rocker_at_0 = -acos_deg(c, a - g, b)
+    assert rep["rocker_limits_deg"] == pytest.approx([-L, L], abs=1e-9)
+    assert rep["rocker_swing_deg"] == pytest.approx(swing, abs=1e-9) and rep["rocker_swing_through_deg"] == through
+    # the closed form's rocker at crank 0 is where the hand geometry puts it, on the arc the report names
+    t4 = math.degrees(closed_form(fb, 0.0)[1][0])
+    assert t4 == pytest.approx(rocker_at_0, abs=1e-9)
+    assert abs(math.remainder(t4 - through, 360.0)) < swing / 2
+
+
+def test_a_crank_rocker_swings_through_the_middle_of_its_limits():
+    # the example (4, 1, 3.5, 3): rocker limits 180 - (angle at D) with |AC| = b + a = 4.5 and b - a = 2.5, both
+    # above the ground line, the rocker between them: its swing is their difference, through their mean
+    g, a, b, c = 4.0, 1.0, 3.5, 3.0
+    acos_deg = lambda x, y, opp: math.degrees(math.acos((x * x + y * y - opp * opp) / (2 * x * y)))  # noqa: E731
+    ext, fold = 180.0 - acos_deg(g, c, a + b), 180.0 - acos_deg(g, c, b - a)
+    rep = report(FourBar(g, a, b, c))
+    assert rep["rocker_swing_deg"] == pytest.approx(fold - ext)
+    assert rep["rocker_swing_through_deg"] == pytest.approx((ext + fold) / 2)
+
+
+def _example_in(plane: str, axis_sign: float = 1.0, offsets=(0.0, 0.0, 0.0, 0.0)) -> dict:
+    """fourbar.json redrawn in a spatial document in the world plane `plane` ("x-y", "x-z", "y-z"): its (x, y) put on
+    the plane's first and second axes, the pins along the third axis times `axis_sign`, each joint moved along its pin
+    by `offsets` (a real linkage's links lie side by side)."""
+    import json
+
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    first, second = ("xyz".index(k) for k in plane.split("-"))
+    normal = 3 - first - second
+    doc["space"] = "spatial"
+    doc.pop("gravity")
+    for body in doc["bodies"]:
+        body.pop("points", None)
+    for j, off in zip(doc["joints"], offsets):
+        x, y = j["at"][:2]
+        at = [0.0, 0.0, 0.0]
+        at[first], at[second], at[normal] = x, y, off
+        axis = [0.0, 0.0, 0.0]
+        axis[normal] = axis_sign
+        j["at"], j["axis"] = at, axis
+    return doc
+
+
+@pytest.mark.parametrize("axis_sign", [1.0, -1.0])
+@pytest.mark.parametrize("plane, normal", [("x-y", (0, 0, 1)), ("x-z", (0, -1, 0)), ("y-z", (1, 0, 0))])
+def test_a_four_bar_with_parallel_pins_in_a_world_plane_of_a_spatial_document_is_the_planar_one(plane, normal, axis_sign):
+    """The example drawn in x-z (x to the right, z up: the 3D view's front) or y-z (y right, z up) of a spatial
+    document, its pins either way along the normal and its joints at different depths along them, reads as drawn
+    in the planar document: the same lengths (measured in the plane), drawn at the same crank angle, on the same
+    assembly branch. Angles are counter-clockwise seen from the tip of `normal`: e_first x e_second of the plane."""
+    from core import io
+    from core.fourbar import find_fourbar
+
+    planar = find_fourbar(io.load(EXAMPLES / "fourbar.json"))
+    found = find_fourbar(io.loads(__import__("json").dumps(_example_in(plane, axis_sign, (0.0, 0.1, -0.2, 0.3)))))
+    np.testing.assert_allclose([found.fourbar.g, found.fourbar.a, found.fourbar.b, found.fourbar.c],
+                               [planar.fourbar.g, planar.fourbar.a, planar.fourbar.b, planar.fourbar.c], rtol=1e-12)
+    # the drawing: B - A = (0.5, 0.866) in the plane's axes, 60 degrees; C above the ground line, left of B -> D
+    assert math.degrees(found.theta2_design) == pytest.approx(math.degrees(math.atan2(0.866, 0.5)), abs=1e-9)
+    assert found.branch == planar.branch == 1 and found.normal == normal
+    assert (found.ground, found.crank, found.coupler, found.rocker) == ("ground", "crank", "coupler", "rocker")
+
+
+def test_the_contact_examples_four_bars_are_found_and_their_free_parts_left_out():
+    """contact_fourbar_swing.json and contact_parts_feeder.json: four-bars in the x-z plane of a spatial document, pins
+    along y; the feeder has a free box (no joint) beside them. Lengths from the joints' (x, z) by hand."""
+    from core import io
+    from core.fourbar import find_fourbar
+
+    swing = find_fourbar(io.load(EXAMPLES / "contact_fourbar_swing.json"))
+    # A (0, 0.5), B (0.05, 0.5866), C (0.3331, 0.7924), D (0.4, 0.5): the example at a tenth of its size
+    np.testing.assert_allclose([swing.fourbar.g, swing.fourbar.a, swing.fourbar.b, swing.fourbar.c],
+                               [0.4, math.hypot(0.05, 0.0866), math.hypot(0.2831, 0.2058), math.hypot(0.0669, 0.2924)])
+    assert math.degrees(swing.theta2_design) == pytest.approx(math.degrees(math.atan2(0.0866, 0.05)))
+    assert swing.branch == 1 and swing.normal == (0.0, -1.0, 0.0)
+    feeder = find_fourbar(io.load(EXAMPLES / "contact_parts_feeder.json"))
+    # A (-0.16, 0.437), B (-0.12, 0.506282), C (-0.153808, 0.30916), D (0, 0.437); the box is no part of it
+    assert (feeder.ground, feeder.crank, feeder.coupler, feeder.rocker) == ("floor", "crank", "coupler", "rocker")
+    np.testing.assert_allclose([feeder.fourbar.g, feeder.fourbar.a, feeder.fourbar.b, feeder.fourbar.c],
+                               [0.16, math.hypot(0.04, 0.069282), math.hypot(0.033808, 0.197122),
+                                math.hypot(0.153808, 0.12784)])
+    # C is right of B -> D = (0.12, -0.069282): (B -> D) x (B -> C) = 0.12 * -0.197122 - (-0.069282) * -0.033808 < 0
+    assert feeder.branch == -1 and math.degrees(feeder.theta2_design) == pytest.approx(60.0, abs=1e-3)
+    assert report(feeder.fourbar, feeder.branch, theta2=feeder.theta2_design)["class"] == "crank-rocker"
+
+
+def test_a_planar_four_bar_with_a_free_ball_is_found_without_it():
+    from core import io
+    from core.fourbar import find_fourbar
+    from core.model import Body
+
+    mech = io.load(EXAMPLES / "fourbar.json")
+    plain = find_fourbar(mech)
+    mech.add_body(Body("ball", density=1000.0, shape={"type": "sphere", "radius": 0.3}), position=(0.0, 0.0))
+    mech.add_body(Body("wall", ground=True), position=(0.0, 0.0))  # (a second ground, for contact only)
+    assert len(mech.bodies) == 6
+    found = find_fourbar(mech)
+    assert found == plain
+
+
+def test_a_four_bar_that_is_not_planar_or_not_alone_is_still_refused():
+    """A pin tilted out of parallel (B's axis 0.001 off y) is no planar four-bar, and the reason names the joint; a
+    fifth body hinged to the ground is no four-bar; a jointed loop of four with its ground elsewhere has no ground."""
+    import json
+
+    from core import io
+    from core.errors import LinkwrightError
+    from core.fourbar import find_fourbar
+    from core.model import Body, Joint
+
+    doc = _example_in("x-z")
+    doc["joints"][1]["axis"] = [0.0, 1.0, 0.001]
+    with pytest.raises(LinkwrightError) as err:
+        find_fourbar(io.loads(json.dumps(doc)))
+    assert err.value.location == "joints[1].axis"
+    assert err.value.message == "the axis of joint B is not parallel to the axis of joint A: a planar four-bar turns about parallel pins"
+    mech = io.load(EXAMPLES / "fourbar.json")
+    mech.add_body(Body("flap"), position=(0.0, 0.0))
+    mech.add_joint(Joint("E", "revolute", ("ground", "flap"), at=(2.0, 0.0, 0.0)))
+    with pytest.raises(LinkwrightError, match="a four-bar has exactly 4 bodies and 4 revolute joints"):
+        find_fourbar(mech)
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    doc["bodies"][0].pop("ground")
+    doc["bodies"].append({"name": "floor", "ground": True})
+    with pytest.raises(LinkwrightError, match="a four-bar needs exactly one ground body"):
+        find_fourbar(io.loads(json.dumps(doc)))

@@ -198,3 +198,89 @@ def test_a_link_of_no_length_is_named_with_its_joints(make_window, qtbot):
     win.document.undo_stack.undo()
     qtbot.waitUntil(lambda: not fb.pending() and fb.is_fourbar(), timeout=DEBOUNCE_MS * 20)
     assert fb.text("class") == "crank-rocker"
+
+
+def test_no_angle_of_the_tab_reads_minus_zero(make_window, qtbot):
+    """The example with joint B moved to (1.25, 2.165): crank 2.5 at 60 degrees, a triple-rocker (2.215 + 4 > 2.5 + 3).
+    Its smallest transmission angle is at crank 0 (|BD| = g - a), and the tab read "at θ2 = −0.0°"; its rocker swings
+    between -L and L through 180 degrees, which the row now says."""
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    fb = win.fourbar
+    win.editor.update_joint("B", at=(1.25, 2.165, 0.0))
+    qtbot.waitUntil(lambda: not fb.pending(), timeout=DEBOUNCE_MS * 20)
+    f = fb.found.fourbar
+    assert fb.text("class").startswith("triple-rocker")
+    mu_min = law_of_cosines_angle(f.b, f.c, f.g - f.a)
+    assert f"min {mu_min:.1f}° at θ2 = 0.0°" in fb.text("transmission")
+    # crank and coupler only extend (|AC| = a + b): angle at D from the law of cosines, limits +-(180 - it), and the
+    # rocker swings through 180 degrees, 2 * (angle at D)
+    at_d = law_of_cosines_angle(f.g, f.c, f.a + f.b)
+    assert fb.text("rocker_limits") == f"θ4 = −{180 - at_d:.1f}° and {180 - at_d:.1f}°   (swing {2 * at_d:.1f}°, through 180.0°)"
+    assert not any("−0.0°" in fb.text(k) for k in fb.fields)
+
+
+def test_an_angle_a_rounding_below_zero_reads_zero():
+    # (the row's formatter alone: a report whose minimum's crank angle is -1e-14, as a drawn linkage's was)
+    from app.teaching import summary_rows
+    from core.fourbar import find_fourbar
+
+    found = find_fourbar(io.load(EXAMPLES / "fourbar.json"))
+    rep = report(found.fourbar, found.branch, theta2=found.theta2_design)
+    rep["transmission_angle_deg"] = dict(rep["transmission_angle_deg"], at_crank_deg=-1.3e-14, max_at_crank_deg=-0.04)
+    row = summary_rows(found, rep)["transmission"]
+    assert "at θ2 = 0.0°," in row and row.count("θ2 = 0.0°") == 2 and "−0.0" not in row
+
+
+def test_lengths_that_differ_are_shown_differently():
+    """Lengths 1, 1.0000000001, 1, 1 are non-Grashof (1 + 1.0000000001 > 1 + 1): the Links row read "crank a = 1 m"
+    beside the others' 1 m."""
+    from app.teaching import summary_rows
+    from core.fourbar import FoundFourBar
+
+    fbar = FourBar(1.0, 1.0000000001, 1.0, 1.0)
+    found = FoundFourBar(fbar, "ground", "crank", "coupler", "rocker", ("A", "B", "C", "D"), 1.0, 1)
+    rows = summary_rows(found, report(fbar))
+    assert "crank a = 1.0000000001 m" in rows["links"] and "ground g = 1 m" in rows["links"]
+    assert rows["slpq"].startswith("s = 1 (ground), l = 1.0000000001 (crank)")
+
+
+def test_the_contact_examples_four_bars_are_shown_in_their_plane(make_window):
+    """contact_fourbar_swing.json is the example at a tenth of its size drawn in the x-z plane of a spatial document
+    (pins along y): the tab showed "Not a single-loop planar four-bar". It reads as the example does, seen from the
+    front (x to the right, z up); the parts feeder's four-bar is shown without its free box."""
+    win = make_window(io.load(EXAMPLES / "contact_fourbar_swing.json"))
+    fb = win.fourbar
+    assert fb.is_fourbar() and fb.text("class") == "crank-rocker"
+    # lengths from the joints' (x, z): A (0, 0.5), B (0.05, 0.5866), C (0.3331, 0.7924), D (0.4, 0.5)
+    a, b, c, g = math.hypot(0.05, 0.0866), math.hypot(0.2831, 0.2058), math.hypot(0.0669, 0.2924), 0.4
+    assert f"{a:.4g} + {g:.4g} = {a + g:.4g} ≤ {c:.4g} + {b:.4g} = {b + c:.4g}" in fb.text("grashof")
+    ext, fold = 180 - law_of_cosines_angle(g, c, a + b), 180 - law_of_cosines_angle(g, c, b - a)
+    assert fb.text("rocker_limits").startswith(f"θ4 = {ext:.1f}° and {fold:.1f}°")
+    assert "from the ground line A→D in the x-z plane, seen with x to the right and z up" in fb.text("convention")
+    assert "drawn at θ2 = 60.0°" in fb.text("convention") and "assembly open" in fb.text("convention")
+    win2 = make_window(io.load(EXAMPLES / "contact_parts_feeder.json"))
+    assert win2.fourbar.is_fourbar() and "(floor, A–D)" in win2.fourbar.text("links")
+    assert "box" not in win2.fourbar.text("links")
+
+
+def test_a_planar_four_bar_with_a_free_ball_is_shown(make_window):
+    from core.model import Body
+
+    mech = fourbar(4.0, 1.0, 3.5, 3.0)
+    mech.add_body(Body("ball", density=1000.0, shape={"type": "sphere", "radius": 0.3}), position=(0.0, 0.0))
+    win = make_window(mech)
+    assert win.fourbar.is_fourbar() and win.fourbar.text("class") == "crank-rocker"
+    assert "1 + 4 = 5 ≤ 3 + 3.5 = 6.5" in win.fourbar.text("grashof")
+
+
+@pytest.mark.parametrize("normal, seen", [
+    ((0.0, 0.0, 1.0), "A→D; drawn at"),  # the x-y plane, as in a planar document: nothing to add
+    ((1.0, 0.0, 0.0), "A→D in the y-z plane, seen with y to the right and z up; drawn at"),
+    ((0.6, 0.0, 0.8), "A→D in the plane normal to (0.6, 0, 0.8), seen from the tip of that normal; drawn at")])
+def test_the_angles_row_says_how_a_four_bar_out_of_the_x_y_plane_is_seen(normal, seen):
+    from app.teaching import summary_rows
+    from core.fourbar import FoundFourBar
+
+    fbar = FourBar(4.0, 1.0, 3.5, 3.0)
+    found = FoundFourBar(fbar, "ground", "crank", "coupler", "rocker", ("A", "B", "C", "D"), 1.0, 1, normal)
+    assert seen in summary_rows(found, report(fbar))["convention"]

@@ -110,6 +110,49 @@ def test_fourbar_report_json(capsys):
     assert main(["fourbar", "--lengths", "4", "0", "3.5", "3"]) == 2
 
 
+def _fourbar_text(capsys, *lengths: str) -> list[str]:
+    assert main(["fourbar", "--lengths", *lengths]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def _acos_deg(x: float, y: float, opposite: float) -> float:
+    """Angle (degrees) between sides x and y of a triangle whose third side is `opposite` (law of cosines)."""
+    return math.degrees(math.acos((x * x + y * y - opposite * opposite) / (2 * x * y)))
+
+
+def test_the_fourbar_text_gives_a_triple_rockers_swing_and_the_angle_it_swings_through(capsys):
+    """"rocker limit angles: -96.622, 96.622 deg" alone was read as a swing of 193 degrees through 0; the rocker of
+    (4, 2.5, 2.2151, 3) swings 166.755 through 180, that of (1, 1.1, 1, 1) 348.536 through 0."""
+    # crank and coupler extended, |AC| = a + b = 4.7151: angle at D = acos((g² + c² - |AC|²) / (2 g c)) = 83.378, the
+    # limits +-(180 - 83.378); the rocker swings between them through 180 (2 * 83.378), since folded (a - b = 0.285
+    # < g - c = 1) they never are and the mirror circuit joins this one at the crank limits
+    at_d = _acos_deg(4, 3, 2.5 + 2.2151)
+    lines = _fourbar_text(capsys, "4", "2.5", "2.2151", "3")
+    assert (f"rocker limit angles: {at_d - 180:.3f}, {180 - at_d:.3f} deg (swing {2 * at_d:.3f} deg, through 180.000 deg)"
+            in lines)
+    # folded only (a + b = 2.1 > g + c = 2): |AC| = a - b = 0.1, angle at D = acos(0.995) = 5.732; limits
+    # +-(180 - 5.732), through 0: the swing is 2 * (180 - 5.732)
+    at_d = _acos_deg(1, 1, 1.1 - 1)
+    lines = _fourbar_text(capsys, "1", "1.1", "1", "1")
+    assert (f"rocker limit angles: {at_d - 180:.3f}, {180 - at_d:.3f} deg (swing {2 * (180 - at_d):.3f} deg, "
+            f"through 0.000 deg)" in lines)
+
+
+def test_the_fourbar_text_of_degenerate_lengths(capsys):
+    """A crank of 1e-6 against links of 1e6: mu is flat, and its minimum was read at crank -0.500 deg (a sample) where
+    it is at 0 (|BD| = g - a, the shortest diagonal); lengths 1, 1.0000000001, 1, 1 were headed "ground 1, crank 1,
+    coupler 1, rocker 1" over a non-Grashof class (1 + 1.0000000001 > 1 + 1)."""
+    lines = _fourbar_text(capsys, "1e6", "1e-6", "1e6", "1e6")
+    # cos mu = (b² + c² - |BD|²) / (2 b c) = 0.5 to 1e-12 at both ends: 60 degrees
+    assert "transmission angle: min 60.000 deg at crank 0.000 deg, max 60.000 deg at crank 180.000 deg" in lines
+    lines = _fourbar_text(capsys, "1", "1.0000000001", "1", "1")
+    assert lines[0] == "four-bar: ground 1, crank 1.0000000001, coupler 1, rocker 1"
+    assert lines[2] == "class: triple-rocker (non-Grashof)"
+    # no "-0.000": every number of the text is rounded before its sign is written
+    for lengths in (("4", "2.5", "2.2151", "3"), ("1e6", "1e-6", "1e6", "1e6"), ("4", "3", "1", "3.5")):
+        assert "-0.000" not in "\n".join(_fourbar_text(capsys, *lengths))
+
+
 def test_unwritable_csv_path_exits_2_with_location(tmp_path, capsys):
     out = tmp_path / "no_such_folder" / "fb.csv"
     assert main(["kinematics", str(EXAMPLES / "fourbar.json"), "--csv", str(out)]) == 2
