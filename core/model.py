@@ -421,8 +421,8 @@ class Mechanism:
             v = getattr(joint, key)
             if v is not None:
                 validate.direction(v, f"{location}.{key}")
-                if _norm(v) < 1e-12:
-                    raise LinkwrightError(f"{location}.{key}", "zero length")
+                if _norm(v) < 1e-12:  # (direction refused an exact zero; the message says the bound it misses)
+                    raise LinkwrightError(f"{location}.{key}", f"length {_norm(v):.3g} is shorter than 1e-12")
         if self.space == "planar":
             why = planar_axis_error(joint.type, joint.axis_vector())
             if why:

@@ -370,3 +370,9 @@ def test_an_empty_path_is_neither_read_nor_written_as_the_current_folder():
     with pytest.raises(LinkwrightError) as info:
         io.load("")
     assert info.value.message == 'the file name is empty ("")'
+
+
+def test_an_axis_shorter_than_its_bound_says_so(fourbar_dict):
+    # user test s53 (G10): an axis of length 1e-13 (not zero) was refused as "zero length"; the bound is 1e-12
+    fourbar_dict["joints"][2]["axis"] = [0, 0, 1e-13]
+    assert str(load_error(fourbar_dict)) == "joints[2].axis: length 1e-13 is shorter than 1e-12"
