@@ -9,7 +9,7 @@ Modules: stepper (one step: its attempts, halving, the problem of a step), mcp (
 (the conic interior point), bodies (model/state), pair (one pair's equations and analytic Jacobian), closest (broad
 phase and closest points), plan (a step's structure and the per-run Workspace), explicit (the explicit method's pair
 rows), joints (joints in a step), elements (the Newton systems' block elimination), kernels (the compiled
-evaluations), recording (runs, .npz/.csv output).
+evaluations), jam (a failed step's jam: what the drivers press against what), recording (runs, .npz/.csv output).
 """
 
 from .bodies import ContactModel, State, build_model, initial_state, touching_pairs

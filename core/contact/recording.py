@@ -27,6 +27,7 @@ from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
 from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
 from .plan import Workspace
+from .jam import find_jam
 from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
                       too_fast_spin)
 
@@ -514,6 +515,13 @@ class ContactRun:
                     limit = float(ends.end)
                     why = re.sub(r" at t = [-+.e\d]+$", "", ends.reason)  # (its time is the end's: said once)
                     reason = f"stopped at t = {st.t:.6g} s: {why}; the motion ends near t = {limit:.9g}"
+                elif not cancelled and ends is None:
+                    # the drivers may be jamming a part: said with the bodies, the solver's reason after it (one or
+                    # two small linear programmes, made only here, after a step has failed: core.contact.jam)
+                    jam = find_jam(self.model, st, self.h)
+                    if jam is not None:
+                        so = "the solver found no step" if jam.friction else "the step has no solution"
+                        reason = f"stopped at t = {st.t:.6g} s: {jam.text}; {so} ({res.reason})"
                 break
             worst = self._uneven and _mass_ratio_message(self.model, self._uneven, [c.pair for c in res.contacts],
                                                          "came into contact range")

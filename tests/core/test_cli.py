@@ -728,3 +728,21 @@ def test_analyze_says_when_redundant_constraints_let_a_gruebler_structure_move(t
     p.write_text(json.dumps(doc))
     warnings = json.loads(run("analyze", "--json", str(p)).stdout)["warnings"]
     assert any(w.startswith("M = 0: a structure as counted by Gruebler–Kutzbach") for w in warnings), warnings
+
+
+def test_simulate_stops_a_jam_with_status_3_naming_the_bodies(tmp_path):
+    # user test s53 (G3, bad2/b33): the cam follower with its guide turned horizontal; the cam pushes up on a follower
+    # that can only slide sideways.  The run stopped with the solver's bare reason ("step did not converge even when
+    # halved (stalled near the tolerance ...)"); it now says what jams what (core.contact.jam), the solver's after it
+    doc = json.loads((EXAMPLES / "contact_cam_follower.json").read_text())
+    next(j for j in doc["joints"] if j["name"] == "guide")["axis"] = [1, 0, 0]
+    path = tmp_path / "cam_guide_horizontal.json"
+    path.write_text(json.dumps(doc))
+    r = run("simulate", str(path), "--t-end", "0.05")
+    assert r.returncode == 3, r.stderr
+    assert len(r.stdout.splitlines()) == 2  # the header and t = 0
+    assert r.stderr.startswith("simulation stopped early: stopped at t = 0 s: a jam: the driven 'cam' presses "
+                               "'follower' against joint 'guide' (no motion of the bodies moved by forces makes way "
+                               "for the drivers: "), r.stderr
+    assert "; the step has no solution (step did not converge even when halved" in r.stderr
+    assert r.stderr.rstrip().endswith("(1 rows written)"), r.stderr

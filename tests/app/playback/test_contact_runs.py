@@ -328,6 +328,24 @@ def test_steps_the_explicit_method_took_are_counted_in_the_status_line_and_plott
     np.testing.assert_array_equal(win.plots.joint_series()[:, 0], taken)
 
 
+def test_a_jam_is_named_in_the_status_line_with_the_solvers_reason_in_its_tooltip(window):
+    # user test s53 (G3): the cam follower with its guide turned horizontal, the cam pushing up on a body that cannot
+    # move up: the run stops at its first step; the status line said "stopped at t = 0.00 s: step did not converge
+    # even when halved", now what jams what (core.contact.jam), the rest of the reason in its tooltip
+    mech = io.load(EXAMPLES / "contact_cam_follower.json")
+    guide = next(j for j in mech.joints if j.name == "guide")
+    mech.joints[mech.joints.index(guide)] = __import__("dataclasses").replace(guide, axis=(1.0, 0.0, 0.0))
+    win = window(mech)
+    finished(win)
+    pb = win.playback
+    assert pb.status_kind == "stopped"
+    assert win.motion.status_label.text() == ("stopped at t = 0.00 s: a jam: the driven 'cam' presses 'follower' "
+                                              "against joint 'guide'")
+    assert pb.status_tip.startswith("stopped at t = 0 s: a jam: the driven 'cam' presses 'follower' against joint "
+                                    "'guide' (no motion of the bodies moved by forces makes way for the drivers")
+    assert "the step has no solution (step did not converge" in pb.status_tip
+
+
 def test_comparison_runs_the_explicit_method_as_ghosts_and_dashed_curves(window, qtbot):
     win = window("contact_sphere_drop")
     finished(win)
