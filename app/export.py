@@ -778,7 +778,8 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
         # the run's own start-up checks (a floor that is not ground, with a shape and no mass; bodies started inside
         # one another, a floor given twice, a spin too fast for the step: were status 3, "stopped early")
         validate.step_count(t, mech.simulation_settings().dt, "--time")
-        open_run(mech, RunSpec(kind="contact", t_end=t))
+        with typed_options({"simulation.duration": "--time"}):  # (a recording too large for the machine: its end)
+            open_run(mech, RunSpec(kind="contact", t_end=t))
     else:
         validate.step_count(t, 1.0 / KINEMATIC_STEPS_PER_SECOND, "--time")  # the frames run_motion will solve
         # a driver refused at t = 0, or more drivers than freedoms: bad input (status 2), as in render

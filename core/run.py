@@ -16,15 +16,18 @@ state only: one compiled model can be run by several runs at once.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
+from . import validate
 from .errors import LinkwrightError
 
 __all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
-           "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option", "nothing_to_move"]
+           "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option", "nothing_to_move",
+           "frame_bytes", "check_recording"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -209,6 +212,20 @@ def nothing_to_move(mech, location: str = "") -> LinkwrightError:
     return LinkwrightError(location, describe_kind(mech))
 
 
+def frame_bytes(run: Run) -> int:
+    """Bytes one frame of a run takes in a recording: its time, every body's pose (4 x 4) and every channel's numbers,
+    8 bytes each (the app's recording holds them so; the command line's holds less, and writes it besides)."""
+    values = sum(math.prod(c.shape) for c in run.channels)
+    return 8 * (1 + 16 * len(run.body_names) + values)
+
+
+def check_recording(run: Run, location: str) -> int:
+    """Refuse a run whose recording (frame_bytes for each planned frame) would not fit in the memory one run may
+    record in (core.validate.recording_size), located at the field that sets its length; its bytes otherwise."""
+    return validate.recording_size(frame_bytes(run), run.times, location,
+                                   "steps" if run.kind == "kinematics" else "time")
+
+
 def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | None = None) -> Run:
     """The run of a document snapshot (LinkwrightError, located, for a document or spec that cannot run)."""
     spec = spec or RunSpec()
@@ -223,14 +240,18 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
         if steps < 1:
             raise LinkwrightError("steps", f"must be at least 1, got {steps}")
         # k * (t_end / steps): the times `linkwright kinematics` has always written
-        return TrajectoryRun(compile_model(mech), np.arange(steps + 1) * (t_end / steps), cancel=cancel)
+        run = TrajectoryRun(compile_model(mech), np.arange(steps + 1) * (t_end / steps), cancel=cancel)
+        check_recording(run, "steps")
+        return run
     if kind == "contact":
         from .contact import ContactRun, build_model
 
         mech.check_contact_scene()  # (edits since loading may have repeated a floor or buried a body in one)
         points = {f"{b.name}.{p}": (b.name, tuple(x)) for b in mech.bodies for p, x in b.points.items()}
-        return ContactRun(build_model(mech, cancel=cancel), spec.t_end, spec.dt, spec.method, cancel=cancel, points=points,
-                          solver=spec.solver)
+        run = ContactRun(build_model(mech, cancel=cancel), spec.t_end, spec.dt, spec.method, cancel=cancel,
+                         points=points, solver=spec.solver)
+        check_recording(run, "simulation.duration")  # (the document's field: a caller names its own, as step_count's)
+        return run
     if kind:
         raise LinkwrightError("kind", f"unknown run kind '{kind}' (known: {', '.join(RUN_KINDS)})")
     raise nothing_to_move(mech, "bodies")

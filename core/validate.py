@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
 from typing import Any, Sequence
 
@@ -18,8 +19,9 @@ __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
     "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
     "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
-    "show", "number", "vector", "direction", "norm", "in_plane", "text", "name", "parse_number", "parse_vector",
-    "step_count", "expression",
+    "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
+    "parse_number", "parse_vector", "step_count", "expression", "physical_memory", "recording_budget", "size_text",
+    "recording_size",
 ]
 
 # ---- documented bounds (SI units) ---------------------------------------------------------------------------------
@@ -54,6 +56,13 @@ MAX_START_OVERLAP = 1e-3
 # four stop and one completes wrongly (the slab squeezed out from under the box, which ends on the floor); at 1e9 a
 # resting box's contact force is 10 % off its weight at every step
 MAX_MASS_RATIO = 3e3
+# how much of the machine's physical memory the recording of one run may take (its planned frames, core.run.frame_bytes
+# each: every number of a frame as the app's recording holds it, 8 bytes), checked before the run starts: a contact
+# run records every candidate pair's channels at every frame, in range or not (a 64-body pile, 2080 pairs: 0.35 MB a
+# frame, 0.7 GB for 20 s at dt = 0.01 s, 349 GB for the longest run, MAX_STEPS), and a recording that does not fit
+# failed only when memory ran out (the app's frame arrays: a MemoryError; the command line: killed).  A quarter leaves
+# room for what the recording is held beside: the app's second run (Compare), and growing, exporting or writing it
+MAX_RECORDING_FRACTION = 0.25
 MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
 
 
@@ -216,6 +225,49 @@ def step_count(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_
     # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps; a run of any length takes one step at least, so
     # 0.03 s in steps of 1e5 s is one step, to 1e5 s, not none)
     return max(int(math.ceil(n - 1e-6)), 1 if T > 0.0 else 0)
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (4 GiB where the platform does not say)."""
+    try:
+        n = int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # (os.sysconf is POSIX's)
+        n = 0
+    return n if n > 0 else 4 * 2**30
+
+
+def recording_budget() -> int:
+    """Bytes the recording of one run may take: MAX_RECORDING_FRACTION of the physical memory."""
+    return int(physical_memory() * MAX_RECORDING_FRACTION)
+
+
+def size_text(n: float) -> str:
+    """A number of bytes for a message: 608 bytes, 349 kB, 699 MB, 6.32 GB (powers of 1000)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def recording_size(frame_bytes: int, times: Sequence[float], location: str, count: str = "time") -> int:
+    """The bytes of a run's recording, `frame_bytes` for each of its planned `times`, refused (located at `location`:
+    the field that sets how many frames) beyond recording_budget(), before the run starts.  The message says how long
+    a run fits: `count` "time" (a contact run: its end time) or "steps" (a kinematic run: frames = steps + 1)."""
+    frames, frame_bytes = len(times), int(frame_bytes)
+    total, budget = frame_bytes * frames, recording_budget()
+    if total <= budget:
+        return total
+    fit = budget // frame_bytes if frame_bytes > 0 else frames  # frames that fit
+    head = (f"the run's recording would take {size_text(total)} ({frames:,} frames of {size_text(frame_bytes)}); "
+            f"one run may record at most {size_text(budget)} on this machine ({MAX_RECORDING_FRACTION:.0%} of its "
+            f"{size_text(physical_memory())} of memory)")
+    if fit < 2:
+        raise LinkwrightError(location, f"{head}: the scene is too large to record a run of it (fewer bodies or "
+                                        "pairs in contact)")
+    if count == "steps":
+        raise LinkwrightError(location, f"{head}: take at most {fit - 1:,} steps")
+    last = float(times[fit - 1])
+    raise LinkwrightError(location, f"{head}: end the run by t = {last:g} s ({fit:,} frames) or sooner")
 
 
 def expression(value: object, location: str) -> str:

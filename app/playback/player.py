@@ -598,6 +598,9 @@ class Playback(QObject):
         # plays (a re-run after an edit goes back to the time shown instead; a stale run's frames wait for a scrub)
         rec.extend(frames, follow=job is self._main and rec.kind == "contact" and not self.playing
                    and self._resume_t is None and not rec.stale)
+        if rec.full and not job.stopped_by_user:  # no memory to keep more frames: the run stops, its frames kept
+            job.stopped_by_user = True  # (its end is taken, not dropped as a cancelled job's; _on_ended says why)
+            job.worker.cancel()
         if job is self._ghost:
             self._sync_ghost()
             return
@@ -677,7 +680,12 @@ class Playback(QObject):
         rec = job.recording
         reason, stop = end.reason, end.stop_time
         note = job.stop_note if end.cancelled else ""  # (a stop that was not the user's: an export has its frames)
-        if end.cancelled:  # Stop: the frames so far are the result, with the reason
+        if rec.full:  # frames came that there was no memory to keep: the run ends at the last frame kept, not ok
+            last = rec.time_at(rec.count - 1)
+            reason = f"stopped at t = {last:.6g} s: {rec.full}" if last is not None else rec.full
+            stop, note = last, ""
+            end = RunEnd(False, reason, stop, None, False, rec.count, end.seconds)
+        elif end.cancelled:  # Stop: the frames so far are the result, with the reason
             last = rec.time_at(rec.count - 1)
             stop = last
             if note:

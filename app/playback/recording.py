@@ -48,15 +48,20 @@ class FrameBatch(list):
             self.times = np.array([f.t for f in self], float)
             self.poses = np.stack([np.asarray(f.poses) for f in self])
             self.values = {name: np.stack([np.asarray(f.values[name]) for f in self]) for name in first}
-        except ValueError:  # (frames of different shapes: extended one by one)
+        except (ValueError, MemoryError):  # (frames of different shapes, or no memory to stack them: one by one)
             self.times = self.poses = self.values = None
 
 
+# frames a recording has room for when its run begins; it doubles as frames arrive (FrameRecording.extend)
+FIRST_CAPACITY = 64
+
+
 class FrameRecording(QObject):
-    """Frames of one run in preallocated arrays (grown by doubling if a run yields more), plus the cursor (an index).
+    """Frames of one run in arrays that grow as they arrive (doubling, up to the planned frames), plus the cursor (an
+    index).
 
     `poses[k]` are the world transforms of `body_names` at `times[k]`; `values[name][k]` the channel `name`
-    (core.run.Channel) at that frame. Valid up to `count`."""
+    (core.run.Channel) at that frame. Valid up to `count` (the arrays may be longer: room for the next frames)."""
 
     cleared = Signal()  # emptied: a new run is coming (or none can run)
     began = Signal()  # a run started: kind, names and channels are known (no frame yet)
@@ -87,13 +92,15 @@ class FrameRecording(QObject):
         self.reason = ""
         self.stop_time: float | None = None
         self.cancelled = False  # the run was stopped (Stop) before it ended by itself
+        self.full = ""  # why no more frames can be kept (no memory to grow the arrays); "" while they can
         self.cursor = 0
         self.info: dict = {}  # what the run was (method, step, ...), for readouts
         self.set_stale(False)
         self.cleared.emit()
 
     def begin(self, kind: str, body_names, channels, times, info: dict | None = None) -> None:
-        """Start an empty recording with room for every planned time."""
+        """Start an empty recording with room for its first frames (FIRST_CAPACITY, or every planned time if fewer):
+        it grows as frames arrive, so a run stopped early, or refused memory, never held its planned length."""
         self.clear()
         self.kind = kind
         self.info = dict(info or {})
@@ -103,34 +110,56 @@ class FrameRecording(QObject):
         gaps = np.diff(self.requested)
         gaps = gaps[gaps > 0]
         self.step = float(gaps.min()) if len(gaps) else None
-        self._allocate(max(len(self.requested), 1))
+        self._allocate(max(min(len(self.requested), FIRST_CAPACITY), 1))
         self.began.emit()
 
     def _allocate(self, capacity: int) -> None:
-        """(Re)allocate for `capacity` frames, keeping the recorded ones."""
+        """(Re)allocate for `capacity` frames, keeping the recorded ones: one array at a time, each old one let go
+        once copied (growing holds the old and the new of one channel at once, not of all of them); `times` last, so
+        that its length is the room every array has even when a MemoryError stops this midway."""
         n = self.count
-        times = np.zeros(capacity)
-        poses = np.zeros((capacity, len(self.body_names), 4, 4))
-        if n:
-            times[:n], poses[:n] = self.times[:n], self.poses[:n]
-        values = {}
         for name, c in self.channels.items():
             old = self.values.get(name)
             arr = np.zeros((capacity,) + c.shape, dtype=old.dtype if old is not None else float)
             if old is not None and n:
                 arr[:n] = old[:n]
-            values[name] = arr
-        self.times, self.poses, self.values = times, poses, values
+            self.values[name] = arr
+        poses = np.zeros((capacity, len(self.body_names), 4, 4))
+        times = np.zeros(capacity)
+        if n:
+            poses[:n], times[:n] = self.poses[:n], self.times[:n]
+        self.poses = poses
+        self.times = times
+
+    def _room(self, frames: int) -> bool:
+        """Room for `frames` more frames: the arrays double (up to the planned frames, or as far as needed beyond
+        them); False, with `full` saying why, when the machine has no memory for that."""
+        need = self.count + frames
+        if need <= len(self.times):
+            return True
+        capacity = max(2 * len(self.times), need)
+        if need <= len(self.requested):
+            capacity = min(capacity, len(self.requested))
+        try:
+            self._allocate(capacity)
+        except MemoryError:
+            from core.validate import size_text
+
+            per_frame = self.times.itemsize + self.poses[:1].nbytes + sum(a[:1].nbytes for a in self.values.values())
+            self.full = (f"no memory left to record more frames (the {self.count:,} frames kept take "
+                         f"{size_text(self.count * per_frame)}; growing to {capacity:,} frames failed)")
+            return False
+        return True
 
     def extend(self, frames, follow: bool = False) -> None:
         """Append frames (core.run protocol: t, poses, values), in order. `follow`: a cursor on the newest frame (or
         a recording without frames) moves on to the newest of these, as a live view of a run does."""
-        if not frames:
+        if not frames or self.full:
             return
         first = self.count
         at_newest = self.cursor >= first - 1
-        if self.count + len(frames) > len(self.times):
-            self._allocate(max(2 * len(self.times), self.count + len(frames)))
+        if not self._room(len(frames)):
+            return  # (the frames so far stay; the player stops the run with `full` as its reason)
         if isinstance(frames, FrameBatch) and frames.values is not None and frames.poses.shape[1:] == self.poses.shape[1:]:
             k0, k1 = self.count, self.count + len(frames)  # (a block per channel: FrameBatch)
             self.times[k0:k1] = frames.times

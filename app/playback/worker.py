@@ -129,6 +129,8 @@ class SolveWorker(QObject):
     def _run(self, token: int, mech: Mechanism, spec: RunSpec, analyse: bool, cancel: threading.Event) -> None:
         n = 0
         batch: list = []
+        t_last = None  # the time of the newest frame computed
+        began = time.perf_counter()
         try:
             if analyse:
                 rm = None
@@ -182,6 +184,7 @@ class SolveWorker(QObject):
             for frame in run:
                 batch.append(frame)
                 n += 1
+                t_last = frame.t
                 now = time.perf_counter()
                 if n == 1 or now - last >= every:
                     self.framesReady.emit(token, FrameBatch(batch))  # (stacked here, not on the GUI thread)
@@ -191,6 +194,13 @@ class SolveWorker(QObject):
             v = run.verdict
             self.ended.emit(token, RunEnd(v.ok, v.reason, v.stop_time, v.limit_time, v.cancelled, n,
                                           time.perf_counter() - began))
+        except MemoryError:  # (the machine's memory, taken by other programs: the run stops, its frames kept)
+            log.warning("run %d ran out of memory after %d frames", token, n)
+            if batch:
+                self.framesReady.emit(token, batch)  # (one by one: stacking them may need memory too)
+            why = f"no memory left to compute the next step ({n:,} frames computed)"
+            self.ended.emit(token, RunEnd(False, f"stopped at t = {t_last:.6g} s: {why}" if t_last is not None
+                                          else why, t_last, None, False, n, time.perf_counter() - began))
         except Exception as exc:  # noqa: BLE001 - a bug in a solver must not kill the thread silently
             log.error("run %d failed after %d frames", token, n, exc_info=True)
             if batch:

@@ -12,7 +12,7 @@ from ..errors import LinkwrightError
 from ..kinematics import trajectory_of
 from ..kinematics.mobility import freedoms_text, rank_mobility
 from ..run import RunSpec, open_run, run_kind, undriven_massive_bodies
-from . import cancel_requested, interruption, report_interruption, run_interruptibly
+from . import cancel_requested, interruption, report_interruption, run_interruptibly, typed_options
 
 NAME = "kinematics"
 HELP = "solve the driven motion (positions, velocities, accelerations) at N+1 times and write CSV or JSON"
@@ -88,7 +88,8 @@ def _unsigned(x):
 
 def _solve_and_write(args: argparse.Namespace, mech, fh):
     """Solve and write the rows; returns the trajectory (its `ok` and `reason` say whether it stopped early)."""
-    run = open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps), cancel=cancel_requested)
+    with typed_options({"steps": "--steps"}):  # (a recording too large for the machine: fewer steps)
+        run = open_run(mech, RunSpec(kind="kinematics", t_end=args.t_end, steps=args.steps), cancel=cancel_requested)
     with run_interruptibly():
         traj = trajectory_of(run)
     # (t as 0.3, not 0.30000000000000004, in CSV and JSON: columns and save_csv write core.io.readable_times)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import validate
 from ..errors import LinkwrightError
 from ..io import number_text, readable_times
-from ..run import Channel, Verdict
+from ..run import Channel, Verdict, check_recording
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
 from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
@@ -187,8 +187,11 @@ class Recording:
         """A recording from a contact run's channels stacked over its frames (`series[name][k]` = frame k's
         values[name], as `record` or the app's recording of a run hold them) and its header (ContactRun.header)."""
         n = len(times)
-        kw = {attr: np.array(series[name][:n], dtype=float) for attr, name in _RECORDED.items()}
-        kw["active"] = kw["active"].astype(bool)
+        # (the series' own arrays where they are floats already, not copies: a run's recording may take a quarter of
+        # the machine's memory, core.validate.MAX_RECORDING_FRACTION, and a copy as much again; rows below a
+        # recording's count are never written again)
+        kw = {attr: np.asarray(series[name][:n], dtype=bool if name == "pair.active" else float)
+              for attr, name in _RECORDED.items()}
         solver = np.array(series["solver"][:n], dtype=float).reshape(n, -1)
         joints = list(header.get("joint_names", ()))
         for attr, name in (("joint_force", "joint.force"), ("joint_torque", "joint.torque")):
@@ -653,25 +656,53 @@ def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None,
     step's MCP solver, core.contact.stepper.SOLVERS, default newton)."""
     model = mech_or_model if isinstance(mech_or_model, ContactModel) else build_model(mech_or_model)
     run = ContactRun(model, t_end, dt, method, cancel=cancel, solver=solver)
+    check_recording(run, "simulation.duration")  # (open_run's check: a recording that fits the machine's memory)
     return record(run, progress=progress)
 
 
 def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = None) -> Recording:
-    """Iterate a contact run to its end into a Recording (rows past a stop are dropped)."""
+    """Iterate a contact run to its end into a Recording (rows past a stop are dropped).  Its arrays grow as rows
+    arrive (doubling, up to the planned rows); when the machine has no memory to grow them, or to compute the next
+    step, the run stops there, its rows kept, with that reason."""
     K = run.n_steps + 1
-    series = {c.name: np.zeros((K,) + c.shape, bool if c.name == "pair.active" else float)
-              for c in run.channels if c.name in _SERIES}
-    n = 0
-    for f in run:
-        k, v = f.index, f.values
-        for name, arr in series.items():
-            arr[k] = v[name]
-        n = k + 1
-        if k and progress is not None:
-            progress(k, K - 1)
-    verdict = run.verdict
+    shapes = {c.name: (c.shape, bool if c.name == "pair.active" else float) for c in run.channels
+              if c.name in _SERIES}
+    series = {name: np.zeros((min(K, FIRST_ROWS),) + shape, dtype) for name, (shape, dtype) in shapes.items()}
+    n, growing = 0, False
+    try:
+        for f in run:
+            k, v = f.index, f.values
+            room = len(next(iter(series.values())))
+            if k >= room:
+                growing = True
+                series = _grown(series, n, min(max(2 * room, k + 1), K) if k < K else 2 * k)
+                growing = False
+            for name, arr in series.items():
+                arr[k] = v[name]
+            n = k + 1
+            if k and progress is not None:
+                progress(k, K - 1)
+        verdict = run.verdict
+    except MemoryError:  # (the machine's memory, taken by other programs: a stop with the rows so far, not a crash)
+        per_row = sum(a[:1].nbytes for a in series.values())
+        what = "record more rows" if growing else "compute the next step"
+        why = f"no memory left to {what} (the {n:,} rows kept take {validate.size_text(n * per_row)})"
+        verdict = Verdict(False, f"stopped at t = {float(run.times[n - 1]):.6g} s: {why}" if n else why,
+                          float(run.times[n - 1]) if n else 0.0)
     return Recording.from_series(run.header(), run.times[:n], {name: a[:n] for name, a in series.items()},
                                  verdict.ok, verdict.reason)
+
+
+FIRST_ROWS = 64  # rows `record` has room for at first; they double as rows arrive
+
+
+def _grown(series: dict[str, np.ndarray], n: int, rows: int) -> dict[str, np.ndarray]:
+    """The arrays with room for `rows` rows, their first n kept (one at a time: the old one let go once copied)."""
+    for name, old in list(series.items()):
+        arr = np.zeros((rows,) + old.shape[1:], old.dtype)
+        arr[:n] = old[:n]
+        series[name] = arr
+    return series
 
 
 # Recording attribute -> channel
