@@ -50,7 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.parse_args(argv)  # prints and exits
     gui = build_gui_parser()
     gargs = gui.parse_args(argv)
-    if gargs.time is not None and not gargs.screenshot:
+    if gargs.screenshot == "":  # (it read as no --screenshot at all: the interactive app opened and never exited)
+        from core.io import EMPTY_PATH
+
+        print(f"error: --screenshot: {EMPTY_PATH}", file=sys.stderr)
+        return 2
+    if gargs.time is not None and gargs.screenshot is None:
         print("linkwright: error: --time goes with --screenshot OUT.png", file=sys.stderr)
         return 2
     from app.main import run_gui  # Qt is imported only when the GUI is really wanted

@@ -11,6 +11,7 @@ responsive and an export can be cancelled between frames.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import queue
@@ -329,6 +330,25 @@ def _stamp(img: QImage, t: float, step: float | None = None) -> None:
     p.end()
 
 
+def unwritable(path: Path) -> str:
+    """Why a file cannot be made at `path` ('' when it can): a folder there, or a folder that refuses a new file
+    (read-only, missing, not a folder, no permission), found by making and removing this process's part file beside
+    it (AnimationExport.part_path) before any frame is rendered: the GIF writer opens its file only when it closes."""
+    if path.is_dir():
+        return "it is a folder"
+    part = AnimationExport.part_path(path)
+    try:
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    except FileNotFoundError:
+        return f"no such folder '{path.parent}'"
+    except OSError as exc:
+        return io._os_message(exc)
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        part.unlink()
+    return ""
+
+
 def _open_writer(path: Path, fps: int):
     """An imageio writer for a GIF (pillow) or an MP4 (ffmpeg, H.264): append_data(frame) / close()."""
     import imageio.v2 as iio2
@@ -395,10 +415,14 @@ class AnimationExport(QObject):
         if len(self.times) > MAX_FRAMES:
             self._end(False, f"{len(self.times)} frames is too many (limit {MAX_FRAMES}): lower the fps or the end time")
             return
+        why = unwritable(self.path)  # (before any frame is rendered: a read-only folder was found only at the end)
+        if why:
+            self._end(False, f"cannot write '{self.path}': {why}")
+            return
         try:
             writer = _open_writer(self._part, self.fps)
         except Exception as exc:  # noqa: BLE001 - imageio/ffmpeg/OS refuse in many ways; the user gets the reason
-            self._end(False, f"cannot write {self.path}: {exc}")
+            self._end(False, self._cannot_write(exc))
             return
         self._writer = threading.Thread(target=self._write, args=(writer,), name="linkwright-export-writer", daemon=True)
         self._writer.start()
@@ -473,10 +497,16 @@ class AnimationExport(QObject):
             try:
                 os.replace(self._part, self.path)
             except OSError as exc:
-                ok, message = False, f"cannot write {self.path}: {exc.strerror or exc}"
+                ok, message = False, self._cannot_write(exc)
         if not ok:
-            self._part.unlink(missing_ok=True)  # no half-written animation left behind
+            with contextlib.suppress(OSError):  # (a folder that refuses the part file refuses its removal too)
+                self._part.unlink(missing_ok=True)  # no half-written animation left behind
         self._end(ok, message)
+
+    def _cannot_write(self, exc: Exception) -> str:
+        """The reason an export could not write its file, worded as the app's other exports word it."""
+        why = io._os_message(exc) if isinstance(exc, OSError) else str(exc)
+        return f"cannot write '{self.path}': {why}"
 
     def _end(self, ok: bool, message: str) -> None:
         self._ended = True
@@ -491,14 +521,14 @@ class AnimationExport(QObject):
                 if self._writer_error is None:
                     writer.append_data(frame)
         except Exception as exc:  # noqa: BLE001 - reported to the GUI thread, which ends the export
-            self._writer_error = f"cannot write {self.path}: {exc}"
+            self._writer_error = self._cannot_write(exc)
             while self._queue.get() is not None:  # drain until the GUI thread's end marker
                 pass
         finally:
             try:
                 writer.close()
             except Exception as exc:  # noqa: BLE001
-                self._writer_error = self._writer_error or f"cannot write {self.path}: {exc}"
+                self._writer_error = self._writer_error or self._cannot_write(exc)
 
 
 # ---- headless ------------------------------------------------------------------------------------------------------
@@ -654,8 +684,9 @@ def render_command(args) -> int:
         raise LinkwrightError("--fps", f"must be between 1 and 120, got {args.fps}")
     if args.t_end is not None:
         _check_time(args.t_end, "--t-end")
-    if not out.parent.exists():
-        raise LinkwrightError("--out", f"cannot write '{out}': no such folder '{out.parent}'")
+    why = unwritable(out)  # (before the run: a folder that refuses the file is found now, not after the frames)
+    if why:
+        raise LinkwrightError("--out", f"cannot write '{out}': {why}")
     mech = io.load(args.file)
     kind = run_kind(mech)
     if not kind:  # nothing to move: bad input (status 2), found before any window opens
@@ -893,6 +924,10 @@ class ExportController(QObject):
             return False
         if path.suffix.lower() not in ANIMATION_SUFFIXES:
             self._error("Cannot export", f"{path.name}: unknown animation type (use .gif or .mp4)")
+            return False
+        why = unwritable(path)  # (before the run and the rendering, not after them)
+        if why:
+            self._error("Cannot export", f"cannot write '{path}': {why}")
             return False
         from PySide6.QtWidgets import QProgressDialog
 

@@ -141,6 +141,50 @@ def test_cancelling_an_export_during_the_run_leaves_no_file_and_no_thread(make_w
     # (the conftest fails the test if the run's thread were still alive)
 
 
+def test_an_animation_to_a_folder_that_refuses_the_file_says_why_at_once(make_window, dialogs, qtbot, tmp_path):
+    # user test s53 (H1): the GIF writer opens its file only when it closes, so a folder that refused it was found at
+    # the end, where removing the part file raised out of the export: a traceback, the progress dialog never closed
+    # and every later export did nothing (render hung). A path under a regular file refuses as a read-only folder does.
+    (tmp_path / "notes.txt").write_text("x")
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    assert not win.exports.export_animation(tmp_path / "notes.txt" / "a.gif")
+    assert dialogs.kinds() == ["critical"]
+    assert f"cannot write '{tmp_path / 'notes.txt' / 'a.gif'}': Not a directory" in dialogs.calls[0][2]
+    assert not win.exports.busy and win.exports.dialog is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    win.exports.fps = 5
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "a.gif"))  # the next one works
+    assert ok, msg
+
+
+def test_an_animation_whose_file_cannot_be_finished_ends_with_the_reason(make_window, dialogs, qtbot, tmp_path,
+                                                                         monkeypatch):
+    # the folder refuses the finished file and the removal of the part file alike (as a read-only one does): the
+    # export still ends, with the reason, and the next one starts
+    import app.export as export_module
+
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    win.exports.fps = 5
+
+    def refused(*_a, **_k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(export_module.os, "replace", refused)
+    monkeypatch.setattr(export_module.Path, "unlink", refused)
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "a.gif"))
+    assert not ok and msg == f"cannot write '{tmp_path / 'a.gif'}': Permission denied"
+    assert not win.exports.busy and win.exports.dialog is None and not (tmp_path / "a.gif").exists()
+
+
+def test_render_to_a_folder_that_refuses_the_file_is_status_2_before_the_run(tmp_path):
+    # user test s53 (H1): a traceback after the frames were rendered, then render hung until it was killed
+    (tmp_path / "notes.txt").write_text("x")
+    out = tmp_path / "notes.txt" / "a.gif"
+    r = run_cli("render", EXAMPLES / "fourbar.json", "--out", out, "--t-end", "0.2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == f"error: --out: cannot write '{out}': Not a directory"
+
+
 def test_a_refused_animation_name_shows_a_dialog_and_writes_nothing(make_window, dialogs, tmp_path):
     win = make_window(io.load(EXAMPLES / "fourbar.json"))
     assert not win.exports.export_animation(tmp_path / "motion.avi")
@@ -426,6 +470,13 @@ def test_the_app_without_a_display_says_to_use_xvfb_instead_of_aborting(tmp_path
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "Xvfb" in r.stderr and "Traceback" not in r.stderr
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_a_screenshot_to_an_empty_file_name_is_status_2(tmp_path):
+    # user test s53 (H5): "" read as no --screenshot: the interactive app opened and never exited
+    r = subprocess.run([sys.executable, "-m", "app", "--screenshot", "", str(EXAMPLES / "fourbar.json")], cwd=ROOT,
+                       env=_env(), capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == 'error: --screenshot: the file name is empty ("")', r.stderr
 
 
 @pytest.mark.parametrize("name,why", [("x.jpg", "give the file a .png name"), ("nowhere/x.png", "no such folder")])
