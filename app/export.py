@@ -162,7 +162,11 @@ class MotionRun(QObject):
         last = rec.time_at(rec.count - 1) if rec.count else None
         covered = last is not None and last >= t_end - TIME_TOLERANCE
         ended_by_itself = rec.complete and not rec.cancelled  # a new run would stop at the same place
-        if fresh and (covered or (run_end >= t_end - TIME_TOLERANCE and (pb.is_running() or ended_by_itself))):
+        # a run the user stopped is what they chose to keep: its frames are animated (running it again would throw
+        # them away, and cancelling that run left fewer than they had)
+        stopped_by_user = rec.complete and rec.cancelled and rec.count > 0
+        if fresh and (covered or stopped_by_user
+                      or (run_end >= t_end - TIME_TOLERANCE and (pb.is_running() or ended_by_itself))):
             self.reused = True
         else:
             if pb.contact_end() < t_end - TIME_TOLERANCE:

@@ -761,6 +761,27 @@ def test_every_animation_frame_shows_the_overlays_of_its_own_time(make_window, q
     np.testing.assert_allclose(vp.body_poses()["box"][:3, 3], ref.position[-1, b], atol=1e-12)
 
 
+def test_an_animation_of_a_run_the_user_stopped_is_of_its_frames(make_window, qtbot, tmp_path, runs_made):
+    # user test s53 (H6): the export ran the whole document again (the user's frames were thrown away), and cancelling
+    # that run left fewer frames than they had
+    m = io.load(EXAMPLES / "contact_pile.json")
+    m.set_simulation(duration=30.0)  # 3000 steps: still running when Stop comes
+    win = make_window(m)
+    pb = win.playback
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: pb.recording.count >= 30, timeout=60_000)
+    pb.stop()
+    rec = finished_run(qtbot, win)
+    assert rec.cancelled and runs_made["contact"] == 1
+    kept, t_last = rec.count, rec.time_at(rec.count - 1)
+    win.exports.fps = 25
+    ok, msg = wait_export(qtbot, win, lambda: win.exports.export_animation(tmp_path / "stopped.gif"))
+    assert ok, msg
+    assert runs_made["contact"] == 1 and pb.recording.count == kept  # nothing run again, the frames kept
+    # its frames at 25 per second up to the last frame kept (frame_times ends exactly at it)
+    assert iio3.imread(tmp_path / "stopped.gif", index=None).shape[0] == len(frame_times(t_last, 25))
+
+
 def test_a_run_stopped_at_the_screenshots_time_says_so_not_the_user(make_window, tmp_path):
     m = io.load(EXAMPLES / "contact_sphere_drop.json")
     m.set_simulation(duration=30.0)  # 3000 steps: still running when it reaches 0.3 s, so the screenshot stops it
