@@ -879,7 +879,7 @@ class ExportController(QObject):
         try:
             save_viewport_png(self.viewport, path)
         except LinkwrightError as exc:
-            self._error("Cannot export", str(exc))
+            self._error("Cannot export", exc.message)  # (it names the file; its location is the file again)
             return False
         self.message.emit(f"Exported the 3D view to {path.name}")
         return True

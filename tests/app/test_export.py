@@ -97,6 +97,16 @@ def test_exported_images_leave_the_selection_out_and_the_window_keeps_it(make_wi
     assert win.viewport._joint_items["B"].opts["color"] == PALETTE["selected"]
 
 
+def test_a_refused_png_name_is_said_once(make_window, dialogs, tmp_path):
+    # user test s53 (H8): "/x/v.jpg: '/x/v.jpg': the image is a PNG: ..." (the message's location was the path again)
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    dialogs.save_path = str(tmp_path / "v.jpg")
+    win.action_set.export_png.trigger()
+    assert dialogs.calls[-1][0] == "critical"
+    assert dialogs.calls[-1][2] == f"'{tmp_path / 'v.jpg'}': the image is a PNG: give the file a .png name"
+    assert not (tmp_path / "v.jpg").exists()
+
+
 def test_gif_export_of_a_driven_motion_has_one_frame_per_tick(make_window, dialogs, qtbot, tmp_path):
     win = make_window(io.load(EXAMPLES / "fourbar.json"))
     win.exports.fps = 10
