@@ -421,6 +421,17 @@ class _View(pg.ViewBox):
                 bounds[ax] = [v - half, v + half]
         return bounds
 
+    def autoRange(self, padding=None, items=None, item=None):  # noqa: N802 - pyqtgraph API
+        """Fit the view to all its data (right-click > View All), as the "A" button does: the automatic range on
+        again, fitted now. pyqtgraph's autoRange fits the items' bounding rectangles, which for curves clipped to the
+        view (setClipToView) are the part in view: after a zoom it kept the zoomed time range, and the flat part of a
+        gap in view spanned ±1 m."""
+        if items is not None or item is not None or padding is not None:
+            super().autoRange(padding=padding, items=items, item=item)
+            return
+        self.enableAutoRange()
+        self.updateAutoRange()
+
 
 class _Axis(pg.AxisItem):
     """The plots' axis: an SI prefix when its label has a unit that takes one (pyqtgraph's units=, given for SI_UNITS:
@@ -1095,6 +1106,9 @@ class PlotsPanel(QWidget):
         self._show_checks(q)
         self._update_curves()
         self.q_plot.enableAutoRange()
+        # (the readout names the first four series shown: rewritten now, not when the cursor or the y range next
+        # changes; unticking C left "C 0.573" in it)
+        self._write_readout()
 
     def _scan_active(self) -> None:
         """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run): the

@@ -500,3 +500,46 @@ def test_a_long_title_keeps_the_plot_within_its_widget(make_window, qtbot):
     assert text.width() > view.width()  # (longer than the view indeed)
     assert text.left() >= plots.q_plot.sceneBoundingRect().left() - 1
     assert title.toolTip() == title.text
+
+
+def _readout_parts(plots) -> list[str]:
+    """The readout's 'label value [unit]' parts, after 't = ... s: '."""
+    return plots.readout.text().split(": ", 1)[1].split(", ")
+
+
+def test_the_readout_follows_the_series_ticked_off_and_on(win):
+    """Unticking C left 'C 0.573' in the readout until the cursor or the y range changed (the legend already named
+    A, B, D): the readout names the first four visible series whenever a series is ticked or unticked."""
+    plots = win.plots
+    win.playback.seek_time(0.37)
+    assert [p.split(" ")[0] for p in _readout_parts(plots)] == ["A", "B", "C", "D"]
+    plots.set_series_visible("C", False)
+    assert plots.visible_series() == ["A", "B", "D"]
+    assert [p.split(" ")[0] for p in _readout_parts(plots)] == ["A", "B", "D"], plots.readout.text()
+    plots.set_series_visible("C", True)
+    assert [p.split(" ")[0] for p in _readout_parts(plots)] == ["A", "B", "C", "D"], plots.readout.text()
+
+
+def test_view_all_fits_the_whole_run_after_a_zoom_as_the_a_button_does(make_window, qtbot):
+    """Right-click > View All after zooming in kept the zoomed time range (the curves, clipped to the view, gave it
+    their clipped bounds) and spanned y ±1 about the flat part in view; it fits the whole run, as "A" does."""
+    w = _shown_run(make_window, qtbot, "contact_sphere_drop.json")
+    plots = w.plots
+    plots.set_mode("gap")
+    vb = plots.q_plot.getViewBox()
+    qtbot.wait(100)
+    vb.prepareForPaint()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    assert x0 <= 0.0 and x1 >= 1.0 and y1 - y0 > 0.3  # the whole run: 1 s, the ball from 0.4 m down to 0
+    vb.scaleBy((0.2, 0.2), center=(0.5, 0.1))
+    qtbot.wait(50)
+    (z0, z1), _ = vb.viewRange()
+    assert z1 - z0 < 0.3
+    [view_all] = [a for a in vb.menu.actions() if a.text() == "View All"]
+    view_all.trigger()
+    qtbot.wait(100)
+    vb.prepareForPaint()
+    (a0, a1), (b0, b1) = vb.viewRange()
+    assert a0 == pytest.approx(x0, abs=0.01) and a1 == pytest.approx(x1, abs=0.01), vb.viewRange()
+    assert b0 == pytest.approx(y0, abs=0.01) and b1 == pytest.approx(y1, abs=0.01), vb.viewRange()
+
