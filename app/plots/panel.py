@@ -8,7 +8,7 @@ series that is shown (a contact pair's once the pair has been in contact range),
 at a time, and not while the panel is hidden; items are kept for the same series names and reused for others (a
 pyqtgraph curve costs about a millisecond of the GUI thread to make: one per pair of a 64-body pile, 2080, froze the
 window for seconds), and only get `setData` on views of the recording's arrays as frames arrive; click or drag on the
-time plot seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exporters).
+time plot seeks. The visible series export to CSV, the plot to PNG or SVG (drawn in memory, written atomically).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
-from PySide6.QtCore import QAbstractListModel, QFileInfo, QModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractListModel, QBuffer, QIODevice, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -1409,33 +1410,54 @@ class PlotsPanel(QWidget):
         io.write_atomic(path, write, "CSV")
 
     def export_image(self, path: str) -> None:
-        """Save the time plot as PNG (raster) or SVG (vector) by the file's extension."""
-        if str(path).lower().endswith(".svg"):
-            # pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes (pyqtgraph issue #3485): Qt's own SVG
-            # generator paints the plot instead
-            from PySide6.QtCore import QRectF, QSize
-            from PySide6.QtGui import QPainter
-            from PySide6.QtSvg import QSvgGenerator
-
-            rect = self.q_plot.sceneBoundingRect()
-            gen = QSvgGenerator()
-            gen.setFileName(str(path))
-            gen.setSize(QSize(int(rect.width()), int(rect.height())))
-            gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-            gen.setTitle(self.mode)
-            painter = QPainter(gen)
-            try:
-                self.q_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-            finally:
-                painter.end()
-            if not QFileInfo(str(path)).exists():
-                raise OSError(f"cannot write '{path}'")
+        """Save the time plot as PNG (raster) or SVG (vector) by the file's extension: drawn in memory, then written
+        atomically (core.io.write_atomic: the old file stays whole when the new one cannot be written). A
+        LinkwrightError says why it cannot be ("no such folder", "it is a folder", a name of another kind)."""
+        p = Path(path)
+        kind = p.suffix.lower()
+        if kind not in (".png", ".svg"):
+            raise LinkwrightError("", f"'{path}': the plot is saved as PNG or SVG: give the file a .png or .svg name")
+        if not p.parent.exists():
+            raise LinkwrightError("", f"cannot write '{path}': no such folder '{p.parent}'")
+        if not p.parent.is_dir():
+            raise LinkwrightError("", f"cannot write '{path}': '{p.parent}' is not a folder")
+        if kind == ".svg":
+            data = self._svg_bytes()
         else:
             exporter = pg.exporters.ImageExporter(self.q_plot)
             exporter.parameters()["width"] = max(int(self.q_widget.width()), 800)
-            if not exporter.export(str(path)):  # (QImage.save's False: no folder, no permission, no known suffix)
-                raise OSError("the image could not be written (a folder that does not exist or cannot be written, "
-                              "or a name without .png or .svg)")
+            img = exporter.export(toBytes=True)
+            buf = QBuffer()
+            buf.open(QIODevice.OpenModeFlag.WriteOnly)
+            if img is None or img.isNull() or not img.save(buf, "PNG"):
+                raise LinkwrightError("", f"cannot write '{path}': the image could not be encoded")
+            data = bytes(buf.data())
+        io.write_atomic(path, lambda fh: fh.write(data), "", binary=True, suffix=kind)
+
+    def _svg_bytes(self) -> bytes:
+        """The time plot as an SVG document. pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes
+        (pyqtgraph issue #3485): Qt's own SVG generator paints the plot instead, into memory (painting into a file
+        that could not be opened gave no error but about 150 'Painter not active' warnings)."""
+        from PySide6.QtCore import QRectF, QSize
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        rect = self.q_plot.sceneBoundingRect()
+        buf = QBuffer()
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        gen = QSvgGenerator()
+        gen.setOutputDevice(buf)
+        gen.setSize(QSize(int(rect.width()), int(rect.height())))
+        gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        gen.setTitle(self.mode)
+        painter = QPainter()
+        if not painter.begin(gen):
+            raise LinkwrightError("", "the plot could not be drawn as SVG")
+        try:
+            self.q_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        finally:
+            painter.end()
+        return bytes(buf.data())
 
     def _ask_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export series", "series.csv", "CSV (*.csv)")

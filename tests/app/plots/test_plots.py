@@ -543,3 +543,54 @@ def test_view_all_fits_the_whole_run_after_a_zoom_as_the_a_button_does(make_wind
     assert a0 == pytest.approx(x0, abs=0.01) and a1 == pytest.approx(x1, abs=0.01), vb.viewRange()
     assert b0 == pytest.approx(y0, abs=0.01) and b1 == pytest.approx(y1, abs=0.01), vb.viewRange()
 
+
+def test_a_plot_image_is_written_whole_or_not_at_all_with_the_reason(win, dialogs, tmp_path, monkeypatch, qtlog):
+    """Plots > Image... as SVG: a folder of the name, or an old file the writer could not replace, was 'saved' with no
+    word (only a check that the file existed after painting); a missing folder said "cannot write 'X': cannot write
+    'X'" and Qt printed about 150 'Painter not active' warnings; .jpg and .bmp were written although the dialog offers
+    PNG or SVG; the SVG was painted over the old file in place. Now the image is drawn in memory and written
+    atomically (core.io.write_atomic), a failure said once with its reason, the old file kept."""
+    import os
+    import xml.etree.ElementTree as ET
+
+    plots = win.plots
+
+    def export(path) -> str:
+        """The warning the export gave ('' when none)."""
+        n = len(dialogs.calls)
+        plots._export(plots.export_image, str(path))
+        shown = [c for c in dialogs.calls[n:] if c[0] == "warning"]
+        return shown[0][2] if shown else ""
+
+    (tmp_path / "dir.svg").mkdir()
+    assert export(tmp_path / "dir.svg") == f"Cannot write '{tmp_path / 'dir.svg'}': it is a folder"
+    assert export(tmp_path / "dir.svg" / "no" / "p.svg") == (
+        f"Cannot write '{tmp_path / 'dir.svg' / 'no' / 'p.svg'}': no such folder '{tmp_path / 'dir.svg' / 'no'}'")
+    (tmp_path / "file.txt").write_text("a file")
+    why = export(tmp_path / "file.txt" / "p.svg")
+    assert why.startswith(f"Cannot write '{tmp_path / 'file.txt' / 'p.svg'}': ") and why.count("p.svg") == 1, why
+    assert "folder" in why, why
+    for name in ("p.jpg", "p.bmp", "p.pdf"):
+        assert export(tmp_path / name) == f"'{tmp_path / name}': the plot is saved as PNG or SVG: give the file " \
+                                          f"a .png or .svg name", name
+        assert not (tmp_path / name).exists()
+    for name in ("old.svg", "old.png"):  # the writer fails: the old file is kept whole
+        old = tmp_path / name
+        old.write_text("OLD")
+
+        def refuse(src, dst):
+            raise PermissionError(13, "Permission denied")
+
+        with monkeypatch.context() as m:
+            m.setattr(os, "replace", refuse)
+            assert export(old) == f"Cannot write '{old}': Permission denied"
+        assert old.read_text() == "OLD" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["dir.svg", "file.txt", "old.svg"] + (["old.png"] if name == "old.png" else []))  # (no part file left)
+    assert not [r for r in qtlog.records if "Painter" in r.message or "QPainter" in r.message]
+    assert export(tmp_path / "old.svg") == "" and export(tmp_path / "old.png") == ""  # written over the old ones
+    root = ET.parse(tmp_path / "old.svg").getroot()
+    assert root.tag.endswith("svg") and len(list(root.iter())) > 10
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(tmp_path / "old.png"))
+    assert not img.isNull() and img.width() >= 800
