@@ -331,19 +331,40 @@ def axis_label(axis: str) -> tuple[str, str]:
     return axis, ""
 
 
+def _readout_rounded(v: float, span: float) -> tuple[float, int]:
+    """v (finite) rounded to a ten-thousandth of span, and its significant digits (0 for 0); four digits when span
+    is none."""
+    if not (math.isfinite(span) and span > 0):
+        return (v, 4) if v else (0.0, 0)
+    step = 10.0 ** (math.floor(math.log10(span)) - 4)
+    r = round(v / step) * step
+    if r == 0:
+        return 0.0, 0
+    return r, max(1, math.floor(math.log10(abs(r))) - math.floor(math.log10(step)) + 1)
+
+
 def readout_number(v: float, span: float) -> str:
     """v written to a ten-thousandth of span (the axis's), as '%g' writes it: 10.52 on a 150 N axis, 0 for -1.2e-13
     on a 420 mm one, 3.216e-12 for 3.2156e-12 on a 1e-11 one."""
     if not math.isfinite(v):
         return str(v)
-    if not (math.isfinite(span) and span > 0):
-        return f"{v:.4g}"
-    step = 10.0 ** (math.floor(math.log10(span)) - 4)
-    r = round(v / step) * step
-    if r == 0:
-        return "0"
-    digits = max(1, math.floor(math.log10(abs(r))) - math.floor(math.log10(step)) + 1)  # (significant)
-    return f"{r:.{digits}g}"
+    r, digits = _readout_rounded(v, span)
+    return f"{r:.{digits}g}" if digits else "0"
+
+
+def readout_quantity(v: float, span: float, unit: str, zero_prefix: str = "") -> str:
+    """v in an SI `unit` written with the prefix of its own size, to a ten-thousandth of span (readout_number's
+    digits): '10.5 N' on an axis spanning 1.5 kN (the axis's prefix gave '0.0105 kN'), '1.5203 kN', '12.3 mm'; 0 in
+    the unit with zero_prefix (the axis's: '0 mm' beside an axis in mm)."""
+    if not math.isfinite(v):
+        return f"{v} {unit}"
+    r, digits = _readout_rounded(v, span)
+    if not digits:
+        return f"0 {zero_prefix}{unit}"
+    scale, prefix = pg.siScale(r)
+    x = r * scale
+    digits = max(digits, math.floor(math.log10(abs(x))) + 1)  # (all of its integer digits: never '1.5e+02')
+    return f"{x:.{digits}g} {prefix}{unit}"
 
 
 def _pen(i: int, dashed: bool = False, thin: bool = False):
@@ -717,7 +738,7 @@ class PlotsPanel(QWidget):
         self._label_lengths: dict[tuple, float] = {}  # the y axis's whole label by text, unit and prefix: its length
         for sig in (self.q_plot.getViewBox().sigResized, self.q_plot.getViewBox().sigYRangeChanged):
             sig.connect(lambda *_a: self._fit_axis_label())
-        # (the axis's prefix follows its range: the readout is written in it)
+        # (the readout's digits follow the axis's span)
         self.q_plot.getViewBox().sigYRangeChanged.connect(lambda *_a: self._write_readout())
         rec.cleared.connect(self._on_cleared)
         rec.began.connect(self._on_began)
@@ -1337,24 +1358,26 @@ class PlotsPanel(QWidget):
         self._write_readout()
 
     def _write_readout(self) -> None:
-        """The values of the first four series shown at the cursor, in the y axis's unit and prefix (a gap in mm when
-        the axis says mm), each to a ten-thousandth of the axis's span (float noise far below it reads 0)."""
+        """The values of the first four series shown at the cursor, each to a ten-thousandth of the y axis's span
+        (float noise far below it reads 0): in an SI unit with the prefix of the value's own size (a resting 10.5 N
+        on an axis in kN, whose prefix the impact peaks set, read '0.0105 kN'; readout_quantity), in any other unit
+        as plain numbers with the unit once at the end."""
         q, t = self.quantity(), self.recording.time_at()
         if q is None or t is None or not self.recording.count:
             return
         text, si = axis_label(q.axis)
         ax = self.q_plot.getAxis("left")
-        if si:
-            scale = ax.autoSIPrefixScale if ax.autoSIPrefix else 1.0
-            unit = (ax.labelUnitPrefix if scale != 1.0 else "") + si
-        else:
-            scale, unit = 1.0, (text.rsplit("[", 1)[1].rstrip("]") if text.endswith("]") and "[" in text else "")
+        zero = ax.labelUnitPrefix if si and ax.autoSIPrefix and ax.autoSIPrefixScale != 1.0 else ""
+        unit = "" if si else (text.rsplit("[", 1)[1].rstrip("]") if text.endswith("]") and "[" in text else "")
         y0, y1 = self.q_plot.getViewBox().viewRange()[1]
-        span = abs(y1 - y0) * scale
+        span = abs(y1 - y0)
         parts = []
         for lab in self.visible_series()[:4]:
             v = self.value_at_cursor(lab)
-            parts.append(f"{lab} {readout_number(v * scale, span) if v is not None else '–'}")
+            if v is None:
+                parts.append(f"{lab} –")
+            else:
+                parts.append(f"{lab} {readout_quantity(v, span, si, zero) if si else readout_number(v, span)}")
         head = f"t = {time_text(t, self.recording.step, significant=4)} s: "
         self.readout.setText(head + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
         self._readout_holder.fit()

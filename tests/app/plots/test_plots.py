@@ -297,31 +297,34 @@ def test_in_a_low_plot_the_y_axis_says_its_unit(make_window, qtbot):
     qtbot.waitUntil(lambda: plots.q_plot.getAxis("left").labelText == "normal force", timeout=5000)  # room again
 
 
-def test_the_readout_is_in_the_axis_unit_without_float_noise(make_window, qtbot):
-    """The pile's gap axis is in mm; the readout said "ball1/floor -1.249e-16 ... m": it says the values in the
-    axis's unit, to a ten-thousandth of the axis's span, float noise as 0."""
+def test_the_readout_gives_each_value_in_its_own_prefix_without_float_noise(make_window, qtbot):
+    """The pile's gap axis is in mm; the readout said "ball1/floor -1.249e-16 ... m": it says each value with the SI
+    prefix of its own size, to a ten-thousandth of the axis's span, float noise as 0 in the axis's unit."""
     w = _shown_run(make_window, qtbot, "contact_pile.json")
     pb, plots = w.playback, w.plots
     pb.seek_time(0.54)  # every body resting: the gaps in contact are float noise around 0
     ax = plots.q_plot.getAxis("left")
-    for mode, unit, scale in (("gap", "mm", 1e3), ("normal force", "N", 1.0), ("energy", "J", 1.0)):
+    for mode, unit, base in (("gap", "mm", "m"), ("normal force", "N", "N"), ("energy", "J", "J")):
         plots.set_mode(mode)
-        qtbot.waitUntil(lambda: f"({unit})" in ax.labelString(), timeout=5000)  # the axis's unit...
+        qtbot.waitUntil(lambda: f"({unit})" in ax.labelString(), timeout=5000)
         text = plots.readout.text()
-        assert text.startswith("t = 0.54 s: ") and text.endswith(f" {unit}"), text  # ... is the readout's
-        assert "e-" not in text, text
+        assert text.startswith("t = 0.54 s: ") and "e-" not in text and "e+" not in text, text
         y0, y1 = plots.q_plot.getViewBox().viewRange()[1]
-        step = 10.0 ** (math.floor(math.log10((y1 - y0) * scale)) - 4)
-        shown = text[len("t = 0.54 s: "):-len(unit) - 1].split(", ")
+        step = 10.0 ** (math.floor(math.log10(y1 - y0)) - 4)
+        shown = _readout_parts(plots)
         assert len(shown) == min(4, len(plots.visible_series()))
         for part in shown:
-            lab, value = part.rsplit(" ", 1)
-            v = plots.value_at_cursor(lab) * scale
-            assert abs(float(value) - v) <= step / 2 + 1e-12, (part, v)
+            lab, value, u = part.rsplit(" ", 2)
+            v = plots.value_at_cursor(lab)
+            assert u.endswith(base), part
+            factor = {"": 1.0, "m": 1e-3, "µ": 1e-6, "k": 1e3}[u[:-len(base)]]
+            assert abs(float(value) * factor - v) <= step / 2 + 1e-12, (part, v)
             if abs(v) < step / 2:
-                assert value == "0", part
+                assert value == "0" and u == unit, part  # (0 in the axis's unit)
+            else:
+                assert 1.0 <= abs(float(value)) < 1000.0, part  # (its own prefix)
     plots.set_mode("gap")
-    assert "ball1/floor 0" in plots.readout.text()  # (-1.2e-16 m)
+    assert "ball1/floor 0 mm" in plots.readout.text()  # (-1.2e-16 m)
     from app.plots.panel import readout_number
 
     assert readout_number(10.5234, 150.0) == "10.52" and readout_number(-1.249e-13, 420.0) == "0"
@@ -436,7 +439,7 @@ def test_numerical_noise_is_drawn_flat_and_said_and_a_small_residual_keeps_its_s
         assert ax.labelUnits == unit and ax.labelUnitPrefix == "" and ax.autoSIPrefixScale == 1.0, ax.labelString()
         assert "0" in ticks() and not any("e" in t for t in ticks()), (mode, ticks())
         assert plots.q_plot.titleLabel.text.endswith(f" — numerical noise below {res} {unit}, drawn as 0"), mode
-        assert all(part.endswith(" 0") for part in plots.readout.text()[:-len(unit) - 1].split(", ")), mode
+        assert all(part.endswith(f" 0 {unit}") for part in _readout_parts(plots)), (mode, plots.readout.text())
     plots.set_mode("normal force")  # (5 N: drawn as it is, and the title says no more than the quantity)
     qtbot.wait(20)
     assert plots.q_plot.titleLabel.text == "normal force" and vb.viewRange()[1][1] > 4.5
@@ -542,6 +545,31 @@ def test_view_all_fits_the_whole_run_after_a_zoom_as_the_a_button_does(make_wind
     (a0, a1), (b0, b1) = vb.viewRange()
     assert a0 == pytest.approx(x0, abs=0.01) and a1 == pytest.approx(x1, abs=0.01), vb.viewRange()
     assert b0 == pytest.approx(y0, abs=0.01) and b1 == pytest.approx(y1, abs=0.01), vb.viewRange()
+
+
+def test_a_resting_force_reads_in_newtons_on_an_axis_in_kilonewtons(make_window, qtbot):
+    """The readout followed the y axis's prefix: with impact peaks of 1.5 kN the pile's resting forces of about 10 N
+    read '0.0105 kN'. Each value is written with the SI prefix of its own size, to a ten-thousandth of the axis's
+    span (readout_number): '10.5 N' on an axis spanning 1.5 kN."""
+    w = _shown_run(make_window, qtbot, "contact_pile.json")
+    pb, plots = w.playback, w.plots
+    pb.seek_time(0.54)  # every body resting
+    plots.set_mode("normal force")
+    vb, ax = plots.q_plot.getViewBox(), plots.q_plot.getAxis("left")
+    vb.setYRange(-100.0, 1500.0, padding=0)  # an axis in kN (the peaks of a longer pile's impacts)
+    qtbot.waitUntil(lambda: ax.labelUnitPrefix == "k", timeout=5000)
+    parts = _readout_parts(plots)
+    assert len(parts) == min(4, len(plots.visible_series())) and plots.readout.text().endswith(" N"), parts
+    for part in parts:
+        lab, value, unit = part.rsplit(" ", 2)
+        v = plots.value_at_cursor(lab)
+        assert 1.0 < v < 1000.0 and unit == "N", (part, v)  # (resting weights of a few newtons)
+        assert abs(float(value) - v) <= 0.05 + 1e-9, (part, v)  # to 0.1 N: a ten-thousandth of 1.6 kN
+    from app.plots.panel import readout_quantity
+
+    assert readout_quantity(10.5234, 1500.0, "N") == "10.5 N" and readout_quantity(1520.34, 1500.0, "N") == "1.5203 kN"
+    assert readout_quantity(-1.249e-16, 0.42, "m", "m") == "0 mm" and readout_quantity(0.0123, 0.42, "m") == "12.3 mm"
+    assert readout_quantity(0.1234567, 0.42, "N m") == "123.46 mN m" and readout_quantity(0.0, 1.0, "J") == "0 J"
 
 
 def test_a_plot_image_is_written_whole_or_not_at_all_with_the_reason(win, dialogs, tmp_path, monkeypatch, qtlog):
