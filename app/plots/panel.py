@@ -26,8 +26,10 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
 from PySide6.QtCore import QAbstractListModel, QBuffer, QIODevice, QModelIndex, Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
+    QGraphicsTextItem,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -108,7 +110,7 @@ class _PlacedLegend(pg.LegendItem):
     view allows (fit), and cannot be dragged (pyqtgraph's legend re-anchors itself where a drag drops it, which could
     be over the curves again)."""
 
-    def __init__(self, plot: pg.PlotItem, widget: QWidget) -> None:
+    def __init__(self, plot: pg.PlotItem, widget: QWidget, many: str = "") -> None:
         super().__init__(labelTextColor=_FG, frame=False)
         self.plot_widget = widget  # the plot's widget: the legend takes at most LEGEND_SHARE of its width
         self.slot = pg.GraphicsWidget()
@@ -123,6 +125,13 @@ class _PlacedLegend(pg.LegendItem):
         self._slot_height = -1.0  # the column's height the legend's layout was fitted to (_on_slot_geometry)
         self.slot.geometryChanged.connect(self._on_slot_geometry)
         self.key: tuple | None = None  # the curves it lists now (None: to be listed again)
+        # more curves drawn than it names: a note in its column says how many and where they are named ('35 curves:
+        # named in the series list'; many: the words after the count; none: no note)
+        self.many = many
+        self.note = QGraphicsTextItem(self.slot)
+        self.note.setDefaultTextColor(QColor(_FG))
+        self.note.setVisible(False)
+        self._note = ""  # (the note's text)
 
     def mouseDragEvent(self, ev):  # noqa: N802 - Qt API
         ev.ignore()
@@ -144,15 +153,27 @@ class _PlacedLegend(pg.LegendItem):
                 for c in drawn:
                     self.addItem(c, labels.get(id(c), ""))
         shown = 0 < len(drawn) <= LEGEND_MAX
+        note = f"{len(drawn)} curves:<br>{self.many}" if self.many and len(drawn) > LEGEND_MAX else ""
+        if note != self._note:
+            self._note = note
+            self.note.setHtml(note)
+            self.note.setVisible(bool(note))
+            changed = True
         if changed or shown != self.isVisibleTo(self.slot):
             # (laid out again only when its names or visibility changed: a layout of the legend costs tens of
             # milliseconds of the GUI thread, and this runs at every redraw while a run's frames stream)
             self.setVisible(shown)
             self.fit()
 
+    def note_text(self) -> str:
+        """What the note in its column says (more curves drawn than it names), '' when there is none."""
+        return self.note.toPlainText().replace("\u2028", " ").replace("\n", " ") if self._note else ""
+
     def conceal(self) -> None:
         """Hide it (a new run is coming) and close its column; its names are kept for the same curves."""
         self.setVisible(False)
+        self._note = ""
+        self.note.setVisible(False)
         self.fit()
 
     def _set_slot_width(self, w: float) -> None:
@@ -172,8 +193,9 @@ class _PlacedLegend(pg.LegendItem):
         the column of the plot as wide as the legend (none while it is hidden)."""
         n = len(self.items)
         if not self.isVisible() or not n:
-            if self.slot.maximumWidth() != 0:
-                self._set_slot_width(0)
+            width = math.ceil(self.note.boundingRect().width()) + 4 if self._note else 0  # (the note's, or none)
+            if self.slot.maximumWidth() != width:
+                self._set_slot_width(width)
             return
         row = max(max(sample.height(), label.height()) for sample, label in self.items)
         height = self.slot.height()  # (0 until the plot is laid out: one column meanwhile)
@@ -634,7 +656,7 @@ class PlotsPanel(QWidget):
         self.q_plot = self.q_widget.getPlotItem()
         self.q_plot.setClipToView(True)  # long recordings: draw only what is in view, downsampled
         self.q_plot.setDownsampling(auto=True, mode="peak")
-        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget)  # (beside the view)
+        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget, many="named in the series list")  # (beside the view)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
         self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
@@ -977,6 +999,12 @@ class PlotsPanel(QWidget):
         """The names the time plot's legend shows (none while it is hidden)."""
         self._flush_curves()
         return self.q_legend.names()
+
+    def legend_note(self) -> str:
+        """What the time plot says in place of its legend when it draws more curves than the legend names ('' when
+        there is none)."""
+        self._flush_curves()
+        return self.q_legend.note_text()
 
     def _release(self, slots: dict) -> None:
         """The curves of these series leave them, hidden and empty, for other series (_take)."""
