@@ -374,16 +374,19 @@ def readout_number(v: float, span: float) -> str:
     return f"{r:.{digits}g}" if digits else "0"
 
 
-def readout_quantity(v: float, span: float, unit: str, zero_prefix: str = "") -> str:
-    """v in an SI `unit` written with the prefix of its own size, to a ten-thousandth of span (readout_number's
-    digits): '10.5 N' on an axis spanning 1.5 kN (the axis's prefix gave '0.0105 kN'), '1.5203 kN', '12.3 mm'; 0 in
-    the unit with zero_prefix (the axis's: '0 mm' beside an axis in mm)."""
+def readout_quantity(v: float, span: float, unit: str, axis_prefix: str = "") -> str:
+    """v in an SI `unit` to a ten-thousandth of span (readout_number's digits), with the axis's prefix when that writes
+    it from 0.1 to 1000 ('0.981 N' beside an axis in N), otherwise with the prefix of its own size ('10.5 N' on an axis
+    in kN, whose prefix the impact peaks set: it read '0.0105 kN'; '12.3 mm' beside an axis in m); 0 with the axis's
+    prefix ('0 mm')."""
     if not math.isfinite(v):
         return f"{v} {unit}"
     r, digits = _readout_rounded(v, span)
     if not digits:
-        return f"0 {zero_prefix}{unit}"
-    scale, prefix = pg.siScale(r)
+        return f"0 {axis_prefix}{unit}"
+    scale, prefix = 10.0 ** -pg.functions.SI_PREFIX_EXPONENTS.get(axis_prefix, 0), axis_prefix
+    if not 0.1 <= abs(r * scale) < 1000.0:
+        scale, prefix = pg.siScale(r)
     x = r * scale
     digits = max(digits, math.floor(math.log10(abs(x))) + 1)  # (all of its integer digits: never '1.5e+02')
     return f"{x:.{digits}g} {prefix}{unit}"
@@ -1387,15 +1390,15 @@ class PlotsPanel(QWidget):
 
     def _write_readout(self) -> None:
         """The values of the first four series shown at the cursor, each to a ten-thousandth of the y axis's span
-        (float noise far below it reads 0): in an SI unit with the prefix of the value's own size (a resting 10.5 N
-        on an axis in kN, whose prefix the impact peaks set, read '0.0105 kN'; readout_quantity), in any other unit
-        as plain numbers with the unit once at the end."""
+        (float noise far below it reads 0): in an SI unit each with its unit and a prefix that writes it from 0.1 to
+        1000, the axis's when it does (a resting 10.5 N on an axis in kN, whose prefix the impact peaks set, read
+        '0.0105 kN': readout_quantity); in any other unit as plain numbers, the unit once at the end."""
         q, t = self.quantity(), self.recording.time_at()
         if q is None or t is None or not self.recording.count:
             return
         text, si = axis_label(q.axis)
         ax = self.q_plot.getAxis("left")
-        zero = ax.labelUnitPrefix if si and ax.autoSIPrefix and ax.autoSIPrefixScale != 1.0 else ""
+        prefix = ax.labelUnitPrefix if si and ax.autoSIPrefix and ax.autoSIPrefixScale != 1.0 else ""
         unit = "" if si else (text.rsplit("[", 1)[1].rstrip("]") if text.endswith("]") and "[" in text else "")
         y0, y1 = self.q_plot.getViewBox().viewRange()[1]
         span = abs(y1 - y0)
@@ -1405,7 +1408,7 @@ class PlotsPanel(QWidget):
             if v is None:
                 parts.append(f"{lab} –")
             else:
-                parts.append(f"{lab} {readout_quantity(v, span, si, zero) if si else readout_number(v, span)}")
+                parts.append(f"{lab} {readout_quantity(v, span, si, prefix) if si else readout_number(v, span)}")
         head = f"t = {time_text(t, self.recording.step, significant=4)} s: "
         self.readout.setText(head + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
         self._readout_holder.fit()

@@ -322,7 +322,7 @@ def test_the_readout_gives_each_value_in_its_own_prefix_without_float_noise(make
             if abs(v) < step / 2:
                 assert value == "0" and u == unit, part  # (0 in the axis's unit)
             else:
-                assert 1.0 <= abs(float(value)) < 1000.0, part  # (its own prefix)
+                assert 0.1 <= abs(float(value)) < 1000.0, part  # (the axis's prefix, or its own)
     plots.set_mode("gap")
     assert "ball1/floor 0 mm" in plots.readout.text()  # (-1.2e-16 m)
     from app.plots.panel import readout_number
@@ -567,9 +567,12 @@ def test_a_resting_force_reads_in_newtons_on_an_axis_in_kilonewtons(make_window,
         assert abs(float(value) - v) <= 0.05 + 1e-9, (part, v)  # to 0.1 N: a ten-thousandth of 1.6 kN
     from app.plots.panel import readout_quantity
 
-    assert readout_quantity(10.5234, 1500.0, "N") == "10.5 N" and readout_quantity(1520.34, 1500.0, "N") == "1.5203 kN"
+    assert readout_quantity(10.5234, 1500.0, "N", "k") == "10.5 N"  # (0.0105 kN)
+    assert readout_quantity(1520.34, 1500.0, "N", "k") == "1.5203 kN" == readout_quantity(1520.34, 1500.0, "N")
+    assert readout_quantity(150.2, 1500.0, "N", "k") == "0.1502 kN" and readout_quantity(0.981, 1.2, "N") == "0.981 N"
     assert readout_quantity(-1.249e-16, 0.42, "m", "m") == "0 mm" and readout_quantity(0.0123, 0.42, "m") == "12.3 mm"
-    assert readout_quantity(0.1234567, 0.42, "N m") == "123.46 mN m" and readout_quantity(0.0, 1.0, "J") == "0 J"
+    assert readout_quantity(0.0523, 0.42, "N m", "m") == "52.3 mN m" and readout_quantity(0.0, 1.0, "J") == "0 J"
+    assert readout_quantity(2.5e-7, 1e-6, "m", "µ") == "0.25 µm" and readout_quantity(2e4, 1e5, "N") == "20 kN"
 
 
 def test_a_plot_image_is_written_whole_or_not_at_all_with_the_reason(win, dialogs, tmp_path, monkeypatch, qtlog):
