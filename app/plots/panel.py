@@ -8,7 +8,7 @@ series that is shown (a contact pair's once the pair has been in contact range),
 at a time, and not while the panel is hidden; items are kept for the same series names and reused for others (a
 pyqtgraph curve costs about a millisecond of the GUI thread to make: one per pair of a 64-body pile, 2080, froze the
 window for seconds), and only get `setData` on views of the recording's arrays as frames arrive; click or drag on the
-time plot seeks. The visible series export to CSV, the plot to PNG or SVG (pyqtgraph's exporters).
+time plot seeks. The visible series export to CSV, the plot to PNG or SVG (drawn in memory, written atomically).
 """
 
 from __future__ import annotations
@@ -19,14 +19,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
-from PySide6.QtCore import QAbstractListModel, QFileInfo, QModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractListModel, QBuffer, QIODevice, QModelIndex, Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
+    QGraphicsTextItem,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -107,7 +110,7 @@ class _PlacedLegend(pg.LegendItem):
     view allows (fit), and cannot be dragged (pyqtgraph's legend re-anchors itself where a drag drops it, which could
     be over the curves again)."""
 
-    def __init__(self, plot: pg.PlotItem, widget: QWidget) -> None:
+    def __init__(self, plot: pg.PlotItem, widget: QWidget, many: str = "") -> None:
         super().__init__(labelTextColor=_FG, frame=False)
         self.plot_widget = widget  # the plot's widget: the legend takes at most LEGEND_SHARE of its width
         self.slot = pg.GraphicsWidget()
@@ -122,6 +125,13 @@ class _PlacedLegend(pg.LegendItem):
         self._slot_height = -1.0  # the column's height the legend's layout was fitted to (_on_slot_geometry)
         self.slot.geometryChanged.connect(self._on_slot_geometry)
         self.key: tuple | None = None  # the curves it lists now (None: to be listed again)
+        # more curves drawn than it names: a note in its column says how many and where they are named ('35 curves:
+        # named in the series list'; many: the words after the count; none: no note)
+        self.many = many
+        self.note = QGraphicsTextItem(self.slot)
+        self.note.setDefaultTextColor(QColor(_FG))
+        self.note.setVisible(False)
+        self._note = ""  # (the note's text)
 
     def mouseDragEvent(self, ev):  # noqa: N802 - Qt API
         ev.ignore()
@@ -143,15 +153,27 @@ class _PlacedLegend(pg.LegendItem):
                 for c in drawn:
                     self.addItem(c, labels.get(id(c), ""))
         shown = 0 < len(drawn) <= LEGEND_MAX
+        note = f"{len(drawn)} curves:<br>{self.many}" if self.many and len(drawn) > LEGEND_MAX else ""
+        if note != self._note:
+            self._note = note
+            self.note.setHtml(note)
+            self.note.setVisible(bool(note))
+            changed = True
         if changed or shown != self.isVisibleTo(self.slot):
             # (laid out again only when its names or visibility changed: a layout of the legend costs tens of
             # milliseconds of the GUI thread, and this runs at every redraw while a run's frames stream)
             self.setVisible(shown)
             self.fit()
 
+    def note_text(self) -> str:
+        """What the note in its column says (more curves drawn than it names), '' when there is none."""
+        return self.note.toPlainText().replace("\u2028", " ").replace("\n", " ") if self._note else ""
+
     def conceal(self) -> None:
         """Hide it (a new run is coming) and close its column; its names are kept for the same curves."""
         self.setVisible(False)
+        self._note = ""
+        self.note.setVisible(False)
         self.fit()
 
     def _set_slot_width(self, w: float) -> None:
@@ -171,8 +193,9 @@ class _PlacedLegend(pg.LegendItem):
         the column of the plot as wide as the legend (none while it is hidden)."""
         n = len(self.items)
         if not self.isVisible() or not n:
-            if self.slot.maximumWidth() != 0:
-                self._set_slot_width(0)
+            width = math.ceil(self.note.boundingRect().width()) + 4 if self._note else 0  # (the note's, or none)
+            if self.slot.maximumWidth() != width:
+                self._set_slot_width(width)
             return
         row = max(max(sample.height(), label.height()) for sample, label in self.items)
         height = self.slot.height()  # (0 until the plot is laid out: one column meanwhile)
@@ -330,19 +353,43 @@ def axis_label(axis: str) -> tuple[str, str]:
     return axis, ""
 
 
+def _readout_rounded(v: float, span: float) -> tuple[float, int]:
+    """v (finite) rounded to a ten-thousandth of span, and its significant digits (0 for 0); four digits when span
+    is none."""
+    if not (math.isfinite(span) and span > 0):
+        return (v, 4) if v else (0.0, 0)
+    step = 10.0 ** (math.floor(math.log10(span)) - 4)
+    r = round(v / step) * step
+    if r == 0:
+        return 0.0, 0
+    return r, max(1, math.floor(math.log10(abs(r))) - math.floor(math.log10(step)) + 1)
+
+
 def readout_number(v: float, span: float) -> str:
     """v written to a ten-thousandth of span (the axis's), as '%g' writes it: 10.52 on a 150 N axis, 0 for -1.2e-13
     on a 420 mm one, 3.216e-12 for 3.2156e-12 on a 1e-11 one."""
     if not math.isfinite(v):
         return str(v)
-    if not (math.isfinite(span) and span > 0):
-        return f"{v:.4g}"
-    step = 10.0 ** (math.floor(math.log10(span)) - 4)
-    r = round(v / step) * step
-    if r == 0:
-        return "0"
-    digits = max(1, math.floor(math.log10(abs(r))) - math.floor(math.log10(step)) + 1)  # (significant)
-    return f"{r:.{digits}g}"
+    r, digits = _readout_rounded(v, span)
+    return f"{r:.{digits}g}" if digits else "0"
+
+
+def readout_quantity(v: float, span: float, unit: str, axis_prefix: str = "") -> str:
+    """v in an SI `unit` to a ten-thousandth of span (readout_number's digits), with the axis's prefix when that writes
+    it from 0.1 to 1000 ('0.981 N' beside an axis in N), otherwise with the prefix of its own size ('10.5 N' on an axis
+    in kN, whose prefix the impact peaks set: it read '0.0105 kN'; '12.3 mm' beside an axis in m); 0 with the axis's
+    prefix ('0 mm')."""
+    if not math.isfinite(v):
+        return f"{v} {unit}"
+    r, digits = _readout_rounded(v, span)
+    if not digits:
+        return f"0 {axis_prefix}{unit}"
+    scale, prefix = 10.0 ** -pg.functions.SI_PREFIX_EXPONENTS.get(axis_prefix, 0), axis_prefix
+    if not 0.1 <= abs(r * scale) < 1000.0:
+        scale, prefix = pg.siScale(r)
+    x = r * scale
+    digits = max(digits, math.floor(math.log10(abs(x))) + 1)  # (all of its integer digits: never '1.5e+02')
+    return f"{x:.{digits}g} {prefix}{unit}"
 
 
 def _pen(i: int, dashed: bool = False, thin: bool = False):
@@ -420,6 +467,17 @@ class _View(pg.ViewBox):
                 half = 0.1 * abs(v) or 1.0
                 bounds[ax] = [v - half, v + half]
         return bounds
+
+    def autoRange(self, padding=None, items=None, item=None):  # noqa: N802 - pyqtgraph API
+        """Fit the view to all its data (right-click > View All), as the "A" button does: the automatic range on
+        again, fitted now. pyqtgraph's autoRange fits the items' bounding rectangles, which for curves clipped to the
+        view (setClipToView) are the part in view: after a zoom it kept the zoomed time range, and the flat part of a
+        gap in view spanned ±1 m."""
+        if items is not None or item is not None or padding is not None:
+            super().autoRange(padding=padding, items=items, item=item)
+            return
+        self.enableAutoRange()
+        self.updateAutoRange()
 
 
 class _Axis(pg.AxisItem):
@@ -601,7 +659,7 @@ class PlotsPanel(QWidget):
         self.q_plot = self.q_widget.getPlotItem()
         self.q_plot.setClipToView(True)  # long recordings: draw only what is in view, downsampled
         self.q_plot.setDownsampling(auto=True, mode="peak")
-        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget)  # (beside the view)
+        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget, many="named in the series list")  # (beside the view)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
         self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
@@ -705,7 +763,7 @@ class PlotsPanel(QWidget):
         self._label_lengths: dict[tuple, float] = {}  # the y axis's whole label by text, unit and prefix: its length
         for sig in (self.q_plot.getViewBox().sigResized, self.q_plot.getViewBox().sigYRangeChanged):
             sig.connect(lambda *_a: self._fit_axis_label())
-        # (the axis's prefix follows its range: the readout is written in it)
+        # (the readout's digits follow the axis's span)
         self.q_plot.getViewBox().sigYRangeChanged.connect(lambda *_a: self._write_readout())
         rec.cleared.connect(self._on_cleared)
         rec.began.connect(self._on_began)
@@ -945,6 +1003,12 @@ class PlotsPanel(QWidget):
         self._flush_curves()
         return self.q_legend.names()
 
+    def legend_note(self) -> str:
+        """What the time plot says in place of its legend when it draws more curves than the legend names ('' when
+        there is none)."""
+        self._flush_curves()
+        return self.q_legend.note_text()
+
     def _release(self, slots: dict) -> None:
         """The curves of these series leave them, hidden and empty, for other series (_take)."""
         for c in slots.values():
@@ -1095,6 +1159,9 @@ class PlotsPanel(QWidget):
         self._show_checks(q)
         self._update_curves()
         self.q_plot.enableAutoRange()
+        # (the readout names the first four series shown: rewritten now, not when the cursor or the y range next
+        # changes; unticking C left "C 0.573" in it)
+        self._write_readout()
 
     def _scan_active(self) -> None:
         """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run): the
@@ -1322,24 +1389,26 @@ class PlotsPanel(QWidget):
         self._write_readout()
 
     def _write_readout(self) -> None:
-        """The values of the first four series shown at the cursor, in the y axis's unit and prefix (a gap in mm when
-        the axis says mm), each to a ten-thousandth of the axis's span (float noise far below it reads 0)."""
+        """The values of the first four series shown at the cursor, each to a ten-thousandth of the y axis's span
+        (float noise far below it reads 0): in an SI unit each with its unit and a prefix that writes it from 0.1 to
+        1000, the axis's when it does (a resting 10.5 N on an axis in kN, whose prefix the impact peaks set, read
+        '0.0105 kN': readout_quantity); in any other unit as plain numbers, the unit once at the end."""
         q, t = self.quantity(), self.recording.time_at()
         if q is None or t is None or not self.recording.count:
             return
         text, si = axis_label(q.axis)
         ax = self.q_plot.getAxis("left")
-        if si:
-            scale = ax.autoSIPrefixScale if ax.autoSIPrefix else 1.0
-            unit = (ax.labelUnitPrefix if scale != 1.0 else "") + si
-        else:
-            scale, unit = 1.0, (text.rsplit("[", 1)[1].rstrip("]") if text.endswith("]") and "[" in text else "")
+        prefix = ax.labelUnitPrefix if si and ax.autoSIPrefix and ax.autoSIPrefixScale != 1.0 else ""
+        unit = "" if si else (text.rsplit("[", 1)[1].rstrip("]") if text.endswith("]") and "[" in text else "")
         y0, y1 = self.q_plot.getViewBox().viewRange()[1]
-        span = abs(y1 - y0) * scale
+        span = abs(y1 - y0)
         parts = []
         for lab in self.visible_series()[:4]:
             v = self.value_at_cursor(lab)
-            parts.append(f"{lab} {readout_number(v * scale, span) if v is not None else '–'}")
+            if v is None:
+                parts.append(f"{lab} –")
+            else:
+                parts.append(f"{lab} {readout_quantity(v, span, si, prefix) if si else readout_number(v, span)}")
         head = f"t = {time_text(t, self.recording.step, significant=4)} s: "
         self.readout.setText(head + ", ".join(parts) + (f" {unit}" if unit and parts else ""))
         self._readout_holder.fit()
@@ -1395,33 +1464,54 @@ class PlotsPanel(QWidget):
         io.write_atomic(path, write, "CSV")
 
     def export_image(self, path: str) -> None:
-        """Save the time plot as PNG (raster) or SVG (vector) by the file's extension."""
-        if str(path).lower().endswith(".svg"):
-            # pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes (pyqtgraph issue #3485): Qt's own SVG
-            # generator paints the plot instead
-            from PySide6.QtCore import QRectF, QSize
-            from PySide6.QtGui import QPainter
-            from PySide6.QtSvg import QSvgGenerator
-
-            rect = self.q_plot.sceneBoundingRect()
-            gen = QSvgGenerator()
-            gen.setFileName(str(path))
-            gen.setSize(QSize(int(rect.width()), int(rect.height())))
-            gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-            gen.setTitle(self.mode)
-            painter = QPainter(gen)
-            try:
-                self.q_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-            finally:
-                painter.end()
-            if not QFileInfo(str(path)).exists():
-                raise OSError(f"cannot write '{path}'")
+        """Save the time plot as PNG (raster) or SVG (vector) by the file's extension: drawn in memory, then written
+        atomically (core.io.write_atomic: the old file stays whole when the new one cannot be written). A
+        LinkwrightError says why it cannot be ("no such folder", "it is a folder", a name of another kind)."""
+        p = Path(path)
+        kind = p.suffix.lower()
+        if kind not in (".png", ".svg"):
+            raise LinkwrightError("", f"'{path}': the plot is saved as PNG or SVG: give the file a .png or .svg name")
+        if not p.parent.exists():
+            raise LinkwrightError("", f"cannot write '{path}': no such folder '{p.parent}'")
+        if not p.parent.is_dir():
+            raise LinkwrightError("", f"cannot write '{path}': '{p.parent}' is not a folder")
+        if kind == ".svg":
+            data = self._svg_bytes()
         else:
             exporter = pg.exporters.ImageExporter(self.q_plot)
             exporter.parameters()["width"] = max(int(self.q_widget.width()), 800)
-            if not exporter.export(str(path)):  # (QImage.save's False: no folder, no permission, no known suffix)
-                raise OSError("the image could not be written (a folder that does not exist or cannot be written, "
-                              "or a name without .png or .svg)")
+            img = exporter.export(toBytes=True)
+            buf = QBuffer()
+            buf.open(QIODevice.OpenModeFlag.WriteOnly)
+            if img is None or img.isNull() or not img.save(buf, "PNG"):
+                raise LinkwrightError("", f"cannot write '{path}': the image could not be encoded")
+            data = bytes(buf.data())
+        io.write_atomic(path, lambda fh: fh.write(data), "", binary=True, suffix=kind)
+
+    def _svg_bytes(self) -> bytes:
+        """The time plot as an SVG document. pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes
+        (pyqtgraph issue #3485): Qt's own SVG generator paints the plot instead, into memory (painting into a file
+        that could not be opened gave no error but about 150 'Painter not active' warnings)."""
+        from PySide6.QtCore import QRectF, QSize
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        rect = self.q_plot.sceneBoundingRect()
+        buf = QBuffer()
+        buf.open(QIODevice.OpenModeFlag.WriteOnly)
+        gen = QSvgGenerator()
+        gen.setOutputDevice(buf)
+        gen.setSize(QSize(int(rect.width()), int(rect.height())))
+        gen.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+        gen.setTitle(self.mode)
+        painter = QPainter()
+        if not painter.begin(gen):
+            raise LinkwrightError("", "the plot could not be drawn as SVG")
+        try:
+            self.q_widget.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+        finally:
+            painter.end()
+        return bytes(buf.data())
 
     def _ask_csv(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export series", "series.csv", "CSV (*.csv)")

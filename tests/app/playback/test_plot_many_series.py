@@ -165,6 +165,13 @@ def test_more_curves_than_the_legend_names_are_drawn_1px_wide(make_window, qtbot
     drawn = looks()
     assert len(drawn) == N and not plots.legend_names()
     assert {w for w, *_rest in drawn.values()} == {1.0}  # before: {2.0}
+    # in the legend's place a note says why there is none (there was nothing: ut2 H7), beside the view
+    assert plots.legend_note() == f"{N} curves: named in the series list"
+    qtbot.wait(50)  # (the plot's layout settles)
+    note = plots.q_legend.note.mapRectToScene(plots.q_legend.note.boundingRect())
+    view = plots.q_plot.getViewBox().sceneBoundingRect()
+    assert note.left() >= view.right() and note.width() > 0, (note, view)
+    assert plots.q_widget.mapToScene(plots.q_widget.viewport().rect()).boundingRect().contains(note)
     assert all(v == expected(lab, True) for lab, v in drawn.items()), drawn
 
     # unticked down to the legend's sixteen: 2 px again (the same items), named in the legend
@@ -172,7 +179,8 @@ def test_more_curves_than_the_legend_names_are_drawn_1px_wide(make_window, qtbot
     for lab in unticked:
         plots.set_series_visible(lab, False)
     drawn = looks()
-    assert len(drawn) == LEGEND_MAX and len(plots.legend_names()) == LEGEND_MAX
+    assert len(drawn) == LEGEND_MAX and len(plots.legend_names()) == LEGEND_MAX and plots.legend_note() == ""
     assert all(v == expected(lab, False) for lab, v in drawn.items()), drawn
     plots.set_series_visible(unticked[0], True)  # one more: thin again
     assert {w for w, *_rest in looks().values()} == {1.0}
+    assert plots.legend_note() == f"{LEGEND_MAX + 1} curves: named in the series list" and not plots.legend_names()

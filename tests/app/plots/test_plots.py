@@ -297,31 +297,34 @@ def test_in_a_low_plot_the_y_axis_says_its_unit(make_window, qtbot):
     qtbot.waitUntil(lambda: plots.q_plot.getAxis("left").labelText == "normal force", timeout=5000)  # room again
 
 
-def test_the_readout_is_in_the_axis_unit_without_float_noise(make_window, qtbot):
-    """The pile's gap axis is in mm; the readout said "ball1/floor -1.249e-16 ... m": it says the values in the
-    axis's unit, to a ten-thousandth of the axis's span, float noise as 0."""
+def test_the_readout_gives_each_value_in_its_own_prefix_without_float_noise(make_window, qtbot):
+    """The pile's gap axis is in mm; the readout said "ball1/floor -1.249e-16 ... m": it says each value with the SI
+    prefix of its own size, to a ten-thousandth of the axis's span, float noise as 0 in the axis's unit."""
     w = _shown_run(make_window, qtbot, "contact_pile.json")
     pb, plots = w.playback, w.plots
     pb.seek_time(0.54)  # every body resting: the gaps in contact are float noise around 0
     ax = plots.q_plot.getAxis("left")
-    for mode, unit, scale in (("gap", "mm", 1e3), ("normal force", "N", 1.0), ("energy", "J", 1.0)):
+    for mode, unit, base in (("gap", "mm", "m"), ("normal force", "N", "N"), ("energy", "J", "J")):
         plots.set_mode(mode)
-        qtbot.waitUntil(lambda: f"({unit})" in ax.labelString(), timeout=5000)  # the axis's unit...
+        qtbot.waitUntil(lambda: f"({unit})" in ax.labelString(), timeout=5000)
         text = plots.readout.text()
-        assert text.startswith("t = 0.54 s: ") and text.endswith(f" {unit}"), text  # ... is the readout's
-        assert "e-" not in text, text
+        assert text.startswith("t = 0.54 s: ") and "e-" not in text and "e+" not in text, text
         y0, y1 = plots.q_plot.getViewBox().viewRange()[1]
-        step = 10.0 ** (math.floor(math.log10((y1 - y0) * scale)) - 4)
-        shown = text[len("t = 0.54 s: "):-len(unit) - 1].split(", ")
+        step = 10.0 ** (math.floor(math.log10(y1 - y0)) - 4)
+        shown = _readout_parts(plots)
         assert len(shown) == min(4, len(plots.visible_series()))
         for part in shown:
-            lab, value = part.rsplit(" ", 1)
-            v = plots.value_at_cursor(lab) * scale
-            assert abs(float(value) - v) <= step / 2 + 1e-12, (part, v)
+            lab, value, u = part.rsplit(" ", 2)
+            v = plots.value_at_cursor(lab)
+            assert u.endswith(base), part
+            factor = {"": 1.0, "m": 1e-3, "µ": 1e-6, "k": 1e3}[u[:-len(base)]]
+            assert abs(float(value) * factor - v) <= step / 2 + 1e-12, (part, v)
             if abs(v) < step / 2:
-                assert value == "0", part
+                assert value == "0" and u == unit, part  # (0 in the axis's unit)
+            else:
+                assert 0.1 <= abs(float(value)) < 1000.0, part  # (the axis's prefix, or its own)
     plots.set_mode("gap")
-    assert "ball1/floor 0" in plots.readout.text()  # (-1.2e-16 m)
+    assert "ball1/floor 0 mm" in plots.readout.text()  # (-1.2e-16 m)
     from app.plots.panel import readout_number
 
     assert readout_number(10.5234, 150.0) == "10.52" and readout_number(-1.249e-13, 420.0) == "0"
@@ -436,7 +439,7 @@ def test_numerical_noise_is_drawn_flat_and_said_and_a_small_residual_keeps_its_s
         assert ax.labelUnits == unit and ax.labelUnitPrefix == "" and ax.autoSIPrefixScale == 1.0, ax.labelString()
         assert "0" in ticks() and not any("e" in t for t in ticks()), (mode, ticks())
         assert plots.q_plot.titleLabel.text.endswith(f" — numerical noise below {res} {unit}, drawn as 0"), mode
-        assert all(part.endswith(" 0") for part in plots.readout.text()[:-len(unit) - 1].split(", ")), mode
+        assert all(part.endswith(f" 0 {unit}") for part in _readout_parts(plots)), (mode, plots.readout.text())
     plots.set_mode("normal force")  # (5 N: drawn as it is, and the title says no more than the quantity)
     qtbot.wait(20)
     assert plots.q_plot.titleLabel.text == "normal force" and vb.viewRange()[1][1] > 4.5
@@ -500,3 +503,125 @@ def test_a_long_title_keeps_the_plot_within_its_widget(make_window, qtbot):
     assert text.width() > view.width()  # (longer than the view indeed)
     assert text.left() >= plots.q_plot.sceneBoundingRect().left() - 1
     assert title.toolTip() == title.text
+
+
+def _readout_parts(plots) -> list[str]:
+    """The readout's 'label value [unit]' parts, after 't = ... s: '."""
+    return plots.readout.text().split(": ", 1)[1].split(", ")
+
+
+def test_the_readout_follows_the_series_ticked_off_and_on(win):
+    """Unticking C left 'C 0.573' in the readout until the cursor or the y range changed (the legend already named
+    A, B, D): the readout names the first four visible series whenever a series is ticked or unticked."""
+    plots = win.plots
+    win.playback.seek_time(0.37)
+    assert [p.split(" ")[0] for p in _readout_parts(plots)] == ["A", "B", "C", "D"]
+    plots.set_series_visible("C", False)
+    assert plots.visible_series() == ["A", "B", "D"]
+    assert [p.split(" ")[0] for p in _readout_parts(plots)] == ["A", "B", "D"], plots.readout.text()
+    plots.set_series_visible("C", True)
+    assert [p.split(" ")[0] for p in _readout_parts(plots)] == ["A", "B", "C", "D"], plots.readout.text()
+
+
+def test_view_all_fits_the_whole_run_after_a_zoom_as_the_a_button_does(make_window, qtbot):
+    """Right-click > View All after zooming in kept the zoomed time range (the curves, clipped to the view, gave it
+    their clipped bounds) and spanned y ±1 about the flat part in view; it fits the whole run, as "A" does."""
+    w = _shown_run(make_window, qtbot, "contact_sphere_drop.json")
+    plots = w.plots
+    plots.set_mode("gap")
+    vb = plots.q_plot.getViewBox()
+    qtbot.wait(100)
+    vb.prepareForPaint()
+    (x0, x1), (y0, y1) = vb.viewRange()
+    assert x0 <= 0.0 and x1 >= 1.0 and y1 - y0 > 0.3  # the whole run: 1 s, the ball from 0.4 m down to 0
+    vb.scaleBy((0.2, 0.2), center=(0.5, 0.1))
+    qtbot.wait(50)
+    (z0, z1), _ = vb.viewRange()
+    assert z1 - z0 < 0.3
+    [view_all] = [a for a in vb.menu.actions() if a.text() == "View All"]
+    view_all.trigger()
+    qtbot.wait(100)
+    vb.prepareForPaint()
+    (a0, a1), (b0, b1) = vb.viewRange()
+    assert a0 == pytest.approx(x0, abs=0.01) and a1 == pytest.approx(x1, abs=0.01), vb.viewRange()
+    assert b0 == pytest.approx(y0, abs=0.01) and b1 == pytest.approx(y1, abs=0.01), vb.viewRange()
+
+
+def test_a_resting_force_reads_in_newtons_on_an_axis_in_kilonewtons(make_window, qtbot):
+    """The readout followed the y axis's prefix: with impact peaks of 1.5 kN the pile's resting forces of about 10 N
+    read '0.0105 kN'. Each value is written with the SI prefix of its own size, to a ten-thousandth of the axis's
+    span (readout_number): '10.5 N' on an axis spanning 1.5 kN."""
+    w = _shown_run(make_window, qtbot, "contact_pile.json")
+    pb, plots = w.playback, w.plots
+    pb.seek_time(0.54)  # every body resting
+    plots.set_mode("normal force")
+    vb, ax = plots.q_plot.getViewBox(), plots.q_plot.getAxis("left")
+    vb.setYRange(-100.0, 1500.0, padding=0)  # an axis in kN (the peaks of a longer pile's impacts)
+    qtbot.waitUntil(lambda: ax.labelUnitPrefix == "k", timeout=5000)
+    parts = _readout_parts(plots)
+    assert len(parts) == min(4, len(plots.visible_series())) and plots.readout.text().endswith(" N"), parts
+    for part in parts:
+        lab, value, unit = part.rsplit(" ", 2)
+        v = plots.value_at_cursor(lab)
+        assert 1.0 < v < 1000.0 and unit == "N", (part, v)  # (resting weights of a few newtons)
+        assert abs(float(value) - v) <= 0.05 + 1e-9, (part, v)  # to 0.1 N: a ten-thousandth of 1.6 kN
+    from app.plots.panel import readout_quantity
+
+    assert readout_quantity(10.5234, 1500.0, "N", "k") == "10.5 N"  # (0.0105 kN)
+    assert readout_quantity(1520.34, 1500.0, "N", "k") == "1.5203 kN" == readout_quantity(1520.34, 1500.0, "N")
+    assert readout_quantity(150.2, 1500.0, "N", "k") == "0.1502 kN" and readout_quantity(0.981, 1.2, "N") == "0.981 N"
+    assert readout_quantity(-1.249e-16, 0.42, "m", "m") == "0 mm" and readout_quantity(0.0123, 0.42, "m") == "12.3 mm"
+    assert readout_quantity(0.0523, 0.42, "N m", "m") == "52.3 mN m" and readout_quantity(0.0, 1.0, "J") == "0 J"
+    assert readout_quantity(2.5e-7, 1e-6, "m", "µ") == "0.25 µm" and readout_quantity(2e4, 1e5, "N") == "20 kN"
+
+
+def test_a_plot_image_is_written_whole_or_not_at_all_with_the_reason(win, dialogs, tmp_path, monkeypatch, qtlog):
+    """Plots > Image... as SVG: a folder of the name, or an old file the writer could not replace, was 'saved' with no
+    word (only a check that the file existed after painting); a missing folder said "cannot write 'X': cannot write
+    'X'" and Qt printed about 150 'Painter not active' warnings; .jpg and .bmp were written although the dialog offers
+    PNG or SVG; the SVG was painted over the old file in place. Now the image is drawn in memory and written
+    atomically (core.io.write_atomic), a failure said once with its reason, the old file kept."""
+    import os
+    import xml.etree.ElementTree as ET
+
+    plots = win.plots
+
+    def export(path) -> str:
+        """The warning the export gave ('' when none)."""
+        n = len(dialogs.calls)
+        plots._export(plots.export_image, str(path))
+        shown = [c for c in dialogs.calls[n:] if c[0] == "warning"]
+        return shown[0][2] if shown else ""
+
+    (tmp_path / "dir.svg").mkdir()
+    assert export(tmp_path / "dir.svg") == f"Cannot write '{tmp_path / 'dir.svg'}': it is a folder"
+    assert export(tmp_path / "dir.svg" / "no" / "p.svg") == (
+        f"Cannot write '{tmp_path / 'dir.svg' / 'no' / 'p.svg'}': no such folder '{tmp_path / 'dir.svg' / 'no'}'")
+    (tmp_path / "file.txt").write_text("a file")
+    why = export(tmp_path / "file.txt" / "p.svg")
+    assert why.startswith(f"Cannot write '{tmp_path / 'file.txt' / 'p.svg'}': ") and why.count("p.svg") == 1, why
+    assert "folder" in why, why
+    for name in ("p.jpg", "p.bmp", "p.pdf"):
+        assert export(tmp_path / name) == f"'{tmp_path / name}': the plot is saved as PNG or SVG: give the file " \
+                                          f"a .png or .svg name", name
+        assert not (tmp_path / name).exists()
+    for name in ("old.svg", "old.png"):  # the writer fails: the old file is kept whole
+        old = tmp_path / name
+        old.write_text("OLD")
+
+        def refuse(src, dst):
+            raise PermissionError(13, "Permission denied")
+
+        with monkeypatch.context() as m:
+            m.setattr(os, "replace", refuse)
+            assert export(old) == f"Cannot write '{old}': Permission denied"
+        assert old.read_text() == "OLD" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["dir.svg", "file.txt", "old.svg"] + (["old.png"] if name == "old.png" else []))  # (no part file left)
+    assert not [r for r in qtlog.records if "Painter" in r.message or "QPainter" in r.message]
+    assert export(tmp_path / "old.svg") == "" and export(tmp_path / "old.png") == ""  # written over the old ones
+    root = ET.parse(tmp_path / "old.svg").getroot()
+    assert root.tag.endswith("svg") and len(list(root.iter())) > 10
+    from PySide6.QtGui import QImage
+
+    img = QImage(str(tmp_path / "old.png"))
+    assert not img.isNull() and img.width() >= 800
