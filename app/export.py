@@ -130,7 +130,7 @@ class MotionRun(QObject):
         self._done = True
         self._disconnect()
         if self._started and self.playback.is_running():
-            self.playback.stop()
+            self.playback.stop("the export was cancelled")  # (not the user's Stop: an export would not reuse it)
 
     def shutdown(self) -> None:
         """Cancel (the Playback owns the run's thread and joins it)."""
@@ -164,7 +164,7 @@ class MotionRun(QObject):
         ended_by_itself = rec.complete and not rec.cancelled  # a new run would stop at the same place
         # a run the user stopped is what they chose to keep: its frames are animated (running it again would throw
         # them away, and cancelling that run left fewer than they had)
-        stopped_by_user = rec.complete and rec.cancelled and rec.count > 0
+        stopped_by_user = rec.complete and rec.stopped_by_user and rec.count > 0
         if fresh and (covered or stopped_by_user
                       or (run_end >= t_end - TIME_TOLERANCE and (pb.is_running() or ended_by_itself))):
             self.reused = True
@@ -401,6 +401,7 @@ class AnimationExport(QObject):
         self._cancelled = False
         self.interrupted = False  # interrupt(): the file ends with the frames rendered so far
         self._ended = False
+        self._closing = False  # _close is under way (its local event loop may let abort() in)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -483,6 +484,9 @@ class AnimationExport(QObject):
             self._timer.start()
 
     def _close(self, ok: bool, message: str) -> None:
+        if self._closing:  # (abort() while the file is being finished: the export ends once, as it ends here)
+            return
+        self._closing = True
         self._queue.put(None)  # the writer closes the file (a GIF is encoded now, off the GUI thread)
         if self._writer is not None:
             # Wait in a local event loop so the window keeps painting while the file is finished.

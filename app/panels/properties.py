@@ -816,7 +816,7 @@ class PropertiesPanel(QWidget):
         try:
             touching = touching_pairs(m)
         except LinkwrightError as exc:  # (drivers that cannot be analysed: which bodies they fix is not known)
-            self.error.setText(f"contact.pairs: {exc}")
+            self.error.setText(f"Add pair: which bodies the drivers fix is not known: {exc}")
             return
         taken = {frozenset(p.bodies) for p in c.pairs}
         for a, b in touching:

@@ -701,7 +701,7 @@ class Playback(QObject):
         if self._resume_t is not None and rec.count and not self.playing:
             rec.set_cursor(rec.count - 1)  # stopped before the time shown: the nearest solved frame
         self._resume_t = None
-        rec.finish(end.ok, reason, stop, end.cancelled)
+        rec.finish(end.ok, reason, stop, end.cancelled, by_user=end.cancelled and not note and not rec.full)
         self._set_running(False)
         if rec.kind == "contact" and end.ok and end.frames > 1:
             # (timed in the run's thread: this thread may have taken the began signal late, the run already done)

@@ -92,6 +92,7 @@ class FrameRecording(QObject):
         self.reason = ""
         self.stop_time: float | None = None
         self.cancelled = False  # the run was stopped (Stop) before it ended by itself
+        self.stopped_by_user = False  # ... by the user's Stop (not by an export or a screenshot: finish's by_user)
         self.full = ""  # why no more frames can be kept (no memory to grow the arrays); "" while they can
         self.cursor = 0
         self.info: dict = {}  # what the run was (method, step, ...), for readouts
@@ -186,10 +187,13 @@ class FrameRecording(QObject):
         elif first == 0:
             self.cursorChanged.emit(self.cursor)  # the cursor's frame exists now
 
-    def finish(self, ok: bool, reason: str = "", stop_time: float | None = None, cancelled: bool = False) -> None:
-        """The run ended: record how (cancelled: stopped by the user, not by the run itself)."""
+    def finish(self, ok: bool, reason: str = "", stop_time: float | None = None, cancelled: bool = False,
+               by_user: bool = False) -> None:
+        """The run ended: record how (cancelled: stopped before it ended by itself; by_user: by the user's Stop, not by
+        an export or a screenshot that had what it needed or was cancelled)."""
         self.complete, self.ok, self.reason, self.stop_time = True, bool(ok), reason, stop_time
         self.cancelled = bool(cancelled)
+        self.stopped_by_user = self.cancelled and bool(by_user)
         self.completed.emit()
 
     def set_stale(self, stale: bool) -> None:

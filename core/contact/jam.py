@@ -69,11 +69,11 @@ class Jam:
     text: str
 
 
-def find_jam(model: ContactModel, state: State, h: float) -> Jam | None:
+def find_jam(model: ContactModel, state: State, h: float, workspace=None) -> Jam | None:
     """The jam that makes the step of size h from `state` infeasible (module doc), or None when the drivers jam
     nothing there: the step's rows can be met to first order, or no driver takes part in what makes them unmet, or the
     test cannot be made (the drivers' motion cannot be followed to the step's end, a body's free rotation fails)."""
-    rows = _step_rows(model, state, h)
+    rows = _step_rows(model, state, h, workspace)
     if rows is None:
         return None
     prob, g, Jg, X, c, Jc = rows
@@ -115,7 +115,7 @@ def find_jam(model: ContactModel, state: State, h: float) -> Jam | None:
 _DIRECTIONS = 8  # faces of the friction pyramids (circumscribing each cone: its rows are the cone's, relaxed)
 
 
-def _step_rows(model: ContactModel, state: State, h: float):
+def _step_rows(model: ContactModel, state: State, h: float, workspace=None):
     """The rows of the test (module doc) in metres against d = h nu of the bodies moved by forces: the step problem at
     the poses of the test, the contacts' normal rows g + Jg d, per contact with friction the rows X d of its slip
     times the friction coefficient and the friction ellipsoid's factors (None without friction), the joints' rows
@@ -126,7 +126,8 @@ def _step_rows(model: ContactModel, state: State, h: float):
     drivers = model.drive is not None or any(js.drive is not None for js in model.joints)
     if not drivers or not model.free.any():
         return None
-    ws = Workspace()
+    ws = workspace if workspace is not None else Workspace()  # (the run's: its drivers' motion continues from the
+    # times solved last, not from t = 0 again)
     mid = state.copy()
     if model.drive is not None:
         # the kinematic bodies where the drivers put them at the end of the step
@@ -243,10 +244,14 @@ def _text(model: ContactModel, pairs: tuple, joints: tuple, depth: float, fricti
         what += f" through joint{'s' if len(via) > 1 else ''} {_listed(via)}"
     if held:
         what += f", held by joint{'s' if len(held) > 1 else ''} {_listed(held)}"
-    contacts = _listed([f"{names[model.pairs[ip][0]]}/{names[model.pairs[ip][1]]}" for ip in pairs])
     named = [model.joints[q].name for q in joints if not model.joints[q].implied]
-    where = f"contact{'s' if len(pairs) > 1 else ''} {contacts}" + (
-        f"; joint{'s' if len(named) > 1 else ''} {_listed(named)}" if named else "")
+    parts = []  # (a certificate of joints alone, a driven chain pulled straight, names no contact)
+    if pairs:
+        contacts = _listed([f"{names[model.pairs[ip][0]]}/{names[model.pairs[ip][1]]}" for ip in pairs])
+        parts.append(f"contact{'s' if len(pairs) > 1 else ''} {contacts}")
+    if named:
+        parts.append(f"joint{'s' if len(named) > 1 else ''} {_listed(named)}")
+    where = "; ".join(parts)
     if friction:
         return (f"{JAM}: {what}, locked by friction (the bodies moved by forces could make way for the drivers only "
                 f"by sliding where friction holds them, to first order: forces within the friction cones balance on "

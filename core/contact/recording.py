@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import math
 import re
 import time
@@ -30,6 +31,8 @@ from .plan import Workspace
 from .jam import find_jam
 from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
                       too_fast_spin)
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
            "prepare_kernels"]
@@ -223,13 +226,13 @@ def load_npz(path) -> Recording:
 
 def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "implicit",
                state: State | None = None, *, cancel: Callable[[], bool] | None = None,
-               solver: str = "newton") -> Iterator[StepResult]:
+               solver: str = "newton", workspace: Workspace | None = None) -> Iterator[StepResult]:
     """Yield the result of every step (stops after a failed or cancelled step, yielded with converged=False).
 
     cancel: checked before every step and inside the step's solver (a cancelled step is a failed one whose
     reason starts with "cancelled")."""
     st = state if state is not None else initial_state(model)
-    ws = Workspace()  # this run's caches (the model stays constant)
+    ws = workspace if workspace is not None else Workspace()  # this run's caches (the model stays constant)
     for _ in range(n_steps):
         if cancel is not None and cancel():
             yield StepResult(st, False, 0, float("nan"), f"cancelled at t = {st.t:.6g} s")
@@ -505,8 +508,9 @@ class ContactRun:
         yield first
         k = 0
         reason, stop, cancelled, limit = "", None, False, None
+        ws = Workspace()  # (this run's caches: its steps' and, should one fail, the jam test's)
         for res in iter_steps(self.model, self.h, self.n_steps, self.method, state=st, cancel=self.cancel,
-                              solver=self.solver):
+                              solver=self.solver, workspace=ws):
             if not res.converged:
                 cancelled = res.reason.startswith("cancelled")
                 reason = res.reason if cancelled else f"stopped at t = {st.t:.6g} s: {res.reason}"
@@ -521,7 +525,11 @@ class ContactRun:
                 elif not cancelled and ends is None:
                     # the drivers may be jamming a part: said with the bodies, the solver's reason after it (one or
                     # two small linear programmes, made only here, after a step has failed: core.contact.jam)
-                    jam = find_jam(self.model, st, self.h)
+                    try:
+                        jam = find_jam(self.model, st, self.h, ws)
+                    except Exception:  # noqa: BLE001 - a diagnosis that fails leaves the run's reason as it is
+                        log.warning("the jam test of the failed step at t = %.6g s failed", st.t, exc_info=True)
+                        jam = None
                     if jam is not None:
                         so = "the solver found no step" if jam.friction else "the step has no solution"
                         reason = f"stopped at t = {st.t:.6g} s: {jam.text}; {so} ({res.reason})"

@@ -252,7 +252,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
         from ..kinematics import MotionEnd
 
         got = ws.driven(model).at(state.t + h)
-        if isinstance(got, MotionEnd):
+        if isinstance(got, MotionEnd) and got.end is not None:  # (a spent budget, no end found: halving may help)
             return StepResult(state, False, 0, float("nan"), f"the driven bodies at t = {state.t + h:.6g} s: "
                               f"{got.reason}", motion_end=got)
     longest = ws.longest_step(model)

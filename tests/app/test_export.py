@@ -792,6 +792,27 @@ def test_an_animation_of_a_run_the_user_stopped_is_of_its_frames(make_window, qt
     assert iio3.imread(tmp_path / "stopped.gif", index=None).shape[0] == len(frame_times(t_last, 25))
 
 
+def test_an_export_after_a_cancelled_export_runs_the_document_again(make_window, qtbot, tmp_path, runs_made):
+    # review s53: a run stopped by cancelling an export is not the user's Stop; its frames must not be taken for the
+    # animation the next export asks for (it would end early without a word)
+    m = io.load(EXAMPLES / "contact_pile.json")
+    m.set_simulation(duration=30.0)  # waits for Run; the export starts it
+    win = make_window(m)
+    pb = win.playback
+    with qtbot.waitSignal(win.exports.done, timeout=60_000) as blocker:
+        assert win.exports.export_animation(tmp_path / "a.gif")
+        qtbot.waitUntil(lambda: pb.recording.count >= 20, timeout=60_000)
+        win.exports.dialog.findChild(QPushButton).click()  # Cancel: the run the export started is stopped
+    assert blocker.args == [False, "cancelled"]
+    finished_run(qtbot, win)
+    rec = pb.recording
+    assert rec.cancelled and not rec.stopped_by_user and runs_made["contact"] == 1
+    with qtbot.waitSignal(win.exports.done, timeout=60_000):
+        assert win.exports.export_animation(tmp_path / "b.gif")
+        qtbot.waitUntil(lambda: runs_made["contact"] == 2, timeout=60_000)  # the document runs again
+        win.exports.dialog.findChild(QPushButton).click()
+
+
 def test_a_run_stopped_at_the_screenshots_time_says_so_not_the_user(make_window, tmp_path):
     m = io.load(EXAMPLES / "contact_sphere_drop.json")
     m.set_simulation(duration=30.0)  # 3000 steps: still running when it reaches 0.3 s, so the screenshot stops it

@@ -177,3 +177,22 @@ def test_a_step_that_meets_its_rows_is_no_jam_and_a_scene_without_drivers_is_nev
     assert find_jam(model, initial_state(model), 0.005) is None
     pile = build_model(io.load(EXAMPLES / "contact_pile.json"))
     assert find_jam(pile, initial_state(pile), 0.01) is None
+
+
+def test_a_jam_of_joints_alone_is_worded_without_contacts():
+    # review s53: a certificate of joints and no contact (a driven crank pulling a free link straight against a
+    # pin to the ground) raised IndexError in the wording (the list of no contacts), which turned a stopped run into a
+    # traceback; the wording names the joints alone
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from core.contact.jam import JAM, _text
+
+    joint = lambda name, a, b: SimpleNamespace(name=name, a=a, b=b, drive=None, implied=False)  # noqa: E731
+    model = SimpleNamespace(names=("ground", "crank", "link"), kinematic_mask=np.array([False, True, False]),
+                            free=np.array([False, False, True]), pairs=(),
+                            joints=(joint("pin", 1, 2), joint("anchor", 0, 2)))
+    text = _text(model, (), (0, 1), 2e-5, False)
+    assert text.startswith(f"{JAM}: the driven 'crank' presses 'link' against joint 'anchor' through joint 'pin'")
+    assert text.endswith("joints pin and anchor)") and "contact" not in text.split("(", 1)[1].split(";")[-1]
