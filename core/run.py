@@ -27,7 +27,7 @@ from .errors import LinkwrightError
 
 __all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
            "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option", "nothing_to_move",
-           "frame_bytes", "check_recording"]
+           "frame_bytes", "check_recording", "FIRST_FRAMES", "grown_room", "grow"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -210,6 +210,27 @@ def nothing_to_move(mech, location: str = "") -> LinkwrightError:
 
             return massless_shape(b, f"bodies[{i}]")
     return LinkwrightError(location, describe_kind(mech))
+
+
+FIRST_FRAMES = 64  # frames a recording of a run has room for when it begins; the room doubles as frames arrive
+
+
+def grown_room(room: int, need: int, planned: int) -> int:
+    """The frames a recording's arrays grow to when `need` frames do not fit in their `room`: twice the room, or
+    what is needed, but not beyond the `planned` frames unless more are needed."""
+    rows = max(2 * room, need)
+    return min(rows, planned) if need <= planned else rows
+
+
+def grow(arrays: dict, n: int, rows: int) -> dict:
+    """The arrays (changed in place, in their order, and returned) with room for `rows` rows, their first n kept:
+    one at a time, each old one let go once copied (growing holds the old and the new of one array at once, not of
+    all of them)."""
+    for name, old in list(arrays.items()):
+        arr = np.zeros((rows,) + old.shape[1:], old.dtype)
+        arr[:n] = old[:n]
+        arrays[name] = arr
+    return arrays
 
 
 def frame_bytes(run: Run) -> int:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core.run import Channel
+from core.run import FIRST_FRAMES, Channel, grow, grown_room
 
 __all__ = ["FrameRecording", "FrameBatch", "time_text"]
 
@@ -52,8 +52,7 @@ class FrameBatch(list):
             self.times = self.poses = self.values = None
 
 
-# frames a recording has room for when its run begins; it doubles as frames arrive (FrameRecording.extend)
-FIRST_CAPACITY = 64
+FIRST_CAPACITY = FIRST_FRAMES  # frames a recording has room for when its run begins (core.run: it doubles)
 
 
 class FrameRecording(QObject):
@@ -111,26 +110,18 @@ class FrameRecording(QObject):
         gaps = np.diff(self.requested)
         gaps = gaps[gaps > 0]
         self.step = float(gaps.min()) if len(gaps) else None
+        self.poses = np.zeros((0, len(self.body_names), 4, 4))
         self._allocate(max(min(len(self.requested), FIRST_CAPACITY), 1))
         self.began.emit()
 
     def _allocate(self, capacity: int) -> None:
-        """(Re)allocate for `capacity` frames, keeping the recorded ones: one array at a time, each old one let go
-        once copied (growing holds the old and the new of one channel at once, not of all of them); `times` last, so
-        that its length is the room every array has even when a MemoryError stops this midway."""
-        n = self.count
+        """(Re)allocate for `capacity` frames, keeping the recorded ones (core.run.grow: one array at a time); `times`
+        last, so that its length is the room every array has even when a MemoryError stops this midway."""
         for name, c in self.channels.items():
-            old = self.values.get(name)
-            arr = np.zeros((capacity,) + c.shape, dtype=old.dtype if old is not None else float)
-            if old is not None and n:
-                arr[:n] = old[:n]
-            self.values[name] = arr
-        poses = np.zeros((capacity, len(self.body_names), 4, 4))
-        times = np.zeros(capacity)
-        if n:
-            poses[:n], times[:n] = self.poses[:n], self.times[:n]
-        self.poses = poses
-        self.times = times
+            self.values.setdefault(name, np.zeros((0,) + c.shape))
+        grow(self.values, self.count, capacity)
+        frames = grow({"poses": self.poses, "times": self.times}, self.count, capacity)
+        self.poses, self.times = frames["poses"], frames["times"]
 
     def _room(self, frames: int) -> bool:
         """Room for `frames` more frames: the arrays double (up to the planned frames, or as far as needed beyond
@@ -138,9 +129,7 @@ class FrameRecording(QObject):
         need = self.count + frames
         if need <= len(self.times):
             return True
-        capacity = max(2 * len(self.times), need)
-        if need <= len(self.requested):
-            capacity = min(capacity, len(self.requested))
+        capacity = grown_room(len(self.times), need, len(self.requested))
         try:
             self._allocate(capacity)
         except MemoryError:

@@ -26,7 +26,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
 from PySide6.QtCore import QAbstractListModel, QBuffer, QIODevice, QModelIndex, Qt, QTimer
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsTextItem,
@@ -1475,17 +1475,15 @@ class PlotsPanel(QWidget):
             raise LinkwrightError("", f"cannot write '{path}': no such folder '{p.parent}'")
         if not p.parent.is_dir():
             raise LinkwrightError("", f"cannot write '{path}': '{p.parent}' is not a folder")
-        if kind == ".svg":
-            data = self._svg_bytes()
-        else:
+        if kind == ".png":
+            from ..export import save_png  # (the app's one PNG writer: encoded in memory, written atomically)
+
             exporter = pg.exporters.ImageExporter(self.q_plot)
             exporter.parameters()["width"] = max(int(self.q_widget.width()), 800)
             img = exporter.export(toBytes=True)
-            buf = QBuffer()
-            buf.open(QIODevice.OpenModeFlag.WriteOnly)
-            if img is None or img.isNull() or not img.save(buf, "PNG"):
-                raise LinkwrightError("", f"cannot write '{path}': the image could not be encoded")
-            data = bytes(buf.data())
+            save_png(img if img is not None else QImage(), path, "")
+            return
+        data = self._svg_bytes()
         io.write_atomic(path, lambda fh: fh.write(data), "", binary=True, suffix=kind)
 
     def _svg_bytes(self) -> bytes:

@@ -215,15 +215,16 @@ def massless_shape(body, location: str) -> LinkwrightError:
     return LinkwrightError(location, f"body '{body.name}' has a shape but neither mass nor density (or mark it ground)")
 
 
-def _apart_rule(mech, shaped, free, dyn, half) -> Callable[[str, str], str | None]:
-    """The rule of which bodies of a contact run touch, over the run's bodies (per body, in the order of their names
-    among mech.bodies that take part: shaped, moved by forces, dynamic, a half-space): a function of two body names
-    giving why they never touch, None when they can (a pair of the run).  A body that takes no part never touches."""
-    attached = _attached(mech)
-    index = {}
-    for b in mech.bodies:
-        if b.ground or b.mass is not None or b.density is not None or b.name in attached:
-            index[b.name] = len(index)
+def _takes_part(body, attached: set[str]) -> bool:
+    """Whether a body is in a contact run: ground (static), or with a mass or density, or attached by a joint."""
+    return body.ground or body.mass is not None or body.density is not None or body.name in attached
+
+
+def _apart_rule(mech, names, shaped, free, dyn, half) -> Callable[[str, str], str | None]:
+    """The rule of which bodies of a contact run touch, over the run's bodies (`names`, those of mech.bodies that take
+    part, and per body: shaped, moved by forces, dynamic, a half-space): a function of two body names giving why they
+    never touch, None when they can (a pair of the run).  A body that takes no part never touches."""
+    index = {name: i for i, name in enumerate(names)}
     # two dynamic bodies joined by a joint never touch (their shapes meet at the joint: links drawn as bars overlap at
     # their pins); a dynamic body and a static one do (a pendulum hinged to the ground that carries the floor)
     linked = {frozenset(j.bodies): j.name for j in mech.joints}
@@ -252,12 +253,12 @@ def touching_pairs(mech) -> list[tuple[str, str]]:
     drivers cannot be analysed."""
     attached = _attached(mech)
     kin_names = _driven_part(mech)[0]
-    bodies = [b for b in mech.bodies if b.ground or b.mass is not None or b.density is not None or b.name in attached]
+    bodies = [b for b in mech.bodies if _takes_part(b, attached)]
     dyn = [not b.ground for b in bodies]
     free = [d and b.name not in kin_names for d, b in zip(dyn, bodies)]
     shaped = [b.shape is not None for b in bodies]
     half = [b.shape is not None and b.shape.get("type") == "halfspace" for b in bodies]
-    apart = _apart_rule(mech, shaped, free, dyn, half)
+    apart = _apart_rule(mech, [b.name for b in bodies], shaped, free, dyn, half)
     return [(a.name, b.name) for i, a in enumerate(bodies) for b in bodies[i + 1:] if apart(a.name, b.name) is None]
 
 
@@ -278,7 +279,7 @@ def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] 
         loc = f"bodies[{i}]"
         shape = parse_shape(b.shape, f"{loc}.shape") if b.shape is not None else None
         is_kin = b.name in kin_names
-        is_dyn = not b.ground and (b.mass is not None or b.density is not None or b.name in attached)
+        is_dyn = not b.ground and _takes_part(b, attached)
         if is_dyn and not is_kin and b.mass is None and (b.density is None or shape is None):
             if drive_km is not None:
                 raise LinkwrightError(loc, f"body '{b.name}' is attached by a joint and the drivers do not fix its "
@@ -344,7 +345,7 @@ def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] 
     pairs = []
     n = len(names)
     free = [d and not k for d, k in zip(dyn, kin)]  # moved by forces (kinematic bodies are moved by the drivers)
-    apart = _apart_rule(mech, [s is not None for s in shapes], free, dyn, [h is not None for h in half])
+    apart = _apart_rule(mech, names, [s is not None for s in shapes], free, dyn, [h is not None for h in half])
     for a in range(n):
         check_cancel(cancel)
         for b in range(a + 1, n):

@@ -23,7 +23,7 @@ import numpy as np
 from .. import validate
 from ..errors import LinkwrightError
 from ..io import number_text, readable_times
-from ..run import Channel, Verdict, check_recording
+from ..run import FIRST_FRAMES, Channel, Verdict, check_recording, grow, grown_room
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
 from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
@@ -683,7 +683,7 @@ def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = Non
             room = len(next(iter(series.values())))
             if k >= room:
                 growing = True
-                series = _grown(series, n, min(max(2 * room, k + 1), K) if k < K else 2 * k)
+                series = _grown(series, n, grown_room(room, k + 1, K))
                 growing = False
             for name, arr in series.items():
                 arr[k] = v[name]
@@ -701,16 +701,8 @@ def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = Non
                                  verdict.ok, verdict.reason)
 
 
-FIRST_ROWS = 64  # rows `record` has room for at first; they double as rows arrive
-
-
-def _grown(series: dict[str, np.ndarray], n: int, rows: int) -> dict[str, np.ndarray]:
-    """The arrays with room for `rows` rows, their first n kept (one at a time: the old one let go once copied)."""
-    for name, old in list(series.items()):
-        arr = np.zeros((rows,) + old.shape[1:], old.dtype)
-        arr[:n] = old[:n]
-        series[name] = arr
-    return series
+FIRST_ROWS = FIRST_FRAMES  # rows `record` has room for at first; they double as rows arrive (core.run.grow)
+_grown = grow
 
 
 # Recording attribute -> channel
