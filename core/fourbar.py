@@ -169,7 +169,20 @@ def _tri_angle(x: float, y: float, opposite: float) -> float | None:
     cosv = (x * x + y * y - opposite * opposite) / (2 * x * y)
     if cosv < -1 - 1e-12 or cosv > 1 + 1e-12:
         return None
-    return math.acos(max(-1.0, min(1.0, cosv)))
+    # Kahan's form ("Miscalculating Area and Angles of a Needle-like Triangle", 2014): acos(cosv) loses the angle of
+    # a needle-like triangle (sides 1, 1 and 1e-10: cosv rounds to 1, acos gives 0 for 1e-10 rad); the half-angle
+    # tangent from differences of the sides, grouped as below, keeps it to a few ulps. Sides within the tolerance
+    # above of a flat triangle give 0 or pi.
+    a, b = max(x, y), min(x, y)
+    c = opposite
+    mu = c - (a - b) if b >= c else b - (a - c)
+    num = ((a - b) + c) * mu
+    den = (a + (b + c)) * ((a - c) + b)
+    if num <= 0.0:
+        return 0.0
+    if den <= 0.0:
+        return math.pi
+    return 2.0 * math.atan(math.sqrt(num / den))
 
 
 def _input_range(fb: FourBar) -> list[float] | None:

@@ -287,3 +287,23 @@ def test_a_four_bar_that_is_not_planar_or_not_alone_is_still_refused():
     doc["bodies"].append({"name": "floor", "ground": True})
     with pytest.raises(LinkwrightError, match="a four-bar needs exactly one ground body"):
         find_fourbar(io.loads(json.dumps(doc)))
+
+
+def test_rocker_limits_of_a_needle_like_folded_triangle_keep_their_small_angle():
+    """Ground 1, crank 1 + 1e-10, coupler 1, rocker 1: folded, crank and coupler leave |AC| = a - b (about 1e-10), so
+    the triangle A-C-D has sides g = c = 1 and that needle between them. Its angle at D is 2 asin(r / 2) (isosceles),
+    and the rocker's limits are +-(180 deg - that angle); acos of the law of cosines rounds the angle to 0 (limits of
+    exactly 180 and a swing of 360)."""
+    fb = FourBar(g=1.0, a=1.0000000001, b=1.0, c=1.0)
+    r = fb.a - fb.b  # the folded length, as the report computes it
+    limit = 180.0 - math.degrees(2.0 * math.asin(r / 2.0))
+    rep = report(fb)
+    assert sorted(rep["rocker_limits_deg"]) == pytest.approx([-limit, limit], abs=1e-13)
+    assert rep["rocker_limits_deg"][1] < 180.0
+    assert rep["rocker_swing_deg"] == pytest.approx(2 * limit, abs=1e-12)  # (the extended position is missing)
+    # an ordinary triangle is unchanged: the 3-4-5 right angle and the equilateral's 60 degrees
+    from core.fourbar import _tri_angle
+
+    assert _tri_angle(3.0, 4.0, 5.0) == pytest.approx(math.pi / 2, rel=1e-15)
+    assert _tri_angle(2.0, 2.0, 2.0) == pytest.approx(math.pi / 3, rel=1e-15)
+    assert _tri_angle(1.0, 1.0, 2.5) is None  # no triangle
