@@ -291,8 +291,8 @@ def save_png(img: QImage, path, location: str) -> None:
 
     if Path(path).suffix.lower() != ".png":
         raise LinkwrightError(location, f"'{path}': the image is a PNG: give the file a .png name")
-    if not Path(path).parent.exists():
-        raise LinkwrightError(location, f"cannot write '{path}': no such folder '{Path(path).parent}'")
+    if problem := io.folder_problem(path):
+        raise LinkwrightError(location, f"cannot write '{path}': {problem}")
     data = QByteArray()
     buf = QBuffer(data)
     buf.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -340,11 +340,11 @@ def unwritable(path: Path) -> str:
     it (AnimationExport.part_path) before any frame is rendered: the GIF writer opens its file only when it closes."""
     if path.is_dir():
         return "it is a folder"
+    if problem := io.folder_problem(path):
+        return problem
     part = AnimationExport.part_path(path)
     try:
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    except FileNotFoundError:
-        return f"no such folder '{path.parent}'"
     except OSError as exc:
         return io._os_message(exc)
     os.close(fd)

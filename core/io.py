@@ -361,6 +361,19 @@ def _os_message(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def folder_problem(path: str | os.PathLike) -> str:
+    """Why the folder of `path` cannot hold a new file, in the words every writer uses ('' when it is a folder):
+    "no such folder 'out'" or "'notes.txt' is not a folder" (the first part of the folder's path that is a file).
+    Permissions and full disks show only when the file is made."""
+    folder = Path(path).parent
+    if folder.is_dir():
+        return ""
+    for part in reversed((folder, *folder.parents)):
+        if part.exists() and not part.is_dir():
+            return f"'{part}' is not a folder"
+    return f"no such folder '{folder}'"
+
+
 EMPTY_PATH = 'the file name is empty ("")'
 
 
@@ -518,6 +531,8 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
         st = os.stat(p)  # follows symlinks: a loop or a dangling component shows here
     except FileNotFoundError:
         st = None
+    except NotADirectoryError:
+        raise fail(folder_problem(p)) from None
     except OSError as exc:
         raise fail(exc) from None
     mode = "wb" if binary else "w"
@@ -539,6 +554,8 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
         return
     real = Path(os.path.realpath(p))  # write through symlinks: replace the target, keep the link
     folder = real.parent
+    if problem := folder_problem(p):
+        raise fail(problem)
     perms = stat.S_IMODE(st.st_mode) if st is not None else (0o666 & ~_umask())
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{real.name[:100]}.", suffix=suffix, dir=folder)

@@ -1471,10 +1471,8 @@ class PlotsPanel(QWidget):
         kind = p.suffix.lower()
         if kind not in (".png", ".svg"):
             raise LinkwrightError("", f"'{path}': the plot is saved as PNG or SVG: give the file a .png or .svg name")
-        if not p.parent.exists():
-            raise LinkwrightError("", f"cannot write '{path}': no such folder '{p.parent}'")
-        if not p.parent.is_dir():
-            raise LinkwrightError("", f"cannot write '{path}': '{p.parent}' is not a folder")
+        if problem := io.folder_problem(p):
+            raise LinkwrightError("", f"cannot write '{path}': {problem}")
         if kind == ".png":
             from ..export import save_png  # (the app's one PNG writer: encoded in memory, written atomically)
 

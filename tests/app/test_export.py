@@ -159,7 +159,7 @@ def test_an_animation_to_a_folder_that_refuses_the_file_says_why_at_once(make_wi
     win = make_window(io.load(EXAMPLES / "fourbar.json"))
     assert not win.exports.export_animation(tmp_path / "notes.txt" / "a.gif")
     assert dialogs.kinds() == ["critical"]
-    assert f"cannot write '{tmp_path / 'notes.txt' / 'a.gif'}': Not a directory" in dialogs.calls[0][2]
+    assert f"cannot write '{tmp_path / 'notes.txt' / 'a.gif'}': '{tmp_path / 'notes.txt'}' is not a folder" in dialogs.calls[0][2]
     assert not win.exports.busy and win.exports.dialog is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     win.exports.fps = 5
@@ -192,7 +192,7 @@ def test_render_to_a_folder_that_refuses_the_file_is_status_2_before_the_run(tmp
     out = tmp_path / "notes.txt" / "a.gif"
     r = run_cli("render", EXAMPLES / "fourbar.json", "--out", out, "--t-end", "0.2")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.strip().splitlines()[-1] == f"error: --out: cannot write '{out}': Not a directory"
+    assert r.stderr.strip().splitlines()[-1] == f"error: --out: cannot write '{out}': '{out.parent}' is not a folder"
 
 
 def test_a_refused_animation_name_shows_a_dialog_and_writes_nothing(make_window, dialogs, tmp_path):

@@ -376,3 +376,22 @@ def test_an_axis_shorter_than_its_bound_says_so(fourbar_dict):
     # user test s53 (G10): an axis of length 1e-13 (not zero) was refused as "zero length"; the bound is 1e-12
     fourbar_dict["joints"][2]["axis"] = [0, 0, 1e-13]
     assert str(load_error(fourbar_dict)) == "joints[2].axis: length 1e-13 is shorter than 1e-12"
+
+
+def test_a_file_in_a_folder_that_cannot_hold_it_is_refused_in_one_wording(tmp_path):
+    """Every writer names the first part of the folder's path that is a file, or the missing folder: the same words
+    for the CSV writer, the PNG and plot exports and the animation (they said "Not a directory", "is not a folder" and
+    "cannot create a file in ... (No such file or directory)" for these)."""
+    from core.errors import LinkwrightError
+
+    (tmp_path / "notes.txt").write_text("x")
+    cases = {tmp_path / "notes.txt" / "a.csv": f"'{tmp_path / 'notes.txt'}' is not a folder",
+             tmp_path / "notes.txt" / "deeper" / "a.csv": f"'{tmp_path / 'notes.txt'}' is not a folder",
+             tmp_path / "none" / "a.csv": f"no such folder '{tmp_path / 'none'}'"}
+    for path, why in cases.items():
+        assert io.folder_problem(path) == why
+        with pytest.raises(LinkwrightError) as err:
+            io.write_atomic(path, lambda fh: fh.write("x"), "--out")
+        assert (err.value.location, err.value.message) == ("--out", f"cannot write '{path}': {why}")
+    assert io.folder_problem(tmp_path / "ok.csv") == ""
+    assert (tmp_path / "notes.txt").read_text() == "x"
