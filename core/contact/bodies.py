@@ -251,13 +251,15 @@ def touching_pairs(mech) -> list[tuple[str, str]]:
     """The pairs of the document's bodies that a contact run would solve (build_model's pairs, by name, in its order),
     found without building the shapes (the Properties panel's Add pair offers only these).  LinkwrightError when the
     drivers cannot be analysed."""
+    from ..shapes.kinds import Halfspace
+
     attached = _attached(mech)
     kin_names = _driven_part(mech)[0]
     bodies = [b for b in mech.bodies if _takes_part(b, attached)]
     dyn = [not b.ground for b in bodies]
     free = [d and b.name not in kin_names for d, b in zip(dyn, bodies)]
     shaped = [b.shape is not None for b in bodies]
-    half = [b.shape is not None and b.shape.get("type") == "halfspace" for b in bodies]
+    half = [b.shape is not None and b.shape.get("type") == Halfspace.type for b in bodies]  # (build_model: parsed)
     apart = _apart_rule(mech, [b.name for b in bodies], shaped, free, dyn, half)
     return [(a.name, b.name) for i, a in enumerate(bodies) for b in bodies[i + 1:] if apart(a.name, b.name) is None]
 

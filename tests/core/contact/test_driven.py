@@ -359,3 +359,15 @@ def test_a_friction_given_for_bodies_that_never_touch_is_refused_located(make, w
     mech.set_pair_friction(*mech.contact.pairs[i].bodies, None)
     model = build_model(mech)
     assert touching_pairs(mech) == [(model.names[min(a, b)], model.names[max(a, b)]) for a, b, _mu in model.pairs]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("contact_*.json")))
+def test_the_pairs_offered_are_the_pairs_a_run_solves_on_every_example(name):
+    """touching_pairs classifies the bodies from the document without building their shapes (the Properties panel's
+    Add pair), build_model from the parsed shapes: one rule (bodies._apart_rule) between them, the same pairs."""
+    from core.contact import touching_pairs
+
+    mech = io.load(EXAMPLES / name)
+    model = build_model(mech)
+    expected = [(model.names[min(a, b)], model.names[max(a, b)]) for a, b, _mu in model.pairs]
+    assert touching_pairs(mech) == expected  # (contact_fourbar_swing has none: its links are joined)
