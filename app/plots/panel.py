@@ -83,6 +83,7 @@ RESOLUTION = {
 # any other unit (velocities, energies, joint coordinates): 1e-12 of it, or of the run's largest (round-off)
 ROUND_OFF = (1e-12, 1e-12)
 LEGEND_MAX = 16  # more series than this: no legend (it would take much of the plot's width)
+HOVER_PX = 6  # the point trace plot names the trace within this many pixels of the mouse
 LEGEND_GAP = 8  # px between a plot's view and its legend (drawn beside it: _PlacedLegend)
 LEGEND_SHARE = 0.4  # the most of a plot's width its legend takes
 STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn at most this often
@@ -126,7 +127,7 @@ class _PlacedLegend(pg.LegendItem):
         self.slot.geometryChanged.connect(self._on_slot_geometry)
         self.key: tuple | None = None  # the curves it lists now (None: to be listed again)
         # more curves drawn than it names: a note in its column says how many and where they are named ('35 curves:
-        # named in the series list'; many: the words after the count; none: no note)
+        # named in the series list'; many: the words after the count, as 'curves:<br>named in ...'; none: no note)
         self.many = many
         self.note = QGraphicsTextItem(self.slot)
         self.note.setDefaultTextColor(QColor(_FG))
@@ -153,7 +154,7 @@ class _PlacedLegend(pg.LegendItem):
                 for c in drawn:
                     self.addItem(c, labels.get(id(c), ""))
         shown = 0 < len(drawn) <= LEGEND_MAX
-        note = f"{len(drawn)} curves:<br>{self.many}" if self.many and len(drawn) > LEGEND_MAX else ""
+        note = f"{len(drawn)} {self.many}" if self.many and len(drawn) > LEGEND_MAX else ""
         if note != self._note:
             self._note = note
             self.note.setHtml(note)
@@ -659,7 +660,7 @@ class PlotsPanel(QWidget):
         self.q_plot = self.q_widget.getPlotItem()
         self.q_plot.setClipToView(True)  # long recordings: draw only what is in view, downsampled
         self.q_plot.setDownsampling(auto=True, mode="peak")
-        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget, many="named in the series list")  # (beside the view)
+        self.q_legend = _PlacedLegend(self.q_plot, self.q_widget, many="curves:<br>named in the series list")  # (beside the view)
         self.cursor_line = pg.InfiniteLine(angle=90, movable=True, pen=cursor_pen,
                                            hoverPen=pg.mkPen("#d84315", width=2.5))
         self.cursor_line.setToolTip("The time cursor: drag it (or click the plot) to seek")
@@ -672,7 +673,13 @@ class PlotsPanel(QWidget):
         self.xy_widget.setObjectName("plotsPoints")
         self.xy_plot = self.xy_widget.getPlotItem()
         self.xy_plot.setAspectLocked(True)  # a coupler curve keeps its shape (not a trace along one line: _lock_aspect)
-        self.xy_legend = _PlacedLegend(self.xy_plot, self.xy_widget)  # (beside the view, as the time plot's)
+        # (beside the view, as the time plot's; beyond LEGEND_MAX traces the hover names them: _hover_trace)
+        self.xy_legend = _PlacedLegend(self.xy_plot, self.xy_widget, many="traces:<br>hover one for its name")
+        self.xy_hover = pg.TextItem(color=_FG, anchor=(0, 1), fill=pg.mkBrush(255, 255, 255, 220))
+        self.xy_hover.setZValue(20)
+        self.xy_hover.setVisible(False)
+        self.xy_plot.addItem(self.xy_hover, ignoreBounds=True)
+        self.xy_plot.scene().sigMouseMoved.connect(self._hover_trace)
         self.point_marker = pg.ScatterPlotItem(size=9, pen=marker_pen, brush=pg.mkBrush("#ffffff"))
         self.point_marker.setZValue(10)
         self.point_marker.setVisible(False)
@@ -919,6 +926,7 @@ class PlotsPanel(QWidget):
             c.setData([], [])
         self.q_legend.conceal()  # (their columns close)
         self.xy_legend.conceal()
+        self.xy_hover.setVisible(False)
         self.cursor_line.setVisible(False)
         self.point_marker.setData([], [])
         self.point_marker.setVisible(False)
@@ -1363,6 +1371,37 @@ class PlotsPanel(QWidget):
         self.xy_legend.show_curves(self.xy_curves, self._curve_labels)
         self._lock_aspect(P[..., [i0, i1]])
         self._settle_view(self.xy_plot)
+
+    def trace_at(self, scene_pos) -> str:
+        """The name of the point trace within HOVER_PX pixels of a scene position of the trace plot ('' if none): of
+        two within reach, the nearer one."""
+        rec = self.recording
+        vb = self.xy_plot.getViewBox()
+        if not self._point_names or rec.count == 0 or not vb.sceneBoundingRect().contains(scene_pos):
+            return ""
+        at = vb.mapSceneToView(scene_pos)
+        sx, sy = vb.viewPixelSize()  # (view units per pixel)
+        if not (sx > 0 and sy > 0):
+            return ""
+        i0, i1 = self._plane
+        P = rec.points[: rec.count]
+        shown = [i for i, c in enumerate(self.xy_curves) if c.isVisible()]
+        if not shown:
+            return ""
+        d2 = ((P[:, shown, i0] - at.x()) / sx) ** 2 + ((P[:, shown, i1] - at.y()) / sy) ** 2
+        near = np.nanmin(d2, axis=0) if d2.size else np.zeros(0)
+        k = int(np.argmin(near)) if near.size else -1
+        return self._point_names[shown[k]] if k >= 0 and near[k] <= HOVER_PX ** 2 else ""
+
+    def _hover_trace(self, scene_pos) -> None:
+        """Name the point trace under the mouse, beside it (the legend names at most LEGEND_MAX of them)."""
+        name = self.trace_at(scene_pos) if self.xy_widget.isVisible() else ""
+        if name:
+            at = self.xy_plot.getViewBox().mapSceneToView(scene_pos)
+            if self.xy_hover.textItem.toPlainText() != name:
+                self.xy_hover.setText(name)
+            self.xy_hover.setPos(at)
+        self.xy_hover.setVisible(bool(name))
 
     def _lock_aspect(self, P2: np.ndarray) -> None:
         """Equal scales on the trace plot's axes (a coupler curve keeps its shape), except while every trace lies

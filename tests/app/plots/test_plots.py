@@ -625,3 +625,45 @@ def test_a_plot_image_is_written_whole_or_not_at_all_with_the_reason(win, dialog
 
     img = QImage(str(tmp_path / "old.png"))
     assert not img.isNull() and img.width() >= 800
+
+
+def test_beyond_the_legend_the_point_traces_are_named_by_hovering(make_window, qtbot):
+    """Twenty named points on the four-bar's coupler: more than LEGEND_MAX traces, so no legend (it would fill the
+    plot); a note in its place says so, and hovering a trace names it (a trace had no name anywhere then). The
+    mouse over a point of trace P7's data (its position at frame 40, mapped to the scene) names P7; far from every
+    trace, nothing."""
+    import json
+
+    from app.plots.panel import LEGEND_MAX
+
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    coupler = next(b for b in doc["bodies"] if b["name"] == "coupler")
+    coupler["points"] = {f"P{i}": [2.5 + 0.3 * i, 3.5 - 0.2 * i, 0.0] for i in range(20)}
+    w = make_window(io.loads(json.dumps(doc)))
+    w.resize(1440, 900)
+    w.show()
+    w.dock_plots.show()
+    w.dock_plots.raise_()
+    qtbot.waitUntil(lambda: w.playback.recording.complete and not w.playback.worker.running(), timeout=60000)
+    plots = w.plots
+    names = [f"coupler.P{i}" for i in range(20)]
+    assert plots._point_names == names and len(names) > LEGEND_MAX
+    qtbot.waitUntil(lambda: plots.xy_legend.note.isVisible(), timeout=5000)
+    assert not plots.xy_legend.names()
+    assert plots.xy_legend.note.toPlainText() == "20 traces:\nhover one for its name"
+    qtbot.wait(50)  # (the plot's layout settles)
+    vb = plots.xy_plot.getViewBox()
+    P = w.playback.recording.points
+    i0, i1 = plots._plane
+    for i in (7, 13):
+        at = vb.mapViewToScene(QPointF(float(P[40, i, i0]), float(P[40, i, i1])))
+        assert plots.trace_at(at) == f"coupler.P{i}"
+        plots._hover_trace(at)
+        assert plots.xy_hover.isVisible() and plots.xy_hover.textItem.toPlainText() == f"coupler.P{i}"
+    corner = vb.sceneBoundingRect().topLeft() + QPointF(2.0, 2.0)
+    far = vb.mapSceneToView(corner)
+    sx, sy = vb.viewPixelSize()
+    d = np.hypot((P[..., i0] - far.x()) / sx, (P[..., i1] - far.y()) / sy).min()
+    assert d > 6  # (the view's corner is no trace's: the hover names none there)
+    plots._hover_trace(corner)
+    assert plots.trace_at(corner) == "" and not plots.xy_hover.isVisible()
