@@ -163,9 +163,8 @@ def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z,
     c = np.empty(3)
     dA = np.empty(3)
     dB = np.empty(3)
-    Dc = np.empty(3)
-    c3 = np.empty(3)
-    S3 = np.empty((3, 3))
+    c3 = np.empty((2, 3))
+    CS = np.empty((11, 3, 3))
     for p in range(P):
         a, b = ia[p], ib[p]
         _quat_matrix(q[b], Rb[p])
@@ -205,8 +204,7 @@ def contact_frames(q, pos, vel, ang, ia, ib, cB, kind_b, par_b, e_aux, m_ref, Z,
             _cross(ang[b], dB, c)
             for i in range(3):
                 v[i] -= vel[b, i] + c[i]
-                Dc[i] = pos[a, i] - pos[b, i]
-            _carried_slip(ang[b], Dc, h, c, S3, S3, False, S3, S3, S3, S3, c3)
+            _carried_slip(ang[a], ang[b], dA, dB, h, c, CS, False, c3)
             for i in range(3):
                 v[i] += c[i]
         vn = v[0] * n[p, 0] + v[1] * n[p, 1] + v[2] * n[p, 2]
@@ -599,47 +597,78 @@ def _wrench_geometry(J_F, J_tx, a, b0, b1, b2, J_nB, J_t, J_o, nf, nloc):
 
 
 @njit(cache=_CACHE)
-def _carried_slip(w, D, h, c, dc_dw, dc_dD, jac, N, Sw, SD, Sg, gv):
-    """core.contact.pair.carried_slip into c (3) and, with jac, dc_dw and dc_dD (3 x 3); N, Sw, SD, Sg (3 x 3) and
-    gv (3) are scratch.  B fixed (w = 0): all zero."""
+def _carried_slip(wA, wB, d1, d2, h, c, cs, jac, gv):
+    """core.contact.pair.carried_slip into c (3) and, with jac, cs[0:4] = dc/dwA, dc/dwB, dc/dd1, dc/dd2 (3 x 3);
+    cs[4:11] (3 x 3) and gv (2, 3) are scratch.  Bodies that share no rotation (ws = 0): c = 0."""
     a = 0.5 * h
-    w2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
-    if w2 == 0.0:
+    g, w = gv[0], gv[1]
+    # the shared rotation ws = s (wA + wB), s = (wA . wB) / (|wA|^2 + |wB|^2) (core.contact.pair.shared_spin)
+    q = 0.0
+    ab = 0.0
+    for i in range(3):
+        q += wA[i] * wA[i] + wB[i] * wB[i]
+        ab += wA[i] * wB[i]
+    sh = ab / q if q > 0.0 else 0.0
+    w2 = 0.0
+    for i in range(3):
+        w[i] = sh * (wA[i] + wB[i])
+        w2 += w[i] * w[i]
+    if w2 == 0.0 and not jac:
         for i in range(3):
             c[i] = 0.0
-            for j in range(3):
-                dc_dw[i, j] = 0.0
-                dc_dD[i, j] = 0.0
         return
     den = 1.0 + a * a * w2
-    g0 = w[1] * D[2] - w[2] * D[1]
-    g1 = w[2] * D[0] - w[0] * D[2]
-    g2 = w[0] * D[1] - w[1] * D[0]
-    q = a * a * w2
-    # c = (a w x g + a^2 |w|^2 g) / den
-    c[0] = (a * (w[1] * g2 - w[2] * g1) + q * g0) / den
-    c[1] = (a * (w[2] * g0 - w[0] * g2) + q * g1) / den
-    c[2] = (a * (w[0] * g1 - w[1] * g0) + q * g2) / den
-    if jac:
-        # N = a [w]x + a^2 |w|^2 I; dc/dD = N [w]x / den; dc/dw = (-a [g]x + 2 a^2 (g - c) w^T - N [D]x) / den
-        _sk(w, N)
-        for i in range(3):
-            for j in range(3):
-                N[i, j] *= a
-            N[i, i] += q
-        _sk(w, Sw)
-        _sk(D, SD)
-        gv[0], gv[1], gv[2] = g0, g1, g2
-        _sk(gv, Sg)
-        for i in range(3):
-            for j in range(3):
-                acc_d = 0.0
-                acc_w = 0.0
-                for l in range(3):
-                    acc_d += N[i, l] * Sw[l, j]
-                    acc_w += N[i, l] * SD[l, j]
-                dc_dD[i, j] = acc_d / den
-                dc_dw[i, j] = (-a * Sg[i, j] + 2.0 * a * a * (gv[i] - c[i]) * w[j] - acc_w) / den
+    # g = wB x d2 - wA x d1
+    g[0] = (wB[1] * d2[2] - wB[2] * d2[1]) - (wA[1] * d1[2] - wA[2] * d1[1])
+    g[1] = (wB[2] * d2[0] - wB[0] * d2[2]) - (wA[2] * d1[0] - wA[0] * d1[2])
+    g[2] = (wB[0] * d2[1] - wB[1] * d2[0]) - (wA[0] * d1[1] - wA[1] * d1[0])
+    wg = w[0] * g[0] + w[1] * g[1] + w[2] * g[2]
+    # c = (a ws x g - a^2 ws (ws . g) + a^2 |ws|^2 g) / den
+    c[0] = (a * (w[1] * g[2] - w[2] * g[1]) - a * a * wg * w[0] + a * a * w2 * g[0]) / den
+    c[1] = (a * (w[2] * g[0] - w[0] * g[2]) - a * a * wg * w[1] + a * a * w2 * g[1]) / den
+    c[2] = (a * (w[0] * g[1] - w[1] * g[0]) - a * a * wg * w[2] + a * a * w2 * g[2]) / den
+    if not jac:
+        return
+    K, Sw, Sx, T, dwA, dwB, dcw = cs[4], cs[5], cs[6], cs[7], cs[8], cs[9], cs[10]
+    # K = I - M = (a W - a^2 W^2) / den, W = [ws]x
+    _sk(w, Sw)
+    for i in range(3):
+        for j in range(3):
+            acc = 0.0
+            for l in range(3):
+                acc += Sw[i, l] * Sw[l, j]
+            K[i, j] = (a * Sw[i, j] - a * a * acc) / den
+    # dws/dwA = s I + (wA + wB) ds/dwA^T, ds/dwA = (wB - 2 s wA) / q (and likewise for B)
+    for i in range(3):
+        for j in range(3):
+            e = sh if i == j else 0.0
+            if q > 0.0:
+                dwA[i, j] = e + (wA[i] + wB[i]) * (wB[j] - 2.0 * sh * wA[j]) / q
+                dwB[i, j] = e + (wA[i] + wB[i]) * (wA[j] - 2.0 * sh * wB[j]) / q
+            else:
+                dwA[i, j] = 0.0
+                dwB[i, j] = 0.0
+    # dc/dws (g fixed) = (-a [g]x - a^2 (ws . g) I - a^2 ws g^T + 2 a^2 (g - c) ws^T) / den
+    _sk(g, Sx)
+    for i in range(3):
+        for j in range(3):
+            dcw[i, j] = (-a * Sx[i, j] - a * a * (wg if i == j else 0.0) - a * a * w[i] * g[j]
+                         + 2.0 * a * a * (g[i] - c[i]) * w[j]) / den
+    # dc/dd2 = K [wB]x, dc/dd1 = -K [wA]x
+    _sk(wB, Sx)
+    _mm(K, Sx, cs[3])
+    _sk(wA, Sx)
+    _mm(K, Sx, T)
+    for i in range(3):
+        for j in range(3):
+            cs[2, i, j] = -T[i, j]
+    # dc/dwA = dc/dws dws/dwA + K [d1]x, dc/dwB = dc/dws dws/dwB - K [d2]x
+    _mm(dcw, dwA, cs[0])
+    _sk(d1, Sx)
+    _mm_add(K, Sx, cs[0], 1.0)
+    _mm(dcw, dwB, cs[1])
+    _sk(d2, Sx)
+    _mm_add(K, Sx, cs[1], -1.0)
 
 
 @njit(cache=_CACHE)
@@ -699,10 +728,9 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
     dirF = np.empty(3)
     xi = np.empty(3)
     xac = np.empty(3)
-    Dc = np.empty(3)
     cc = np.empty(3)
-    cs = np.empty((6, 3, 3))  # the carried slip's derivatives dc/dw, dc/dD and its scratch (_carried_slip)
-    gv3 = np.empty(3)
+    cs = np.empty((11, 3, 3))  # the carried slip's derivatives (dc/dwA, dc/dwB, dc/dd1, dc/dd2) and scratch
+    gv3 = np.empty((2, 3))  # (_carried_slip's scratch)
     for p in range(P):
         s = z[p, i_s]
         pn = z[p, ipn]
@@ -790,11 +818,8 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
             _cross(nB, t, ov)
             _cross(wA[p], d1[p], u)
             _cross(wB[p], d2[p], cr)
-            # plus the part of the slip that B's rotation carries (core.contact.pair.carried_slip), with
-            # D = pA+ - pB+ = (a1 - d1) - (a2 - d2)
-            for i in range(3):
-                Dc[i] = z[p, i] - d1[p, i] - z[p, 3 + i] + d2[p, i]
-            _carried_slip(wB[p], Dc, h, cc, cs[0], cs[1], jac, cs[2], cs[3], cs[4], cs[5], gv3)
+            # plus the part of the slip that B's rotation carries (core.contact.pair.carried_slip)
+            _carried_slip(wA[p], wB[p], d1[p], d2[p], h, cc, cs, jac, gv3)
             for i in range(3):
                 vrel[i] = vA[p, i] + u[i] - vB[p, i] - cr[i] + cc[i]
             xi[0] = e_t * (t[0] * vrel[0] + t[1] * vrel[1] + t[2] * vrel[2])
@@ -873,14 +898,14 @@ def pair_terms(m, k, nf, h, mu_f, e_t, e_o, e_r, pin, m_ref, e_aux, RA, d1, vA, 
                 _mm(Sx, J_d1, J_vrel)
                 _sk(wB[p], Sx)
                 _mm_add(Sx, J_d2, J_vrel, -1.0)
+                _mm_add(cs[2], J_d1, J_vrel, 1.0)  # (the carried slip's lever arms)
+                _mm_add(cs[3], J_d2, J_vrel, 1.0)
                 for i in range(3):
                     J_vrel[i, i] += 1.0
                     J_vrel[i, 6 + i] -= 1.0
                     for c in range(3):
-                        J_vrel[i, 3 + c] -= S1[i, c]
-                        J_vrel[i, 9 + c] += S2[i, c] + cs[0, i, c]
-                        J_vrel[i, c] += h * cs[1, i, c]
-                        J_vrel[i, 6 + c] -= h * cs[1, i, c]
+                        J_vrel[i, 3 + c] += cs[0, i, c] - S1[i, c]
+                        J_vrel[i, 9 + c] += S2[i, c] + cs[1, i, c]
                 for c in range(nloc):
                     J_xi[0, c] = e_t * (t[0] * J_vrel[0, c] + t[1] * J_vrel[1, c] + t[2] * J_vrel[2, c]
                                         + vrel[0] * J_t[0, c] + vrel[1] * J_t[1, c] + vrel[2] * J_t[2, c])

@@ -50,7 +50,7 @@ import numpy as np
 from .bodies import cayley, cayley_jacobian
 from .kernels import pair_batch
 
-__all__ = ["cross3", "carried_slip", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry",
+__all__ = ["cross3", "carried_slip", "shared_spin", "PairLayout", "pair_layout", "eval_pair", "eval_pairs", "eval_geometry",
            "separation_pin", "tangent_frame", "contact_frame_aux", "PIN_SPEED", "DEPTH_LIMIT"]
 
 
@@ -71,32 +71,54 @@ _I3 = np.eye(3)
 _I3.setflags(write=False)
 
 
-def carried_slip(w: np.ndarray, D: np.ndarray, h: float):
-    """The part of a pair's slip velocity that B's rotation carries: c = (I - M) (w x D), with w B's angular
-    velocity, D = pA+ - pB+ the end-of-step offset of A's centre from B's, and M = (I + h [w]x / 2)^-1.  Returns c
-    (3) and its derivatives dc/dw and dc/dD (3 x 3).
+def shared_spin(wA: np.ndarray, wB: np.ndarray):
+    """The rotation two bodies share, ws = s (wA + wB) with s = (wA . wB) / (|wA|^2 + |wB|^2), and its derivatives
+    dws/dwA, dws/dwB (3 x 3): w when both turn at w, 0 when either does not turn or their spins are perpendicular or
+    opposite (meshing gears), symmetric in the two bodies, |ws| <= max(|wA|, |wB|); 0 when neither turns."""
+    q = float(wA @ wA + wB @ wB)
+    if q == 0.0:
+        return np.zeros(3), np.zeros((3, 3)), np.zeros((3, 3))
+    s = float(wA @ wB) / q
+    u = wA + wB
+    ds_dA = (wB - 2.0 * s * wA) / q
+    ds_dB = (wA - 2.0 * s * wB) / q
+    return s * u, s * _I3 + np.outer(u, ds_dA), s * _I3 + np.outer(u, ds_dB)
 
-    The step moves a body by p+ = p + h v, R+ = cayley(h w / 2) R, so the point of B that ends at x moved at
-    v_B + w x M (x - pB+) over the step (M turns the end lever arm back to the middle of the step).  The slip of a
-    pair is A's velocity at its contact point, v_A + w_A x (a1 - pA+), relative to B's motion: minus B's velocity at
-    A's centre, v_B + w_B x M D, and the turn of the lever arm, w_B x (a2 - pA+); that is the end-lever relative
-    velocity v_A + w_A x d1 - v_B - w_B x d2 plus c.  With B fixed (w = 0) c = 0: the slip is A's velocity at its
-    contact point, as before.  When A moves with B as one rigid body (the same w, v_A - v_B = w x M D) the slip is
-    w x (a1 - a2) = 0: two bodies that stick together can turn together.  Without c such a pair slips by about
-    h |w|^2 |D| / 2 in every step, so a sticking cluster with more contacts than freedoms (a jammed pile) has no
-    consistent end-of-step geometry, and a part on a turntable creeps.
 
-    With a = h/2, g = w x D and N = a [w]x + a^2 |w|^2 I: c = N g / (1 + a^2 |w|^2)."""
+def carried_slip(wA: np.ndarray, wB: np.ndarray, d1: np.ndarray, d2: np.ndarray, h: float):
+    """The part of a pair's slip velocity that the bodies' shared rotation carries over the step: c = (I - M) g, with
+    g = wB x d2 - wA x d1 (d1 = a1 - pA+, d2 = a2 - pB+, the end-of-step lever arms of the closest points from the
+    bodies' centres), M = (I + h [ws]x / 2)^-1 and ws the rotation the two share (shared_spin).  Returns c (3) and its
+    derivatives dc/dwA, dc/dwB, dc/dd1 and dc/dd2 (3 x 3 each).
+
+    The slip is the end-of-step relative velocity at the contact, v_A + wA x d1 - v_B - wB x d2, plus c; that is
+    v_A - v_B + M (wA x d1 - wB x d2).  The step moves a body by p+ = p + h v, R+ = cayley(h w / 2) R, so two bodies
+    that move as one rigid body (the same w, and then ws = w) have v_A - v_B = M (w x (pA+ - pB+)), and their slip is
+    M (w x (a1 - a2)) = 0 at the contact: a sticking cluster can turn as one (without c such a pair slips by about
+    h |w|^2 |D| / 2 in every step, and a jammed pile has no consistent end-of-step geometry).  Where one body does not
+    turn (a fixed or translating support, ws = 0) c = 0: the slip is the end-of-step relative velocity, so a ball
+    rolls at v = w r on a floor or a sliding plank.  The lever arms are the bodies' own and ws is symmetric, so the
+    slip of (B, A) is minus that of (A, B): the order of the bodies in a document changes nothing.  (With B's spin in
+    M and A's centre as B's lever, a 5 cm ball rolling at 20 rad/s on a 2 m plank listed first slipped by about 1 m/s
+    that did not exist, and friction drove the ball.)
+
+    With a = h/2, W = [ws]x and den = 1 + a^2 |ws|^2: I - M = (a W - a^2 W^2) / den, so
+    c = (a ws x g - a^2 ws (ws . g) + a^2 |ws|^2 g) / den."""
     a = 0.5 * h
+    w, dw_dA, dw_dB = shared_spin(wA, wB)
     w2 = float(w @ w)
     den = 1.0 + a * a * w2
-    g = cross3(w, D)
+    g = cross3(wB, d2) - cross3(wA, d1)
+    wg = float(w @ g)
+    c = (a * cross3(w, g) - (a * a * wg) * w + (a * a * w2) * g) / den
     Sw = _sk(w)
-    N = a * Sw + (a * a * w2) * _I3
-    c = (N @ g) / den
-    dc_dD = (N @ Sw) / den
-    dc_dw = (-a * _sk(g) + 2.0 * a * a * np.outer(g - c, w) - N @ _sk(D)) / den
-    return c, dc_dw, dc_dD
+    K = (a * Sw - (a * a) * (Sw @ Sw)) / den  # I - M
+    dc_dd2 = K @ _sk(wB)
+    dc_dd1 = -K @ _sk(wA)
+    dc_dw = (-a * _sk(g) - (a * a * wg) * _I3 - (a * a) * np.outer(w, g) + 2.0 * a * a * np.outer(g - c, w)) / den
+    dc_dwA = dc_dw @ dw_dA + K @ _sk(d1)
+    dc_dwB = dc_dw @ dw_dB - K @ _sk(d2)
+    return c, dc_dwA, dc_dwB, dc_dd1, dc_dd2
 
 
 @dataclass(frozen=True)
@@ -337,11 +359,11 @@ def eval_pair(lay: PairLayout, h: float, mu_f: float, ell, m_ref: float, e_aux: 
             J_vrel[:, 6:9] -= I3
             J_vrel[:, 9:12] += _sk(d2)
             # measured against B's motion over the step (carried_slip)
-            c, dc_dw, dc_dD = carried_slip(wB, pA - pB, h)
+            c, dc_dwA, dc_dwB, dc_dd1, dc_dd2 = carried_slip(wA, wB, d1, d2, h)
             vrel = vrel + c
-            J_vrel[:, 9:12] += dc_dw
-            J_vrel[:, 0:3] += h * dc_dD
-            J_vrel[:, 6:9] -= h * dc_dD
+            J_vrel[:, 3:6] += dc_dwA
+            J_vrel[:, 9:12] += dc_dwB
+            J_vrel += dc_dd1 @ J_d1 + dc_dd2 @ J_d2
         xi = np.empty(nf)
         J_xi = np.empty((nf, nloc))
         xi[0] = e_t * (t @ vrel)

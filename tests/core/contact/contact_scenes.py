@@ -62,25 +62,38 @@ def check_invariants(model, rec, *, gap_tol=1e-9, check_gap=True, energy=True):
         lhs = np.sum(pf * pf, axis=1) / e_t**2 + (rec.pr[:, p] / e_r) ** 2 if e_r > 0 else np.sum(pf * pf, axis=1) / e_t**2
         assert np.all((lhs <= (mu * rec.pn[:, p]) ** 2 * (1 + 1e-7) + 1e-18)[whole[:, 0]])
         assert np.all(np.abs(np.sum(pf * n, axis=1)) <= 1e-9 + 1e-9 * rec.pn[:, p])  # tangential
-        # friction opposes slip: pf . v_slip <= 0 with the end-of-step velocities at the contact point, relative to
-        # B's motion over the step: B's velocity at A's centre (the step turns B by cayley(h w / 2), so a point of B
-        # at offset D from its centre at the end moved at v + w x M D, M = (I + h [w]x / 2)^-1) and B's rotation
-        # about A's centre (core.contact.pair.carried_slip)
+        # friction opposes slip: pf . v_slip <= 0 with the slip the friction rows measure (core.contact.pair.
+        # carried_slip), written out here: the end-of-step relative velocity with its rotational part turned back by
+        # the shared rotation's half step, v_A - v_B + M (wA x d1 - wB x d2), d the lever arms from the centres of
+        # mass to the contact points, M = (I + h [ws]x / 2)^-1, ws = (wA . wB) / (|wA|^2 + |wB|^2) (wA + wB)
         dyn = list(np.flatnonzero(model.dynamic))
         ja = dyn.index(_a)
-        va = rec.velocity[:, ja] + np.cross(rec.angular[:, ja], rec.point_a[:, p] - rec.position[:, ja])
+        ca = _centres(model, rec, _a, ja)
+        wa = rec.angular[:, ja]
+        va_c = rec.velocity[:, ja] + np.cross(wa, ca - rec.position[:, ja])  # velocity of A's centre of mass
+        d1 = rec.point_a[:, p] - ca
+        va = va_c + np.cross(wa, d1)
         if model.dynamic[_b]:
             jb = dyn.index(_b)
-            w = rec.angular[:, jb]
-            D = rec.position[:, ja] - rec.position[:, jb]
+            cb = _centres(model, rec, _b, jb)
+            wb = rec.angular[:, jb]
+            vb_c = rec.velocity[:, jb] + np.cross(wb, cb - rec.position[:, jb])
+            d2 = rec.point_b[:, p] - cb
             h = rec.t[1] - rec.t[0]
-            MwD = np.array([np.linalg.solve(np.eye(3) + 0.5 * h * _skew(wk), np.cross(wk, Dk)) for wk, Dk in zip(w, D)])
-            va = va - rec.velocity[:, jb] - MwD - np.cross(w, rec.point_b[:, p] - rec.position[:, ja])
+            q = np.sum(wa * wa + wb * wb, axis=1)
+            ws = (np.sum(wa * wb, axis=1) / np.where(q > 0, q, 1.0))[:, None] * (wa + wb)
+            rot = np.cross(wa, d1) - np.cross(wb, d2)
+            va = va_c - vb_c + np.array([np.linalg.solve(np.eye(3) + 0.5 * h * _skew(wk), rk) for wk, rk in zip(ws, rot)])
         slip = va - np.sum(va * n, axis=1)[:, None] * n
         assert np.all(np.sum(pf * slip, axis=1)[act[:, p] & whole[:, 0]] <= 1e-10)
     if energy:
         E = total_energy(model, rec)
         assert np.all(np.diff(E) <= 1e-9 * (1 + np.abs(E[:-1]))), np.diff(E).max()
+
+
+def _centres(model, rec, i, j):
+    """World positions of model body i's centre of mass over the recording (j its index among the dynamic bodies)."""
+    return rec.position[:, j] + np.array([_qm(q) @ model.com_body[i] for q in rec.orientation[:, j]])
 
 
 def _skew(v):

@@ -336,3 +336,37 @@ def test_explicit_method_penetrates_where_implicit_does_not(record_property):
     print("minimum true gap (m):", results)
     assert results["implicit"] >= -1e-9
     assert results["explicit"] < -1e-4, results  # the explicit scheme's penetration (millimetres at h = 0.01)
+
+
+@pytest.mark.parametrize("plank_first", [True, False])
+def test_a_ball_rolls_on_a_loose_plank_whichever_body_is_listed_first(plank_first):
+    # user test s54 (P1): a 5 cm ball rolling on a loose 2 m plank (on the floor) listed before it sped up backwards
+    # to 1.45 m/s and 143 rad/s in 0.5 s, gaining 10 J: its slip was measured with the ball's spin about the
+    # plank's centre, 1 m away (about h |w|^2 |D| / 2 = 1 m/s that did not exist).  Rolling without slipping on a body
+    # at rest needs no horizontal force (gravity and the normal force pass through the contact), so v = 1 m/s and
+    # w = v / r = 20 rad/s stay, the plank stays at rest, and no energy is gained; listed either way
+    r, v0 = 0.05, 1.0
+    plank = body("plank", {"type": "box", "size": [2.0, 0.5, 0.05]}, mass=5.0, position=(0, 0, 0.025))
+    ball = body("ball", {"type": "sphere", "radius": r}, position=(-0.5, 0, 0.05 + r), linear=(v0, 0, 0),
+                angular=(0, v0 / r, 0))
+    model, rec = run(mechanism([floor(), plank, ball] if plank_first else [floor(), ball, plank], mu=0.5), 0.5)
+    assert rec.completed
+    check_invariants(model, rec)
+    jb, jp = rec.body_names.index("ball"), rec.body_names.index("plank")
+    np.testing.assert_allclose(rec.velocity[:, jb], [[v0, 0, 0]] * rec.n_frames, atol=1e-9)
+    np.testing.assert_allclose(rec.angular[:, jb], [[0, v0 / r, 0]] * rec.n_frames, atol=1e-7)
+    np.testing.assert_allclose(rec.velocity[:, jp], 0.0, atol=1e-9)
+
+
+def test_a_bead_at_rest_on_a_large_loose_cube_stays_at_rest():
+    # user test s54 (P1): a 1 mm bead set at rest 0.22 m off the centre of a loose 1 m cube listed first accelerated
+    # at mu g to 1.7 m/s and 4,000 rad/s in 0.35 s.  At rest on a body at rest it stays (its weight passes through
+    # the contact; any slip would be friction's own work)
+    cube = body("cube", {"type": "box", "size": [1.0, 1.0, 1.0]}, position=(0, 0, 0.5))
+    bead = body("bead", {"type": "sphere", "radius": 0.001}, mass=0.001, position=(0.22, 0.1, 1.001))
+    model, rec = run(mechanism([floor(), cube, bead], mu=0.5), 0.4)
+    assert rec.completed
+    check_invariants(model, rec)
+    j = rec.body_names.index("bead")
+    np.testing.assert_allclose(rec.position[:, j], [[0.22, 0.1, 1.001]] * rec.n_frames, atol=1e-9)
+    np.testing.assert_allclose(rec.angular[:, j], 0.0, atol=1e-6)
