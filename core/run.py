@@ -12,6 +12,12 @@ body frames), its `channels` (named per-frame arrays with labels and units: join
 pairs, energies, solver statistics) and the `times` it plans to reach.  It checks `cancel` between frames (the contact
 stepper also inside a step) and ends with a verdict; frames yielded before a failure stay valid.  A run holds its own
 state only: one compiled model can be run by several runs at once.
+
+A channel may be sparse (Channel.sparse: a contact run's per-pair channels): each frame still carries every label's
+values, and says which labels it computed in range (frame.ranged); the others' values follow from the frame's poses
+(run.out_of_range).  A recording (ColumnStore: the command line's core.contact.record, the app's FrameRecording)
+holds a sparse channel for the labels that have been in range only, so its memory grows with the contacts, not with
+every candidate pair; frame_bytes counts the labels the run expects in range (run.expected_in_range).
 """
 
 from __future__ import annotations
