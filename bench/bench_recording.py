@@ -8,10 +8,11 @@ jitter from a seed drawn at each run and printed; `--seed` repeats it) and recor
 sends them), and prints:
 
 - the candidate pairs, the pairs ever in contact range, and the pairs in range at the last frame;
-- bytes per frame: every candidate pair's channels (what was recorded before: core.run.frame_bytes with every pair in
-  range), the pairs ever in range (what the recordings hold now), and core.run.frame_bytes's estimate (the budget
-  check's, made before the run starts);
-- each recording's bytes as measured (its arrays' nbytes, over the recorded frames);
+- bytes per frame: every candidate pair's channels (what was recorded before: every number of every channel, 8 bytes
+  each, the in-range flag too), the pairs ever in range (what the recordings hold now: core.run.frame_bytes for
+  them), and core.run.frame_bytes's estimate (the budget check's, made before the run starts);
+- each recording's bytes as measured (its arrays' nbytes, over the recorded frames), and the longest time the app's
+  recording took to take a batch of 20 frames (the GUI thread's work, a doubling of its arrays included);
 - what a 10 s run at h = 0.01 s (1001 frames) takes both ways.
 
 Writes bench/results/recording.json and recording.md.  Run: python bench/bench_recording.py [--seed N] [--t-end T]
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -47,26 +49,35 @@ def pile64(seed: int) -> dict:
     return box_pile_document(4, 0.25, 0.12, 0.005, 0.125, seed=seed)
 
 
-def app_recording_bytes(run) -> tuple[int, int]:
+def app_recording_bytes(run) -> tuple[int, int, float]:
     """The app's recording of the run (FrameRecording, fed FrameBatches of 20 frames as the worker stacks them):
-    (bytes of its arrays over the recorded frames, frames)."""
+    (bytes of its arrays over the recorded frames, frames, the longest extend in seconds: the GUI thread's work on
+    a batch, a doubling of the arrays included)."""
     from app.playback.recording import FrameBatch, FrameRecording
 
     rec = FrameRecording()
     rec.begin(run.kind, run.body_names, run.channels, run.times,
               {"header": run.header(), "out_of_range": run.out_of_range})
-    sparse, known, batch = tuple(c.name for c in run.channels if c.sparse), [], []
+    sparse, known, batch, longest = tuple(c.name for c in run.channels if c.sparse), [], [], 0.0
+
+    def extend(frames):
+        nonlocal longest
+        b = FrameBatch(frames, sparse, known)  # (made in the worker's thread)
+        t0 = time.perf_counter()
+        rec.extend(b)
+        longest = max(longest, time.perf_counter() - t0)
+
     for f in run:
         batch.append(f)
         if len(batch) == 20:
-            rec.extend(FrameBatch(batch, sparse, known))
+            extend(batch)
             batch = []
     if batch:
-        rec.extend(FrameBatch(batch, sparse, known))
+        extend(batch)
     n = rec.count
     held = (rec.times[:n].nbytes + rec.poses[:n].nbytes + sum(a[:n].nbytes for a in rec.values.values())
             + sum(rec.series(name).nbytes for name in rec.store.arrays))
-    return held, n
+    return held, n, longest
 
 
 def main() -> None:
@@ -86,7 +97,8 @@ def main() -> None:
     t0 = time.perf_counter()
     run = open_run(mech, spec)
     P = len(run.pair_names)
-    every = frame_bytes(run, P)  # every candidate pair's channels: what a frame took before
+    # what a frame took before: every candidate pair's channels, every number 8 bytes (the in-range flag too)
+    every = 8 * (1 + 16 * len(run.body_names) + sum(math.prod(c.shape) for c in run.channels))
     estimate = frame_bytes(run)
     rec = record(run)
     seconds = time.perf_counter() - t0
@@ -99,13 +111,14 @@ def main() -> None:
     cli += sum(a.nbytes for a in rec.pairs.values())
     cli_every = cli - sum(a.nbytes for a in rec.pairs.values()) + sum(
         K * P * a[0, 0].nbytes if a.shape[1] else 0 for a in rec.pairs.values())
-    app, app_frames = app_recording_bytes(open_run(mech, spec))
+    app, app_frames, longest = app_recording_bytes(open_run(mech, spec))
 
     out = {"seed": seed, "scene": "box_pile_document(4, 0.25, 0.12, 0.005, 0.125)", "t_end": args.t_end,
            "dt": args.dt, "frames": K, "completed": rec.completed, "reason": rec.reason, "seconds": round(seconds, 1),
            "pairs": P, "pairs_ever_in_range": ever, "pairs_in_range_last_frame": now,
            "frame_bytes_every_pair": every, "frame_bytes_ever_in_range": after, "frame_bytes_estimate": estimate,
-           "app_recording_bytes": app, "app_frames": app_frames, "cli_recording_bytes": cli,
+           "app_recording_bytes": app, "app_frames": app_frames, "app_longest_extend_s": round(longest, 4),
+           "cli_recording_bytes": cli,
            "cli_recording_bytes_every_pair": cli_every,
            "ten_seconds_every_pair": every * TEN_SECONDS, "ten_seconds_ever_in_range": after * TEN_SECONDS}
     lines = [
@@ -119,7 +132,8 @@ def main() -> None:
         f"| bytes per frame, every candidate pair (before) | {size_text(every)} |",
         f"| bytes per frame, pairs ever in range (now) | {size_text(after)} |",
         f"| bytes per frame, the budget check's estimate (frame_bytes) | {size_text(estimate)} |",
-        f"| the app's recording, measured ({app_frames} frames) | {size_text(app)} ({size_text(app / app_frames)} a frame) |",
+        f"| the app's recording, measured ({app_frames} frames) | {size_text(app)} "
+        f"({size_text(app / app_frames)} a frame); its longest batch of 20 frames taken in {1000 * longest:.1f} ms |",
         f"| the command line's recording, measured | {size_text(cli)} (every pair: {size_text(cli_every)}) |",
         f"| a 10 s run at h = 0.01 s (1,001 frames), before | {size_text(every * TEN_SECONDS)} |",
         f"| a 10 s run at h = 0.01 s, now | {size_text(after * TEN_SECONDS)} |", ""]

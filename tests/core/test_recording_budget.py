@@ -1,9 +1,11 @@
 """A run's recording must fit the memory one run may take (core.validate.recording_budget, a quarter of the machine's
 memory): a contact run recorded every candidate pair's channels at every frame, and a 64-body pile's frame was 0.35
-MB, so a long run could not be held at all (it holds the pairs that come into contact range now: core.run.ColumnStore) (the app's recording allocated every planned frame at once: a MemoryError in
-the GUI thread; the command line was killed or raised MemoryError).  A run whose planned recording is larger is
+MB, so a long run could not be held at all (the app's recording allocated every planned frame at once: a MemoryError
+in the GUI thread; the command line was killed or raised MemoryError).  A run whose planned recording is larger is
 refused before it starts, located at the field that sets its length, with the numbers; a recording that cannot grow
-for want of memory stops the run there with its rows kept.  The budget is made small here (no test allocates much)."""
+for want of memory stops the run there with its rows kept.  A recording now holds the per-pair channels of the pairs
+that come into contact range only (core.run.ColumnStore), and frame_bytes counts the pairs a run expects in range.
+The budget is made small here (no test allocates much)."""
 
 from __future__ import annotations
 
