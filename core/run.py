@@ -304,7 +304,7 @@ class ColumnStore:
             if n and fill is not None:
                 # (a chunk of rows at a time: the out-of-range values of all the rows at once would take as much as
                 # the columns they fill, many times over for a run's first columns)
-                step = max(1, 4096 // max(new.size, 1))
+                step = max(1, min(1024, 65536 // new.size))
                 for first in range(0, n, step):
                     stop = min(n, first + step)
                     for name, v in fill(first, stop, new).items():
