@@ -12,6 +12,12 @@ body frames), its `channels` (named per-frame arrays with labels and units: join
 pairs, energies, solver statistics) and the `times` it plans to reach.  It checks `cancel` between frames (the contact
 stepper also inside a step) and ends with a verdict; frames yielded before a failure stay valid.  A run holds its own
 state only: one compiled model can be run by several runs at once.
+
+A channel may be sparse (Channel.sparse: a contact run's per-pair channels): each frame still carries every label's
+values, and says which labels it computed in range (frame.ranged); the others' values follow from the frame's poses
+(run.out_of_range).  A recording (ColumnStore: the command line's core.contact.record, the app's FrameRecording)
+holds a sparse channel for the labels that have been in range only, so its memory grows with the contacts, not with
+every candidate pair; frame_bytes counts the labels the run expects in range (run.expected_in_range).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from .errors import LinkwrightError
 
 __all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
            "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option", "nothing_to_move",
-           "frame_bytes", "check_recording", "FIRST_FRAMES", "grown_room", "grow"]
+           "frame_bytes", "check_recording", "FIRST_FRAMES", "grown_room", "grow", "ColumnStore", "FIRST_COLUMNS"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -44,11 +50,20 @@ class Channel:
     # the bodies each label belongs to, by name: a pair's two, a named point's or a body's one; empty where the labels
     # are not bodies' (coordinates, joints, energies). Views that drop a deleted body's overlays read them here.
     owners: tuple[tuple[str, ...], ...] = ()
+    # a sparse channel (a contact run's per-pair ones): a recording holds it only for the labels that have been in
+    # range at some recorded frame (ColumnStore); its values for the others follow from the poses (Run.out_of_range)
+    sparse: bool = False
+    dtype: str = "float64"  # of its numbers ("bool" for a flag)
 
     @property
     def shape(self) -> tuple[int, ...]:
         """Shape of one frame's array."""
         return (len(self.labels),) + ((len(self.components),) if self.components else ())
+
+    @property
+    def label_bytes(self) -> int:
+        """Bytes of one label's numbers in one frame."""
+        return np.dtype(self.dtype).itemsize * (len(self.components) or 1)
 
 
 class RunFrame(Protocol):
@@ -57,6 +72,10 @@ class RunFrame(Protocol):
     index: int
     t: float
     poses: np.ndarray  # (n_bodies, 4, 4) world transforms of the body frames, in Run.body_names order
+    # a run with sparse channels: the labels (indices) whose values this frame computed in range (a contact run: the
+    # pairs solved in the step, and at frame 0 those whose closest points were found); the others' values are
+    # Run.out_of_range's of the frame's poses
+    ranged: np.ndarray
 
     @property
     def values(self) -> dict[str, np.ndarray]:
@@ -88,6 +107,12 @@ class Run(Protocol):
 
     def __iter__(self) -> Iterator[RunFrame]:
         """Frames in time order."""
+
+    # Runs with sparse channels (Channel.sparse) also have:
+    #   expected_in_range: int   -- how many of their labels a recording should expect to hold (frame_bytes)
+    #   out_of_range(rotations (k, n_bodies, 3, 3), origins (k, n_bodies, 3), labels) -> {channel: (k, len(labels),
+    #       *components)}: the sparse channels' values of labels out of range at frames with those poses, the same
+    #       numbers the frames carry for them
 
 
 @dataclass(frozen=True)
@@ -233,11 +258,82 @@ def grow(arrays: dict, n: int, rows: int) -> dict:
     return arrays
 
 
-def frame_bytes(run: Run) -> int:
+FIRST_COLUMNS = 16  # labels a recording's sparse channels have room for at first; the room doubles as labels come
+
+
+class ColumnStore:
+    """A recording's sparse channels (Channel.sparse): each an array (rows, columns, *components) over the labels
+    that have been in range at some recorded frame, `columns` (their indices, in the order they came into range).
+    A label's rows before it came into range hold its out-of-range values (the `fill` its recording gives: a run's
+    out_of_range of the recorded poses), so each column is the label's whole series.  The rows grow as a
+    recording's other arrays do (core.run.grow), the columns by doubling as labels come into range."""
+
+    def __init__(self, channels, rows: int) -> None:
+        self.channels = {c.name: c for c in channels if c.sparse}
+        n_labels = max((len(c.labels) for c in self.channels.values()), default=0)
+        self.columns = np.zeros(0, int)
+        self.column_of = np.full(n_labels, -1, int)  # each label's column, -1 while it has none
+        room = min(FIRST_COLUMNS, n_labels)
+        self.arrays = {name: np.zeros((rows, room) + c.shape[1:], c.dtype) for name, c in self.channels.items()}
+
+    @property
+    def rows(self) -> int:
+        """Rows there is room for."""
+        return len(next(iter(self.arrays.values()))) if self.arrays else 0
+
+    def grow_rows(self, n: int, rows: int) -> None:
+        """Room for `rows` rows, the first n kept (core.run.grow)."""
+        grow(self.arrays, n, rows)
+
+    def add(self, labels, n: int, fill: Callable | None) -> np.ndarray:
+        """Give columns to those of `labels` that have none (in their order), their first n rows filled by
+        fill(first, stop, labels) -> {channel: (stop - first, len(labels), ...)} (zeros without one); the columns of
+        all `labels`."""
+        labels = np.asarray(labels, int).reshape(-1)
+        new = labels[self.column_of[labels] < 0]
+        if new.size:
+            new = new[np.sort(np.unique(new, return_index=True)[1])]
+            c0, c1 = self.columns.size, self.columns.size + new.size
+            room = next(iter(self.arrays.values())).shape[1]
+            if c1 > room:  # (columns double, one array at a time)
+                cols = min(max(2 * room, c1), len(self.column_of))
+                for name, old in list(self.arrays.items()):
+                    arr = np.zeros((old.shape[0], cols) + old.shape[2:], old.dtype)
+                    arr[:, :c0] = old[:, :c0]
+                    self.arrays[name] = arr
+            if n and fill is not None:
+                # (a chunk of rows at a time: the out-of-range values of all the rows at once would take as much as
+                # the columns they fill, many times over for a run's first columns)
+                step = max(1, min(1024, 65536 // new.size))
+                for first in range(0, n, step):
+                    stop = min(n, first + step)
+                    for name, v in fill(first, stop, new).items():
+                        if name in self.arrays:
+                            self.arrays[name][first:stop, c0:c1] = v
+            self.columns = np.concatenate((self.columns, new))
+            self.column_of[new] = np.arange(c0, c1)
+        return self.column_of[labels]
+
+    def series(self, name: str, n: int) -> np.ndarray:
+        """(n, columns, ...) view of a sparse channel's recorded rows."""
+        return self.arrays[name][:n, : self.columns.size]
+
+    def row_bytes(self) -> int:
+        """Bytes of one row of the columns so far."""
+        return sum(c.label_bytes for c in self.channels.values()) * int(self.columns.size)
+
+
+def frame_bytes(run: Run, in_range: int | None = None) -> int:
     """Bytes one frame of a run takes in a recording: its time, every body's pose (4 x 4) and every channel's numbers,
-    8 bytes each (the app's recording holds them so; the command line's holds less, and writes it besides)."""
-    values = sum(math.prod(c.shape) for c in run.channels)
-    return 8 * (1 + 16 * len(run.body_names) + values)
+    8 bytes each (a flag 1), a sparse channel's (Channel.sparse) for `in_range` of its labels (default the run's
+    expected_in_range), each with its index (8 bytes) once per recording, not counted per frame (the app's recording
+    holds them so; the command line's holds less, and writes it besides)."""
+    dense = sum(math.prod(c.shape) * np.dtype(c.dtype).itemsize for c in run.channels if not c.sparse)
+    sparse = [c for c in run.channels if c.sparse]
+    if sparse:
+        n = getattr(run, "expected_in_range", 0) if in_range is None else in_range
+        dense += sum(c.label_bytes for c in sparse) * min(int(n), max(len(c.labels) for c in sparse))
+    return 8 * (1 + 16 * len(run.body_names)) + dense
 
 
 def check_recording(run: Run, location: str) -> int:

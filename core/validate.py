@@ -57,9 +57,10 @@ MAX_START_OVERLAP = 1e-3
 # resting box's contact force is 10 % off its weight at every step
 MAX_MASS_RATIO = 3e3
 # how much of the machine's physical memory the recording of one run may take (its planned frames, core.run.frame_bytes
-# each: every number of a frame as the app's recording holds it, 8 bytes), checked before the run starts: a contact
-# run records every candidate pair's channels at every frame, in range or not (a 64-body pile, 2080 pairs: 0.35 MB a
-# frame, 0.7 GB for 20 s at dt = 0.01 s, 349 GB for the longest run, MAX_STEPS), and a recording that does not fit
+# each: every number of a frame as the app's recording holds it, 8 bytes, a flag 1), checked before the run starts: a
+# contact run recorded every candidate pair's channels at every frame, in range or not (a 64-body pile, 2080 pairs:
+# 0.35 MB a frame, 0.7 GB for 20 s at dt = 0.01 s, 349 GB for the longest run, MAX_STEPS; it holds the pairs that come
+# into contact range now, core.run.ColumnStore, estimated at 8 a body: 95 kB a frame), and a recording that does not fit
 # failed only when memory ran out (the app's frame arrays: a MemoryError; the command line: killed).  A quarter leaves
 # room for what the recording is held beside: the app's second run (Compare), and growing, exporting or writing it
 MAX_RECORDING_FRACTION = 0.25

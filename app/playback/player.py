@@ -750,11 +750,13 @@ class Playback(QObject):
         # run's contact arrows and trails floated where a deleted body had been)
         pair_bodies, point_owners = self._overlay_owners(rec)
         if rec.kind == "contact":
-            active = rec.values["pair.active"][k].astype(bool)
-            vp.set_contacts(rec.values["pair.point_a"][k][active], rec.values["pair.normal"][k][active]
-                            * rec.values["pair.normal_force"][k][active][:, None],
-                            rec.values["pair.friction_force"][k][active],
-                            [pair_bodies[i] for i in np.flatnonzero(active)])
+            # (the pairs in contact range: among the columns the recording holds, core.run.ColumnStore)
+            row = {name: rec.series(name)[k] for name in ("pair.active", "pair.point_a", "pair.normal",
+                                                          "pair.normal_force", "pair.friction_force")}
+            active = row["pair.active"].astype(bool)
+            vp.set_contacts(row["pair.point_a"][active], row["pair.normal"][active]
+                            * row["pair.normal_force"][active][:, None], row["pair.friction_force"][active],
+                            [pair_bodies[i] for i in rec.columns[active]])
         trails, owners = {}, dict(point_owners)
         if "points" in rec.values and rec.values["points"].shape[1]:
             for i, name in enumerate(rec.point_names):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from core.run import FIRST_FRAMES, Channel, grow, grown_room
+from core.run import FIRST_FRAMES, Channel, ColumnStore, grow, grown_room
 
 __all__ = ["FrameRecording", "FrameBatch", "time_text"]
 
@@ -33,21 +33,35 @@ def time_text(t: float, step: float | None = None, decimals: int = 3, significan
 class FrameBatch(list):
     """Frames of a run handed to the GUI thread together (the worker's framesReady), their numbers also stacked per
     channel, in the run's thread, where it is made: FrameRecording.extend then copies a block per channel instead of
-    writing each frame's arrays one at a time (a 64-body pile's frame has 12 per-pair channels of 2080 rows: about
-    half a millisecond of the GUI thread a frame, 10-25 ms a batch).  Still the list of frames."""
+    writing each frame's arrays one at a time.  A sparse channel (core.run.Channel.sparse: a contact run's per-pair
+    ones) is stacked for `columns` only: the labels in range at some frame so far (`known`, the run's list, which the
+    batch extends in order with its frames' `ranged`), not for all of a 64-body pile's 2080 pairs.  Still the list of
+    frames."""
 
-    def __init__(self, frames=()) -> None:
+    def __init__(self, frames=(), sparse=(), known: list | None = None) -> None:
         super().__init__(frames)
         self.times = self.poses = self.values = None
+        self.columns = np.zeros(0, int)
         if not self:
             return
         try:
             first = self[0].values
             if any(f.values.keys() != first.keys() for f in self):
                 return
+            sparse = set(sparse) & set(first)
+            if sparse:
+                known = [] if known is None else known
+                seen = set(known)
+                for f in self:
+                    for i in np.asarray(getattr(f, "ranged", ()), int).tolist():
+                        if i not in seen:
+                            seen.add(i)
+                            known.append(i)
+                self.columns = np.array(known, int)
             self.times = np.array([f.t for f in self], float)
             self.poses = np.stack([np.asarray(f.poses) for f in self])
-            self.values = {name: np.stack([np.asarray(f.values[name]) for f in self]) for name in first}
+            self.values = {name: np.stack([np.asarray(f.values[name])[self.columns] if name in sparse
+                                           else np.asarray(f.values[name]) for f in self]) for name in first}
         except (ValueError, MemoryError):  # (frames of different shapes, or no memory to stack them: one by one)
             self.times = self.poses = self.values = None
 
@@ -60,7 +74,10 @@ class FrameRecording(QObject):
     index).
 
     `poses[k]` are the world transforms of `body_names` at `times[k]`; `values[name][k]` the channel `name`
-    (core.run.Channel) at that frame. Valid up to `count` (the arrays may be longer: room for the next frames)."""
+    (core.run.Channel) at that frame. Valid up to `count` (the arrays may be longer: room for the next frames).
+    A sparse channel (Channel.sparse: a contact run's per-pair ones) is held for the labels that have been in range
+    at some frame only (`store`, core.run.ColumnStore: `series(name)` is (count, columns), `columns` their labels;
+    `label_series` one label's values, computed from the poses for a label never in range)."""
 
     cleared = Signal()  # emptied: a new run is coming (or none can run)
     began = Signal()  # a run started: kind, names and channels are known (no frame yet)
@@ -84,7 +101,9 @@ class FrameRecording(QObject):
         self.step: float | None = None  # s: the shortest spacing of the planned times (time readouts tell them apart)
         self.times = np.zeros(0)  # (capacity,) recorded times; valid up to `count`
         self.poses = np.zeros((0, 0, 4, 4))  # (capacity, n_bodies, 4, 4)
-        self.values: dict[str, np.ndarray] = {}  # channel -> (capacity, *channel.shape)
+        self.values: dict[str, np.ndarray] = {}  # channel -> (capacity, *channel.shape), the channels not sparse
+        self.store = ColumnStore((), 0)  # the sparse channels: (capacity, columns, *components)
+        self._out_of_range = None  # the run's out_of_range (core.run protocol), for the labels not held
         self.count = 0
         self.complete = False  # the run ended (successfully or not)
         self.ok = True
@@ -111,6 +130,8 @@ class FrameRecording(QObject):
         gaps = gaps[gaps > 0]
         self.step = float(gaps.min()) if len(gaps) else None
         self.poses = np.zeros((0, len(self.body_names), 4, 4))
+        self.store = ColumnStore(channels, 0)
+        self._out_of_range = self.info.pop("out_of_range", None)
         self._allocate(max(min(len(self.requested), FIRST_CAPACITY), 1))
         self.began.emit()
 
@@ -118,8 +139,10 @@ class FrameRecording(QObject):
         """(Re)allocate for `capacity` frames, keeping the recorded ones (core.run.grow: one array at a time); `times`
         last, so that its length is the room every array has even when a MemoryError stops this midway."""
         for name, c in self.channels.items():
-            self.values.setdefault(name, np.zeros((0,) + c.shape))
+            if not c.sparse:
+                self.values.setdefault(name, np.zeros((0,) + c.shape))
         grow(self.values, self.count, capacity)
+        self.store.grow_rows(self.count, capacity)
         frames = grow({"poses": self.poses, "times": self.times}, self.count, capacity)
         self.poses, self.times = frames["poses"], frames["times"]
 
@@ -135,7 +158,8 @@ class FrameRecording(QObject):
         except MemoryError:
             from core.validate import size_text
 
-            per_frame = self.times.itemsize + self.poses[:1].nbytes + sum(a[:1].nbytes for a in self.values.values())
+            per_frame = (self.times.itemsize + self.poses[:1].nbytes + sum(a[:1].nbytes for a in self.values.values())
+                         + self.store.row_bytes())
             self.full = (f"no memory left to record more frames (the {self.count:,} frames kept take "
                          f"{size_text(self.count * per_frame)}; growing to {capacity:,} frames failed)")
             return False
@@ -150,24 +174,48 @@ class FrameRecording(QObject):
         at_newest = self.cursor >= first - 1
         if not self._room(len(frames)):
             return  # (the frames so far stay; the player stops the run with `full` as its reason)
-        if isinstance(frames, FrameBatch) and frames.values is not None and frames.poses.shape[1:] == self.poses.shape[1:]:
+        if (isinstance(frames, FrameBatch) and frames.values is not None and frames.poses.shape[1:] == self.poses.shape[1:]
+                and all(frames.values[n].shape[1:2] == frames.columns.shape for n in self.store.arrays
+                        if n in frames.values)):  # (sparse channels stacked by columns: FrameBatch's sparse)
             k0, k1 = self.count, self.count + len(frames)  # (a block per channel: FrameBatch)
+            if self.store.arrays:
+                cols = self._columns(frames.columns, k0)
+                if cols is None:
+                    return
+                whole = cols.size == self.store.columns.size and np.array_equal(cols, np.arange(cols.size))
+                missing = np.setdiff1d(np.arange(self.store.columns.size), cols)
             self.times[k0:k1] = frames.times
             self.poses[k0:k1] = frames.poses
             for name, block in frames.values.items():
                 arr = self.values.get(name)
                 if arr is not None:
                     arr[k0:k1] = block
+                elif name in self.store.arrays:
+                    arr = self.store.arrays[name]
+                    if whole:
+                        arr[k0:k1, : cols.size] = block
+                    else:
+                        arr[k0:k1, cols] = block
+            if self.store.arrays and missing.size:  # (columns the batch did not stack: out of range in its frames)
+                for name, v in self._fill(k0, k1, self.store.columns[missing]).items():
+                    if name in self.store.arrays:
+                        self.store.arrays[name][k0:k1, missing] = v
             self.count = k1
         else:
             for f in frames:
                 k = self.count
+                if self.store.arrays:
+                    if self._columns(getattr(f, "ranged", ()), k) is None:
+                        break  # (the frames so far stay)
+                    cols = self.store.columns
                 self.times[k] = f.t
                 self.poses[k] = f.poses
                 for name, v in f.values.items():
                     arr = self.values.get(name)
                     if arr is not None:
                         arr[k] = v
+                    elif name in self.store.arrays:
+                        self.store.arrays[name][k, : cols.size] = np.asarray(v)[cols]
                 self.count += 1
         self.grew.emit(self.count)
         if follow and at_newest and self.cursor != self.count - 1:
@@ -191,11 +239,70 @@ class FrameRecording(QObject):
             self.stale = stale
             self.staleChanged.emit(stale)
 
+    def _columns(self, labels, k: int) -> np.ndarray | None:
+        """The sparse channels' columns of `labels`, added for those that have none (their first k rows filled from
+        the poses); None, with `full` saying why, when the machine has no memory for them."""
+        try:
+            return self.store.add(labels, k, self._fill)
+        except MemoryError:
+            from core.validate import size_text
+
+            self.full = (f"no memory left to record more frames (the {self.count:,} frames kept; adding the columns of "
+                         f"pairs that came into contact range to {size_text(self.store.row_bytes() * len(self.times))} "
+                         "failed)")
+            return None
+
+    def _fill(self, first: int, stop: int, labels) -> dict:
+        """The sparse channels' values of `labels` out of range at recorded frames first..stop-1 (from their poses)."""
+        if self._out_of_range is None:
+            return {}
+        P = self.poses[first:stop]
+        return self._out_of_range(P[:, :, :3, :3], P[:, :, :3, 3], labels)
+
     # ---- reading ---------------------------------------------------------------------------------------------
     def series(self, name: str) -> np.ndarray:
-        """(count, *shape) view of a channel over the recorded frames (empty if the run has no such channel)."""
+        """(count, *shape) view of a channel over the recorded frames (empty if the run has no such channel); of a
+        sparse channel (count, columns, *components): the labels `columns` holds."""
         arr = self.values.get(name)
+        if arr is None and name in self.store.arrays:
+            return self.store.series(name, self.count)
         return arr[: self.count] if arr is not None else np.zeros((0,))
+
+    @property
+    def columns(self) -> np.ndarray:
+        """The labels (indices) the sparse channels hold: those in range at some recorded frame, in the order they
+        came into range."""
+        return self.store.columns
+
+    def label_series(self, name: str, i: int) -> np.ndarray:
+        """(count, *components) values of label i of a channel over the recorded frames: of a sparse channel its
+        column, or for a label never in range its out-of-range values from the poses (empty without the channel)."""
+        arr = self.values.get(name)
+        if arr is not None:
+            return arr[: self.count, i]
+        if name not in self.store.arrays:
+            return np.zeros(0)
+        j = self.store.column_of[i] if 0 <= i < len(self.store.column_of) else -1
+        if j >= 0:
+            return self.store.arrays[name][: self.count, j]
+        values = self._fill(0, self.count, [i]).get(name)
+        if values is None:
+            c = self.channels[name]
+            return np.zeros((self.count,) + c.shape[1:], c.dtype)
+        return values[:, 0]
+
+    def ever_in_range(self, name: str = "pair.active") -> np.ndarray:
+        """(labels,) bool: the labels whose flag channel `name` is set at some recorded frame (all False without it)."""
+        c = self.channels.get(name)
+        out = np.zeros(len(c.labels) if c else 0, bool)
+        a = self.series(name)
+        if c is not None and a.ndim == 2 and len(a):
+            held = a.any(axis=0).astype(bool)
+            if c.sparse:
+                out[self.store.columns[held]] = True
+            else:
+                out[:] = held
+        return out
 
     def channel(self, name: str) -> Channel | None:
         """The channel description, None if this run has none by that name."""
@@ -258,8 +365,10 @@ class FrameRecording(QObject):
         else:
             last = self.time_at(n - 1)
             reason = f"still running (frames up to t = {last:.6g} s)" if last is not None else "still running"
-        return Recording.from_series(self.info["header"], self.times[:n], {k: v[:n] for k, v in self.values.items()},
-                                     self.ok and self.complete, reason)
+        series = {k: v[:n] for k, v in self.values.items()}
+        series.update({k: self.store.series(k, n) for k in self.store.arrays})
+        return Recording.from_series(self.info["header"], self.times[:n], series, self.ok and self.complete, reason,
+                                     columns=self.store.columns.copy())
 
     def trajectory(self):
         """The recorded frames of a kinematic run as a core.kinematics.Trajectory (what `linkwright kinematics`

@@ -166,7 +166,8 @@ class SolveWorker(QObject):
                 m = run.model
                 weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
                 info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight,
-                        "header": run.header()}  # for exporting the run as `linkwright simulate` writes it
+                        "header": run.header(),  # for exporting the run as `linkwright simulate` writes it
+                        "out_of_range": run.out_of_range}  # (the recording's values of pairs it does not hold)
                 with _KERNELS:
                     if not _KERNELS_READY:
                         self.preparing.emit(token)
@@ -181,16 +182,20 @@ class SolveWorker(QObject):
                                            began))
             last = 0.0
             every = CONTACT_BATCH_SECONDS if run.kind == "contact" else BATCH_SECONDS
+            # the sparse channels are stacked for the labels in range so far (FrameBatch's columns: the same columns,
+            # in the same order, as the recording's)
+            sparse, known = tuple(c.name for c in run.channels if c.sparse), []
             for frame in run:
                 batch.append(frame)
                 n += 1
                 t_last = frame.t
                 now = time.perf_counter()
                 if n == 1 or now - last >= every:
-                    self.framesReady.emit(token, FrameBatch(batch))  # (stacked here, not on the GUI thread)
+                    # (stacked here, not on the GUI thread)
+                    self.framesReady.emit(token, FrameBatch(batch, sparse, known))
                     batch, last = [], now
             if batch:
-                self.framesReady.emit(token, FrameBatch(batch))
+                self.framesReady.emit(token, FrameBatch(batch, sparse, known))
             v = run.verdict
             self.ended.emit(token, RunEnd(v.ok, v.reason, v.stop_time, v.limit_time, v.cancelled, n,
                                           time.perf_counter() - began))

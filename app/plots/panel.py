@@ -281,13 +281,15 @@ class _Series(Sequence):
 
 
 def _column(channel: str, i: int, comp: int | None = None, norm: bool = False) -> Callable:
+    # (label i's series: FrameRecording.label_series, a sparse channel's column or, for a pair never in contact
+    # range, its out-of-range values from the poses)
     def f(rec) -> np.ndarray:
-        a = rec.series(channel)
+        a = rec.label_series(channel, i)
         if not len(a):
             return np.zeros(0)
         if norm:
-            return np.linalg.norm(a[:, i], axis=1)
-        return a[:, i] if comp is None else a[:, i, comp]
+            return np.linalg.norm(a, axis=1)
+        return a if comp is None else a[:, comp]
     return f
 
 
@@ -1178,14 +1180,20 @@ class PlotsPanel(QWidget):
         for which, rec in (("run", self.recording), ("ghost", self.ghost)):
             if rec is None:
                 continue
-            a = rec.series("pair.active")
-            if a.ndim != 2:
+            a = rec.series("pair.active")  # (the columns the recording holds: FrameRecording.columns)
+            c = rec.channels.get("pair.active")
+            if a.ndim != 2 or c is None:
                 continue
             done, ever = self._active_seen.get(which, (0, None))
-            if ever is None or done > len(a) or ever.shape != a.shape[1:]:
-                done, ever = 0, np.zeros(a.shape[1:], bool)
+            if ever is None or done > len(a) or ever.shape != (len(c.labels),):
+                done, ever = 0, np.zeros(len(c.labels), bool)
             if len(a) > done:
-                ever = ever | a[done:].any(axis=0).astype(bool)
+                held = a[done:].any(axis=0).astype(bool)
+                ever = ever.copy()
+                if c.sparse:
+                    ever[rec.columns[: held.size][held]] = True
+                else:
+                    ever |= held
             self._active_seen[which] = (len(a), ever)
             seen.append(ever)
         self._ever_active = seen[0] if seen else np.zeros(0, bool)

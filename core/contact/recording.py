@@ -4,7 +4,11 @@ Row k of a recording is the state at t = k h (row 0 is the initial state).  Bodi
 positions are body-frame origins, linear velocities those of the origins, all in the world frame.  Pairs are
 every candidate pair of the model ("A/B"); a pair is `active` at a row when it was in contact range in the
 step that ended there.  For an inactive pair the impulses are 0, `gap` is a lower bound of the distance
-(from the bounding spheres) and the points are A's / B's bounding-sphere points facing each other.
+(from the bounding spheres) and the points are A's / B's bounding-sphere points facing each other: numbers that
+follow from the bodies' poses (OutOfRange).  So a recording holds the per-pair values of the pairs that have been in
+contact range at some row only (core.run.ColumnStore: a column per such pair, from its first row in range back to
+row 0 filled with its out-of-range values), and computes the others' from its poses when they are asked for; its
+memory scales with the pairs in contact range, not with every candidate pair.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 from .. import validate
 from ..errors import LinkwrightError
 from ..io import number_text, readable_times
-from ..run import FIRST_FRAMES, Channel, Verdict, check_recording, grow, grown_room
+from ..run import FIRST_FRAMES, Channel, ColumnStore, Verdict, check_recording, grow, grown_room
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
 from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
@@ -35,12 +39,115 @@ from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTIO
 log = logging.getLogger(__name__)
 
 __all__ = ["Recording", "ContactRun", "ContactFrame", "CONTACT_CHANNELS", "simulate", "record", "iter_steps", "load_npz",
-           "prepare_kernels"]
+           "prepare_kernels", "OutOfRange"]
+
+
+def _turn(R: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """R @ x over the last axes, row by row in elementwise operations (the same bits whatever the rows' number)."""
+    return R[..., :, 0] * x[..., None, 0] + R[..., :, 1] * x[..., None, 1] + R[..., :, 2] * x[..., None, 2]
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
+@dataclass(frozen=True)
+class OutOfRange:
+    """The recorded values of pairs out of contact range, from the poses of the model's bodies (numpy only: the
+    app's recording computes them too).  For pair (A, B): the normal is the line from B's centre of mass to A's
+    (0, 0, 1 where they coincide), or the world normal of B's plane when B is a half-space; the gap is the distance
+    of the bounding spheres (about the centres of mass) along it, or of A's bounding sphere from the plane, and at
+    least 0 (a lower bound of the distance); the point on A is A's bounding-sphere point facing B, the point on B
+    the gap further along the normal; the impulses and forces are 0.  A run's frames carry these numbers for the
+    pairs out of range (ContactRun.out_of_range), and a Recording computes them from its positions and orientations
+    for the pairs it does not hold (bit for bit the same: the same operations on the same numbers)."""
+
+    a: np.ndarray  # (P,) body A of each pair (model order)
+    b: np.ndarray  # (P,) body B
+    radius: np.ndarray  # (N,) bounding radius about the centre of mass (0 for a half-space)
+    com: np.ndarray  # (N, 3) centre of mass in the body frame
+    plane: np.ndarray  # (P,) bool: B is a half-space ...
+    plane_n: np.ndarray  # (N, 3) ... n.x <= c in the body frame (zeros for the other bodies)
+    plane_c: np.ndarray  # (N,)
+    dynamic: np.ndarray  # (D,) the dynamic bodies (a Recording's bodies), model indices
+    rotation: np.ndarray  # (N, 3, 3) the body frames of the static bodies (they never move; rows of dynamic ones
+    origin: np.ndarray  # (N, 3)      unused)
+
+    FIELDS = ("a", "b", "radius", "com", "plane", "plane_n", "plane_c", "dynamic", "rotation", "origin")
+
+    @classmethod
+    def of(cls, model: ContactModel) -> "OutOfRange":
+        """The model's constants (its static bodies at their initial poses, as ContactRun's frames have them)."""
+        n = model.n_bodies
+        plane_n, plane_c = np.zeros((n, 3)), np.zeros(n)
+        for i, hs in enumerate(model.halfspace):
+            if hs is not None:
+                plane_n[i], plane_c[i] = np.asarray(hs[0], float), float(hs[1])
+        st = initial_state(model)
+        R = np.array([quat_to_matrix(q) for q in st.q]).reshape(n, 3, 3)
+        r = np.asarray(model.radius, float)
+        a = np.array([a for a, _b, _mu in model.pairs], int)
+        b = np.array([b for _a, b, _mu in model.pairs], int)
+        return cls(a, b, np.where(np.isfinite(r), r, 0.0), np.asarray(model.com_body, float).reshape(n, 3),
+                   np.array([model.halfspace[j] is not None for j in b], bool).reshape(-1), plane_n, plane_c,
+                   np.asarray(model.dynamic_bodies, int), R, st.p - np.einsum("nij,nj->ni", R, model.com_body))
+
+    def arrays(self) -> dict:
+        """Its arrays by field name (a .npz's, prefixed 'out_of_range.')."""
+        return {f: getattr(self, f) for f in self.FIELDS}
+
+    def poses(self, position: np.ndarray, orientation: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rotations (K, N, 3, 3), origins (K, N, 3)) of every model body from a Recording's rows of the dynamic
+        bodies' origins (K, D, 3) and quaternions (K, D, 4)."""
+        k = len(position)
+        R = np.repeat(self.rotation[None], k, axis=0)
+        t = np.repeat(self.origin[None], k, axis=0)
+        if self.dynamic.size and k:
+            R[:, self.dynamic] = quat_to_matrix(np.asarray(orientation, float).reshape(k, -1, 4))
+            t[:, self.dynamic] = position
+        return R, t
+
+    def values(self, R: np.ndarray, t: np.ndarray, pairs) -> dict[str, np.ndarray]:
+        """The geometric values of `pairs` (indices) out of range at frames with these rotations (K, N, 3, 3) and
+        origins (K, N, 3) of the body frames: gap (K, n), normal, point_a, point_b (K, n, 3)."""
+        pairs = np.asarray(pairs, int).reshape(-1)
+        a, b = self.a[pairs], self.b[pairs]
+        pa = t[:, a] + _turn(R[:, a], self.com[a])  # (the centres of mass)
+        pb = t[:, b] + _turn(R[:, b], self.com[b])
+        d = pa - pb
+        ln = np.sqrt(_dot(d, d))
+        n = np.where(ln[..., None] > 0, d / np.where(ln > 0, ln, 1.0)[..., None], (0.0, 0.0, 1.0))
+        gap = ln - self.radius[a] - self.radius[b]
+        plane = self.plane[pairs]
+        if plane.any():
+            bp = b[plane]
+            m = _turn(R[:, bp], self.plane_n[bp])  # the plane's world normal and offset m.x <= c
+            c = self.plane_c[bp] + _dot(m, t[:, bp])
+            n[:, plane] = m
+            gap[:, plane] = _dot(m, pa[:, plane]) - c - self.radius[a[plane]]
+        gap = np.maximum(gap, 0.0)
+        point_a = pa - self.radius[a][:, None] * n
+        return {"gap": gap, "normal": n, "point_a": point_a, "point_b": point_a - gap[..., None] * n}
+
+
+# Recording attribute -> channel (the per-pair ones: held for the pairs that came into range, Recording.pairs)
+_PAIR_RECORDED = {"active": "pair.active", "gap": "pair.gap", "pn": "pair.pn", "pf": "pair.pf", "pr": "pair.pr",
+                  "point_a": "pair.point_a", "point_b": "pair.point_b", "normal": "pair.normal"}
+_PAIR_SHAPES = {"active": (), "gap": (), "pn": (), "pf": (3,), "pr": (), "point_a": (3,), "point_b": (3,),
+                "normal": (3,)}
 
 
 @dataclass
 class Recording:
-    """Everything a run computed; `completed` is False when it stopped early (then `reason` says why)."""
+    """Everything a run computed; `completed` is False when it stopped early (then `reason` says why).
+
+    The per-pair arrays are held for the pairs that came into contact range (`pair_columns`, indices into
+    pair_names, in the order they first came into range; `pairs[attr]` of shape (K, C, ...) for attr in active, gap,
+    pn, pf, pr, point_a, point_b, normal); the other pairs' values follow from the poses (`out_of_range`, OutOfRange:
+    impulses 0, a gap bound and bounding-sphere points).  `rec.gap`, `rec.pn`, ... are the (K, P, ...) arrays over
+    every pair, made when asked for (their memory scales with all the candidate pairs: for a large run read
+    `pair_series` or `pairs` instead); a recording that holds every pair (a file written before pairs were held so)
+    gives its arrays themselves."""
 
     method: str
     dt: float
@@ -51,17 +158,14 @@ class Recording:
     orientation: np.ndarray  # (K,B,4) quaternion (w, x, y, z)
     velocity: np.ndarray  # (K,B,3) velocity of the origin
     angular: np.ndarray  # (K,B,3)
-    active: np.ndarray  # (K,P) bool
-    gap: np.ndarray  # (K,P) m
-    pn: np.ndarray  # (K,P) normal impulse over the step, N s
-    pf: np.ndarray  # (K,P,3) friction impulse on A, N s
-    pr: np.ndarray  # (K,P) torsional friction impulse, N m s
-    point_a: np.ndarray  # (K,P,3) contact / closest point on A
-    point_b: np.ndarray  # (K,P,3) on B
-    normal: np.ndarray  # (K,P,3) unit normal from B to A
     iterations: np.ndarray  # (K,) Newton iterations of the step
     residual: np.ndarray  # (K,) scaled natural residual of the step
     halvings: np.ndarray  # (K,) how often the step had to be halved
+    pair_columns: np.ndarray | None = None  # (C,) the pairs held, indices into pair_names; None: every pair
+    pairs: dict = field(default_factory=dict)  # attr -> (K, C, ...): active (bool), gap (m), pn (normal impulse over
+    # the step, N s), pf (friction impulse on A, N s, 3), pr (torsional friction impulse, N m s), point_a, point_b
+    # (contact / closest points on A, B, 3), normal (unit, from B to A, 3)
+    out_of_range: OutOfRange | None = None  # the values of the pairs not held (None when every pair is held)
     completed: bool = True
     reason: str = "completed"
     mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (B,) for energy/momentum checks
@@ -81,11 +185,60 @@ class Recording:
     def __post_init__(self):
         self.fallback = (np.zeros(self.t.shape, bool) if self.fallback is None
                          else np.asarray(self.fallback, dtype=bool))
+        K, P = int(self.t.size), len(self.pair_names)
+        if self.pair_columns is None:
+            self.pair_columns = np.arange(P)
+        self.pair_columns = np.asarray(self.pair_columns, int).reshape(-1)
+        C = self.pair_columns.size
+        for attr, comps in _PAIR_SHAPES.items():
+            a = self.pairs.get(attr)
+            self.pairs[attr] = (np.zeros((K, C) + comps, bool if attr == "active" else float) if a is None
+                                else np.asarray(a, dtype=bool if attr == "active" else float).reshape((K, C) + comps))
+        if C < P and self.out_of_range is None:
+            raise ValueError("a recording that holds some pairs only needs their out_of_range values")
 
     @property
     def n_frames(self) -> int:
         """Number of rows (steps + 1)."""
         return int(self.t.size)
+
+    def pair_series(self, attr: str, pairs) -> np.ndarray:
+        """(K, len(pairs), ...) values of `attr` (active, gap, pn, pf, pr, point_a, point_b, normal) for `pairs`
+        (indices into pair_names): the held columns, the others' out-of-range values."""
+        pairs = np.asarray(pairs, int).reshape(-1)
+        where = np.full(len(self.pair_names), -1, int)
+        where[self.pair_columns] = np.arange(self.pair_columns.size)
+        col = where[pairs]
+        held = self.pairs[attr]
+        out = np.zeros((self.n_frames, pairs.size) + _PAIR_SHAPES[attr], held.dtype)
+        out[:, col >= 0] = held[:, col[col >= 0]]
+        others = pairs[col < 0]
+        if others.size and attr in ("gap", "normal", "point_a", "point_b") and self.n_frames:
+            # (a chunk of rows at a time: the poses of every body at every row would take more than the values)
+            step = max(1, 65536 // max(len(self.out_of_range.radius), 1))
+            for k0 in range(0, self.n_frames, step):
+                R, tt = self.out_of_range.poses(self.position[k0:k0 + step], self.orientation[k0:k0 + step])
+                out[k0:k0 + step, col < 0] = self.out_of_range.values(R, tt, others)[attr]
+        return out
+
+    def _every_pair(self, attr: str) -> np.ndarray:
+        P = len(self.pair_names)
+        if self.pair_columns.size == P and np.array_equal(self.pair_columns, np.arange(P)):
+            return self.pairs[attr]  # (every pair held, in order: the array itself)
+        return self.pair_series(attr, np.arange(P))
+
+    active = property(lambda self: self._every_pair("active"), doc="(K,P) bool: in contact range at the row")
+    gap = property(lambda self: self._every_pair("gap"), doc="(K,P) m (out of range: a lower bound)")
+    pn = property(lambda self: self._every_pair("pn"), doc="(K,P) normal impulse over the step, N s")
+    pf = property(lambda self: self._every_pair("pf"), doc="(K,P,3) friction impulse on A, N s")
+    pr = property(lambda self: self._every_pair("pr"), doc="(K,P) torsional friction impulse, N m s")
+    point_a = property(lambda self: self._every_pair("point_a"), doc="(K,P,3) contact / closest point on A")
+    point_b = property(lambda self: self._every_pair("point_b"), doc="(K,P,3) on B")
+    normal = property(lambda self: self._every_pair("normal"), doc="(K,P,3) unit normal from B to A")
+
+    def ever_active(self) -> np.ndarray:
+        """The pairs (indices into pair_names, ascending) in contact range at some row."""
+        return np.sort(self.pair_columns[self.pairs["active"].any(axis=0)])
 
     def kinetic_energy(self) -> np.ndarray:
         """Total kinetic energy per row (J)."""
@@ -102,10 +255,11 @@ class Recording:
     def check_finite(self, location: str = "") -> None:
         """Refuse to write a recording holding a non-finite number (a LinkwrightError naming the first one, at
         `location`: the caller names where the output was asked for, `linkwright simulate` its '--out', the app its
-        export; none by default, as core.io.write_atomic)."""
+        export; none by default, as core.io.write_atomic).  The pairs' values out of range follow from the poses
+        checked here."""
         for name in ("t", "position", "orientation", "velocity", "angular", "gap", "pn", "pf", "pr", "point_a",
                      "point_b", "normal", "residual", "joint_force", "joint_torque", "driver_effort"):
-            a = np.asarray(getattr(self, name), dtype=float)
+            a = np.asarray(self.pairs[name] if name in _PAIR_SHAPES else getattr(self, name), dtype=float)
             bad = ~np.isfinite(a)
             if bad.any():
                 row = int(np.argwhere(bad)[0][0])
@@ -114,12 +268,17 @@ class Recording:
                                                 "nothing was written")
 
     def save_npz(self, path) -> None:
-        """Write everything losslessly (numpy .npz)."""
+        """Write everything losslessly (numpy .npz): the pairs held (pair_columns) and, when not every pair is,
+        what the others' values follow from (out_of_range.*)."""
         self.check_finite()
         arrays = {k: getattr(self, k) for k in (
-            "t", "position", "orientation", "velocity", "angular", "active", "gap", "pn", "pf", "pr",
-            "point_a", "point_b", "normal", "iterations", "residual", "halvings", "fallback", "mass", "inertia",
-            "com")}
+            "t", "position", "orientation", "velocity", "angular", "iterations", "residual", "halvings", "fallback",
+            "mass", "inertia", "com")}
+        arrays.update(self.pairs)
+        P = len(self.pair_names)
+        if not (self.pair_columns.size == P and np.array_equal(self.pair_columns, np.arange(P))):
+            arrays["pair_columns"] = self.pair_columns
+            arrays.update({f"out_of_range.{k}": v for k, v in self.out_of_range.arrays().items()})
         if self.joint_names:  # (a recording without joints is written as before)
             arrays.update(joint_force=self.joint_force, joint_torque=self.joint_torque,
                           joint_names=np.array(self.joint_names, dtype=str))
@@ -144,12 +303,13 @@ class Recording:
     def _csv_pairs(self, pairs):
         if pairs is not None:
             return list(pairs)
-        return [p for p in range(len(self.pair_names)) if self.active[:, p].any()]
+        return [int(p) for p in self.ever_active()]
 
     def save_csv(self, path, pairs: list[int] | None = None) -> None:
-        """Write one row per step with the documented columns (pairs default: those ever in contact range); `t` as
-        core.io.readable_times gives it (0.3, not the computed 3 x 0.1 = 0.30000000000000004; .npz keeps those); the
-        numbers as core.io.number_text writes them (repr, a zero without its sign)."""
+        """Write one row per step with the documented columns (pairs default: those ever in contact range, in
+        pair_names order); `t` as core.io.readable_times gives it (0.3, not the computed 3 x 0.1 =
+        0.30000000000000004; .npz keeps those); the numbers as core.io.number_text writes them (repr, a zero without
+        its sign)."""
         self.check_finite()
         if hasattr(path, "write"):
             self._write_csv(path, self._csv_pairs(pairs))
@@ -161,14 +321,15 @@ class Recording:
         w = csv.writer(fh)
         w.writerow(self.csv_header(sel))
         t = readable_times(self.t)
+        gap, pn, pf, pa = (self.pair_series(a, sel) for a in ("gap", "pn", "pf", "point_a"))
         for k in range(self.n_frames):
             row = [number_text(t[k])]
             for b in range(len(self.body_names)):
                 vals = np.concatenate((self.position[k, b], self.orientation[k, b], self.velocity[k, b], self.angular[k, b]))
                 row += [number_text(x) for x in vals]
-            for p in sel:
-                row += [number_text(self.gap[k, p]), number_text(self.pn[k, p]),
-                        number_text(np.linalg.norm(self.pf[k, p]))] + [number_text(x) for x in self.point_a[k, p]]
+            for i in range(len(sel)):
+                row += [number_text(gap[k, i]), number_text(pn[k, i]),
+                        number_text(np.linalg.norm(pf[k, i]))] + [number_text(x) for x in pa[k, i]]
             for j in range(len(self.joint_names)):
                 row += [number_text(x) for x in np.concatenate((self.joint_force[k, j], self.joint_torque[k, j]))]
             row += [number_text(x) for x in self.driver_effort[k]] if self.driver_names else []
@@ -186,15 +347,18 @@ class Recording:
             raise LinkwrightError(p, "unknown output type (use .csv or .npz)")
 
     @classmethod
-    def from_series(cls, header: dict, times, series, completed: bool = True, reason: str = "") -> "Recording":
+    def from_series(cls, header: dict, times, series, completed: bool = True, reason: str = "",
+                    columns=None) -> "Recording":
         """A recording from a contact run's channels stacked over its frames (`series[name][k]` = frame k's
-        values[name], as `record` or the app's recording of a run hold them) and its header (ContactRun.header)."""
+        values[name], as `record` or the app's recording of a run hold them) and its header (ContactRun.header).
+        columns: the pairs the per-pair channels' series hold (a core.run.ColumnStore's columns; None: every pair)."""
         n = len(times)
         # (the series' own arrays where they are floats already, not copies: a run's recording may take a quarter of
         # the machine's memory, core.validate.MAX_RECORDING_FRACTION, and a copy as much again; rows below a
         # recording's count are never written again)
-        kw = {attr: np.asarray(series[name][:n], dtype=bool if name == "pair.active" else float)
-              for attr, name in _RECORDED.items()}
+        kw = {attr: np.asarray(series[name][:n], dtype=float) for attr, name in _RECORDED.items()}
+        pairs = {attr: np.asarray(series[name][:n], dtype=bool if attr == "active" else float)
+                 for attr, name in _PAIR_RECORDED.items()}
         solver = np.array(series["solver"][:n], dtype=float).reshape(n, -1)
         joints = list(header.get("joint_names", ()))
         for attr, name in (("joint_force", "joint.force"), ("joint_torque", "joint.torque")):
@@ -205,6 +369,8 @@ class Recording:
                                if "driver.effort" in series else np.zeros((n, len(drivers))))
         return cls(joint_names=joints, driver_names=drivers, method=header["method"], dt=float(header["dt"]), body_names=list(header["body_names"]),
                    pair_names=list(header["pair_names"]), t=np.array(times, dtype=float), **kw,
+                   pair_columns=None if columns is None else np.array(columns, int), pairs=pairs,
+                   out_of_range=header.get("out_of_range"),
                    iterations=solver[:, 0].astype(int), residual=solver[:, 1].copy(), halvings=solver[:, 2].astype(int),
                    fallback=solver[:, 3] > 0 if solver.shape[1] > 3 else None,
                    completed=bool(completed), reason="completed" if completed else reason,
@@ -213,15 +379,21 @@ class Recording:
 
 
 def load_npz(path) -> Recording:
-    """Read a recording written by Recording.save_npz."""
+    """Read a recording written by Recording.save_npz (also one written before pairs were held by columns: every pair
+    its array's column)."""
+    names = ("body_names", "pair_names", "meta", "joint_names", "driver_names")
     with np.load(path, allow_pickle=False) as d:
         meta = [str(x) for x in d["meta"]]
-        kw = {k: d[k] for k in d.files if k not in ("body_names", "pair_names", "meta", "joint_names", "driver_names")}
-        for names in ("joint_names", "driver_names"):
-            if names in d.files:
-                kw[names] = [str(x) for x in d[names]]
+        kw = {k: d[k] for k in d.files if k not in names and not k.startswith("out_of_range.")}
+        pairs = {attr: kw.pop(attr) for attr in _PAIR_SHAPES if attr in kw}
+        for k in names[3:]:
+            if k in d.files:
+                kw[k] = [str(x) for x in d[k]]
+        if "pair_columns" in d.files:
+            kw["out_of_range"] = OutOfRange(**{f: d[f"out_of_range.{f}"] for f in OutOfRange.FIELDS})
         return Recording(method=meta[0], dt=float(meta[1]), body_names=[str(x) for x in d["body_names"]],
-                         pair_names=[str(x) for x in d["pair_names"]], completed=meta[2] == "1", reason=meta[3], **kw)
+                         pair_names=[str(x) for x in d["pair_names"]], completed=meta[2] == "1", reason=meta[3],
+                         pairs=pairs, **kw)
 
 
 def iter_steps(model: ContactModel, h: float, n_steps: int, method: str = "implicit",
@@ -284,6 +456,8 @@ def prepare_kernels() -> float:
     return time.perf_counter() - t0
 
 
+EXPECTED_PER_BODY = 8  # pairs a recording expects per body moved by forces (ContactRun.expected_in_range)
+
 # channel name -> (title, unit, over "bodies" or "pairs", components)
 CONTACT_CHANNELS = {
     "body.position": ("body origin position", "m", "bodies", ("x", "y", "z")),
@@ -319,6 +493,9 @@ class ContactFrame:
     poses: np.ndarray  # (N, 4, 4) world transforms of the body frames (model.names order; static bodies too)
     values: dict[str, np.ndarray]
     state: State  # the stepper's state (for continuing or checking)
+    # the pairs whose values this frame computed in range (ascending): the step's contacts, at frame 0 the pairs whose
+    # closest points were found; the others' values are ContactRun.out_of_range's (core.run protocol)
+    ranged: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
 
 
 def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None = None) -> None:
@@ -462,8 +639,11 @@ class ContactRun:
         units = {"driver.effort": _effort_unit(model)}  # (the table's unit where it depends on the document)
         owners = {"bodies": tuple((b,) for b in self.dynamic_names),
                   "pairs": tuple((model.names[a], model.names[b]) for a, b, _ in model.pairs)}
+        # (the per-pair channels are sparse: a recording holds them for the pairs that come into range, the others'
+        # values follow from the poses: out_of_range)
         self.channels = tuple(Channel(name, title, units.get(name, unit), over[rows] if isinstance(rows, str) else rows,
-                                      comps, owners.get(rows, ()) if isinstance(rows, str) else ())
+                                      comps, owners.get(rows, ()) if isinstance(rows, str) else (), rows == "pairs",
+                                      "bool" if name == "pair.active" else "float64")
                               for name, (title, unit, rows, comps) in CONTACT_CHANNELS.items())
         pts = {k: v for k, v in (points or {}).items() if v[0] in model.names}
         self._point_body = np.array([model.names.index(b) for b, _ in pts.values()], int)
@@ -473,13 +653,12 @@ class ContactRun:
         self._shapes = tuple((c.name, c.shape) for c in self.channels)  # (each frame's arrays, "points" too)
         # the static bodies never move: their rotations once (each frame computes the dynamic bodies' only)
         self._rotations = np.array([quat_to_matrix(q) for q in initial_state(model).q]).reshape(model.n_bodies, 3, 3)
-        # each pair's bodies, and whether B is a half-space (its normal in B's frame): the frames of pairs out of
-        # contact range (_frame)
-        self._pair_a = np.array([a for a, _b, _mu in model.pairs], int)
-        self._pair_b = np.array([b for _a, b, _mu in model.pairs], int)
-        self._pair_plane = np.array([model.halfspace[b] is not None for b in self._pair_b], bool)
-        self._plane_normal = np.array([np.zeros(3) if hs is None else np.asarray(hs[0], float)
-                                       for hs in model.halfspace]).reshape(model.n_bodies, 3)
+        self.bounds = OutOfRange.of(model)  # (the values of pairs out of contact range, from the poses)
+        # what a recording should expect to hold (core.run.frame_bytes): the pairs in contact range at the start, or
+        # EXPECTED_PER_BODY for each body moved by forces if more (bench/bench_recording.py: a 64-sphere pile's
+        # pairs ever in range), never more than every pair
+        self.expected_in_range = min(len(model.pairs), max(len(candidate_pairs(model, start, h)[0]) if model.pairs
+                                                           else 0, EXPECTED_PER_BODY * int(model.free.sum())))
         self.steps_done = 0
         self._verdict: Verdict | None = None
 
@@ -491,12 +670,23 @@ class ContactRun:
     def header(self) -> dict:
         """What a Recording of this run holds besides its frames (Recording.from_series): method, step, the dynamic
         bodies' and the pairs' names, masses, inertias (zero for kinematic bodies) and centres of mass, the joints'
-        and drivers' names."""
+        and drivers' names, and what the values of pairs out of contact range follow from (OutOfRange)."""
         m, dyn = self.model, self.dyn
         return {"method": self.method, "dt": self.h, "body_names": list(self.dynamic_names),
                 "pair_names": list(self.pair_names), "mass": self._energy_mass.copy(),
                 "inertia": self._energy_inertia.copy(), "com": m.com_body[dyn].copy(),
-                "joint_names": list(self.joint_names), "driver_names": list(self.driver_names)}
+                "joint_names": list(self.joint_names), "driver_names": list(self.driver_names),
+                "out_of_range": self.bounds}
+
+    def out_of_range(self, rotations: np.ndarray, origins: np.ndarray, pairs) -> dict[str, np.ndarray]:
+        """The per-pair channels of `pairs` (indices) out of contact range at frames whose body frames have these
+        rotations (k, N, 3, 3) and origins (k, N, 3) (core.run protocol): the numbers the frames carry for them."""
+        geo = self.bounds.values(rotations, origins, pairs)
+        k, n = geo["gap"].shape
+        zero, zero3 = np.zeros((k, n)), np.zeros((k, n, 3))
+        return {"pair.active": np.zeros((k, n), bool), "pair.gap": geo["gap"], "pair.pn": zero, "pair.pf": zero3,
+                "pair.pr": zero, "pair.normal_force": zero, "pair.friction_force": zero3,
+                "pair.point_a": geo["point_a"], "pair.point_b": geo["point_b"], "pair.normal": geo["normal"]}
 
     def __iter__(self) -> Iterator[ContactFrame]:
         st = initial_state(self.model)
@@ -576,8 +766,8 @@ class ContactRun:
         model, h, dyn = self.model, self.h, self.dyn
         N, P = model.n_bodies, len(model.pairs)
         R = self._rotations.copy()
-        for i in dyn:
-            R[i] = quat_to_matrix(st.q[i])
+        if dyn.size:  # (the batched form: a Recording's OutOfRange.poses computes the same bits from its quaternions)
+            R[dyn] = quat_to_matrix(st.q[dyn].reshape(-1, 4))
         r = np.einsum("nij,nj->ni", R, model.com_body)
         poses = np.zeros((N, 4, 4))
         poses[:, :3, :3] = R
@@ -597,26 +787,17 @@ class ContactRun:
             v["pair.active"][p] = True
             v["pair.gap"][p], v["pair.pn"][p], v["pair.pf"][p], v["pair.pr"][p] = c.gap, c.pn, c.pf, c.pr
             v["pair.point_a"][p], v["pair.point_b"][p], v["pair.normal"][p] = c.a1, c.a2, c.normal
-        broad = candidate_pairs(model, st, h) if P and (res is None or len(seen) < P) else None
         if res is None and P:
-            seen = self._start_geometry(st, R, v, broad[0])
+            seen = self._start_geometry(st, R, v, candidate_pairs(model, st, h)[0])
         if len(seen) < P:
             # pairs out of contact range: a lower bound of the gap from the bounding volumes, the plane's normal
-            # (half-space B) or the centre line, and bounding-sphere points (one array operation over the pairs)
-            bounds = broad[1]
+            # (half-space B) or the centre line, and bounding-sphere points, from the frame's poses (OutOfRange: what
+            # a recording computes for the pairs it does not hold)
             out = np.ones(P, bool)
             out[list(seen)] = False
-            pa, pb = self._pair_a[out], self._pair_b[out]
-            gap = np.maximum(np.asarray(bounds, float)[out], 0.0)
-            d = st.p[pa] - st.p[pb]
-            ln = np.linalg.norm(d, axis=1)
-            n = np.where(ln[:, None] > 0, d / np.where(ln > 0, ln, 1.0)[:, None], (0.0, 0.0, 1.0))
-            plane = self._pair_plane[out]
-            if plane.any():
-                n[plane] = np.einsum("nij,nj->ni", R[pb[plane]], self._plane_normal[pb[plane]])
-            v["pair.gap"][out], v["pair.normal"][out] = gap, n
-            v["pair.point_a"][out] = st.p[pa] - model.radius[pa, None] * n
-            v["pair.point_b"][out] = v["pair.point_a"][out] - gap[:, None] * n
+            geo = self.bounds.values(poses[None, :, :3, :3], poses[None, :, :3, 3], np.flatnonzero(out))
+            for name in ("gap", "normal", "point_a", "point_b"):
+                v[f"pair.{name}"][out] = geo[name][0]
         v["pair.normal_force"][:] = v["pair.pn"] / h  # the step's mean force: impulse over the step / h
         v["pair.friction_force"][:] = v["pair.pf"] / h
         if res is not None and res.joint_impulse is not None:
@@ -636,7 +817,7 @@ class ContactRun:
             v["solver"][:] = (res.iterations, res.residual, res.halvings, float(res.method not in ("", self.method)))
         if self._point_body.size:  # (else the zero rows above)
             v["points"] = np.einsum("nij,nj->ni", poses[self._point_body], self._point_local)[:, :3]
-        return ContactFrame(k, float(k * h), poses, v, st)
+        return ContactFrame(k, float(k * h), poses, v, st, np.array(sorted(seen), int))
 
 
 def _effort_unit(model: ContactModel) -> str:
@@ -670,35 +851,51 @@ def simulate(mech_or_model, t_end: float | None = None, dt: float | None = None,
 
 def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = None) -> Recording:
     """Iterate a contact run to its end into a Recording (rows past a stop are dropped).  Its arrays grow as rows
-    arrive (doubling, up to the planned rows); when the machine has no memory to grow them, or to compute the next
-    step, the run stops there, its rows kept, with that reason."""
+    arrive (doubling, up to the planned rows); the per-pair channels are held for the pairs that come into contact
+    range (core.run.ColumnStore, the rows before a pair came into range filled from the recorded poses); when the
+    machine has no memory to grow them, or to compute the next step, the run stops there, its rows kept, with that
+    reason."""
     K = run.n_steps + 1
-    shapes = {c.name: (c.shape, bool if c.name == "pair.active" else float) for c in run.channels
-              if c.name in _SERIES}
-    series = {name: np.zeros((min(K, FIRST_ROWS),) + shape, dtype) for name, (shape, dtype) in shapes.items()}
+    recorded = [c for c in run.channels if c.name in _SERIES]
+    rows = min(K, FIRST_ROWS)
+    series = {c.name: np.zeros((rows,) + c.shape, c.dtype) for c in recorded if not c.sparse}
+    store = ColumnStore(recorded, rows)
+    bounds = run.bounds
+
+    def fill(first, stop, pairs):  # (the out-of-range values of rows already recorded: from their poses)
+        R, t = bounds.poses(series["body.position"][first:stop], series["body.orientation"][first:stop])
+        return run.out_of_range(R, t, pairs)
+
     n, growing = 0, False
     try:
         for f in run:
             k, v = f.index, f.values
-            room = len(next(iter(series.values())))
+            room = len(series["body.position"])
             if k >= room:
                 growing = True
-                series = _grown(series, n, grown_room(room, k + 1, K))
+                both = _grown({**series, **store.arrays}, n, grown_room(room, k + 1, K))  # (core.run.grow)
+                series = {name: both[name] for name in series}
+                store.arrays = {name: both[name] for name in store.arrays}
                 growing = False
             for name, arr in series.items():
                 arr[k] = v[name]
+            store.add(f.ranged, k, fill)
+            cols = store.columns
+            for name, arr in store.arrays.items():
+                arr[k, : cols.size] = v[name][cols]
             n = k + 1
             if k and progress is not None:
                 progress(k, K - 1)
         verdict = run.verdict
     except MemoryError:  # (the machine's memory, taken by other programs: a stop with the rows so far, not a crash)
-        per_row = sum(a[:1].nbytes for a in series.values())
+        per_row = sum(a[:1].nbytes for a in series.values()) + store.row_bytes()
         what = "record more rows" if growing else "compute the next step"
         why = f"no memory left to {what} (the {n:,} rows kept take {validate.size_text(n * per_row)})"
         verdict = Verdict(False, f"stopped at t = {float(run.times[n - 1]):.6g} s: {why}" if n else why,
                           float(run.times[n - 1]) if n else 0.0)
-    return Recording.from_series(run.header(), run.times[:n], {name: a[:n] for name, a in series.items()},
-                                 verdict.ok, verdict.reason)
+    held = {name: store.series(name, n) for name in store.arrays}
+    return Recording.from_series(run.header(), run.times[:n], {**{name: a[:n] for name, a in series.items()}, **held},
+                                 verdict.ok, verdict.reason, columns=store.columns)
 
 
 FIRST_ROWS = FIRST_FRAMES  # rows `record` has room for at first; they double as rows arrive (core.run.grow)
@@ -707,6 +904,5 @@ _grown = grow
 
 # Recording attribute -> channel
 _RECORDED = {"position": "body.position", "orientation": "body.orientation", "velocity": "body.velocity",
-             "angular": "body.angular", "active": "pair.active", "gap": "pair.gap", "pn": "pair.pn", "pf": "pair.pf",
-             "pr": "pair.pr", "point_a": "pair.point_a", "point_b": "pair.point_b", "normal": "pair.normal"}
-_SERIES = set(_RECORDED.values()) | {"solver", "joint.force", "joint.torque", "driver.effort"}  # the channels a Recording is made of
+             "angular": "body.angular"}
+_SERIES = set(_RECORDED.values()) | set(_PAIR_RECORDED.values()) | {"solver", "joint.force", "joint.torque", "driver.effort"}  # the channels a Recording is made of

@@ -269,7 +269,7 @@ def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkey
 
     def record(run, **kw):
         rec = real(run, **kw)
-        rec.gap[2] = float("nan")
+        rec.velocity[2] = float("nan")  # (not a gap: the pair, out of range, is not held, its gap follows from poses)
         return rec
 
     monkeypatch.setattr(core.contact, "record", record)
@@ -277,7 +277,7 @@ def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkey
     for extra in ([], ["--out", str(tmp_path / "run.csv")]):
         assert cli_main(["simulate", f, "--t-end", "0.05", *extra]) == 2
         cap = capsys.readouterr()
-        assert cap.err.strip() == (f"error: {f}: the run computed a non-finite gap at row 2 (t = 0.02 s); nothing was "
+        assert cap.err.strip() == (f"error: {f}: the run computed a non-finite velocity at row 2 (t = 0.02 s); nothing was "
                                    "written") and cap.out == ""
     assert not list(tmp_path.iterdir())
 

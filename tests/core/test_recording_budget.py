@@ -1,9 +1,11 @@
 """A run's recording must fit the memory one run may take (core.validate.recording_budget, a quarter of the machine's
-memory): a contact run records every candidate pair's channels at every frame, and a 64-body pile's frame is 0.35 MB,
-so a long run could not be held at all (the app's recording allocated every planned frame at once: a MemoryError in
-the GUI thread; the command line was killed or raised MemoryError).  A run whose planned recording is larger is
+memory): a contact run recorded every candidate pair's channels at every frame, and a 64-body pile's frame was 0.35
+MB, so a long run could not be held at all (the app's recording allocated every planned frame at once: a MemoryError
+in the GUI thread; the command line was killed or raised MemoryError).  A run whose planned recording is larger is
 refused before it starts, located at the field that sets its length, with the numbers; a recording that cannot grow
-for want of memory stops the run there with its rows kept.  The budget is made small here (no test allocates much)."""
+for want of memory stops the run there with its rows kept.  A recording now holds the per-pair channels of the pairs
+that come into contact range only (core.run.ColumnStore), and frame_bytes counts the pairs a run expects in range.
+The budget is made small here (no test allocates much)."""
 
 from __future__ import annotations
 
@@ -34,24 +36,80 @@ def budget(monkeypatch):
     return set_budget
 
 
-def test_a_frame_of_a_contact_run_is_its_time_poses_and_every_channel_in_doubles():
+def test_a_frame_of_a_contact_run_is_its_time_poses_its_channels_and_the_pairs_expected_in_range():
     run = open_run(io.load(EXAMPLES / "contact_sphere_drop.json"), RunSpec(t_end=0.1))
-    # floor and ball: 2 poses of 16 numbers; 1 pair: 15 pair numbers of its 9 per-pair channels... counted from the
-    # channels themselves: the time, 2 x 16 pose numbers and every channel's numbers
-    values = sum(int(np.prod(c.shape)) for c in run.channels)
-    assert frame_bytes(run) == 8 * (1 + 2 * 16 + values) == 608
+    # floor and ball: 2 poses of 16 numbers; the channels not per pair in doubles; the per-pair channels for the
+    # pairs the run expects in contact range (here its one pair): 19 doubles and the in-range flag's byte
+    dense = sum(8 * int(np.prod(c.shape)) for c in run.channels if not c.sparse)
+    per_pair = sum(c.label_bytes for c in run.channels if c.sparse)
+    assert per_pair == 8 * 19 + 1 and run.expected_in_range == 1
+    assert frame_bytes(run) == 8 * (1 + 2 * 16) + dense + per_pair == 601
     pile = open_run(io.load(EXAMPLES / "contact_pile.json"), RunSpec(t_end=0.1))
-    assert len(pile.pair_names) == 35 and frame_bytes(pile) == 7584
+    # 5 spheres: 8 a body moved by forces, but not more than its 35 pairs
+    assert len(pile.pair_names) == 35 and pile.expected_in_range == 35 and frame_bytes(pile) == 7339
+
+
+def _spread(n: int, pitch: float = 1.0):
+    """n spheres `pitch` apart resting on a floor: n (n + 1) / 2 pairs, of which the n with the floor touch."""
+    bodies = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
+    bodies += [{"name": f"s{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.05},
+                "pose": {"position": [pitch * (k % 8), pitch * (k // 8), 0.05]}} for k in range(n)]
+    return io.from_dict({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                         "gravity": [0, 0, -9.81], "bodies": bodies, "contact": {"friction": 0.4},
+                         "simulation": {"dt": 0.01, "duration": 0.05}})
+
+
+def test_a_contact_recording_scales_with_the_pairs_in_contact_range_not_with_every_pair():
+    """40 spheres apart on a floor: 820 candidate pairs, 40 in contact range.  Before, every pair's channels were
+    recorded at every frame (and frame_bytes counted them); the recording holds the 40 now, and frame_bytes counts
+    the pairs the run expects (8 a body moved by forces: 320), not 820."""
+    mech = _spread(40)
+    run = open_run(mech, RunSpec())
+    per_pair = sum(c.label_bytes for c in run.channels if c.sparse)
+    assert len(run.pair_names) == 820 and run.expected_in_range == 320
+    assert frame_bytes(run) == frame_bytes(run, 0) + 320 * per_pair
+    assert frame_bytes(run, 820) - frame_bytes(run) == 500 * per_pair
+    rec = record(run)
+    floor = sorted(rec.pair_names.index(f"s{k}/floor") for k in range(40))
+    assert sorted(rec.pair_columns.tolist()) == floor and rec.ever_active().tolist() == floor
+    assert rec.pairs["gap"].shape == (6, 40) and rec.pairs["pf"].shape == (6, 40, 3)
+    held = sum(a.nbytes for a in rec.pairs.values())
+    assert held == 6 * 40 * (8 * 15 + 1)  # (active, gap, pn, pf, pr, point_a, point_b, normal of 40 pairs)
+    # the other pairs' values follow from the poses: impulses 0, the bounding spheres' gap (1 m apart: 0.9 m)
+    p = rec.pair_names.index("s0/s1")
+    assert not rec.pn[:, p].any() and not rec.active[:, p].any()
+    np.testing.assert_allclose(rec.gap[:, p], 0.9, atol=1e-9)
+    np.testing.assert_allclose(rec.normal[:, p], np.tile([-1.0, 0.0, 0.0], (6, 1)), atol=1e-12)
+    # ... the numbers the run's frames carry for them, bit for bit
+    frames = list(open_run(mech, RunSpec()))
+    for attr in ("active", "gap", "pn", "pf", "pr", "point_a", "point_b", "normal"):
+        np.testing.assert_array_equal(np.array([f.values[f"pair.{attr}"] for f in frames]), getattr(rec, attr),
+                                      err_msg=attr)
+
+
+def test_a_pair_that_comes_into_range_late_has_its_earlier_rows_from_the_poses():
+    """A column is added when its pair first comes into range; its rows before hold the pair's out-of-range values
+    (computed from the recorded poses), as the frames had them."""
+    mech = io.load(EXAMPLES / "contact_sphere_drop.json")
+    run = open_run(mech, RunSpec(t_end=0.4))
+    rec = record(run)
+    first = int(np.flatnonzero(rec.pairs["active"][:, 0])[0])
+    assert first > 5  # (the ball falls before it comes into range)
+    frames = list(open_run(mech, RunSpec(t_end=0.4)))
+    assert [f.ranged.tolist() for f in frames[1:first]] == [[]] * (first - 1)
+    for attr in ("gap", "point_a", "point_b", "normal"):
+        np.testing.assert_array_equal(np.array([f.values[f"pair.{attr}"] for f in frames]), rec.pairs[attr],
+                                      err_msg=attr)
 
 
 def test_a_contact_run_whose_recording_exceeds_the_budget_is_refused_at_its_duration_with_the_numbers(budget):
     mech = io.load(EXAMPLES / "contact_sphere_drop.json")
-    budget(608 * 50)  # 50 frames of the sphere drop (608 bytes each)
+    budget(601 * 50)  # 50 frames of the sphere drop (601 bytes each)
     with pytest.raises(LinkwrightError) as e:
         open_run(mech, RunSpec(t_end=1.0))  # 101 frames at dt = 0.01 s
     assert e.value.location == "simulation.duration"
-    assert e.value.message == ("the run's recording would take 61.4 kB (101 frames of 608 bytes); one run may record "
-                               "at most 30.4 kB on this machine (25% of its 25.3 GB of memory): end the run by "
+    assert e.value.message == ("the run's recording would take 60.7 kB (101 frames of 601 bytes); one run may record "
+                               "at most 30.1 kB on this machine (25% of its 25.3 GB of memory): end the run by "
                                "t = 0.49 s (50 frames) or sooner")
     assert len(open_run(mech, RunSpec(t_end=0.49)).times) == 50  # as said: that run starts
     with pytest.raises(LinkwrightError) as e:  # (the library's simulate too)
@@ -84,15 +142,15 @@ def _args(*argv: str):
 def test_simulate_refuses_a_recording_over_the_budget_with_status_2_naming_the_option_typed(budget, capsys, tmp_path):
     from core.cli import run_command
 
-    budget(608 * 50)
+    budget(601 * 50)
     f = str(EXAMPLES / "contact_sphere_drop.json")  # (its duration: 1 s)
     out = tmp_path / "run.csv"
     assert run_command(_args("simulate", f, "--t-end", "2", "--out", str(out))) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: --t-end: the run's recording would take 122 kB (201 frames of 608 bytes)"), err
+    assert err.startswith("error: --t-end: the run's recording would take 121 kB (201 frames of 601 bytes)"), err
     assert err.endswith("end the run by t = 0.49 s (50 frames) or sooner")
     assert run_command(_args("simulate", f, "--out", str(out))) == 2  # the file's duration: named as the file's field
-    assert capsys.readouterr().err.startswith("error: simulation.duration: the run's recording would take 61.4 kB")
+    assert capsys.readouterr().err.startswith("error: simulation.duration: the run's recording would take 60.7 kB")
     assert not out.exists()
     assert run_command(_args("kinematics", str(EXAMPLES / "fourbar.json"), "--steps", "100000")) == 2
     assert capsys.readouterr().err.startswith("error: --steps: the run's recording would take")

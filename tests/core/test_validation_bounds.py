@@ -390,10 +390,10 @@ def test_a_recording_with_a_non_finite_number_is_never_written(tmp_path):
     from core.contact import simulate
 
     rec = simulate(io.load(EXAMPLES / "contact_two_spheres.json"), t_end=0.03, dt=0.01)
-    rec.gap[2, 0] = math.inf
+    rec.velocity[2, 0] = math.inf  # (no pair comes into range: their values follow from the poses, not held)
     for name in ("run.csv", "run.npz"):
         out = tmp_path / name
-        with pytest.raises(LinkwrightError, match="non-finite gap at row 2"):
+        with pytest.raises(LinkwrightError, match="non-finite velocity at row 2"):
             io.write_atomic(out, rec.save_npz if name.endswith(".npz") else rec.save_csv, "--out",
                             binary=name.endswith(".npz"), suffix=out.suffix)
         assert not out.exists() and not list(tmp_path.iterdir())
@@ -406,13 +406,13 @@ def test_a_non_finite_recording_is_refused_where_its_caller_says():
 
     rec = simulate(io.load(EXAMPLES / "contact_two_spheres.json"), t_end=0.03, dt=0.01)
     rec.check_finite()
-    rec.gap[2, 0] = math.inf
+    rec.velocity[2, 0] = math.inf  # (no pair comes into range: their values follow from the poses, not held)
     with pytest.raises(LinkwrightError) as e:
         rec.check_finite()
-    assert e.value.location == "" and str(e.value).startswith("the run computed a non-finite gap at row 2 (t = 0.02 s)")
+    assert e.value.location == "" and str(e.value).startswith("the run computed a non-finite velocity at row 2 (t = 0.02 s)")
     with pytest.raises(LinkwrightError) as e:
         rec.check_finite("run.csv")
-    assert str(e.value).startswith("run.csv: the run computed a non-finite gap at row 2")
+    assert str(e.value).startswith("run.csv: the run computed a non-finite velocity at row 2")
 
 
 def test_recording_save_of_an_unknown_type_is_located_at_its_path(tmp_path):
@@ -440,14 +440,14 @@ def test_simulate_refuses_a_non_finite_recording_at_its_file(tmp_path, capsys, m
 
     def poisoned(run, **kw):
         rec = real(run, **kw)
-        rec.gap[2, 0] = math.nan
+        rec.velocity[2, 0] = math.nan
         return rec
 
     monkeypatch.setattr(core.contact, "record", poisoned)
     out = tmp_path / "run.csv"
     assert main(["simulate", str(EXAMPLES / "contact_two_spheres.json"), "--t-end", "0.03", "--out", str(out)]) == 2
     assert capsys.readouterr().err.startswith(
-        f"error: {EXAMPLES / 'contact_two_spheres.json'}: the run computed a non-finite gap at row 2")
+        f"error: {EXAMPLES / 'contact_two_spheres.json'}: the run computed a non-finite velocity at row 2")
     assert not out.exists()
 
 

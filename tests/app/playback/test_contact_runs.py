@@ -502,7 +502,8 @@ def test_pairs_never_in_contact_range_are_left_out_of_the_plot_until_ticked(wind
     plots.set_mode("normal force")
     rec = pb.recording
     pairs = list(rec.channels["pair.active"].labels)
-    ever = rec.series("pair.active").astype(bool).any(axis=0)
+    ever = rec.ever_in_range()  # (the recording holds the pairs that came into range: their columns)
+    assert sorted(rec.columns[rec.series("pair.active").astype(bool).any(axis=0)]) == np.flatnonzero(ever).tolist()
     assert 0 < ever.sum() < len(pairs)  # some pairs touch (bodies on the floor), others never come close
     assert plots.visible_series() == [p for p, e in zip(pairs, ever) if e]
     never = pairs[int(np.flatnonzero(~ever)[0])]

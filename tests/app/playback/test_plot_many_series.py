@@ -57,7 +57,12 @@ def test_only_series_in_contact_get_curves_none_while_hidden_and_they_are_reused
     if not pb.is_running() and not pb.recording.complete:
         win.action_set.run.trigger()
     qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
-    assert pb.recording.ok and pb.recording.series("pair.normal_force").shape[1] == N * (N + 1) // 2
+    # the recording holds the pairs that came into contact range (the 40 with the floor), not all 820
+    rec = pb.recording
+    assert rec.ok and len(rec.channels["pair.normal_force"].labels) == N * (N + 1) // 2
+    assert rec.series("pair.normal_force").shape[1] == N and rec.series("pair.friction_force").shape[1:] == (N, 3)
+    assert sorted(rec.channels["pair.active"].labels[i] for i in rec.columns) == sorted(f"s{k}/floor"
+                                                                                       for k in range(N))
     qtbot.wait(300)  # (a redraw the stream left pending)
     plots.set_mode("normal force")
     assert len(_items(plots)) == 0  # hidden: no curve work at all (before: 820 items, one per pair)
@@ -127,7 +132,9 @@ def test_a_redraw_and_a_run_start_do_no_work_per_pair_of_the_scene(make_window, 
     assert calls["column"] <= 4  # (the solver's statistics, one series each)
     q = next(q for q in qs if q.name == "friction force components")
     assert len(q.series) == 3 * pairs and q.series[4][0] == q.labels[4] == "s1/floor.y"
-    np.testing.assert_array_equal(q.series[4][1](pb.recording), pb.recording.series("pair.friction_force")[:, 1, 1])
+    np.testing.assert_array_equal(q.series[4][1](pb.recording), pb.recording.label_series("pair.friction_force", 1)[:, 1])
+    j = int(pb.recording.store.column_of[1])  # (s1/floor: a pair in range, held)
+    np.testing.assert_array_equal(q.series[4][1](pb.recording), pb.recording.series("pair.friction_force")[:, j, 1])
 
     # the list's rows: ticked when shown, a pair never in range says why it is left out; ticking its row shows it
     model = plots.series_list.model()

@@ -36,19 +36,24 @@ def test_begin_makes_room_for_a_few_frames_not_every_planned_one(qapp):
 def test_the_recording_doubles_as_frames_arrive_up_to_the_planned_frames_with_the_same_numbers(qapp):
     run, frames = _sphere_drop(1.5)  # 151 frames
     rec = FrameRecording()
-    rec.begin(run.kind, run.body_names, run.channels, run.times)
+    rec.begin(run.kind, run.body_names, run.channels, run.times, {"out_of_range": run.out_of_range})
     rooms = []
+    sparse, known = tuple(c.name for c in run.channels if c.sparse), []  # (as the worker stacks its batches)
     for k in range(0, len(frames), 10):
-        rec.extend(FrameBatch(frames[k:k + 10]))
+        rec.extend(FrameBatch(frames[k:k + 10], sparse, known))
         rooms.append(len(rec.times))
     assert sorted(set(rooms)) == [64, 128, 151] and rec.count == 151  # (doubled, then the planned frames: no more)
     for name, a in rec.values.items():
         np.testing.assert_array_equal(a[:151], np.stack([f.values[name] for f in frames]), err_msg=name)
+    for name in sparse:  # (the one pair, held from when it came into range, its rows before from the poses)
+        assert rec.series(name).shape[1] == 1
+        np.testing.assert_array_equal(rec.label_series(name, 0), np.stack([f.values[name][0] for f in frames]),
+                                      err_msg=name)
     np.testing.assert_array_equal(rec.poses[:151], np.stack([f.poses for f in frames]))
     np.testing.assert_array_equal(rec.times[:151], run.times)
-    # one frame's bytes as core.run.frame_bytes counts them for the budget
+    # one frame's bytes as core.run.frame_bytes counts them for the budget (the pair it expects in range held)
     assert (rec.times[:1].nbytes + rec.poses[:1].nbytes + sum(a[:1].nbytes for a in rec.values.values())
-            == frame_bytes(run))
+            + rec.store.row_bytes() == frame_bytes(run))
 
 
 def test_a_recording_that_cannot_grow_keeps_its_frames_and_says_why(qapp, monkeypatch):
@@ -67,7 +72,7 @@ def test_a_recording_that_cannot_grow_keeps_its_frames_and_says_why(qapp, monkey
     rec.extend(FrameBatch(frames[60:70]))  # no room for these, and no memory to make it
     rec.extend(FrameBatch(frames[70:72]))  # (later ones are not taken either)
     assert rec.count == 60 and rec.time_at(59) == pytest.approx(0.59)
-    assert rec.full.startswith("no memory left to record more frames (the 60 frames kept take 36.5 kB; growing to "
+    assert rec.full.startswith("no memory left to record more frames (the 60 frames kept take 36.1 kB; growing to "
                                "101 frames failed)"), rec.full
     rec.begin(run.kind, run.body_names, run.channels, run.times)
     assert rec.full == "" and rec.count == 0
@@ -83,12 +88,12 @@ def window(make_window, qtbot):
 def test_a_run_over_the_budget_is_refused_on_the_status_line_naming_end(window, qtbot, monkeypatch):
     pb, m = window.playback, window.motion
     assert pb.recording.ok and pb.recording.count == 101  # (the file's 1 s: within any budget)
-    monkeypatch.setattr(validate, "recording_budget", lambda: 608 * 50)
+    monkeypatch.setattr(validate, "recording_budget", lambda: 601 * 50)
     monkeypatch.setattr(validate, "physical_memory", lambda: int(25.3e9))
     pb.run()
     qtbot.waitUntil(lambda: not pb.is_running() and pb.status_kind == "error", timeout=30000)
-    assert m.status_label.text() == ("End: the run's recording would take 61.4 kB (101 frames of 608 bytes); one run "
-                                     "may record at most 30.4 kB on this machine (25% of its 25.3 GB of memory): end "
+    assert m.status_label.text() == ("End: the run's recording would take 60.7 kB (101 frames of 601 bytes); one run "
+                                     "may record at most 30.1 kB on this machine (25% of its 25.3 GB of memory): end "
                                      "the run by t = 0.49 s (50 frames) or sooner")
     assert pb.recording.count == 0  # (refused before its first frame)
 

@@ -26,7 +26,7 @@ def pair_rows(win, frame: int) -> list[str]:
     """The run's pairs in contact range at a frame (the rows the 3D view is given)."""
     rec = win.playback.recording
     labels = rec.channels["pair.active"].labels
-    return [labels[i] for i in np.flatnonzero(rec.values["pair.active"][frame])]
+    return [labels[i] for i in rec.columns[rec.series("pair.active")[frame].astype(bool)]]
 
 
 @pytest.mark.parametrize("compare", [False, True])
@@ -65,7 +65,7 @@ def test_a_deleted_bodys_contact_arrows_trails_and_ghost_go_with_it_and_come_bac
         assert "ball1" not in vp.trails() and "ball1.top" not in vp.trails() and len(vp.trails()["ball2"]) == frame + 1
         assert "ball1" not in vp.ghost_poses() and ("ball2" in vp.ghost_poses()) == compare
     rec = pb.recording
-    point = rec.values["pair.point_a"][k][rec.channels["pair.active"].labels.index("ball1/floor")]
+    point = rec.label_series("pair.point_a", rec.channels["pair.active"].labels.index("ball1/floor"))[k]
     assert not np.any(np.all(np.isclose(vp.contact_arrows()[0], point), axis=1))
 
     win.document.undo_stack.undo()  # ball1 is back: the run is current again, and its overlays with it

@@ -167,6 +167,9 @@ def test_contact_quantities_follow_the_channels_a_driver_effort_included():
         def series(self, name):
             return np.array([[1.0, -2.0], [3.0, 4.0], [5.0, 6.0]]) if name == "driver.effort" else np.zeros((3, 0))
 
+        def label_series(self, name, i):  # (FrameRecording.label_series of a channel that is not sparse)
+            return self.series(name)[:, i]
+
     np.testing.assert_array_equal(q[0].series[1][1](Rec()), [-2.0, 4.0, 6.0])
 
 
