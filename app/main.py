@@ -48,8 +48,11 @@ def create_window(file: str | None = None, remember_layout: bool = True):
     from .files import prepare_loaded
     from .window import MainWindow
 
+    from .files import is_example
+
     if file:
-        mech, path = prepare_loaded(io.load(file)), Path(file).resolve()
+        # (a file of the installed examples folder opens as an untitled copy, as File ▸ Examples opens it)
+        mech, path = prepare_loaded(io.load(file)), None if is_example(file) else Path(file).resolve()
     else:
         mech, path = prepare_loaded(io.load(START_DOCUMENT)), None
     return MainWindow(Document(mech, path), remember_layout=remember_layout)
