@@ -22,12 +22,15 @@ from .layout import MAX_ITER, auto_layout
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
     "AUTOSAVE_MS", "with_suffix", "suggested_stem", "is_example", "disk_identity", "MAX_STEM_CHARS",
+    "EXAMPLE_NOTE",
 ]
 
 EXAMPLES_DIR = resource_dir() / "examples"
 MAX_RECENT = 10
 AUTOSAVE_MS = 60_000
 FILE_FILTER = "Linkwright mechanisms (*.json);;All files (*)"
+# What the status bar adds when a shipped example is opened (File ▸ Examples, or its file opened any other way).
+EXAMPLE_NOTE = " as an untitled copy of the shipped example: Save asks for a file name"
 
 
 # The longest file name a save dialog suggests, before its suffix: in characters, and in UTF-8 bytes (file systems
@@ -397,29 +400,31 @@ class FileController(QObject):
                     return False
         return self._show_loaded(p, *loaded)
 
-    def _show_loaded(self, p: Path, mech: Mechanism, identity) -> bool:
+    def _show_loaded(self, p: Path, mech: Mechanism, identity, example: bool = False) -> bool:
+        """The loaded `mech` becomes the document: of file `p`, read as version `identity`; or, an `example`, an
+        untitled copy of it."""
         quick = _quick_layout(mech)
         mech = prepare_loaded(mech)
-        self.document.replace(mech, p.resolve())
-        self._set_disk(identity)  # (the version read, not the one on disk now: a write since is a change)
-        self.add_recent(p)
-        self._remember_folder(p)
-        self.message.emit(f"Opened {p.name}" + ("; its graph, which the file does not lay out, was laid out quickly: "
-                                                "Ctrl+L lays it out in full" if quick else ""))
+        self.document.replace(mech, None if example else p.resolve())
+        if not example:
+            self._set_disk(identity)  # (the version read, not the one on disk now: a write since is a change)
+            self.add_recent(p)
+            self._remember_folder(p)
+        self.message.emit(f"Opened {p.name}" + (EXAMPLE_NOTE if example else "") + (
+            "; its graph, which the file does not lay out, was laid out quickly: Ctrl+L lays it out in full"
+            if quick else ""))
         return True
 
     def open_example(self, path, ask: bool = True) -> bool:
         """Open a shipped example as a new, unsaved document (so Save does not overwrite the example): from File ▸
         Examples, and a file of the examples folder opened any other way."""
-        loaded = self._load(Path(path), "Cannot open example")
-        if loaded is None:  # pragma: no cover - the shipped examples load (tested in core)
+        p = Path(path)
+        loaded = self._load(p, "Cannot open example")
+        if loaded is None:
             return False
         if ask and not self.maybe_save():
             return False
-        self.document.replace(prepare_loaded(loaded[0]), None)
-        self.message.emit(f"Example {Path(path).stem} opened as an untitled copy: Save asks for a file name, so the "
-                          "shipped example is not overwritten")
-        return True
+        return self._show_loaded(p, *loaded, example=True)
 
     def save(self) -> bool:
         """Save to the document's file (Save As when it has none). When that file was changed or deleted on disk

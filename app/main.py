@@ -48,14 +48,18 @@ def create_window(file: str | None = None, remember_layout: bool = True):
     from .files import prepare_loaded
     from .window import MainWindow
 
-    from .files import is_example
+    from .files import EXAMPLE_NOTE, is_example
 
+    example = bool(file) and is_example(file)
     if file:
         # (a file of the installed examples folder opens as an untitled copy, as File ▸ Examples opens it)
-        mech, path = prepare_loaded(io.load(file)), None if is_example(file) else Path(file).resolve()
+        mech, path = prepare_loaded(io.load(file)), None if example else Path(file).resolve()
     else:
         mech, path = prepare_loaded(io.load(START_DOCUMENT)), None
-    return MainWindow(Document(mech, path), remember_layout=remember_layout)
+    win = MainWindow(Document(mech, path), remember_layout=remember_layout)
+    if example:
+        win.status.show(f"Opened {Path(file).name}{EXAMPLE_NOTE}")
+    return win
 
 
 def _wait(ms: int) -> None:

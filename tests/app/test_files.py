@@ -508,6 +508,7 @@ def test_an_example_named_on_the_command_line_opens_as_an_untitled_copy(dialogs)
     win = create_window(str(SHIPPED), remember_layout=False)
     try:
         assert win.document.path is None and win.document.mechanism.name == io.load(SHIPPED).name
+        assert "untitled copy" in win.statusBar().currentMessage()
     finally:
         dispose_windows([win])
 
