@@ -78,7 +78,7 @@ def is_example(path) -> bool:
     is opened, so that Save never writes into the shipped file."""
     try:
         return Path(path).resolve().parent == EXAMPLES_DIR.resolve()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # (RuntimeError: a symlink loop, which the loader then names)
         return False
 
 
@@ -358,14 +358,15 @@ class FileController(QObject):
     def start_folder(self) -> str:
         """Where the Open dialog starts: the document's folder, the last folder used, or home."""
         for folder in (self.document.path.parent if self.document.path else None, QSettings().value("lastFolder")):
-            if folder and Path(folder).is_dir() and not is_example(Path(folder) / "x"):
+            if (isinstance(folder, (str, Path)) and folder and Path(folder).is_dir()
+                    and not is_example(Path(folder) / "x")):
                 return str(folder)
         return str(Path.home())
 
     def _remember_folder(self, p: Path) -> None:
         try:
             QSettings().setValue("lastFolder", str(p.resolve().parent))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RuntimeError):
             pass
 
     def _load(self, p: Path, what: str = "Cannot open file") -> tuple[Mechanism, tuple | None] | None:
