@@ -45,10 +45,8 @@ def application(argv: list[str] | None = None) -> QApplication:
 def create_window(file: str | None = None, remember_layout: bool = True):
     """A main window with `file` (or the four-bar example) open; LinkwrightError if `file` is bad."""
     from .document import Document
-    from .files import prepare_loaded
+    from .files import EXAMPLE_NOTE, is_example, prepare_loaded
     from .window import MainWindow
-
-    from .files import EXAMPLE_NOTE, is_example
 
     example = bool(file) and is_example(file)
     if file:

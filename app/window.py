@@ -330,7 +330,7 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event) -> None:  # noqa: D102 - Qt API
         super().changeEvent(event)
-        if event.type() == QEvent.ActivationChange and self.isActiveWindow():
+        if event.type() == QEvent.ActivationChange and self.isActiveWindow() and hasattr(self, "files"):
             self.files.check_disk()  # (another program changed or deleted the file: the status bar says so)
 
     def dragEnterEvent(self, event) -> None:  # noqa: D102 - Qt API
