@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import unicodedata
 import uuid
 from pathlib import Path
 
@@ -20,34 +21,75 @@ from .layout import MAX_ITER, auto_layout
 
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
-    "AUTOSAVE_MS", "with_suffix", "suggested_stem",
+    "AUTOSAVE_MS", "with_suffix", "suggested_stem", "is_example", "disk_identity", "MAX_STEM_CHARS",
+    "EXAMPLE_NOTE",
 ]
 
 EXAMPLES_DIR = resource_dir() / "examples"
 MAX_RECENT = 10
 AUTOSAVE_MS = 60_000
 FILE_FILTER = "Linkwright mechanisms (*.json);;All files (*)"
+# What the status bar adds when a shipped example is opened (File ▸ Examples, or its file opened any other way).
+EXAMPLE_NOTE = " as an untitled copy of the shipped example: Save asks for a file name"
+
+
+# The longest file name a save dialog suggests, before its suffix: in characters, and in UTF-8 bytes (file systems
+# allow 255 bytes a name; a 300-character title made a default name that could not be written).
+MAX_STEM_CHARS = 100
+MAX_STEM_BYTES = 200
 
 
 def suggested_stem(mech: Mechanism, fallback: str = "mechanism") -> str:
     """The file name a save dialog suggests for an unsaved document: its name, without the separators that would put
-    it in a folder ("Crank/rocker" suggested a file in a folder "Crank"), or `fallback` for an empty name."""
-    return mech.name.replace("/", "-").replace("\\", "-").strip() or fallback
+    it in a folder ("Crank/rocker" suggested a file in a folder "Crank"), its control characters (a newline, a NUL:
+    the name is any text, and a NUL made the save fail) and line breaks made spaces, runs of spaces made one, no
+    leading dot (a hidden file) nor trailing dot or space, and at most MAX_STEM_CHARS characters (MAX_STEM_BYTES
+    in UTF-8); `fallback` when nothing is left."""
+    text = "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in mech.name)
+    text = " ".join(text.replace("/", "-").replace("\\", "-").split())
+    text = text[:MAX_STEM_CHARS]
+    while len(text.encode("utf-8", "surrogatepass")) > MAX_STEM_BYTES:
+        text = text[:-1]
+    return text.lstrip(". ").rstrip(". ") or fallback
 
 
-def with_suffix(path, suffix: str, parent: QWidget | None = None) -> Path | None:
-    """A name typed in a save dialog, given `suffix` when it has none. The dialog asked about replacing the name
-    as typed, not the one written: when that file exists the user is asked here; None if they keep it."""
+def with_suffix(path, suffix: str, parent: QWidget | None = None, only: tuple[str, ...] | None = None) -> Path | None:
+    """A name typed in a save dialog, given `suffix` when it has none. With `only`, the name's suffix is one of those
+    (case aside) or none, and any other dotted part belongs to the name: 'design v1.2' is saved as
+    'design v1.2.json', not as 'design v1.2', which the Open dialog's filter hides. The dialog asked about replacing
+    the name as typed, not the one written: when that file exists the user is asked here; None if they keep it."""
     p = Path(path)
-    if p.suffix:
+    if only is None:
+        if p.suffix:
+            return p
+    elif p.name.lower().endswith(tuple(s.lower() for s in only)):
         return p
-    p = p.with_suffix(suffix)
+    p = p.with_name(p.name + suffix)
     if p.exists():
         answer = QMessageBox.question(parent, "Replace file?", f"{p.name} already exists. Replace it?",
                                       QMessageBox.Yes | QMessageBox.No, QMessageBox.No)
         if answer != QMessageBox.Yes:
             return None
     return p
+
+
+def is_example(path) -> bool:
+    """Whether `path` is one of the installed examples (in EXAMPLES_DIR): it opens as an untitled copy, however it
+    is opened, so that Save never writes into the shipped file."""
+    try:
+        return Path(path).resolve().parent == EXAMPLES_DIR.resolve()
+    except (OSError, ValueError, RuntimeError):  # (RuntimeError: a symlink loop, which the loader then names)
+        return False
+
+
+def disk_identity(path) -> tuple[int, int, int] | None:
+    """What tells a file's version on disk from another: (inode, mtime in ns, size); None when there is no file.
+    An editor's atomic save gives the file a new inode, another write a new mtime or size."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def examples() -> list[Path]:
@@ -186,6 +228,55 @@ class FileController(QObject):
         self.recovery_file = recovery_dir() / f"autosave-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
         _IN_USE.add(self.recovery_file.name)
         document.modifiedChanged.connect(self._modified_changed)
+        # The version of the document's file on disk as last read or written here (disk_identity), and the version
+        # last told about (check_disk): Save asks before replacing a file another program changed or deleted.
+        self._disk: tuple[Path | None, tuple | None] = (None, None)
+        self._told: tuple | None = None
+        document.pathChanged.connect(self._remember_disk)
+        self._remember_disk()
+
+    def _remember_disk(self) -> None:
+        """The document's file is as on disk now (it was opened, saved or given to this window)."""
+        path = self.document.path
+        self._set_disk(disk_identity(path) if path is not None else None)
+
+    def _set_disk(self, identity: tuple | None) -> None:
+        """The document's file is the version `identity` (disk_identity), as read or written here."""
+        self._disk = (self.document.path, identity)
+        self._told = identity
+
+    def disk_change(self) -> str | None:
+        """'changed' or 'deleted' when the document's file on disk is no longer the version last read or written
+        here (another program wrote, replaced, moved or deleted it); None when it is the same, or the document has
+        no file."""
+        path = self.document.path
+        if path is None:
+            return None
+        known_path, known = self._disk
+        now = disk_identity(path)
+        if known_path != path:  # (the path was set without this controller: take the file as it is now)
+            self._disk, self._told = (path, now), now
+            return None
+        if now == known:
+            return None
+        return "deleted" if now is None else "changed"
+
+    def check_disk(self) -> str | None:
+        """When the window is activated: say on the status bar, once for each new version, that the document's file
+        was changed or deleted by another program since it was opened or saved here (what Save and Revert then do);
+        the kind of change, or None."""
+        change = self.disk_change()
+        if change is None:
+            return None
+        now = disk_identity(self.document.path)
+        if now == self._told:
+            return change
+        self._told = now
+        name = self.document.path.name
+        self.message.emit(f"{name} was changed on disk by another program: Revert loads that version, Save asks "
+                          "before replacing it" if change == "changed" else
+                          f"{name} was deleted or moved on disk: Save asks before writing it there again")
+        return change
 
     # ---- dialogs (one place, so tests can replace them) ----------------------------------------------------------
     def _error(self, title: str, text: str) -> None:
@@ -256,74 +347,134 @@ class FileController(QObject):
         return True
 
     def open(self) -> bool:
-        """Ask for a file and open it."""
-        if not self.maybe_save():
+        """Ask for a file and open it (the file is read before "Save changes?" is asked: a file that cannot be
+        opened costs nothing). The dialog starts in the document's folder, else the folder last opened from or
+        saved to, else the home folder; never in the shipped examples (File ▸ Examples opens those)."""
+        if not self.finish_editing():
             return False
-        start = str(self.document.path.parent) if self.document.path else str(EXAMPLES_DIR)
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open mechanism", start, FILE_FILTER)
-        return bool(path) and self.open_path(path, ask=False)
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open mechanism", self.start_folder(), FILE_FILTER)
+        return bool(path) and self.open_path(path)
 
-    def open_path(self, path, ask: bool = True) -> bool:
-        """Open `path`; a bad file shows the loader's located message and leaves the current document untouched."""
-        if ask and not self.maybe_save():
-            return False
-        p = Path(path)
+    def start_folder(self) -> str:
+        """Where the Open dialog starts: the document's folder, the last folder used, or home."""
+        for folder in (self.document.path.parent if self.document.path else None, QSettings().value("lastFolder")):
+            if (isinstance(folder, (str, Path)) and folder and Path(folder).is_dir()
+                    and not is_example(Path(folder) / "x")):
+                return str(folder)
+        return str(Path.home())
+
+    def _remember_folder(self, p: Path) -> None:
+        try:
+            QSettings().setValue("lastFolder", str(p.resolve().parent))
+        except (OSError, ValueError, RuntimeError):
+            pass
+
+    def _load(self, p: Path, what: str = "Cannot open file") -> tuple[Mechanism, tuple | None] | None:
+        """The mechanism in `p` and the version of the file it was read from (disk_identity); None, with the
+        loader's located message in a dialog and on the status bar, when it cannot be opened."""
+        identity = disk_identity(p)
         try:
             mech = io.load(p)
-            quick = _quick_layout(mech)
-            mech = prepare_loaded(mech)
         except LinkwrightError as exc:
             where = f"at {exc.location}: " if exc.location else ""
-            self._error("Cannot open file", f"{p.name} could not be opened.\n\n{where}{exc.message}")
+            self._error(what, f"{p.name} could not be opened.\n\n{where}{exc.message}")
             self.message.emit(f"Cannot open {p.name}: {exc}")
+            return None
+        return mech, identity
+
+    def open_path(self, path, ask: bool = True) -> bool:
+        """Open `path`; a bad file shows the loader's located message and leaves the current document untouched. The
+        file is read first, then "Save changes?" is asked (`ask`): a file that does not open never asks to give up
+        the document's changes. A file in the installed examples folder opens as an untitled copy (open_example)."""
+        p = Path(path)
+        if is_example(p):
+            return self.open_example(p, ask=ask)
+        loaded = self._load(p)
+        if loaded is None:
             return False
-        self.document.replace(mech, p.resolve())
-        self.add_recent(p)
-        self.message.emit(f"Opened {p.name}" + ("; its graph, which the file does not lay out, was laid out quickly: "
-                                                "Ctrl+L lays it out in full" if quick else ""))
+        if ask:
+            if not self.maybe_save():
+                return False
+            if disk_identity(p) != loaded[1]:  # (the answer Save wrote that file: read what it holds now)
+                loaded = self._load(p)
+                if loaded is None:
+                    return False
+        return self._show_loaded(p, *loaded)
+
+    def _show_loaded(self, p: Path, mech: Mechanism, identity, example: bool = False) -> bool:
+        """The loaded `mech` becomes the document: of file `p`, read as version `identity`; or, an `example`, an
+        untitled copy of it."""
+        quick = _quick_layout(mech)
+        mech = prepare_loaded(mech)
+        self.document.replace(mech, None if example else p.resolve())
+        if not example:
+            self._set_disk(identity)  # (the version read, not the one on disk now: a write since is a change)
+            self.add_recent(p)
+            self._remember_folder(p)
+        self.message.emit(f"Opened {p.name}" + (EXAMPLE_NOTE if example else "") + (
+            "; its graph, which the file does not lay out, was laid out quickly: Ctrl+L lays it out in full"
+            if quick else ""))
         return True
 
-    def open_example(self, path) -> bool:
-        """Open a shipped example as a new, unsaved document (so Save does not overwrite the example)."""
-        if not self.maybe_save():
+    def open_example(self, path, ask: bool = True) -> bool:
+        """Open a shipped example as a new, unsaved document (so Save does not overwrite the example): from File ▸
+        Examples, and a file of the examples folder opened any other way."""
+        p = Path(path)
+        loaded = self._load(p, "Cannot open example")
+        if loaded is None:
             return False
-        try:
-            mech = prepare_loaded(io.load(path))
-        except LinkwrightError as exc:  # pragma: no cover - the shipped examples load (tested in core)
-            self._error("Cannot open example", str(exc))
+        if ask and not self.maybe_save():
             return False
-        self.document.replace(mech, None)
-        self.message.emit(f"Example {Path(path).stem} (Save As to keep changes)")
-        return True
+        return self._show_loaded(p, *loaded, example=True)
 
     def save(self) -> bool:
-        """Save to the document's file (Save As when it has none)."""
+        """Save to the document's file (Save As when it has none). When that file was changed or deleted on disk
+        since it was opened or saved here, ask first: Yes replaces it (or writes it again), No saves under another
+        name (Save As), Cancel saves nothing."""
         if not self.finish_editing():
             return False
         if self.document.path is None:
             return self.save_as()
+        change = self.disk_change()
+        if change is not None:
+            name = self.document.path.name
+            what = (f"“{name}” was changed on disk by another program since it was opened or saved here.\n\n"
+                    f"Replace it with this document? " if change == "changed" else
+                    f"“{name}” was deleted or moved since it was opened or saved here.\n\nSave it there again? ")
+            answer = QMessageBox.question(
+                self.window, "File changed on disk", what + "Yes saves over it; No saves this document under another "
+                "name (Save As); Cancel saves nothing.",
+                QMessageBox.Yes | QMessageBox.No | QMessageBox.Cancel, QMessageBox.Cancel)
+            if answer == QMessageBox.No:
+                return self.save_as()
+            if answer != QMessageBox.Yes:
+                return False
         return self.write(self.document.path)
 
     def save_as(self) -> bool:
-        """Ask for a file name and save there."""
+        """Ask for a file name and save there (.json added unless the name ends with it)."""
         if not self.finish_editing():
             return False
         stem = suggested_stem(self.document.mechanism)
         start = str(self.document.path) if self.document.path else str(Path.home() / f"{stem}.json")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save mechanism as", start, FILE_FILTER)
-        p = with_suffix(path, ".json", self.window) if path else None
+        p = with_suffix(path, ".json", self.window, only=(".json",)) if path else None
         return p is not None and self.write(p)
 
     def write(self, path) -> bool:
-        """Write the document atomically to `path` and mark it saved."""
+        """Write the document atomically to `path` and mark it saved; any failure (a ValueError of a name the
+        system refuses too) is a dialog, and the document stays as it was."""
         p = Path(path)
         try:
             io.save(self.document.mechanism, p)
-        except (OSError, LinkwrightError) as exc:
+            resolved = p.resolve()
+        except (OSError, LinkwrightError, ValueError) as exc:
             self._error("Cannot save file", f"{p} could not be written:\n\n{exc}")
             return False
-        self.document.mark_saved(p.resolve())
+        self.document.mark_saved(resolved)
+        self._remember_disk()
         self.add_recent(p)
+        self._remember_folder(p)
         self.discard_recovery()
         self.message.emit(f"Saved {p.name}")
         try:  # the file as written is what Open will read: say now if it would be refused there
@@ -335,10 +486,19 @@ class FileController(QObject):
         return True
 
     def revert(self) -> bool:
-        """Reload the file from disk, dropping unsaved changes (after confirmation)."""
+        """Reload the file from disk, dropping unsaved changes (after confirmation). The file is read first: when it
+        is no longer there, or does not open, that is said and nothing is asked."""
         path = self.document.path
         if path is None:
             self.message.emit("Nothing to revert to: the document was never saved")
+            return False
+        if not path.is_file():
+            self._error("Cannot revert", f"{path.name} is no longer on disk ({path}): there is no file to revert to."
+                        "\n\nThe document is unchanged; Save writes it there again.")
+            self.message.emit(f"Cannot revert: {path.name} is no longer on disk")
+            return False
+        loaded = self._load(path, "Cannot revert")
+        if loaded is None:
             return False
         if self.document.modified:
             answer = QMessageBox.question(
@@ -346,15 +506,16 @@ class FileController(QObject):
             )
             if answer != QMessageBox.Yes:
                 return False
-        return self.open_path(path, ask=False)
+        return self._show_loaded(path, *loaded)
 
     # ---- recent files ---------------------------------------------------------------------------------------------
     def recent(self) -> list[str]:
-        """Recently opened or saved files, newest first (missing files dropped)."""
+        """Recently opened or saved files, newest first (a file no longer there stays listed until it is picked and
+        its removal accepted, or the list is cleared: a folder of a drive not mounted comes back)."""
         value = QSettings().value("recentFiles", [])
         if isinstance(value, str):
             value = [value]
-        return [v for v in (value or []) if Path(v).is_file()]
+        return [v for v in (value or []) if isinstance(v, str) and v]
 
     def add_recent(self, path) -> None:
         """Put `path` at the top of the recent files."""
@@ -362,6 +523,25 @@ class FileController(QObject):
         items = [p] + [v for v in self.recent() if v != p]
         QSettings().setValue("recentFiles", items[:MAX_RECENT])
         self.recentChanged.emit()
+
+    def remove_recent(self, path: str) -> None:
+        """Take `path` off the recent files."""
+        QSettings().setValue("recentFiles", [v for v in self.recent() if v != path])
+        self.recentChanged.emit()
+
+    def open_recent(self, path: str) -> bool:
+        """Open a recent file (File ▸ Open Recent); one no longer on disk is offered for removal from the list,
+        before anything else is asked."""
+        p = Path(path)
+        if not p.is_file():
+            answer = QMessageBox.question(
+                self.window, "File not found", f"{p.name} is no longer at {p.parent} (moved, renamed or deleted)."
+                "\n\nRemove it from Open Recent?", QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+            if answer == QMessageBox.Yes:
+                self.remove_recent(path)
+                self.message.emit(f"{p.name} was removed from Open Recent")
+            return False
+        return self.open_path(p)
 
     def clear_recent(self) -> None:
         """Forget the recent files."""

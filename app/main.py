@@ -45,14 +45,19 @@ def application(argv: list[str] | None = None) -> QApplication:
 def create_window(file: str | None = None, remember_layout: bool = True):
     """A main window with `file` (or the four-bar example) open; LinkwrightError if `file` is bad."""
     from .document import Document
-    from .files import prepare_loaded
+    from .files import EXAMPLE_NOTE, is_example, prepare_loaded
     from .window import MainWindow
 
+    example = bool(file) and is_example(file)
     if file:
-        mech, path = prepare_loaded(io.load(file)), Path(file).resolve()
+        # (a file of the installed examples folder opens as an untitled copy, as File ▸ Examples opens it)
+        mech, path = prepare_loaded(io.load(file)), None if example else Path(file).resolve()
     else:
         mech, path = prepare_loaded(io.load(START_DOCUMENT)), None
-    return MainWindow(Document(mech, path), remember_layout=remember_layout)
+    win = MainWindow(Document(mech, path), remember_layout=remember_layout)
+    if example:
+        win.status.show(f"Opened {Path(file).name}{EXAMPLE_NOTE}")
+    return win
 
 
 def _wait(ms: int) -> None:

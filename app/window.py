@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import PySide6
-from PySide6.QtCore import QSettings, Qt, qVersion
+from PySide6.QtCore import QEvent, QSettings, Qt, qVersion
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QMenu, QMessageBox, QToolBar, QWidget
 
@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.clear()
         items = self.files.recent()
         for i, p in enumerate(items):
-            self.recent_menu.addAction(f"&{i + 1} {Path(p).name}", lambda p=p: self.files.open_path(p)).setToolTip(p)
+            self.recent_menu.addAction(f"&{i + 1} {Path(p).name}", lambda p=p: self.files.open_recent(p)).setToolTip(p)
         if items:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear Menu", self.files.clear_recent)
@@ -327,6 +327,11 @@ class MainWindow(QMainWindow):
         if not self._layout_restored:
             self._layout_restored = True  # only once, and never over a remembered layout
             self.default_dock_sizes()
+
+    def changeEvent(self, event) -> None:  # noqa: D102 - Qt API
+        super().changeEvent(event)
+        if event.type() == QEvent.ActivationChange and self.isActiveWindow() and hasattr(self, "files"):
+            self.files.check_disk()  # (another program changed or deleted the file: the status bar says so)
 
     def dragEnterEvent(self, event) -> None:  # noqa: D102 - Qt API
         urls = event.mimeData().urls()

@@ -375,6 +375,7 @@ def folder_problem(path: str | os.PathLike) -> str:
 
 
 EMPTY_PATH = 'the file name is empty ("")'
+NUL_PATH = "the file name holds a NUL character, which no file name may"
 
 
 def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str = "a mechanism file") -> bytes:
@@ -393,6 +394,8 @@ def read_limited(path: str | os.PathLike, limit: int = MAX_FILE_BYTES, what: str
         raise LinkwrightError("", f"{p}: permission denied") from None
     except OSError as exc:  # a symlink loop, a name too long, a component that is not a folder...
         raise LinkwrightError("", f"{p}: cannot open: {_os_message(exc)}") from None
+    except ValueError:  # (an embedded NUL: the system refuses the name before looking)
+        raise LinkwrightError("", f"{repr(str(p))[1:-1]}: cannot open: {NUL_PATH}") from None
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -535,6 +538,9 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
         raise fail(folder_problem(p)) from None
     except OSError as exc:
         raise fail(exc) from None
+    except ValueError:  # (an embedded NUL: a ValueError, where every other bad name is an OSError)
+        shown = repr(str(p))[1:-1]
+        raise fail(NUL_PATH) from None
     mode = "wb" if binary else "w"
     kw: dict[str, Any] = {} if binary else {"encoding": "utf-8", "newline": ""}
     if st is not None and stat.S_ISDIR(st.st_mode):

@@ -469,3 +469,178 @@ def test_save_and_quit_take_the_value_being_typed_first(make_window, dialogs, tm
     win.graph.rename_editor().setText("rocker2")
     assert win.files.save()
     assert "rocker2" in {b["name"] for b in json.loads(path.read_text())["bodies"]}
+
+
+# ---- user test s54 ut1: U2, U3, U6, U7, U10 ------------------------------------------------------------------------
+def test_a_file_opened_from_the_examples_folder_is_an_untitled_copy(make_window, dialogs, qtbot):
+    """File ▸ Open started in resources/examples, and a file picked there kept its real path: Ctrl+S wrote into the
+    shipped example without a word (U2). A file of the installed examples folder now opens as File ▸ Examples opens
+    it, an untitled copy, the status bar saying so; Save asks for a name. The Open dialog starts in the home folder,
+    then in the folder last used, never in the examples."""
+    win = make_window(Mechanism(name="empty"))
+    messages = []
+    win.files.message.connect(messages.append)
+    dialogs.open_path = str(SHIPPED)
+    win.action_set.open.trigger()
+    assert dialogs.calls[-1][0] == "open" and dialogs.calls[-1][2] == str(Path.home())
+    assert win.document.path is None and win.document.mechanism.name == io.load(SHIPPED).name
+    assert "untitled copy" in messages[-1] and "untitled copy" in win.statusBar().currentMessage()
+    assert str(SHIPPED.resolve()) not in win.files.recent()
+    win.editor.add_body((300.0, 0.0))
+    dialogs.save_path = ""  # the save dialog cancelled: nothing written anywhere
+    qtbot.keyClick(win.graph, Qt.Key_S, Qt.ControlModifier)
+    assert dialogs.kinds()[-1] == "save" and win.document.modified
+    # a drop of the example, and Open Recent of one (listed by an earlier version): an untitled copy too
+    assert win.files.open_path(SHIPPED, ask=False) and win.document.path is None
+    # the Open dialog starts in the folder last opened from (the shipped examples' folder is never remembered)
+    assert win.files.open_path(FOURBAR, ask=False) and win.document.path == FOURBAR.resolve()
+    win.action_set.new.trigger()
+    dialogs.open_path = ""
+    win.action_set.open.trigger()
+    assert dialogs.calls[-1][0] == "open" and dialogs.calls[-1][2] == str(FOURBAR.parent.resolve())
+
+
+def test_an_example_named_on_the_command_line_opens_as_an_untitled_copy(dialogs):
+    from app.main import create_window
+
+    from .conftest import dispose_windows
+
+    win = create_window(str(SHIPPED), remember_layout=False)
+    try:
+        assert win.document.path is None and win.document.mechanism.name == io.load(SHIPPED).name
+        assert "untitled copy" in win.statusBar().currentMessage()
+    finally:
+        dispose_windows([win])
+
+
+def test_save_asks_before_replacing_a_file_changed_on_disk(make_window, dialogs, tmp_path):
+    """Another program rewrote the open file: nothing said so, and Save overwrote it without a question (U3). The
+    window's activation says so on the status bar (once); Save asks: Cancel saves nothing, No is Save As, Yes
+    replaces it. A file saved or read here again is not a change."""
+    from PySide6.QtCore import QEvent
+
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    messages = []
+    win.files.message.connect(messages.append)
+    assert win.files.check_disk() is None and messages == []
+    theirs = json.loads(FOURBAR.read_text()) | {"name": "changed outside"}
+    FOURBAR.write_text(json.dumps(theirs, indent=1))
+    QApplication.sendEvent(win, QEvent(QEvent.ActivationChange))  # the window is active: activated again
+    assert messages and "fourbar.json was changed on disk" in messages[-1], messages
+    n = len(messages)
+    QApplication.sendEvent(win, QEvent(QEvent.ActivationChange))
+    assert len(messages) == n  # told once
+    dialogs.answer = QMessageBox.Cancel
+    assert not win.action_set.save.trigger() and win.document.modified
+    assert dialogs.kinds()[-1] == "question" and "changed on disk" in dialogs.calls[-1][2]
+    assert json.loads(FOURBAR.read_text())["name"] == "changed outside"
+    dialogs.answer = QMessageBox.No  # under another name
+    dialogs.save_path = str(tmp_path / "mine")
+    assert win.files.save()
+    assert win.document.path == (tmp_path / "mine.json").resolve() and not win.document.modified
+    assert json.loads(FOURBAR.read_text())["name"] == "changed outside"
+    # back on the changed file: Yes replaces it; the next save asks nothing
+    assert win.files.open_path(FOURBAR, ask=False)
+    win.editor.add_body((300.0, 0.0))
+    FOURBAR.write_text(json.dumps(theirs | {"name": "changed again"}))
+    dialogs.answer = QMessageBox.Yes
+    assert win.files.save() and json.loads(FOURBAR.read_text())["name"] == "changed outside"
+    n = len(dialogs.calls)
+    win.editor.add_body((400.0, 0.0))
+    assert win.files.save() and dialogs.calls[n:] == []
+
+
+def test_a_file_deleted_on_disk_is_not_reverted_to_and_save_asks_before_writing_it_again(make_window, dialogs):
+    """The open file deleted by another program: Revert asked to discard the changes, then failed on the missing file;
+    Save re-created it silently (U3, U10). Revert says there is no file and asks nothing; Save asks."""
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    before = io.dumps(win.document.mechanism)
+    FOURBAR.unlink()
+    n = len(dialogs.calls)
+    dialogs.answer = QMessageBox.Yes
+    assert not win.files.revert()
+    assert dialogs.kinds()[n:] == ["critical"] and "no longer on disk" in dialogs.calls[-1][2]
+    assert io.dumps(win.document.mechanism) == before and win.document.modified
+    assert win.files.check_disk() == "deleted"
+    dialogs.answer = QMessageBox.Cancel
+    assert not win.files.save() and not FOURBAR.exists()
+    assert dialogs.kinds()[-1] == "question" and "deleted or moved" in dialogs.calls[-1][2]
+    dialogs.answer = QMessageBox.Yes
+    assert win.files.save() and FOURBAR.is_file() and not win.document.modified
+
+
+def test_save_as_adds_json_to_a_name_with_a_dot(make_window, dialogs, tmp_path):
+    """'design v1.2' was saved as 'design v1.2', which the Open dialog's *.json filter hides (U6): .json is added
+    unless the name ends with it (any case)."""
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    for typed, written in (("design v1.2", "design v1.2.json"), ("crank.v2", "crank.v2.json"),
+                           ("Mine.JSON", "Mine.JSON"), ("plain.json", "plain.json")):
+        dialogs.save_path = str(tmp_path / typed)
+        assert win.files.save_as()
+        assert win.document.path == (tmp_path / written).resolve() and (tmp_path / written).is_file(), typed
+
+
+def test_the_suggested_file_name_has_no_control_characters_and_a_bounded_length(make_window, dialogs, tmp_path):
+    """The Save As suggestion kept a document name's newlines and NUL characters and any length: a NUL made save_as
+    raise ValueError (no dialog), a 300-character name gave a name too long to write (U7)."""
+    from app.files import MAX_STEM_CHARS, suggested_stem
+
+    assert suggested_stem(Mechanism(name="line1\nline2\x00 end\t/x")) == "line1 line2 end -x"
+    assert suggested_stem(Mechanism(name="\x00\n ")) == "mechanism"
+    assert suggested_stem(Mechanism(name="..hidden.")) == "hidden"
+    long = suggested_stem(Mechanism(name="é" * 300))
+    assert len(long) <= MAX_STEM_CHARS and len((long + ".json").encode()) <= 255
+    for name in ("line1\nline2\x00", "x" * 300):
+        win = make_window(Mechanism(name="Untitled"))
+        win.editor.add_body((0.0, 0.0))
+        assert win.editor.update_document(name=name) is None
+        dialogs.save_path = ""
+        assert not win.files.save_as()
+        suggested = Path(dialogs.calls[-1][2])
+        dialogs.save_path = str(tmp_path / suggested.name)  # the suggestion accepted as it is
+        assert win.files.save_as(), dialogs.calls[-1]
+        assert win.document.path.parent == tmp_path.resolve() and not win.document.modified
+    # a name the system refuses (a NUL typed into the dialog) is a dialog, not an exception
+    n = len(dialogs.calls)
+    win.editor.add_body((100.0, 0.0))
+    assert not win.files.write(tmp_path / "a\x00b.json")
+    assert dialogs.kinds()[n:] == ["critical"] and "NUL" in dialogs.calls[-1][2] and win.document.modified
+
+
+def test_a_file_that_cannot_be_opened_never_asks_to_save_changes(make_window, dialogs, tmp_path):
+    """Dropping a PNG, or picking a recent file that was deleted, asked "Save changes?" first, and then failed (U10).
+    The file is read first: a drop that does not open shows why and asks nothing; a missing recent file is offered
+    for removal from the list instead."""
+    win = make_window(Mechanism(name="empty"))
+    edited_fourbar(win)
+    before = io.dumps(win.document.mechanism)
+    png = tmp_path / "picture.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(png))])
+    n = len(dialogs.calls)
+    QApplication.sendEvent(win, QDragEnterEvent(QPoint(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+    drop = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    QApplication.sendEvent(win, drop)
+    assert dialogs.kinds()[n:] == ["critical"] and "picture.png" in dialogs.calls[-1][2]
+    assert io.dumps(win.document.mechanism) == before and win.document.modified
+    # a recent file that is gone: offered for removal, not opened, nothing else asked
+    gone = tmp_path / "gone.json"
+    shutil.copy(FOURBAR, gone)
+    win.files.add_recent(gone)
+    gone.unlink()
+    assert str(gone.resolve()) in win.files.recent()
+    entry = next(a for a in win.recent_menu.actions() if a.text().endswith("gone.json"))
+    dialogs.answer = QMessageBox.No  # kept in the list
+    n = len(dialogs.calls)
+    entry.trigger()
+    assert dialogs.kinds()[n:] == ["question"] and "Remove it from Open Recent?" in dialogs.calls[-1][2]
+    assert str(gone.resolve()) in win.files.recent() and io.dumps(win.document.mechanism) == before
+    dialogs.answer = QMessageBox.Yes
+    next(a for a in win.recent_menu.actions() if a.text().endswith("gone.json")).trigger()
+    assert str(gone.resolve()) not in win.files.recent()
+    assert not any(a.text().endswith("gone.json") for a in win.recent_menu.actions())
+    assert io.dumps(win.document.mechanism) == before and win.document.modified

@@ -62,6 +62,18 @@ def test_save_is_atomic_and_leaves_no_temporary_files(tmp_path, fourbar_dict, mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
 
 
+def test_a_name_with_a_nul_character_is_a_located_error_not_a_value_error(tmp_path, fourbar_dict):
+    """A NUL in a file name made os.stat raise ValueError, which callers catching LinkwrightError (the app's Save,
+    which then showed no dialog: user test s54 U7) let through; reading such a name did the same."""
+    mech = io.loads(json.dumps(fourbar_dict))
+    bad = tmp_path / "a\x00b.json"
+    with pytest.raises(LinkwrightError, match="NUL character"):
+        io.save(mech, bad)
+    with pytest.raises(LinkwrightError, match="NUL character"):
+        io.load(bad)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unknown_body_names_the_known_ones(fourbar_dict):
     fourbar_dict["joints"][2]["bodies"][1] = "cranck"
     e = load_error(fourbar_dict)
