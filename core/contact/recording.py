@@ -340,15 +340,15 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
     a, b = start_located(model, *model.pairs[ip][:2])
     where = ""
     if buried_pair(model, state, ip):
-        gap = float(np.linalg.norm(state.p[a] - state.p[b]))
-        if gap <= 1e-9 * float(model.radius[a]):
+        apart = float(np.linalg.norm(state.p[a] - state.p[b]))  # (between the centres of mass)
+        if apart <= 1e-9 * float(model.radius[a]):
             where = ", their centres of mass at one point"
         elif centre_inside(model, state, a, b):
-            where = f", its centre of mass inside it ({gap:.3g} m from the other's)"
+            where = f", its centre of mass inside it ({apart:.3g} m from the other's)"
         else:
-            where = f", the centre of mass of '{model.names[b]}' inside it ({gap:.3g} m from its own)"
-    also = [o for o in dict.fromkeys(start_located(model, *model.pairs[k][:2])[1] for k in over
-                                     if k != ip and start_located(model, *model.pairs[k][:2])[0] == a)]
+            where = f", the centre of mass of '{model.names[b]}' inside it ({apart:.3g} m from its own)"
+    also = list(dict.fromkeys(start_located(model, *model.pairs[k][:2])[1] for k in over
+                              if k != ip and start_located(model, *model.pairs[k][:2])[0] == a))
     more = ""
     if also:
         names = [f"'{model.names[o]}'" for o in also]
