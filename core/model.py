@@ -509,48 +509,6 @@ class Mechanism:
                                                                          f"again (contact.pairs[{given[key]}]); keep one")
                 given[key] = i
 
-    def _check_coincident(self) -> None:
-        """Refuse shaped free bodies started inside one another: more than MAX_COINCIDENT of them with their origins
-        closer than half the smaller one's bounding radius (the contact step cannot separate such a pile at a
-        reasonable cost: the campaign of issue 21 saw minutes per step with 100 spheres, the fuzz suite with 7 cubes).
-        Located at the first body in the file that starts inside bodies before it (the one put where others already
-        are: the app adds a new body last), naming it and them, as a shallower overlap is named
-        (core.contact.recording._refuse_start_overlap)."""
-        import numpy as np
-
-        from .shapes import parse_shape
-
-        idx = [i for i, b in enumerate(self.bodies) if b.shape is not None and not b.ground]
-        if len(idx) <= validate.MAX_COINCIDENT:
-            return
-        pos = np.array([self.bodies[i].pose.position if self.bodies[i].pose is not None else (0.0, 0.0, 0.0)
-                        for i in idx], dtype=float)
-        rad = np.array([parse_shape(self.bodies[i].shape, f"bodies[{i}].shape").bounding_radius for i in idx])
-        n = len(idx)
-        for start in range(0, n, 256):  # rows in blocks: memory stays small for thousands of bodies
-            p, r = pos[start:start + 256], rad[start:start + 256]
-            limit = 0.5 * np.minimum(r[:, None], rad[None, :])
-            dist = np.linalg.norm(p[:, None, :] - pos[None, :, :], axis=-1)
-            earlier = np.arange(n)[None, :] < np.arange(start, start + len(p))[:, None]
-            buried = (dist < limit) & earlier  # (row j, column i): body j's origin inside body i, which comes first
-            rows = np.flatnonzero(buried.sum(axis=1) + 1 > validate.MAX_COINCIDENT)
-            if rows.size == 0:
-                continue
-            k = int(rows[0])
-            j, inside = idx[start + k], np.flatnonzero(buried[k])
-            names = [f"'{self.bodies[idx[i]].name}'" for i in inside]
-            them = names[0] if len(names) == 1 else (
-                ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) <= 4 else
-                ", ".join(names[:3]) + f" and {len(names) - 3} other bodies")
-            near = int(inside[np.argmin(dist[k, inside])])
-            d = f"{dist[k, near]:.3g} m"
-            apart = (f"their origins are {d} apart" if len(names) == 1 else
-                     f"its origin is {d} from the nearest one's ('{self.bodies[idx[near]].name}')")
-            raise LinkwrightError(
-                f"bodies[{j}].pose.position",
-                f"'{self.bodies[j].name}' starts inside {them}: {apart}, closer than half the smaller bounding radius "
-                f"({limit[k, near]:.3g} m); give them distinct positions")
-
     def _ground_halfspaces(self) -> list[tuple[int, Any, float]]:
         """(index, unit outward normal, offset) of every ground half-space, in the world frame."""
         import numpy as np
@@ -567,13 +525,12 @@ class Mechanism:
         return out
 
     def check_contact_scene(self) -> None:
-        """The checks of a contact scene as a whole (shaped free bodies started with their origins inside one another,
-        a repeated ground half-space), made by every contact run before it starts (core.run.open_run; the run then
-        refuses bodies that start overlapping, by a closest-point query of its contact model:
-        core.contact.closest.start_overlap, validate.MAX_START_OVERLAP).  Not on
-        load: a document that fails them is a scene being edited (the app adds a second floor where the first one is,
-        and a new body where the last one was), and it opens, so it can be fixed; only its contact run is refused."""
-        self._check_coincident()
+        """The checks of a contact scene as a whole (a repeated ground half-space), made by every contact run before it
+        starts (core.run.open_run; the run then refuses bodies that start overlapping, by their real overlap in its
+        contact model: core.contact.closest.start_overlaps, validate.MAX_START_OVERLAP, two bodies at one point
+        included).  Not on load: a document that fails them is a scene being edited (the app adds a second floor where
+        the first one is, and a new body where the last one was), and it opens, so it can be fixed; only its contact
+        run is refused."""
         self._check_ground_planes()
 
     def _check_ground_planes(self) -> None:

@@ -18,7 +18,7 @@ from .errors import LinkwrightError
 __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
     "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
-    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
+    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
     "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
     "parse_number", "parse_vector", "step_count", "expression", "physical_memory", "recording_budget", "size_text",
     "recording_size",
@@ -64,7 +64,6 @@ MAX_MASS_RATIO = 3e3
 # failed only when memory ran out (the app's frame arrays: a MemoryError; the command line: killed).  A quarter leaves
 # room for what the recording is held beside: the app's second run (Compare), and growing, exporting or writing it
 MAX_RECORDING_FRACTION = 0.25
-MAX_COINCIDENT = 1  # shaped free bodies that may start inside one another, i.e. none (Mechanism._check_coincident)
 
 
 def show(value: object) -> str:

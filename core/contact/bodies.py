@@ -85,6 +85,9 @@ class ContactModel:
     driver_units: tuple = ()  # ... and its effort's unit ("N" or "N m")
     doc_index: tuple = ()  # (N,) each body's index in the document's bodies (a message's bodies[i]; massless helper
     #                        bodies take no part, so it is not the model's index); () for a model built by hand
+    planar: bool = False  # a planar document's: every body moved by forces is held in the x-y plane by joints (its
+    #                       own or implied ones, _plane_specs), so the out-of-plane parts of its contacts' impulses
+    #                       are not unique (plan._Plan's proximal term, stepper.planar_aux)
 
     @property
     def n_bodies(self) -> int:
@@ -397,6 +400,7 @@ def build_model(mech, *, forces: dict | None = None, cancel: Callable[[], bool] 
         dt=float(sim.dt) if sim else 0.01, duration=float(sim.duration) if sim else 1.0,
         method=str(sim.method) if sim else "implicit", joints=joints, kinematic=np.array(kin, bool), drive=drive,
         driver_names=driver_names, driver_units=driver_units, doc_index=tuple(doc_index),
+        planar=mech.space == "planar",
     )
 
 

@@ -180,9 +180,16 @@ class _Plan:
         # (2,725 and 1,355 against 1,968); 8-sphere piles 559 and 375 against 3,408 and 480; the cube scenes -3 %
         # to +18 % per run (cubes4 769 and 975 against 761 and 826, cubes8 1,064 and 1,175 against 974 and 1,099);
         # the mixed pile 1,614 and 1,601 against 1,760 and 2,090
-        prox = np.zeros(ntot) if n > 2 else None
-        prox_pair = _prox_weights(model, tab, c) if n > 2 else None
-        prox_length = np.zeros(ntot) if n > 2 else None  # (the part of the term weighed by h, _StepProblem)
+        # In a planar document every pair is indeterminate, however few: its bodies are held in the plane by joints
+        # (their own or the implied ones, bodies._plane_specs), which take the out-of-plane forces and moments too, so
+        # a contact's friction across the plane, and the place of a face-to-face contact's point across it, form a
+        # continuum of solutions.  Without the term a 1 kg cube resting on a 5 kg plank on the floor, 0.5 m from the
+        # plank's centre, stalled at every halving depth at its first step (user test ut2 P4: 1,779 iterations, 1e-4
+        # at best); with it the step converges in 13 iterations, the forces the weights
+        pile = n > 2 or (model.planar and n > 0)
+        prox = np.zeros(ntot) if pile else None
+        prox_pair = _prox_weights(model, tab, c) if pile else None
+        prox_length = np.zeros(ntot) if pile else None  # (the part of the term weighed by h, _StepProblem)
         # the sliding-speed multipliers stay >= 0 during the iteration (projected Newton, solve_mcp's feasible): with
         # a negative one the friction rows describe friction that drives the slip, and pile steps stalled on such
         # points.  Only those: with the normal impulses projected too, 27-sphere piles (seeds 1-8, 100 steps) took 22 %

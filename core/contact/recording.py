@@ -30,7 +30,8 @@ from ..io import number_text, readable_times
 from ..run import FIRST_FRAMES, Channel, ColumnStore, Verdict, check_recording, grow, grown_room
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
-from .closest import b_normal, candidate_pairs, closest_points_chunked, start_overlap
+from .closest import (b_normal, buried_pair, candidate_pairs, centre_inside, closest_points_chunked,
+                      start_located, start_overlaps)
 from .plan import Workspace
 from .jam import find_jam
 from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
@@ -500,22 +501,42 @@ class ContactFrame:
 
 def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None = None) -> None:
     """A run's bodies start apart or touching: two that overlap by more than validate.MAX_START_OVERLAP of the thinner
-    one's thinnest width are refused, since the first step would push them apart at about depth / dt, energy the scene
-    never had.  Located at the position of the body moved by forces, of two such bodies the later in the file (the one
-    put where the other already is, as Mechanism._check_coincident locates a deeper overlap), by its index in the
-    document.  cancel: a run's, checked between chunks of the queries (RunCancelled)."""
-    worst = start_overlap(model, initial_state(model), cancel)
-    if worst is None:
+    one's thinnest width (their real overlap: closest.start_overlaps) are refused, since the first step would push them
+    apart at about depth / dt, energy the scene never had, and bodies buried in one another make a pile the step cannot
+    separate at a reasonable cost (minutes per step for 7 cubes at one point).  Located at the position of the body
+    moved by forces, of two such bodies the later in the file (the one put where the other already is;
+    closest.start_located), by its index in the document; the deepest overlap (for the limit) is named, with the other
+    bodies that body starts inside, and where the centre of mass of one lies inside the other, that too.  cancel: a
+    run's, checked between chunks of the queries (RunCancelled)."""
+    state = initial_state(model)
+    over = start_overlaps(model, state, cancel)
+    if not over:
         return
-    ip, depth, allowed = worst
-    a, b, _mu = model.pairs[ip]
-    if not model.free[a] or (model.free[b] and b > a):  # (a body the drivers move starts where they put it)
-        a, b = b, a
+    ip = max(over, key=lambda k: over[k][0] / over[k][1])  # (the first of equals: pairs in the model's order)
+    depth, allowed = over[ip]
+    a, b = start_located(model, *model.pairs[ip][:2])
+    where = ""
+    if buried_pair(model, state, ip):
+        apart = float(np.linalg.norm(state.p[a] - state.p[b]))  # (between the centres of mass)
+        if apart <= 1e-9 * float(model.radius[a]):
+            where = ", their centres of mass at one point"
+        elif centre_inside(model, state, a, b):
+            where = f", its centre of mass inside it ({apart:.3g} m from the other's)"
+        else:
+            where = f", the centre of mass of '{model.names[b]}' inside it ({apart:.3g} m from its own)"
+    also = list(dict.fromkeys(start_located(model, *model.pairs[k][:2])[1] for k in over
+                              if k != ip and start_located(model, *model.pairs[k][:2])[0] == a))
+    more = ""
+    if also:
+        names = [f"'{model.names[o]}'" for o in also]
+        more = (f", and inside {names[0]}" if len(names) == 1 else
+                ", and inside " + (", ".join(names[:-1]) + f" and {names[-1]}" if len(names) <= 3 else
+                                   ", ".join(names[:2]) + f" and {len(names) - 2} other bodies"))
     raise LinkwrightError(
         f"{model.body_location(a)}.pose.position",
-        f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}': move them apart (an overlap of at most "
-        f"{allowed:.2g} m is accepted, a thousandth of the thinner one's width; the first step would push a deeper "
-        f"one out at about depth / dt)")
+        f"'{model.names[a]}' starts {depth:.3g} m inside '{model.names[b]}'{where}{more}: move them apart (an overlap "
+        f"of at most {allowed:.2g} m is accepted, a thousandth of the thinner one's width; the first step would push "
+        f"a deeper one out at about depth / dt)")
 
 
 def _uneven_pairs(model: ContactModel) -> dict[int, tuple[float, int, int]]:

@@ -126,6 +126,17 @@ RESOLUTION = _DEPTH_LIMIT - _KEEP_OVERLAP
 # carries one there
 MAX_REACH = 2.0 ** (math.floor(math.log2(RESOLUTION)) + 53)
 _AUX_KEEP = 0.9  # a pair keeps last step's tangent-frame axis while |axis . normal| stays below this
+_Z = np.array([0.0, 0.0, 1.0])
+
+
+def planar_aux(model: ContactModel, n: np.ndarray) -> np.ndarray:
+    """The auxiliary axis of a pair's tangent frame (pair.tangent_frame) at normal n: in a planar document the plane's
+    normal z while n lies within _AUX_KEEP of the plane, so that the first tangent t = z x n / |z x n| lies in the plane
+    and the second, o = n x t, is z for a normal in the plane: across the plane, where the bodies cannot slip and the
+    friction is not unique (_StepProblem._initial_guess starts it at zero); otherwise pair.contact_frame_aux(n)."""
+    if model.planar and abs(float(n[2])) <= _AUX_KEEP * float(np.linalg.norm(n)):
+        return _Z.copy()
+    return contact_frame_aux(n)
 _FALLBACK_ITER = 1200  # Newton iterations of the explicit method's fallback step at most (beyond max_iterations) ...
 _FALLBACK_HALVINGS = 1  # ... and its halving levels.  The one implicit step of the bench's draws that failed at every
 # depth (a 27-sphere pile at mu 0.8, a frictional jam: its step converges at mu 0.75) is taken by the explicit method
@@ -808,7 +819,7 @@ class _StepProblem:
                         and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
                     pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
                 else:
-                    pr.e_aux = contact_frame_aux(b_normal(model, a, b, R0[b], state.p[b], geo))
+                    pr.e_aux = planar_aux(model, b_normal(model, a, b, R0[b], state.p[b], geo))
                 pr.geo0 = geo
             else:
                 glay = PairLayout(model.shapes[a].m, model.shapes[b].m, 0)
@@ -818,7 +829,7 @@ class _StepProblem:
                 pr.a1, pr.a2 = geo[0:3].copy(), geo[3:6].copy()
                 pr.n = nB / np.linalg.norm(nB)
                 pr.gap0 = float(geo[glay.s])
-                pr.e_aux = contact_frame_aux(pr.n)
+                pr.e_aux = planar_aux(model, pr.n)
 
     def _explicit_warm_geo(self, pr) -> np.ndarray | None:
         """The explicit method's start of a pair's closest-point query: last step's end-of-step points (or an implicit
@@ -848,6 +859,14 @@ class _StepProblem:
                     z0[pr.off + pr.lay.n_geom:pr.off + sz] = pr.zf0
             elif warm is not None and warm.get("zx") is not None and warm["zx"].size == sz:
                 z0[pr.off:pr.off + sz] = _rescaled_impulse(warm, warm["zx"], self.h, pr.lay.nf, self.ac)
+            if self.model.planar and pr.lay.nf and pr.e_aux[2] == 1.0:
+                # a planar document: the friction across the plane (along o, and the torsion about a normal in the
+                # plane) starts at zero.  The bodies cannot slip across the plane, so any such friction within the
+                # cone solves the step (their plane joints take it) and the proximal term keeps what the start has;
+                # started from the predictor's (an explicit step's, as indeterminate), a cube resting on a plank kept
+                # 2.7 N of friction across the plane, at rest, and half its friction cone with it (user test ut2 P4)
+                _ipn, ipf, _isig = _friction_slots(pr.lay, self.method)
+                z0[pr.off + ipf + 1:pr.off + ipf + pr.lay.nf] = 0.0
         return z0
 
     def consistent_friction(self, z: np.ndarray, which) -> np.ndarray:

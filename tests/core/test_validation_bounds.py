@@ -459,36 +459,91 @@ def test_positions_beyond_the_bound_are_refused(key, value):
 
 
 # ---- class 10: pathological scenes ---------------------------------------------------------------------------------
-def test_coincident_bodies_up_to_the_bound_load_and_more_are_refused():
+TAIL = ("move them apart (an overlap of at most {allowed} m is accepted, a thousandth of the thinner one's width; "
+        "the first step would push a deeper one out at about depth / dt)")
+
+
+def _run_starts(text: str) -> None:
+    from core.run import RunSpec, open_run
+
+    open_run(io.loads(text.encode("utf-8", "surrogatepass")), RunSpec(kind="contact", t_end=0.02))
+
+
+def test_coincident_bodies_are_refused_by_their_overlap_and_a_single_body_runs():
+    # two spheres of radius 0.1 at one point (the pile of the fuzz cases): the real overlap, the smallest translation
+    # that separates them, is a diameter, 0.2 m; the closest-point problem has no unique normal there (the expanding
+    # polytope measures it)
     from tests.fuzz.cases import _pile
 
     d = example("contact_two_spheres")
-    _pile(validate.MAX_COINCIDENT)(d)
-    io.loads(json.dumps(d))
+    _pile(1)(d)
+    _run_starts(json.dumps(d))
     d = example("contact_two_spheres")
-    _pile(validate.MAX_COINCIDENT + 1)(d)
+    _pile(2)(d)
     err = run_refused(json.dumps(d))
-    assert str(err) == ("bodies[1].pose.position: 'b1' starts inside 'b0': their origins are 0 m apart, closer than "
-                        "half the smaller bounding radius (0.05 m); give them distinct positions")
+    assert str(err) == ("bodies[1].pose.position: 'b1' starts 0.2 m inside 'b0', their centres of mass at one point: "
+                        + TAIL.format(allowed="0.0002"))
 
 
-def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_loads():
-    # 30 boxes (bounding radius |(0.1, 0.2, 0.3)|/2 = 0.187 m) 1 mm apart: each origin is within half a bounding
-    # radius of all the others (29 mm < 94 mm); the campaign's stepper took minutes on such piles
+def test_a_pile_of_nearly_coincident_bodies_is_refused_and_a_spread_one_runs():
+    # 30 boxes (0.1 x 0.2 x 0.3 m) 1 mm apart along z: each overlaps the one before it by 0.1 m (it has to move its
+    # thinnest width, along x, to get clear), its centre of mass inside it; the campaign's stepper took minutes on
+    # such piles.  Only the first body buried in another is queried (100 spheres at one point: 0.1 s, not 103 s)
     d = example("contact_two_spheres")
     d["bodies"] = [{"name": f"b{i}", "mass": 1, "shape": {"type": "box", "size": [0.1, 0.2, 0.3]},
                     "pose": {"position": [0, 0, 0.001 * i]}} for i in range(30)]
     err = run_refused(json.dumps(d))  # (the first body that starts inside one before it)
-    assert err.location == "bodies[1].pose.position" and err.message.startswith("'b1' starts inside 'b0': ")
+    assert str(err) == ("bodies[1].pose.position: 'b1' starts 0.1 m inside 'b0', its centre of mass inside it "
+                        "(0.001 m from the other's): " + TAIL.format(allowed="0.0001"))
     for i, b in enumerate(d["bodies"]):  # 0.4 m apart: more than a bounding radius, so none is buried
         b["pose"]["position"] = [0.4 * i, 0, 0]
     io.loads(json.dumps(d)).check_contact_scene()
+    _run_starts(json.dumps(d))
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-3])
+@pytest.mark.parametrize("size", [[0.2, 0.2, 0.05], [0.3, 0.2, 0.03]])
+def test_thin_plates_stacked_touching_or_apart_run(gap, size):
+    """User test ut2 P5: two plates (0.2 x 0.2 x 0.05 m) or books (0.3 x 0.2 x 0.03 m) stacked on the floor, exactly or
+    1 mm apart, were refused ("'plate1' starts inside 'plate0': their origins are 0.051 m apart, closer than half the
+    smaller bounding radius (0.0718 m)"): a rule on the distance of the origins refused every stack of bodies thinner
+    than about 0.7 times their half-diagonal.  Their overlap is 0 (or -1 mm): the run starts, and they rest."""
+    from core.contact import build_model, simulate
+
+    t = size[2]
+    d = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+         "bodies": [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
+         + [{"name": f"plate{i}", "mass": 1.0, "shape": {"type": "box", "size": size},
+             "pose": {"position": [0, 0, t / 2 + i * (t + gap)]}} for i in range(2)]}
+    _run_starts(json.dumps(d))
+    rec = simulate(build_model(io.loads(json.dumps(d))), t_end=0.2, dt=0.01)
+    assert rec.completed, rec.reason
+    assert abs(rec.position[-1, 1, 2] - (t / 2 + t)) <= 1e-9  # (the top plate rests on the lower one)
+
+
+def test_coins_stacked_run_and_one_pushed_into_the_next_is_refused_with_its_depth():
+    # five discs 24 mm across and 2 mm thick, stacked: they run.  The top one 0.5 mm down into the one below: a
+    # quarter of its thickness deep, its centre outside the other (1.5 mm apart), refused with that depth
+    def coins(drop):
+        return json.dumps({"format": "linkwright.mechanism", "version": 1, "space": "spatial",
+                           "gravity": [0, 0, -9.81], "bodies": [
+                               {"name": "floor", "ground": True,
+                                "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}] + [
+                               {"name": f"coin{i}", "mass": 0.007,
+                                "shape": {"type": "disc", "radius": 0.012, "thickness": 0.002},
+                                "pose": {"position": [0, 0, 0.001 + 0.002 * i - (drop if i == 4 else 0.0)]}}
+                               for i in range(5)]})
+
+    _run_starts(coins(0.0))
+    err = run_refused(coins(5e-4))
+    assert str(err) == "bodies[5].pose.position: 'coin4' starts 0.0005 m inside 'coin3': " + TAIL.format(
+        allowed="2e-06")
 
 
 def test_a_body_started_on_the_pendulum_bob_is_named_with_it_at_the_later_body():
     """The user test's scene (contact_pendulum_strike with its 'ball' moved onto the bob): 'bodies[1].pose.position:
     2 shaped bodies start inside one another around [...]' named neither body and was located at the bob, not at the
-    ball that was moved there.  Both are named now, at the later one in the file, as a shallower overlap is."""
+    ball that was moved there.  Both are named, at the later one in the file, with their real overlap."""
     d = example("contact_pendulum_strike")
     names = [b["name"] for b in d["bodies"]]
     bob, ball = names.index("bob"), names.index("ball")
@@ -497,8 +552,9 @@ def test_a_body_started_on_the_pendulum_bob_is_named_with_it_at_the_later_body()
                                                                       (0.0123, 0, 0))]
     err = run_refused(json.dumps(d))
     assert err.location == f"bodies[{ball}].pose.position"
-    assert err.message == ("'ball' starts inside 'bob': their origins are 0.0123 m apart, closer than half the "
-                           "smaller bounding radius (0.025 m); give them distinct positions")
+    # radii 0.05 each, centres 0.0123 m apart: 0.1 - 0.0123 = 0.0877 m deep
+    assert err.message == ("'ball' starts 0.0877 m inside 'bob', its centre of mass inside it (0.0123 m from the "
+                           "other's): " + TAIL.format(allowed="0.0001"))
     # a shallower overlap of the same two bodies is located at the same body
     d["bodies"][ball]["pose"]["position"][0] = d["bodies"][bob]["pose"]["position"][0] + 0.08  # radii 0.05: 0.02 deep
     err = run_refused(json.dumps(d))
@@ -506,13 +562,13 @@ def test_a_body_started_on_the_pendulum_bob_is_named_with_it_at_the_later_body()
 
 
 def test_a_body_started_inside_two_before_it_names_both():
+    # 'left' and 'right' (radius 0.1) 5 cm apart, 'middle' between them overlapping each by 0.075 m
     d = example("contact_two_spheres")
     d["bodies"] = [{"name": n, "mass": 1, "shape": {"type": "sphere", "radius": 0.1}, "pose": {"position": [x, 0, 1]}}
-                   for n, x in (("left", 0.0), ("right", 0.08), ("middle", 0.04))]
+                   for n, x in (("left", 0.0), ("right", 0.25), ("middle", 0.125))]
     err = run_refused(json.dumps(d))
-    assert str(err) == ("bodies[2].pose.position: 'middle' starts inside 'left' and 'right': its origin is 0.04 m from "
-                        "the nearest one's ('left'), closer than half the smaller bounding radius (0.05 m); give them "
-                        "distinct positions")
+    assert str(err) == ("bodies[2].pose.position: 'middle' starts 0.075 m inside 'left', and inside 'right': "
+                        + TAIL.format(allowed="0.0002"))
 
 
 def test_a_start_overlap_is_located_by_the_document_index_past_a_massless_helper_body():

@@ -26,7 +26,7 @@ def test_a_cube_started_inside_the_floor_is_refused_with_its_depth(depth):
 
 def test_two_spheres_started_inside_one_another_are_refused_at_the_later_one():
     # radius 0.1 each, centres 0.12 apart: 0.08 m deep; thinnest width 0.2, so 2e-4 m accepted; both move: located at
-    # the later in the file (the one put where the other is), as a deeper overlap is (Mechanism._check_coincident)
+    # the later in the file (the one put where the other is), as every start overlap is (closest.start_located)
     mech = mechanism([floor(), body("a", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.5)),
                       body("b", {"type": "sphere", "radius": 0.1}, position=(0.12, 0, 0.5))])
     with pytest.raises(LinkwrightError) as err:
