@@ -227,7 +227,7 @@ def _simulation(v: Any, loc: str) -> SimulationSettings:
         method=_str(d["method"], f"{loc}.method") if "method" in d else "implicit",
     )
     check_simulation(out, loc)
-    validate.step_count(out.duration, out.dt, f"{loc}.duration", f"{loc}.dt")  # a run the document asks for is a sane one
+    validate.run_steps(out.duration, out.dt, f"{loc}.duration", f"{loc}.dt")  # a run the document asks for is a sane one
     return out
 
 

@@ -18,10 +18,12 @@ from .errors import LinkwrightError
 
 __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
-    "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS", "EMPTY_NAME",
+    "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
+    "EMPTY_NAME",
     "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_COINCIDENT", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
     "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
-    "parse_number", "parse_vector", "step_count", "expression", "physical_memory", "recording_budget", "size_text",
+    "parse_number", "parse_vector", "step_count", "run_steps", "expression", "physical_memory", "recording_budget",
+    "size_text",
     "recording_size",
 ]
 
@@ -232,7 +234,7 @@ def step_count(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_
                limit: int = MAX_STEPS, count_location: str | None = None) -> int:
     """The number of steps of length dt that cover [0, t_end] (the last ends at t_end, or past it by less than a step
     when dt does not divide t_end: 1 s in steps of 0.3 s is 4 steps, to 1.2 s), refusing absurd ones before any work
-    starts: more than `limit`, or a t_end shorter than one step (0 included).  The locations are the document's
+    starts.  The locations are the document's
     fields by default (a caller whose values came from elsewhere, a command line's options, names those); too many
     steps is located at count_location (default t_location)."""
     T = number(t_end, t_location, 0.0, MAX_DURATION)
@@ -242,13 +244,23 @@ def step_count(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_
         raise LinkwrightError(count_location if count_location is not None else t_location,
                               f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
                               "(shorten the run or take a larger step)")
-    # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps)
-    if n < 1.0 - 1e-6:
-        # a run shorter than one step cannot end at its end time: it ran one whole step past it (End 1e-9 s, frames
-        # to t = 0.01 s) or, for 0 s, recorded the start alone while the app's End showed 1e-09 s
+    # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps; a time of any length takes one step at least, so
+    # 0.03 s in steps of 1e5 s is one step, to 1e5 s, not none)
+    return max(int(math.ceil(n - 1e-6)), 1 if T > 0.0 else 0)
+
+
+def run_steps(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_location: str = "simulation.dt",
+              limit: int = MAX_STEPS, count_location: str | None = None) -> int:
+    """The steps of a contact run to `t_end` in steps of `dt` (step_count, with its checks and locations), refusing
+    an end time shorter than one step, 0 included, at t_location: such a run cannot end at its end time (it ran one
+    whole step past it, End 1e-9 s with frames to t = 0.01 s, or for 0 s recorded the start alone while the app's End
+    showed 1e-09 s). The document's duration, `linkwright simulate`'s --t-end and the Motion dock's End."""
+    n = step_count(t_end, dt, t_location, dt_location, limit, count_location)
+    T, h = float(t_end), float(dt)
+    if T / h < 1.0 - 1e-6:  # (the same 1e-6 of a step as step_count)
         raise LinkwrightError(t_location, f"{T:g} s is shorter than one step (dt = {h:g} s): a run takes whole steps; "
                                           "make the end time at least one step, or the step shorter")
-    return max(int(math.ceil(n - 1e-6)), 1)
+    return n
 
 
 def physical_memory() -> int:

@@ -283,7 +283,7 @@ class Playback(QObject):
             return ""
         sim = self.document.mechanism.simulation
         try:
-            validate.step_count(t_end, float(sim.dt) if sim else 0.01)
+            validate.run_steps(t_end, float(sim.dt) if sim else 0.01)
         except LinkwrightError as exc:
             return exc.message
         return ""

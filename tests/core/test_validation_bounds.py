@@ -308,14 +308,20 @@ def test_step_count_bound():
     # 1.2 s), and a quotient one rounding below a whole number is that number (0.3 / 0.1 = 2.9999999999999996)
     assert validate.step_count(1.0, 0.3) == 4
     assert validate.step_count(0.3, 0.1) == 3 and validate.step_count(0.7, 0.1) == 7
-    assert validate.step_count(1.0, 1.0) == 1 and validate.step_count(0.3, 0.3) == 1
-    # a run shorter than one step is refused at its end time (user test s54 ut1, U12): it took the one step and
-    # ended past it (End 1e-9 s in the app, frames to t = 0.01 s), or for 0 s recorded the start alone while the
-    # app's End showed 1e-09 s; 0.03 / 1e5 = 3e-7 of a step once rounded to none, with no row past t = 0
+    assert validate.step_count(1.0, 100.0) == 1 and validate.step_count(0.0, 0.01) == 0
+    # a time much shorter than its step still takes that one step (0.03 / 1e5 = 3e-7 of a step rounded to none,
+    # and the run wrote its t = 0 row only, without the note)
+    assert validate.step_count(0.03, 1e5) == 1 and validate.step_count(1e-9, 1e6) == 1
+    # but a run (the document's duration, simulate's --t-end, the Motion dock's End) shorter than one step is refused
+    # at its end time (user test s54 ut1, U12): it took the one step and ended past it (End 1e-9 s in the app, frames
+    # to t = 0.01 s), or for 0 s recorded the start alone while the app's End showed 1e-09 s
+    assert validate.run_steps(1.0, 1.0) == 1 and validate.run_steps(0.3, 0.1) == 3 and validate.run_steps(1.0, 0.3) == 4
     for t_end, dt in ((1.0, 100.0), (0.0, 0.01), (1e-9, 0.01), (0.03, 1e5), (1e-9, 1e6), (0.0099, 0.01)):
         with pytest.raises(LinkwrightError, match=r"is shorter than one step \(dt = ") as err:
-            validate.step_count(t_end, dt)
+            validate.run_steps(t_end, dt)
         assert err.value.location == "simulation.duration"
+    with pytest.raises(LinkwrightError, match="steps"):
+        validate.run_steps(validate.MAX_DURATION, 1e-3)
     with pytest.raises(LinkwrightError, match="steps"):
         validate.step_count(validate.MAX_DURATION, 1e-3)  # 1e9 steps
 
