@@ -302,6 +302,10 @@ class MotionPanel(QWidget):
         self.steps_box.setKeyboardTracking(False)
         self.steps_box.setToolTip(STEPS_TIP)
         self.steps_box.refused.connect(self._steps_refused)
+        self._typed = False  # an End or Steps typed since the last Enter (its value may be the one shown)
+        for box in (self.end_box, self.steps_box):
+            box.lineEdit().textEdited.connect(self._note_typed)
+            box.editingFinished.connect(self._entry_finished)
         self.end_box.valueChanged.connect(self._range_edited)
         self.steps_box.valueChanged.connect(self._range_edited)
         self.method_combo = QComboBox()
@@ -499,6 +503,7 @@ class MotionPanel(QWidget):
 
     def _end_refused(self, reason: str) -> None:
         """A typed End not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
+        self._typed = False
         text = self._refusal = f"End: {reason}"
         self.end_box.setStyleSheet(ERROR_STYLE)
         self.end_box.setToolTip(text)
@@ -506,8 +511,19 @@ class MotionPanel(QWidget):
         self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
         self.status_label.setToolTip(f"{text}\nThe End box keeps {self.end_box.text()}.")
 
+    def _note_typed(self, *_args) -> None:
+        self._typed = True
+
+    def _entry_finished(self) -> None:
+        """Enter or leaving End or Steps: an entry typed and taken that is the value shown already (no change, so no
+        edit follows) still ends the refusal before it (its red box and status line)."""
+        typed, self._typed = self._typed, False
+        if typed and self._refusal:
+            self._show_options()
+
     def _steps_refused(self, reason: str) -> None:
         """A typed Steps not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
+        self._typed = False
         text = self._refusal = f"Steps: {reason}"
         self.steps_box.setStyleSheet(ERROR_STYLE.replace("QDoubleSpinBox", "QSpinBox"))
         self.steps_box.setToolTip(text)
@@ -532,3 +548,4 @@ class MotionPanel(QWidget):
                 self._steps_refused(why)
             else:
                 self._end_refused(why)
+

@@ -238,6 +238,10 @@ def test_the_end_box_refuses_nan_with_the_reason(fourbar_win, qtbot):
     assert "solving… 1 / 101 frames" in m.status_label.toolTip()
     _enter(m.end_box, qtbot, "2")
     assert pb.t_end == 2.0 and not m.end_box.styleSheet() and not m.status_label.text().startswith("End:")
+    _enter(m.end_box, qtbot, "nan")
+    assert m.status_label.text().startswith("End: ")
+    _enter(m.end_box, qtbot, "2")  # the value it has, typed again: the refusal goes too
+    assert pb.t_end == 2.0 and not m.end_box.styleSheet() and not m.status_label.text().startswith("End:")
 
 
 # ---- U12: a run shorter than one step --------------------------------------------------------------------------------
@@ -257,6 +261,17 @@ def test_a_contact_end_shorter_than_one_step_is_refused(make_window, qtbot):
     _enter(win.motion.end_box, qtbot, "1e-9")
     assert win.playback.contact_end() == end
     assert "1e-09 s is shorter than one step (dt = 0.01 s)" in win.motion.status_label.text()
+    # an End taken, then dt edited past it: Run is refused with the reason, nothing recorded
+    pb = win.playback
+    _enter(win.motion.end_box, qtbot, "0.05")
+    assert pb.contact_end() == 0.05
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.is_running(), timeout=30000)
+    assert win.editor.set_simulation(dt=0.1) is None
+    pb.run()
+    assert not pb.is_running() and pb.recording.count == 0
+    assert pb.status == "End: 0.05 s is shorter than one step (dt = 0.1 s): a run takes whole steps; make the end " \
+                        "time at least one step, or the step shorter", pb.status
 
 
 # ---- U13: names, typed numbers, title, points ------------------------------------------------------------------------
