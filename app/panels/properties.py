@@ -292,6 +292,15 @@ class Field(LineEdit):
         self.setToolTip(reason if reason else self._tip)
         self.errorChanged.emit(reason)
 
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt API
+        # Esc leaves an entry typed or refused: the field shows the model's value again (and its refusal goes); the
+        # way out of a refused entry that stops an action of the window (Actions.finish_editing)
+        if event.key() == Qt.Key.Key_Escape and (self.text() != self._shown or self._error):
+            self.show_value(self._shown, force=True)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
     def finish(self) -> str:
         """Take the typed text now, as Enter does (before a save or a close); the refusal's reason, '' if taken."""
         self._finish()

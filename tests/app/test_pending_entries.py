@@ -122,7 +122,14 @@ def test_a_refused_pending_entry_stops_the_action_and_stays_in_red(fourbar_win, 
     # a checkable action (Connect Mode) keeps its check mark as it was
     _click_toolbar(win, win.action_set.connect_mode)
     assert not win.action_set.connect_mode.isChecked()
-    # Esc-like: a good value typed, then the same button runs
+    # Esc leaves the entry: the model's value again, no refusal; the action runs
+    QTest.keyClick(fld, Qt.Key_Escape)
+    assert fld.text() == "" and not fld.error and win.properties.error.text() == ""
+    _click_toolbar(win, win.action_set.add_body)
+    assert len(m().bodies) == n + 1
+    win.action_set.undo.trigger()
+    win.selection.set(bodies=["crank"])
+    # a good value typed, then the same button runs
     _type(win, qtbot, fld, "3")
     _click_toolbar(win, win.action_set.add_body)
     assert m().body("crank").mass == 3.0 and len(m().bodies) == n + 1
