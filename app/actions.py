@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QStyle, QWidget
+from PySide6.QtWidgets import QApplication, QStyle, QWidget
 
 from core.resources import resource_dir
 from core.run import dynamics_option
@@ -25,8 +25,9 @@ def icon(name: str) -> QIcon:
 
 
 class _EditTip(QObject):
-    """Keeps the Undo (Redo) action's tooltip naming the edit, 'Undo Rename body … (Ctrl+Z)'; a child of the action,
-    so the connection ends with it (the stack is cleared after the window's actions are gone)."""
+    """Keeps the Undo (Redo) action's tooltip and text naming the edit, 'Undo Rename body … (Ctrl+Z)', and the action
+    enabled while the stack can undo (redo); a child of the action, so the connections end with it (the stack is
+    cleared after the window's actions are gone)."""
 
     def __init__(self, action: QAction, verb: str, keys: str) -> None:
         super().__init__(action)
@@ -34,6 +35,10 @@ class _EditTip(QObject):
 
     def show(self, text: str) -> None:
         self.parent().setToolTip(f"{self._verb} {text} ({self._keys})" if text else f"{self._verb} ({self._keys})")
+        self.parent().setText(f"&{self._verb} {text}" if text else f"&{self._verb}")  # (the Edit menu's item)
+
+    def enable(self, on: bool) -> None:
+        self.parent().setEnabled(on)
 
 
 class Actions:
@@ -42,6 +47,7 @@ class Actions:
     def __init__(self, window: QWidget, files, editor, graph, document, viewport, playback=None, exports=None) -> None:
         st = window.style()
         self._window = window
+        self._files = files
 
         def act(text: str, slot, shortcut=None, tip: str = "", ico: QIcon | None = None, checkable: bool = False) -> QAction:
             a = QAction(text, window)
@@ -57,9 +63,9 @@ class Actions:
                 a.setIcon(ico)
             a.setCheckable(checkable)
             if checkable:
-                a.toggled.connect(slot)
+                a.toggled.connect(lambda on, a=a: self._checked(a, slot, on))
             else:
-                a.triggered.connect(lambda _checked=False: slot())
+                a.triggered.connect(lambda _checked=False: self._guarded(slot))
             window.addAction(a)  # shortcuts work whichever dock has focus
             return a
 
@@ -94,25 +100,24 @@ class Actions:
                                "Start a contact scene: a ground plane, z up; add shaped bodies to it")
 
         # Edit
-        self.undo = document.undo_stack.createUndoAction(window, "&Undo")
-        self.undo.setShortcuts([QKeySequence("Ctrl+Z")])
-        self.undo.setIcon(st.standardIcon(QStyle.SP_ArrowBack))
-        self.undo.setToolTip("Undo (Ctrl+Z)")
-        self.redo = document.undo_stack.createRedoAction(window, "&Redo")
-        self.redo.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
-        self.redo.setIcon(st.standardIcon(QStyle.SP_ArrowForward))
-        self.redo.setToolTip("Redo (Ctrl+Shift+Z)")
+        # (the stack's own createUndoAction connects its triggered to QUndoStack.undo before any slot of ours: a typed
+        # entry not yet confirmed could not be taken first, and Undo undid an older edit while the entry was lost)
+        stack = document.undo_stack
+        self.undo = act("&Undo", lambda: (stack.undo(), editor.undone()), "Ctrl+Z", "Undo",
+                        st.standardIcon(QStyle.SP_ArrowBack))
+        self.redo = act("&Redo", lambda: (stack.redo(), editor.redone()), ["Ctrl+Shift+Z", "Ctrl+Y"], "Redo",
+                        st.standardIcon(QStyle.SP_ArrowForward))
         # the toolbar's buttons say "Undo" and "Redo" (the action's text names the edit, "Undo Add driver of R1": the
         # buttons widened with it and pushed Run and Stop behind the toolbar's overflow arrow); the tooltip names it
-        for action, verb, keys, changed in ((self.undo, "Undo", "Ctrl+Z", document.undo_stack.undoTextChanged),
-                                            (self.redo, "Redo", "Ctrl+Shift+Z", document.undo_stack.redoTextChanged)):
+        for action, verb, keys, changed, can in (
+                (self.undo, "Undo", "Ctrl+Z", stack.undoTextChanged, stack.canUndoChanged),
+                (self.redo, "Redo", "Ctrl+Shift+Z", stack.redoTextChanged, stack.canRedoChanged)):
             action.setIconText(verb)
-            changed.connect(_EditTip(action, verb, keys).show)
-        # (after the stack's own slot, connected when the action was made: the stack has moved when these run)
-        self.undo.triggered.connect(lambda _checked=False: editor.undone())
-        self.redo.triggered.connect(lambda _checked=False: editor.redone())
-        window.addAction(self.undo)
-        window.addAction(self.redo)
+            tip = _EditTip(action, verb, keys)
+            changed.connect(tip.show)
+            can.connect(tip.enable)
+            tip.show(stack.undoText() if verb == "Undo" else stack.redoText())
+            tip.enable(stack.canUndo() if verb == "Undo" else stack.canRedo())
         self.add_body = act("Add &Body", graph.add_body_here, "B", "Add a body under the mouse (or double-click the canvas)", icon("add_body"))
         self.connect_mode = act(
             "&Connect Mode", graph.set_connect_mode, "J", "Drag from body to body to add joints (or drag from a body's + handle)", icon("connect"), checkable=True
@@ -162,6 +167,36 @@ class Actions:
             document.changed.connect(lambda: self.show_dynamics_state(document))
             document.replaced.connect(lambda: self.show_dynamics_state(document))
             self.show_dynamics_state(document)
+
+    def finish_editing(self) -> bool:
+        """Take the entry typed but not yet confirmed (a Properties field, a Motion dock box, a table cell, the graph's
+        rename box) before any action of the window runs, as Enter or leaving the field would (FileController.
+        finish_editing, as Save and Quit do). A toolbar button does not take the focus and a shortcut leaves it
+        where it is, so the field never finished: the action ran, the panel showed the model again and the entry was
+        gone (Undo even undid an older edit). False when the entry is refused: it stays in its field, in red, with
+        the reason; the action does not run over it (Esc in the field puts the model's value back)."""
+        w = QApplication.focusWidget()
+        box = w.parent() if w is not None else None  # (a spin box's line edit: the box takes its text)
+        if box is not None and not callable(getattr(w, "finish", None)) and callable(getattr(box, "finish", None)):
+            why = box.finish()
+            if why:
+                self._files.message.emit(f"The value typed was refused: {why}")
+                return False
+            return True
+        return self._files.finish_editing()
+
+    def _guarded(self, slot) -> None:
+        if self.finish_editing():
+            slot()
+
+    def _checked(self, action: QAction, slot, on: bool) -> None:
+        """A checkable action toggled: the pending entry first; refused, the check mark goes back."""
+        if self.finish_editing():
+            slot(on)
+            return
+        action.blockSignals(True)
+        action.setChecked(not on)
+        action.blockSignals(False)
 
     def _switch_dynamics(self, editor, on: bool) -> None:
         if editor.set_dynamics(on) is not None:

@@ -264,6 +264,8 @@ class MainWindow(QMainWindow):
     def _update_title(self, *_args) -> None:
         name = self.document.path.name if self.document.path else "Untitled"
         title = self.document.mechanism.name  # (may be empty: it is a title, and the file may leave it empty)
+        if title in (name, Path(name).stem):
+            title = ""  # (a new document is 'Untitled', named 'Untitled': 'Untitled — Untitled' said it twice)
         self.setWindowTitle(f"{name}[*] — {title} — Linkwright" if title else f"{name}[*] — Linkwright")
         self.setWindowModified(self.document.modified)
 

@@ -227,7 +227,7 @@ def _simulation(v: Any, loc: str) -> SimulationSettings:
         method=_str(d["method"], f"{loc}.method") if "method" in d else "implicit",
     )
     check_simulation(out, loc)
-    validate.step_count(out.duration, out.dt, f"{loc}.duration", f"{loc}.dt")  # a run the document asks for is a sane one
+    validate.run_steps(out.duration, out.dt, f"{loc}.duration", f"{loc}.dt")  # a run the document asks for is a sane one
     return out
 
 
@@ -303,6 +303,9 @@ def loads(text: str | bytes) -> Mechanism:
         except UnicodeDecodeError as exc:
             raw = text[: exc.start].decode("utf-8", errors="replace")
             raise LinkwrightError("", f"not a text file (invalid UTF-8 at {_line_col(raw, len(raw))}, byte {exc.start})") from None
+    # A UTF-8 byte-order mark (Windows Notepad writes one) is no part of the JSON: json refused the file with Python's
+    # own hint ('Unexpected UTF-8 BOM (decode using utf-8-sig)'); it is read as the text after it.
+    text = text.removeprefix("\ufeff")
     # Reject pathological nesting before json (which recurses) sees it.
     depth = best = 0
     in_str = esc = False
@@ -347,7 +350,8 @@ def loads(text: str | bytes) -> Mechanism:
     try:
         data = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        raise LinkwrightError("", f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        msg = "a second byte-order mark (U+FEFF)" if exc.msg.startswith("Unexpected UTF-8 BOM") else exc.msg
+        raise LinkwrightError("", f"not valid JSON: {msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise LinkwrightError("", "JSON nested too deeply for a mechanism file") from None
     except ValueError:  # Python's limit on digits in an integer literal (thousands of digits)

@@ -487,7 +487,7 @@ class Mechanism:
             validate.vector(pos, f"layout.{name}", 2)
         if self.simulation is not None:
             check_simulation(self.simulation)
-            validate.step_count(self.simulation.duration, self.simulation.dt, "simulation.duration", "simulation.dt")
+            validate.run_steps(self.simulation.duration, self.simulation.dt, "simulation.duration", "simulation.dt")
         if self.contact is not None:
             check_contact(self.contact)
             validate.number(self.contact.friction, "contact.friction", 0.0, validate.MAX_FRICTION)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
 import os
 import re
 from typing import Any, Sequence
@@ -18,9 +19,11 @@ from .errors import LinkwrightError
 __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
     "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
+    "EMPTY_NAME",
     "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
     "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
-    "parse_number", "parse_vector", "step_count", "expression", "physical_memory", "recording_budget", "size_text",
+    "parse_number", "parse_vector", "step_count", "run_steps", "expression", "physical_memory", "recording_budget",
+    "size_text",
     "recording_size",
 ]
 
@@ -86,8 +89,9 @@ def _what(lo: float | None, hi: float | None, positive: bool) -> str:
 
 
 def number(value: object, location: str, lo: float | None = None, hi: float | None = None, *,
-           positive: bool = False, nonneg: bool = False, what: str | None = None) -> float:
-    """A finite real number within [lo, hi] (either may be None); bool and huge integers are refused."""
+           positive: bool = False, nonneg: bool = False, what: str | None = None, typed: str | None = None) -> float:
+    """A finite real number within [lo, hi] (either may be None); bool and huge integers are refused. `typed`: the
+    text the number was read from, shown in a refusal instead of the number (parse_number)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
         raise LinkwrightError(location, f"must be {what or 'a number'}, got {show(value)}")
     if isinstance(value, numbers.Integral) and abs(int(value)) >= 10**MAX_INT_DIGITS:
@@ -96,18 +100,19 @@ def number(value: object, location: str, lo: float | None = None, hi: float | No
         v = float(value)
     except (OverflowError, ValueError):
         raise LinkwrightError(location, f"number too large ({show(value)})") from None
+    got = typed if typed is not None else show(value)
     if not math.isfinite(v):
-        raise LinkwrightError(location, f"must be a finite number, got {show(value)}")
+        raise LinkwrightError(location, f"must be a finite number, got {got}")
     if positive and v <= 0:
-        raise LinkwrightError(location, f"must be a positive number, got {show(value)}")
+        raise LinkwrightError(location, f"must be a positive number, got {got}")
     if nonneg and v < 0:
-        raise LinkwrightError(location, f"must not be negative, got {show(value)}")
+        raise LinkwrightError(location, f"must not be negative, got {got}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         rng = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (
             f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
         if positive and lo is not None and lo <= 0.0:  # (0 itself is refused above: say so here too)
             rng = f"more than 0 and at most {hi:g}" if hi is not None else "more than 0"
-        raise LinkwrightError(location, f"must be {rng}, got {show(value)}")
+        raise LinkwrightError(location, f"must be {rng}, got {got}")
     return v
 
 
@@ -167,15 +172,29 @@ def text(value: object, location: str, limit: int = MAX_TEXT_LENGTH) -> str:
 
 def name(value: object, location: str) -> str:
     """A usable name: non-empty text without surrounding spaces or control characters."""
-    if not isinstance(value, str) or not value.strip():
-        raise LinkwrightError(location, "a name must be a non-empty string")
+    if not isinstance(value, str):
+        raise LinkwrightError(location, f"a name must be text, got {show(value)}")
+    if not value.strip():
+        raise LinkwrightError(location, EMPTY_NAME)
     text(value, location, MAX_NAME_LENGTH)
     if value != value.strip():
         raise LinkwrightError(location, f"name {show(value)} has leading or trailing spaces")
     for i, ch in enumerate(value):
         if ord(ch) < 32 or ord(ch) == 127:
             raise LinkwrightError(location, f"name {show(value)} has a control character at position {i}")
+    if all(_invisible(ch) for ch in value):
+        raise LinkwrightError(location, f"name {show(value)} has no visible character (only spaces, format or "
+                                        "combining characters)")
     return value
+
+
+EMPTY_NAME = "a name must not be empty"  # (the one message of an empty name: a file, Properties, the graph's F2 box)
+
+
+def _invisible(ch: str) -> bool:
+    """Whether `ch` draws nothing by itself: a space of any kind, a format character (a zero-width space, a joiner,
+    a direction mark, a byte-order mark), a combining mark with nothing to combine with, or a Hangul filler."""
+    return ch.isspace() or unicodedata.category(ch) in ("Cf", "Zs", "Zl", "Zp", "Mn", "Me", "Cc") or ch in "\u115f\u1160\u3164\uffa0"
 
 
 # a number as text: decimal with ASCII digits (as JSON and core.expr write them, with an optional '+' and the forms '5.'
@@ -197,7 +216,9 @@ def parse_number(s: str, location: str, lo: float | None = None, hi: float | Non
         # float() alone would also read other scripts' digits ('١٢٣', full-width '１２') and '1_000': not numbers a file
         # or an expression takes (core.expr refuses them too), so a value typed here could not be typed there
         raise LinkwrightError(location, f"'{shown}' is not a number (numbers are decimal, such as 2, 0.5 or 1e-3)")
-    return number(float(t), location, lo, hi, positive=positive, nonneg=nonneg)
+    # (a refusal shows what was typed, shortened: 400 digits read as inf said 'got Infinity', 1e-400 'got 0.0')
+    typed = t if len(t) <= 20 else t[:17] + "..."
+    return number(float(t), location, lo, hi, positive=positive, nonneg=nonneg, typed=typed)
 
 
 def parse_vector(s: str, location: str, n: int = 3, bound: float | None = MAX_COORDINATE) -> tuple[float, ...]:
@@ -213,8 +234,9 @@ def step_count(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_
                limit: int = MAX_STEPS, count_location: str | None = None) -> int:
     """The number of steps of length dt that cover [0, t_end] (the last ends at t_end, or past it by less than a step
     when dt does not divide t_end: 1 s in steps of 0.3 s is 4 steps, to 1.2 s), refusing absurd ones before any work
-    starts.  The locations are the document's fields by default (a caller whose values came from elsewhere, a command
-    line's options, names those); too many steps is located at count_location (default t_location)."""
+    starts.  The locations are the document's
+    fields by default (a caller whose values came from elsewhere, a command line's options, names those); too many
+    steps is located at count_location (default t_location)."""
     T = number(t_end, t_location, 0.0, MAX_DURATION)
     h = number(dt, dt_location, MIN_DT, MAX_DURATION, positive=True)
     n = T / h  # finite: T <= MAX_DURATION and h >= MIN_DT
@@ -222,9 +244,23 @@ def step_count(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_
         raise LinkwrightError(count_location if count_location is not None else t_location,
                               f"{T:g} s in steps of {h:g} s is {n:.3g} steps; the limit is {limit:,} "
                               "(shorten the run or take a larger step)")
-    # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps; a run of any length takes one step at least, so
+    # (1e-6 of a step: 0.3 / 0.1 = 2.9999999999999996 is 3 steps; a time of any length takes one step at least, so
     # 0.03 s in steps of 1e5 s is one step, to 1e5 s, not none)
     return max(int(math.ceil(n - 1e-6)), 1 if T > 0.0 else 0)
+
+
+def run_steps(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_location: str = "simulation.dt",
+              limit: int = MAX_STEPS, count_location: str | None = None) -> int:
+    """The steps of a contact run to `t_end` in steps of `dt` (step_count, with its checks and locations), refusing
+    an end time shorter than one step, 0 included, at t_location: such a run cannot end at its end time (it ran one
+    whole step past it, End 1e-9 s with frames to t = 0.01 s, or for 0 s recorded the start alone while the app's End
+    showed 1e-09 s). The document's duration, `linkwright simulate`'s --t-end and the Motion dock's End."""
+    n = step_count(t_end, dt, t_location, dt_location, limit, count_location)
+    T, h = float(t_end), float(dt)
+    if T / h < 1.0 - 1e-6:  # (the same 1e-6 of a step as step_count)
+        raise LinkwrightError(t_location, f"{T:g} s is shorter than one step (dt = {h:g} s): a run takes whole steps; "
+                                          "make the end time at least one step, or the step shorter")
+    return n
 
 
 def physical_memory() -> int:

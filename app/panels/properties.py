@@ -100,7 +100,7 @@ def parse_name(text: str) -> str:
     """A usable name (the core's shared name check: non-empty, printable, at most 200 characters)."""
     t = text.strip()
     if not t:
-        raise ValueError("a name must not be empty")
+        raise ValueError(validate.EMPTY_NAME)
     try:
         return validate.name(t, "")
     except LinkwrightError as exc:
@@ -272,6 +272,10 @@ class Field(LineEdit):
         """Display the model's value (a refused entry stays unless `force`, e.g. another item was selected)."""
         if self._error and not force:
             return
+        if not force and text == self._shown and self.hasFocus() and self.text() != text:
+            # an entry being typed while an edit elsewhere changed the document (this value unchanged): the refresh
+            # must not wipe it (Ctrl+D in the At field replaced the typed '1, 1, 0' with the model's value)
+            return
         self._set_error("")
         self._shown = text
         if self.text() != text:
@@ -288,6 +292,15 @@ class Field(LineEdit):
         self.setToolTip(reason if reason else self._tip)
         self.errorChanged.emit(reason)
 
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt API
+        # Esc leaves an entry typed or refused: the field shows the model's value again (and its refusal goes); the
+        # way out of a refused entry that stops an action of the window (Actions.finish_editing)
+        if event.key() == Qt.Key.Key_Escape and (self.text() != self._shown or self._error):
+            self.show_value(self._shown, force=True)
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
     def finish(self) -> str:
         """Take the typed text now, as Enter does (before a save or a close); the refusal's reason, '' if taken."""
         self._finish()
@@ -295,7 +308,12 @@ class Field(LineEdit):
 
     def _finish(self) -> None:
         text = self.text()
-        if text == self._shown and not self._error:
+        if text.strip() == self._shown.strip():
+            # the value shown, give or take spaces (one space typed in the empty dt field added a simulation section
+            # and made the four-bar a dynamics document), or typed again after a refused entry: no edit; the field
+            # shows the model's value (a refusal it had goes)
+            if text != self._shown or self._error:
+                self.show_value(self._shown, force=True)
             return
         try:
             value = self._parse(text)
@@ -618,12 +636,21 @@ class PropertiesPanel(QWidget):
         return fld
 
     def _show_error(self, reason: str) -> None:
-        fld = self.sender()
+        self.error.setText(self._error_text(self.sender(), reason))
+
+    def _error_text(self, fld: Field, reason: str) -> str:
         if not reason or fld.error_located:  # (a located refusal names its place: 'simulation.dt: ...', once)
-            self.error.setText(reason)
-            return
+            return reason
         name = {v: k for k, v in self._labels().items()}.get(fld, "")
-        self.error.setText(f"{name}: {reason}")
+        return f"{name}: {reason}"
+
+    def _field_refusal(self) -> str:
+        """The message of a field of the page shown that still holds a refused entry ('' if none)."""
+        page = self.pages.currentWidget()
+        for fld in self._labels().values():
+            if fld.error and page.isAncestorOf(fld):
+                return self._error_text(fld, fld.error)
+        return ""
 
     def _labels(self) -> dict[str, Field]:
         return {
@@ -660,8 +687,10 @@ class PropertiesPanel(QWidget):
             target = None
         force = force or target != self._target
         self._target = target
-        if force or (self._cell_error and self.error.text() == self._cell_error):
-            self.error.setText("")
+        # the message under the form goes with the edit it was about: an edit that was taken since (any, its undo,
+        # a selection changed) shows the model, so a refusal of a choice (Density with no shape) or of a table cell
+        # no longer holds; only a field still holding a refused entry keeps its message (after the form is shown)
+        self.error.setText("")
         self._cell_error = ""
         if target is None:
             n = len(sb) + len(sj)
@@ -728,6 +757,8 @@ class PropertiesPanel(QWidget):
             self.joint_pitch.show_value(fmt_number(j.pitch), force)
             self.joint_pitch.setEnabled(bool(JOINT_TYPES[j.type].pitch) if j.type in JOINT_TYPES else False)
         self.drivers.refresh()
+        if not force:
+            self.error.setText(self._field_refusal())
 
     # ---- widgets -> commands ------------------------------------------------------------------------------------
     def _doc_set(self, **changes) -> LinkwrightError | None:
@@ -986,7 +1017,7 @@ class PropertiesPanel(QWidget):
         points = {(name if k == r else n): (vec if k == r else v) for k, (n, v) in enumerate(items)}
         err = self.editor.update_body(self._target[1], points=points)
         if err is not None:
-            self._show_cell_error(f"points: {err.message}")
+            self._show_cell_error(f"points row {r + 1}: {err.message}")  # (as a refusal of the entry itself)
         else:
             self.error.setText("")
 

@@ -65,7 +65,14 @@ class _ShortcutFilter(QObject):
 
 
 class StepsBox(QSpinBox):
-    """The Steps box: a QSpinBox that leaves the window's Ctrl shortcuts to the window."""
+    """The Steps box: a whole number of steps typed as text, taken as typed or refused with the reason (`refused`).
+
+    A QSpinBox's own validator dropped the keys it could not take while they were typed: 1e3 became 13, -5 became 5
+    and 1000001 became 100000 (the last digit refused), and a run started with a count nobody typed. Any text may be
+    typed here; on Enter one that is not a whole number in range is put back to the value shown and `refused` says
+    why. It also leaves the window's Ctrl shortcuts to the window."""
+
+    refused = Signal(str)  # the reason a typed entry was not taken
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -74,6 +81,60 @@ class StepsBox(QSpinBox):
 
     def event(self, event) -> bool:  # noqa: D102 - Qt API
         return _leave_window_shortcuts(self, event, super().event)
+
+    def _number(self, text: str) -> str:
+        return text.removeprefix(self.prefix()).strip()
+
+    def _whole(self, text: str) -> int | None:
+        """The whole number `text` is (decimal digits, or a number such as 1e3 with no fraction), None if none."""
+        t = self._number(text)
+        try:
+            return int(t)
+        except ValueError:
+            pass
+        try:
+            v = validate.parse_number(t, "")
+        except LinkwrightError:
+            return None
+        return int(v) if v == int(v) else None
+
+    def reason(self, text: str) -> str:
+        """Why the entry `text` cannot be taken ('' if it can)."""
+        t = self._number(text)
+        if not t:
+            return "a number of steps is required"
+        n = self._whole(t)
+        shown = t if len(t) <= 20 else t[:17] + "..."
+        if n is None:
+            return f"'{shown}' is not a whole number of steps"
+        if not self.minimum() <= n <= self.maximum():
+            return f"must be between {self.minimum():,} and {self.maximum():,}, got {shown}"
+        return ""
+
+    def fixup(self, text: str) -> str:
+        # (the spin box calls this with an entry it will not take, before it puts back the value shown)
+        why = self.reason(text)
+        if why:
+            self.refused.emit(why)
+        return text
+
+    def valueFromText(self, text: str) -> int:
+        n = self._whole(text)
+        return self.value() if n is None else n
+
+    def validate(self, text: str, pos: int):
+        # (any text may be typed: one that is not a whole number in range is refused with the reason when entered)
+        return QValidator.Intermediate if self.reason(text) else QValidator.Acceptable, text, pos
+
+    def finish(self) -> str:
+        """Take the typed text now, as Enter does (before an action of the window runs); the refusal's reason, '' if
+        taken. A refused entry stays in the box."""
+        why = self.reason(self.lineEdit().text())
+        if why:
+            self.refused.emit(why)
+            return why
+        self.interpretText()
+        return ""
 
 
 class SecondsBox(QDoubleSpinBox):
@@ -130,6 +191,16 @@ class SecondsBox(QDoubleSpinBox):
         # (any text may be typed: one that is not a number is refused with the reason when it is entered)
         return QValidator.Intermediate if self.reason(text) else QValidator.Acceptable, text, pos
 
+    def finish(self) -> str:
+        """Take the typed text now, as Enter does (before an action of the window runs); the refusal's reason, '' if
+        taken. A refused entry stays in the box."""
+        why = self.reason(self.lineEdit().text())
+        if why:
+            self.refused.emit(why)
+            return why
+        self.interpretText()
+        return ""
+
 
 END_TIP = "Solve the motion from t = 0 to this time"
 STEPS_TIP = "Number of time steps (frames = steps + 1)"
@@ -184,6 +255,7 @@ class MotionPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("motionPanel")
         self.playback = playback
+        self._refusal = ""  # a refused End or Steps said on the status line while its box is red
         rec = playback.recording
         st = self.style()
         self._icons = (st.standardIcon(QStyle.SP_MediaPlay), st.standardIcon(QStyle.SP_MediaPause))
@@ -229,6 +301,11 @@ class MotionPanel(QWidget):
         self.steps_box.setRange(1, validate.MAX_STEPS)
         self.steps_box.setKeyboardTracking(False)
         self.steps_box.setToolTip(STEPS_TIP)
+        self.steps_box.refused.connect(self._steps_refused)
+        self._typed = False  # an End or Steps typed since the last Enter (its value may be the one shown)
+        for box in (self.end_box, self.steps_box):
+            box.lineEdit().textEdited.connect(self._note_typed)
+            box.editingFinished.connect(self._entry_finished)
         self.end_box.valueChanged.connect(self._range_edited)
         self.steps_box.valueChanged.connect(self._range_edited)
         self.method_combo = QComboBox()
@@ -333,6 +410,11 @@ class MotionPanel(QWidget):
         self._time_holder.fit()
 
     def _show_status(self, text: str, tip: str, kind: str = "busy") -> None:
+        if getattr(self, "_refusal", ""):
+            # a refused End or Steps stays said while its box is red: a run's progress ('solving… 1 / 101 frames')
+            # wrote over it at once, and End 'nan' typed during a run looked ignored; the run's status is the tooltip
+            self.status_label.setToolTip(f"{self._refusal}\n{tip or text}")
+            return
         self.status_label.setText(text)
         self.status_label.setStyleSheet(f"color: {STATUS_COLOURS.get(kind, '')}")
         self.status_label.setToolTip(tip or text)
@@ -406,6 +488,10 @@ class MotionPanel(QWidget):
         self._range = (float(t_end), int(steps))  # (the exact values: the boxes show them rounded)
         self.end_box.setStyleSheet("")  # (a refused End's red border: until a value is shown again)
         self.end_box.setToolTip(END_TIP)
+        self.steps_box.setStyleSheet("")  # (and a refused Steps')
+        if getattr(self, "_refusal", ""):
+            self._refusal = ""
+            self._show_status(self.playback.status, self.playback.status_tip, self.playback.status_kind)
         for box, v in ((self.end_box, t_end), (self.steps_box, steps)):
             box.blockSignals(True)
             box.setValue(v)
@@ -417,12 +503,33 @@ class MotionPanel(QWidget):
 
     def _end_refused(self, reason: str) -> None:
         """A typed End not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
-        text = f"End: {reason}"
+        self._typed = False
+        text = self._refusal = f"End: {reason}"
         self.end_box.setStyleSheet(ERROR_STYLE)
         self.end_box.setToolTip(text)
         self.status_label.setText(text)
         self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
         self.status_label.setToolTip(f"{text}\nThe End box keeps {self.end_box.text()}.")
+
+    def _note_typed(self, *_args) -> None:
+        self._typed = True
+
+    def _entry_finished(self) -> None:
+        """Enter or leaving End or Steps: an entry typed and taken that is the value shown already (no change, so no
+        edit follows) still ends the refusal before it (its red box and status line)."""
+        typed, self._typed = self._typed, False
+        if typed and self._refusal:
+            self._show_options()
+
+    def _steps_refused(self, reason: str) -> None:
+        """A typed Steps not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
+        self._typed = False
+        text = self._refusal = f"Steps: {reason}"
+        self.steps_box.setStyleSheet(ERROR_STYLE.replace("QDoubleSpinBox", "QSpinBox"))
+        self.steps_box.setToolTip(text)
+        self.status_label.setText(text)
+        self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
+        self.status_label.setToolTip(f"{text}\nThe Steps box keeps {self.steps_box.text()}.")
 
     # ---- widgets -> playback -------------------------------------------------------------------------------------
     def _range_edited(self, *_args) -> None:
@@ -438,7 +545,7 @@ class MotionPanel(QWidget):
         if why:
             self._show_options()
             if self.sender() is self.steps_box:
-                self.status_label.setText(f"Steps: {why}")
-                self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
+                self._steps_refused(why)
             else:
                 self._end_refused(why)
+

@@ -283,7 +283,21 @@ class Playback(QObject):
             return ""
         sim = self.document.mechanism.simulation
         try:
-            validate.step_count(t_end, float(sim.dt) if sim else 0.01)
+            validate.run_steps(t_end, float(sim.dt) if sim else 0.01)
+        except LinkwrightError as exc:
+            return exc.message
+        return ""
+
+    def _shorter_than_a_step(self) -> str:
+        """Why the contact run's End is refused as shorter than one step of the document's dt ('' if it is not)."""
+        sim = self.document.mechanism.simulation
+        end, dt = self.contact_end(), float(sim.dt) if sim else 0.01
+        try:
+            validate.step_count(end, dt)
+        except LinkwrightError:
+            return ""  # (too many steps: the run's own refusal, in its thread)
+        try:
+            validate.run_steps(end, dt)
         except LinkwrightError as exc:
             return exc.message
         return ""
@@ -551,6 +565,20 @@ class Playback(QObject):
             self._clear_progress()
             # (a body drawn with a shape but no mass or density is named, as beside a body with mass)
             self._set_status(str(nothing_to_move(mech)), "", "error")
+            return
+        why = self._shorter_than_a_step() if self.kind == "contact" else ""
+        if why:
+            # the dock's End checked when it was typed, then dt edited past it: the run would end a whole step past
+            # the End (core.validate.run_steps; the run itself takes a time of any length as one step at least)
+            self._cancel_job(self._main)
+            self._cancel_job(self._ghost)
+            self.pause()
+            self.recording.clear()
+            self.ghost.clear()
+            self._show_design()
+            self._set_running(False)
+            self._clear_progress()
+            self._set_status(f"End: {why}", "The motion cannot be solved; the design configuration is shown.", "error")
             return
         analyse = self.mobility is None
         self._main.stopped_by_user, self._main.stop_note = False, ""

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
              "simulation.method": "--method" if args.method is not None else None,
              "solver": "--solver" if args.solver is not None else None}
     with typed_options(typed):
-        n = validate.step_count(t_end, dt, count_location="simulation.dt" if args.t_end is None and args.dt is not None
+        n = validate.run_steps(t_end, dt, count_location="simulation.dt" if args.t_end is None and args.dt is not None
                                 else "simulation.duration")
     if n * dt > t_end * (1 + 1e-9) + 1e-12:
         print(f"note: {t_end:g} s is not a whole number of steps of {dt:g} s: the run takes {n} step{'s' if n != 1 else ''}, to "

@@ -240,6 +240,30 @@ def test_not_utf8():
     assert "UTF-8" in load_error(b"\xff\xfe\x00garbage").message
 
 
+@pytest.mark.parametrize("duration", [0.0, 1e-9, 0.005])
+def test_a_duration_shorter_than_one_step_is_refused_at_the_duration(fourbar_dict, duration):
+    """User test s54 ut1, U12: a run of it ended a whole step past it (or for 0 s recorded the start alone)."""
+    fourbar_dict["simulation"] = {"dt": 0.01, "duration": duration}
+    e = load_error(fourbar_dict)
+    assert e.location == "simulation.duration" and e.message.startswith(f"{duration:g} s is shorter than one step "
+                                                                        "(dt = 0.01 s)")
+    fourbar_dict["simulation"] = {"dt": 0.01, "duration": 0.01}
+    assert io.loads(json.dumps(fourbar_dict)).simulation.duration == 0.01
+
+
+def test_a_utf8_byte_order_mark_is_read_past(tmp_path):
+    """User test s54 ut1, U13: a file saved by Windows Notepad (UTF-8 with a byte-order mark) was refused with
+    Python's hint 'Unexpected UTF-8 BOM (decode using utf-8-sig)'; the mark is no part of the JSON and is skipped.
+    Only one, at the start: a second is not JSON."""
+    text = (EXAMPLES / "fourbar.json").read_text(encoding="utf-8")
+    p = tmp_path / "bom.json"
+    p.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert io.load(p) == io.loads(text)
+    assert io.loads("\ufeff" + text) == io.loads(text)
+    e = load_error("\ufeff\ufeff" + text)
+    assert e.message.startswith("not valid JSON") and "utf-8-sig" not in e.message
+
+
 @pytest.mark.parametrize("key,value,loc", [("format", "something.else", "format"), ("version", 2, "version")])
 def test_wrong_format_or_version(fourbar_dict, key, value, loc):
     fourbar_dict[key] = value

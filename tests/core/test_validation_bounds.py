@@ -107,6 +107,35 @@ def test_non_finite_typed_numbers_are_refused_as_not_finite(text):
         validate.parse_number(text, "f")
 
 
+def test_a_typed_number_is_refused_with_what_was_typed():
+    """User test s54 ut1, U13: 400 ones typed as a mass were refused as 'got Infinity', 1e-400 as 'got 0.0'; the
+    refusal shows the text typed, shortened."""
+    with pytest.raises(LinkwrightError) as err:
+        validate.parse_number("1" * 400, "mass", positive=True)
+    assert err.value.message == "must be a finite number, got 11111111111111111..."
+    with pytest.raises(LinkwrightError) as err:
+        validate.parse_number("1e-400", "mass", positive=True)
+    assert err.value.message == "must be a positive number, got 1e-400"
+    with pytest.raises(LinkwrightError) as err:
+        validate.parse_number(" 2e7 ", "x", 0.0, 10.0)
+    assert err.value.message == "must be between 0 and 10, got 2e7"
+
+
+@pytest.mark.parametrize("name", ["\u200b", "\u200b\u200c", "\u2060", "\ufeff", "\u0301", "\u3164"])
+def test_a_name_of_invisible_characters_alone_is_refused(name):
+    """User test s54 ut1, U13: a body named with a zero-width space alone was taken; its node had an empty label."""
+    with pytest.raises(LinkwrightError, match="has no visible character"):
+        validate.name(name, "bodies[0].name")
+    assert validate.name("a\u200bb", "n") == "a\u200bb" and validate.name("e\u0301", "n") == "e\u0301"
+
+
+def test_an_empty_name_has_one_message():
+    for empty in ("", "   "):
+        with pytest.raises(LinkwrightError) as err:
+            validate.name(empty, "bodies[0].name")
+        assert err.value.message == validate.EMPTY_NAME == "a name must not be empty"
+
+
 # ---- class 2: overflow in norms ------------------------------------------------------------------------------------
 def test_a_huge_or_tiny_axis_is_a_direction_without_overflow():
     # |[1e200, 0, 0]| squared overflows a float; the scaled norm gives the unit x axis exactly
@@ -264,6 +293,8 @@ def test_every_compile_has_a_hard_time_budget():
     (["--dt", "nan"], "--dt"), (["--t-end", "1000", "--dt", "1e-6"], "--t-end"),  # 1e9 steps
     # the file's 1.5 s in steps of the 1e-6 s typed: 1.5e6 steps, the option typed is named (it said --t-end)
     (["--dt", "1e-6"], "--dt"),
+    # shorter than one step (user test s54 ut1, U12: the run went one whole step past the end time; 0: no step)
+    (["--t-end", "1e-9"], "--t-end"), (["--t-end", "0"], "--t-end"), (["--t-end", "0.5", "--dt", "0.6"], "--t-end"),
 ])
 def test_absurd_step_counts_are_refused_before_running(args, location):
     o = run_cli(["simulate", str(EXAMPLES / "contact_two_spheres.json"), *args])
@@ -278,9 +309,19 @@ def test_step_count_bound():
     assert validate.step_count(1.0, 0.3) == 4
     assert validate.step_count(0.3, 0.1) == 3 and validate.step_count(0.7, 0.1) == 7
     assert validate.step_count(1.0, 100.0) == 1 and validate.step_count(0.0, 0.01) == 0
-    # a run much shorter than its step still takes that one step (0.03 / 1e5 = 3e-7 of a step rounded to none,
+    # a time much shorter than its step still takes that one step (0.03 / 1e5 = 3e-7 of a step rounded to none,
     # and the run wrote its t = 0 row only, without the note)
     assert validate.step_count(0.03, 1e5) == 1 and validate.step_count(1e-9, 1e6) == 1
+    # but a run (the document's duration, simulate's --t-end, the Motion dock's End) shorter than one step is refused
+    # at its end time (user test s54 ut1, U12): it took the one step and ended past it (End 1e-9 s in the app, frames
+    # to t = 0.01 s), or for 0 s recorded the start alone while the app's End showed 1e-09 s
+    assert validate.run_steps(1.0, 1.0) == 1 and validate.run_steps(0.3, 0.1) == 3 and validate.run_steps(1.0, 0.3) == 4
+    for t_end, dt in ((1.0, 100.0), (0.0, 0.01), (1e-9, 0.01), (0.03, 1e5), (1e-9, 1e6), (0.0099, 0.01)):
+        with pytest.raises(LinkwrightError, match=r"is shorter than one step \(dt = ") as err:
+            validate.run_steps(t_end, dt)
+        assert err.value.location == "simulation.duration"
+    with pytest.raises(LinkwrightError, match="steps"):
+        validate.run_steps(validate.MAX_DURATION, 1e-3)
     with pytest.raises(LinkwrightError, match="steps"):
         validate.step_count(validate.MAX_DURATION, 1e-3)  # 1e9 steps
 
