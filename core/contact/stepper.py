@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 import numpy as np
 
 from .bodies import ContactModel, State
-from .closest import (_eliminable, _rot, b_normal, _sphere_plane_geometry, _spheres_geometry, _world_halfspace, candidate_pairs,
-                      closest_points_many)
+from .closest import (_FACE_TIE, _eliminable, _rot, b_normal, _sphere_plane_geometry, _spheres_geometry, _world_halfspace,
+                      candidate_pairs, closest_points_many)
 from .elements import ElementMatrix
 from .explicit import _eval_explicit_batch, _explicit_size
 from .joints import JointStep
@@ -1183,8 +1183,6 @@ def _resting_face(model: ContactModel, state: State, R0: np.ndarray, start_geo: 
     and 6 Newton iterations, every body at rest or at its closed form.  Edges and corners keep the predictor: its one
     point is their contact (a tall box rocking on its edge, 0.0002 s steps: 9,715 iterations over 4,000 steps with it,
     11,060 and a step of 976 iterations in five halvings without)."""
-    from .closest import _FACE_TIE
-
     for ip, geo in start_geo.items():
         a, b, _mu = model.pairs[ip]
         verts = getattr(model.shapes[a], "_verts", None)
