@@ -1152,8 +1152,11 @@ def _passed_through(model: ContactModel, state: State, R0: np.ndarray, contacts:
     loc = np.einsum("eji,ej->ei", R0[body], d)  # (the direction in the body's frame)
     top = np.empty(body.size)
     bottom = np.empty(body.size)
-    for shape in {id(model.shapes[i]): model.shapes[i] for i in body}.values():
-        e = np.flatnonzero([model.shapes[i] is shape for i in body])
+    groups: dict = {}  # (the entries of each shape object: one support call per shape, a pile's spheres share one)
+    for j, i in enumerate(body.tolist()):
+        groups.setdefault(id(model.shapes[i]), (model.shapes[i], []))[1].append(j)
+    for shape, entries in groups.values():
+        e = np.array(entries)
         sup = np.asarray(shape.support(np.vstack((loc[e], -loc[e]))), float).reshape(2, e.size, 3)
         base = np.einsum("ei,ei->e", d[e], state.p[body[e]]) - np.einsum("ei,ei->e", loc[e], model.com_body[body[e]])
         top[e] = base + np.einsum("ei,ei->e", loc[e], sup[0])
