@@ -148,8 +148,9 @@ def test_the_relaxed_start_is_the_explicit_methods_alone():
 def test_a_mixed_pile_step_the_implicit_attempts_fail_converges_from_the_explicit_step_that_predicts_it():
     # bench/hard_states: a mixed pile's step (seed 41371365, step 24) where a box's corner has slid past the edge of a
     # polytope's face.  Saved where every implicit attempt stalled at every depth of halving (with the slip measured
-    # from B's spin about A's centre); with the slip of core.contact.pair.carried_slip it converges whole in about
-    # 135 iterations, so the implicit step is made to fail here by a budget of 60 iterations and no halving.  The
+    # from B's spin about A's centre, and a resting face's starting point at a corner of it); with the slip of
+    # core.contact.pair.carried_slip and the face's centre as its start (closest._deepest_face_point) it converges
+    # whole (checked first), so the implicit step is made to fail here by a budget of 60 iterations and no halving.  The
     # explicit method's step overlaps by 1.4 mm at its end (the first-order error of its geometry for turning
     # bodies), so it is refused.  An implicit attempt started from that explicit step's end (every pair's closest
     # points at its end poses, its impulses) converges: the step is the implicit method's, and keeps its guarantees
@@ -160,6 +161,9 @@ def test_a_mixed_pile_step_the_implicit_attempts_fail_converges_from_the_explici
                              / "mixed13_s41371365_implicit_k024.npz")
     model = build_model(load(meta["document"]))
     h = meta["h"]
+    whole = step(model, state, h, fallback=False)
+    assert whole.converged and whole.halvings == 0 and whole.method == "implicit", whole.reason
+    assert min(c.gap for c in whole.contacts) >= -1e-9
     assert not step(model, state, h, fallback=False, max_iterations=60, max_halvings=0).converged
     explicit = stp._step_split(model, state, h, "explicit", stp._TOL["explicit"], 60, 1, stp._FALLBACK_ATTEMPTS,
                                stp._Options(stp.SolverOptions(), stp.NewtonOptions()), Workspace(), None,
