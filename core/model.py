@@ -287,6 +287,14 @@ class Mechanism:
     contact: ContactSettings | None = None
     simulation: SimulationSettings | None = None
     revision: int = field(default=0, compare=False)  # bumped by every edit; views cache on it
+    # bumped (with `revision`) by set_layout only: revision - layout_revision changes with every edit but a node
+    # moved, which changes nothing the motion, the structure or the 3D view shows (content_revision)
+    layout_revision: int = field(default=0, compare=False)
+
+    @property
+    def content_revision(self) -> int:
+        """Bumped by every edit but set_layout's (the graph editor's node positions)."""
+        return self.revision - self.layout_revision
 
     # ---- look-up -------------------------------------------------------------------------------------------
     def body_index(self, name: str) -> int:
@@ -772,6 +780,7 @@ class Mechanism:
             x, y = validate.vector(tuple(position), f"layout.{name}", 2)  # what the loader accepts, no more
             self.layout[name] = (x, y)
         self._touch()
+        self.layout_revision += 1
         return old
 
     def set_properties(self, **changes: Any) -> dict[str, Any]:
