@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections import OrderedDict
 
 import numpy as np
 import pyqtgraph.opengl as gl
@@ -955,13 +956,26 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return a is b or (a is not None and b is not None and np.array_equal(a, b))
 
 
+_MESH_DATA: "OrderedDict[int, tuple]" = OrderedDict()  # id(mesh) -> (mesh, its MeshData): the newest used
+_MESH_DATA_SIZE = 4096
+
+
 def _mesh_data(mesh) -> gl.MeshData:
     """The mesh with its vertex normals already set: pyqtgraph's MeshData.vertexNormals computes them in a Python loop
     over the vertices at the item's first paint (0.4-0.65 s of each Space switch at 241 bodies, 2.4 s of its repaint
-    under load), and divides by zero for a vertex of degenerate faces only (NaN normals, a RuntimeWarning)."""
+    under load), and divides by zero for a vertex of degenerate faces only (NaN normals, a RuntimeWarning).  One
+    MeshData per mesh object (the scene builder shares a joint glyph's mesh among the joints of one look; the items
+    only read it; the cache holds the mesh, so its id is not reused while cached)."""
+    hit = _MESH_DATA.get(id(mesh))
+    if hit is not None and hit[0] is mesh:
+        _MESH_DATA.move_to_end(id(mesh))
+        return hit[1]
     v, f = mesh
     md = gl.MeshData(vertexes=np.asarray(v, np.float32), faces=np.asarray(f, np.uint32))
     md._vertexNormals = vertex_normals(md.vertexes(), md.faces())  # (the attribute vertexNormals caches in)
+    _MESH_DATA[id(mesh)] = (mesh, md)
+    if len(_MESH_DATA) > _MESH_DATA_SIZE:
+        _MESH_DATA.popitem(last=False)
     return md
 
 
