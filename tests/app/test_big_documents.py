@@ -9,10 +9,7 @@ import time
 
 import pytest
 
-from app.document import Document
-from app.editing import Editor
-from app.panels.graph import GraphView, JointItem
-from app.selection import Selection
+from app.panels.graph import JointItem
 from core import io
 from core.generate import ladder
 from core.kinematics import AnalysisCancelled, rank_mobility
@@ -41,19 +38,15 @@ def rails(rungs: int) -> Mechanism:
                          "drivers": [{"joint": "J0", "value": "0.1*sin(t)"}]})
 
 
-def _graph(qtbot, mech):
-    doc = Document(mech)
-    sel = Selection()
-    editor = Editor(doc, sel)
-    view = GraphView(doc, sel, editor)
-    qtbot.addWidget(view)
-    return doc, editor, view
+def _graph(make_window, mech):
+    win = make_window(mech)
+    return win.document, win.editor, win.graph
 
 
 @pytest.mark.parametrize("n", [100, 1000])
 def test_a_graph_sync_after_one_move_reads_each_joint_a_fixed_number_of_times_and_touches_only_that_bodys_edges(
-        qtbot, monkeypatch, n):
-    doc, editor, view = _graph(qtbot, ladder(n))
+        make_window, monkeypatch, n):
+    doc, editor, view = _graph(make_window, ladder(n))
     m = doc.mechanism
     scans = []
     monkeypatch.setattr(Mechanism, "joints_of", lambda self, body: scans.append(body) or [])  # (the O(n) scan per body)
@@ -76,8 +69,8 @@ def test_a_graph_sync_after_one_move_reads_each_joint_a_fixed_number_of_times_an
     assert view.bodies[body].toolTip() == f"{body}: {len(own)} joint(s)"
 
 
-def test_a_joints_tooltip_follows_a_renamed_body_and_a_reattached_joint(qtbot):
-    doc, editor, view = _graph(qtbot, ladder(10))
+def test_a_joints_tooltip_follows_a_renamed_body_and_a_reattached_joint(make_window):
+    doc, editor, view = _graph(make_window, ladder(10))
     j = doc.mechanism.joints[3]
     a, b = j.bodies
     assert view.joints[j.name].toolTip() == f"{j.name}: revolute joint between {a} and {b}"
@@ -85,8 +78,8 @@ def test_a_joints_tooltip_follows_a_renamed_body_and_a_reattached_joint(qtbot):
     assert view.joints[j.name].toolTip() == f"{j.name}: revolute joint between Koppel and {b}"
 
 
-def test_a_node_move_keeps_the_structure_report_and_a_structural_edit_renews_it(qtbot):
-    doc, editor, _view = _graph(qtbot, ladder(50))
+def test_a_node_move_keeps_the_structure_report_and_a_structural_edit_renews_it(make_window):
+    doc, editor, _view = _graph(make_window, ladder(50))
     rep = doc.structure()
     x, y = doc.mechanism.layout["b7"]
     editor.move({"b7": (x + 10.0, y)})
