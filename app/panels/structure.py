@@ -43,6 +43,17 @@ BODY_HEADER_CHARS = 24  # a body name in the matrix's row header is shortened to
 JOINT_HEADER_CHARS = 5  # likewise a joint name in its (38 px) column header
 
 
+LOOP_TEXT_NAMES = 24  # a loop's line in the loops list names at most this many joints (the first and last ones)
+
+
+def _chain(names: list[str], sep: str) -> str:
+    """The names joined by `sep`; beyond LOOP_TEXT_NAMES, the first and last few around "…"."""
+    if len(names) <= LOOP_TEXT_NAMES:
+        return sep.join(names)
+    half = LOOP_TEXT_NAMES // 2
+    return sep.join(names[:half]) + sep + "…" + sep + sep.join(names[-half:])
+
+
 class IncidenceModel(QAbstractTableModel):
     """The incidence matrix of the structure report: rows bodies, columns joints, a 1 where a joint attaches a body."""
 
@@ -132,6 +143,7 @@ class StructurePanel(QWidget):
         self.rank = None  # core.kinematics.RankMobility of the current geometry (computed off the GUI thread)
         self.rank_pending = False  # `rank` is None and being computed for the current geometry (it will arrive)
         self.driver_state = ""  # the drivers against the freedoms to drive: a key of MOBILITY_COLOURS
+        self._shown = None  # the structure report the widgets show
 
         self.model = IncidenceModel(document, self)
         self.table = QTableView()
@@ -228,8 +240,13 @@ class StructurePanel(QWidget):
 
     # ---- model -> widgets -------------------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Re-read the structure report into every widget."""
+        """Re-read the structure report into every widget (not when it is the report shown already: an edit that
+        changed nothing the analysis reads, such as a node moved, keeps the document's report)."""
         rep = self.document.structure()
+        if rep is self._shown:
+            self._show_drivers(rep)
+            return
+        self._shown = rep
         self._syncing = True
         try:
             self.model.refresh()
@@ -250,10 +267,13 @@ class StructurePanel(QWidget):
         self.loops.clear()
         for i, loop in enumerate(rep.fundamental_loops):
             bodies = [rep.bodies[b] for b in rep.loop_bodies[i]]
-            text = f"L{i + 1}: " + " – ".join(rep.joints[j] for j in loop) + f"   ({len(loop)} joints)"
+            joints = [rep.joints[j] for j in loop]
+            # (a long loop's text shortened: a 1,051-body ladder's 350 loops of up to 700 joints each were 124,000
+            # names joined into lines no one reads, at every structural edit)
+            text = f"L{i + 1}: " + _chain(joints, " – ") + f"   ({len(loop)} joints)"
             item = QListWidgetItem(text)
-            item.setData(Qt.UserRole, ([rep.joints[j] for j in loop], bodies))
-            item.setToolTip("bodies: " + " → ".join(bodies))
+            item.setData(Qt.UserRole, (joints, bodies))
+            item.setToolTip("bodies: " + _chain(bodies, " → "))
             self.loops.addItem(item)
         self._show_drivers(rep)
         self._selection_to_table()

@@ -19,7 +19,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from core.errors import LinkwrightError
-from core.kinematics import rank_mobility
+from core.kinematics import AnalysisCancelled, rank_mobility
 from core.model import Mechanism
 from core.run import RunSpec, open_run, run_kind
 
@@ -136,9 +136,13 @@ class SolveWorker(QObject):
                 rm = None
                 if mech.joints:  # (the joints' geometry: a mechanism's dynamics run has a mobility too)
                     try:
-                        rm = rank_mobility(mech)
+                        # (the cancel flag checked between its pieces: closing the window during a 1,000-body
+                        # drawing's count waited 20 s for it, and then left the thread running)
+                        rm = rank_mobility(mech, cancel=cancel.is_set)
                     except LinkwrightError:
                         rm = None  # the run reports the located problem
+                    except AnalysisCancelled:
+                        rm = None  # (the cancel check below ends the job)
                 self.analysed.emit(token, rm)
             if cancel.is_set():
                 self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))

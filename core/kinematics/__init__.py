@@ -10,6 +10,7 @@ Typical use (model/data separation: the compiled model is constant, a Workspace 
 from __future__ import annotations
 
 from .mobility import (
+    AnalysisCancelled,
     RankMobility,
     body_twist_jacobian,
     check_drivers,
@@ -42,5 +43,5 @@ __all__ = [
     "point_positions", "point_kinematics",
     "Frame", "Trajectory", "TrajectoryRun", "DrivenMotion", "MotionEnd", "fixed_by_drivers", "driver_fixed_masks",
     "solve_trajectory", "trajectory_of", "driver_values",
-    "RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian",
+    "RankMobility", "rank_mobility", "AnalysisCancelled", "check_drivers", "body_twist_jacobian",
 ]

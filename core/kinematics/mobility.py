@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -17,7 +18,7 @@ from .model import KinematicModel, compile_model
 from .solver import (RANK_RTOL, Workspace, _step_twists, forward, loop_bias, loop_bias_forms, loop_residual,
                      twist_jacobian)
 
-__all__ = ["RankMobility", "rank_mobility", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "driver_fixed_masks",
+__all__ = ["RankMobility", "rank_mobility", "AnalysisCancelled", "check_drivers", "body_twist_jacobian", "fixed_by_drivers", "driver_fixed_masks",
            "freedoms_text", "drivers_text", "driver_warning", "report_warnings", "drivable_freedoms",
            "verdict_awaits_rank"]
 
@@ -77,6 +78,17 @@ class RankMobility:
         }
 
 
+class AnalysisCancelled(Exception):
+    """rank_mobility's `cancel` callable said stop (checked between its pieces of work: the model compiled, each
+    block's SVD, each block's second-order forms): there is no count.  Not a LinkwrightError: nothing is wrong with
+    the document."""
+
+
+def _check(cancel: Callable[[], bool] | None) -> None:
+    if cancel is not None and cancel():
+        raise AnalysisCancelled()
+
+
 class _Block(NamedTuple):
     """One diagonal block of the loop-closure Jacobian G[:, cols] (_loop_blocks), with its SVD."""
 
@@ -87,7 +99,8 @@ class _Block(NamedTuple):
     vt: np.ndarray
 
 
-def _loop_blocks(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> tuple[list[_Block], float]:
+def _loop_blocks(km: KinematicModel, G: np.ndarray, cols: np.ndarray,
+                 cancel: Callable[[], bool] | None = None) -> tuple[list[_Block], float]:
     """G[:, cols] as diagonal blocks, each with its SVD, and the rank threshold of the whole matrix (RANK_RTOL times
     its largest singular value, at least 1, as _rank's).  Two loops are in one block when they share a coordinate: a
     loop's rows depend on its own joints' coordinates only, so G is block diagonal in these blocks (loops of different
@@ -111,6 +124,7 @@ def _loop_blocks(km: KinematicModel, G: np.ndarray, cols: np.ndarray) -> tuple[l
         c = c[c >= 0]
         if not len(c):  # (a loop whose coordinates are not asked for: its rows are zero in G[:, cols])
             continue
+        _check(cancel)  # (before each block's SVD: the work between two checks is one block's)
         rows = (loops[:, None] * per + np.arange(per)).ravel()
         u, s, vt = np.linalg.svd(G[np.ix_(rows, cols[c])]) if len(rows) else (np.zeros((0, 0)), np.zeros(0),
                                                                                np.eye(len(c)))
@@ -347,7 +361,7 @@ def _cone_dimension(Q: np.ndarray, tol: float) -> int:
 
 
 def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray,
-                           split: tuple[list[_Block], float]) -> int:
+                           split: tuple[list[_Block], float], cancel: Callable[[], bool] | None = None) -> int:
     """An upper bound on the freedoms that a motion of the coordinates `cols` (the others held) can follow from the
     configuration in `ws`: the dimension of the first-order motions v (G[:, cols] v = 0) that also satisfy the loop
     equations to second order. Along a motion q(s), G q'' + loop_bias(q') = 0 (solver.loop_bias), so
@@ -398,6 +412,7 @@ def _second_order_freedoms(ws: Workspace, G: np.ndarray, cols: np.ndarray,
     for b, Y, N in parts:
         if all(np.abs(Y.T @ bias[b.rows]).max(initial=0.0) <= tol for bias in probes):
             continue
+        _check(cancel)
         k = N.shape[1]
         if k > _MAX_FORMS:  # too many to decide: a nonzero form confines the motions to a cone of one dimension less
             total -= 1
@@ -420,27 +435,35 @@ class _Analysis(NamedTuple):
     need: int  # freedoms the drivers must fix
 
 
-def _analysis(km: KinematicModel) -> _Analysis:
-    """The one definition of the counts that rank_mobility and check_drivers report."""
+def _analysis(km: KinematicModel, cancel: Callable[[], bool] | None = None) -> _Analysis:
+    """The one definition of the counts that rank_mobility and check_drivers report (AnalysisCancelled when `cancel`
+    says stop, checked between the pieces of the work)."""
     ws = Workspace(km)
+    _check(cancel)
     forward(ws, np.zeros(km.nq))
     closed = bool(np.abs(loop_residual(ws)).max(initial=0.0) <= 1e-9 * km.length_scale)
     G = twist_jacobian(ws)
+    _check(cancel)
     every = np.arange(km.nq)
     idle = _idle_basis(km, ws, G, every).shape[1]
-    split = _loop_blocks(km, G, every)
+    split = _loop_blocks(km, G, every, cancel)
     rank = _loop_rank(split)
     first = km.nq - rank
+    _check(cancel)
     # (a drawing whose loops do not close is no configuration of the mechanism: its first-order count stands)
-    second = _second_order_freedoms(ws, G, every, split) if closed and first else first
+    second = _second_order_freedoms(ws, G, every, split, cancel) if closed and first else first
     second = max(second, idle)  # (idle freedoms are motions: the bound counts them)
     return _Analysis(ws, closed, G, rank, idle, first - second, second - idle)
 
 
-def rank_mobility(mech: Mechanism) -> RankMobility:
-    """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration."""
+def rank_mobility(mech: Mechanism, cancel: Callable[[], bool] | None = None) -> RankMobility:
+    """Rank-based mobility, redundant constraints and idle freedoms of `mech` at its design configuration.  cancel: a
+    background job's flag, checked between the pieces of the work (AnalysisCancelled when it says stop): a
+    1,000-body drawing's count takes seconds, and a window closed meanwhile must not wait for it."""
+    _check(cancel)
     km = compile_model(mech, drivers=False)
-    a = _analysis(km)
+    _check(cancel)
+    a = _analysis(km, cancel)
     return RankMobility(
         coordinates=km.nq,
         equations=km.n_rows,

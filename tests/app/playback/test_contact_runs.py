@@ -819,11 +819,11 @@ def test_a_count_of_the_geometry_before_an_edit_is_not_taken_for_the_new_one(win
 
     real, armed, release, entered = worker_mod.rank_mobility, threading.Event(), threading.Event(), threading.Event()
 
-    def held_rank_mobility(mech):  # once armed: the analysis of the run's snapshot, held until the edit has been made
-        if armed.is_set():
+    def held_rank_mobility(mech, cancel=None):  # once armed: the analysis of the run's snapshot, held until the edit
+        if armed.is_set():  # has been made
             entered.set()
             release.wait(30.0)
-        return real(mech)
+        return real(mech, cancel=cancel)
 
     monkeypatch.setattr(worker_mod, "rank_mobility", held_rank_mobility)
     win = window("contact_pendulum_strike")
