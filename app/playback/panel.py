@@ -64,7 +64,33 @@ class _ShortcutFilter(QObject):
         return False
 
 
-class StepsBox(QSpinBox):
+class _TypedEntry:
+    """What the Motion dock's number boxes share: any text may be typed; an entry `reason` refuses is put back to the
+    value shown, as a spin box does, and `refused` says why; finish() takes a pending entry before a window action."""
+
+    def validate(self, text: str, pos: int):  # noqa: D102 - Qt API
+        # (any text may be typed: one the box cannot take is refused with the reason when it is entered)
+        return QValidator.Intermediate if self.reason(text) else QValidator.Acceptable, text, pos
+
+    def fixup(self, text: str) -> str:  # noqa: D102 - Qt API
+        # (the spin box calls this with an entry it will not take, before it puts back the value shown)
+        why = self.reason(text)
+        if why:
+            self.refused.emit(why)
+        return text
+
+    def finish(self) -> str:
+        """Take the typed text now, as Enter does (before an action of the window runs); the refusal's reason, '' if
+        taken. A refused entry stays in the box."""
+        why = self.reason(self.lineEdit().text())
+        if why:
+            self.refused.emit(why)
+            return why
+        self.interpretText()
+        return ""
+
+
+class StepsBox(_TypedEntry, QSpinBox):
     """The Steps box: a whole number of steps typed as text, taken as typed or refused with the reason (`refused`).
 
     A QSpinBox's own validator dropped the keys it could not take while they were typed: 1e3 became 13, -5 became 5
@@ -111,33 +137,12 @@ class StepsBox(QSpinBox):
             return f"must be between {self.minimum():,} and {self.maximum():,}, got {shown}"
         return ""
 
-    def fixup(self, text: str) -> str:
-        # (the spin box calls this with an entry it will not take, before it puts back the value shown)
-        why = self.reason(text)
-        if why:
-            self.refused.emit(why)
-        return text
-
     def valueFromText(self, text: str) -> int:
         n = self._whole(text)
         return self.value() if n is None else n
 
-    def validate(self, text: str, pos: int):
-        # (any text may be typed: one that is not a whole number in range is refused with the reason when entered)
-        return QValidator.Intermediate if self.reason(text) else QValidator.Acceptable, text, pos
 
-    def finish(self) -> str:
-        """Take the typed text now, as Enter does (before an action of the window runs); the refusal's reason, '' if
-        taken. A refused entry stays in the box."""
-        why = self.reason(self.lineEdit().text())
-        if why:
-            self.refused.emit(why)
-            return why
-        self.interpretText()
-        return ""
-
-
-class SecondsBox(QDoubleSpinBox):
+class SecondsBox(_TypedEntry, QDoubleSpinBox):
     """A duration in seconds shown with six significant digits (0.0004 s, 12.3457 s, 1e+06 s) and kept to 1e-9 s:
     a fixed number of decimals showed 0.0004 s as 0.001 s.
 
@@ -165,13 +170,6 @@ class SecondsBox(QDoubleSpinBox):
         check = getattr(self, "check", None)  # (validate is called while the box is being built)
         return check(v) if check is not None else ""
 
-    def fixup(self, text: str) -> str:
-        # (the spin box calls this with an entry it will not take, before it puts back the value shown)
-        why = self.reason(text)
-        if why:
-            self.refused.emit(why)
-        return text
-
     def event(self, event) -> bool:  # noqa: D102 - Qt API
         return _leave_window_shortcuts(self, event, super().event)
 
@@ -187,19 +185,6 @@ class SecondsBox(QDoubleSpinBox):
         except ValueError:
             return self.value()
 
-    def validate(self, text: str, pos: int):
-        # (any text may be typed: one that is not a number is refused with the reason when it is entered)
-        return QValidator.Intermediate if self.reason(text) else QValidator.Acceptable, text, pos
-
-    def finish(self) -> str:
-        """Take the typed text now, as Enter does (before an action of the window runs); the refusal's reason, '' if
-        taken. A refused entry stays in the box."""
-        why = self.reason(self.lineEdit().text())
-        if why:
-            self.refused.emit(why)
-            return why
-        self.interpretText()
-        return ""
 
 
 END_TIP = "Solve the motion from t = 0 to this time"
