@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSize, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QStyle, QWidget
+from PySide6.QtWidgets import QStyle, QWidget
 
 from core.resources import resource_dir
 from core.run import dynamics_option
@@ -175,14 +175,6 @@ class Actions:
         where it is, so the field never finished: the action ran, the panel showed the model again and the entry was
         gone (Undo even undid an older edit). False when the entry is refused: it stays in its field, in red, with
         the reason; the action does not run over it (Esc in the field puts the model's value back)."""
-        w = QApplication.focusWidget()
-        box = w.parent() if w is not None else None  # (a spin box's line edit: the box takes its text)
-        if box is not None and not callable(getattr(w, "finish", None)) and callable(getattr(box, "finish", None)):
-            why = box.finish()
-            if why:
-                self._files.message.emit(f"The value typed was refused: {why}")
-                return False
-            return True
         return self._files.finish_editing()
 
     def _guarded(self, slot) -> None:

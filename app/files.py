@@ -284,8 +284,8 @@ class FileController(QObject):
 
     # ---- queries --------------------------------------------------------------------------------------------------
     def finish_editing(self) -> bool:
-        """Take the edit in progress as Enter or leaving its field does (a Properties field, a table cell, the graph's
-        rename box) before the document is saved, closed or replaced: typed but unconfirmed text was left out of the
+        """Take the edit in progress as Enter or leaving its field does (a Properties field, a Motion dock box, a table
+        cell, the graph's rename box) before the document is saved, closed or replaced: typed but unconfirmed text was left out of the
         file that Save then marked saved, and Quit closed without asking. False, with the reason on the status bar,
         when the entry is refused (it stays in its field, in red): nothing is saved or closed over it."""
         graph = getattr(self.window, "graph", None)
@@ -296,6 +296,9 @@ class FileController(QObject):
                 return False
         w = QApplication.focusWidget()
         finish = getattr(w, "finish", None)  # (a Properties field: parse and commit now)
+        box = w.parent() if w is not None else None
+        if not callable(finish) and callable(getattr(box, "finish", None)):
+            finish = box.finish  # (a Motion dock box's line edit: the box takes its text)
         if callable(finish):
             why = finish()
             if why:

@@ -60,30 +60,29 @@ def measure(window, app, repeats: int = 15, structural: int = 3, spaces: int = 1
         wall[key].append(clock.wall)
         cpu[key].append(clock.cpu)
 
-    _repaint(window, app)
-    for r in range(structural):
-        j = names[(7 * r) % len(names)]
+    def edit_and_repaint(key, edit):
+        """Time an edit (command -> model -> changed -> every view re-reads) as `key`, and with the repaint that
+        follows it as `key`_repaint."""
         with _Clock() as c:
-            window.editor.update_joint(j, type="prismatic")  # command -> model -> changed -> every view re-reads
-        rec("edit_joint_type", c)
+            edit()
+        rec(key, c)
         with _Clock() as c2:
             _repaint(window, app)
         c2.wall += c.wall
         c2.cpu += c.cpu
-        rec("edit_joint_type_repaint", c2)
+        rec(key + "_repaint", c2)
+
+    _repaint(window, app)
+    for r in range(structural):
+        j = names[(7 * r) % len(names)]
+        edit_and_repaint("edit_joint_type", lambda: window.editor.update_joint(j, type="prismatic"))
         doc.undo_stack.undo()
         _repaint(window, app)
     for r in range(repeats):
         b = bodies[(7 * r) % len(bodies)]
         x, y = doc.mechanism.layout[b]
-        with _Clock() as c:
-            window.editor.move({b: (x + 10.0, y)})  # a real edit: new revision, re-analysis, every panel refreshed
-        rec("edit_move", c)
-        with _Clock() as c2:
-            _repaint(window, app)
-        c2.wall += c.wall
-        c2.cpu += c.cpu
-        rec("edit_move_repaint", c2)
+        # (a real edit: new revision, re-analysis, every panel refreshed)
+        edit_and_repaint("edit_move", lambda: window.editor.move({b: (x + 10.0, y)}))
         with _Clock() as c:
             window.properties.refresh()
         rec("properties", c)

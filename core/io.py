@@ -543,7 +543,6 @@ def write_atomic(path: str | os.PathLike, write: Callable[[IO], None], location:
     except OSError as exc:
         raise fail(exc) from None
     except ValueError:  # (an embedded NUL: a ValueError, where every other bad name is an OSError)
-        shown = repr(str(p))[1:-1]
         raise fail(NUL_PATH) from None
     mode = "wb" if binary else "w"
     kw: dict[str, Any] = {} if binary else {"encoding": "utf-8", "newline": ""}

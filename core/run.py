@@ -276,11 +276,6 @@ class ColumnStore:
         room = min(FIRST_COLUMNS, n_labels)
         self.arrays = {name: np.zeros((rows, room) + c.shape[1:], c.dtype) for name, c in self.channels.items()}
 
-    @property
-    def rows(self) -> int:
-        """Rows there is room for."""
-        return len(next(iter(self.arrays.values()))) if self.arrays else 0
-
     def grow_rows(self, n: int, rows: int) -> None:
         """Room for `rows` rows, the first n kept (core.run.grow)."""
         grow(self.arrays, n, rows)

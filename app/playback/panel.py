@@ -487,14 +487,21 @@ class MotionPanel(QWidget):
         return self.playback.end_refusal(t_end)
 
     def _end_refused(self, reason: str) -> None:
-        """A typed End not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
+        self._box_refused(self.end_box, "End", ERROR_STYLE, reason)
+
+    def _steps_refused(self, reason: str) -> None:
+        self._box_refused(self.steps_box, "Steps", ERROR_STYLE.replace("QDoubleSpinBox", "QSpinBox"), reason)
+
+    def _box_refused(self, box, label: str, style: str, reason: str) -> None:
+        """A typed End or Steps not taken: say why on the status line, in red, and on the box (the value shown is
+        kept)."""
         self._typed = False
-        text = self._refusal = f"End: {reason}"
-        self.end_box.setStyleSheet(ERROR_STYLE)
-        self.end_box.setToolTip(text)
+        text = self._refusal = f"{label}: {reason}"
+        box.setStyleSheet(style)
+        box.setToolTip(text)
         self.status_label.setText(text)
         self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
-        self.status_label.setToolTip(f"{text}\nThe End box keeps {self.end_box.text()}.")
+        self.status_label.setToolTip(f"{text}\nThe {label} box keeps {box.text()}.")
 
     def _note_typed(self, *_args) -> None:
         self._typed = True
@@ -505,16 +512,6 @@ class MotionPanel(QWidget):
         typed, self._typed = self._typed, False
         if typed and self._refusal:
             self._show_options()
-
-    def _steps_refused(self, reason: str) -> None:
-        """A typed Steps not taken: say why on the status line, in red, and on the box (the value shown is kept)."""
-        self._typed = False
-        text = self._refusal = f"Steps: {reason}"
-        self.steps_box.setStyleSheet(ERROR_STYLE.replace("QDoubleSpinBox", "QSpinBox"))
-        self.steps_box.setToolTip(text)
-        self.status_label.setText(text)
-        self.status_label.setStyleSheet(f"color: {STATUS_COLOURS['error']}")
-        self.status_label.setToolTip(f"{text}\nThe Steps box keeps {self.steps_box.text()}.")
 
     # ---- widgets -> playback -------------------------------------------------------------------------------------
     def _range_edited(self, *_args) -> None:
