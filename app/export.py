@@ -15,6 +15,7 @@ import contextlib
 import math
 import os
 import queue
+import re
 import signal
 import socket
 import sys
@@ -863,12 +864,14 @@ class ExportController(QObject):
         # (an unsaved document's name with a slash, "Crank/rocker", suggested a file in a folder "Crank")
         base = (self.document.path.with_suffix(default_suffix) if self.document.path
                 else Path.home() / f"{suggested_stem(self.document.mechanism, 'linkwright')}{default_suffix}")
-        path, _ = QFileDialog.getSaveFileName(self.window, title, str(base), filters)
+        path, chosen = QFileDialog.getSaveFileName(self.window, title, str(base), filters)
         if not path:
             return None
         from .files import with_suffix
 
-        return with_suffix(path, default_suffix, self.window)
+        # a name without a file type gets the one of the filter the user chose ("MP4 video (*.mp4)": .mp4)
+        picked = re.search(r"\(\*(\.\w+)\)", chosen or "")
+        return with_suffix(path, picked.group(1) if picked else default_suffix, self.window)
 
     @property
     def busy(self) -> bool:

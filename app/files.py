@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import unicodedata
 import uuid
@@ -53,14 +54,19 @@ def suggested_stem(mech: Mechanism, fallback: str = "mechanism") -> str:
     return text.lstrip(". ").rstrip(". ") or fallback
 
 
+# a dotted end of a file name that names a file type (".png", ".mp4"): a letter, then letters or digits
+_FILE_TYPE = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}")
+
+
 def with_suffix(path, suffix: str, parent: QWidget | None = None, only: tuple[str, ...] | None = None) -> Path | None:
-    """A name typed in a save dialog, given `suffix` when it has none. With `only`, the name's suffix is one of those
+    """A name typed in a save dialog, given `suffix` when it has none: a dotted end that is not a file type's
+    ('run v1.2', 'frame.001') is part of the name, which then gets the suffix. With `only`, the name's suffix is one of those
     (case aside) or none, and any other dotted part belongs to the name: 'design v1.2' is saved as
     'design v1.2.json', not as 'design v1.2', which the Open dialog's filter hides. The dialog asked about replacing
     the name as typed, not the one written: when that file exists the user is asked here; None if they keep it."""
     p = Path(path)
     if only is None:
-        if p.suffix:
+        if _FILE_TYPE.fullmatch(p.suffix):  # ('run v1.2': '.2' is part of the name, not a file type)
             return p
     elif p.name.lower().endswith(tuple(s.lower() for s in only)):
         return p

@@ -28,7 +28,8 @@ class Dialogs:
         self.calls: list[tuple[str, str, str]] = []
         self.answer = QMessageBox.Discard  # reply to question()
         self.open_path = ""  # reply to getOpenFileName
-        self.save_path = ""  # reply to getSaveFileName
+        self.save_path = ""  # reply to getSaveFileName ...
+        self.save_filter = ""  # ... and the filter chosen in it
 
     def kinds(self) -> list[str]:
         """The kinds of dialogs shown so far."""
@@ -42,7 +43,7 @@ class Dialogs:
             if kind == "open":
                 return (self.open_path, "")
             if kind == "save":
-                return (self.save_path, "")
+                return (self.save_path, self.save_filter)
             return QMessageBox.Ok
 
         return staticmethod(f)

@@ -979,3 +979,21 @@ def test_an_animations_stamps_tell_the_frames_of_a_short_run_apart(make_window, 
 
     assert stamped(1e-6, 25, 1e-8) == ["t = 0.000000 s", "t = 0.000001 s"]  # (were both t = 0.00 s)
     assert stamped(0.2, 25, 0.01) == [f"t = {t} s" for t in ("0.00", "0.04", "0.08", "0.12", "0.16", "0.20")]
+
+
+def test_an_export_name_with_a_version_number_gets_the_chosen_type(make_window, dialogs, qtbot, tmp_path):
+    # user test s54 (U6's exports): 'run v1.2' was taken as a name with the file type '.2' and written without one
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    finished_run(qtbot, win)
+    dialogs.save_path = str(tmp_path / "run v1.2")
+    assert win.exports.export_run_data()
+    assert (tmp_path / "run v1.2.csv").read_text().startswith("t,A,A.vel")
+    # the animation dialog's chosen filter gives a name without a type its suffix: MP4, not the default GIF
+    assert win.exports._ask_path("Export animation", "GIF animation (*.gif);;MP4 video (*.mp4)", ".gif") == \
+        tmp_path / "run v1.2.gif"
+    dialogs.save_filter = "MP4 video (*.mp4)"
+    assert win.exports._ask_path("Export animation", "GIF animation (*.gif);;MP4 video (*.mp4)", ".gif") == \
+        tmp_path / "run v1.2.mp4"
+    dialogs.save_path = str(tmp_path / "clip.gif")  # a typed type is kept whatever the filter
+    assert win.exports._ask_path("Export animation", "GIF animation (*.gif);;MP4 video (*.mp4)", ".gif") == \
+        tmp_path / "clip.gif"
