@@ -60,6 +60,7 @@ class Shape:
     volume: float  # m^3 (inf if unbounded)
     com: np.ndarray  # (3,) centroid in the body frame
     bounding_radius: float  # radius of an origin-centred sphere containing the shape
+    inner_radius: float  # radius of a ball inside the shape (so its width along every direction is at least twice it)
     _groups: list  # inequality groups (core.shapes.inequalities), concatenated in order
     _cov: np.ndarray  # (3, 3) covariance of the uniform solid about com, per unit volume
 

@@ -119,6 +119,15 @@ def test_bounding_radius_contains_and_is_tight(case):
     assert s.bounding_radius <= max(reach, far) * 1.01  # an origin-centred sphere not much larger than needed
 
 
+@pytest.mark.parametrize("case", BOUNDED, ids=ident)
+def test_inner_radius_is_at_most_half_the_width_along_every_direction(case):
+    s = parse_shape(case, "s")
+    d = np.random.default_rng(7).normal(size=(2000, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    width = np.einsum("ij,ij->i", d, s.support(d) - s.support(-d))
+    assert 0.0 < 2.0 * s.inner_radius <= width.min() * (1 + 1e-12)
+
+
 def test_mesh_resolution_controls_the_vertex_count():
     s = parse_shape({"type": "sphere", "radius": 1.0}, "s")
     v8, _ = s.mesh(8)
