@@ -112,24 +112,18 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     return z
 
 
-# of a flat-faced shape's bounding radius: support values within this of the largest are one face (_deepest_face_point)
-_FACE_TIE = 1e-9
-
-
 def _deepest_face_point(shape, d: np.ndarray) -> np.ndarray:
-    """A support point of `shape` along d (body frame): for a shape of planes (box, polytope) whose vertices tie for the
-    largest d.x within _FACE_TIE of its size (a face or an edge along d: a body resting on a plane), the mean of those
-    vertices, inside that face; otherwise shape.support(d).  The starting closest point of a body on a half-space:
+    """A support point of `shape` along d (body frame): for a shape of planes (box, polytope), the mean of the vertices
+    of its face farthest along d (Shape.face: those tied for the largest d.x to a tolerance of its size; a face or an
+    edge along d: a body resting on a plane), inside that face; otherwise shape.support(d).  The starting closest point of a body on a half-space:
     at a corner of a resting face (the support map's vertex) three faces are active there with two multipliers zero,
     a kink of every complementarity row at the start, and Newton on a 30-degree wedge prism resting on a floor with a
     block 1 mm above it stalled at 1.2e-6 in every attempt at every depth of halving (the run stopped at t = 0); from
     the face's centre, one face active, it converges (docs/notes/contact-solver.md)."""
-    verts = getattr(shape, "_verts", None)
-    if verts is None:
+    face = shape.face(np.asarray(d, float) / float(np.linalg.norm(d)))
+    if face is None:
         return np.asarray(shape.support(d), float)
-    vals = verts @ (np.asarray(d, float) / float(np.linalg.norm(d)))
-    tied = vals >= vals.max() - _FACE_TIE * float(shape.bounding_radius)
-    return verts[tied].mean(axis=0)
+    return face.mean(axis=0)
 
 
 def b_normal(model: ContactModel, a: int, b: int, Rb: np.ndarray, pb: np.ndarray, geo: np.ndarray) -> np.ndarray:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 import numpy as np
 
 from .bodies import ContactModel, State
-from .closest import (_FACE_TIE, _eliminable, _rot, b_normal, _sphere_plane_geometry, _spheres_geometry, _world_halfspace,
+from .closest import (_eliminable, _rot, b_normal, _sphere_plane_geometry, _spheres_geometry, _world_halfspace,
                       candidate_pairs, closest_points_many)
 from .elements import ElementMatrix
 from .explicit import _eval_explicit_batch, _explicit_size
@@ -1225,7 +1225,7 @@ def _far_travelled(model: ContactModel, state: State, end: State, ab: np.ndarray
 def _resting_face(model: ContactModel, state: State, R0: np.ndarray, start_geo: dict) -> bool:
     """Whether a new pair (start_geo: its closest-point unknowns at the start of the step, by pair) is a face of a box
     or polytope resting on a half-space: touching (its separation at most _DEPTH_LIMIT), three or more of its vertices
-    tied for the deepest (to closest._FACE_TIE of its size).  The explicit step is then no predictor: with one
+    tied for the deepest (Shape.face, to a tolerance of its size).  The explicit step is then no predictor: with one
     linearised contact point per pair it cannot carry the moment a face's patch of contact carries, and the face
     rocks on that point.  A 30-degree wedge prism resting on a floor (one pair, h = 0.001 s; the point a corner of its
     base, or its centre, neither under the centre of mass): the predictor tipped it at 0.02 rad/s, its end 1.85e-5 m
@@ -1238,14 +1238,11 @@ def _resting_face(model: ContactModel, state: State, R0: np.ndarray, start_geo: 
     11,060 and a step of 976 iterations in five halvings without)."""
     for ip, geo in start_geo.items():
         a, b, _mu = model.pairs[ip]
-        verts = getattr(model.shapes[a], "_verts", None)
-        if model.halfspace[b] is None or verts is None:
-            continue
-        if geo[PairLayout(model.shapes[a].m, model.shapes[b].m, 0).s] > _DEPTH_LIMIT:
+        if model.halfspace[b] is None or geo[PairLayout(model.shapes[a].m, model.shapes[b].m, 0).s] > _DEPTH_LIMIT:
             continue
         nw, _c = _world_halfspace(model, b, state)
-        depth = verts @ (R0[a].T @ (-nw))
-        if np.count_nonzero(depth >= depth.max() - _FACE_TIE * float(model.shapes[a].bounding_radius)) >= 3:
+        face = model.shapes[a].face(R0[a].T @ (-nw))  # (None: a shape with curved faces)
+        if face is not None and len(face) >= 3:
             return True
     return False
 

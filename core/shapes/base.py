@@ -173,6 +173,11 @@ class Shape:
         """A point of the shape farthest along d: (..., 3) -> (..., 3)."""
         raise NotImplementedError
 
+    def face(self, d: np.ndarray) -> np.ndarray | None:
+        """The vertices of the face farthest along the unit direction d, for a shape of planes only (box, polytope);
+        None for the others."""
+        return None
+
     def to_dict(self) -> dict:
         """The format-v1 object; parse_shape(s.to_dict(), loc) == s."""
         return {"type": self.type, **{k: _copy(v) for k, v in self._json.items()}}

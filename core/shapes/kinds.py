@@ -22,6 +22,8 @@ __all__ = [
 ]
 
 HALFSPACE_PATCH_SIZE = 20.0  # m, side of the square drawn for a halfspace's boundary plane
+# of a shape's bounding radius: hull vertices whose d.x is within this of the largest are one face (_PlaneBody.face)
+_FACE_TIE = 1e-9
 
 
 class Halfspace(Shape):
@@ -154,6 +156,12 @@ class _PlaneBody(Shape):
         """The hull vertex maximising d·x (exact: a linear programme attains its optimum at a vertex)."""
         d = unit_directions(d)
         return self._verts[np.argmax(d @ self._verts.T, axis=-1)]
+
+    def face(self, d: np.ndarray) -> np.ndarray:
+        """The hull vertices (k, 3) farthest along one unit direction d (3,): those whose d.x is within _FACE_TIE of the
+        bounding radius of the largest, the face, edge or vertex of the hull that d points out of (k >= 3, 2, 1)."""
+        vals = self._verts @ d
+        return self._verts[vals >= vals.max() - _FACE_TIE * float(self.bounding_radius)]
 
 
 class Box(_PlaneBody):
