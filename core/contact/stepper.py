@@ -718,9 +718,13 @@ class _StepProblem:
         plan = self.plan = ws.plan(model, cand, method)
         self.pairs = plan.new_pairs()  # this step's pair records: the plan's constants, the state's data set below
         self.pred = predictor  # (given: the explicit step that predicts a failed step, _explicit_fallback)
+        # the implicit method's new pairs: those without a warm start of their unknowns (a new contact), which start
+        # from a closest-point query (_start_pairs)
+        self._new = ([pr for pr in self.pairs if not _has_warm_z(self.warm_start.get(pr.ip), pr.lay)]
+                     if method == "implicit" else [])
         self._start_geo = {}  # the new pairs' closest points at the start of the step, when queried here
         if method == "implicit" and predictor is None and len(cand) <= _PREDICT_MAX_PAIRS:
-            new_ips = [pr.ip for pr in self.pairs if not _has_warm_z(self.warm_start.get(pr.ip), pr.lay)]
+            new_ips = [pr.ip for pr in self._new]
             if new_ips:
                 self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
             if new_ips and not _resting_face(model, state, self.R0, self._start_geo):
@@ -787,7 +791,7 @@ class _StepProblem:
         # pair, but for those whose warm start is the last step's end-of-step query at these very poses (its answer:
         # the same function of the same poses and start; 8 turned cubes in two layers: a ninth of their step)
         if self.method == "implicit":
-            ask = [pr for pr in self.pairs if not _has_warm_z(self.warm_start.get(pr.ip), pr.lay)]
+            ask = self._new
             known = {}
             if ask:
                 ips = [pr.ip for pr in ask]
@@ -810,7 +814,7 @@ class _StepProblem:
             warm = self.warm_start.get(ip)
             if self.method == "implicit":
                 pr.zf0 = None
-                if _has_warm_z(warm, lay):
+                if ip not in known:  # (a warm start of its unknowns)
                     wz = warm["z"]
                     geo = wz[:lay.n_geom].copy()
                     pr.zf0 = _rescaled_impulse(warm, wz[lay.n_geom:], h, lay.nf, ac)  # (_initial_guess copies it)
