@@ -566,12 +566,12 @@ def _mass_ratio_message(model: ContactModel, uneven: dict, pairs, which: str) ->
                    f"dropped onto a 1 kg slab squeezed it out from under itself)")
 
 
-def _refuse_mass_ratio(model: ContactModel, uneven: dict, state: State, h: float) -> None:
-    """Two bodies moved by forces in contact range of one another at the start (the first step's broad phase) may
-    differ in mass by at most validate.MAX_MASS_RATIO; located at the heavier body (of the pair with the largest
-    ratio).  Pairs that come into range later stop the run there (ContactRun.__iter__)."""
+def _refuse_mass_ratio(model: ContactModel, uneven: dict, in_range: list) -> None:
+    """Two bodies moved by forces in contact range of one another at the start (in_range: the pairs of the first
+    step's broad phase) may differ in mass by at most validate.MAX_MASS_RATIO; located at the heavier body (of the
+    pair with the largest ratio).  Pairs that come into range later stop the run there (ContactRun.__iter__)."""
     if uneven:
-        worst = _mass_ratio_message(model, uneven, candidate_pairs(model, state, h)[0], "in contact range")
+        worst = _mass_ratio_message(model, uneven, in_range, "in contact range")
         if worst is not None:
             raise LinkwrightError(model.body_location(worst[0]), worst[1])
 
@@ -641,7 +641,10 @@ class ContactRun:
         _refuse_far(model, start)  # (first: the other checks' closest-point queries need the resolution it keeps)
         _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
         self._uneven = _uneven_pairs(model)  # (pairs that stop the run when they come into range)
-        _refuse_mass_ratio(model, self._uneven, start, h)
+        # the pairs in contact range at the start (the first step's broad phase): the mass ratio's, frame 0's and the
+        # recording's expectation
+        self._start_in_range = candidate_pairs(model, start, h)[0]
+        _refuse_mass_ratio(model, self._uneven, self._start_in_range)
         _refuse_fast_spin(model, start, h)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
@@ -672,14 +675,14 @@ class ContactRun:
         self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z"),
                                   tuple((b,) for b, _ in pts.values())),)
         self._shapes = tuple((c.name, c.shape) for c in self.channels)  # (each frame's arrays, "points" too)
-        # the static bodies never move: their rotations once (each frame computes the dynamic bodies' only)
-        self._rotations = np.array([quat_to_matrix(q) for q in initial_state(model).q]).reshape(model.n_bodies, 3, 3)
         self.bounds = OutOfRange.of(model)  # (the values of pairs out of contact range, from the poses)
+        # the static bodies never move: their rotations once, the bounds' (each frame computes the dynamic bodies')
+        self._rotations = self.bounds.rotation
         # what a recording should expect to hold (core.run.frame_bytes): the pairs in contact range at the start, or
         # EXPECTED_PER_BODY for each body moved by forces if more (bench/bench_recording.py: a 64-sphere pile's
         # pairs ever in range), never more than every pair
-        self.expected_in_range = min(len(model.pairs), max(len(candidate_pairs(model, start, h)[0]) if model.pairs
-                                                           else 0, EXPECTED_PER_BODY * int(model.free.sum())))
+        self.expected_in_range = min(len(model.pairs), max(len(self._start_in_range),
+                                                           EXPECTED_PER_BODY * int(model.free.sum())))
         self.steps_done = 0
         self._verdict: Verdict | None = None
 
@@ -808,8 +811,8 @@ class ContactRun:
             v["pair.active"][p] = True
             v["pair.gap"][p], v["pair.pn"][p], v["pair.pf"][p], v["pair.pr"][p] = c.gap, c.pn, c.pf, c.pr
             v["pair.point_a"][p], v["pair.point_b"][p], v["pair.normal"][p] = c.a1, c.a2, c.normal
-        if res is None and P:
-            seen = self._start_geometry(st, R, v, candidate_pairs(model, st, h)[0])
+        if res is None and P:  # (frame 0: st is the start)
+            seen = self._start_geometry(st, R, v, self._start_in_range)
         if len(seen) < P:
             # pairs out of contact range: a lower bound of the gap from the bounding volumes, the plane's normal
             # (half-space B) or the centre line, and bounding-sphere points, from the frame's poses (OutOfRange: what
