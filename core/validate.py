@@ -45,7 +45,7 @@ MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
 # how deep two bodies may overlap at the start of a contact run, in thinnest widths of the thinner one
-# (core.contact.closest.start_overlap): the first step ends with every gap >= 0, so a start overlap of depth d is
+# (core.contact.closest.start_overlaps): the first step ends with every gap >= 0, so a start overlap of depth d is
 # pushed out within the step at about d / h, energy the scene never had (a 0.2 m cube started 8 cm inside the floor
 # left it at 8 m/s and rose 2.8 m; 1 mm inside at h = 0.01 s: 0.1 m/s), and deeper ones cost the solver minutes (a
 # 2 m cylinder through the walls of a 0.6 m bin, 8 widths deep).  Rounding in typed or computed positions overlaps by

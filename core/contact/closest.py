@@ -10,6 +10,8 @@ these queries at the start of its step (core.contact.stepper).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import validate
@@ -21,7 +23,7 @@ from .pair import PairLayout
 from ..shapes.base import stack_rows
 from ..transforms import quat_to_matrix
 
-__all__ = ["candidate_pairs", "closest_points", "closest_points_many", "start_overlap", "start_overlaps",
+__all__ = ["candidate_pairs", "closest_points", "closest_points_many", "StartOverlap", "start_overlaps",
            "start_located", "centre_inside", "buried_pair"]
 
 # row of touching balls) 1 -> no convergence in 120 iterations, 3 -> 34, 10 -> 21, 100 -> 18
@@ -446,20 +448,19 @@ def _thinnest_width(shape) -> float:
     return float(np.min(ext[:3] + ext[3:]))
 
 
-def start_overlap(model: ContactModel, state: State, cancel=None):
-    """The deepest overlap of a pair of bodies at `state` beyond validate.MAX_START_OVERLAP of the thinner one's
-    thinnest width, for its depth over that limit (start_overlaps): (ip, depth in metres, the allowed depth), or None
-    when every pair is apart, touching or within it."""
-    over = start_overlaps(model, state, cancel)
-    if not over:
-        return None
-    ip = max(over, key=lambda k: over[k][0] / over[k][1])  # (the first of equals: pairs in the model's order)
-    return (ip, *over[ip])
+class StartOverlap(NamedTuple):
+    """A pair of bodies that overlap at the start beyond the limit (start_overlaps)."""
+
+    depth: float  # m, the real overlap
+    allowed: float  # m, validate.MAX_START_OVERLAP of the thinner one's thinnest width
+    at: int  # the body a refusal is located at (start_located) ...
+    other: int  # ... and the other
+    buried: bool  # the centre of mass of one lies inside the other (buried_pair)
 
 
 def start_overlaps(model: ContactModel, state: State, cancel=None) -> dict:
     """The pairs of bodies that overlap at `state` by more than validate.MAX_START_OVERLAP of the thinner one's
-    thinnest width: {ip: (depth in metres, the allowed depth)}, empty when every pair is apart, touching or within it.
+    thinnest width: {ip: StartOverlap}, empty when every pair is apart, touching or within it.
     The depth is the real overlap: the closest-point query of a pair whose bounding volumes overlap
     (closest_points_many: the penetration of overlapping bodies is its negative s), or, where that query does not converge (bodies whose
     closest-point problem has no unique normal, such as two at the same place), the expanding polytope's penetration
@@ -478,18 +479,18 @@ def start_overlaps(model: ContactModel, state: State, cancel=None) -> dict:
     if not ips:
         return {}
     R = _rot(state.q)
-    buried = [ip for ip in ips if buried_pair(model, state, ip, R)]
+    buried = {ip for ip in ips if buried_pair(model, state, ip, R)}
     if buried:
         first = min(start_located(model, *model.pairs[ip][:2])[0] for ip in buried)
-        over = _overlaps(model, state, [ip for ip in buried if start_located(model, *model.pairs[ip][:2])[0] == first],
-                         R, cancel)
+        over = _overlaps(model, state, [ip for ip in ips if ip in buried and
+                                        start_located(model, *model.pairs[ip][:2])[0] == first], R, buried, cancel)
         if over:
             return over
-    return _overlaps(model, state, ips, R, cancel)
+    return _overlaps(model, state, ips, R, buried, cancel)
 
 
-def _overlaps(model: ContactModel, state: State, ips: list, R: np.ndarray, cancel=None) -> dict:
-    """start_overlaps of the pairs ips."""
+def _overlaps(model: ContactModel, state: State, ips: list, R: np.ndarray, buried: set, cancel=None) -> dict:
+    """start_overlaps of the pairs ips (buried: those of them that are buried_pair)."""
     over = {}
     for n, (ip, (z, res)) in enumerate(zip(ips, closest_points_chunked(model, state, ips, cancel))):
         if n % CANCEL_CHUNK == 0:
@@ -505,7 +506,7 @@ def _overlaps(model: ContactModel, state: State, ips: list, R: np.ndarray, cance
         widths = [_thinnest_width(model.shapes[i]) for i in (a, b) if model.halfspace[i] is None]
         allowed = validate.MAX_START_OVERLAP * min(widths)
         if depth > allowed:
-            over[ip] = (depth, allowed)
+            over[ip] = StartOverlap(depth, allowed, *start_located(model, a, b), ip in buried)
     return over
 
 

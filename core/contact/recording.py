@@ -30,8 +30,7 @@ from ..io import number_text, readable_times
 from ..run import FIRST_FRAMES, Channel, ColumnStore, Verdict, check_recording, grow, grown_room
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
-from .closest import (b_normal, buried_pair, candidate_pairs, centre_inside, closest_points_chunked,
-                      start_located, start_overlaps)
+from .closest import b_normal, candidate_pairs, centre_inside, closest_points_chunked, start_overlaps
 from .plan import Workspace
 from .jam import find_jam
 from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
@@ -512,11 +511,10 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
     over = start_overlaps(model, state, cancel)
     if not over:
         return
-    ip = max(over, key=lambda k: over[k][0] / over[k][1])  # (the first of equals: pairs in the model's order)
-    depth, allowed = over[ip]
-    a, b = start_located(model, *model.pairs[ip][:2])
+    ip = max(over, key=lambda k: over[k].depth / over[k].allowed)  # (the first of equals: pairs in the model's order)
+    depth, allowed, a, b, buried = over[ip]
     where = ""
-    if buried_pair(model, state, ip):
+    if buried:
         apart = float(np.linalg.norm(state.p[a] - state.p[b]))  # (between the centres of mass)
         if apart <= 1e-9 * float(model.radius[a]):
             where = ", their centres of mass at one point"
@@ -524,8 +522,7 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
             where = f", its centre of mass inside it ({apart:.3g} m from the other's)"
         else:
             where = f", the centre of mass of '{model.names[b]}' inside it ({apart:.3g} m from its own)"
-    also = list(dict.fromkeys(start_located(model, *model.pairs[k][:2])[1] for k in over
-                              if k != ip and start_located(model, *model.pairs[k][:2])[0] == a))
+    also = list(dict.fromkeys(o.other for k, o in over.items() if k != ip and o.at == a))
     more = ""
     if also:
         names = [f"'{model.names[o]}'" for o in also]
