@@ -104,6 +104,7 @@ class FrameRecording(QObject):
         self.values: dict[str, np.ndarray] = {}  # channel -> (capacity, *channel.shape), the channels not sparse
         self.store = ColumnStore((), 0)  # the sparse channels: (capacity, columns, *components)
         self._out_of_range = None  # the run's out_of_range (core.run protocol), for the labels not held
+        self._never: dict = {}  # (channel, label) -> (frames, values): label_series of labels never in range so far
         self.count = 0
         self.complete = False  # the run ended (successfully or not)
         self.ok = True
@@ -276,7 +277,9 @@ class FrameRecording(QObject):
 
     def label_series(self, name: str, i: int) -> np.ndarray:
         """(count, *components) values of label i of a channel over the recorded frames: of a sparse channel its
-        column, or for a label never in range its out-of-range values from the poses (empty without the channel)."""
+        column, or for a label never in range its out-of-range values from the poses (empty without the channel).
+        Those are kept per channel and label, each call computing the frames that arrived since the last one only (a
+        plot redraws its series at every batch of frames)."""
         arr = self.values.get(name)
         if arr is not None:
             return arr[: self.count, i]
@@ -284,12 +287,17 @@ class FrameRecording(QObject):
             return np.zeros(0)
         j = self.store.column_of[i] if 0 <= i < len(self.store.column_of) else -1
         if j >= 0:
+            self._never.pop((name, i), None)  # (in range now: its column holds it)
             return self.store.arrays[name][: self.count, j]
-        values = self._fill(0, self.count, [i]).get(name)
-        if values is None:
-            c = self.channels[name]
-            return np.zeros((self.count,) + c.shape[1:], c.dtype)
-        return values[:, 0]
+        done, kept = self._never.get((name, i), (0, None))
+        if kept is None or done < self.count:
+            values = self._fill(done, self.count, [i]).get(name)
+            if values is None:
+                c = self.channels[name]
+                return np.zeros((self.count,) + c.shape[1:], c.dtype)
+            kept = values[:, 0] if kept is None else np.concatenate((kept, values[:, 0]))
+            self._never[(name, i)] = (self.count, kept)
+        return kept
 
     def ever_in_range(self, name: str = "pair.active") -> np.ndarray:
         """(labels,) bool: the labels whose flag channel `name` is set at some recorded frame (all False without it)."""

@@ -708,6 +708,7 @@ class PlotsPanel(QWidget):
         self._ghost_suffix = ""
         self._point_names: list[str] = []
         self._plane = (0, 1)  # the axes of the point traces (_trace_plane)
+        self._traces = None  # (points array, key, boxes) of trace_at: _trace_boxes
         self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
         self._shown: set[tuple[str, str]] = set()  # (quantity, series) the user ticked
         self._ever_active = np.zeros(0, bool)  # per contact pair: in contact range at some recorded frame
@@ -1391,15 +1392,37 @@ class PlotsPanel(QWidget):
         sx, sy = vb.viewPixelSize()  # (view units per pixel)
         if not (sx > 0 and sy > 0):
             return ""
-        i0, i1 = self._plane
-        P = rec.points[: rec.count]
         shown = [i for i, c in enumerate(self.xy_curves) if c.isVisible()]
         if not shown:
             return ""
-        d2 = ((P[:, shown, i0] - at.x()) / sx) ** 2 + ((P[:, shown, i1] - at.y()) / sy) ** 2
-        near = np.nanmin(d2, axis=0) if d2.size else np.zeros(0)
-        k = int(np.argmin(near)) if near.size else -1
-        return self._point_names[shown[k]] if k >= 0 and near[k] <= HOVER_PX ** 2 else ""
+        x, y, lo, hi = self._trace_boxes(rec, shown)
+        # (the traces whose bounding box is within reach: only their frames are read)
+        gap = np.maximum(np.maximum(lo - (at.x(), at.y()), (at.x(), at.y()) - hi), 0.0) / (sx, sy)
+        reach = np.flatnonzero(np.einsum("ij,ij->i", gap, gap) <= HOVER_PX ** 2)
+        if not reach.size:
+            return ""
+        d2 = ((x[:, reach] - at.x()) / sx) ** 2 + ((y[:, reach] - at.y()) / sy) ** 2
+        near = np.nanmin(d2, axis=0)
+        k = int(np.argmin(near))
+        return self._point_names[shown[reach[k]]] if near[k] <= HOVER_PX ** 2 else ""
+
+    def _trace_boxes(self, rec, shown: list) -> tuple:
+        """The shown traces' coordinates in the trace plot's plane, x and y (frames, traces), and their bounding boxes
+        lo and hi (traces, 2): kept while the recording, its frames, the plane and the traces shown stay the same (the
+        mouse moves many times between two batches of frames)."""
+        points = rec.points
+        key = (rec.count, self._plane, tuple(shown))
+        kept = self._traces
+        if kept is not None and kept[0] is points and kept[1] == key:
+            return kept[2]
+        i0, i1 = self._plane
+        P = points[: rec.count]
+        x, y = P[:, shown, i0], P[:, shown, i1]
+        # (fmin and fmax pass over NaN: a trace of NaN only has a NaN box, never within reach)
+        lo = np.stack((np.fmin.reduce(x, axis=0), np.fmin.reduce(y, axis=0)), axis=1)
+        hi = np.stack((np.fmax.reduce(x, axis=0), np.fmax.reduce(y, axis=0)), axis=1)
+        self._traces = (points, key, (x, y, lo, hi))
+        return x, y, lo, hi
 
     def _hover_trace(self, scene_pos) -> None:
         """Name the point trace under the mouse, beside it (the legend names at most LEGEND_MAX of them)."""
