@@ -105,6 +105,7 @@ class FrameRecording(QObject):
         self.store = ColumnStore((), 0)  # the sparse channels: (capacity, columns, *components)
         self._out_of_range = None  # the run's out_of_range (core.run protocol), for the labels not held
         self._never: dict = {}  # (channel, label) -> (frames, values): label_series of labels never in range so far
+        self._ever: dict = {}  # flag channel -> (frames, labels set): ever_in_range so far
         self.count = 0
         self.complete = False  # the run ended (successfully or not)
         self.ok = True
@@ -300,17 +301,25 @@ class FrameRecording(QObject):
         return kept
 
     def ever_in_range(self, name: str = "pair.active") -> np.ndarray:
-        """(labels,) bool: the labels whose flag channel `name` is set at some recorded frame (all False without it)."""
+        """(labels,) bool: the labels whose flag channel `name` is set at some recorded frame (all False without it).
+        Kept, each call reading the frames that arrived since the last one only; a new array whenever it changes (one
+        returned earlier stays as it was)."""
         c = self.channels.get(name)
-        out = np.zeros(len(c.labels) if c else 0, bool)
         a = self.series(name)
-        if c is not None and a.ndim == 2 and len(a):
-            held = a.any(axis=0).astype(bool)
+        if c is None or a.ndim != 2:
+            return np.zeros(len(c.labels) if c else 0, bool)
+        done, ever = self._ever.get(name, (0, None))
+        if ever is None:
+            ever = np.zeros(len(c.labels), bool)
+        if len(a) > done:
+            held = a[done:].any(axis=0).astype(bool)
+            ever = ever.copy()
             if c.sparse:
-                out[self.store.columns[held]] = True
+                ever[self.store.columns[: held.size][held]] = True
             else:
-                out[:] = held
-        return out
+                ever |= held
+        self._ever[name] = (len(a), ever)
+        return ever
 
     def channel(self, name: str) -> Channel | None:
         """The channel description, None if this run has none by that name."""

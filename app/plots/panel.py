@@ -700,7 +700,6 @@ class PlotsPanel(QWidget):
         self._more.setSingleShot(True)
         self._more.setInterval(0)
         self._more.timeout.connect(self._update_curves)
-        self._active_seen: dict[str, tuple[int, np.ndarray]] = {}  # run or ghost -> (frames read, pair ever active)
         self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in its plot's legend
         self._thin = False  # the time plot's curves are drawn 1 px wide (more of them than THIN_OVER)
         self.xy_curves: list[pg.PlotDataItem] = []
@@ -924,7 +923,7 @@ class PlotsPanel(QWidget):
         self._redraw_cost = 0.0
         self._more.stop()
         self._curves_due = False
-        self._active_seen.pop("run", None)
+        self._traces = None  # (the last run's traces: let go)
         for c in list(self._q_slots.values()) + list(self._g_slots.values()) + self.xy_curves:
             c.setData([], [])
         self.q_legend.conceal()  # (their columns close)
@@ -945,7 +944,6 @@ class PlotsPanel(QWidget):
         """The comparison run is gone (or a new one is coming): its curves go."""
         self._generation += 1
         self._scales = {k: v for k, v in self._scales.items() if k[0] != "ghost"}
-        self._active_seen.pop("ghost", None)
         self._update_curves()
 
     def _forget_run(self) -> None:
@@ -981,7 +979,6 @@ class PlotsPanel(QWidget):
             self._shown.clear()
         self._kind = rec.kind
         self._ever_active = np.zeros(0, bool)
-        self._active_seen.pop("run", None)
         self._show_mode(rebuild_only=True)
         if rec.point_names != self._point_names:
             self._point_names = list(rec.point_names)
@@ -1175,28 +1172,12 @@ class PlotsPanel(QWidget):
         self._write_readout()
 
     def _scan_active(self) -> None:
-        """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run): the
-        frames that arrived since the last look are read, not all of them again."""
+        """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run:
+        FrameRecording.ever_in_range, which reads the frames that arrived since it last looked, not all of them)."""
         seen = []
-        for which, rec in (("run", self.recording), ("ghost", self.ghost)):
-            if rec is None:
-                continue
-            a = rec.series("pair.active")  # (the columns the recording holds: FrameRecording.columns)
-            c = rec.channels.get("pair.active")
-            if a.ndim != 2 or c is None:
-                continue
-            done, ever = self._active_seen.get(which, (0, None))
-            if ever is None or done > len(a) or ever.shape != (len(c.labels),):
-                done, ever = 0, np.zeros(len(c.labels), bool)
-            if len(a) > done:
-                held = a[done:].any(axis=0).astype(bool)
-                ever = ever.copy()
-                if c.sparse:
-                    ever[rec.columns[: held.size][held]] = True
-                else:
-                    ever |= held
-            self._active_seen[which] = (len(a), ever)
-            seen.append(ever)
+        for rec in (self.recording, self.ghost):
+            if rec is not None and "pair.active" in rec.channels:
+                seen.append(rec.ever_in_range("pair.active"))
         self._ever_active = seen[0] if seen else np.zeros(0, bool)
         if len(seen) == 2 and seen[1].shape == seen[0].shape:
             self._ever_active = seen[0] | seen[1]
