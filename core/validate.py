@@ -22,8 +22,8 @@ __all__ = [
     "EMPTY_NAME",
     "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
     "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
-    "parse_number", "parse_vector", "step_count", "run_steps", "expression", "physical_memory", "recording_budget",
-    "size_text",
+    "parse_number", "parse_vector", "step_count", "run_steps", "whole_step", "expression", "physical_memory",
+    "recording_budget", "size_text",
     "recording_size",
 ]
 
@@ -256,11 +256,16 @@ def run_steps(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_l
     whole step past it, End 1e-9 s with frames to t = 0.01 s, or for 0 s recorded the start alone while the app's End
     showed 1e-09 s). The document's duration, `linkwright simulate`'s --t-end and the Motion dock's End."""
     n = step_count(t_end, dt, t_location, dt_location, limit, count_location)
+    whole_step(t_end, dt, t_location)
+    return n
+
+
+def whole_step(t_end: Any, dt: Any, t_location: str = "simulation.duration") -> None:
+    """run_steps' own check, of numbers step_count has taken: an end time of at least one step of dt."""
     T, h = float(t_end), float(dt)
     if T / h < 1.0 - 1e-6:  # (the same 1e-6 of a step as step_count)
         raise LinkwrightError(t_location, f"{T:g} s is shorter than one step (dt = {h:g} s): a run takes whole steps; "
                                           "make the end time at least one step, or the step shorter")
-    return n
 
 
 def physical_memory() -> int:
