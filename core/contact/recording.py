@@ -206,9 +206,7 @@ class Recording:
         """(K, len(pairs), ...) values of `attr` (active, gap, pn, pf, pr, point_a, point_b, normal) for `pairs`
         (indices into pair_names): the held columns, the others' out-of-range values."""
         pairs = np.asarray(pairs, int).reshape(-1)
-        where = np.full(len(self.pair_names), -1, int)
-        where[self.pair_columns] = np.arange(self.pair_columns.size)
-        col = where[pairs]
+        col = self._column_of()[pairs]
         held = self.pairs[attr]
         out = np.zeros((self.n_frames, pairs.size) + _PAIR_SHAPES[attr], held.dtype)
         out[:, col >= 0] = held[:, col[col >= 0]]
@@ -220,6 +218,16 @@ class Recording:
                 R, tt = self.out_of_range.poses(self.position[k0:k0 + step], self.orientation[k0:k0 + step])
                 out[k0:k0 + step, col < 0] = self.out_of_range.values(R, tt, others)[attr]
         return out
+
+    def _column_of(self) -> np.ndarray:
+        """(P,) each pair's column in `pairs`, -1 for a pair not held: made once (again only if pair_columns is
+        replaced)."""
+        kept = self.__dict__.get("_column_map")
+        if kept is None or kept[0] is not self.pair_columns:
+            where = np.full(len(self.pair_names), -1, int)
+            where[self.pair_columns] = np.arange(self.pair_columns.size)
+            kept = self.__dict__["_column_map"] = (self.pair_columns, where)
+        return kept[1]
 
     def _every_pair(self, attr: str) -> np.ndarray:
         P = len(self.pair_names)
