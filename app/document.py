@@ -13,14 +13,6 @@ from core.model import Mechanism
 __all__ = ["Document"]
 
 
-def structure_key(mech: Mechanism) -> tuple:
-    """Everything core.structure.analyze reads of `mech` (one linear pass): equal keys, equal reports."""
-    from core.run import run_kind
-
-    return (mech.space, tuple((b.name, bool(b.ground), b.shape is not None) for b in mech.bodies),
-            tuple((j.name, j.type, tuple(j.bodies)) for j in mech.joints), len(mech.drivers), run_kind(mech))
-
-
 class Document(QObject):
     """Owns the Mechanism; views observe `changed`/`replaced` and re-read; edits arrive as undo commands."""
 
@@ -36,7 +28,7 @@ class Document(QObject):
         self._path = Path(path) if path else None
         self._report: structure.StructureReport | None = None
         self._report_rev = -1
-        self._report_key: tuple | None = None  # structure_key of the mechanism `_report` is of
+        self._report_key: tuple | None = None  # structure.structure_key of the mechanism `_report` is of
         self.undo_stack = QUndoStack(self)
         # Bound methods, not lambdas: Qt drops them when the document is destroyed, before its stack's final clear().
         self.undo_stack.cleanChanged.connect(self._clean_changed)
@@ -70,10 +62,10 @@ class Document(QObject):
 
     def structure(self) -> structure.StructureReport:
         """The structure analysis of the current mechanism: computed again only when an edit changed what it reads
-        (structure_key); a node moved, a joint's `at` or a mass typed keep the report (the same object), which at
-        1,000 bodies cost 0.3-0.8 s of each such edit, with the Structure panel's rebuild it caused."""
+        (core.structure.structure_key); a node moved, a joint's `at` or a mass typed keep the report (the same
+        object), which at 1,000 bodies cost 0.3-0.8 s of each such edit, with the Structure panel's rebuild it caused."""
         if self._report is None or self._report_rev != self._mech.revision:
-            key = structure_key(self._mech)
+            key = structure.structure_key(self._mech)
             if self._report is None or key != self._report_key:
                 self._report = structure.analyze(self._mech)
                 self._report_key = key

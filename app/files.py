@@ -255,26 +255,29 @@ class FileController(QObject):
         """'changed' or 'deleted' when the document's file on disk is no longer the version last read or written
         here (another program wrote, replaced, moved or deleted it); None when it is the same, or the document has
         no file."""
+        return self._disk_change()[0]
+
+    def _disk_change(self) -> tuple[str | None, tuple | None]:
+        """disk_change, and the file's disk_identity it was told by (one look at the file)."""
         path = self.document.path
         if path is None:
-            return None
+            return None, None
         known_path, known = self._disk
         now = disk_identity(path)
         if known_path != path:  # (the path was set without this controller: take the file as it is now)
             self._disk, self._told = (path, now), now
-            return None
+            return None, now
         if now == known:
-            return None
-        return "deleted" if now is None else "changed"
+            return None, now
+        return ("deleted" if now is None else "changed"), now
 
     def check_disk(self) -> str | None:
         """When the window is activated: say on the status bar, once for each new version, that the document's file
         was changed or deleted by another program since it was opened or saved here (what Save and Revert then do);
         the kind of change, or None."""
-        change = self.disk_change()
+        change, now = self._disk_change()
         if change is None:
             return None
-        now = disk_identity(self.document.path)
         if now == self._told:
             return change
         self._told = now

@@ -13,7 +13,7 @@ import numpy as np
 from .joints import joint_dof
 from .model import Mechanism
 
-__all__ = ["StructureReport", "analyze", "attached_part", "grounded_part"]
+__all__ = ["StructureReport", "analyze", "structure_key", "attached_part", "grounded_part"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,15 @@ def _formula(space: str, n_eff: int, classes: Counter, mobility: int) -> str:
     lam = 3 if space == "planar" else 6
     terms = "".join(f" - {c}·{k}" for c, k in sorted(classes.items(), reverse=True) if c > 0)
     return f"M = {lam}({n_eff}-1){terms} = {mobility}"
+
+
+def structure_key(mech: Mechanism) -> tuple:
+    """Everything analyze reads of `mech` (one linear pass): equal keys, equal reports (a caller keeps its report
+    while the key stays the same: a node moved, a joint's `at` or a mass typed)."""
+    from .run import run_kind
+
+    return (mech.space, tuple((b.name, bool(b.ground), b.shape is not None) for b in mech.bodies),
+            tuple((j.name, j.type, tuple(j.bodies)) for j in mech.joints), len(mech.drivers), run_kind(mech))
 
 
 def analyze(mech: Mechanism) -> StructureReport:

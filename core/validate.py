@@ -22,8 +22,8 @@ __all__ = [
     "EMPTY_NAME",
     "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
     "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
-    "parse_number", "parse_vector", "step_count", "run_steps", "expression", "physical_memory", "recording_budget",
-    "size_text",
+    "parse_number", "parse_vector", "step_count", "run_steps", "whole_step", "expression", "physical_memory",
+    "recording_budget", "size_text",
     "recording_size",
 ]
 
@@ -45,7 +45,7 @@ MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
 # how deep two bodies may overlap at the start of a contact run, in thinnest widths of the thinner one
-# (core.contact.closest.start_overlap): the first step ends with every gap >= 0, so a start overlap of depth d is
+# (core.contact.closest.start_overlaps): the first step ends with every gap >= 0, so a start overlap of depth d is
 # pushed out within the step at about d / h, energy the scene never had (a 0.2 m cube started 8 cm inside the floor
 # left it at 8 m/s and rose 2.8 m; 1 mm inside at h = 0.01 s: 0.1 m/s), and deeper ones cost the solver minutes (a
 # 2 m cylinder through the walls of a 0.6 m bin, 8 widths deep).  Rounding in typed or computed positions overlaps by
@@ -256,11 +256,16 @@ def run_steps(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_l
     whole step past it, End 1e-9 s with frames to t = 0.01 s, or for 0 s recorded the start alone while the app's End
     showed 1e-09 s). The document's duration, `linkwright simulate`'s --t-end and the Motion dock's End."""
     n = step_count(t_end, dt, t_location, dt_location, limit, count_location)
+    whole_step(t_end, dt, t_location)
+    return n
+
+
+def whole_step(t_end: Any, dt: Any, t_location: str = "simulation.duration") -> None:
+    """run_steps' own check, of numbers step_count has taken: an end time of at least one step of dt."""
     T, h = float(t_end), float(dt)
     if T / h < 1.0 - 1e-6:  # (the same 1e-6 of a step as step_count)
         raise LinkwrightError(t_location, f"{T:g} s is shorter than one step (dt = {h:g} s): a run takes whole steps; "
                                           "make the end time at least one step, or the step shorter")
-    return n
 
 
 def physical_memory() -> int:

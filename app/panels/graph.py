@@ -115,8 +115,6 @@ class BodyItem(QGraphicsItem):
 class JointItem(QGraphicsItem):
     """A joint edge between two body nodes, labelled with its type letter and name."""
 
-    geometry_sets = 0  # set_geometry calls of every joint item (how many edges the syncs and drags re-laid)
-
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
@@ -137,7 +135,6 @@ class JointItem(QGraphicsItem):
         """Place the edge between two node centres, bent sideways by `offset` (parallel joints)."""
         self.prepareGeometryChange()
         self.fresh = False
-        JointItem.geometry_sets += 1
         self.a, self.b, self.offset = QPointF(a), QPointF(b), offset
         mid = (a + b) / 2
         d = b - a
@@ -219,7 +216,6 @@ class GraphView(QGraphicsView):
         self.bodies: dict[str, BodyItem] = {}
         self.joints: dict[str, JointItem] = {}
         self._syncing = False  # pushing model state into items: do not echo back
-        self.joint_visits = 0  # joints read by the syncs so far (a sync reads each joint a fixed number of times)
         self._groups: dict[frozenset, list[JointItem]] = {}  # joint items by the pair of bodies they join
         self._pairs_of: dict[str, list[frozenset]] = {}  # body -> the keys of _groups with it
         self._connect_mode = False
@@ -266,7 +262,6 @@ class GraphView(QGraphicsView):
             # sync O(bodies x joints): 0.39 s of a 0.69 s node move at 1,051 bodies)
             degree: dict[str, int] = {}
             for j in m.joints:
-                self.joint_visits += 1
                 for x in set(j.bodies):
                     degree[x] = degree.get(x, 0) + 1
             for i, b in enumerate(m.bodies):
@@ -289,7 +284,6 @@ class GraphView(QGraphicsView):
             for gone in [n for n in self.joints if n not in jkeep]:
                 self._scene.removeItem(self.joints.pop(gone))
             for j in m.joints:
-                self.joint_visits += 1
                 item = self.joints.get(j.name)
                 if item is None:
                     item = JointItem(j.name)
@@ -320,7 +314,6 @@ class GraphView(QGraphicsView):
         if only_body is None:  # (a sync: the joints may have changed; index them by body pair and by body)
             groups: dict[frozenset, list[JointItem]] = {}
             for item in self.joints.values():
-                self.joint_visits += 1
                 groups.setdefault(frozenset(item.bodies), []).append(item)
             self._groups = groups
             self._pairs_of = {}

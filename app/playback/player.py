@@ -297,7 +297,7 @@ class Playback(QObject):
         except LinkwrightError:
             return ""  # (too many steps: the run's own refusal, in its thread)
         try:
-            validate.run_steps(end, dt)
+            validate.whole_step(end, dt)
         except LinkwrightError as exc:
             return exc.message
         return ""
@@ -556,29 +556,14 @@ class Playback(QObject):
     def _start(self) -> None:
         mech = self.document.mechanism
         if not self.kind:
-            self._cancel_job(self._main)
-            self._cancel_job(self._ghost)
-            self.recording.clear()
-            self.ghost.clear()
-            self._show_design()
-            self._set_running(False)
-            self._clear_progress()
             # (a body drawn with a shape but no mass or density is named, as beside a body with mass)
-            self._set_status(str(nothing_to_move(mech)), "", "error")
+            self._no_run(str(nothing_to_move(mech)), "")
             return
         why = self._shorter_than_a_step() if self.kind == "contact" else ""
         if why:
             # the dock's End checked when it was typed, then dt edited past it: the run would end a whole step past
             # the End (core.validate.run_steps; the run itself takes a time of any length as one step at least)
-            self._cancel_job(self._main)
-            self._cancel_job(self._ghost)
-            self.pause()
-            self.recording.clear()
-            self.ghost.clear()
-            self._show_design()
-            self._set_running(False)
-            self._clear_progress()
-            self._set_status(f"End: {why}", "The motion cannot be solved; the design configuration is shown.", "error")
+            self._no_run(f"End: {why}", "The motion cannot be solved; the design configuration is shown.", pause=True)
             return
         analyse = self.mobility is None
         self._main.stopped_by_user, self._main.stop_note = False, ""
@@ -589,6 +574,20 @@ class Playback(QObject):
             self._analysis_token = token
         if self.kind == "contact" and self.compare:
             self._start_ghost()
+
+    def _no_run(self, text: str, detail: str, pause: bool = False) -> None:
+        """The motion cannot be run: the runs cancelled (and, pause, the cursor stopped), no frames, the design
+        configuration shown, why in the status as an error."""
+        self._cancel_job(self._main)
+        self._cancel_job(self._ghost)
+        if pause:
+            self.pause()
+        self.recording.clear()
+        self.ghost.clear()
+        self._show_design()
+        self._set_running(False)
+        self._clear_progress()
+        self._set_status(text, detail, "error")
 
     def _start_ghost(self) -> None:
         self._ghost.stopped_by_user, self._ghost.stop_note = False, ""

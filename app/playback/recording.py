@@ -104,6 +104,8 @@ class FrameRecording(QObject):
         self.values: dict[str, np.ndarray] = {}  # channel -> (capacity, *channel.shape), the channels not sparse
         self.store = ColumnStore((), 0)  # the sparse channels: (capacity, columns, *components)
         self._out_of_range = None  # the run's out_of_range (core.run protocol), for the labels not held
+        self._never: dict = {}  # (channel, label) -> (frames, values): label_series of labels never in range so far
+        self._ever: dict = {}  # flag channel -> (frames, labels set): ever_in_range so far
         self.count = 0
         self.complete = False  # the run ended (successfully or not)
         self.ok = True
@@ -276,7 +278,9 @@ class FrameRecording(QObject):
 
     def label_series(self, name: str, i: int) -> np.ndarray:
         """(count, *components) values of label i of a channel over the recorded frames: of a sparse channel its
-        column, or for a label never in range its out-of-range values from the poses (empty without the channel)."""
+        column, or for a label never in range its out-of-range values from the poses (empty without the channel).
+        Those are kept per channel and label, each call computing the frames that arrived since the last one only (a
+        plot redraws its series at every batch of frames)."""
         arr = self.values.get(name)
         if arr is not None:
             return arr[: self.count, i]
@@ -284,25 +288,38 @@ class FrameRecording(QObject):
             return np.zeros(0)
         j = self.store.column_of[i] if 0 <= i < len(self.store.column_of) else -1
         if j >= 0:
+            self._never.pop((name, i), None)  # (in range now: its column holds it)
             return self.store.arrays[name][: self.count, j]
-        values = self._fill(0, self.count, [i]).get(name)
-        if values is None:
-            c = self.channels[name]
-            return np.zeros((self.count,) + c.shape[1:], c.dtype)
-        return values[:, 0]
+        done, kept = self._never.get((name, i), (0, None))
+        if kept is None or done < self.count:
+            values = self._fill(done, self.count, [i]).get(name)
+            if values is None:
+                c = self.channels[name]
+                return np.zeros((self.count,) + c.shape[1:], c.dtype)
+            kept = values[:, 0] if kept is None else np.concatenate((kept, values[:, 0]))
+            self._never[(name, i)] = (self.count, kept)
+        return kept
 
     def ever_in_range(self, name: str = "pair.active") -> np.ndarray:
-        """(labels,) bool: the labels whose flag channel `name` is set at some recorded frame (all False without it)."""
+        """(labels,) bool: the labels whose flag channel `name` is set at some recorded frame (all False without it).
+        Kept, each call reading the frames that arrived since the last one only; a new array whenever it changes (one
+        returned earlier stays as it was)."""
         c = self.channels.get(name)
-        out = np.zeros(len(c.labels) if c else 0, bool)
         a = self.series(name)
-        if c is not None and a.ndim == 2 and len(a):
-            held = a.any(axis=0).astype(bool)
+        if c is None or a.ndim != 2:
+            return np.zeros(len(c.labels) if c else 0, bool)
+        done, ever = self._ever.get(name, (0, None))
+        if ever is None:
+            ever = np.zeros(len(c.labels), bool)
+        if len(a) > done:
+            held = a[done:].any(axis=0).astype(bool)
+            ever = ever.copy()
             if c.sparse:
-                out[self.store.columns[held]] = True
+                ever[self.store.columns[: held.size][held]] = True
             else:
-                out[:] = held
-        return out
+                ever |= held
+        self._ever[name] = (len(a), ever)
+        return ever
 
     def channel(self, name: str) -> Channel | None:
         """The channel description, None if this run has none by that name."""

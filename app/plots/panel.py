@@ -700,7 +700,6 @@ class PlotsPanel(QWidget):
         self._more.setSingleShot(True)
         self._more.setInterval(0)
         self._more.timeout.connect(self._update_curves)
-        self._active_seen: dict[str, tuple[int, np.ndarray]] = {}  # run or ghost -> (frames read, pair ever active)
         self._curve_labels: dict[int, str] = {}  # id(curve) -> its name in its plot's legend
         self._thin = False  # the time plot's curves are drawn 1 px wide (more of them than THIN_OVER)
         self.xy_curves: list[pg.PlotDataItem] = []
@@ -708,6 +707,7 @@ class PlotsPanel(QWidget):
         self._ghost_suffix = ""
         self._point_names: list[str] = []
         self._plane = (0, 1)  # the axes of the point traces (_trace_plane)
+        self._traces = None  # (points array, key, boxes) of trace_at: _trace_boxes
         self._hidden: set[tuple[str, str]] = set()  # (quantity, series) the user unticked
         self._shown: set[tuple[str, str]] = set()  # (quantity, series) the user ticked
         self._ever_active = np.zeros(0, bool)  # per contact pair: in contact range at some recorded frame
@@ -923,7 +923,7 @@ class PlotsPanel(QWidget):
         self._redraw_cost = 0.0
         self._more.stop()
         self._curves_due = False
-        self._active_seen.pop("run", None)
+        self._traces = None  # (the last run's traces: let go)
         for c in list(self._q_slots.values()) + list(self._g_slots.values()) + self.xy_curves:
             c.setData([], [])
         self.q_legend.conceal()  # (their columns close)
@@ -944,7 +944,6 @@ class PlotsPanel(QWidget):
         """The comparison run is gone (or a new one is coming): its curves go."""
         self._generation += 1
         self._scales = {k: v for k, v in self._scales.items() if k[0] != "ghost"}
-        self._active_seen.pop("ghost", None)
         self._update_curves()
 
     def _forget_run(self) -> None:
@@ -980,7 +979,6 @@ class PlotsPanel(QWidget):
             self._shown.clear()
         self._kind = rec.kind
         self._ever_active = np.zeros(0, bool)
-        self._active_seen.pop("run", None)
         self._show_mode(rebuild_only=True)
         if rec.point_names != self._point_names:
             self._point_names = list(rec.point_names)
@@ -1174,28 +1172,12 @@ class PlotsPanel(QWidget):
         self._write_readout()
 
     def _scan_active(self) -> None:
-        """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run): the
-        frames that arrived since the last look are read, not all of them again."""
+        """Which contact pairs were in contact range at some recorded frame (of the run or the comparison run:
+        FrameRecording.ever_in_range, which reads the frames that arrived since it last looked, not all of them)."""
         seen = []
-        for which, rec in (("run", self.recording), ("ghost", self.ghost)):
-            if rec is None:
-                continue
-            a = rec.series("pair.active")  # (the columns the recording holds: FrameRecording.columns)
-            c = rec.channels.get("pair.active")
-            if a.ndim != 2 or c is None:
-                continue
-            done, ever = self._active_seen.get(which, (0, None))
-            if ever is None or done > len(a) or ever.shape != (len(c.labels),):
-                done, ever = 0, np.zeros(len(c.labels), bool)
-            if len(a) > done:
-                held = a[done:].any(axis=0).astype(bool)
-                ever = ever.copy()
-                if c.sparse:
-                    ever[rec.columns[: held.size][held]] = True
-                else:
-                    ever |= held
-            self._active_seen[which] = (len(a), ever)
-            seen.append(ever)
+        for rec in (self.recording, self.ghost):
+            if rec is not None and "pair.active" in rec.channels:
+                seen.append(rec.ever_in_range("pair.active"))
         self._ever_active = seen[0] if seen else np.zeros(0, bool)
         if len(seen) == 2 and seen[1].shape == seen[0].shape:
             self._ever_active = seen[0] | seen[1]
@@ -1391,15 +1373,37 @@ class PlotsPanel(QWidget):
         sx, sy = vb.viewPixelSize()  # (view units per pixel)
         if not (sx > 0 and sy > 0):
             return ""
-        i0, i1 = self._plane
-        P = rec.points[: rec.count]
         shown = [i for i, c in enumerate(self.xy_curves) if c.isVisible()]
         if not shown:
             return ""
-        d2 = ((P[:, shown, i0] - at.x()) / sx) ** 2 + ((P[:, shown, i1] - at.y()) / sy) ** 2
-        near = np.nanmin(d2, axis=0) if d2.size else np.zeros(0)
-        k = int(np.argmin(near)) if near.size else -1
-        return self._point_names[shown[k]] if k >= 0 and near[k] <= HOVER_PX ** 2 else ""
+        x, y, lo, hi = self._trace_boxes(rec, shown)
+        # (the traces whose bounding box is within reach: only their frames are read)
+        gap = np.maximum(np.maximum(lo - (at.x(), at.y()), (at.x(), at.y()) - hi), 0.0) / (sx, sy)
+        reach = np.flatnonzero(np.einsum("ij,ij->i", gap, gap) <= HOVER_PX ** 2)
+        if not reach.size:
+            return ""
+        d2 = ((x[:, reach] - at.x()) / sx) ** 2 + ((y[:, reach] - at.y()) / sy) ** 2
+        near = np.nanmin(d2, axis=0)
+        k = int(np.argmin(near))
+        return self._point_names[shown[reach[k]]] if near[k] <= HOVER_PX ** 2 else ""
+
+    def _trace_boxes(self, rec, shown: list) -> tuple:
+        """The shown traces' coordinates in the trace plot's plane, x and y (frames, traces), and their bounding boxes
+        lo and hi (traces, 2): kept while the recording, its frames, the plane and the traces shown stay the same (the
+        mouse moves many times between two batches of frames)."""
+        points = rec.points
+        key = (rec.count, self._plane, tuple(shown))
+        kept = self._traces
+        if kept is not None and kept[0] is points and kept[1] == key:
+            return kept[2]
+        i0, i1 = self._plane
+        P = points[: rec.count]
+        x, y = P[:, shown, i0], P[:, shown, i1]
+        # (fmin and fmax pass over NaN: a trace of NaN only has a NaN box, never within reach)
+        lo = np.stack((np.fmin.reduce(x, axis=0), np.fmin.reduce(y, axis=0)), axis=1)
+        hi = np.stack((np.fmax.reduce(x, axis=0), np.fmax.reduce(y, axis=0)), axis=1)
+        self._traces = (points, key, (x, y, lo, hi))
+        return x, y, lo, hi
 
     def _hover_trace(self, scene_pos) -> None:
         """Name the point trace under the mouse, beside it (the legend names at most LEGEND_MAX of them)."""

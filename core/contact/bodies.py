@@ -148,6 +148,12 @@ class ContactModel:
         return out
 
     @cached_property
+    def inner_radius(self) -> np.ndarray:
+        """(N,) the radius of a ball inside each body's shape (Shape.inner_radius: its width along every direction is
+        at least twice it); 0 for a body without a shape."""
+        return np.array([0.0 if s is None else float(s.inner_radius) for s in self.shapes])
+
+    @cached_property
     def broad(self) -> "BroadPhaseData":
         """Constant arrays of the broad phase (computed once per model)."""
         n = self.n_bodies

@@ -10,6 +10,8 @@ these queries at the start of its step (core.contact.stepper).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import validate
@@ -21,7 +23,7 @@ from .pair import PairLayout
 from ..shapes.base import stack_rows
 from ..transforms import quat_to_matrix
 
-__all__ = ["candidate_pairs", "closest_points", "closest_points_many", "start_overlap", "start_overlaps",
+__all__ = ["candidate_pairs", "closest_points", "closest_points_many", "StartOverlap", "start_overlaps",
            "start_located", "centre_inside", "buried_pair"]
 
 # row of touching balls) 1 -> no convergence in 120 iterations, 3 -> 34, 10 -> 21, 100 -> 18
@@ -112,24 +114,18 @@ def _initial_geometry(model: ContactModel, state: State, ip: int) -> np.ndarray:
     return z
 
 
-# of a flat-faced shape's bounding radius: support values within this of the largest are one face (_deepest_face_point)
-_FACE_TIE = 1e-9
-
-
 def _deepest_face_point(shape, d: np.ndarray) -> np.ndarray:
-    """A support point of `shape` along d (body frame): for a shape of planes (box, polytope) whose vertices tie for the
-    largest d.x within _FACE_TIE of its size (a face or an edge along d: a body resting on a plane), the mean of those
-    vertices, inside that face; otherwise shape.support(d).  The starting closest point of a body on a half-space:
+    """A support point of `shape` along d (body frame): for a shape of planes (box, polytope), the mean of the vertices
+    of its face farthest along d (Shape.face: those tied for the largest d.x to a tolerance of its size; a face or an
+    edge along d: a body resting on a plane), inside that face; otherwise shape.support(d).  The starting closest point of a body on a half-space:
     at a corner of a resting face (the support map's vertex) three faces are active there with two multipliers zero,
     a kink of every complementarity row at the start, and Newton on a 30-degree wedge prism resting on a floor with a
     block 1 mm above it stalled at 1.2e-6 in every attempt at every depth of halving (the run stopped at t = 0); from
     the face's centre, one face active, it converges (docs/notes/contact-solver.md)."""
-    verts = getattr(shape, "_verts", None)
-    if verts is None:
+    face = shape.face(np.asarray(d, float) / float(np.linalg.norm(d)))
+    if face is None:
         return np.asarray(shape.support(d), float)
-    vals = verts @ (np.asarray(d, float) / float(np.linalg.norm(d)))
-    tied = vals >= vals.max() - _FACE_TIE * float(shape.bounding_radius)
-    return verts[tied].mean(axis=0)
+    return face.mean(axis=0)
 
 
 def b_normal(model: ContactModel, a: int, b: int, Rb: np.ndarray, pb: np.ndarray, geo: np.ndarray) -> np.ndarray:
@@ -452,20 +448,19 @@ def _thinnest_width(shape) -> float:
     return float(np.min(ext[:3] + ext[3:]))
 
 
-def start_overlap(model: ContactModel, state: State, cancel=None):
-    """The deepest overlap of a pair of bodies at `state` beyond validate.MAX_START_OVERLAP of the thinner one's
-    thinnest width, for its depth over that limit (start_overlaps): (ip, depth in metres, the allowed depth), or None
-    when every pair is apart, touching or within it."""
-    over = start_overlaps(model, state, cancel)
-    if not over:
-        return None
-    ip = max(over, key=lambda k: over[k][0] / over[k][1])  # (the first of equals: pairs in the model's order)
-    return (ip, *over[ip])
+class StartOverlap(NamedTuple):
+    """A pair of bodies that overlap at the start beyond the limit (start_overlaps)."""
+
+    depth: float  # m, the real overlap
+    allowed: float  # m, validate.MAX_START_OVERLAP of the thinner one's thinnest width
+    at: int  # the body a refusal is located at (start_located) ...
+    other: int  # ... and the other
+    buried: bool  # the centre of mass of one lies inside the other (buried_pair)
 
 
 def start_overlaps(model: ContactModel, state: State, cancel=None) -> dict:
     """The pairs of bodies that overlap at `state` by more than validate.MAX_START_OVERLAP of the thinner one's
-    thinnest width: {ip: (depth in metres, the allowed depth)}, empty when every pair is apart, touching or within it.
+    thinnest width: {ip: StartOverlap}, empty when every pair is apart, touching or within it.
     The depth is the real overlap: the closest-point query of a pair whose bounding volumes overlap
     (closest_points_many: the penetration of overlapping bodies is its negative s), or, where that query does not converge (bodies whose
     closest-point problem has no unique normal, such as two at the same place), the expanding polytope's penetration
@@ -484,18 +479,18 @@ def start_overlaps(model: ContactModel, state: State, cancel=None) -> dict:
     if not ips:
         return {}
     R = _rot(state.q)
-    buried = [ip for ip in ips if buried_pair(model, state, ip, R)]
+    buried = {ip for ip in ips if buried_pair(model, state, ip, R)}
     if buried:
         first = min(start_located(model, *model.pairs[ip][:2])[0] for ip in buried)
-        over = _overlaps(model, state, [ip for ip in buried if start_located(model, *model.pairs[ip][:2])[0] == first],
-                         R, cancel)
+        over = _overlaps(model, state, [ip for ip in ips if ip in buried and
+                                        start_located(model, *model.pairs[ip][:2])[0] == first], R, buried, cancel)
         if over:
             return over
-    return _overlaps(model, state, ips, R, cancel)
+    return _overlaps(model, state, ips, R, buried, cancel)
 
 
-def _overlaps(model: ContactModel, state: State, ips: list, R: np.ndarray, cancel=None) -> dict:
-    """start_overlaps of the pairs ips."""
+def _overlaps(model: ContactModel, state: State, ips: list, R: np.ndarray, buried: set, cancel=None) -> dict:
+    """start_overlaps of the pairs ips (buried: those of them that are buried_pair)."""
     over = {}
     for n, (ip, (z, res)) in enumerate(zip(ips, closest_points_chunked(model, state, ips, cancel))):
         if n % CANCEL_CHUNK == 0:
@@ -511,7 +506,7 @@ def _overlaps(model: ContactModel, state: State, ips: list, R: np.ndarray, cance
         widths = [_thinnest_width(model.shapes[i]) for i in (a, b) if model.halfspace[i] is None]
         allowed = validate.MAX_START_OVERLAP * min(widths)
         if depth > allowed:
-            over[ip] = (depth, allowed)
+            over[ip] = StartOverlap(depth, allowed, *start_located(model, a, b), ip in buried)
     return over
 
 

@@ -30,8 +30,7 @@ from ..io import number_text, readable_times
 from ..run import FIRST_FRAMES, Channel, ColumnStore, Verdict, check_recording, grow, grown_room
 from ..transforms import quat_to_matrix
 from .bodies import ContactModel, RunCancelled, State, build_model, initial_state
-from .closest import (b_normal, buried_pair, candidate_pairs, centre_inside, closest_points_chunked,
-                      start_located, start_overlaps)
+from .closest import b_normal, candidate_pairs, centre_inside, closest_points_chunked, start_overlaps
 from .plan import Workspace
 from .jam import find_jam
 from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
@@ -207,9 +206,7 @@ class Recording:
         """(K, len(pairs), ...) values of `attr` (active, gap, pn, pf, pr, point_a, point_b, normal) for `pairs`
         (indices into pair_names): the held columns, the others' out-of-range values."""
         pairs = np.asarray(pairs, int).reshape(-1)
-        where = np.full(len(self.pair_names), -1, int)
-        where[self.pair_columns] = np.arange(self.pair_columns.size)
-        col = where[pairs]
+        col = self._column_of()[pairs]
         held = self.pairs[attr]
         out = np.zeros((self.n_frames, pairs.size) + _PAIR_SHAPES[attr], held.dtype)
         out[:, col >= 0] = held[:, col[col >= 0]]
@@ -221,6 +218,16 @@ class Recording:
                 R, tt = self.out_of_range.poses(self.position[k0:k0 + step], self.orientation[k0:k0 + step])
                 out[k0:k0 + step, col < 0] = self.out_of_range.values(R, tt, others)[attr]
         return out
+
+    def _column_of(self) -> np.ndarray:
+        """(P,) each pair's column in `pairs`, -1 for a pair not held: made once (again only if pair_columns is
+        replaced)."""
+        kept = self.__dict__.get("_column_map")
+        if kept is None or kept[0] is not self.pair_columns:
+            where = np.full(len(self.pair_names), -1, int)
+            where[self.pair_columns] = np.arange(self.pair_columns.size)
+            kept = self.__dict__["_column_map"] = (self.pair_columns, where)
+        return kept[1]
 
     def _every_pair(self, attr: str) -> np.ndarray:
         P = len(self.pair_names)
@@ -512,11 +519,10 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
     over = start_overlaps(model, state, cancel)
     if not over:
         return
-    ip = max(over, key=lambda k: over[k][0] / over[k][1])  # (the first of equals: pairs in the model's order)
-    depth, allowed = over[ip]
-    a, b = start_located(model, *model.pairs[ip][:2])
+    ip = max(over, key=lambda k: over[k].depth / over[k].allowed)  # (the first of equals: pairs in the model's order)
+    depth, allowed, a, b, buried = over[ip]
     where = ""
-    if buried_pair(model, state, ip):
+    if buried:
         apart = float(np.linalg.norm(state.p[a] - state.p[b]))  # (between the centres of mass)
         if apart <= 1e-9 * float(model.radius[a]):
             where = ", their centres of mass at one point"
@@ -524,8 +530,7 @@ def _refuse_start_overlap(model: ContactModel, cancel: Callable[[], bool] | None
             where = f", its centre of mass inside it ({apart:.3g} m from the other's)"
         else:
             where = f", the centre of mass of '{model.names[b]}' inside it ({apart:.3g} m from its own)"
-    also = list(dict.fromkeys(start_located(model, *model.pairs[k][:2])[1] for k in over
-                              if k != ip and start_located(model, *model.pairs[k][:2])[0] == a))
+    also = list(dict.fromkeys(o.other for k, o in over.items() if k != ip and o.at == a))
     more = ""
     if also:
         names = [f"'{model.names[o]}'" for o in also]
@@ -566,12 +571,12 @@ def _mass_ratio_message(model: ContactModel, uneven: dict, pairs, which: str) ->
                    f"dropped onto a 1 kg slab squeezed it out from under itself)")
 
 
-def _refuse_mass_ratio(model: ContactModel, uneven: dict, state: State, h: float) -> None:
-    """Two bodies moved by forces in contact range of one another at the start (the first step's broad phase) may
-    differ in mass by at most validate.MAX_MASS_RATIO; located at the heavier body (of the pair with the largest
-    ratio).  Pairs that come into range later stop the run there (ContactRun.__iter__)."""
+def _refuse_mass_ratio(model: ContactModel, uneven: dict, in_range: list) -> None:
+    """Two bodies moved by forces in contact range of one another at the start (in_range: the pairs of the first
+    step's broad phase) may differ in mass by at most validate.MAX_MASS_RATIO; located at the heavier body (of the
+    pair with the largest ratio).  Pairs that come into range later stop the run there (ContactRun.__iter__)."""
     if uneven:
-        worst = _mass_ratio_message(model, uneven, candidate_pairs(model, state, h)[0], "in contact range")
+        worst = _mass_ratio_message(model, uneven, in_range, "in contact range")
         if worst is not None:
             raise LinkwrightError(model.body_location(worst[0]), worst[1])
 
@@ -641,7 +646,10 @@ class ContactRun:
         _refuse_far(model, start)  # (first: the other checks' closest-point queries need the resolution it keeps)
         _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)
         self._uneven = _uneven_pairs(model)  # (pairs that stop the run when they come into range)
-        _refuse_mass_ratio(model, self._uneven, start, h)
+        # the pairs in contact range at the start (the first step's broad phase): the mass ratio's, frame 0's and the
+        # recording's expectation
+        self._start_in_range = candidate_pairs(model, start, h)[0]
+        _refuse_mass_ratio(model, self._uneven, self._start_in_range)
         _refuse_fast_spin(model, start, h)
         self.model, self.h, self.method, self.n_steps, self.cancel = model, h, meth, n_steps, cancel
         self.dyn = model.dynamic_bodies
@@ -672,14 +680,14 @@ class ContactRun:
         self.channels += (Channel("points", "named points", "m", tuple(pts), ("x", "y", "z"),
                                   tuple((b,) for b, _ in pts.values())),)
         self._shapes = tuple((c.name, c.shape) for c in self.channels)  # (each frame's arrays, "points" too)
-        # the static bodies never move: their rotations once (each frame computes the dynamic bodies' only)
-        self._rotations = np.array([quat_to_matrix(q) for q in initial_state(model).q]).reshape(model.n_bodies, 3, 3)
         self.bounds = OutOfRange.of(model)  # (the values of pairs out of contact range, from the poses)
+        # the static bodies never move: their rotations once, the bounds' (each frame computes the dynamic bodies')
+        self._rotations = self.bounds.rotation
         # what a recording should expect to hold (core.run.frame_bytes): the pairs in contact range at the start, or
         # EXPECTED_PER_BODY for each body moved by forces if more (bench/bench_recording.py: a 64-sphere pile's
         # pairs ever in range), never more than every pair
-        self.expected_in_range = min(len(model.pairs), max(len(candidate_pairs(model, start, h)[0]) if model.pairs
-                                                           else 0, EXPECTED_PER_BODY * int(model.free.sum())))
+        self.expected_in_range = min(len(model.pairs), max(len(self._start_in_range),
+                                                           EXPECTED_PER_BODY * int(model.free.sum())))
         self.steps_done = 0
         self._verdict: Verdict | None = None
 
@@ -808,8 +816,8 @@ class ContactRun:
             v["pair.active"][p] = True
             v["pair.gap"][p], v["pair.pn"][p], v["pair.pf"][p], v["pair.pr"][p] = c.gap, c.pn, c.pf, c.pr
             v["pair.point_a"][p], v["pair.point_b"][p], v["pair.normal"][p] = c.a1, c.a2, c.normal
-        if res is None and P:
-            seen = self._start_geometry(st, R, v, candidate_pairs(model, st, h)[0])
+        if res is None and P:  # (frame 0: st is the start)
+            seen = self._start_geometry(st, R, v, self._start_in_range)
         if len(seen) < P:
             # pairs out of contact range: a lower bound of the gap from the bounding volumes, the plane's normal
             # (half-space B) or the centre line, and bounding-sphere points, from the frame's poses (OutOfRange: what
@@ -894,9 +902,9 @@ def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = Non
             room = len(series["body.position"])
             if k >= room:
                 growing = True
-                both = _grown({**series, **store.arrays}, n, grown_room(room, k + 1, K))  # (core.run.grow)
-                series = {name: both[name] for name in series}
-                store.arrays = {name: both[name] for name in store.arrays}
+                rows = grown_room(room, k + 1, K)
+                series = _grown(series, n, rows)  # (core.run.grow)
+                store.grow_rows(n, rows)
                 growing = False
             for name, arr in series.items():
                 arr[k] = v[name]
@@ -920,7 +928,7 @@ def record(run: ContactRun, *, progress: Callable[[int, int], None] | None = Non
 
 
 FIRST_ROWS = FIRST_FRAMES  # rows `record` has room for at first; they double as rows arrive (core.run.grow)
-_grown = grow
+_grown = grow  # (record's growth of its dense arrays, by this name: the tests watch it)
 
 
 # Recording attribute -> channel

@@ -60,6 +60,7 @@ class Shape:
     volume: float  # m^3 (inf if unbounded)
     com: np.ndarray  # (3,) centroid in the body frame
     bounding_radius: float  # radius of an origin-centred sphere containing the shape
+    inner_radius: float  # radius of a ball inside the shape (so its width along every direction is at least twice it)
     _groups: list  # inequality groups (core.shapes.inequalities), concatenated in order
     _cov: np.ndarray  # (3, 3) covariance of the uniform solid about com, per unit volume
 
@@ -171,6 +172,11 @@ class Shape:
     def support(self, d: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
         """A point of the shape farthest along d: (..., 3) -> (..., 3)."""
         raise NotImplementedError
+
+    def face(self, d: np.ndarray) -> np.ndarray | None:
+        """The vertices of the face farthest along the unit direction d, for a shape of planes only (box, polytope);
+        None for the others."""
+        return None
 
     def to_dict(self) -> dict:
         """The format-v1 object; parse_shape(s.to_dict(), loc) == s."""

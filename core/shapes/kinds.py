@@ -22,6 +22,8 @@ __all__ = [
 ]
 
 HALFSPACE_PATCH_SIZE = 20.0  # m, side of the square drawn for a halfspace's boundary plane
+# of a shape's bounding radius: hull vertices whose d.x is within this of the largest are one face (_PlaneBody.face)
+_FACE_TIE = 1e-9
 
 
 class Halfspace(Shape):
@@ -44,6 +46,7 @@ class Halfspace(Shape):
         self._groups = [Planes(self.normal[None], [self.offset])]
         self.volume = math.inf
         self.bounding_radius = math.inf
+        self.inner_radius = math.inf
         self.com = self.offset * self.normal  # not a centroid: the boundary point nearest the origin
         self._cov = np.diag([math.inf] * 3)
 
@@ -86,6 +89,8 @@ class Superellipsoid(Shape):
         self.volume, self._cov = _superquadric_moments(self.radii, self.e1, self.e2)
         self.com = np.zeros(3)
         self.bounding_radius = _superquadric_radius(self.radii, self.e1, self.e2)
+        # (exponents >= 2: the shape contains the ellipsoid of its radii, which contains the ball of the least one)
+        self.inner_radius = float(np.min(self.radii))
 
     def _inequality(self, rho: float):
         return Superquadric(self.radii, self.e1, self.e2, rho)
@@ -152,6 +157,12 @@ class _PlaneBody(Shape):
         d = unit_directions(d)
         return self._verts[np.argmax(d @ self._verts.T, axis=-1)]
 
+    def face(self, d: np.ndarray) -> np.ndarray:
+        """The hull vertices (k, 3) farthest along one unit direction d (3,): those whose d.x is within _FACE_TIE of the
+        bounding radius of the largest, the face, edge or vertex of the hull that d points out of (k >= 3, 2, 1)."""
+        vals = self._verts @ d
+        return self._verts[vals >= vals.max() - _FACE_TIE * float(self.bounding_radius)]
+
 
 class Box(_PlaneBody):
     """|x| <= sx/2, |y| <= sy/2, |z| <= sz/2: six planes (+x, -x, +y, -y, +z, -z), exact signed distances."""
@@ -166,6 +177,7 @@ class Box(_PlaneBody):
         corners = np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1) for k in (-1, 1)], dtype=float) * half
         self._verts, self._tris, _, _ = hull_of_points(corners, self._location, flat_check=False)
         self._finish_planes(normals, np.repeat(half, 2))
+        self.inner_radius = float(np.min(half))
         self.volume = float(np.prod(self.size))
         self._cov = np.diag(self.size**2 / 12.0)  # per axis: (1/s) ∫ x^2 dx over [-s/2, s/2] = s^2/12
         self.com = np.zeros(3)
@@ -197,6 +209,7 @@ class Polytope(_PlaneBody):
             self._verts, self._tris, normals, offsets = hull_of_points(np.array(vertices), f"{self._location}.vertices")
         self._finish_planes(normals, offsets)
         self.volume, self.com, self._cov = polyhedron_mass(self._verts, self._tris)
+        self.inner_radius = float(np.min(offsets - normals @ self.com))  # (the ball about the centroid; unit normals)
 
 
 class Cylinder(Shape):
@@ -219,6 +232,7 @@ class Cylinder(Shape):
         self._cov = np.diag([r**2 / 4, r**2 / 4, length**2 / 12])
         self.com = np.zeros(3)
         self.bounding_radius = math.hypot(r, h)
+        self.inner_radius = min(r, h)
 
     def mesh(self, resolution: int = 24) -> tuple[np.ndarray, np.ndarray]:
         """Side band and two fan caps."""

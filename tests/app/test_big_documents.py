@@ -13,7 +13,7 @@ from app.panels.graph import JointItem
 from core import io
 from core.generate import ladder
 from core.kinematics import AnalysisCancelled, rank_mobility
-from core.model import Mechanism
+from core.model import Joint, Mechanism
 
 
 def rails(rungs: int) -> Mechanism:
@@ -52,19 +52,25 @@ def test_a_graph_sync_after_one_move_reads_each_joint_a_fixed_number_of_times_an
     monkeypatch.setattr(Mechanism, "joints_of", lambda self, body: scans.append(body) or [])  # (the O(n) scan per body)
     body = m.bodies[n // 2].name
     own = [j.name for j in m.joints if body in j.bodies]
-    visits, sets = view.joint_visits, JointItem.geometry_sets
+    laid = []  # the joint items laid out again
+    set_geometry = JointItem.set_geometry
+    monkeypatch.setattr(JointItem, "set_geometry", lambda item, *a: laid.append(item.name) or set_geometry(item, *a))
     x, y = m.layout[body]
     editor.move({body: (x + 40.0, y)})  # the edit: the graph syncs (Document.changed)
     assert view.bodies[body].pos().x() == x + 40.0
     assert not scans  # no look-up of a body's joints by a scan of every joint
-    # every joint is read a fixed number of times (a per-body scan of every joint read each one n times)
-    assert view.joint_visits - visits <= 3 * len(m.joints)
     # only the moved body's edges are laid out again
-    assert JointItem.geometry_sets - sets == len(own)
-    # and a sync with nothing changed lays out none
-    sets = JointItem.geometry_sets
-    view.sync()
-    assert JointItem.geometry_sets == sets
+    assert sorted(laid) == sorted(own)
+    # a sync reads every joint a fixed number of times (a per-body scan of every joint read each one once per body:
+    # hundreds of times), and with nothing changed lays out none
+    laid.clear()
+    reads = []
+    get = Joint.__getattribute__
+    with monkeypatch.context() as mp:
+        mp.setattr(Joint, "__getattribute__", lambda j, name: reads.append(name) or get(j, name))
+        view.sync()
+    assert 0 < len(reads) <= 12 * len(m.joints)
+    assert not laid
     # the moved body's tooltip counts its joints (from the one pass over the joints)
     assert view.bodies[body].toolTip() == f"{body}: {len(own)} joint(s)"
 

@@ -73,3 +73,29 @@ def test_the_app_recording_exports_what_the_command_line_records():
     for attr in ("active", "gap", "pn", "pf", "pr", "point_a", "point_b", "normal"):
         np.testing.assert_array_equal(app.pairs[attr], cli.pairs[attr], err_msg=attr)
     np.testing.assert_array_equal(app.gap, cli.gap)
+
+
+def test_the_series_of_a_pair_never_in_range_and_the_pairs_ever_in_range_follow_the_frames_as_they_arrive():
+    """FrameRecording.label_series keeps a never-in-range pair's values and computes only the frames that arrived
+    since it was last asked; ever_in_range (the plots' list of pairs in range) reads only the new frames too: after
+    every batch both are what the frames so far carried."""
+    mech = spread(t_end=0.3)
+    run = open_run(mech, RunSpec())
+    rec = FrameRecording()
+    rec.begin(run.kind, run.body_names, run.channels, run.times,
+              {"header": run.header(), "out_of_range": run.out_of_range})
+    frames = list(run)
+    labels = rec.channels["pair.active"].labels
+    never, late = labels.index("s5/s17"), labels.index("s0/floor")
+    sparse, known = tuple(c.name for c in run.channels if c.sparse), []
+    for i in range(0, len(frames), 7):
+        rec.extend(FrameBatch(frames[i:i + 7], sparse, known))
+        so_far = frames[:rec.count]
+        for name in ("pair.gap", "pair.point_a"):
+            every = np.array([f.values[name] for f in so_far])
+            for k in (never, late):
+                np.testing.assert_array_equal(rec.label_series(name, k), every[:, k], err_msg=f"{name} {labels[k]}")
+        was = rec.ever_in_range()
+        np.testing.assert_array_equal(was, np.array([f.values["pair.active"] for f in so_far]).any(axis=0))
+    assert was[late] and not was[never]
+    assert (("pair.gap", never) in rec._never) and (("pair.gap", late) not in rec._never)  # (held: its column)

@@ -179,3 +179,10 @@ def test_passed_through_reads_the_start_along_the_end_normal():
     why = _passed_through(model, st, R0, [contact(-n_b, 1e-2)])
     assert why is not None and why.startswith(_PASSED)
     assert _passed_through(model, st, R0, [contact(-n_b, 0.0)]) is None
+    # given the step's end: a pair that travelled less than it takes to pass through is not tested, one that
+    # travelled across the block is
+    end = st.copy()
+    assert _passed_through(model, st, R0, [contact(-n_b, 1e-2)], end) is None
+    end.p[model.names.index("block")] += 0.2 * slope
+    why = _passed_through(model, st, R0, [contact(-n_b, 1e-2)], end)
+    assert why is not None and why.startswith(_PASSED)

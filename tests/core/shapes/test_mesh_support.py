@@ -119,6 +119,24 @@ def test_bounding_radius_contains_and_is_tight(case):
     assert s.bounding_radius <= max(reach, far) * 1.01  # an origin-centred sphere not much larger than needed
 
 
+@pytest.mark.parametrize("case", BOUNDED, ids=ident)
+def test_inner_radius_is_at_most_half_the_width_along_every_direction(case):
+    s = parse_shape(case, "s")
+    d = np.random.default_rng(7).normal(size=(2000, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    width = np.einsum("ij,ij->i", d, s.support(d) - s.support(-d))
+    assert 0.0 < 2.0 * s.inner_radius <= width.min() * (1 + 1e-12)
+
+
+def test_face_is_the_vertices_farthest_along_a_direction():
+    box = parse_shape({"type": "box", "size": [1.0, 2.0, 0.5]}, "s")
+    top = box.face(np.array([0.0, 0.0, 1.0]))
+    assert len(top) == 4 and np.all(top[:, 2] == 0.25)
+    assert len(box.face(np.array([1.0, 0.0, 1.0]) / np.sqrt(2))) == 2  # an edge
+    assert len(box.face(np.ones(3) / np.sqrt(3))) == 1  # a corner
+    assert parse_shape({"type": "cylinder", "radius": 0.4, "length": 1.5}, "s").face(np.array([0.0, 0.0, 1.0])) is None
+
+
 def test_mesh_resolution_controls_the_vertex_count():
     s = parse_shape({"type": "sphere", "radius": 1.0}, "s")
     v8, _ = s.mesh(8)
