@@ -237,8 +237,12 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
         t2 = np.linspace(-math.pi, math.pi, samples)
     elif rng is not None:
         t2 = np.linspace(rng[0], rng[1], samples)
-        # the range found may be the excluded side: keep the side that assembles
-        if not closed_form(fb, 0.5 * (rng[0] + rng[1]), branch)[2][0]:
+        # the range found may be the excluded side: keep the side that assembles, told by |BD| at its middle (not by
+        # closed_form, which has no position where B meets D: the middle of a kite's range, g = a and b = c, where
+        # the range is its complement's otherwise)
+        mid = 0.5 * (rng[0] + rng[1])
+        bd = math.sqrt(max(fb.a**2 + fb.g**2 - 2 * fb.a * fb.g * math.cos(mid), 0.0))
+        if not abs(fb.b - fb.c) - _EPS <= bd <= fb.b + fb.c + _EPS:
             t2 = np.linspace(rng[1], 2 * math.pi + rng[0], samples)
     else:
         t2 = np.linspace(-math.pi, math.pi, samples)
@@ -247,6 +251,7 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
     out["crank_range_deg"] = None if full_crank or rng is None else [deg(float(t2.min())), deg(float(t2.max()))]
     # rocker limits: crank and coupler collinear (extended |AC| = a + b, folded |AC| = |b - a|)
     limits = []
+    arcs = []  # the limits as the rocker reaches them: in [0, 180] degrees on branch 1, [180, 360] on branch -1
     toggles = []
     for name, r in (("extended", fb.a + fb.b), ("folded", abs(fb.b - fb.a))):
         ang_d = _tri_angle(fb.g, fb.c, r)  # angle at D between DA and DC
@@ -257,12 +262,15 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
         # B lies on the ray A -> C when extended, or folded with the crank longer than the coupler; else opposite C.
         # (Folded with a > b is reached on the other assembly branch of the same circuit, as in a double-rocker.)
         t2l = sign * ang_a if name == "extended" or fb.a > fb.b else sign * ang_a + math.pi
+        arcs.append(math.degrees(t4l))
         limits.append(_wrapped_deg(t4l))
         toggles.append({"kind": f"crank and coupler {name}", "crank_deg": _wrapped_deg(t2l), "rocker_deg": limits[-1]})
-    swing = abs(limits[0] - limits[1]) if len(limits) == 2 else None
-    # the middle of the arc the rocker sweeps: the limits +-L of a triple-rocker are alike whether it swings through
-    # 0 or through 180 degrees (its swing 2 L or 360 - 2 L tells), and "-96.6, 96.6" alone was read the wrong way
-    through = 0.5 * (limits[0] + limits[1]) if len(limits) == 2 else None
+    # the swing and the middle of the arc the rocker sweeps, from the limits as reached (not as printed: a limit at
+    # 180 degrees on branch -1 is the end at -180 of an arc below the ground line, and "swing 270 through 45" was read
+    # where it swings 90 through -135); the limits +-L of a triple-rocker are alike whether it swings through 0 or
+    # through 180 degrees (its swing 2 L or 360 - 2 L tells), and "-96.6, 96.6" alone was read the wrong way
+    swing = abs(arcs[0] - arcs[1]) if len(arcs) == 2 else None
+    through = _wrapped(0.5 * (arcs[0] + arcs[1])) if len(arcs) == 2 else None
     if len(limits) == 1 and cls["grashof"] != "grashof":
         # One collinear position only: the circuit joins its mirror image, so the rocker swings between +-limit,
         # through 0 when the extended position is missing (a + b > g + c), else through 180 degrees.

@@ -307,3 +307,37 @@ def test_rocker_limits_of_a_needle_like_folded_triangle_keep_their_small_angle()
     assert _tri_angle(3.0, 4.0, 5.0) == pytest.approx(math.pi / 2, rel=1e-15)
     assert _tri_angle(2.0, 2.0, 2.0) == pytest.approx(math.pi / 3, rel=1e-15)
     assert _tri_angle(1.0, 1.0, 2.5) is None  # no triangle
+
+
+@pytest.mark.parametrize("g, a, b, c", [(2, 2, 1, 1), (3, 3, 1, 1), (4, 4, 1, 1), (2, 2, 1.5, 1.5), (5, 5, 2, 2)])
+def test_a_kite_change_point_moves_its_crank_about_zero(g, a, b, c):
+    """User test s55 (K1): a kite (ground = crank, coupler = rocker < ground) was given the complement of its crank
+    range, through 180 degrees where nothing assembles.  By hand: B = a (cos t, sin t), D = (g, 0), so |BD|^2 =
+    g^2 + a^2 - 2 g a cos t = 2 g^2 (1 - cos t) (g = a); the loop closes while |BD| <= b + c, i.e. cos t >=
+    1 - (b + c)^2 / (2 g^2): the range is -T .. T with that T.  The transmission angle, cos mu = (b^2 + c^2 - |BD|^2) /
+    (2 b c), is 0 at t = 0 (B on D: the coupler folded on the rocker) and 180 degrees at the limits (|BD| = b + c)."""
+    rep = report(FourBar(g, a, b, c))
+    limit = math.degrees(math.acos(1.0 - (b + c) ** 2 / (2.0 * g * g)))
+    assert rep["class"] == "change point"
+    assert rep["crank_range_deg"] == pytest.approx([-limit, limit], abs=1e-9)
+    mu = rep["transmission_angle_deg"]
+    assert mu["min"] == pytest.approx(0.0, abs=1e-6) and mu["at_crank_deg"] == pytest.approx(0.0, abs=1e-9)
+    # (mu is a square root's worth of rounding off 180 at a limit, where |BD| = b + c: d mu / d|BD| is infinite)
+    assert mu["max"] == pytest.approx(180.0, abs=1e-5) and abs(mu["max_at_crank_deg"]) == pytest.approx(limit, abs=1e-9)
+
+
+@pytest.mark.parametrize("lengths", [(4, 2, 3, 3), (3, 1, 2, 4), (4, 3, 1, 2)])
+def test_the_crossed_branch_of_a_change_point_swings_like_the_mirror_of_the_open_one(lengths):
+    """User test s55 (K2): on branch -1 a rocker limit at 180 degrees (pivots collinear) is the end at -180 of an arc
+    below the ground line, and the swing was computed across 0 ('-90, 180: swing 270 through 45' for a rocker that
+    moves between -90 and -180).  The two branches are mirror images in the ground line: the same swing, the middle
+    of the arc mirrored."""
+    fb = FourBar(*map(float, lengths))
+    up, down = report(fb, 1), report(fb, -1)
+    assert down["rocker_swing_deg"] == pytest.approx(up["rocker_swing_deg"], abs=1e-9)
+    assert down["rocker_swing_deg"] < 180.0
+    assert down["rocker_swing_through_deg"] == pytest.approx(-up["rocker_swing_through_deg"], abs=1e-9)
+    # by hand for (4, 2, 3, 3): the folded toggle |AC| = 1 puts C on the ground line beyond D (rocker at 180), the
+    # extended one |AC| = 5 makes the triangle 4-3-5, right-angled at D (rocker at -90): swing 90 through -135
+    if lengths == (4, 2, 3, 3):
+        assert (down["rocker_swing_deg"], down["rocker_swing_through_deg"]) == pytest.approx((90.0, -135.0))
