@@ -15,8 +15,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .kernels import (back_substitute, eliminate, eliminate_rhs, lm_back_substitute, lm_eliminate,
-                      lm_eliminate_rhs, scale_blocks, scatter_add)
+from .kernels import (back_substitute, eliminate, eliminate_into, eliminate_rhs, finish_schur, lm_back_substitute,
+                      lm_eliminate, lm_eliminate_rhs, scale_blocks, scatter_add)
 
 __all__ = ["ElementMatrix", "ACCEPT"]
 
@@ -259,23 +259,26 @@ class ElementMatrix:
         S = np.zeros((nx, nx), order="F") if dense else None
         parts = []
         s_flat, s_vals = [], []
+        if dense:
+            d = np.ascontiguousarray(d, dtype=float)
         for lay, B in zip(self._layout, self.blocks):
             B = np.ascontiguousarray(B)
-            LU, piv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
+            if dense:  # (eliminated and added into S in one compiled pass)
+                LU, piv, IBgx, ok = eliminate_into(B, lay.ns, d, lay.own, lay.wx, S)
+            else:
+                LU, piv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
             if not ok:
                 return None
             parts.append((lay, B, (LU, piv), IBgx))
-            if dense:
-                scatter_add(S, lay.wx, Sxx)
-            else:
+            if not dense:
                 s_flat.append(lay.sflat)
                 s_vals.append(Sxx.ravel())
-        if not (np.all(np.isfinite(S)) if dense else all(np.all(np.isfinite(v)) for v in s_vals)):
+        # (dense: S checked for finite entries, then the diagonal added, in one compiled pass)
+        if not (finish_schur(S, x_idx, d) if dense else all(np.all(np.isfinite(v)) for v in s_vals)):
             return None
         if nx == 0:  # no shared unknowns: nothing is left after the elements' own ones
             solve_s = lambda b: b  # noqa: E731
         elif dense:
-            S[np.arange(nx), np.arange(nx)] += d[x_idx]
             lu, piv, info = _getrf(S, overwrite_a=1)
             if info != 0:  # an exactly zero pivot: singular
                 return None
