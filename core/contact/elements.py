@@ -15,8 +15,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .kernels import (back_substitute, eliminate, eliminate_into, eliminate_rhs, finish_schur, lm_back_substitute,
-                      lm_eliminate, lm_eliminate_rhs, scale_blocks, scatter_add)
+from .kernels import (all_finite, back_substitute, eliminate, eliminate_into, eliminate_rhs, finish_schur,
+                      lm_back_substitute, lm_eliminate, lm_eliminate_rhs, scale_blocks, scatter_add)
 
 __all__ = ["ElementMatrix", "ACCEPT"]
 
@@ -153,8 +153,8 @@ class ElementMatrix:
         diag_vals = np.concatenate((nu[x_idx], -np.ones(m), dg[x_idx], dg[x_idx]))
         try:
             if dense:
-                np.add.at(S, (diag_rows, diag_cols), diag_vals)
-                if not np.all(np.isfinite(S)):
+                S[diag_rows, diag_cols] += diag_vals  # (distinct entries: np.add.at's sums, without its cost)
+                if not all_finite(S):
                     return None
                 solve_s = _sqd_factor(S, m)
                 if solve_s is None:
@@ -292,15 +292,18 @@ class ElementMatrix:
             except (RuntimeError, ValueError):
                 return None
 
+        forward = [(B, lay.ns, LU, piv, lay.own, lay.wx) for lay, B, (LU, piv), _IBgx in parts]
+        backward = [(IBgx, lay.own, lay.wx) for lay, _B, _fac, IBgx in parts]
+
         def apply(b):
             b = np.ascontiguousarray(b, dtype=float)
             out = np.empty_like(b)
             bx = b[x_idx]
-            ys = [eliminate_rhs(B, lay.ns, *fac, lay.own, lay.wx, b, bx) for lay, B, fac, _IBgx in parts]
+            ys = [eliminate_rhs(*args, b, bx) for args in forward]
             dx = solve_s(bx)
             out[x_idx] = dx
-            for (lay, _B, _fac, IBgx), yg in zip(parts, ys):
-                back_substitute(IBgx, lay.own, lay.wx, yg, dx, out)
+            for args, yg in zip(backward, ys):
+                back_substitute(*args, yg, dx, out)
             return out
 
         # the own-own blocks are factored without pivoting across them, and a block of a sticking contact is
@@ -314,13 +317,13 @@ class ElementMatrix:
             # overflows: inf, so the solve is refused, without numpy's overflow warning)
             with np.errstate(over="ignore"):
                 for _ in range(self._REFINE):
-                    if not np.all(np.isfinite(sol)):
+                    if not np.isfinite(sol).all():
                         return None
                     res = rhs - self @ sol
                     if np.linalg.norm(res) <= 1e-10 * scale:
                         return sol
                     sol = sol + apply(res)
-                if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
+                if not np.isfinite(sol).all() or np.linalg.norm(self @ sol - rhs) > accept:
                     return None
             return sol
 
