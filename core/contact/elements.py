@@ -15,8 +15,8 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .kernels import (back_substitute, eliminate, eliminate_rhs, lm_back_substitute, lm_eliminate,
-                      lm_eliminate_rhs, scale_blocks, scatter_add)
+from .kernels import (all_finite, back_substitute, eliminate, eliminate_into, eliminate_rhs, finish_schur,
+                      lm_back_substitute, lm_eliminate, lm_eliminate_rhs, scale_blocks, scatter_add)
 
 __all__ = ["ElementMatrix", "ACCEPT"]
 
@@ -153,8 +153,8 @@ class ElementMatrix:
         diag_vals = np.concatenate((nu[x_idx], -np.ones(m), dg[x_idx], dg[x_idx]))
         try:
             if dense:
-                np.add.at(S, (diag_rows, diag_cols), diag_vals)
-                if not np.all(np.isfinite(S)):
+                S[diag_rows, diag_cols] += diag_vals  # (distinct entries: np.add.at's sums, without its cost)
+                if not all_finite(S):
                     return None
                 solve_s = _sqd_factor(S, m)
                 if solve_s is None:
@@ -259,23 +259,26 @@ class ElementMatrix:
         S = np.zeros((nx, nx), order="F") if dense else None
         parts = []
         s_flat, s_vals = [], []
+        if dense:
+            d = np.ascontiguousarray(d, dtype=float)
         for lay, B in zip(self._layout, self.blocks):
             B = np.ascontiguousarray(B)
-            LU, piv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
+            if dense:  # (eliminated and added into S in one compiled pass)
+                LU, piv, IBgx, ok = eliminate_into(B, lay.ns, d, lay.own, lay.wx, S)
+            else:
+                LU, piv, IBgx, Sxx, ok = eliminate(B, lay.ns, np.ascontiguousarray(d[lay.own]))
             if not ok:
                 return None
             parts.append((lay, B, (LU, piv), IBgx))
-            if dense:
-                scatter_add(S, lay.wx, Sxx)
-            else:
+            if not dense:
                 s_flat.append(lay.sflat)
                 s_vals.append(Sxx.ravel())
-        if not (np.all(np.isfinite(S)) if dense else all(np.all(np.isfinite(v)) for v in s_vals)):
+        # (dense: S checked for finite entries, then the diagonal added, in one compiled pass)
+        if not (finish_schur(S, x_idx, d) if dense else all(np.all(np.isfinite(v)) for v in s_vals)):
             return None
         if nx == 0:  # no shared unknowns: nothing is left after the elements' own ones
             solve_s = lambda b: b  # noqa: E731
         elif dense:
-            S[np.arange(nx), np.arange(nx)] += d[x_idx]
             lu, piv, info = _getrf(S, overwrite_a=1)
             if info != 0:  # an exactly zero pivot: singular
                 return None
@@ -289,15 +292,18 @@ class ElementMatrix:
             except (RuntimeError, ValueError):
                 return None
 
+        forward = [(B, lay.ns, LU, piv, lay.own, lay.wx) for lay, B, (LU, piv), _IBgx in parts]
+        backward = [(IBgx, lay.own, lay.wx) for lay, _B, _fac, IBgx in parts]
+
         def apply(b):
             b = np.ascontiguousarray(b, dtype=float)
             out = np.empty_like(b)
             bx = b[x_idx]
-            ys = [eliminate_rhs(B, lay.ns, *fac, lay.own, lay.wx, b, bx) for lay, B, fac, _IBgx in parts]
+            ys = [eliminate_rhs(*args, b, bx) for args in forward]
             dx = solve_s(bx)
             out[x_idx] = dx
-            for (lay, _B, _fac, IBgx), yg in zip(parts, ys):
-                back_substitute(IBgx, lay.own, lay.wx, yg, dx, out)
+            for args, yg in zip(backward, ys):
+                back_substitute(*args, yg, dx, out)
             return out
 
         # the own-own blocks are factored without pivoting across them, and a block of a sticking contact is
@@ -311,13 +317,13 @@ class ElementMatrix:
             # overflows: inf, so the solve is refused, without numpy's overflow warning)
             with np.errstate(over="ignore"):
                 for _ in range(self._REFINE):
-                    if not np.all(np.isfinite(sol)):
+                    if not np.isfinite(sol).all():
                         return None
                     res = rhs - self @ sol
                     if np.linalg.norm(res) <= 1e-10 * scale:
                         return sol
                     sol = sol + apply(res)
-                if not np.all(np.isfinite(sol)) or np.linalg.norm(self @ sol - rhs) > accept:
+                if not np.isfinite(sol).all() or np.linalg.norm(self @ sol - rhs) > accept:
                     return None
             return sol
 

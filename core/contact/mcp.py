@@ -571,7 +571,7 @@ def _armijo(fun, z, d, psi, gd, lower0, bounded, lam, eps, fun_value=None, proj=
                 Ft, Jt = fun(zt)
         except (FloatingPointError, ValueError, np.linalg.LinAlgError):
             Ft = None
-        if Ft is not None and np.all(np.isfinite(Ft)):
+        if Ft is not None and np.isfinite(Ft).all():
             Phit = _phi_value(zt, Ft, lower0, bounded, lam, eps, weights)
             psit = 0.5 * float(Phit @ Phit)
             if psit <= psi + sigma * t * gd:

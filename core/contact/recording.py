@@ -434,7 +434,8 @@ def prepare_kernels() -> float:
     first run (10-60 s), by two steps of each method on a small scene that takes every compiled path: twelve
     touching spheres in a row on a plane (pairs with a static and with a dynamic B; more than two pairs, and more
     unknowns than the dense limit: block elimination) and a box beside them, the box's one-pair closest-point query,
-    and one small Levenberg-Marquardt solve.  Returns the seconds it took."""
+    one small Levenberg-Marquardt solve and one small solve with a sparse Schur complement.  Returns the seconds it
+    took."""
     from .. import io
     from . import closest, stepper
 
@@ -461,6 +462,9 @@ def prepare_kernels() -> float:
 
     tiny = ElementMatrix(3, np.array([1.0, 0.0, 0.0]), [(np.array([[0, 1, 2]]), np.eye(3)[None], 2)])
     tiny.lm_solve(1e-3, np.ones(3))
+    # ... and the elimination of a Schur complement too large to be dense (kernels.eliminate, ElementMatrix._DENSE_S)
+    tiny._DENSE_S = 0
+    tiny.solve(np.ones(3))
     return time.perf_counter() - t0
 
 
