@@ -37,6 +37,9 @@ SPACES = ("planar", "spatial")
 _Z = (0.0, 0.0, 1.0)
 _X = (1.0, 0.0, 0.0)
 _PLANAR_TOL = 1e-9  # how far from the z axis a planar revolute axis may be (relative)
+# how far from normal to its axis a universal joint's axis2 may be: the cosine of their angle (as _PLANAR_TOL bounds
+# the component of a unit axis out of the plane it must lie in)
+_NORMAL_TOL = 1e-9
 
 
 def planar_axis_error(jtype: str, axis: Vec3) -> str:
@@ -477,8 +480,18 @@ class Mechanism:
             raise LinkwrightError(f"{location}.pitch", f"a {joint.type} joint needs a pitch (advance per full turn)")
         if jt.axis2 and joint.axis2 is not None:
             a, b = joint.axis_vector(), _unit(joint.axis2)
-            if abs(sum(x * y for x, y in zip(a, b))) > 1 - 1e-9:
+            cos = sum(x * y for x, y in zip(a, b))
+            if abs(cos) > 1 - 1e-9:
                 raise LinkwrightError(f"{location}.axis2", "must not be parallel to axis")
+            if abs(cos) > _NORMAL_TOL:
+                # (a universal joint, Hooke's, turns about two perpendicular axes: an oblique axis2 was taken as its
+                # projection normal to axis without a word.)  The angle with enough digits to differ from 90.
+                angle = math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+                digits = 1
+                while digits < 12 and round(angle, digits) == 90.0:
+                    digits += 1
+                raise LinkwrightError(f"{location}.axis2",
+                                      f"must be normal to axis (it makes {angle:.{digits}f} degrees with it)")
 
     def check_driver(self, driver: Driver, location: str) -> None:
         """Raise a located LinkwrightError if `driver` names no joint, a bad coordinate or a bad expression."""
