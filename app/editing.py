@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QObject, Qt, Signal
 
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES
-from core.model import Body, Driver, Joint, Pose, planar_axis_error
+from core.model import Body, Driver, Joint, Pose, axis2_error, planar_axis_error
 
 from . import commands as cmd
 from .jobs import BackgroundJobs, Job
@@ -119,6 +119,30 @@ def _halfspace(normal, offset: float) -> dict:
 def joint_types_for(space: str) -> list[str]:
     """Joint type names allowed in a document of `space`, table order."""
     return [n for n, t in JOINT_TYPES.items() if t.dof(space) is not None]
+
+
+def _axis2_for(joint: Joint, changes: dict):
+    """The axis2 a universal joint takes when `changes` give it a new axis (or make it a universal) that its stored
+    axis2 is not normal to: that axis2's projection normal to the new axis (None, the default, when it has none),
+    so the edit is not refused over a field the Properties do not show (a universal joint's axes are perpendicular:
+    core.model.axis2_error). False when axis2 stays as it is (no axis2 stored, not a universal, or it fits)."""
+    new = replace(joint, **{k: changes[k] for k in ("type", "axis") if k in changes})
+    jt = JOINT_TYPES.get(new.type)
+    if jt is None or not jt.axis2 or joint.axis2 is None:
+        return False
+    try:
+        a = new.axis_vector()
+        if not axis2_error(a, joint.axis2):
+            return False
+    except (ArithmeticError, ValueError, TypeError):  # (a bad axis: the edit's own check refuses it)
+        return False
+    b = joint.axis2
+    d = sum(x * y for x, y in zip(a, b))
+    p = tuple(float(x - d * y) for x, y in zip(b, a))
+    n = sum(x * x for x in p) ** 0.5
+    if not n > 1e-9 * sum(x * x for x in b) ** 0.5:
+        return None
+    return tuple(x / n for x in p)
 
 
 class Editor(QObject):
@@ -399,6 +423,10 @@ class Editor(QObject):
             # a revolute's z axis given in the file cannot be a prismatic's in a planar document: the new type takes
             # its own default axis (in the same undo step) rather than the change being refused
             changes["axis"] = None
+        if ("type" in changes or "axis" in changes) and "axis2" not in changes and target in m.joint_names():
+            axis2 = _axis2_for(m.joint(target), changes)
+            if axis2 is not False:
+                changes["axis2"] = axis2
         return self.run(cmd.UpdateJoint(self.document, target, **changes))
 
     def move(self, positions: dict[str, tuple[float, float]], nudge: bool = False) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "SimulationSettings",
     "Mechanism",
     "planar_axis_error",
+    "axis2_error",
     "SPACES",
     "check_name",
     "check_inertia",
@@ -37,6 +38,9 @@ SPACES = ("planar", "spatial")
 _Z = (0.0, 0.0, 1.0)
 _X = (1.0, 0.0, 0.0)
 _PLANAR_TOL = 1e-9  # how far from the z axis a planar revolute axis may be (relative)
+# how far from normal to its axis a universal joint's axis2 may be: the cosine of their angle (as _PLANAR_TOL bounds
+# the component of a unit axis out of the plane it must lie in)
+_NORMAL_TOL = 1e-9
 
 
 def planar_axis_error(jtype: str, axis: Vec3) -> str:
@@ -47,6 +51,23 @@ def planar_axis_error(jtype: str, axis: Vec3) -> str:
     if jtype in ("prismatic", "slot") and abs(axis[2]) > _PLANAR_TOL:
         return f"a {jtype} axis in a planar document must lie in the x-y plane"
     return ""
+
+
+def axis2_error(axis: Vec3, axis2: Vec3) -> str:
+    """Why a universal joint cannot have this (nonzero) axis2 with this (unit) axis ('' when it can): a universal
+    joint (Hooke's) turns about two perpendicular axes, so axis2 must be normal to axis (_NORMAL_TOL; an oblique one
+    was taken as its projection without a word), and a parallel one is no second axis."""
+    b = _unit(axis2)
+    cos = sum(x * y for x, y in zip(axis, b))
+    if abs(cos) > 1 - 1e-9:
+        return "must not be parallel to axis"
+    if abs(cos) <= _NORMAL_TOL:
+        return ""
+    angle = math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+    digits = 1  # enough to differ from 90
+    while digits < 12 and round(angle, digits) == 90.0:
+        digits += 1
+    return f"must be normal to axis (it makes {angle:.{digits}f} degrees with it)"
 
 
 @dataclass(frozen=True)
@@ -476,9 +497,9 @@ class Mechanism:
         if jt.pitch and joint.pitch is None:  # as the loader requires it: what the edit API builds must load again
             raise LinkwrightError(f"{location}.pitch", f"a {joint.type} joint needs a pitch (advance per full turn)")
         if jt.axis2 and joint.axis2 is not None:
-            a, b = joint.axis_vector(), _unit(joint.axis2)
-            if abs(sum(x * y for x, y in zip(a, b))) > 1 - 1e-9:
-                raise LinkwrightError(f"{location}.axis2", "must not be parallel to axis")
+            why = axis2_error(joint.axis_vector(), joint.axis2)
+            if why:
+                raise LinkwrightError(f"{location}.axis2", why)
 
     def check_driver(self, driver: Driver, location: str) -> None:
         """Raise a located LinkwrightError if `driver` names no joint, a bad coordinate or a bad expression."""

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Callable, Iterator
 
 import numpy as np
@@ -17,6 +17,7 @@ from ..transforms import RX
 from .mobility import check_drivers
 from .model import KinematicModel
 from .solver import (
+    RANK_RTOL,
     Workspace,
     forward,
     body_twists,
@@ -51,6 +52,8 @@ MAX_SUBSTEPS = 4096
 SINGULAR = 1e-4
 # why the motion ends at a state marked fork (TrajectoryRun._through_singular)
 _FORK = "two assembly branches cross here (a change point): the run cannot tell which one the linkage takes"
+# why a frame is rejected where the determinant of the Jacobian changed sign since the last one
+_PASSED = "passed a singular position (toggle, dead-centre or change point) between two frames"
 _BISECTIONS = 40  # locating a sign change of the determinant, or where a driver leaves its bounds
 
 
@@ -304,6 +307,7 @@ class TrajectoryRun:
         if not np.array_equal(self.ws.q, res.q):  # the solver leaves ws at its last iterate
             forward(self.ws, res.q)
         qd, rank = solve_velocities(self.ws, dd)
+        fork = None  # the fork state at t, if the frame may be one (decided by the solve's motion below)
         if self.km.n_loops and len(self.km.unknown):
             # At (or, as a Newton solve finds it, within the square root of its tolerance of) a singular position
             # the rates of the solve are not the motion's: such a frame is made by _through_singular. (ratio: the
@@ -311,22 +315,56 @@ class TrajectoryRun:
             near = not self._idle_u and _velocity_factor(self.ws)[2] < SINGULAR
             if bridge and (rank < self.expected_rank or near):
                 through = self._through_singular(t, res.q, drive, start, base)
-                # (a fork only where the solve found the rank lost: one merely near it is left to the sign test,
-                # which locates the crossing by bisection)
                 if through is not None and (not through.fork or rank < self.expected_rank):
                     return through, "", ""
+                fork = through
+                if not np.array_equal(self.ws.q, res.q):  # (_through_singular solved elsewhere)
+                    forward(self.ws, res.q)
             if rank < self.expected_rank:
                 return None, (f"singular Jacobian (rank {rank} < {self.expected_rank}): toggle, dead-centre "
                               "or change-point position"), "rank"
+        qdd = solve_accelerations(self.ws, qd, ddd)
+        if fork is not None and not self._same_motion(qd, qdd, fork):
+            # Near where two branches cross, the solve's rates and accelerations are the branch's the run comes along
+            # only while the position is farther from the crossing than the Newton solve resolves (the square root
+            # of its tolerance): at the crossing its position is off it along the lost direction, and the rates
+            # solved there are the mean of the two branches' (the line's point midway between the roots), on
+            # neither.  Where they are not the branch's, the branch's own position at t (fork.q, the interpolant of
+            # two regular solutions, far more precise) tells where t is: at the crossing if the Jacobian has lost
+            # the rank there (RANK_RTOL, as every rank decision), the frame is the fork's and the motion ends
+            # there; past it if its determinant has changed sign (the sign test's failure, located by bisection);
+            # else before it, a regular frame of the branch.  A motion that is the branch's stays the solve's.
+            forward(self.ws, fork.q)
+            sv = np.linalg.svd(twist_jacobian(self.ws)[:, self.km.unknown], compute_uv=False)
+            if sv[self.expected_rank - 1] <= RANK_RTOL * sv[0]:
+                return fork, "", ""
+            if self._det_sign() * fork.sign < 0:
+                return None, _PASSED, "sign"
+            return replace(fork, fork=False), "", ""
         sign = self._det_sign()
         if sign * prev_sign < 0:
             # The determinant changed sign between two solved times: the motion went through a singular position
             # (e.g. a change point) that no sample hit, and may have continued on the other assembly branch.
-            return None, "passed a singular position (toggle, dead-centre or change point) between two frames", "sign"
-        qdd = solve_accelerations(self.ws, qd, ddd)
+            return None, _PASSED, "sign"
         if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(qdd))):
             return None, "velocities are not finite (singular position)", "finite"
         return _State(t, res.q, qd, qdd, sign), "", ""
+
+    def _same_rates(self, qd: np.ndarray, ref: np.ndarray) -> bool:
+        """Whether the rates qd are the rates ref (to 1e-3 of the fastest coordinate's, each coordinate in its unit:
+        the tolerance to which _through_singular takes its neighbours to be on the branch its rates found)."""
+        speed = float(np.max(np.abs(ref) / self._unit, initial=0.0))
+        return float(np.max(np.abs(qd - ref) / self._unit, initial=0.0)) <= 1e-3 * max(speed, 1.0)
+
+    def _same_motion(self, qd: np.ndarray, qdd: np.ndarray, ref: _State) -> bool:
+        """Whether rates and accelerations qd, qdd are the state ref's: the rates as _same_rates, the accelerations to
+        1e-3 of the largest of ref's, the square of its fastest rate (the scale of the loops' term quadratic in the
+        rates, which rates equal to 1e-3 keep to about 1e-3) and 1, each coordinate in its unit."""
+        if not self._same_rates(qd, ref.qd):
+            return False
+        speed = float(np.max(np.abs(ref.qd) / self._unit, initial=0.0))
+        scale = max(float(np.max(np.abs(ref.qdd) / self._unit, initial=0.0)), speed * speed, 1.0)
+        return float(np.max(np.abs(qdd - ref.qdd) / self._unit, initial=0.0)) <= 1e-3 * scale
 
     def _through_singular(self, t: float, q: np.ndarray, drive, start: bool = False,
                           base: _State | None = None) -> _State | None:
@@ -396,7 +434,7 @@ class TrajectoryRun:
         # earlier one (after the start) or after the later one
         at = (-3.0 * way) if fork else 0.0
         qh, qdh, qddh = _hermite_at(0.5 * h if fork else h, at, (lo.q, lo.qd, lo.qdd), (hi.q, hi.qd, hi.qdd))
-        if np.max(np.abs(qdh - qd_s) / self._unit, initial=0.0) > 1e-3 * max(speed, 1.0):
+        if not self._same_rates(qdh, qd_s):
             return None  # the neighbours are not on the branch the rates found
         qh[D], qdh[D], qddh[D] = d, dd, ddd
         forward(ws, qh)
@@ -454,6 +492,8 @@ class TrajectoryRun:
                         break
                     if got is None:
                         hi = mid
+                    elif got.fork:  # (a midpoint at the crossing: the branch's position there has lost the rank)
+                        return None, _FORK, got.t
                     else:
                         cur = got
                 if self._singular(cur):

@@ -990,3 +990,38 @@ def test_a_joint_line_whose_body_is_deleted_before_the_drop_adds_nothing_and_say
     send_mouse(vp, "release", end)
     assert len(win.document.mechanism.joints) == joints
     assert messages[-1] == "No joint added: the body 'coupler' the line started from is gone", messages
+
+
+def test_a_new_axis_of_a_universal_joint_takes_its_axis2_normal_to_it(make_window):
+    """A universal joint's axis2 must be normal to its axis (core.model.axis2_error; user test s55 K4), and the
+    Properties show no axis2 field: a new axis (typed in Axis) or a change to universal that the stored axis2 is not
+    normal to takes axis2's projection normal to the new axis, in the same undo step, instead of a refusal the user
+    could not clear. Axis z, axis2 x; axis (1, 0, 1): x - (x . a) a = (0.5, 0, -0.5), axis2 (1, 0, -1)/sqrt 2."""
+    import math
+
+    from core.model import Body, Joint, Mechanism
+
+    m = Mechanism(name="u", space="spatial")
+    m.bodies += [Body("ground", ground=True), Body("s")]
+    m.joints += [Joint("U", "universal", ("ground", "s"), axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 0.0)),
+                 Joint("R", "revolute", ("s", "ground"), axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 1.0))]
+    win = make_window(m)
+    win.selection.set(joints=["U"])
+    p = win.properties
+    p.joint_axis.setText("1, 0, 1")
+    p.joint_axis.editingFinished.emit()
+    u = win.document.mechanism.joint("U")
+    assert not p.joint_axis.error and u.axis == (1.0, 0.0, 1.0)
+    r = 1 / math.sqrt(2)
+    assert u.axis2 == pytest.approx((r, 0.0, -r), abs=1e-15)
+    win.document.undo_stack.undo()  # one step: both back
+    u = win.document.mechanism.joint("U")
+    assert u.axis == (0.0, 0.0, 1.0) and u.axis2 == (1.0, 0.0, 0.0)
+    # a revolute keeps an oblique axis2 unused; made a universal, it takes its projection (x)
+    assert win.editor.update_joint("R", type="universal") is None
+    assert win.document.mechanism.joint("R").axis2 == pytest.approx((1.0, 0.0, 0.0), abs=1e-15)
+    # an axis2 that fits is kept as it is; one given with the change is the user's (refused if oblique)
+    assert win.editor.update_joint("U", axis=(0.0, 1.0, 0.0)) is None
+    assert win.document.mechanism.joint("U").axis2 == (1.0, 0.0, 0.0)
+    err = win.editor.update_joint("U", axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 1.0))
+    assert err is not None and str(err) == "joints[0].axis2: must be normal to axis (it makes 45.0 degrees with it)"

@@ -746,3 +746,19 @@ def test_simulate_stops_a_jam_with_status_3_naming_the_bodies(tmp_path):
                                "for the drivers: "), r.stderr
     assert "; the step has no solution (step did not converge even when halved" in r.stderr
     assert r.stderr.rstrip().endswith("(1 rows written)"), r.stderr
+
+
+def test_a_universal_joint_with_an_oblique_axis2_is_refused_with_status_2(tmp_path):
+    """User test s55 K4 (mob/universal_oblique_driven.json): an axis2 at 45 degrees to axis, driven, ran turning
+    about the projection of axis2 (x); now the located refusal, status 2, as for any bad document."""
+    doc = {"format": "linkwright.mechanism", "version": 1, "name": "U obl", "space": "spatial",
+           "bodies": [{"name": "ground", "ground": True}, {"name": "s", "points": {"P": [0, 1, 0]}}],
+           "joints": [{"name": "U", "type": "universal", "bodies": ["ground", "s"], "at": [0, 0, 0],
+                       "axis": [0, 0, 1], "axis2": [1, 0, 1]}],
+           "drivers": [{"joint": "U", "value": "0*t", "coordinate": 0}, {"joint": "U", "value": "t", "coordinate": 1}]}
+    bad = tmp_path / "u.json"
+    bad.write_text(json.dumps(doc))
+    for command in ("kinematics", "analyze"):
+        r = run(command, str(bad))
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.strip() == "error: joints[0].axis2: must be normal to axis (it makes 45.0 degrees with it)"

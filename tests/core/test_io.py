@@ -431,3 +431,43 @@ def test_a_file_in_a_folder_that_cannot_hold_it_is_refused_in_one_wording(tmp_pa
         assert (err.value.location, err.value.message) == ("--out", f"cannot write '{path}': {why}")
     assert io.folder_problem(tmp_path / "ok.csv") == ""
     assert (tmp_path / "notes.txt").read_text() == "x"
+
+
+def _universal_doc(axis2) -> dict:
+    return {"format": "linkwright.mechanism", "version": 1, "name": "U", "space": "spatial",
+            "bodies": [{"name": "ground", "ground": True}, {"name": "s", "points": {"P": [0, 1, 0]}}],
+            "joints": [{"name": "U", "type": "universal", "bodies": ["ground", "s"], "at": [0, 0, 0],
+                        "axis": [0, 0, 1], "axis2": axis2}]}
+
+
+@pytest.mark.parametrize("axis2, message", [
+    ([1, 0, 1], "must be normal to axis (it makes 45.0 degrees with it)"),
+    ([-1, 0, -1], "must be normal to axis (it makes 135.0 degrees with it)"),
+    ([1, 0, 1e-6], "must be normal to axis (it makes 89.9999 degrees with it)"),  # (digits enough to differ from 90)
+    ([0, 0, -2], "must not be parallel to axis"),
+])
+def test_a_universal_joints_axis2_must_be_normal_to_its_axis(axis2, message):
+    """User test s55 K4: a universal joint (Hooke's) turns about two perpendicular axes; an oblique axis2 was taken
+    as its projection normal to axis without a word (turning about x where (1, 0, 1) was given). Refused, located, as a
+    parallel one is; the same check refuses it in an edit (the app's Properties, through Mechanism.update_joint)."""
+    e = load_error(_universal_doc(axis2))
+    assert e.location == "joints[0].axis2" and e.message == message
+    mech = io.loads(json.dumps(_universal_doc([1, 0, 0])))
+    with pytest.raises(LinkwrightError) as info:
+        mech.update_joint("U", axis2=tuple(float(x) for x in axis2))
+    assert str(info.value) == f"joints[0].axis2: {message}"
+    assert mech.joint("U").axis2 == (1.0, 0.0, 0.0)
+
+
+def test_a_universal_joints_axis2_within_the_tolerance_of_normal_is_taken():
+    """Within 1e-9 of normal (the cosine of the angle, as a planar document's axes are held to their plane) axis2 is
+    taken; the joint frame's x is then axis2 to that tolerance."""
+    import numpy as np
+
+    from core.joints import joint_design_frame
+
+    axis2 = np.array([1.0, 0.0, 5e-10])
+    mech = io.loads(json.dumps(_universal_doc(axis2.tolist())))
+    np.testing.assert_allclose(joint_design_frame(mech.joint("U"))[:3, 0], axis2 / np.linalg.norm(axis2), atol=1e-9)
+    with pytest.raises(LinkwrightError, match="normal to axis"):
+        io.loads(json.dumps(_universal_doc([1, 0, 2e-9])))

@@ -182,3 +182,124 @@ def test_the_drivers_fix_every_body_of_a_double_parallelogram_drawn_flat_too(up)
     assert fixed.all() and held.all()
     m.bodies = [m.bodies[0]] + [replace(b, mass=1.0) for b in m.bodies[1:]]
     assert undriven_massive_bodies(m) == []
+
+
+def _flat_change_point_rates():
+    """The flat change-point four-bar of _flat_fourbar(-1, 2) (crank 1 about A = (0, 0), coupler 3, rocker 2 about
+    D = (4, 0)) with B = e^(i th), C = D + 2 e^(i phi): |C - B|^2 = 9 is F = 12 + 16 cos phi - 8 cos th -
+    4 cos(phi - th) = 0. At the flat position th = phi = pi its first derivatives vanish (F_th = 8 sin th -
+    4 sin(phi - th), F_phi = -16 sin phi + 4 sin(phi - th)), so along a branch the second order decides r = dphi/dth:
+    F_thth + 2 F_thphi r + F_phiphi r^2 = -4 - 8 r + 20 r^2 = 0, r = (1 -+ sqrt 6) / 5 = -0.2899, 0.6899 (the two
+    branches), their mean 1/5 on neither. Mirrored in the x axis, (pi + u, pi + v) -> (pi - u, pi - v) maps each
+    branch (its tangent v = r u) onto itself: phi - pi is odd in th - pi, so d2phi/dth2 = 0 at the crossing.
+    Returns the roots, smaller first, and the joint rates (A, B, C, D) of the crank turning at w for a rocker rate
+    ratio r: the coupler's angle psi (0 flat) has -th' + 3 psi' = -2 phi' (the y components of B, C at the
+    flat position), so A = th', B = psi' - th', C = phi' - psi', D = -phi' (D's bodies are rocker, ground)."""
+    roots = sorted(((1 - math.sqrt(6)) / 5, (1 + math.sqrt(6)) / 5))
+
+    def rates(r, w=2 * math.pi):
+        phi = r * w
+        psi = (w - 2 * phi) / 3
+        return np.array([w, psi - w, phi - psi, -phi])
+
+    return roots, rates
+
+
+def test_a_frame_where_a_change_point_four_bar_crosses_its_branches_is_the_arriving_branchs():
+    """User test s55 K3 (flatcp_2pi.json): the flat change-point four-bar driven at its crank, 2 pi t, is back flat at
+    t = 1, where its two branches cross. The frame there had the rates of neither branch but their mean (rocker
+    2 pi / 5 = 1.2566 rad/s where the run arrives at 2 pi 0.6899 = 4.3348): a Newton solve finds the crossing only to
+    the square root of its tolerance, off it along the lost direction, where the rates solved are the line's point
+    midway between the two roots; the solve had kept the rank, so the frame was taken as a regular one. Now the
+    frame is the branch's the run came along (rates and accelerations, see _flat_change_point_rates), and the motion
+    ends there; the first frame, drawn at the crossing, keeps the branch with the smaller rates."""
+    roots, rates = _flat_change_point_rates()
+    km = compile_model(_flat_fourbar(-1.0, 2.0))
+    assert km.coord_names == ["A", "B", "C", "D"]
+    traj = solve_trajectory(km, np.linspace(0.0, 1.5, 151))
+    assert not traj.ok and len(traj.times) == 101 and traj.times[-1] == 1.0
+    assert "two assembly branches cross here" in traj.reason
+    assert traj.limit_time == pytest.approx(1.0, abs=1e-9)
+    # the start: the smaller root
+    np.testing.assert_allclose(traj.qd[0], rates(roots[0]), atol=1e-6)
+    # the arriving branch: the root nearer the rocker's rate ratio a frame before (0.6897 at t = 0.99)
+    before = -traj.qd[-2, 3] / (2 * math.pi)
+    arriving = min(roots, key=lambda r: abs(r - before))
+    assert arriving == roots[1] and abs(before - arriving) < 1e-3
+    np.testing.assert_allclose(traj.qd[-1], rates(arriving), atol=1e-6)  # the mean gave -1.2566 for D
+    # accelerations: the crank's none, the rocker's none (phi'' = 0 at the crossing), so neither the coupler's; to
+    # the interpolant's round-off (accelerations of up to 30 rad/s^2 on the way)
+    np.testing.assert_allclose(traj.qdd[-1], 0.0, atol=2e-3)
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-4, 3e-5, 1e-5, 1e-6, 1e-8, 0.0])
+def test_frames_just_before_a_change_point_have_the_branchs_motion(delta):
+    """The same four-bar at t = 1 - delta, just before its crossing: near it the solve's accelerations came from a
+    nearly singular Jacobian (at delta = 1e-5 the rocker's was -149 rad/s^2 where the branch's is 2.7e-4). Every
+    frame's rates and accelerations are the branch's: the triangle B C D solved in 40 digits (mpmath; C on either
+    side of BD, the side whose rocker rate is nearer the arriving one) and differentiated in th, at the crossing
+    itself the second order's (_flat_change_point_rates)."""
+    import mpmath as mp
+
+    roots, rates = _flat_change_point_rates()
+    km = compile_model(_flat_fourbar(-1.0, 2.0))
+    t = 1.0 - delta
+    traj = solve_trajectory(km, np.r_[np.linspace(0.0, 0.98, 50), t])
+    assert traj.ok and traj.times[-1] == t, traj.reason
+    w = 2 * math.pi
+    if delta:
+        mp.mp.dps = 40
+
+        def angles(th, side):  # (coupler angle psi, rocker angle phi) at crank angle th
+            B = (mp.cos(th), mp.sin(th))
+            u = (B[0] - 4, B[1])
+            d = mp.sqrt(u[0] ** 2 + u[1] ** 2)
+            x = (d * d + 4 - 9) / (2 * d)  # C = D + x u/d + side h n/d, |C - D| = 2, |C - B| = 3
+            h = mp.sqrt(4 - x * x)
+            C = (4 + (x * u[0] - side * h * u[1]) / d, (x * u[1] + side * h * u[0]) / d)
+            return mp.atan2(C[1] - B[1], C[0] - B[0]), mp.atan2(C[1], C[0] - 4)
+
+        th = mp.pi - mp.mpf(w) * mp.mpf(delta)
+        refs = []
+        for side in (1, -1):
+            d1 = [float(mp.diff(lambda x: angles(x, side)[i], th)) * w for i in (0, 1)]
+            d2 = [float(mp.diff(lambda x: angles(x, side)[i], th, 2)) * w * w for i in (0, 1)]
+            refs.append((np.array([w, d1[0] - w, d1[1] - d1[0], -d1[1]]),
+                         np.array([0.0, d2[0], d2[1] - d2[0], -d2[1]])))
+        qd, qdd = min(refs, key=lambda ref: abs(ref[0][3] + w * roots[1]))
+    else:
+        qd, qdd = rates(roots[1]), np.zeros(4)
+    np.testing.assert_allclose(traj.qd[-1], qd, atol=1e-6)
+    np.testing.assert_allclose(traj.qdd[-1], qdd, atol=2e-3)
+
+
+def test_a_slider_crank_driven_at_its_slider_to_the_dead_centre_arrives_at_the_cranks_rate():
+    """User test s55 K3 (sc_slider_touch.json): crank r = 0.5 about the origin drawn at 60 degrees, rod l = 1.2, the
+    slider on the x axis driven from x0 to the outer dead centre x = r + l at t = 1 and back,
+    x = x0 + (r + l - x0) sin(pi t / 2). Near the dead centre x = r cos th + sqrt(l^2 - r^2 sin^2 th)
+    = r + l - (r / 2)(1 + r / l) th^2 + O(th^4) and r + l - x = (r + l - x0)(pi^2 / 8)(1 - t)^2 + O((1 - t)^4), so
+    th = +-k (1 - t) + O((1 - t)^3), k = sqrt((r + l - x0)(pi^2 / 8) / ((r / 2)(1 + r / l))): two branches cross (the
+    crank turning back or on), and the crank arrives at th' = -k, with no acceleration (th is odd in 1 - t). The
+    frame there had the mean of the two, 0 (3.7e-11). The rod's angle b (0 at the dead centre) has
+    r th' + l b' = 0 (the y components), so the joint rates are A = th', B = b' - th', C = -b', P = 0."""
+    r, l, th0 = 0.5, 1.2, math.pi / 3
+    B = (r * math.cos(th0), r * math.sin(th0), 0.0)
+    x0 = r * math.cos(th0) + math.sqrt(l * l - (r * math.sin(th0)) ** 2)
+    m = Mechanism(name="sc", space="planar")
+    m.bodies += [Body("ground", ground=True), Body("crank"), Body("rod"), Body("slider")]
+    m.joints += [Joint("A", "revolute", ("ground", "crank"), (0.0, 0.0, 0.0)),
+                 Joint("B", "revolute", ("crank", "rod"), B),
+                 Joint("C", "revolute", ("rod", "slider"), (x0, 0.0, 0.0)),
+                 Joint("P", "prismatic", ("ground", "slider"), (x0, 0.0, 0.0), axis=(1.0, 0.0, 0.0))]
+    m.drivers.append(Driver("P", f"{r + l - x0!r}*sin(pi*t/2)"))
+    km = compile_model(m)
+    assert km.coord_names == ["A", "B", "C", "P"]
+    traj = solve_trajectory(km, np.linspace(0.0, 2.0, 21))
+    assert not traj.ok and traj.times[-1] == 1.0 and "two assembly branches cross here" in traj.reason
+    assert traj.limit_time == pytest.approx(1.0, abs=1e-9)
+    k = math.sqrt((r + l - x0) * (math.pi**2 / 8) / ((r / 2) * (1 + r / l)))
+    th_d = -k
+    b_d = -r * th_d / l
+    assert traj.q[-1, 0] == pytest.approx(-th0, abs=1e-9)  # the crank at 0 degrees
+    np.testing.assert_allclose(traj.qd[-1], [th_d, b_d - th_d, -b_d, 0.0], atol=1e-6)  # the mean gave 0 for A
+    assert abs(traj.qdd[-1, 0]) < 2e-3
