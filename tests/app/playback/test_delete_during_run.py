@@ -140,3 +140,22 @@ def test_bodies_deleted_while_a_contact_run_streams(make_window, qtbot, duration
         assert pb.status_kind == "stale"
     assert not pb.worker.running()
 
+
+def test_a_run_stopped_before_its_first_frame_leaves_the_point_traces_empty(make_window, qtbot):
+    """(Found by the U14 stress script: Run then Stop at once, on a document with named points.) The recording is
+    cleared for the new run and ended before the run began; its end redrew the plots, whose point traces were still
+    the previous run's, indexed into the empty recording: IndexError in the slot."""
+    win = make_window(io.load(EXAMPLES / "contact_cam_follower.json"))
+    pb, plots, a = win.playback, win.plots, win.action_set
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    assert plots.xy_curves and len(plots.xy_curves[0].getData()[0]) == pb.recording.count
+    a.run.trigger()
+    a.stop.trigger()  # (before the run's thread has built its model: its end comes with no frame)
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    if pb.recording.count == 0:
+        assert pb.status == "stopped by the user"
+        x, _y = plots.xy_curves[0].getData()
+        assert x is None or len(x) == 0  # the trace of a recording without frames is empty
+    a.run.trigger()  # and the next run draws its trace again
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    assert len(plots.xy_curves[0].getData()[0]) == pb.recording.count > 1
