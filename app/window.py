@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QComboBox, QDockWidget, QLabel, QMainWindow, QMenu
 from core import __version__
 from core.joints import JOINT_TYPES
 
+from . import collector
 from .actions import Actions, icon
 from .document import Document
 from .editing import Editor, joint_types_for
@@ -40,6 +41,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, document: Document | None = None, parent: QWidget | None = None, remember_layout: bool = True) -> None:
         super().__init__(parent)
+        # reference cycles are collected in this thread only while the window lives: never a run's thread, which
+        # would run the C++ destructors of the GUI's objects (app.collector; first, before a run starts)
+        collector.hold(self)
         self.remember_layout = remember_layout  # False for --screenshot: a fixed layout, the user's settings untouched
         self.setObjectName("LinkwrightMainWindow")
         self.setWindowIcon(icon("app"))

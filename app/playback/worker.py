@@ -39,7 +39,8 @@ SWITCH_INTERVAL = 0.001  # s: how long the GUI thread may wait for the interpret
 
 
 def limit_blas_threads() -> None:
-    """Share the process with a contact run (once): BLAS/LAPACK single-threaded, a short interpreter switch interval.
+    """Share the process with a contact run (once, in the GUI thread, before the first contact run's thread starts:
+    SolveWorker.start): BLAS/LAPACK single-threaded, a short interpreter switch interval.
 
     The contact step's dense solves are small; OpenBLAS's worker threads spin on every core while they run, which
     starved the GUI thread of a CPU for up to half a second per solve on a 2-core machine (and made the pile's steps
@@ -107,6 +108,11 @@ class SolveWorker(QObject):
     def start(self, mechanism: Mechanism, spec: RunSpec, analyse: bool = True) -> int:
         """Cancel the running job and start `spec`'s run on a snapshot of `mechanism`; returns its token."""
         snapshot = mechanism.copy()  # frozen here, on the GUI thread: later edits never reach the job
+        if (spec.kind or run_kind(snapshot)) == "contact":
+            # here, in the GUI thread, before the run's thread exists: OpenBLAS's thread count changed while another
+            # thread is in a BLAS call (this thread's, a comparison run's starting with this one, which both set it
+            # from their threads) is a known cause of crashes in OpenBLAS
+            limit_blas_threads()
         return self._jobs.start(lambda job: self._run(job.token, snapshot, spec, analyse, job.cancel)).token
 
     def cancel(self) -> None:
@@ -166,7 +172,6 @@ class SolveWorker(QObject):
             if run.kind == "contact":
                 from core.contact import prepare_kernels
 
-                limit_blas_threads()
                 m = run.model
                 weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
                 info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight,

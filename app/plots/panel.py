@@ -1352,8 +1352,15 @@ class PlotsPanel(QWidget):
         i0, i1 = self._plane
         res = resolution("m", self._largest("m"))
         self.xy_plot.getViewBox().resolution = [res, res]
-        for i, c in enumerate(self.xy_curves):
-            c.setData(P[:, i, i0], P[:, i, i1])
+        # each curve is its point's, by name: a recording may hold none of them (cleared for a run that has not begun,
+        # which a Stop at once ended: the previous run's curves indexed an empty array)
+        held = {name: k for k, name in enumerate(rec.point_names)}
+        for name, c in zip(self._point_names, self.xy_curves):
+            k = held.get(name)
+            if k is None:
+                c.setData([], [])
+            else:
+                c.setData(P[:, k, i0], P[:, k, i1])
         notes = [f"{'xyz'[k]}: {n}" for k in self._plane if (n := _noise_note(*_extent([P[..., k]]), res, "m"))]
         title = f"Point traces ({'xyz'[i0]}-{'xyz'[i1]} plane)" + "".join(f" — {n}" for n in notes)
         if title != self.xy_plot.titleLabel.text:  # (a new title lays the plot out again: not at every redraw)

@@ -534,7 +534,7 @@ class Viewport3D(QWidget):
     def clear_ghosts(self, layer: str = "compare") -> None:
         """Remove a layer's ghost bodies."""
         for group in self._ghost_groups.pop(layer, {}).values():
-            self.view.removeItem(group)
+            self._discard(group)
         self._ghost_poses.pop(layer, None)
 
     def set_design_ghost(self, on: bool) -> None:
@@ -579,6 +579,14 @@ class Viewport3D(QWidget):
     def _initial_view(self) -> None:
         self.set_view("front" if self._space == "planar" else "iso")
 
+    def _discard(self, item: gl.GLGraphicsItem.GLGraphicsItem) -> None:
+        """Take a top-level item out of the view and apart from its children. pyqtgraph's parent and children refer to
+        each other: together they were a reference cycle, freed by Python's collector at its next collection; apart,
+        they are freed here, in the GUI thread (a collection in a run's thread ran the destructors of the mesh items
+        and their OpenGL buffers there: app.collector)."""
+        self.view.removeItem(item)
+        _detach(item)
+
     def _mesh_item(self, mesh, colour, parent, patch: bool = False) -> gl.GLMeshItem:
         """An opaque mesh item, or (patch) a halfspace's translucent patch that writes no depth (_PatchItem)."""
         cls, options = (_PatchItem, _PATCH_OPTIONS) if patch else (gl.GLMeshItem, "opaque")
@@ -605,7 +613,7 @@ class Viewport3D(QWidget):
         moved |= self._sync_joints(scene)
         self._sync_points(scene)
         for name in leftover:  # after the joints and points moved off them
-            self.view.removeItem(self._groups.pop(name))
+            self._discard(self._groups.pop(name))
             for d in (self._body_items, self._body_meshes, self._poses, self._designs):
                 d.pop(name, None)
         designs = {bg.name: bg.design for bg in scene.bodies}
@@ -636,7 +644,7 @@ class Viewport3D(QWidget):
             self._draw_trails()
         groups, shown = self._ghost_groups.get("compare", {}), self._ghost_poses.get("compare", {})
         for name in [n for n in groups if n not in self._by_name]:
-            self.view.removeItem(groups.pop(name))
+            self._discard(groups.pop(name))
             shown.pop(name, None)
 
     def _sync_bodies(self, scene: Scene) -> tuple[list[str], bool]:
@@ -949,6 +957,13 @@ class Viewport3D(QWidget):
         super().resizeEvent(ev)
         if self._fitted is not None and self._fitted[:3] == self._camera_state()[:3]:
             self._fit()
+
+
+def _detach(item: gl.GLGraphicsItem.GLGraphicsItem) -> None:
+    """Take every item under `item` off its parent (the parent-child references are the only cycle of an item)."""
+    for child in item.childItems():
+        _detach(child)
+        child.setParentItem(None)
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
