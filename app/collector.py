@@ -12,7 +12,9 @@ So while a main window is open (`hold`), the automatic collection is off and a t
 instead, by CPython's own rule: generation g when its count passes its threshold (gc.get_threshold; the oldest
 such generation first), a full collection only when the objects moved to the oldest generation since the last full
 one are at least a quarter of those that survived it (a full collection of the app's 250,000 objects takes
-0.1-0.7 s). When the last window holding it is gone, the automatic collection is on again (the tests' and the command
+0.1-0.7 s). pyqtgraph's GarbageCollector (pyqtgraph.util.garbage_collector) has the same idea but collects the oldest
+generation whenever its count passes its threshold (every tenth middle collection: a GUI-thread pause of up to 0.7 s
+many times a minute during a run) and never gives the automatic collection back. When the last window holding it is gone, the automatic collection is on again (the tests' and the command
 line's cores run without an event loop).
 """
 
