@@ -38,9 +38,11 @@ SPACES = ("planar", "spatial")
 _Z = (0.0, 0.0, 1.0)
 _X = (1.0, 0.0, 0.0)
 _PLANAR_TOL = 1e-9  # how far from the z axis a planar revolute axis may be (relative)
-# how far from normal to its axis a universal joint's axis2 may be: the cosine of their angle (as _PLANAR_TOL bounds
-# the component of a unit axis out of the plane it must lie in)
-_NORMAL_TOL = 1e-9
+# how far from normal to its axis a universal joint's axis2 may be: the cosine of their angle, 1e-4 (0.0057 degrees).
+# Files hold axes rounded to a few digits (the Stewart example's, written to 6: cosines of 1.5e-7 to 4.2e-7), which
+# are taken as the perpendicular axis they stand for (its projection, frame_from_axis); an axis2 meant to be oblique
+# is off by degrees
+_NORMAL_TOL = 1e-4
 
 
 def planar_axis_error(jtype: str, axis: Vec3) -> str:
