@@ -39,8 +39,8 @@ SWITCH_INTERVAL = 0.001  # s: how long the GUI thread may wait for the interpret
 
 
 def limit_blas_threads() -> None:
-    """Share the process with a contact run (once, in the GUI thread, before the first contact run's thread starts:
-    SolveWorker.start): BLAS/LAPACK single-threaded, a short interpreter switch interval.
+    """Share the process with contact runs (once, in the GUI thread, when the first SolveWorker is made, before any
+    thread of the window's): BLAS/LAPACK single-threaded, a short interpreter switch interval.
 
     The contact step's dense solves are small; OpenBLAS's worker threads spin on every core while they run, which
     starved the GUI thread of a CPU for up to half a second per solve on a 2-core machine (and made the pile's steps
@@ -97,6 +97,11 @@ class SolveWorker(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        # here, in the GUI thread, when the window is made and before any of its threads (runs, the layout, the
+        # structure's rank count) can be in a BLAS call: OpenBLAS's thread count changed while another thread is in
+        # one is a known cause of crashes in OpenBLAS (it was set by the first contact run, from its thread, then
+        # before it started: a kinematics run or the layout could be in BLAS then)
+        limit_blas_threads()
         self._jobs = BackgroundJobs("linkwright-solve")
         self.solves_started = 0  # how many jobs got as far as solving frames (for tests and diagnostics)
 
@@ -108,11 +113,6 @@ class SolveWorker(QObject):
     def start(self, mechanism: Mechanism, spec: RunSpec, analyse: bool = True) -> int:
         """Cancel the running job and start `spec`'s run on a snapshot of `mechanism`; returns its token."""
         snapshot = mechanism.copy()  # frozen here, on the GUI thread: later edits never reach the job
-        if (spec.kind or run_kind(snapshot)) == "contact":
-            # here, in the GUI thread, before the run's thread exists: OpenBLAS's thread count changed while another
-            # thread is in a BLAS call (this thread's, a comparison run's starting with this one, which both set it
-            # from their threads) is a known cause of crashes in OpenBLAS
-            limit_blas_threads()
         return self._jobs.start(lambda job: self._run(job.token, snapshot, spec, analyse, job.cancel)).token
 
     def cancel(self) -> None:

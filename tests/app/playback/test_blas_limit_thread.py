@@ -1,5 +1,5 @@
-"""The process-wide BLAS thread limit of a contact run is set in the GUI thread, before the run's thread starts (U14
-audit of the paths across threads): set from the run's thread, OpenBLAS's thread count changed while another thread
+"""The process-wide BLAS thread limit of contact runs is set in the GUI thread when the window's SolveWorker is made,
+before any run's thread starts (U14 audit of the paths across threads): set from the run's thread, OpenBLAS's thread count changed while another thread
 could be in a BLAS call (the GUI thread's, or a comparison run's, which started with it and set it too): a known
 cause of crashes in OpenBLAS."""
 
@@ -18,7 +18,7 @@ from core.run import RunSpec
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
 
 
-def test_a_contact_run_limits_blas_threads_in_the_gui_thread_before_its_thread_starts(qtbot, monkeypatch):
+def test_the_blas_thread_limit_is_set_in_the_gui_thread_before_any_run_thread_starts(qtbot, monkeypatch):
     calls = []
     real = threadpoolctl.threadpool_limits
 
