@@ -15,7 +15,6 @@ import contextlib
 import math
 import os
 import queue
-import re
 import signal
 import socket
 import sys
@@ -857,21 +856,12 @@ class ExportController(QObject):
         QMessageBox.critical(self.window, title, text)
 
     def _ask_path(self, title: str, filters: str, default_suffix: str) -> Path | None:
-        from PySide6.QtWidgets import QFileDialog
-
-        from .files import suggested_stem
+        from .files import ask_save_path, suggested_stem
 
         # (an unsaved document's name with a slash, "Crank/rocker", suggested a file in a folder "Crank")
         base = (self.document.path.with_suffix(default_suffix) if self.document.path
                 else Path.home() / f"{suggested_stem(self.document.mechanism, 'linkwright')}{default_suffix}")
-        path, chosen = QFileDialog.getSaveFileName(self.window, title, str(base), filters)
-        if not path:
-            return None
-        from .files import with_suffix
-
-        # a name without a file type gets the one of the filter the user chose ("MP4 video (*.mp4)": .mp4)
-        picked = re.search(r"\(\*(\.\w+)\)", chosen or "")
-        return with_suffix(path, picked.group(1) if picked else default_suffix, self.window)
+        return ask_save_path(self.window, title, str(base), filters)
 
     @property
     def busy(self) -> bool:

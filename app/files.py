@@ -22,7 +22,7 @@ from .layout import MAX_ITER, auto_layout
 
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
-    "AUTOSAVE_MS", "with_suffix", "suggested_stem", "is_example", "disk_identity", "MAX_STEM_CHARS",
+    "AUTOSAVE_MS", "with_suffix", "ask_save_path", "suggested_stem", "is_example", "disk_identity", "MAX_STEM_CHARS",
     "EXAMPLE_NOTE",
 ]
 
@@ -77,6 +77,17 @@ def with_suffix(path, suffix: str, parent: QWidget | None = None, only: tuple[st
         if answer != QMessageBox.Yes:
             return None
     return p
+
+
+def ask_save_path(parent: QWidget | None, title: str, suggested: str, filters: str) -> Path | None:
+    """The save dialog of an export: the name the user gave, with the file type of the filter they chose when it has
+    none ('run v1.2' with "MP4 video (*.mp4)" chosen: 'run v1.2.mp4'; with_suffix); None if they cancelled.
+    `filters` as Qt's ("PNG image (*.png);;SVG (*.svg)"); the first filter's type when none is reported."""
+    path, chosen = QFileDialog.getSaveFileName(parent, title, suggested, filters)
+    if not path:
+        return None
+    picked = re.search(r"\(\*(\.\w+)\)", chosen or "") or re.search(r"\(\*(\.\w+)\)", filters)
+    return with_suffix(path, picked.group(1) if picked else "", parent)
 
 
 def is_example(path) -> bool:

@@ -30,7 +30,6 @@ from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsTextItem,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListView,
@@ -44,7 +43,7 @@ from PySide6.QtWidgets import (
 from core import io
 from core.errors import LinkwrightError
 
-from ..files import with_suffix
+from ..files import ask_save_path
 from ..playback.panel import LabelHolder
 from ..playback.recording import time_text
 
@@ -1568,14 +1567,12 @@ class PlotsPanel(QWidget):
         return bytes(buf.data())
 
     def _ask_csv(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export series", "series.csv", "CSV (*.csv)")
-        path = with_suffix(path, ".csv", self) if path else None
+        path = ask_save_path(self, "Export series", "series.csv", "CSV (*.csv)")
         if path is not None:
             self._export(self.export_csv, str(path))
 
     def _ask_image(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plot", "plot.png", "PNG image (*.png);;SVG (*.svg)")
-        path = with_suffix(path, ".png", self) if path else None
+        path = ask_save_path(self, "Export plot", "plot.png", "PNG image (*.png);;SVG (*.svg)")
         if path is not None:
             self._export(self.export_image, str(path))
 

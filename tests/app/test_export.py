@@ -997,3 +997,14 @@ def test_an_export_name_with_a_version_number_gets_the_chosen_type(make_window, 
     dialogs.save_path = str(tmp_path / "clip.gif")  # a typed type is kept whatever the filter
     assert win.exports._ask_path("Export animation", "GIF animation (*.gif);;MP4 video (*.mp4)", ".gif") == \
         tmp_path / "clip.gif"
+
+
+def test_the_plots_image_export_takes_the_chosen_filters_type(make_window, dialogs, qtbot, tmp_path):
+    # review s55: the plots' own save dialogs took the first filter's type whatever the user chose ("plot" with SVG
+    # chosen was written as PNG): every export dialog asks through app.files.ask_save_path
+    win = make_window(io.load(EXAMPLES / "fourbar.json"))
+    finished_run(qtbot, win)
+    dialogs.save_path = str(tmp_path / "plot v2")
+    dialogs.save_filter = "SVG (*.svg)"
+    win.plots._ask_image()
+    assert (tmp_path / "plot v2.svg").read_bytes().lstrip().startswith((b"<?xml", b"<svg"))
