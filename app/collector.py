@@ -40,15 +40,9 @@ class GuiCollector(QObject):
         self._was_enabled = gc.isenabled()
         self._long_lived_total = 0  # objects that survived the last full collection (CPython's long_lived_total)
         self._long_lived_pending = 0  # objects moved to the oldest generation since (long_lived_pending)
-        self.collections = [0, 0, 0]  # collections made here, per generation (for tests and diagnostics)
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.check)
-
-    @property
-    def active(self) -> bool:
-        """Whether the automatic collection is off and this one collects."""
-        return bool(self._holders)
 
     def hold(self, owner: QObject) -> None:
         """Collect in the GUI thread only until `owner` is destroyed (a main window)."""
@@ -95,7 +89,6 @@ class GuiCollector(QObject):
     def _collect(self, g: int) -> int:
         young = len(gc.get_objects(0)) + len(gc.get_objects(1)) if g == 1 else 0
         found = gc.collect(g)
-        self.collections[g] += 1
         if g == 1:
             self._long_lived_pending += max(young - found, 0)  # (the survivors moved to the oldest generation)
         elif g == 2:
