@@ -258,6 +258,87 @@ def test_a_signal_while_the_commands_load_is_a_word_not_a_traceback(entry, sig, 
     assert r.stdout == ""
 
 
+def _start_up_with(sig: str, patch: str, entry: str = "app.cli") -> subprocess.CompletedProcess:
+    """`analyze fourbar.json` in a process of its own, `patch` (Python run first, with `sig` the signal's name, `c`
+    core.cli and `signal` imported) arranging for the signal to come at a given moment of the start-up."""
+    code = (f"import signal, sys, importlib, core.cli as c\nsig = signal.{sig}\n{patch}\n"
+            f"sys.exit(importlib.import_module('{entry}').main())\n")
+    return subprocess.run([sys.executable, "-c", code, "analyze", str(EXAMPLES / "fourbar.json")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+_CHAINED = """real = c.build_parser
+def build_parser(*a, **k):
+    try:
+        signal.raise_signal(sig)  # as numpy's import turns it into 'bad install', dataclasses into a RuntimeError
+    except BaseException as exc:
+        raise ImportError("Importing the numpy C-extensions failed ... bad install") from exc
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
+_SWALLOWED = """real = c.build_parser
+def build_parser(*a, **k):
+    try:
+        signal.raise_signal(sig)
+    except BaseException:  # a library (or a callback Python drops the exception of) swallows it
+        pass
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
+_AFTER_LOADING = """import app.cli
+real = app.cli.run_command
+def run_command(args):
+    signal.raise_signal(sig)  # after the commands have loaded, before run_command
+    return real(args)
+app.cli.run_command = run_command"""
+
+
+@pytest.mark.parametrize("patch", [_CHAINED, _SWALLOWED, _AFTER_LOADING], ids=["chained", "swallowed", "after-loading"])
+@pytest.mark.parametrize("sig, word", [("SIGINT", "interrupted"), ("SIGTERM", "terminated")])
+def test_a_signal_anywhere_in_the_start_up_is_a_word_and_its_status(patch, sig, word):
+    """User test s55 K5: a signal while the commands loaded came out, chained by numpy's import (an ImportError
+    blaming the install) or by dataclasses (a RuntimeError), as a traceback with status 1; one whose exception a
+    library swallowed was lost (the command ran on, status 0); SIGTERM between the loading and the command's run
+    killed the process without a word. One handler from main's start on: the word, 130 or 143, nothing run."""
+    import signal
+
+    r = _start_up_with(sig, patch)
+    assert (r.returncode, r.stderr.strip(), r.stdout) == (128 + getattr(signal, sig), word, ""), r.stderr
+
+
+@pytest.mark.parametrize("sig, word", [("SIGINT", "interrupted"), ("SIGTERM", "terminated")])
+def test_a_signal_at_any_moment_of_a_command_s_start_is_a_word_and_its_status(sig, word):
+    """The signal sent from outside at several moments of `kinematics`' first second, counted from when the program
+    handles SIGTERM (the process's signal mask in /proc says so; before, Python is still starting and importing the
+    program, a few tens of ms): the modules loading, the file loading, the run. Always 130 or 143 and the word (with
+    how far the run got, if it had started), never a traceback, another status or a silent kill."""
+    import signal
+    import time
+
+    def handles_sigterm(pid: int) -> bool:
+        with open(f"/proc/{pid}/status") as fh:
+            mask = next(line for line in fh if line.startswith("SigCgt:")).split()[1]
+        return bool(int(mask, 16) >> (signal.SIGTERM - 1) & 1)
+
+    signum = getattr(signal, sig)
+    for delay in [0.0, 0.05, 0.15, 0.3, 0.6]:
+        p = subprocess.Popen([sys.executable, "-m", "app.cli", "kinematics", str(EXAMPLES / "jansen.json"), "--steps",
+                              "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 30
+            while not handles_sigterm(p.pid) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(delay)
+            p.send_signal(signum)
+            _, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert p.returncode == 128 + signum and "Traceback" not in err, (delay, p.returncode, err)
+        assert err.split()[0] == word, (delay, err)
+
+
 def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkeypatch, capsys):
     """A run that computed a non-finite number said `error: --out: the run computed a non-finite gap ...`, blaming
     the output option for the run's (its document's) doing; it is located at FILE, with or without --out, and no
