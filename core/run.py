@@ -366,7 +366,7 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
         # k * (t_end / steps): the times `linkwright kinematics` has always written
         times = np.arange(steps + 1) * (t_end / steps)
         if np.any(np.diff(times) <= 0):  # (TrajectoryRun's "times: times must increase" named no field of the user's)
-            raise LinkwrightError("steps", f"{steps:,} steps of an end time of {t_end:g} s cannot be told apart (a step "
+            raise LinkwrightError("steps", f"{steps:,} steps of an end time of {t_end!r} s cannot be told apart (a step "
                                            f"of {t_end / steps:g} s gives times that do not increase in double "
                                            "precision): take fewer steps or a longer end time")
         km = compile_model(mech)
