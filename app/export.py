@@ -709,10 +709,14 @@ def render_command(args) -> int:
         raise LinkwrightError("--t-end", f"{n} frames is too many (limit {MAX_FRAMES}): lower --fps or --t-end")
     if contact:
         # a document the stepper refuses is bad input (status 2), found before any window opens; the run's checks
-        # name the document's fields, and the end time typed is --t-end (too many steps of the file's dt)
+        # name the document's fields, and the end time typed is --t-end (too many steps of the file's dt, or an end
+        # time shorter than one step: validate.run_steps, as `simulate`; it wrote one frame, status 0 or 3)
         with typed_options({"simulation.duration": "--t-end" if args.t_end is not None else None}):
+            validate.run_steps(t_end, mech.simulation_settings().dt)
             open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
     else:
+        # an end time of more than 0, as `kinematics --t-end` (0 wrote one frame, status 0)
+        validate.number(t_end, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
         # so is a driver undefined or out of bounds at t = 0, or more drivers than freedoms (status 2, as in
         # `linkwright kinematics`; found in the window's run, it was status 3, "stopped early", with no frame)
         open_run(mech, RunSpec(kind="kinematics", t_end=1.0, steps=1))

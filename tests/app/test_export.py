@@ -443,6 +443,23 @@ def test_render_refuses_bad_options_with_status_2(tmp_path, args, where):
     assert not list(tmp_path.glob("*.gif"))
 
 
+@pytest.mark.parametrize("name, steps, command", [("contact_sphere_drop.json", 0.5, "simulate"),
+                                                   ("contact_sphere_drop.json", 0.0, "simulate"),
+                                                   ("fourbar.json", 0.0, "kinematics")])
+def test_render_refuses_an_end_time_shorter_than_one_step_as_simulate_and_kinematics_do(tmp_path, name, steps,
+                                                                                       command):
+    """User test s55 K7: `render --t-end` shorter than one step of the scene's dt (or 0) wrote one frame, status 0 or
+    3 'it ended early', where `simulate` and `kinematics` refuse it: the same located message and status 2, before
+    any frame (`steps`: the end time in steps of the file's dt)."""
+    f = EXAMPLES / name
+    t_end = steps * (io.load(f).simulation_settings().dt if command == "simulate" else 1.0)
+    r = run_cli("render", f, "--out", tmp_path / "x.gif", "--t-end", repr(t_end))
+    same = run_cli(command, f, "--t-end", repr(t_end))
+    assert same.returncode == 2 and same.stderr.startswith("error: --t-end: ")
+    assert (r.returncode, r.stderr, r.stdout) == (2, same.stderr, "")
+    assert not list(tmp_path.iterdir())
+
+
 def test_render_to_an_empty_file_name_says_so():
     """`render FILE --out ""` said "unknown animation type ''" (Path("") is "."); the empty name is named as
     `simulate --out ""` names it (status 2, nothing else on stderr)."""
