@@ -132,8 +132,13 @@ def _say_signal(signum: int) -> None:
 
 def signal_status(exc: BaseException) -> int | None:
     """When `exc` is a signal's exception or one it caused (_signal_of): `interrupted` or `terminated` said on stderr
-    and the status, 130 or 143; None otherwise (the caller re-raises it)."""
+    and the status, 130 or 143; None otherwise (the caller re-raises it). Also any exception after a signal was
+    raised (_Signals.raised): a library may replace the signal's exception by its own without chaining it (numpy's
+    C extension, interrupted while it imports datetime: "PyCapsule_Import could not import module", then its
+    ImportError 'bad install'), and the command ends because of the signal either way."""
     signum = _signal_of(exc)
+    if signum is None and _signals is not None:
+        signum = _signals.raised
     if signum is None:
         return None
     if _signals is not None:

@@ -285,6 +285,18 @@ def build_parser(*a, **k):
     return real(*a, **k)
 c.build_parser = build_parser"""
 
+_REPLACED = """real = c.build_parser
+def build_parser(*a, **k):
+    failed = False
+    try:
+        signal.raise_signal(sig)
+    except BaseException:  # numpy's C extension: the signal's exception replaced, not chained
+        failed = True
+    if failed:
+        raise ImportError("PyCapsule_Import could not import module 'datetime' ... bad install")
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
 _AFTER_LOADING = """import app.cli
 real = app.cli.run_command
 def run_command(args):
@@ -293,7 +305,8 @@ def run_command(args):
 app.cli.run_command = run_command"""
 
 
-@pytest.mark.parametrize("patch", [_CHAINED, _SWALLOWED, _AFTER_LOADING], ids=["chained", "swallowed", "after-loading"])
+@pytest.mark.parametrize("patch", [_CHAINED, _REPLACED, _SWALLOWED, _AFTER_LOADING],
+                         ids=["chained", "replaced", "swallowed", "after-loading"])
 @pytest.mark.parametrize("sig, word", [("SIGINT", "interrupted"), ("SIGTERM", "terminated")])
 def test_a_signal_anywhere_in_the_start_up_is_a_word_and_its_status(patch, sig, word):
     """User test s55 K5: a signal while the commands loaded came out, chained by numpy's import (an ImportError
