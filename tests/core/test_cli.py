@@ -352,6 +352,31 @@ def test_a_signal_at_any_moment_of_a_command_s_start_is_a_word_and_its_status(si
         assert err.split()[0] == word, (delay, err)
 
 
+def test_simulate_refuses_a_time_step_the_scene_cannot_take_with_status_2(tmp_path):
+    """User test s55 K8: `simulate` of a scene whose dt is more than 2^_MAX_SUBSTEP_LEVELS of its longest step was
+    status 3, 'stopped early' with one row; the run cannot start: status 2 and the located reason (simulation.dt for
+    the file's step, --dt for a typed one), nothing written."""
+    from core.contact import build_model
+    from core.contact.stepper import _MAX_SUBSTEP_LEVELS, longest_step, step_too_long
+
+    doc = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+           "bodies": [{"name": "floor", "ground": True,
+                       "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}},
+                      {"name": "box", "mass": 1.0, "shape": {"type": "box", "size": [0.2, 0.2, 0.2]},
+                       "pose": {"position": [0, 0, 0.1]}}],
+           "contact": {"friction": 0.5}, "simulation": {"dt": 0.01, "duration": 0.01}}
+    longest = longest_step(build_model(io.from_dict(doc)))
+    h = 2.0 ** (_MAX_SUBSTEP_LEVELS + 1) * longest
+    f = tmp_path / "scene.json"
+    out = tmp_path / "run.csv"
+    for sim, opts, where in [({"dt": h, "duration": h}, [], "simulation.dt"),
+                             ({"dt": 0.01, "duration": h}, ["--dt", repr(h)], "--dt")]:
+        f.write_text(json.dumps(dict(doc, simulation=sim)))
+        r = run("simulate", str(f), *opts, "--out", str(out))
+        assert (r.returncode, r.stderr) == (2, f"error: {where}: {step_too_long(h, longest)}\n"), r.stderr
+        assert not out.exists()
+
+
 def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkeypatch, capsys):
     """A run that computed a non-finite number said `error: --out: the run computed a non-finite gap ...`, blaming
     the output option for the run's (its document's) doing; it is located at FILE, with or without --out, and no
