@@ -377,6 +377,49 @@ def test_simulate_refuses_a_time_step_the_scene_cannot_take_with_status_2(tmp_pa
         assert not out.exists()
 
 
+@pytest.mark.parametrize("lengths", [("1e6", "1", "1e6", "1"), ("1e6", "1", "999999", "1.0000001"),
+                                     ("1", "1e-6", "1e6", "1e6"), ("0.1", "0.2", "0.25", "0.3"),
+                                     ("1", "1.0000000001", "1", "1"), ("4", "1", "3.5", "3")])
+def test_fourbar_prints_sums_that_are_true_as_printed(lengths):
+    """User test s55 K10: with 6 significant digits the sum line read `s + l = 1 + 1e+06 = 1e+06`, and for a rocker
+    of 1.0000001 `p + q = 1 + 999999 = 1000000` under a header reading 1.0000001. Each printed equation holds in
+    decimal arithmetic, the lengths print as in the header (one plain format, no exponent), and the printed sums
+    compare as the class says."""
+    from decimal import Decimal
+
+    from core.fourbar import FourBar, report
+
+    r = run("fourbar", "--lengths", *lengths)
+    assert r.returncode == 0, r.stderr
+    header, sums = r.stdout.splitlines()[:2]
+    shown = dict(part.split() for part in header.removeprefix("four-bar: ").split(", "))
+    rep = report(FourBar(*map(float, lengths)))
+    assert {name: float(v) for name, v in shown.items()} == pytest.approx(rep["lengths"], rel=1e-6)
+    assert all("e" not in v for v in shown.values())
+    assert len(set(shown.values())) == len(set(rep["lengths"].values()))  # different lengths print differently
+    totals = []
+    for side, (x, y) in zip(sums.split("; "), (("s", "l"), ("p", "q"))):
+        name, terms, total = side.split(" = ")
+        total = total.split(" (")[0]  # (the class after p + q)
+        a, b = terms.split(" + ")
+        assert name == f"{x} + {y}" and Decimal(a) + Decimal(b) == Decimal(total), sums
+        assert {a, b} <= set(shown.values()) and (float(a), float(b)) == pytest.approx((rep[x], rep[y]), rel=1e-6)
+        totals.append(Decimal(total))
+    expected = {"grashof": -1, "non-grashof": 1, "equal": None}[rep["grashof"]]
+    if expected is not None:
+        assert (totals[0] > totals[1]) - (totals[0] < totals[1]) == expected, sums
+
+
+def test_fourbar_refusal_prints_a_true_sum():
+    """The refusal's `the other three together (1 + 1 + 1e+06 = ...)` is as true as printed too."""
+    from decimal import Decimal
+
+    r = run("fourbar", "--lengths", "1", "1e6", "1", "999997.0000001")
+    assert r.returncode == 2
+    three, total = r.stderr.rsplit("(", 1)[1].rstrip(")\n").split(" = ")
+    assert sum(map(Decimal, three.split(" + "))) == Decimal(total) and "e+" not in r.stderr, r.stderr
+
+
 def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkeypatch, capsys):
     """A run that computed a non-finite number said `error: --out: the run computed a non-finite gap ...`, blaming
     the output option for the run's (its document's) doing; it is located at FILE, with or without --out, and no
