@@ -420,6 +420,59 @@ def test_fourbar_refusal_prints_a_true_sum():
     assert sum(map(Decimal, three.split(" + "))) == Decimal(total) and "e+" not in r.stderr, r.stderr
 
 
+def test_kinematics_json_writes_its_stop_time_as_the_rows_times(tmp_path):
+    """User test s55 K11: `--json` wrote "stop_time": 2.3000000000000003 where the rows' times and the reason say
+    2.3 (core.io.readable_times); the stop time is written as they are."""
+    import re
+
+    from core.io import readable_times
+
+    doc = {"format": "linkwright.mechanism", "version": 1, "name": "triple rocker", "space": "planar",
+           "bodies": [{"name": "ground", "ground": True}, {"name": "crank"}, {"name": "coupler"}, {"name": "rocker"}],
+           "joints": [{"name": "A", "type": "revolute", "bodies": ["ground", "crank"], "at": [0.0, 0.0, 0.0]},
+                      {"name": "B", "type": "revolute", "bodies": ["crank", "coupler"], "at": [2.0, 0.0, 0.0]},
+                      {"name": "C", "type": "revolute", "bodies": ["coupler", "rocker"],
+                       "at": [3.6875, -2.4803918541230536, 0.0]},
+                      {"name": "D", "type": "revolute", "bodies": ["ground", "rocker"], "at": [4.0, 0.0, 0.0]}],
+           "drivers": [{"joint": "A", "value": "t"}]}
+    f = tmp_path / "triple_rocker.json"
+    f.write_text(json.dumps(doc))
+    r = run("kinematics", str(f), "--t-end", "3", "--steps", "30", "--json")
+    data = json.loads(r.stdout)
+    assert r.returncode == 3 and not data["ok"]
+    said = float(re.match(r"stopped at t = (\S+):", data["reason"])[1])
+    assert data["stop_time"] == said == readable_times([data["stop_time"]])[0]
+    assert repr(data["stop_time"]) == repr(said)  # (as short as the reason's)
+
+
+def test_a_driver_expression_too_long_is_refused_with_the_expression_limit_however_long():
+    """User test s55 K11: a driver of 2,100 characters was `expression too long (2100 characters, limit 2000)`, one
+    of 200,001 `text too long (200001 characters, limit 100000)`: a limit the documents never give for a driver.
+    Both now quote the expression's limit (core.expr.MAX_LENGTH), in the same words."""
+    from core.errors import LinkwrightError
+    from core.expr import MAX_LENGTH
+
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    for n in (MAX_LENGTH + 100, 100 * MAX_LENGTH + 1):
+        text = doc["drivers"][0]["value"] = "t" + "+t" * ((n - 1) // 2)
+        with pytest.raises(LinkwrightError) as e:
+            io.from_dict(doc)
+        assert (e.value.location, e.value.message) == (
+            "drivers[0].value", f"expression too long ({len(text)} characters, limit {MAX_LENGTH})")
+
+
+def test_a_negative_exponent_beyond_the_limit_is_too_large_in_size():
+    """User test s55 K11: `2**-1074*t` was refused as `exponent -1074 is too large`: its size is."""
+    from core.errors import LinkwrightError
+    from core.expr import MAX_EXPONENT, check_expression
+
+    for e in (-1074, MAX_EXPONENT + 1):
+        with pytest.raises(LinkwrightError) as exc:
+            check_expression(f"2**{e}*t" if e > 0 else f"2**({e})*t", "drivers[0].value")
+        size = " in size" if e < 0 else ""
+        assert f"exponent {e} is too large{size} (limit {MAX_EXPONENT})" in exc.value.message, exc.value.message
+
+
 def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkeypatch, capsys):
     """A run that computed a non-finite number said `error: --out: the run computed a non-finite gap ...`, blaming
     the output option for the run's (its document's) doing; it is located at FILE, with or without --out, and no
