@@ -43,7 +43,7 @@ ANIMATION_SUFFIXES = (".gif", ".mp4")
 RUN_DATA_SUFFIXES = (".csv", ".npz")
 DEFAULT_FPS = 25  # frames per second of an exported animation
 MAX_FRAMES = 20_000  # an animation longer than this is a mistake (13 min at 25 fps)
-RENDER_SIZE = (800, 600)  # pixels of the viewport `linkwright render` draws
+RENDER_SIZE = (800, 600)  # pixels of the window `linkwright render` draws in (frames: its drawing area, 800 x 568)
 KINEMATIC_STEPS_PER_SECOND = 100  # frames solved per second of motion for --screenshot --time on a driven mechanism
 TIME_TOLERANCE = 1e-9  # s: a frame this close to the time wanted reaches it (k * (T / N) may miss T by an ulp)
 

@@ -231,6 +231,11 @@ def test_render_writes_gif_and_mp4_and_reports_statuses(tmp_path):
     frames = iio3.imread(gif, index=None)
     # t = 0, 0.1, 0.2, each the 3D view of the 800x600 render window (its toolbar rows excluded)
     assert frames.shape[0] == 3 and frames.shape[2] == 800 and 500 < frames.shape[1] <= 600 and frames.shape[3] == 3
+    # README states the frames' size as rendered (user test s55 K12: it said "an 800x600 3D view window" alone)
+    import re
+
+    stated = re.search(r"the frames (\d+) x (\d+) pixels", (ROOT / "README.md").read_text())
+    assert stated and (int(stated[1]), int(stated[2])) == (frames.shape[2], frames.shape[1])
     mp4 = tmp_path / "linkage.mp4"
     r = run_cli("render", EXAMPLES / "fourbar.json", "--out", mp4, "--t-end", "0.5", "--fps", "8")
     assert r.returncode == 0, r.stderr
