@@ -296,9 +296,15 @@ def command_signals(program: bool) -> Iterator[_Signals | None]:
         yield _signals
         return
     if not program:
-        with _installed() as state:
-            yield state
+        previous_hook = sys.unraisablehook
+        sys.unraisablehook = _quiet_signals(previous_hook)
+        try:
+            with _installed() as state:
+                yield state
+        finally:
+            sys.unraisablehook = previous_hook
         return
+    sys.unraisablehook = _quiet_signals(sys.unraisablehook)
     state = _Signals()
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -321,6 +327,19 @@ def command_signals(program: bool) -> Iterator[_Signals | None]:
                 except (OSError, ValueError, AttributeError):
                     pass
             os._exit(state.status)
+
+
+def _quiet_signals(hook):
+    """sys.unraisablehook that prints nothing for a signal's exception Python drops (raised in a weakref or ctypes
+    callback, or a __del__: "Exception ignored in ... Traceback ... KeyboardInterrupt" after which the command still
+    ended with `interrupted`, _Signals.raised having noted it), and hands any other to `hook`."""
+
+    def quiet(unraisable) -> None:
+        if unraisable.exc_value is not None and _signal_of(unraisable.exc_value) is not None:
+            return
+        hook(unraisable)
+
+    return quiet
 
 
 def release_signals() -> None:

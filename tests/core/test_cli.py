@@ -297,6 +297,17 @@ def build_parser(*a, **k):
     return real(*a, **k)
 c.build_parser = build_parser"""
 
+_DROPPED = """import weakref
+real = c.build_parser
+class Thing:
+    pass
+def build_parser(*a, **k):
+    thing = Thing()
+    ref = weakref.ref(thing, lambda _: signal.raise_signal(sig))  # its exception dropped ('Exception ignored ...')
+    del thing
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
 _AFTER_LOADING = """import app.cli
 real = app.cli.run_command
 def run_command(args):
@@ -305,13 +316,14 @@ def run_command(args):
 app.cli.run_command = run_command"""
 
 
-@pytest.mark.parametrize("patch", [_CHAINED, _REPLACED, _SWALLOWED, _AFTER_LOADING],
-                         ids=["chained", "replaced", "swallowed", "after-loading"])
+@pytest.mark.parametrize("patch", [_CHAINED, _REPLACED, _SWALLOWED, _DROPPED, _AFTER_LOADING],
+                         ids=["chained", "replaced", "swallowed", "dropped", "after-loading"])
 @pytest.mark.parametrize("sig, word", [("SIGINT", "interrupted"), ("SIGTERM", "terminated")])
 def test_a_signal_anywhere_in_the_start_up_is_a_word_and_its_status(patch, sig, word):
     """User test s55 K5: a signal while the commands loaded came out, chained by numpy's import (an ImportError
     blaming the install) or by dataclasses (a RuntimeError), as a traceback with status 1; one whose exception a
-    library swallowed was lost (the command ran on, status 0); SIGTERM between the loading and the command's run
+    library swallowed was lost (the command ran on, status 0), one Python dropped (a weakref callback's) printed its
+    'Exception ignored ... Traceback' beside `interrupted`; SIGTERM between the loading and the command's run
     killed the process without a word. One handler from main's start on: the word, 130 or 143, nothing run."""
     import signal
 
