@@ -11,15 +11,27 @@ from typing import Sequence
 # (measured: a 153x153 solve went from 0.2 ms to several ms on 2 cores). Must be set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from core.cli import build_parser_or_status, run_command  # noqa: E402
+from core.cli import build_parser_or_status, command_signals, release_signals, run_command, signal_status  # noqa: E402
 
 __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the command line; start the GUI or run a headless sub-command."""
+    """Parse the command line; start the GUI or run a headless sub-command. Ctrl+C and SIGTERM: one handler from here
+    to the exit (core.cli.command_signals: 130 or 143 with `interrupted` or `terminated`, no traceback, at any moment
+    of a command, its modules' loading included); the GUI gets Python's default handling back."""
     program = argv is None  # the process's own command line (not a caller's or a test's, in their process)
-    argv = list(sys.argv[1:] if argv is None else argv)
+    with command_signals(program):
+        try:
+            return _main(program, list(sys.argv[1:] if argv is None else argv))
+        except BaseException as exc:  # noqa: BLE001 - a signal's exception (parsing the options), or one it caused
+            status = signal_status(exc)
+            if status is None:
+                raise
+            return status
+
+
+def _main(program: bool, argv: list[str]) -> int:
     built = build_parser_or_status()  # (Ctrl+C or SIGTERM while the commands load: 130 or 143, no traceback)
     if isinstance(built, int):
         return built
@@ -58,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if gargs.time is not None and gargs.screenshot is None:
         print("linkwright: error: --time goes with --screenshot OUT.png", file=sys.stderr)
         return 2
+    release_signals()  # the GUI's signals are Python's defaults, as before
     from app.main import run_gui  # Qt is imported only when the GUI is really wanted
 
     return run_gui(file=gargs.file, screenshot=gargs.screenshot, time=gargs.time)

@@ -42,7 +42,7 @@ ANIMATION_SUFFIXES = (".gif", ".mp4")
 RUN_DATA_SUFFIXES = (".csv", ".npz")
 DEFAULT_FPS = 25  # frames per second of an exported animation
 MAX_FRAMES = 20_000  # an animation longer than this is a mistake (13 min at 25 fps)
-RENDER_SIZE = (800, 600)  # pixels of the viewport `linkwright render` draws
+RENDER_SIZE = (800, 600)  # pixels of the window `linkwright render` draws in (frames: its drawing area, 800 x 568)
 KINEMATIC_STEPS_PER_SECOND = 100  # frames solved per second of motion for --screenshot --time on a driven mechanism
 TIME_TOLERANCE = 1e-9  # s: a frame this close to the time wanted reaches it (k * (T / N) may miss T by an ulp)
 
@@ -708,10 +708,14 @@ def render_command(args) -> int:
         raise LinkwrightError("--t-end", f"{n} frames is too many (limit {MAX_FRAMES}): lower --fps or --t-end")
     if contact:
         # a document the stepper refuses is bad input (status 2), found before any window opens; the run's checks
-        # name the document's fields, and the end time typed is --t-end (too many steps of the file's dt)
+        # name the document's fields, and the end time typed is --t-end (too many steps of the file's dt, or an end
+        # time shorter than one step: validate.run_steps, as `simulate`; it wrote one frame, status 0 or 3)
         with typed_options({"simulation.duration": "--t-end" if args.t_end is not None else None}):
+            validate.run_steps(t_end, mech.simulation_settings().dt)
             open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
     else:
+        # an end time of more than 0, as `kinematics --t-end` (0 wrote one frame, status 0)
+        validate.number(t_end, "--t-end", 0.0, validate.MAX_DURATION, positive=True)
         # so is a driver undefined or out of bounds at t = 0, or more drivers than freedoms (status 2, as in
         # `linkwright kinematics`; found in the window's run, it was status 3, "stopped early", with no frame)
         open_run(mech, RunSpec(kind="kinematics", t_end=1.0, steps=1))

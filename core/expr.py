@@ -18,7 +18,7 @@ import numpy as np
 import sympy
 
 from .errors import LinkwrightError
-from .validate import MAX_DRIVEN
+from .validate import MAX_DRIVEN, MAX_EXPRESSION_LENGTH
 
 __all__ = ["DriverExpression", "parse_expression", "check_expression", "budget", "FUNCTIONS", "CONSTANTS"]
 
@@ -132,7 +132,7 @@ FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...] | None]] = {
 }
 CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
 
-MAX_LENGTH = 2000  # characters; a driver is a formula, not a program
+MAX_LENGTH = MAX_EXPRESSION_LENGTH  # characters (2000); a driver is a formula, not a program
 MAX_DEPTH = 60  # nesting of the expression tree
 MAX_NODES = 500  # size of the expression tree
 MAX_EXPONENT = 64  # |constant exponent|: 9**9**9 must not make sympy compute a 370-million-digit number
@@ -391,7 +391,8 @@ class _Checker:
         b = self.visit(node.right, depth + 1)
         av, bv = a.value, b.value
         if op is ast.Pow and bv is not None and abs(bv) > MAX_EXPONENT:
-            raise self.fail(f"exponent {bv:g} is too large (limit {MAX_EXPONENT})")
+            size = " in size" if bv < 0 else ""  # (-1074 is not large: its size is)
+            raise self.fail(f"exponent {bv:g} is too large{size} (limit {MAX_EXPONENT})")
         value = None
         if av is not None and bv is not None:
             try:

@@ -77,10 +77,10 @@ def _int(v: Any, loc: str) -> int:
     return v
 
 
-def _str(v: Any, loc: str) -> str:
+def _str(v: Any, loc: str, **limit: Any) -> str:
     if not isinstance(v, str):
         raise LinkwrightError(loc, f"expected a string, got {_typename(v)}")
-    return validate.text(v, loc)
+    return validate.text(v, loc, **limit)
 
 
 def _bool(v: Any, loc: str) -> bool:
@@ -195,7 +195,7 @@ def _joint(v: Any, loc: str) -> Joint:
 def _driver(v: Any, loc: str) -> Driver:
     d = _obj(v, loc, _DRIVER_KEYS)
     coord = _int(d["coordinate"], f"{loc}.coordinate") if "coordinate" in d else 0
-    return Driver(joint=_str(d["joint"], f"{loc}.joint"), value=_str(d["value"], f"{loc}.value"), coordinate=coord)
+    return Driver(joint=_str(d["joint"], f"{loc}.joint"), value=_str(d["value"], f"{loc}.value", limit=validate.MAX_EXPRESSION_LENGTH, what="expression"), coordinate=coord)
 
 
 def _contact(v: Any, loc: str) -> ContactSettings:

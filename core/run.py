@@ -33,7 +33,7 @@ from .errors import LinkwrightError
 
 __all__ = ["Channel", "RunFrame", "Verdict", "Run", "RunSpec", "RUN_KINDS", "run_kind", "describe_kind", "open_run",
            "massive_bodies", "undriven_massive_bodies", "DynamicsOption", "dynamics_option", "nothing_to_move",
-           "frame_bytes", "check_recording", "FIRST_FRAMES", "grown_room", "grow", "ColumnStore", "FIRST_COLUMNS"]
+           "frame_bytes", "kinematic_frame_bytes", "check_recording", "FIRST_FRAMES", "grown_room", "grow", "ColumnStore", "FIRST_COLUMNS"]
 
 RUN_KINDS = ("kinematics", "contact")
 
@@ -331,6 +331,18 @@ def frame_bytes(run: Run, in_range: int | None = None) -> int:
     return 8 * (1 + 16 * len(run.body_names)) + dense
 
 
+def kinematic_frame_bytes(km) -> int:
+    """frame_bytes of a kinematic run of the compiled model `km` (core.kinematics.TrajectoryRun: the bodies' poses and
+    the KINEMATIC_CHANNELS of its coordinates and named points), known before the run is made."""
+    from types import SimpleNamespace
+
+    from .kinematics.trajectory import KINEMATIC_CHANNELS
+
+    channels = tuple(Channel(name, title, unit, tuple(km.point_names if pts else km.coord_names),
+                             ("x", "y", "z") if pts else ()) for name, (title, unit, pts) in KINEMATIC_CHANNELS.items())
+    return frame_bytes(SimpleNamespace(channels=channels, body_names=list(km.body_names)))
+
+
 def check_recording(run: Run, location: str) -> int:
     """Refuse a run whose recording (frame_bytes for each planned frame) would not fit in the memory one run may
     record in (core.validate.recording_size), located at the field that sets its length; its bytes otherwise."""
@@ -352,9 +364,17 @@ def open_run(mech, spec: RunSpec | None = None, cancel: Callable[[], bool] | Non
         if steps < 1:
             raise LinkwrightError("steps", f"must be at least 1, got {steps}")
         # k * (t_end / steps): the times `linkwright kinematics` has always written
-        run = TrajectoryRun(compile_model(mech), np.arange(steps + 1) * (t_end / steps), cancel=cancel)
-        check_recording(run, "steps")
-        return run
+        times = np.arange(steps + 1) * (t_end / steps)
+        if np.any(np.diff(times) <= 0):  # (TrajectoryRun's "times: times must increase" named no field of the user's)
+            raise LinkwrightError("steps", f"{steps:,} steps of an end time of {t_end!r} s cannot be told apart (a step "
+                                           f"of {t_end / steps:g} s gives times that do not increase in double "
+                                           "precision): take fewer steps or a longer end time")
+        km = compile_model(mech)
+        # The recording's size before the run is made: it depends on the frame's size and the number of frames only,
+        # and the run evaluates every driver at every time first (driver_values_until: 107 s for 200 drivers and
+        # 1,000,000 steps before the refusal, user test s55 K6).
+        validate.recording_size(kinematic_frame_bytes(km), times, "steps", "steps")
+        return TrajectoryRun(km, times, cancel=cancel)
     if kind == "contact":
         from .contact import ContactRun, build_model
 

@@ -20,7 +20,7 @@ __all__ = [
     "MAX_COORDINATE", "MIN_DIMENSION", "MAX_DIMENSION", "MAX_ASPECT", "MAX_SPEED", "MAX_ANGULAR_SPEED",
     "MAX_ACCELERATION", "MAX_DRIVEN", "MIN_MASS", "MAX_MASS", "MAX_FRICTION", "MIN_DT", "MAX_DURATION", "MAX_STEPS",
     "EMPTY_NAME",
-    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_INT_DIGITS", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
+    "MAX_NAME_LENGTH", "MAX_TEXT_LENGTH", "MAX_EXPRESSION_LENGTH", "MAX_INT_DIGITS", "MAX_START_OVERLAP", "MAX_MASS_RATIO",
     "MAX_RECORDING_FRACTION", "show", "number", "vector", "direction", "norm", "in_plane", "text", "name",
     "parse_number", "parse_vector", "step_count", "run_steps", "whole_step", "expression", "physical_memory",
     "recording_budget", "size_text",
@@ -43,6 +43,7 @@ MAX_DURATION = 1e6  # s: longest simulated or solved time span
 MAX_STEPS = 1_000_000  # steps of one run (a run of more steps is refused before it starts, not after an hour)
 MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
+MAX_EXPRESSION_LENGTH = 2000  # characters of a driver expression (core.expr.MAX_LENGTH): a formula, not a program
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
 # how deep two bodies may overlap at the start of a contact run, in thinnest widths of the thinner one
 # (core.contact.closest.start_overlaps): the first step ends with every gap >= 0, so a start overlap of depth d is
@@ -155,12 +156,13 @@ def in_plane(v: Sequence[float], location: str, out_of_plane: Sequence[int], why
                                                       f"got {shown}")
 
 
-def text(value: object, location: str, limit: int = MAX_TEXT_LENGTH) -> str:
-    """A string that can be written back as UTF-8 (no lone surrogates), at most `limit` characters."""
+def text(value: object, location: str, limit: int = MAX_TEXT_LENGTH, what: str = "text") -> str:
+    """A string that can be written back as UTF-8 (no lone surrogates), at most `limit` characters (`what` it is, for
+    the message: "expression" for a driver's, whose limit is MAX_EXPRESSION_LENGTH)."""
     if not isinstance(value, str):
         raise LinkwrightError(location, f"expected a string, got {show(value)}")
     if len(value) > limit:
-        raise LinkwrightError(location, f"text too long ({len(value)} characters, limit {limit})")
+        raise LinkwrightError(location, f"{what} too long ({len(value)} characters, limit {limit})")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

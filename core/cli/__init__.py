@@ -18,7 +18,8 @@ from .. import __version__
 from ..errors import LinkwrightError
 
 __all__ = ["commands", "build_parser", "run_command", "main", "typed_options", "cancel_requested", "run_interruptibly",
-           "interruption", "report_interruption", "build_parser_or_status"]
+           "interruption", "report_interruption", "build_parser_or_status", "command_signals",
+           "release_signals", "signal_status"]
 
 
 def commands() -> dict[str, ModuleType]:
@@ -68,12 +69,9 @@ class _Terminated(BaseException):
         return self.args[0] if self.args else signal.SIGTERM
 
 
-def _terminate(signum, _frame) -> None:
-    raise _Terminated(signum)
-
-
 class _Signals:
-    """Ctrl+C (SIGINT) and SIGTERM while run_command runs a command in the main thread.
+    """Ctrl+C (SIGINT) and SIGTERM while a command runs in the main thread: one handler from the start of `main` (the
+    commands' modules loading) to the process's exit (`command_signals`), or for run_command's call alone.
 
     Outside a run they raise (KeyboardInterrupt, _Terminated): loading or writing ends at once, the atomic writes'
     clean-up runs. During a run (the block of `run_interruptibly`) the first one raises nothing: it is noted, and the
@@ -82,16 +80,31 @@ class _Signals:
     call back into Python and come out as a SystemError with a traceback, the rows lost.) A second signal during the
     run raises as outside it.
 
-    Python drops an exception raised in a weakref or ctypes callback ("Exception ignored ..."): a signal whose
-    exception fell there before the run (importlib's module locks, llvmlite's object cache while numba loads the
-    kernels) is raised again when the run would start (`run_interruptibly`), instead of being lost."""
+    Python drops an exception raised in a weakref or ctypes callback ("Exception ignored ..."), and a library may
+    swallow it: a signal whose exception fell there before the run (importlib's module locks, llvmlite's object cache
+    while numba loads the kernels, the commands' imports) is raised again when the commands are loaded
+    (build_parser_or_status), when run_command starts the command and when the run would start
+    (`run_interruptibly`), instead of being lost.
+
+    Once the command has its status (`finished`), a signal no longer raises (it would come out of the interpreter's
+    exit as a traceback): the process ends at once, with the word and 130 or 143 if no signal had ended it yet."""
 
     def __init__(self) -> None:
         self.in_run = False
         self.caught: int | None = None  # the signal noted during the run
         self.raised: int | None = None  # the last signal raised outside the run
+        self.finished = False  # the command has its status: the process only exits
+        self.told = False  # `interrupted` or `terminated` has been said
+        self.status: int | None = None  # then the command's status, 130 or 143
 
     def __call__(self, signum, _frame) -> None:
+        if self.told:  # the command ends with the word and status of a signal already
+            return
+        if self.finished:
+            self.told = True
+            # (os.write, not print: the handler may run while the main thread is inside a write to sys.stderr)
+            os.write(2, b"interrupted\n" if signum == signal.SIGINT else b"terminated\n")
+            os._exit(128 + signum)
         if self.in_run and self.caught is None:
             self.caught = signum
             return
@@ -103,6 +116,35 @@ class _Signals:
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise _Terminated(signum)
+
+    def end(self, signum: int) -> int:
+        """`interrupted` or `terminated` on stderr for the signal that ended the command; its status, 130 or 143.
+        (A further signal is not raised: the command ends with this status.)"""
+        self.told = True
+        self.status = 128 + signum
+        _say_signal(signum)
+        return self.status
+
+
+def _say_signal(signum: int) -> None:
+    print("interrupted" if signum == signal.SIGINT else "terminated", file=sys.stderr)
+
+
+def signal_status(exc: BaseException) -> int | None:
+    """When `exc` is a signal's exception or one it caused (_signal_of): `interrupted` or `terminated` said on stderr
+    and the status, 130 or 143; None otherwise (the caller re-raises it). Also any exception after a signal was
+    raised (_Signals.raised): a library may replace the signal's exception by its own without chaining it (numpy's
+    C extension, interrupted while it imports datetime: "PyCapsule_Import could not import module", then its
+    ImportError 'bad install'), and the command ends because of the signal either way."""
+    signum = _signal_of(exc)
+    if signum is None and _signals is not None:
+        signum = _signals.raised
+    if signum is None:
+        return None
+    if _signals is not None:
+        return _signals.end(signum)
+    _say_signal(signum)
+    return 128 + signum
 
 
 _signals: _Signals | None = None  # the command's, while run_command handles the signals
@@ -196,34 +238,121 @@ def _standard_streams() -> Iterator[None]:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command: user errors become a located message on stderr and status 2; Ctrl+C and SIGTERM
-    end it with 130 and 143 (_Signals: during a run, the rows computed so far are written first)."""
+    end it with 130 and 143 (_Signals: during a run, the rows computed so far are written first). The signals are
+    those of `command_signals` when main installed them, else run_command's own for the call."""
+    if _signals is not None:  # main's, since the process started (a Qt event loop's command takes them over itself)
+        return _run_handled(args, _signals)
+    if getattr(args, "_event_loop", False):  # (in a Qt event loop the exception would end in a slot, swallowed)
+        return _run_handled(args, None)
+    with _installed() as state:
+        return _run_handled(args, state)
+
+
+def _run_handled(args: argparse.Namespace, state: _Signals | None) -> int:
+    with _standard_streams():
+        try:
+            if state is not None and state.raised is not None:  # dropped on the way here (_Signals): do not start
+                state.throw(state.raised)
+            return _run_command(args)
+        except BaseException as exc:  # noqa: BLE001 - a signal's exception, or one it caused
+            status = signal_status(exc)
+            if status is None:
+                raise
+            return status
+
+
+@contextmanager
+def _installed() -> Iterator[_Signals | None]:
+    """A _Signals as the SIGINT and SIGTERM handler for the block (None and the signals left alone outside the main
+    thread), the previous handlers given back after it."""
     global _signals
     outer = _signals
     previous = {}
     state = _Signals()
-    if not getattr(args, "_event_loop", False):  # (in a Qt event loop the exception would end in a slot, swallowed)
-        try:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, state)
-        except ValueError:  # not the main thread (a caller's worker): leave the signals alone
-            pass
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, state)
+    except ValueError:  # not the main thread (a caller's worker): leave the signals alone
+        pass
     if previous:
         _signals = state
     try:
-        with _standard_streams():
-            try:
-                return _run_command(args)
-            except BaseException as exc:  # noqa: BLE001 - a signal's exception, or one it caused
-                signum = _signal_of(exc)
-                if signum is None:
-                    raise
-                print("interrupted" if signum == signal.SIGINT else "terminated", file=sys.stderr)
-                return 128 + signum
+        yield state if previous else None
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         if previous:
             _signals = outer
+
+
+@contextmanager
+def command_signals(program: bool) -> Iterator[_Signals | None]:
+    """`main`'s Ctrl+C and SIGTERM, one _Signals from the start of the command (before its modules load) to its end:
+    no moment where SIGTERM kills without a word or a signal's exception goes unhandled. `program`: the process's
+    own command line, where the handler stays until the process exits (`_Signals.finished`); a caller's call (a test's)
+    gets its handlers back after the block. Nested (main inside main), the outer one's."""
+    global _signals
+    if _signals is not None:
+        yield _signals
+        return
+    if not program:
+        previous_hook = sys.unraisablehook
+        sys.unraisablehook = _quiet_signals(previous_hook)
+        try:
+            with _installed() as state:
+                yield state
+        finally:
+            sys.unraisablehook = previous_hook
+        return
+    sys.unraisablehook = _quiet_signals(sys.unraisablehook)
+    state = _Signals()
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, state)
+    except ValueError:  # not the main thread
+        yield None
+        return
+    _signals = state
+    try:
+        yield state
+    finally:
+        state.finished = True  # from here to the exit a signal ends the process (with the word, if none had)
+        if state.status is not None:
+            # Ended by a signal: the process exits now with 130 or 143. (Through the interpreter's exit, a
+            # KeyboardInterrupt that had passed through an extension module's run of Python source, as while numpy
+            # or numba load, made CPython end the process by SIGINT itself, status -2, after `interrupted`.)
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+            os._exit(state.status)
+
+
+def _quiet_signals(hook):
+    """sys.unraisablehook that prints nothing for a signal's exception Python drops (raised in a weakref or ctypes
+    callback, or a __del__: "Exception ignored in ... Traceback ... KeyboardInterrupt" after which the command still
+    ended with `interrupted`, _Signals.raised having noted it), and hands any other to `hook`."""
+
+    def quiet(unraisable) -> None:
+        if unraisable.exc_value is not None and _signal_of(unraisable.exc_value) is not None:
+            return
+        hook(unraisable)
+
+    return quiet
+
+
+def release_signals() -> None:
+    """Give SIGINT and SIGTERM back to Python's defaults (the GUI's start: it is no command of this package)."""
+    global _signals
+    if _signals is None:
+        return
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except ValueError:
+        return
+    _signals = None
 
 
 def _run_command(args: argparse.Namespace) -> int:
@@ -256,30 +385,38 @@ def _silence_stdout() -> None:
 def build_parser_or_status(prog: str = "linkwright"):
     """build_parser(), or the status of a Ctrl+C or SIGTERM that came while it imported the commands' modules (numpy,
     sympy, ...: the first ~0.6 s): `interrupted` or `terminated` on stderr and 130 or 143, as later on (a
-    KeyboardInterrupt traceback was printed; SIGTERM killed the process without a word)."""
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        return build_parser(prog)
-    except (KeyboardInterrupt, _Terminated) as exc:
-        signum = _signal_of(exc)
-        print("interrupted" if signum == signal.SIGINT else "terminated", file=sys.stderr)
-        return 128 + signum
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    KeyboardInterrupt traceback was printed; numpy's import turned it into an ImportError blaming the install, and
+    dataclasses into a RuntimeError, both status 1; SIGTERM killed the process without a word). The signals are
+    handled by `command_signals` (main's, installed before this); a signal whose exception a library swallowed while
+    loading is found here too."""
+    with command_signals(program=False) as state:
+        try:
+            built = build_parser(prog)
+        except BaseException as exc:  # noqa: BLE001 - a signal's exception, or one it caused
+            status = signal_status(exc)
+            if status is None:
+                raise
+            return status
+        if state is not None and state.raised is not None:  # raised, then swallowed on the way
+            return state.end(state.raised)
+        return built
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point for the headless commands (`python -m core.cli ...`)."""
-    built = build_parser_or_status()
-    if isinstance(built, int):
-        return built
-    parser, _ = built
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
-    return run_command(args)
+    with command_signals(program=argv is None) as state:
+        try:
+            built = build_parser_or_status()
+            if isinstance(built, int):
+                return built
+            parser, _ = built
+            args = parser.parse_args(argv)
+            if not getattr(args, "command", None):
+                parser.print_help()
+                return 2
+            return run_command(args)
+        except BaseException as exc:  # noqa: BLE001 - a signal's exception (parsing), or one it caused
+            status = signal_status(exc)
+            if status is None:
+                raise
+            return status

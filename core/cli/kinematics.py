@@ -82,8 +82,9 @@ def _refer_dynamics(mech, file: str) -> None:
 
 
 def _unsigned(x):
-    """A time of the JSON output as a number without the sign of a zero (None stays None)."""
-    return None if x is None else float(x) + 0.0
+    """A time of the JSON output as the rows' times are written (core.io.readable_times: 2.3, not 2.3000000000000003)
+    and without the sign of a zero (None stays None)."""
+    return None if x is None else float(io.readable_times([x])[0]) + 0.0
 
 
 def _solve_and_write(args: argparse.Namespace, mech, fh):

@@ -33,8 +33,8 @@ from .bodies import ContactModel, RunCancelled, State, build_model, initial_stat
 from .closest import b_normal, candidate_pairs, centre_inside, closest_points_chunked, start_overlaps
 from .plan import Workspace
 from .jam import find_jam
-from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, step, too_far,
-                      too_fast_spin)
+from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, longest_step,
+                      step, step_too_long, too_far, too_fast_spin)
 
 log = logging.getLogger(__name__)
 
@@ -646,6 +646,9 @@ class ContactRun:
             raise LinkwrightError("solver", f"must be one of {', '.join(SOLVERS)}, got '{self.solver}'")
         # (bounded before any work: no overflow, no hour-long run by mistake)
         n_steps = validate.step_count(T, h, "simulation.duration", "simulation.dt")
+        too_long = step_too_long(h, longest_step(model))  # (it stopped the run at its first step: status 3, 1 row)
+        if too_long:
+            raise LinkwrightError("simulation.dt", too_long)
         start = initial_state(model)
         _refuse_far(model, start)  # (first: the other checks' closest-point queries need the resolution it keeps)
         _refuse_start_overlap(model, cancel)  # (RunCancelled when cancel says stop meanwhile)

@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # (core.kinematics is imported where a run has drivers)
     from ..kinematics import MotionEnd
 
 __all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS", "turns_bounded", "too_fast_spin", "RESOLUTION",
-           "MAX_REACH", "too_far"]
+           "MAX_REACH", "too_far", "longest_step", "step_too_long"]
 
 METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
@@ -267,11 +267,9 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
             return StepResult(state, False, 0, float("nan"), f"the driven bodies at t = {state.t + h:.6g} s: "
                               f"{got.reason}", motion_end=got)
     longest = ws.longest_step(model)
-    levels = 0 if h <= longest else int(np.ceil(np.log2(h / longest) - 1e-12))
+    levels = _substep_levels(h, longest)
     if levels > _MAX_SUBSTEP_LEVELS:
-        return StepResult(state, False, 0, float("nan"),
-                          f"{_TOO_LONG}: h = {h:.3g} s is more than {2 ** _MAX_SUBSTEP_LEVELS} times the longest step "
-                          f"of this scene, {longest:.3g} s (longest_step): use a shorter time step")
+        return StepResult(state, False, 0, float("nan"), step_too_long(h, longest))
     try:
         return _sub_stepped(whole, state, h, levels)
     except _Cancelled:
@@ -295,6 +293,21 @@ _TOO_LONG = "the step is too long for this scene"
 # thinnest bodies: the disc and the cam follower, a = 0.01 m), so none of them is sub-stepped at its time step
 _STEP_SCALE = 0.4
 _MAX_SUBSTEP_LEVELS = 10  # at most 1024 sub-steps of a step
+
+
+def _substep_levels(h: float, longest: float) -> int:
+    """k: a step of h is made as 2^k sub-steps of at most `longest` (_MAX_SUBSTEP_LEVELS at most, or it fails)."""
+    return 0 if h <= longest else int(np.ceil(np.log2(h / longest) - 1e-12))
+
+
+def step_too_long(h: float, longest: float) -> str:
+    """Why a step of h cannot be taken in a scene whose longest step is `longest` (longest_step), '' if it can: more
+    than 2^_MAX_SUBSTEP_LEVELS sub-steps. Known before a run starts (core.contact.ContactRun refuses its dt, as the
+    command line and the app's runs open it), and the step's own reason if it still comes to one."""
+    if _substep_levels(h, longest) <= _MAX_SUBSTEP_LEVELS:
+        return ""
+    return (f"{_TOO_LONG}: h = {h:.3g} s is more than {2 ** _MAX_SUBSTEP_LEVELS} times the longest step of this scene, "
+            f"{longest:.3g} s (longest_step): use a shorter time step")
 
 
 def longest_step(model: ContactModel) -> float:

@@ -231,6 +231,11 @@ def test_render_writes_gif_and_mp4_and_reports_statuses(tmp_path):
     frames = iio3.imread(gif, index=None)
     # t = 0, 0.1, 0.2, each the 3D view of the 800x600 render window (its toolbar rows excluded)
     assert frames.shape[0] == 3 and frames.shape[2] == 800 and 500 < frames.shape[1] <= 600 and frames.shape[3] == 3
+    # README states the frames' size as rendered (user test s55 K12: it said "an 800x600 3D view window" alone)
+    import re
+
+    stated = re.search(r"the frames (\d+) x (\d+) pixels", (ROOT / "README.md").read_text())
+    assert stated and (int(stated[1]), int(stated[2])) == (frames.shape[2], frames.shape[1])
     mp4 = tmp_path / "linkage.mp4"
     r = run_cli("render", EXAMPLES / "fourbar.json", "--out", mp4, "--t-end", "0.5", "--fps", "8")
     assert r.returncode == 0, r.stderr
@@ -441,6 +446,23 @@ def test_render_refuses_bad_options_with_status_2(tmp_path, args, where):
     r = run_cli("render", EXAMPLES / "fourbar.json", *args)
     assert r.returncode == 2 and where in r.stderr and "Traceback" not in r.stderr
     assert not list(tmp_path.glob("*.gif"))
+
+
+@pytest.mark.parametrize("name, steps, command", [("contact_sphere_drop.json", 0.5, "simulate"),
+                                                   ("contact_sphere_drop.json", 0.0, "simulate"),
+                                                   ("fourbar.json", 0.0, "kinematics")])
+def test_render_refuses_an_end_time_shorter_than_one_step_as_simulate_and_kinematics_do(tmp_path, name, steps,
+                                                                                       command):
+    """User test s55 K7: `render --t-end` shorter than one step of the scene's dt (or 0) wrote one frame, status 0 or
+    3 'it ended early', where `simulate` and `kinematics` refuse it: the same located message and status 2, before
+    any frame (`steps`: the end time in steps of the file's dt)."""
+    f = EXAMPLES / name
+    t_end = steps * (io.load(f).simulation_settings().dt if command == "simulate" else 1.0)
+    r = run_cli("render", f, "--out", tmp_path / "x.gif", "--t-end", repr(t_end))
+    same = run_cli(command, f, "--t-end", repr(t_end))
+    assert same.returncode == 2 and same.stderr.startswith("error: --t-end: ")
+    assert (r.returncode, r.stderr, r.stdout) == (2, same.stderr, "")
+    assert not list(tmp_path.iterdir())
 
 
 def test_render_to_an_empty_file_name_says_so():

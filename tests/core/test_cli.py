@@ -258,6 +258,233 @@ def test_a_signal_while_the_commands_load_is_a_word_not_a_traceback(entry, sig, 
     assert r.stdout == ""
 
 
+def _start_up_with(sig: str, patch: str, entry: str = "app.cli") -> subprocess.CompletedProcess:
+    """`analyze fourbar.json` in a process of its own, `patch` (Python run first, with `sig` the signal's name, `c`
+    core.cli and `signal` imported) arranging for the signal to come at a given moment of the start-up."""
+    code = (f"import signal, sys, importlib, core.cli as c\nsig = signal.{sig}\n{patch}\n"
+            f"sys.exit(importlib.import_module('{entry}').main())\n")
+    return subprocess.run([sys.executable, "-c", code, "analyze", str(EXAMPLES / "fourbar.json")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+_CHAINED = """real = c.build_parser
+def build_parser(*a, **k):
+    try:
+        signal.raise_signal(sig)  # as numpy's import turns it into 'bad install', dataclasses into a RuntimeError
+    except BaseException as exc:
+        raise ImportError("Importing the numpy C-extensions failed ... bad install") from exc
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
+_SWALLOWED = """real = c.build_parser
+def build_parser(*a, **k):
+    try:
+        signal.raise_signal(sig)
+    except BaseException:  # a library (or a callback Python drops the exception of) swallows it
+        pass
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
+_REPLACED = """real = c.build_parser
+def build_parser(*a, **k):
+    failed = False
+    try:
+        signal.raise_signal(sig)
+    except BaseException:  # numpy's C extension: the signal's exception replaced, not chained
+        failed = True
+    if failed:
+        raise ImportError("PyCapsule_Import could not import module 'datetime' ... bad install")
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
+_DROPPED = """import weakref
+real = c.build_parser
+class Thing:
+    pass
+def build_parser(*a, **k):
+    thing = Thing()
+    ref = weakref.ref(thing, lambda _: signal.raise_signal(sig))  # its exception dropped ('Exception ignored ...')
+    del thing
+    return real(*a, **k)
+c.build_parser = build_parser"""
+
+_AFTER_LOADING = """import app.cli
+real = app.cli.run_command
+def run_command(args):
+    signal.raise_signal(sig)  # after the commands have loaded, before run_command
+    return real(args)
+app.cli.run_command = run_command"""
+
+
+@pytest.mark.parametrize("patch", [_CHAINED, _REPLACED, _SWALLOWED, _DROPPED, _AFTER_LOADING],
+                         ids=["chained", "replaced", "swallowed", "dropped", "after-loading"])
+@pytest.mark.parametrize("sig, word", [("SIGINT", "interrupted"), ("SIGTERM", "terminated")])
+def test_a_signal_anywhere_in_the_start_up_is_a_word_and_its_status(patch, sig, word):
+    """User test s55 K5: a signal while the commands loaded came out, chained by numpy's import (an ImportError
+    blaming the install) or by dataclasses (a RuntimeError), as a traceback with status 1; one whose exception a
+    library swallowed was lost (the command ran on, status 0), one Python dropped (a weakref callback's) printed its
+    'Exception ignored ... Traceback' beside `interrupted`; SIGTERM between the loading and the command's run
+    killed the process without a word. One handler from main's start on: the word, 130 or 143, nothing run."""
+    import signal
+
+    r = _start_up_with(sig, patch)
+    assert (r.returncode, r.stderr.strip(), r.stdout) == (128 + getattr(signal, sig), word, ""), r.stderr
+
+
+@pytest.mark.parametrize("sig, word", [("SIGINT", "interrupted"), ("SIGTERM", "terminated")])
+def test_a_signal_at_any_moment_of_a_command_s_start_is_a_word_and_its_status(sig, word):
+    """The signal sent from outside at several moments of `kinematics`' first second, counted from when the program
+    handles SIGTERM (the process's signal mask in /proc says so; before, Python is still starting and importing the
+    program, a few tens of ms): the modules loading, the file loading, the run. Always 130 or 143 and the word (with
+    how far the run got, if it had started), never a traceback, another status or a silent kill."""
+    import signal
+    import time
+
+    def handles_sigterm(pid: int) -> bool:
+        with open(f"/proc/{pid}/status") as fh:
+            mask = next(line for line in fh if line.startswith("SigCgt:")).split()[1]
+        return bool(int(mask, 16) >> (signal.SIGTERM - 1) & 1)
+
+    signum = getattr(signal, sig)
+    for delay in [0.0, 0.05, 0.15, 0.3, 0.6]:
+        p = subprocess.Popen([sys.executable, "-m", "app.cli", "kinematics", str(EXAMPLES / "jansen.json"), "--steps",
+                              "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 30
+            while not handles_sigterm(p.pid) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            time.sleep(delay)
+            p.send_signal(signum)
+            _, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert p.returncode == 128 + signum and "Traceback" not in err, (delay, p.returncode, err)
+        assert err.split()[0] == word, (delay, err)
+
+
+def test_simulate_refuses_a_time_step_the_scene_cannot_take_with_status_2(tmp_path):
+    """User test s55 K8: `simulate` of a scene whose dt is more than 2^_MAX_SUBSTEP_LEVELS of its longest step was
+    status 3, 'stopped early' with one row; the run cannot start: status 2 and the located reason (simulation.dt for
+    the file's step, --dt for a typed one), nothing written."""
+    from core.contact import build_model
+    from core.contact.stepper import _MAX_SUBSTEP_LEVELS, longest_step, step_too_long
+
+    doc = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+           "bodies": [{"name": "floor", "ground": True,
+                       "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}},
+                      {"name": "box", "mass": 1.0, "shape": {"type": "box", "size": [0.2, 0.2, 0.2]},
+                       "pose": {"position": [0, 0, 0.1]}}],
+           "contact": {"friction": 0.5}, "simulation": {"dt": 0.01, "duration": 0.01}}
+    longest = longest_step(build_model(io.from_dict(doc)))
+    h = 2.0 ** (_MAX_SUBSTEP_LEVELS + 1) * longest
+    f = tmp_path / "scene.json"
+    out = tmp_path / "run.csv"
+    for sim, opts, where in [({"dt": h, "duration": h}, [], "simulation.dt"),
+                             ({"dt": 0.01, "duration": h}, ["--dt", repr(h)], "--dt")]:
+        f.write_text(json.dumps(dict(doc, simulation=sim)))
+        r = run("simulate", str(f), *opts, "--out", str(out))
+        assert (r.returncode, r.stderr) == (2, f"error: {where}: {step_too_long(h, longest)}\n"), r.stderr
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("lengths", [("1e6", "1", "1e6", "1"), ("1e6", "1", "999999", "1.0000001"),
+                                     ("1", "1e-6", "1e6", "1e6"), ("0.1", "0.2", "0.25", "0.3"),
+                                     ("1", "1.0000000001", "1", "1"), ("4", "1", "3.5", "3")])
+def test_fourbar_prints_sums_that_are_true_as_printed(lengths):
+    """User test s55 K10: with 6 significant digits the sum line read `s + l = 1 + 1e+06 = 1e+06`, and for a rocker
+    of 1.0000001 `p + q = 1 + 999999 = 1000000` under a header reading 1.0000001. Each printed equation holds in
+    decimal arithmetic, the lengths print as in the header (one plain format, no exponent), and the printed sums
+    compare as the class says."""
+    from decimal import Decimal
+
+    from core.fourbar import FourBar, report
+
+    r = run("fourbar", "--lengths", *lengths)
+    assert r.returncode == 0, r.stderr
+    header, sums = r.stdout.splitlines()[:2]
+    shown = dict(part.split() for part in header.removeprefix("four-bar: ").split(", "))
+    rep = report(FourBar(*map(float, lengths)))
+    assert {name: float(v) for name, v in shown.items()} == pytest.approx(rep["lengths"], rel=1e-6)
+    assert all("e" not in v for v in shown.values())
+    assert len(set(shown.values())) == len(set(rep["lengths"].values()))  # different lengths print differently
+    totals = []
+    for side, (x, y) in zip(sums.split("; "), (("s", "l"), ("p", "q"))):
+        name, terms, total = side.split(" = ")
+        total = total.split(" (")[0]  # (the class after p + q)
+        a, b = terms.split(" + ")
+        assert name == f"{x} + {y}" and Decimal(a) + Decimal(b) == Decimal(total), sums
+        assert {a, b} <= set(shown.values()) and (float(a), float(b)) == pytest.approx((rep[x], rep[y]), rel=1e-6)
+        totals.append(Decimal(total))
+    expected = {"grashof": -1, "non-grashof": 1, "equal": None}[rep["grashof"]]
+    if expected is not None:
+        assert (totals[0] > totals[1]) - (totals[0] < totals[1]) == expected, sums
+
+
+def test_fourbar_refusal_prints_a_true_sum():
+    """The refusal's `the other three together (1 + 1 + 1e+06 = ...)` is as true as printed too."""
+    from decimal import Decimal
+
+    r = run("fourbar", "--lengths", "1", "1e6", "1", "999997.0000001")
+    assert r.returncode == 2
+    three, total = r.stderr.rsplit("(", 1)[1].rstrip(")\n").split(" = ")
+    assert sum(map(Decimal, three.split(" + "))) == Decimal(total) and "e+" not in r.stderr, r.stderr
+
+
+def test_kinematics_json_writes_its_stop_time_as_the_rows_times(tmp_path):
+    """User test s55 K11: `--json` wrote "stop_time": 2.3000000000000003 where the rows' times and the reason say
+    2.3 (core.io.readable_times); the stop time is written as they are."""
+    import re
+
+    from core.io import readable_times
+
+    doc = {"format": "linkwright.mechanism", "version": 1, "name": "triple rocker", "space": "planar",
+           "bodies": [{"name": "ground", "ground": True}, {"name": "crank"}, {"name": "coupler"}, {"name": "rocker"}],
+           "joints": [{"name": "A", "type": "revolute", "bodies": ["ground", "crank"], "at": [0.0, 0.0, 0.0]},
+                      {"name": "B", "type": "revolute", "bodies": ["crank", "coupler"], "at": [2.0, 0.0, 0.0]},
+                      {"name": "C", "type": "revolute", "bodies": ["coupler", "rocker"],
+                       "at": [3.6875, -2.4803918541230536, 0.0]},
+                      {"name": "D", "type": "revolute", "bodies": ["ground", "rocker"], "at": [4.0, 0.0, 0.0]}],
+           "drivers": [{"joint": "A", "value": "t"}]}
+    f = tmp_path / "triple_rocker.json"
+    f.write_text(json.dumps(doc))
+    r = run("kinematics", str(f), "--t-end", "3", "--steps", "30", "--json")
+    data = json.loads(r.stdout)
+    assert r.returncode == 3 and not data["ok"]
+    said = float(re.match(r"stopped at t = (\S+):", data["reason"])[1])
+    assert data["stop_time"] == said == readable_times([data["stop_time"]])[0]
+    assert repr(data["stop_time"]) == repr(said)  # (as short as the reason's)
+
+
+def test_a_driver_expression_too_long_is_refused_with_the_expression_limit_however_long():
+    """User test s55 K11: a driver of 2,100 characters was `expression too long (2100 characters, limit 2000)`, one
+    of 200,001 `text too long (200001 characters, limit 100000)`: a limit the documents never give for a driver.
+    Both now quote the expression's limit (core.expr.MAX_LENGTH), in the same words."""
+    from core.errors import LinkwrightError
+    from core.expr import MAX_LENGTH
+
+    doc = json.loads((EXAMPLES / "fourbar.json").read_text())
+    for n in (MAX_LENGTH + 100, 100 * MAX_LENGTH + 1):
+        text = doc["drivers"][0]["value"] = "t" + "+t" * ((n - 1) // 2)
+        with pytest.raises(LinkwrightError) as e:
+            io.from_dict(doc)
+        assert (e.value.location, e.value.message) == (
+            "drivers[0].value", f"expression too long ({len(text)} characters, limit {MAX_LENGTH})")
+
+
+def test_a_negative_exponent_beyond_the_limit_is_too_large_in_size():
+    """User test s55 K11: `2**-1074*t` was refused as `exponent -1074 is too large`: its size is."""
+    from core.errors import LinkwrightError
+    from core.expr import MAX_EXPONENT, check_expression
+
+    for e in (-1074, MAX_EXPONENT + 1):
+        with pytest.raises(LinkwrightError) as exc:
+            check_expression(f"2**{e}*t" if e > 0 else f"2**({e})*t", "drivers[0].value")
+        size = " in size" if e < 0 else ""
+        assert f"exponent {e} is too large{size} (limit {MAX_EXPONENT})" in exc.value.message, exc.value.message
+
+
 def test_a_non_finite_run_is_located_at_the_document_not_at_out(tmp_path, monkeypatch, capsys):
     """A run that computed a non-finite number said `error: --out: the run computed a non-finite gap ...`, blaming
     the output option for the run's (its document's) doing; it is located at FILE, with or without --out, and no

@@ -19,6 +19,7 @@ from core import io
 from core.contact import record, simulate
 from core.contact import recording as contact_recording
 from core.errors import LinkwrightError
+import core.run as core_run
 from core.run import RunSpec, frame_bytes, open_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
@@ -131,6 +132,43 @@ def test_a_kinematic_run_whose_recording_exceeds_the_budget_is_refused_at_its_st
         open_run(mech, RunSpec(t_end=1.0, steps=100))
     assert e.value.location == "steps" and e.value.message.endswith(": take at most 30 steps")
     open_run(mech, RunSpec(t_end=1.0, steps=30))
+
+
+def test_a_kinematic_run_too_large_to_record_is_refused_before_its_drivers_are_evaluated(budget, monkeypatch):
+    """User test s55 K6: a 200-driver chain at --steps 1000000 was refused for its recording size after 107 s, the
+    run having evaluated every driver at every time first (driver_values_until). The size depends on the frame's
+    size and the number of frames only: the refusal now comes before any driver is evaluated, with the same numbers
+    as the run's own frame size gives."""
+    import core.kinematics.trajectory as trajectory
+    from core.kinematics import compile_model
+
+    mech = io.load(EXAMPLES / "jansen.json")
+    per = frame_bytes(open_run(mech, RunSpec(t_end=1.0, steps=10)))
+    evaluated = []
+    real = trajectory.driver_values_until
+    monkeypatch.setattr(trajectory, "driver_values_until", lambda km, times: evaluated.append(len(times)) or
+                        real(km, times))
+    budget(per * 31)
+    with pytest.raises(LinkwrightError) as e:
+        open_run(mech, RunSpec(t_end=1.0, steps=1_000_000))
+    assert e.value.location == "steps" and e.value.message.endswith(": take at most 30 steps")
+    assert evaluated == []  # refused before the drivers were evaluated at the million times
+    open_run(mech, RunSpec(t_end=1.0, steps=30))
+    assert evaluated == [31]
+    assert core_run.kinematic_frame_bytes(compile_model(mech)) == per  # the size known before, as the run's
+
+
+def test_steps_too_short_to_tell_apart_are_refused_at_the_steps():
+    """User test s55 K9: `--t-end 5e-324 --steps 3` was refused as `times: times must increase`, a field the user
+    never typed. The steps (t_end / steps rounds to 0) are named, and the command says --steps."""
+    mech = io.load(EXAMPLES / "fourbar.json")
+    t_end, steps = 5e-324, 3
+    assert t_end / steps == 0.0  # (the premise: the step underflows)
+    with pytest.raises(LinkwrightError) as e:
+        open_run(mech, RunSpec(t_end=t_end, steps=steps))
+    assert e.value.location == "steps" and "cannot be told apart" in e.value.message
+    assert e.value.message.startswith(f"{steps} steps of an end time of {t_end!r} s cannot be told apart")
+    open_run(mech, RunSpec(t_end=1e-300, steps=7))  # tiny, but steps that increase: runs
 
 
 def _args(*argv: str):

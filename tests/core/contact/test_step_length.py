@@ -69,3 +69,20 @@ def test_a_step_of_more_sub_steps_than_the_limit_fails_with_its_reason():
     assert not r.converged and r.reason.startswith(_TOO_LONG) and r.state is state
     r = step(model, state, 2 ** (_MAX_SUBSTEP_LEVELS - 1) * longest_step(model))  # within the limit: made
     assert r.converged and r.halvings == _MAX_SUBSTEP_LEVELS - 1
+
+
+def test_a_run_whose_time_step_is_beyond_the_sub_step_limit_is_refused_before_it_starts():
+    """User test s55 K8: a time step the scene cannot take (more than 2^_MAX_SUBSTEP_LEVELS of its longest step)
+    stopped the run at its first step, status 3 'stopped early' with one row; it is known before the run: the run
+    (core.run.open_run's, the command line's and the app's) is refused at simulation.dt with the step's own reason."""
+    from core.contact.recording import ContactRun
+    from core.errors import LinkwrightError
+
+    model = build_model(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1))]))
+    too_long = 2 ** (_MAX_SUBSTEP_LEVELS + 1) * longest_step(model)
+    with pytest.raises(LinkwrightError) as e:
+        ContactRun(model, t_end=too_long, dt=too_long)
+    reason = step(model, initial_state(model), too_long).reason
+    assert e.value.location == "simulation.dt" and e.value.message == reason and reason.startswith(_TOO_LONG)
+    within = 2 ** (_MAX_SUBSTEP_LEVELS - 1) * longest_step(model)
+    assert ContactRun(model, t_end=within, dt=within).n_steps == 1
