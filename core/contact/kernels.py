@@ -1572,27 +1572,41 @@ def eliminate(B, ns, d_own):
     IBgx = np.empty((P, k, ns))
     Sxx = np.empty((P, ns, ns))
     for p in range(P):
-        G = LU[p]
-        for i in range(k):
-            for j in range(k):
-                G[i, j] = B[p, ns + i, ns + j]
-            G[i, i] += d_own[p, i]
-        if not _lu(G, piv[p]):
+        if not _own_block(B[p], ns, d_own[p], LU[p], piv[p], IBgx[p]):
             return LU, piv, IBgx, Sxx, False
-        X = IBgx[p]
-        for i in range(k):
-            for j in range(ns):
-                X[i, j] = B[p, ns + i, j]
-        _lu_solve(G, piv[p], X)
         for i in range(ns):
-            for j in range(ns):
-                Sxx[p, i, j] = B[p, i, j]
-            for l in range(k):
-                b = B[p, i, ns + l]
-                if b != 0.0:
-                    for j in range(ns):
-                        Sxx[p, i, j] -= b * X[l, j]
+            _schur_row(B[p], ns, i, IBgx[p], Sxx[p, i])
     return LU, piv, IBgx, Sxx, True
+
+
+@njit(cache=_CACHE)
+def _own_block(Bp, ns, dg, G, piv, X):
+    """One element's own-own block Bp[ns:, ns:] with dg (k) added to its diagonal, LU-factored into G (k, k) with its
+    pivots piv, and inv(B_gg) B_gx into X (k, ns); False when the block is singular."""
+    k = G.shape[0]
+    for i in range(k):
+        for j in range(k):
+            G[i, j] = Bp[ns + i, ns + j]
+        G[i, i] += dg[i]
+    if not _lu(G, piv):
+        return False
+    for i in range(k):
+        for j in range(ns):
+            X[i, j] = Bp[ns + i, j]
+    _lu_solve(G, piv, X)
+    return True
+
+
+@njit(cache=_CACHE)
+def _schur_row(Bp, ns, i, X, row):
+    """Row i of one element's Schur complement, B_xx - B_xg inv(B_gg) B_gx (X = inv(B_gg) B_gx), into row (ns)."""
+    for j in range(ns):
+        row[j] = Bp[i, j]
+    for l in range(X.shape[0]):
+        b = Bp[i, ns + l]
+        if b != 0.0:
+            for j in range(ns):
+                row[j] -= b * X[l, j]
 
 
 @njit(cache=_CACHE)
@@ -1608,27 +1622,14 @@ def eliminate_into(B, ns, d, own, wx, S):
     piv = np.empty((P, k), np.int64)
     IBgx = np.empty((P, k, ns))
     row = np.empty(ns)
+    dg = np.empty(k)
     for p in range(P):
-        G = LU[p]
         for i in range(k):
-            for j in range(k):
-                G[i, j] = B[p, ns + i, ns + j]
-            G[i, i] += d[own[p, i]]
-        if not _lu(G, piv[p]):
+            dg[i] = d[own[p, i]]
+        if not _own_block(B[p], ns, dg, LU[p], piv[p], IBgx[p]):
             return LU, piv, IBgx, False
-        X = IBgx[p]
-        for i in range(k):
-            for j in range(ns):
-                X[i, j] = B[p, ns + i, j]
-        _lu_solve(G, piv[p], X)
         for i in range(ns):
-            for j in range(ns):
-                row[j] = B[p, i, j]
-            for l in range(k):
-                b = B[p, i, ns + l]
-                if b != 0.0:
-                    for j in range(ns):
-                        row[j] -= b * X[l, j]
+            _schur_row(B[p], ns, i, IBgx[p], row)
             wi = wx[p, i]
             for j in range(ns):
                 S[wi, wx[p, j]] += row[j]
