@@ -47,7 +47,7 @@ def closed_form(fb: FourBar, theta2, branch: int = 1) -> tuple[np.ndarray, np.nd
     bx, by = fb.a * np.cos(t2), fb.a * np.sin(t2)
     dx, dy = fb.g - bx, -by
     L = np.hypot(dx, dy)
-    ok = (L <= fb.b + fb.c + _EPS) & (L >= abs(fb.b - fb.c) - _EPS) & (L > _EPS)
+    ok = _closes(fb, L) & (L > _EPS)
     Ls = np.where(L > _EPS, L, 1.0)
     x = (Ls**2 + fb.b**2 - fb.c**2) / (2 * Ls)
     y = branch * np.sqrt(np.clip(fb.b**2 - x**2, 0.0, None))
@@ -56,6 +56,11 @@ def closed_form(fb: FourBar, theta2, branch: int = 1) -> tuple[np.ndarray, np.nd
     t3 = np.arctan2(cy - by, cx - bx)
     t4 = np.arctan2(cy, cx - fb.g)
     return t3, t4, ok
+
+
+def _closes(fb: FourBar, bd):
+    """Whether coupler and rocker reach across the diagonal |BD| = bd (array or number): |b - c| <= bd <= b + c."""
+    return (bd <= fb.b + fb.c + _EPS) & (bd >= abs(fb.b - fb.c) - _EPS)
 
 
 def transmission_angle(fb: FourBar, theta2, branch: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -241,8 +246,7 @@ def report(fb: FourBar, branch: int = 1, samples: int = 721, theta2: float | Non
         # closed_form, which has no position where B meets D: the middle of a kite's range, g = a and b = c, where
         # the range is its complement's otherwise)
         mid = 0.5 * (rng[0] + rng[1])
-        bd = math.sqrt(max(fb.a**2 + fb.g**2 - 2 * fb.a * fb.g * math.cos(mid), 0.0))
-        if not abs(fb.b - fb.c) - _EPS <= bd <= fb.b + fb.c + _EPS:
+        if not _closes(fb, math.sqrt(max(fb.a**2 + fb.g**2 - 2 * fb.a * fb.g * math.cos(mid), 0.0))):
             t2 = np.linspace(rng[1], 2 * math.pi + rng[0], samples)
     else:
         t2 = np.linspace(-math.pi, math.pi, samples)
