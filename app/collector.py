@@ -9,10 +9,11 @@ bodies were deleted during a streaming contact run; measured: about a quarter of
 during runs were freed in a run's thread, and the destructor of a QObject freed that way runs there).
 
 So while a main window is open (`hold`), the automatic collection is off and a timer in the GUI thread collects
-instead, by CPython's own rule: generation g when its count passes its threshold (gc.get_threshold; the oldest
-such generation first), a full collection only when the objects moved to the oldest generation since the last full
-one are at least a quarter of those that survived it (a full collection of the app's 250,000 objects takes
-0.1-0.7 s). pyqtgraph's GarbageCollector (pyqtgraph.util.garbage_collector) has the same idea but collects the oldest
+instead, by CPython's own rule: a collection starts only when generation 0's count passes its threshold (allocations
+less deallocations since its last collection; gc.get_threshold), and then collects the oldest generation g whose
+count passes its threshold (for g >= 1 its count is the collections of generation g - 1 since its own), a full
+collection only when the objects moved to the oldest generation since the last full one are at least a quarter of
+those that survived it (a full collection of the app's 250,000 objects takes 0.1-0.7 s). pyqtgraph's GarbageCollector (pyqtgraph.util.garbage_collector) has the same idea but collects the oldest
 generation whenever its count passes its threshold (every tenth middle collection: a GUI-thread pause of up to 0.7 s
 many times a minute during a run) and never gives the automatic collection back. When the last window holding it is gone, the automatic collection is on again (the tests' and the command
 line's cores run without an event loop).
@@ -79,6 +80,8 @@ class GuiCollector(QObject):
         counts = gc.get_count()
         if t[0] <= 0 or not self._was_enabled:
             return 0  # (the collection switched off, by its thresholds or before the first window: as in CPython)
+        if counts[0] <= t[0]:
+            return 0  # (CPython starts a collection only when generation 0 passes its threshold)
         for g in (2, 1, 0):
             if counts[g] > t[g]:
                 if g == 2 and self._long_lived_pending < self._long_lived_total / 4:

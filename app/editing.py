@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES
-from core.model import Body, Driver, Joint, Pose, axis2_error, planar_axis_error
+from core.model import Body, Driver, Joint, Pose, axis2_error, normal_axis2, planar_axis_error
 
 from . import commands as cmd
 from .jobs import BackgroundJobs, Job
@@ -123,9 +123,9 @@ def joint_types_for(space: str) -> list[str]:
 
 def _axis2_for(joint: Joint, changes: dict):
     """The axis2 a universal joint takes when `changes` give it a new axis (or make it a universal) that its stored
-    axis2 is not normal to: that axis2's projection normal to the new axis (None, the default, when it has none),
-    so the edit is not refused over a field the Properties do not show (a universal joint's axes are perpendicular:
-    core.model.axis2_error). False when axis2 stays as it is (no axis2 stored, not a universal, or it fits)."""
+    axis2 is not normal to: core.model.normal_axis2 (its projection normal to the new axis; None, the default, when it
+    has none), so the edit is not refused over a field the Properties do not show. False when axis2 stays as it is
+    (no axis2 stored, not a universal, or it fits)."""
     new = replace(joint, **{k: changes[k] for k in ("type", "axis") if k in changes})
     jt = JOINT_TYPES.get(new.type)
     if jt is None or not jt.axis2 or joint.axis2 is None:
@@ -134,15 +134,14 @@ def _axis2_for(joint: Joint, changes: dict):
         a = new.axis_vector()
         if not axis2_error(a, joint.axis2):
             return False
-    except (ArithmeticError, ValueError, TypeError):  # (a bad axis: the edit's own check refuses it)
+        return normal_axis2(a, joint.axis2)
+    except (ArithmeticError, ValueError, TypeError, LinkwrightError):  # (a bad axis: the edit's own check refuses it)
         return False
-    b = joint.axis2
-    d = sum(x * y for x, y in zip(a, b))
-    p = tuple(float(x - d * y) for x, y in zip(b, a))
-    n = sum(x * x for x in p) ** 0.5
-    if not n > 1e-9 * sum(x * x for x in b) ** 0.5:
-        return None
-    return tuple(x / n for x in p)
+
+
+def _vector_text(v) -> str:
+    """A short 'x, y, z' for a status message (4 significant digits, no -0)."""
+    return ", ".join(f"{float(x) + 0.0:.4g}" for x in v)
 
 
 class Editor(QObject):
@@ -423,11 +422,18 @@ class Editor(QObject):
             # a revolute's z axis given in the file cannot be a prismatic's in a planar document: the new type takes
             # its own default axis (in the same undo step) rather than the change being refused
             changes["axis"] = None
+        axis2 = False
         if ("type" in changes or "axis" in changes) and "axis2" not in changes and target in m.joint_names():
             axis2 = _axis2_for(m.joint(target), changes)
             if axis2 is not False:
-                changes["axis2"] = axis2
-        return self.run(cmd.UpdateJoint(self.document, target, **changes))
+                changes["axis2"] = axis2  # (in the same undo step)
+        err = self.run(cmd.UpdateJoint(self.document, target, **changes))
+        if err is None and axis2 is not False:
+            # axis2 is not in the Properties: the user is told it changed, and to what
+            now = f"({_vector_text(axis2)})" if axis2 is not None else "the default second axis"
+            self.message.emit(f"Edit joint {changes.get('name', target)}: its axis2 is now {now}, normal to its axis "
+                              "(a universal joint's two axes are perpendicular); Undo takes both back")
+        return err
 
     def move(self, positions: dict[str, tuple[float, float]], nudge: bool = False) -> None:
         """Record new graph positions (one undo step)."""

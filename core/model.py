@@ -24,6 +24,7 @@ __all__ = [
     "Mechanism",
     "planar_axis_error",
     "axis2_error",
+    "normal_axis2",
     "SPACES",
     "check_name",
     "check_inertia",
@@ -70,6 +71,20 @@ def axis2_error(axis: Vec3, axis2: Vec3) -> str:
     while digits < 12 and round(angle, digits) == 90.0:
         digits += 1
     return f"must be normal to axis (it makes {angle:.{digits}f} degrees with it)"
+
+
+def normal_axis2(axis: Vec3, axis2: Vec3) -> Vec3 | None:
+    """The axis2 a universal joint with this (unit) axis takes for a stored (nonzero) axis2 that was meant for another
+    axis (an edit of the axis, or of the type to universal): axis2 itself when it fits (axis2_error says nothing), else
+    its projection onto the plane normal to axis, b - (b . a) a, normalised; None (the joint's default second axis,
+    Joint.axis2_vector) when axis2 is parallel to axis and has no such projection."""
+    if not axis2_error(axis, axis2):
+        return tuple(axis2)
+    b = _unit(axis2)
+    d = sum(x * y for x, y in zip(axis, b))
+    if abs(d) > 1 - 1e-9:  # (axis2_error's parallel: what is left of it is round-off)
+        return None
+    return _unit(tuple(x - d * y for x, y in zip(b, axis)))
 
 
 @dataclass(frozen=True)

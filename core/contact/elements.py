@@ -26,12 +26,15 @@ class ElementMatrix:
 
     groups: a list of (cols, blocks, own): cols (P, nl) the global indices of the P elements' local unknowns,
     blocks (P, nl, nl) their dense blocks, own the number of trailing local unknowns that are the element's own
-    (they appear in no other element); the leading nl - own are shared.  Groups of equal (nl, own) are merged."""
+    (they appear in no other element); the leading nl - own are shared.  Groups of equal (nl, own) are merged.
+    dense_s: the size up to which the reduced (shared-unknown) system is solved dense, sparse above (default
+    _DENSE_S; 0 takes the sparse path at any size, as for large piles); the matrices derived from this one keep it."""
 
     _DENSE_S = 600  # the reduced (shared-unknown) system is solved dense up to this size, sparse above
     _REFINE = 3  # iterative refinement steps at most
 
-    def __init__(self, n: int, diag: np.ndarray, groups: list, _layout=None):
+    def __init__(self, n: int, diag: np.ndarray, groups: list, _layout=None, dense_s: int | None = None):
+        self.dense_s = self._DENSE_S if dense_s is None else int(dense_s)
         self.shape = (n, n)
         self.diag = np.asarray(diag, dtype=float)
         if _layout is None:
@@ -55,14 +58,15 @@ class ElementMatrix:
     def refill(self, diag: np.ndarray, groups: list) -> "ElementMatrix":
         """A matrix with this one's structure and new values: groups as for the constructor, with the same columns
         in the same order (the index arrays are not rebuilt)."""
-        return ElementMatrix(self.shape[0], diag, _merge_blocks(self._plan, groups), _layout=self._structure())
+        return ElementMatrix(self.shape[0], diag, _merge_blocks(self._plan, groups), _layout=self._structure(),
+                             dense_s=self.dense_s)
 
     def _structure(self):
         return self._layout, self._x, self._plan, self._derived
 
     # --- algebra used by the Newton solver -------------------------------------------------------------------
     def _with(self, diag, blocks):
-        return ElementMatrix(self.shape[0], diag, blocks, _layout=self._structure())
+        return ElementMatrix(self.shape[0], diag, blocks, _layout=self._structure(), dense_s=self.dense_s)
 
     def scale_rows(self, s: np.ndarray) -> "ElementMatrix":
         """diag(s) A."""
@@ -130,7 +134,7 @@ class ElementMatrix:
         nu = np.broadcast_to(np.asarray(nu, dtype=float), (n,))
         f0 = np.zeros(n) if f is None else np.asarray(f, dtype=float)
         parts = []
-        dense = 2 * m <= self._DENSE_S
+        dense = 2 * m <= self.dense_s
         S = np.zeros((2 * m, 2 * m)) if dense else None
         s_rows, s_cols, s_vals = [], [], []
         for lay, B, cols in zip(self._layout, self.blocks, lm_cols):
@@ -252,7 +256,7 @@ class ElementMatrix:
         x_idx = self._x
         nx = x_idx.size
         d = self.diag
-        dense = nx <= self._DENSE_S
+        dense = nx <= self.dense_s
         # the Schur complement S on the shared unknowns: dense, in Fortran order (LAPACK factors it in place), or
         # its entries for a sparse matrix; the elements' parts add in their order (pairs that share a body add
         # into the same entries)

@@ -462,9 +462,10 @@ def prepare_kernels() -> float:
 
     tiny = ElementMatrix(3, np.array([1.0, 0.0, 0.0]), [(np.array([[0, 1, 2]]), np.eye(3)[None], 2)])
     tiny.lm_solve(1e-3, np.ones(3))
-    # ... and the elimination of a Schur complement too large to be dense (kernels.eliminate, ElementMatrix._DENSE_S)
-    tiny._DENSE_S = 0
-    tiny.solve(np.ones(3))
+    # ... and the elimination of a Schur complement too large to be dense (kernels.eliminate: the sparse path, taken
+    # above ElementMatrix's dense_s)
+    sparse = ElementMatrix(3, np.array([1.0, 0.0, 0.0]), [(np.array([[0, 1, 2]]), np.eye(3)[None], 2)], dense_s=0)
+    sparse.solve(np.ones(3))
     return time.perf_counter() - t0
 
 

@@ -256,6 +256,7 @@ class TrajectoryRun:
         self.limit_time: float | None = None
         self.cancelled = False
         self._ended = False
+        self.crossing: _State | None = None  # where _advance last ended the motion at a crossing of two branches
         self.body_names = list(km.body_names)
         point_owners = tuple((km.body_names[b],) for b in km.point_body)
         self.channels = tuple(
@@ -334,6 +335,8 @@ class TrajectoryRun:
             # the rank there (RANK_RTOL, as every rank decision), the frame is the fork's and the motion ends
             # there; past it if its determinant has changed sign (the sign test's failure, located by bisection);
             # else before it, a regular frame of the branch.  A motion that is the branch's stays the solve's.
+            # (expected_rank >= 1 here: _through_singular makes a state only without idle freedoms, _idle_u = 0, and
+            # with unknowns, so expected_rank = len(unknown) - _idle_u >= 1)
             forward(self.ws, fork.q)
             sv = np.linalg.svd(twist_jacobian(self.ws)[:, self.km.unknown], compute_uv=False)
             if sv[self.expected_rank - 1] <= RANK_RTOL * sv[0]:
@@ -454,7 +457,9 @@ class TrajectoryRun:
         at most `budget` solves beyond the first (default: what is left of the run's `max_substeps`).
         Returns (the state at t, "", None), or (None, why, end): `end` is the time where the motion ends (see
         SINGULAR), None when no end was found (the budget ran out, or the mechanism failed where it is not
-        singular)."""
+        singular). Where it ends at a crossing of two branches before t (a sub-step or a bisection's midpoint
+        there), `self.crossing` is the state there (the branch's the run came along, marked fork), else None."""
+        self.crossing = None
         if s.fork:
             return None, _FORK, s.t
         if budget is None:
@@ -493,6 +498,7 @@ class TrajectoryRun:
                     if got is None:
                         hi = mid
                     elif got.fork:  # (a midpoint at the crossing: the branch's position there has lost the rank)
+                        self.crossing = got
                         return None, _FORK, got.t
                     else:
                         cur = got
@@ -508,6 +514,7 @@ class TrajectoryRun:
                 if last:
                     return new, "", None
                 if new.fork:  # (a sub-step that lands exactly where two branches cross)
+                    self.crossing = new
                     return None, _FORK, new.t
                 cur, h = new, 2.0 * h
             elif h > h_min:
@@ -615,6 +622,10 @@ class TrajectoryRun:
                 return
             if new is None:
                 self._stop(self.times[k], why, s, end)
+                if self.crossing is not None:
+                    # the crossing located between two requested times has its frame, at its own time, as one that
+                    # a requested time hits (whose frame is the fork state, the motion ending at the next time)
+                    yield self._frame(k, self.crossing)
                 return
             s = new
             yield self._frame(k, s)

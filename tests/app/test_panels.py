@@ -996,7 +996,9 @@ def test_a_new_axis_of_a_universal_joint_takes_its_axis2_normal_to_it(make_windo
     """A universal joint's axis2 must be normal to its axis (core.model.axis2_error; user test s55 K4), and the
     Properties show no axis2 field: a new axis (typed in Axis) or a change to universal that the stored axis2 is not
     normal to takes axis2's projection normal to the new axis, in the same undo step, instead of a refusal the user
-    could not clear. Axis z, axis2 x; axis (1, 0, 1): x - (x . a) a = (0.5, 0, -0.5), axis2 (1, 0, -1)/sqrt 2."""
+    could not clear. Axis z, axis2 x; axis (1, 0, 1): x - (x . a) a = (0.5, 0, -0.5), axis2 (1, 0, -1)/sqrt 2.
+    The Properties do not show axis2, so the status bar says it changed and to what (core.model.normal_axis2 computes
+    it: the app's edit no longer projects on its own)."""
     import math
 
     from core.model import Body, Joint, Mechanism
@@ -1006,6 +1008,10 @@ def test_a_new_axis_of_a_universal_joint_takes_its_axis2_normal_to_it(make_windo
     m.joints += [Joint("U", "universal", ("ground", "s"), axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 0.0)),
                  Joint("R", "revolute", ("s", "ground"), axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 1.0))]
     win = make_window(m)
+    messages = []
+    win.editor.message.connect(messages.append)
+    stack = win.document.undo_stack
+    steps = stack.count()
     win.selection.set(joints=["U"])
     p = win.properties
     p.joint_axis.setText("1, 0, 1")
@@ -1014,14 +1020,28 @@ def test_a_new_axis_of_a_universal_joint_takes_its_axis2_normal_to_it(make_windo
     assert not p.joint_axis.error and u.axis == (1.0, 0.0, 1.0)
     r = 1 / math.sqrt(2)
     assert u.axis2 == pytest.approx((r, 0.0, -r), abs=1e-15)
-    win.document.undo_stack.undo()  # one step: both back
+    assert abs(sum(x * y for x, y in zip(u.axis2, u.axis))) < 1e-15  # normal to the new axis
+    said = ("Edit joint U: its axis2 is now (0.7071, 0, -0.7071), normal to its axis (a universal joint's two axes "
+            "are perpendicular); Undo takes both back")
+    assert messages[-1] == said, messages
+    assert win.status.bar.currentMessage() == said  # (the window's status bar shows it)
+    assert stack.count() == steps + 1  # one undo step
+    stack.undo()  # one step: both back
     u = win.document.mechanism.joint("U")
     assert u.axis == (0.0, 0.0, 1.0) and u.axis2 == (1.0, 0.0, 0.0)
-    # a revolute keeps an oblique axis2 unused; made a universal, it takes its projection (x)
+    assert stack.index() == steps
+    # a revolute keeps an oblique axis2 unused; made a universal, it takes its projection (x), and is told so
     assert win.editor.update_joint("R", type="universal") is None
     assert win.document.mechanism.joint("R").axis2 == pytest.approx((1.0, 0.0, 0.0), abs=1e-15)
-    # an axis2 that fits is kept as it is; one given with the change is the user's (refused if oblique)
+    assert messages[-1].startswith("Edit joint R: its axis2 is now (1, 0, 0), normal to its axis"), messages
+    # an axis2 that fits is kept as it is, without a word about it; one given with the change is the user's (refused
+    # if oblique)
     assert win.editor.update_joint("U", axis=(0.0, 1.0, 0.0)) is None
     assert win.document.mechanism.joint("U").axis2 == (1.0, 0.0, 0.0)
+    assert messages[-1] == "Edit joint U: axis", messages
+    # an axis along the stored axis2 leaves it no projection: the default second axis
+    assert win.editor.update_joint("U", axis=(2.0, 0.0, 0.0)) is None
+    assert win.document.mechanism.joint("U").axis2 is None
+    assert messages[-1].startswith("Edit joint U: its axis2 is now the default second axis, normal to its axis")
     err = win.editor.update_joint("U", axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 1.0))
     assert err is not None and str(err) == "joints[0].axis2: must be normal to axis (it makes 45.0 degrees with it)"

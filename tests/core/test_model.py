@@ -145,3 +145,44 @@ def test_a_helical_joint_needs_a_pitch_so_that_saved_files_load_again(tmp_path):
     assert io.load(tmp_path / "h.json") == m
     with pytest.raises(LinkwrightError, match="needs a pitch"):
         m.update_joint("H", pitch=None)
+
+
+@pytest.mark.parametrize("axis, axis2", [
+    ((0.0, 0.0, 1.0), (1.0, 0.0, 1.0)),  # 45 degrees
+    ((1.0, 2.0, 2.0), (3.0, -1.0, 0.5)),
+    ((0.0, 0.6, 0.8), (-2.0, 5.0, 1.0)),
+    ((1.0, 0.0, 0.0), (1.0, 1e-3, 0.0)),  # nearly parallel (cosine 1 - 5e-7): still a direction normal to axis
+])
+def test_an_oblique_axis2_becomes_its_projection_normal_to_the_axis(axis, axis2):
+    """core.model.normal_axis2: a universal joint's axis2 not normal to its axis (axis2_error) becomes its projection
+    onto the plane normal to the unit axis a, p = b - (b . a) a, normalised p / |p| (for b = axis2 at any length: the
+    direction is the same). Checked against that formula in numpy, and the result is normal to a, of unit length, in
+    the plane of a and b on b's side (p . b = |b|^2 - (b . a)^2 > 0), and fits (axis2_error says nothing)."""
+    import numpy as np
+
+    from core.model import axis2_error, normal_axis2
+
+    a = np.array(axis) / np.linalg.norm(axis)
+    b = np.array(axis2)
+    assert axis2_error(tuple(a), axis2)  # (oblique: the case projected)
+    p = b - (b @ a) * a
+    expected = p / np.linalg.norm(p)
+    got = np.array(normal_axis2(tuple(a), axis2))
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    assert abs(got @ a) < 1e-12 and abs(np.linalg.norm(got) - 1.0) < 1e-12 and got @ b > 0
+    assert abs(np.linalg.det(np.array([a, b, got]))) < 1e-9 * np.linalg.norm(b)  # (in the plane of a and b)
+    assert axis2_error(tuple(a), tuple(got)) == ""
+
+
+def test_an_axis2_that_fits_stays_and_a_parallel_one_becomes_the_default():
+    """An axis2 normal to the axis (to _NORMAL_TOL, cosine 1e-4) is kept as given, not renormalised; one parallel to
+    the axis (axis2_error's 'must not be parallel to axis', either sense) has no projection: None, the joint's default
+    second axis (Joint.axis2_vector)."""
+    from core.model import axis2_error, normal_axis2
+
+    z = (0.0, 0.0, 1.0)
+    assert normal_axis2(z, (2.0, 0.0, 0.0)) == (2.0, 0.0, 0.0)
+    assert normal_axis2(z, (1.0, 0.0, 5e-5)) == (1.0, 0.0, 5e-5)  # (a rounded file's axis: within the tolerance)
+    for parallel in ((0.0, 0.0, 3.0), (0.0, 0.0, -1.0), (1e-10, 0.0, 1.0)):
+        assert axis2_error(z, parallel) == "must not be parallel to axis"
+        assert normal_axis2(z, parallel) is None

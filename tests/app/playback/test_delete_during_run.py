@@ -142,21 +142,38 @@ def test_bodies_deleted_while_a_contact_run_streams(make_window, qtbot, duration
     assert not pb.worker.running()
 
 
-def test_a_run_stopped_before_its_first_frame_leaves_the_point_traces_empty(make_window, qtbot):
+def test_a_run_stopped_before_its_first_frame_leaves_the_point_traces_empty(make_window, qtbot, monkeypatch, request):
     """(Found by the U14 stress script: Run then Stop at once, on a document with named points.) The recording is
     cleared for the new run and ended before the run began; its end redrew the plots, whose point traces were still
-    the previous run's, indexed into the empty recording: IndexError in the slot."""
+    the previous run's, indexed into the empty recording: IndexError in the slot. The run's thread is held at the
+    start of building its run (open_run) until Stop has been pressed, so the run always ends before its first frame
+    (whether Stop came before the thread began was a race: the test asserted only when it did)."""
+    from app.playback import worker as worker_module
+
+    real_open_run = worker_module.open_run
+    entered, gate = threading.Event(), threading.Event()
+    request.addfinalizer(gate.set)  # (a failing test leaves no thread waiting)
+
+    def gated_open_run(*args, **kwargs):
+        entered.set()
+        gate.wait(60)
+        return real_open_run(*args, **kwargs)
+
     win = make_window(io.load(EXAMPLES / "contact_cam_follower.json"))
     pb, plots, a = win.playback, win.plots, win.action_set
     qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
-    assert plots.xy_curves and len(plots.xy_curves[0].getData()[0]) == pb.recording.count
+    assert plots.xy_curves and len(plots.xy_curves[0].getData()[0]) == pb.recording.count > 1
+    monkeypatch.setattr(worker_module, "open_run", gated_open_run)
     a.run.trigger()
-    a.stop.trigger()  # (before the run's thread has built its model: its end comes with no frame)
+    qtbot.waitUntil(entered.is_set, timeout=60000)  # the run's thread is about to build its run
+    assert pb.is_running() and pb.recording.count == 0
+    a.stop.trigger()
+    gate.set()  # (its set-up sees the cancel flag: its end comes with no frame)
     qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
-    if pb.recording.count == 0:
-        assert pb.status == "stopped by the user"
-        x, _y = plots.xy_curves[0].getData()
-        assert x is None or len(x) == 0  # the trace of a recording without frames is empty
+    assert pb.recording.count == 0
+    assert pb.status == "stopped by the user"
+    x, _y = plots.xy_curves[0].getData()
+    assert x is None or len(x) == 0  # the trace of a recording without frames is empty
     a.run.trigger()  # and the next run draws its trace again
     qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
     assert len(plots.xy_curves[0].getData()[0]) == pb.recording.count > 1

@@ -333,6 +333,13 @@ def _element_matrix(rng, sizes, n_x, n_shared=6):
     return ElementMatrix(n, diag, groups), dense, owns
 
 
+def _sparse(A):
+    """A's matrix (its blocks, shared) solved with the reduced system sparse at any size, as for large piles."""
+    from core.contact.elements import ElementMatrix
+
+    return ElementMatrix(A.shape[0], A.diag, A.blocks, _layout=A._structure(), dense_s=0)
+
+
 def test_element_matrix_products_and_reformulation_match_its_dense_copy():
     rng = np.random.default_rng(6)
     A, D, _ = _element_matrix(rng, [(6, 5), (3, 8)], 12)
@@ -349,8 +356,47 @@ def test_block_elimination_solves_like_a_dense_solve():
     A, D, _ = _element_matrix(rng, [(6, 5), (3, 8)], 12)
     rhs = rng.standard_normal(D.shape[0])
     np.testing.assert_allclose(A.solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
-    A._DENSE_S = 0  # the reduced system solved sparse, as for large piles
-    np.testing.assert_allclose(A.solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
+    # the reduced system solved sparse, as for large piles
+    np.testing.assert_allclose(_sparse(A).solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
+
+
+def test_dense_s_chooses_the_sparse_solve_of_the_reduced_system_and_derived_matrices_keep_it(monkeypatch):
+    """ElementMatrix(..., dense_s=k): the reduced (shared-unknown) system of more than k unknowns is factored sparse
+    (scipy's splu), else dense (default k = _DENSE_S = 600: this matrix's 12, and 24 for the Levenberg-Marquardt
+    system, are dense). The matrices made from it (rows scaled, a diagonal added, refilled) keep k; the results agree
+    with the dense path's and with numpy's dense solve."""
+    import scipy.sparse.linalg as spla
+
+    from core.contact import elements
+    from core.contact.elements import ElementMatrix
+
+    calls = []
+    real = spla.splu
+    monkeypatch.setattr(elements.spla, "splu", lambda S, *a, **k: calls.append(S.shape) or real(S, *a, **k))
+    rng = np.random.default_rng(7)
+    A, D, _ = _element_matrix(rng, [(6, 5), (3, 8)], 12)
+    rhs = rng.standard_normal(D.shape[0])
+    b = rng.standard_normal(D.shape[0])
+    assert A.dense_s == ElementMatrix._DENSE_S == 600
+    x = A.solve(rhs)
+    d = A.lm_solve(1e-3, b)
+    assert calls == []  # dense
+    S = _sparse(A)
+    assert S.dense_s == 0
+    np.testing.assert_allclose(S.solve(rhs), x, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(S.solve(rhs), np.linalg.solve(D, rhs), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(S.lm_solve(1e-3, b), d, rtol=1e-9, atol=1e-12)
+    assert calls == [(12, 12), (12, 12), (24, 24)]  # solve: the 12 shared unknowns; LM: (d_s, r_s)
+    s, w = 0.5 + rng.random(D.shape[0]), rng.random(D.shape[0])
+    for derived in (S.scale_rows(s), S.add_diagonal(w), S.refill(S.diag, [(lay.cols, B, lay.cols.shape[1] - lay.ns)
+                                                                          for lay, B in zip(S._layout, S.blocks)])):
+        assert derived.dense_s == 0
+    calls.clear()
+    np.testing.assert_allclose(S.scale_rows(s).add_diagonal(w).solve(rhs),
+                               np.linalg.solve(s[:, None] * D + np.diag(w), rhs), rtol=1e-9, atol=1e-12)
+    assert calls == [(12, 12)]
+    # a matrix of the default keeps its dense path when derived
+    assert A.scale_rows(s).dense_s == A.add_diagonal(w).dense_s == 600
 
 
 def test_levenberg_marquardt_direction_by_elimination_matches_the_normal_equations():
@@ -396,8 +442,8 @@ def test_levenberg_marquardt_elimination_matches_the_dense_direction_also_for_a_
         assert d is not None
         np.testing.assert_allclose(d, dense_lm(D, nu), rtol=1e-8, atol=1e-10)
         assert abs(d[owns[0][0, 2]]) <= 1e-12  # no component along the zero column
-    A._DENSE_S = 0  # the reduced system solved sparse, as for large piles
-    np.testing.assert_allclose(A.lm_solve(1e-3, b), dense_lm(D, 1e-3), rtol=1e-8, atol=1e-10)
+    # the reduced system solved sparse, as for large piles
+    np.testing.assert_allclose(_sparse(A).lm_solve(1e-3, b), dense_lm(D, 1e-3), rtol=1e-8, atol=1e-10)
     # without damping the singular own block's Cholesky factor fails: refused (the caller solves the normal equations)
     assert A.lm_solve(0.0, b) is None
 

@@ -237,10 +237,12 @@ def test_change_point_stops_instead_of_switching_branch():
     m = fourbar_doc(fb, 0.6, 1, "2*pi*t")
     traj = solve_trajectory(compile_model(m), np.linspace(0, 1, 201))
     t_change = (math.pi - 0.6) / (2 * math.pi)  # crank angle 0.6 + 2 pi t reaches pi
-    # (located by bisection: a midpoint where the Jacobian at the branch's position has lost the rank is the crossing)
+    # (located by bisection: a midpoint where the Jacobian at the branch's position has lost the rank is the crossing;
+    # the run's last frame is there, after every requested time before it)
     assert not traj.ok and "two assembly branches cross here (a change point)" in traj.reason
-    assert traj.times[-1] < t_change < traj.stop_time
-    assert traj.limit_time == pytest.approx(t_change, abs=1e-6)
+    assert traj.times[-2] < t_change < traj.stop_time
+    assert traj.limit_time == traj.times[-1] == pytest.approx(t_change, abs=1e-6)
+    assert len(traj.times) == np.searchsorted(np.linspace(0, 1, 201), t_change) + 1
     # every frame kept is on the drawn branch
     t3_0, t4_0, _ = closed_form(fb, 0.6, 1)
     rock = np.array([_angle(P[3]) for P in traj.poses]) + t4_0[0]

@@ -232,6 +232,32 @@ def test_a_frame_where_a_change_point_four_bar_crosses_its_branches_is_the_arriv
     np.testing.assert_allclose(traj.qdd[-1], 0.0, atol=2e-3)
 
 
+@pytest.mark.parametrize("n", [151, 152, 140])
+def test_a_run_ending_at_a_crossing_has_its_frame_there_whether_a_requested_time_hits_it_or_not(n):
+    """The flat change-point four-bar (as above) over 0 ... 1.5 s in n frames: 151 hit the crossing at t = 1 (a
+    requested time; its frame is the fork's, the motion ends at the next time), 152 and 140 do not (frames 0.99338
+    and 1.00331, 0.99281 and 1.00360: a bisection locates it). Either way the run keeps every requested time before
+    the crossing and then one frame at the crossing itself: at t = 1 (to the bisection's 1e-9), with the arriving
+    branch's rates and no acceleration (_flat_change_point_rates), flat (crank at 2 pi, the other joints back at 0),
+    and that time is the motion's end (limit_time); stop_time is the first requested time not reached. Before, a
+    crossing located by bisection ended the motion at the frame before it (0.99338: no frame at the crossing)."""
+    roots, rates = _flat_change_point_rates()
+    times = np.linspace(0.0, 1.5, n)
+    traj = solve_trajectory(compile_model(_flat_fourbar(-1.0, 2.0)), times)
+    assert not traj.ok and "two assembly branches cross here" in traj.reason
+    before = int(np.searchsorted(times, 1.0, side="left"))  # the requested times before the crossing
+    hit = times[before] == 1.0
+    assert hit == (n == 151)
+    assert len(traj.times) == before + 1
+    np.testing.assert_array_equal(traj.times[:-1], times[:before])
+    assert traj.times[-1] == pytest.approx(1.0, abs=1e-9) and traj.times[-1] > times[before - 1]
+    assert traj.limit_time == traj.times[-1]
+    assert traj.stop_time == times[before + 1 if hit else before]
+    np.testing.assert_allclose(traj.qd[-1], rates(roots[1]), atol=1e-6)
+    np.testing.assert_allclose(traj.qdd[-1], 0.0, atol=2e-3)
+    np.testing.assert_allclose(traj.q[-1], [2 * math.pi, -2 * math.pi, 0.0, 0.0], atol=1e-6)
+
+
 @pytest.mark.parametrize("delta", [1e-3, 1e-4, 3e-5, 1e-5, 1e-6, 1e-8, 0.0])
 def test_frames_just_before_a_change_point_have_the_branchs_motion(delta):
     """The same four-bar at t = 1 - delta, just before its crossing: near it the solve's accelerations came from a
