@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 import time
 from dataclasses import replace
 
@@ -149,7 +150,7 @@ def short_reason(end: RunEnd, step: float | None = None) -> str:
     head = "stopped at t = "
     if why.startswith(head) and ": " in why:
         why = why.split(": ", 1)[1]
-    why = why.split("; the motion ends", 1)[0].split(" (", 1)[0]
+    why = _without_asides(why).split("; ", 1)[0]
     t = end.stop_time
     if t is None:
         return why
@@ -157,6 +158,21 @@ def short_reason(end: RunEnd, step: float | None = None) -> str:
     # limit at t = 0.0742 s read "stopped at t = 0.08 s")
     limit = "" if end.limit_time is None else f"; the motion ends near t = {end.limit_time:.4g} s"
     return f"stopped at t = {time_text(t, step, decimals=2)} s: {why}{limit}"
+
+
+def _without_asides(text: str) -> str:
+    """`text` without its parenthesised asides, nested ones too ("'heavy' (100 kg) is 1e+04 times as heavy as 'light'
+    (0.01 kg), ..." -> "'heavy' is 1e+04 times as heavy as 'light', ..."; cutting the text at its first parenthesis
+    left "'heavy'")."""
+    out, depth = [], 0
+    for i, ch in enumerate(text):
+        if ch == "(" and (depth or i == 0 or text[i - 1] == " "):
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(ch)
+    return re.sub(r" +([,;:.])", r"\1", re.sub(r"  +", " ", "".join(out))).strip()
 
 
 class _Job:
@@ -524,7 +540,9 @@ class Playback(QObject):
     def _wait_text(self, why: str) -> str:
         est = self.expected_seconds()
         head = "results are stale: the document changed" if why == "changed" else "contact run not started"
-        return f"{head}; press Run (F5) (expected ≈ {est:.0f} s of work, more than {AUTO_RUN_SECONDS:g} s)"
+        # (to as many digits as tell it from the threshold: '≈ 2 s of work, more than 2 s' was 2.3 s)
+        shown = f"{est:.1f}" if est < 10 else f"{est:.0f}"
+        return f"{head}; press Run (F5) (expected ≈ {shown} s of work, more than {AUTO_RUN_SECONDS:g} s)"
 
     def _cancel_job(self, job: _Job) -> None:
         job.worker.cancel()

@@ -76,3 +76,34 @@ def test_the_status_of_a_run_that_stopped_early_names_its_time_to_the_step():
 
     assert short_reason(end(0.3), 0.01) == "stopped at t = 0.30 s: step did not converge"  # as always
     assert short_reason(end(4.2e-8), 1e-9) == "stopped at t = 4.2e-08 s: step did not converge"  # (was t = 0.00 s)
+
+
+def test_a_short_reason_keeps_the_clause_around_its_asides():
+    # (user test s56, S5: the mass-ratio reason was cut at its first parenthesis, the status read only "'heavy'")
+    from app.playback.player import short_reason
+    from app.playback.worker import RunEnd
+
+    def end(why):
+        return RunEnd(False, f"stopped at t = 0.15 s: {why}", 0.15, None, False, 10)
+
+    heavy = ("'heavy' (100 kg) is 1e+04 times as heavy as 'light' (0.01 kg), in contact: at most 3000 times (beyond "
+             "that the contact step may fail or go wrong: a 10 t box (on a slab) squeezed it out)")
+    assert short_reason(end(heavy), 0.01) == ("stopped at t = 0.15 s: 'heavy' is 1e+04 times as heavy as 'light', "
+                                             "in contact: at most 3000 times")
+    # nested asides and the clauses after the first go to the tooltip, as before
+    halved = ("step did not converge even when halved (MCP solver: stalled (residual 1.8e-05)); the explicit "
+              "method's step overlaps by 0.00285 m")
+    assert short_reason(end(halved), 0.01) == "stopped at t = 0.15 s: step did not converge even when halved"
+    # a call in an expression is not an aside
+    assert short_reason(end("value of 'sin(t)/t' is not finite"), 0.01).endswith("value of 'sin(t)/t' is not finite")
+
+
+def test_the_expected_work_is_told_apart_from_the_threshold(make_window, monkeypatch):
+    # (user test s56, S9: "expected ≈ 2 s of work, more than 2 s" for 2.3 s)
+    from app.playback import player
+
+    win = make_window(io.load(EXAMPLES / "contact_pile.json"))
+    pb = win.playback
+    for est, shown in ((2.3, "≈ 2.3 s"), (9.96, "≈ 10.0 s"), (37.4, "≈ 37 s")):
+        monkeypatch.setattr(type(pb), "expected_seconds", lambda self, e=est: e)
+        assert f"(expected {shown} of work, more than {player.AUTO_RUN_SECONDS:g} s)" in pb._wait_text("opened")
