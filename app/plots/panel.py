@@ -783,6 +783,11 @@ class PlotsPanel(QWidget):
             self.ghost.grew.connect(lambda _n: self._redraw.isActive() or self._redraw.start(self._stream_wait()))
             self.ghost.cleared.connect(self._on_ghost_cleared)
             self.ghost.began.connect(lambda: self._show_mode(rebuild_only=True))
+        doc = getattr(playback, "document", None)
+        if doc is not None:
+            # another document: its run's series come when it begins (a long contact run waits for Run; until then
+            # the list showed the previous document's pairs and time axis, user test s56 S7)
+            doc.replaced.connect(self._forget_run)
         self._on_cleared()
         if rec.kind:
             self._on_began()

@@ -670,3 +670,19 @@ def test_beyond_the_legend_the_point_traces_are_named_by_hovering(make_window, q
     assert d > 6  # (the view's corner is no trace's: the hover names none there)
     plots._hover_trace(corner)
     assert plots.trace_at(corner) == "" and not plots.xy_hover.isVisible()
+
+
+def test_a_contact_document_waiting_for_run_shows_none_of_the_previous_documents_series(make_window, qtbot):
+    # (user test s56, S7: after File > Open of a long contact scene, which waits for Run, the series list still listed
+    # the previous document's pairs and the plot its time axis)
+    win = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    plots, rec = win.plots, win.playback.recording
+    qtbot.waitUntil(lambda: rec.complete and rec.count > 1, timeout=60000)
+    plots.set_mode("gap")
+    assert plots.series_list.model_.labels  # the sphere's pair
+    pile = io.load(EXAMPLES / "contact_pile.json")
+    pile.set_simulation(duration=20.0)  # (2,000 steps: it waits for Run)
+    win.document.replace(pile)  # what File > Open does
+    assert not win.playback.auto_runs() and "press Run (F5)" in win.motion.status_label.text()
+    assert plots.series_list.model_.labels == () and plots.quantities == []
+    assert all(len(curve_xy(c)[0]) == 0 for c in plots.q_curves)
