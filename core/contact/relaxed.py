@@ -41,10 +41,15 @@ _TOL = 1e-12  # its absolute and relative duality-gap and feasibility tolerances
 _SOLVED = ("Solved", "AlmostSolved")
 
 
-def relaxed_start(prob) -> tuple[np.ndarray | None, int, str]:
+def relaxed_start(prob, patches: dict | None = None) -> tuple[np.ndarray | None, int, str]:
     """The solution of the relaxed problem of an explicit step's problem `prob` (core.contact.stepper._StepProblem
     with method "explicit" and the Alart-Curnier form, its pairs' start geometry set), in prob's unknowns: (z or None
-    when the convex solve fails, its interior-point iterations, clarabel's status)."""
+    when the convex solve fails, its interior-point iterations, clarabel's status).
+
+    patches: {pair index: (k, 3) world points of A} for pairs whose contact is a patch (a face resting on a
+    half-space): the pair's cone is written at each of those points (its gap there, the same normal and tangent
+    frame) instead of at its one closest point, and its impulses in z are their sums.  One point cannot carry the
+    moment a face's patch carries (the face would rock on it); the vertices of the face can."""
     import clarabel
 
     model, state, h = prob.model, prob.state, float(prob.h)
@@ -75,27 +80,35 @@ def relaxed_start(prob) -> tuple[np.ndarray | None, int, str]:
             cones.append(clarabel.ZeroConeT(len(joint_rows)))
     # the pairs: s = (gap0 / h + n . u, mu e_t t . u, mu e_o o . u[, mu e_r n . w_rel]) in the second-order cone
     places = []
+    patches = patches or {}
     for pr in prob.pairs:
         n = pr.n
-        arms = ((pr.ka, pr.a1 - state.p[pr.a], 1.0),) + (((pr.kb, pr.a2 - state.p[pr.b], -1.0),) if pr.kb >= 0 else ())
         dirs = [(n, 1.0, False)]
         if pr.lay.nf:
             t, o = tangent_frame(n, pr.e_aux)
             dirs += [(t, pr.mu * e_t, False), (o, pr.mu * e_o, False)]
             if pr.lay.nf == 3:
                 dirs.append((n, pr.mu * e_r, True))
-        first = None
-        for j, (e, scale, spin) in enumerate(dirs):
-            row = {}
-            for k, arm, sign in arms:
-                lin, ang = (np.zeros(3), e) if spin else (e, np.cross(arm, e))
-                for c in range(3):
-                    row[6 * k + c] = row.get(6 * k + c, 0.0) - sign * scale * lin[c]
-                    row[6 * k + 3 + c] = row.get(6 * k + 3 + c, 0.0) - sign * scale * ang[c]
-            r = A.add(row, pr.gap0 / h if j == 0 else 0.0)
-            first = r if first is None else first
-        cones.append(clarabel.SecondOrderConeT(len(dirs)) if len(dirs) > 1 else clarabel.NonnegativeConeT(1))
-        places.append((pr, first, len(dirs)))
+        # the contact points: the pair's closest points, or the points of its patch (each at its own gap, on B's
+        # plane through a2)
+        points = ([(pr.a1, pr.a2, pr.gap0)] if pr.ip not in patches else
+                  [(x, x - float(n @ (x - pr.a2)) * n, float(n @ (x - pr.a2))) for x in patches[pr.ip]])
+        firsts = []
+        for a1, a2, gap0 in points:
+            arms = ((pr.ka, a1 - state.p[pr.a], 1.0),) + (((pr.kb, a2 - state.p[pr.b], -1.0),) if pr.kb >= 0 else ())
+            first = None
+            for j, (e, scale, spin) in enumerate(dirs):
+                row = {}
+                for k, arm, sign in arms:
+                    lin, ang = (np.zeros(3), e) if spin else (e, np.cross(arm, e))
+                    for c in range(3):
+                        row[6 * k + c] = row.get(6 * k + c, 0.0) - sign * scale * lin[c]
+                        row[6 * k + 3 + c] = row.get(6 * k + 3 + c, 0.0) - sign * scale * ang[c]
+                r = A.add(row, gap0 / h if j == 0 else 0.0)
+                first = r if first is None else first
+            cones.append(clarabel.SecondOrderConeT(len(dirs)) if len(dirs) > 1 else clarabel.NonnegativeConeT(1))
+            firsts.append(first)
+        places.append((pr, firsts, len(dirs)))
     # the metric: M on the bodies moved by forces (the inverse of the step's M^-1 blocks), the identity on the
     # kinematic ones (their velocities are fixed by the equalities)
     metric = [np.eye(6) if k in kinematic else np.linalg.inv(prob.Sinv[k]) for k in range(nb)]
@@ -115,9 +128,9 @@ def relaxed_start(prob) -> tuple[np.ndarray | None, int, str]:
     # m_ref G0^T lam = -G0^T y (the equality's multiplier)
     z = np.zeros(prob.ntot)
     z[:6 * nb] = x
-    for pr, r0, k in places:
-        z[pr.off] = y[r0] / pr.m_ref
-        z[pr.off + 1:pr.off + k] = pr.mu * y[r0 + 1:r0 + k] / pr.m_ref
+    for pr, firsts, k in places:
+        z[pr.off] = sum(y[r0] for r0 in firsts) / pr.m_ref
+        z[pr.off + 1:pr.off + k] = pr.mu * sum(y[r0 + 1:r0 + k] for r0 in firsts) / pr.m_ref
     for q_, i, r in joint_rows:
         plan = prob.jstep.plan
         z[plan.off[q_] + i] = -y[r] / plan.m_ref[q_]

@@ -740,13 +740,22 @@ class _StepProblem:
             new_ips = [pr.ip for pr in self._new]
             if new_ips:
                 self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
-            if new_ips and not _resting_face(model, state, self.R0, self._start_geo):
+            patches = _resting_faces(model, state, self.R0, self._start_geo) if new_ips else {}
+            if patches:
+                # a new pair is a face resting on a half-space: the explicit step's one point per pair cannot carry
+                # the moment of the face's patch of contact.  A face that slides on it (by more than the overlap
+                # bound in the step) is predicted by the step's relaxed problem with the face's vertices as its
+                # contact points (_patch_predictor); one at rest starts from the start of the step (with the
+                # relaxed predictor a resting wedge took 42 Newton iterations instead of 7)
+                sliding = {ip: x for ip, x in patches.items() if _face_slide(model, state, ip, x) * h > _DEPTH_LIMIT}
+                if sliding:
+                    self.pred = _patch_predictor(model, state, h, frozenset(cand), sliding, ws, cancel)
+            elif new_ips:
                 # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of
                 # the velocities and impulses, and the closest points at its end configuration start the implicit
                 # solve.  Only with few pairs: with many it costs as much as the step itself; new pairs then start
                 # from their closest points at the start of the step, with no impulse (on this step's pairs: the
-                # broad phase's own and those added, extra or within reach of a whole step).  Not when a new pair
-                # is a face resting on a half-space (_resting_face)
+                # broad phase's own and those added, extra or within reach of a whole step)
                 pred = _step_once(model, state, h, "explicit", tol, max_iter, frozenset(cand), ws=ws, cancel=cancel,
                                   newton=newton, form="ac" if self.ac else "normalised")
                 self.pred = pred if pred.converged else None
@@ -1055,13 +1064,18 @@ class _StepProblem:
                                 "converged" if pol.converged else f"Newton after the interior point: {pol.reason}")
         else:
             res = self.newton(z0, max_iter=max_iter, max_restarts=restarts)
-        if res.converged and res.residual > _TIGHT_TOL and len(self.pairs) <= 2:
+        # (a start from a predictor that already meets the tolerance is polished by one Newton iteration: the relaxed
+        # problem's solution, _patch_predictor, is exact only to its interior point's tolerance, 6e-12 m/s in a
+        # resting box's velocity, which even the scaled residual of _TIGHT_TOL admits, 3e-14)
+        unpolished = self.pred is not None and res.iterations == 0 and self.method == "implicit"
+        if res.converged and len(self.pairs) <= 2 and (res.residual > _TIGHT_TOL or unpolished):
             # the stopping test is scaled by 1 + max|z|, and the multipliers of the inequalities can be large, so a
             # converged point may leave closest points ~1e-9 m off their surfaces; Newton converges quadratically
             # here, so one or two more iterations make the geometry exact to rounding (a box held on an incline: no
             # creep even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's
             # time, and pile steps sit at a floor near 1e-11 that the extra iterations rarely lower
-            tight = self.newton(res.z, tol=_TIGHT_TOL, max_iter=_TIGHT_ITER, max_restarts=0, polish=False)
+            tight = self.newton(res.z, tol=0.0 if unpolished else _TIGHT_TOL, max_iter=1 if unpolished else _TIGHT_ITER,
+                                max_restarts=0, polish=False)
             if tight.residual < res.residual:
                 res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
         return replace(res, iterations=res.iterations + its0) if its0 else res
@@ -1239,20 +1253,23 @@ def _far_travelled(model: ContactModel, state: State, end: State, ab: np.ndarray
     return ~(travel - gap <= thin)  # (a non-finite travel is tested)
 
 
-def _resting_face(model: ContactModel, state: State, R0: np.ndarray, start_geo: dict) -> bool:
-    """Whether a new pair (start_geo: its closest-point unknowns at the start of the step, by pair) is a face of a box
-    or polytope resting on a half-space: touching (its separation at most _DEPTH_LIMIT), three or more of its vertices
-    tied for the deepest (Shape.face, to a tolerance of its size).  The explicit step is then no predictor: with one
-    linearised contact point per pair it cannot carry the moment a face's patch of contact carries, and the face
-    rocks on that point.  A 30-degree wedge prism resting on a floor (one pair, h = 0.001 s; the point a corner of its
-    base, or its centre, neither under the centre of mass): the predictor tipped it at 0.02 rad/s, its end 1.85e-5 m
-    inside the floor, and every implicit attempt started there stalled (at 1.4e-6, at every depth of halving; the run
-    stopped at t = 0); a block on the free wedge (two pairs) was made in halves of h/128, one of which carried the
-    block through the wedge (32 km/s, _passed_through); a 1 mm bead at rest 0.22 m off the centre of a 1 m cube on a
-    floor slid off at 1.6 m/s (the tipped cube's spin, through the friction rows).  From the start of the step: 7, 10
-    and 6 Newton iterations, every body at rest or at its closed form.  Edges and corners keep the predictor: its one
-    point is their contact (a tall box rocking on its edge, 0.0002 s steps: 9,715 iterations over 4,000 steps with it,
-    11,060 and a step of 976 iterations in five halvings without)."""
+def _resting_faces(model: ContactModel, state: State, R0: np.ndarray, start_geo: dict) -> dict:
+    """The new pairs (start_geo: their closest-point unknowns at the start of the step, by pair) that are a face of a
+    box or polytope resting on a half-space: touching (separation at most _DEPTH_LIMIT), three or more of its vertices
+    tied for the deepest (Shape.face, to a tolerance of its size); {pair: those vertices, world (k, 3)}.  The explicit
+    step with its one linearised point per pair is then no predictor: it cannot carry the moment a face's patch of
+    contact carries, and the face rocks on that point.  A 30-degree wedge prism resting on a floor (one pair, h =
+    0.001 s; the point a corner of its base, or its centre, neither under the centre of mass): the predictor tipped it
+    at 0.02 rad/s, its end 1.85e-5 m inside the floor, and every implicit attempt started there stalled (at 1.4e-6, at
+    every depth of halving; the run stopped at t = 0); a block on the free wedge (two pairs) was made in halves of
+    h/128, one of which carried the block through the wedge (32 km/s, _passed_through); a 1 mm bead at rest 0.22 m off
+    the centre of a 1 m cube on a floor slid off at 1.6 m/s (the tipped cube's spin, through the friction rows).
+    Started from the start of the step instead (no predictor): 7, 10 and 6 Newton iterations, every body at rest or at
+    its closed form; but a cube sliding on its face beyond Painlevé's bound (mu > 5/3, docs/notes) never reached the
+    impulse that trips it over its front edge from there.  Hence _patch_predictor.  Edges and corners keep the
+    explicit predictor: its one point is their contact (a tall box rocking on its edge, 0.0002 s steps: 9,715
+    iterations over 4,000 steps with it, 11,060 and a step of 976 iterations in five halvings without)."""
+    out = {}
     for ip, geo in start_geo.items():
         a, b, _mu = model.pairs[ip]
         if model.halfspace[b] is None or geo[PairLayout(model.shapes[a].m, model.shapes[b].m, 0).s] > _DEPTH_LIMIT:
@@ -1260,8 +1277,40 @@ def _resting_face(model: ContactModel, state: State, R0: np.ndarray, start_geo: 
         nw, _c = _world_halfspace(model, b, state)
         face = model.shapes[a].face(R0[a].T @ (-nw))  # (None: a shape with curved faces)
         if face is not None and len(face) >= 3:
-            return True
-    return False
+            out[ip] = state.p[a] + face @ R0[a].T
+    return out
+
+
+def _face_slide(model: ContactModel, state: State, ip: int, points: np.ndarray) -> float:
+    """The fastest speed along its half-space of the points of a face resting on it (pair ip, points: world), at the
+    start of the step (a static half-space: the points' own velocities)."""
+    a, b, _mu = model.pairs[ip]
+    nw, _c = _world_halfspace(model, b, state)
+    u = state.v[a] + np.cross(state.w[a], points - state.p[a])
+    if model.dynamic[b]:
+        u = u - state.v[b] - np.cross(state.w[b], points - state.p[b])
+    u = u - np.outer(u @ nw, nw)
+    return float(np.max(np.linalg.norm(u, axis=1)))
+
+
+def _patch_predictor(model: ContactModel, state: State, h: float, cand: frozenset, patches: dict, ws, cancel
+                     ) -> "StepResult | None":
+    """The predictor of a step whose new pairs include faces resting on a half-space (patches: _resting_faces): the
+    solution of the explicit step's relaxed problem (core.contact.relaxed) with each such pair's cone at every vertex
+    of its face, taken as an explicit step (its velocities, end poses and summed impulses); None when it is not
+    solved.  A convex problem with a unique solution: a face at rest stays at rest on its vertices (no rocking), and a
+    face sliding with friction beyond Painlevé's bound gets the impulse that sticks its leading edge and trips it over
+    (a 0.1 m cube at mu 2 and 3 sliding at 1-4 m/s; the implicit step from there converges in 3-4 iterations, where
+    every attempt from the start of the step stalled; docs/notes/contact-solver.md)."""
+    prob = _StepProblem(model, state, h, "explicit", "ac", _AC_RHO, False, cand, _TOL["explicit"], _NEWTON_ITER, ws,
+                        cancel, False, None, None, None)
+    if prob.failure:
+        return None
+    z, its, _status = relaxed_start(prob, patches)
+    if z is None:
+        return None
+    out, _missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
+    return out if out.converged else None
 
 
 def _kept_overlap(bt: "_Batch", start_gap: np.ndarray) -> np.ndarray | None:
