@@ -276,7 +276,7 @@ def from_dict(data: Any) -> Mechanism:
         contact=_contact(d["contact"], "contact") if "contact" in d else None,
         simulation=_simulation(d["simulation"], "simulation") if "simulation" in d else None,
     )
-    mech.validate()
+    mech.validate(shapes_checked=True)  # (_body built each shape already, with the same location)
     return mech
 
 
