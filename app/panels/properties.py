@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from core import validate
 from core.errors import LinkwrightError
 from core.expr import check_expression
+from core.io import json_problem
 from core.joints import JOINT_TYPES
 from core.model import Pose, Velocity
 from core.shapes import SHAPE_TYPES, parse_shape
@@ -143,7 +144,7 @@ def parse_values(text: str) -> Any:
         try:
             return json.loads(t, parse_constant=no_constant)  # data only: JSON never runs code
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not a list of numbers: {exc.msg} at column {exc.colno}") from None
+            raise ValueError(f"not a list of numbers: {json_problem(exc)} at column {exc.colno}") from None
     parts = [p for p in t.replace(",", " ").replace(";", " ").split() if p]
     values = [parse_number(p) for p in parts]
     return values[0] if len(values) == 1 else values
