@@ -75,7 +75,9 @@ def test_bad_number_is_red_with_the_reason_and_not_applied(fourbar_win, qtbot):
     n = win.document.undo_stack.count()
     p.body_mass.setText("heavy")
     p.body_mass.editingFinished.emit()
-    assert p.body_mass.error.startswith("'heavy' is not a number (numbers are decimal") and "c62828" in p.body_mass.styleSheet()
+    i = win.document.mechanism.body_names().index("rocker")
+    assert p.body_mass.error.startswith(f"bodies[{i}].mass: 'heavy' is not a number (numbers are decimal")
+    assert "c62828" in p.body_mass.styleSheet()
     assert "mass" in p.error.text() and "not a number" in p.error.text()
     assert win.document.mechanism.body("rocker").mass == 0.4 and win.document.undo_stack.count() == n
     # Another edit elsewhere refreshes the panel, but the refused entry is not lost.
