@@ -276,7 +276,7 @@ def from_dict(data: Any) -> Mechanism:
         contact=_contact(d["contact"], "contact") if "contact" in d else None,
         simulation=_simulation(d["simulation"], "simulation") if "simulation" in d else None,
     )
-    mech.validate()
+    mech.validate(shapes_checked=True)  # (_body built each shape already, with the same location)
     return mech
 
 
@@ -291,6 +291,14 @@ def _line_col(text: str, pos: int) -> str:
     """'line L, column C' of character offset `pos` in `text` (both 1-based, as editors count)."""
     line = text.count("\n", 0, pos) + 1
     return f"line {line}, column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """Python's reason for a JSON error, to be followed by ' at <place>': some of its reasons end in 'at' already
+    ('Unterminated string starting at', 'Invalid control character at'), which read 'starting at at line 1'."""
+    if exc.msg.startswith("Unexpected UTF-8 BOM"):
+        return "a second byte-order mark (U+FEFF)"
+    return exc.msg.removesuffix(" at")
 
 
 def loads(text: str | bytes) -> Mechanism:
@@ -350,8 +358,7 @@ def loads(text: str | bytes) -> Mechanism:
     try:
         data = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
-        msg = "a second byte-order mark (U+FEFF)" if exc.msg.startswith("Unexpected UTF-8 BOM") else exc.msg
-        raise LinkwrightError("", f"not valid JSON: {msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise LinkwrightError("", f"not valid JSON: {json_problem(exc)} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise LinkwrightError("", "JSON nested too deeply for a mechanism file") from None
     except ValueError:  # Python's limit on digits in an integer literal (thousands of digits)

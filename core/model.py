@@ -429,9 +429,10 @@ class Mechanism:
         return known if known is not None else (self.body_names(), self.joint_names())
 
     def check_body(self, body: Body, location: str, replacing: str | None = None,
-                   known: tuple[set, set] | None = None) -> None:
+                   known: tuple[set, set] | None = None, shape_checked: bool = False) -> None:
         """Raise a located LinkwrightError if `body` cannot be in this document (`known`: the sets of its body and
-        joint names, when the caller keeps them)."""
+        joint names, when the caller keeps them; `shape_checked`: its shape was built from this very object, at this
+        location, by the caller, as the loader does, so it is not built again)."""
         check_name(body.name, f"{location}.name")
         bodies, joints = self._names(known)
         if body.name != replacing and (body.name in bodies or body.name in joints):
@@ -442,7 +443,7 @@ class Mechanism:
                 validate.number(v, f"{location}.{key}", validate.MIN_MASS, validate.MAX_MASS, positive=True)
         if body.mass is not None and body.density is not None:
             raise LinkwrightError(f"{location}.density", "give either mass or density, not both")
-        if body.shape is not None:
+        if body.shape is not None and not shape_checked:
             from .shapes import parse_shape  # local: shapes pull in scipy, not needed for plain linkages
 
             parse_shape(body.shape, f"{location}.shape")  # the loader's checks and located messages
@@ -533,8 +534,10 @@ class Mechanism:
             )
         check_expression(driver.value, f"{location}.value")
 
-    def validate(self) -> None:
-        """Check the whole document, raising the first problem found with its location."""
+    def validate(self, shapes_checked: bool = False) -> None:
+        """Check the whole document, raising the first problem found with its location (`shapes_checked`: every body's
+        shape was built by the caller from its shape object, at its location: io.from_dict, whose bodies' shapes are
+        what the loader built; building a polytope of many vertices is not free, so it is not done twice per load)."""
         if self.space not in SPACES:
             raise LinkwrightError("space", f"must be 'planar' or 'spatial', got '{self.space}'")
         validate.text(self.name, "name")
@@ -551,7 +554,7 @@ class Mechanism:
         # Space switch of 1,000 bodies)
         try:
             for i, b in enumerate(bodies):
-                self.check_body(b, f"bodies[{i}]", known=known)
+                self.check_body(b, f"bodies[{i}]", known=known, shape_checked=shapes_checked)
                 self.bodies.append(b)
                 known[0].add(b.name)
             for i, j in enumerate(joints):

@@ -45,6 +45,13 @@ MAX_NAME_LENGTH = 200  # characters of a body, joint or point name
 MAX_TEXT_LENGTH = 100_000  # characters of any other string (a description)
 MAX_EXPRESSION_LENGTH = 2000  # characters of a driver expression (core.expr.MAX_LENGTH): a formula, not a program
 MAX_INT_DIGITS = 30  # digits of an integer written in a file (larger ones are not numbers a mechanism needs)
+# how many vertices or planes one polytope may be given by: each face of a polytope is an unknown (a multiplier) of every
+# contact pair it is in, so a pair's block of the contact step grows with them and its cost with about their cube.
+# Measured (a polytope of points on a 0.1 m sphere dropped on the floor, 30 steps of 0.01 s, 2 loaded cores): 100
+# vertices ~0.03 s a step, 256 (508 faces) ~0.25 s, 500 ~1 s, 1,000 ~6 s (3 minutes for 0.3 s); two of 256 touching
+# ~2 s a step.  A hull of 256 vertices has at most 2 * 256 - 4 = 508 faces, so planes are bounded at 512
+MAX_POLYTOPE_VERTICES = 256
+MAX_POLYTOPE_PLANES = 512
 # how deep two bodies may overlap at the start of a contact run, in thinnest widths of the thinner one
 # (core.contact.closest.start_overlaps): the first step ends with every gap >= 0, so a start overlap of depth d is
 # pushed out within the step at about d / h, energy the scene never had (a 0.2 m cube started 8 cm inside the floor
@@ -101,6 +108,9 @@ def number(value: object, location: str, lo: float | None = None, hi: float | No
         v = float(value)
     except (OverflowError, ValueError):
         raise LinkwrightError(location, f"number too large ({show(value)})") from None
+    if math.isfinite(v) and not (positive and v <= 0) and not (nonneg and v < 0) and not (
+            (lo is not None and v < lo) or (hi is not None and v > hi)):
+        return v  # (before the refusals: the value's text is made only for a message, 6 us a number)
     got = typed if typed is not None else show(value)
     if not math.isfinite(v):
         raise LinkwrightError(location, f"must be a finite number, got {got}")

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from core import validate
 from core.errors import LinkwrightError
 from core.expr import check_expression
+from core.io import json_problem
 from core.joints import JOINT_TYPES
 from core.model import Pose, Velocity
 from core.shapes import SHAPE_TYPES, parse_shape
@@ -79,7 +80,23 @@ def parse_vector(text: str, optional: bool = False) -> tuple[float, float, float
     parts = [p for p in t.replace(",", " ").replace(";", " ").split() if p]
     if len(parts) != 3:
         raise ValueError(f"expected three numbers x, y, z, got {len(parts)}")
-    return tuple(parse_number(p) for p in parts)  # type: ignore[return-value]
+    return tuple(_component(p, k) for k, p in enumerate(parts))  # type: ignore[return-value]
+
+
+class ComponentRefusal(ValueError):
+    """A refused number of several typed in one field: `part` is its index as the file's location writes it ('[2]',
+    appended to the field's location: bodies[2].pose.position[2], as the core locates a component it refuses)."""
+
+    def __init__(self, message: str, part: str) -> None:
+        super().__init__(message)
+        self.part = part
+
+
+def _component(text: str, k: int) -> float:
+    try:
+        return parse_number(text)  # type: ignore[return-value]
+    except ValueError as exc:
+        raise ComponentRefusal(str(exc), f"[{k}]") from None
 
 
 MAX_ANGLE_DEGREES = 360.0  # |roll|, |pitch|, |yaw| typed in Properties: a full turn either way
@@ -88,7 +105,10 @@ MAX_ANGLE_DEGREES = 360.0  # |roll|, |pitch|, |yaw| typed in Properties: a full 
 def parse_angles(text: str) -> tuple[float, float, float]:
     """Roll, pitch, yaw in degrees, each within ±MAX_ANGLE_DEGREES (1e300° was taken and shown as -131.724°: any
     angle beyond a full turn is a typing slip, not an orientation one would mean)."""
-    v = parse_vector(text)
+    try:
+        v = parse_vector(text)
+    except ComponentRefusal as exc:  # (the file stores a quaternion: its [k] is not the angle typed)
+        raise ValueError(f"{('roll', 'pitch', 'yaw')[int(exc.part[1])]} {exc}") from None
     for name, x in zip(("roll", "pitch", "yaw"), v):
         if abs(x) > MAX_ANGLE_DEGREES:
             raise ValueError(f"{name} must be between {-MAX_ANGLE_DEGREES:g} and {MAX_ANGLE_DEGREES:g} degrees, "
@@ -143,10 +163,11 @@ def parse_values(text: str) -> Any:
         try:
             return json.loads(t, parse_constant=no_constant)  # data only: JSON never runs code
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not a list of numbers: {exc.msg} at column {exc.colno}") from None
+            raise ValueError(f"not a list of numbers: {json_problem(exc)} at column {exc.colno}") from None
     parts = [p for p in t.replace(",", " ").replace(";", " ").split() if p]
-    values = [parse_number(p) for p in parts]
-    return values[0] if len(values) == 1 else values
+    if len(parts) == 1:
+        return parse_number(parts[0])
+    return [_component(p, k) for k, p in enumerate(parts)]
 
 
 def fmt_values(v: Any) -> str:
@@ -254,6 +275,9 @@ class Field(LineEdit):
         self._error = ""
         self._error_located = False  # the refusal names its place (the core's location): no label before it
         self._tip = tip
+        # where the field's value is in the file (bodies[2].mass), for the current selection ('' for none): an entry
+        # that does not parse is refused at that place, as the core's refusals of a parsed value are (set by the panel)
+        self.locate: Callable[[], str] | None = None
         self.setPlaceholderText(placeholder)
         self.setToolTip(tip)
         self.editingFinished.connect(self._finish)
@@ -315,14 +339,19 @@ class Field(LineEdit):
             if text != self._shown or self._error:
                 self.show_value(self._shown, force=True)
             return
+        where = self.locate() if self.locate is not None else ""
         try:
             value = self._parse(text)
         except ValueError as exc:
-            self._set_error(str(exc))
+            if where:
+                self._set_error(f"{where}{getattr(exc, 'part', '')}: {exc}", True)
+            else:
+                self._set_error(str(exc))
             return
         err = self._commit(value)
         if err is not None:
-            self._set_error(str(err) if self._located else err.message, self._located)
+            located = bool(err.location) and (self._located or bool(where))
+            self._set_error(str(err) if located else err.message, located)
             return
         self._set_error("")
         self._shown = text
@@ -631,9 +660,31 @@ class PropertiesPanel(QWidget):
     # ---- construction helpers ---------------------------------------------------------------------------------
     def _field(self, parse, commit, placeholder: str = "", tip: str = "", located: bool = False) -> Field:
         fld = Field(parse, commit, placeholder, tip, located)
+        fld.locate = lambda fld=fld: self._file_location(fld)
         fld.errorChanged.connect(self._show_error)
         fld.committed.connect(self.refresh)
         return fld
+
+    def _file_location(self, fld: Field) -> str:
+        """Where `fld`'s value is in the file for the item shown (bodies[2].pose.position, simulation.dt), as the
+        loader and the core's edits locate their refusals ('' if the field is not one of the item's)."""
+        m = self.document.mechanism
+        if self._target is None:
+            return {self.doc_name: "name", self.doc_gravity: "gravity", self.doc_friction: "contact.friction",
+                    self.doc_ellipsoid: "contact.ellipsoid", self.doc_dt: "simulation.dt",
+                    self.doc_duration: "simulation.duration"}.get(fld, "")
+        kind, name = self._target
+        if kind == "body" and name in m.body_names():
+            keys = {self.body_name: "name", self.body_mass: self.body_mass_kind.currentData() or "mass",
+                    self.body_inertia: "inertia", self.body_com: "com", self.body_position: "pose.position",
+                    self.body_rpy: "pose.orientation", self.body_velocity: "velocity.linear",
+                    self.body_angular: "velocity.angular",
+                    **{f: f"shape.{k}" for k, f in self.shape_fields.items()}}
+            return f"bodies[{m.body_names().index(name)}].{keys[fld]}" if fld in keys else ""
+        if kind == "joint" and name in m.joint_names():
+            keys = {self.joint_name: "name", self.joint_at: "at", self.joint_axis: "axis", self.joint_pitch: "pitch"}
+            return f"joints[{m.joint_names().index(name)}].{keys[fld]}" if fld in keys else ""
+        return ""
 
     def _show_error(self, reason: str) -> None:
         self.error.setText(self._error_text(self.sender(), reason))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.spatial import ConvexHull, HalfspaceIntersection, QhullError
+from scipy.spatial import ConvexHull, HalfspaceIntersection, QhullError, cKDTree
 
 from core.errors import LinkwrightError
 
@@ -29,7 +29,38 @@ def _oriented_hull(points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def _merge_planes(normals: np.ndarray, offsets: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """Drop repeated planes (qhull reports one per triangle of a flat face)."""
+    """Drop repeated planes (qhull reports one per triangle of a flat face): in qhull's order, a facet's plane is kept
+    unless a plane kept before it agrees with it, every normal component within 1e-7 and the offset within
+    1e-7 * scale; the kept ones are returned in that order.
+
+    The rule of the pairwise loop this replaces (O(F^2) with one numpy call per pair: 18 s for 1,000 random vertices),
+    with the same result: a k-d tree over (normal, offset / scale) finds each facet's candidates, only facets that have
+    a candidate at all take part in the (sequential, order-dependent) rule, and only a kept facet's candidates are
+    looked up, so a face of many coplanar triangles costs one look-up."""
+    f = len(offsets)
+    if f == 0:
+        return normals[:0].copy(), offsets[:0].astype(float)
+    tol_n, tol_d = 1e-7, 1e-7 * scale
+    keys = np.hstack([normals, (offsets / scale)[:, None] if scale > 0 else np.zeros((f, 1))])
+    tree = cKDTree(keys)
+    reach = 2e-7  # > 1e-7 in these coordinates, so no pair the exact test accepts is missed (scaling rounds by ~1e-16)
+    near, _ = tree.query(keys, k=2, p=np.inf, distance_upper_bound=reach)
+    alone = ~np.isfinite(near[:, 1])  # no other facet within reach (the k=2 answer's first is the facet itself)
+    keep = np.ones(f, dtype=bool)
+    covered = np.zeros(f, dtype=bool)  # a kept facet before it agrees with it
+    for i in np.flatnonzero(~alone).tolist():
+        if covered[i]:
+            keep[i] = False
+            continue
+        cand = np.array(tree.query_ball_point(keys[i], reach, p=np.inf), dtype=int)
+        cand = cand[cand > i]
+        same = (np.max(np.abs(normals[cand] - normals[i]), axis=1) < tol_n) & (np.abs(offsets[cand] - offsets[i]) < tol_d)
+        covered[cand[same]] = True
+    return normals[keep].copy(), offsets[keep].astype(float)
+
+
+def _merge_planes_pairwise(normals: np.ndarray, offsets: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The O(F^2) reference of _merge_planes (the rule as first written), kept for the tests."""
     kept_n: list[np.ndarray] = []
     kept_d: list[float] = []
     for n, d in zip(normals, offsets):

@@ -98,6 +98,7 @@ def plane_rows(value: object, location: str) -> list[list[float]]:
     rows = _sequence(value, location, None, "a list of planes [nx, ny, nz, d]")
     if len(rows) < 4:
         raise LinkwrightError(location, f"needs at least 4 planes to enclose a volume, got {len(rows)}")
+    _at_most(len(rows), shared.MAX_POLYTOPE_PLANES, "planes", location)
     out = []
     for i, row in enumerate(rows):
         r = vector(row, f"{location}[{i}]", 4)
@@ -107,9 +108,18 @@ def plane_rows(value: object, location: str) -> list[list[float]]:
     return out
 
 
+def _at_most(n: int, limit: int, what: str, location: str) -> None:
+    """Refuse a polytope of more than `limit` vertices or planes (checked before the rows are read: 20,000 of them)."""
+    if n > limit:
+        raise LinkwrightError(location, f"{n} {what}, more than the limit of {limit} (each face of a polytope is an "
+                                        "unknown of every contact step it is in, and the step's cost grows with about "
+                                        f"their cube): give a simpler hull, of at most {limit} {what}")
+
+
 def point_rows(value: object, location: str) -> list[list[float]]:
-    """A list of at least 4 points [x, y, z]."""
+    """A list of at least 4 points [x, y, z] (at most MAX_POLYTOPE_VERTICES)."""
     rows = _sequence(value, location, None, "a list of points [x, y, z]")
     if len(rows) < 4:
         raise LinkwrightError(location, f"needs at least 4 vertices to enclose a volume, got {len(rows)}")
+    _at_most(len(rows), shared.MAX_POLYTOPE_VERTICES, "vertices", location)
     return [vector(row, f"{location}[{i}]") for i, row in enumerate(rows)]

@@ -179,7 +179,9 @@ def test_bad_entries_show_the_located_reason_inline_and_change_nothing(make_wind
     win.document.undo_stack.undo()
     assert win.document.mechanism == before
     type_into(p.body_com, "0, 0")
-    assert p.body_com.error == "expected three numbers x, y, z, got 2" and win.document.mechanism == before
+    i = win.document.mechanism.body_names().index("sphere1")  # (an entry that does not parse is located too: s56, S10)
+    assert p.body_com.error == f"bodies[{i}].com: expected three numbers x, y, z, got 2"
+    assert win.document.mechanism == before
     type_into(p.body_com, "0, 0, 0.02")  # the centre of mass off the sphere's centre: one undo step
     assert win.document.mechanism.body("sphere1").com == (0.0, 0.0, 0.02)
     type_into(p.body_com, "")  # empty: the shape's centroid again
@@ -415,8 +417,8 @@ def test_a_point_beyond_the_position_bound_is_asked_again_with_the_reason(make_w
 
 def test_the_properties_message_names_each_refused_fields_location_once(make_window, point_dialog):
     """A located refusal was prefixed with the field's label as well: 'dt: simulation.dt: must be ...'. The message
-    under the form names the place once: the core's location when the model refused the value, the field's label
-    when the entry did not parse (it has no location of its own)."""
+    under the form names the place once: the core's location when the model refused the value, and (user test s56,
+    S10) the field's place in the file when the entry did not parse, as the loader would name it."""
     answers, _ = point_dialog
     win = make_window(contact_scene())
     answers.append(("0, 0, 0.5", True))
@@ -438,11 +440,53 @@ def test_the_properties_message_names_each_refused_fields_location_once(make_win
         assert p.error.text() == field.error, (entry, p.error.text())  # not 'dt: simulation.dt: ...'
         type_into(field, "")  # (back to the default / the model's value: no refusal left)
     win.selection.set()
-    type_into(p.doc_dt, "abc")  # does not parse: the field's label is the place
+    type_into(p.doc_dt, "abc")  # does not parse: located at the field's place in the file all the same
     hint = " (numbers are decimal, such as 2, 0.5 or 1e-3)"
-    assert p.doc_dt.error == "'abc' is not a number" + hint and p.error.text() == "dt: 'abc' is not a number" + hint
-    type_into(p.doc_gravity, "0, 0")  # a field whose refusals carry no location keeps its label, as before
+    assert p.doc_dt.error == "simulation.dt: 'abc' is not a number" + hint and p.error.text() == p.doc_dt.error
+    type_into(p.doc_dt, "")
+    type_into(p.doc_gravity, "0, 0")
     assert p.error.text() == "gravity: expected three numbers x, y, z, got 2"
+
+
+def test_every_properties_refusal_names_its_place_in_the_file(make_window, point_dialog):
+    """User test s56, S10: with a body of a contact scene selected, some refusals named the place in the file
+    ('bodies[2].shape.radius: ...', from the core) and others only the field ('shape radius: must be a finite number,
+    got nan', 'mass: must be between 1e-09 and 1e+12, got 1e+20', 'position: ...', 'gravity: ...': an entry that did
+    not parse, or a field whose core refusal was shown without its location). All are located now, as the loader
+    locates the file's fields; a component of a vector by its index, as the core does."""
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    answers.append(("0, 0, 0.5", True))
+    win.action_set.add_shapes["sphere"].trigger()
+    p = win.properties
+    m = win.document.mechanism
+    i = m.body_names().index("sphere1")
+    j = f"bodies[{i}]"
+    number = " (numbers are decimal, such as 2, 0.5 or 1e-3)"
+    cases = [  # (selection, field, entry, message)
+        ({"bodies": ["sphere1"]}, p.shape_fields["radius"], "0", f"{j}.shape.radius: must be a positive number, got 0.0"),
+        ({"bodies": ["sphere1"]}, p.shape_fields["radius"], "nan", f"{j}.shape.radius: must be a finite number, got nan"),
+        ({"bodies": ["sphere1"]}, p.body_mass, "1e20", f"{j}.mass: must be between 1e-09 and 1e+12, got 1e+20"),
+        ({"bodies": ["sphere1"]}, p.body_mass, "abc", f"{j}.mass: 'abc' is not a number" + number),
+        ({"bodies": ["sphere1"]}, p.body_position, "nan, 0, 0", f"{j}.pose.position[0]: must be a finite number, got nan"),
+        ({"bodies": ["sphere1"]}, p.body_position, "0, 0, 1e300",
+         f"{j}.pose.position[2]: must be between -1e+06 and 1e+06, got 1e+300"),
+        ({"bodies": ["sphere1"]}, p.body_rpy, "0, nan, 0", f"{j}.pose.orientation: pitch must be a finite number, got nan"),
+        ({"bodies": ["sphere1"]}, p.body_name, "", None),
+        ({}, p.doc_gravity, "0, 0, nan", "gravity[2]: must be a finite number, got nan"),
+        ({}, p.doc_friction, "abc", "contact.friction: 'abc' is not a number" + number),
+    ]
+    for selected, field, entry, message in cases:
+        win.selection.set(**selected)
+        before = io.dumps(win.document.mechanism)
+        type_into(field, entry)
+        if message is None:  # (an empty name: whatever the reason, at the body's name)
+            assert field.error.startswith(f"{j}.name: "), field.error
+        else:
+            assert field.error == message, (entry, field.error)
+        assert p.error.text() == field.error, (entry, p.error.text())  # named once, with no label before it
+        assert io.dumps(win.document.mechanism) == before  # and nothing changed
+        field.show_value(field._shown, force=True)  # (Esc: the model's value again)
 
 
 def _crossing(mech, halfspace: dict) -> list[str]:

@@ -644,3 +644,25 @@ def test_a_file_that_cannot_be_opened_never_asks_to_save_changes(make_window, di
     assert str(gone.resolve()) not in win.files.recent()
     assert not any(a.text().endswith("gone.json") for a in win.recent_menu.actions())
     assert io.dumps(win.document.mechanism) == before and win.document.modified
+
+
+def test_a_polytope_of_too_many_vertices_is_refused_in_the_open_dialog(make_window, dialogs, tmp_path):
+    """User test s56, S2: File > Open of a polytope of 1,000 vertices froze the window for 49 s; it is now refused on
+    load with the located message of the vertex limit, and the document stays as it was."""
+    import numpy as np
+
+    from core import validate
+
+    win = make_window(Mechanism(name="empty"))
+    before = io.dumps(win.document.mechanism)
+    p = np.random.default_rng(1).normal(size=(1000, 3))
+    rows = (0.1 * p / np.linalg.norm(p, axis=1)[:, None]).tolist()
+    doc = {"format": io.FORMAT, "version": io.VERSION, "space": "spatial",
+           "bodies": [{"name": "rock", "mass": 1, "shape": {"type": "polytope", "vertices": rows}}]}
+    bad = tmp_path / "poly_1000.json"
+    bad.write_text(json.dumps(doc))
+    assert not win.files.open_path(bad, ask=False)
+    assert dialogs.kinds()[-1] == "critical"
+    assert (f"bodies[0].shape.vertices: 1000 vertices, more than the limit of {validate.MAX_POLYTOPE_VERTICES}"
+            in dialogs.calls[-1][2])
+    assert io.dumps(win.document.mechanism) == before

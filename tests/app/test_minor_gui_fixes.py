@@ -87,7 +87,9 @@ def test_roll_pitch_yaw_beyond_a_full_turn_is_refused_with_the_reason(window):
         p.body_rpy.editingFinished.emit()
         assert doc.mechanism.body("ball").pose == before and doc.undo_stack.count() == undo_count
         assert p.body_rpy.error and p.body_rpy.text() == text  # the entry stays, in red
-        assert p.error.text().startswith(f"orientation: {name} must be between -360 and 360 degrees"), p.error.text()
+        i = doc.mechanism.body_names().index("ball")
+        assert p.error.text().startswith(f"bodies[{i}].pose.orientation: {name} must be between -360 and 360 degrees"), \
+            p.error.text()
     p.body_rpy.setText("-360, 0, 90")  # a full turn is taken
     p.body_rpy.editingFinished.emit()
     assert p.error.text() == "" and doc.undo_stack.count() == undo_count + 1

@@ -75,7 +75,9 @@ def test_bad_number_is_red_with_the_reason_and_not_applied(fourbar_win, qtbot):
     n = win.document.undo_stack.count()
     p.body_mass.setText("heavy")
     p.body_mass.editingFinished.emit()
-    assert p.body_mass.error.startswith("'heavy' is not a number (numbers are decimal") and "c62828" in p.body_mass.styleSheet()
+    i = win.document.mechanism.body_names().index("rocker")
+    assert p.body_mass.error.startswith(f"bodies[{i}].mass: 'heavy' is not a number (numbers are decimal")
+    assert "c62828" in p.body_mass.styleSheet()
     assert "mass" in p.error.text() and "not a number" in p.error.text()
     assert win.document.mechanism.body("rocker").mass == 0.4 and win.document.undo_stack.count() == n
     # Another edit elsewhere refreshes the panel, but the refused entry is not lost.
@@ -1045,3 +1047,12 @@ def test_a_new_axis_of_a_universal_joint_takes_its_axis2_normal_to_it(make_windo
     assert messages[-1].startswith("Edit joint U: its axis2 is now the default second axis, normal to its axis")
     err = win.editor.update_joint("U", axis=(0.0, 0.0, 1.0), axis2=(1.0, 0.0, 1.0))
     assert err is not None and str(err) == "joints[0].axis2: must be normal to axis (it makes 45.0 degrees with it)"
+
+
+def test_rows_cut_short_in_a_shape_field_read_once_at_their_place():
+    """User test s56, S8: Python's reason 'Unterminated string starting at' was followed by ' at column ...' too."""
+    from app.panels.properties import parse_values
+
+    with pytest.raises(ValueError) as e:
+        parse_values('[[0, 0, 0], ["a')
+    assert str(e.value) == "not a list of numbers: Unterminated string starting at column 14"

@@ -293,7 +293,8 @@ def test_one_message_for_an_empty_name_and_invisible_names_refused(fourbar_win, 
     assert fld.text() == "crank" and win.document.undo_stack.count() == 0  # (spaces around the name: no edit)
     _type(win, qtbot, fld, " ")
     QTest.keyClick(fld, Qt.Key_Return)
-    assert fld.error == EMPTY_NAME
+    i = win.document.mechanism.body_names().index("crank")
+    assert fld.error == f"bodies[{i}].name: {EMPTY_NAME}"  # (located, as every Properties refusal: s56, S10)
     err = win.editor.rename("crank", "")  # what the graph's F2 box says
     assert err is not None and err.message == EMPTY_NAME
     fld.setText("\u200b")
@@ -305,10 +306,11 @@ def test_a_refused_huge_mass_shows_what_was_typed(fourbar_win, qtbot):
     win = fourbar_win
     win.selection.set(bodies=["crank"])
     fld = win.properties.body_mass
+    i = win.document.mechanism.body_names().index("crank")
     fld.setText("1" * 400)
-    assert fld.finish() == "must be a finite number, got 11111111111111111..."
+    assert fld.finish() == f"bodies[{i}].mass: must be a finite number, got 11111111111111111..."
     fld.setText("1e-400")
-    assert fld.finish() == "must be a positive number, got 1e-400"
+    assert fld.finish() == f"bodies[{i}].mass: must be a positive number, got 1e-400"
 
 
 def test_a_new_documents_title_says_untitled_once(make_window):

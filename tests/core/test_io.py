@@ -236,6 +236,17 @@ def test_not_json():
     assert e.location == "" and e.message.startswith("not valid JSON") and "line 1" in e.message
 
 
+@pytest.mark.parametrize("text, message", [
+    ('{"format": "linkwright.mech', "Unterminated string starting at line 1, column 12"),  # a file cut short
+    ('{"name": "a\tb"}', "Invalid control character at line 1, column 12"),
+    ('{"format" 1}', "Expecting ':' delimiter at line 1, column 11"),
+])
+def test_json_errors_read_once_at_their_place(text, message):
+    """User test s56, S8: a truncated file read 'Unterminated string starting at at line 1, column 345' (Python's
+    reason ends in 'at' already)."""
+    assert load_error(text).message == f"not valid JSON: {message}"
+
+
 def test_not_utf8():
     assert "UTF-8" in load_error(b"\xff\xfe\x00garbage").message
 

@@ -390,3 +390,22 @@ def test_a_runs_channels_name_the_bodies_of_their_labels_whatever_the_names_hold
             assert ch["points"].labels == ("coupler.P",) and ch["points"].owners == (("coupler",),)
             assert ch["q"].owners == ()  # (joint coordinates are no body's)
         assert all(len(c.owners) in (0, len(c.labels)) for c in run.channels)
+
+
+def test_a_ground_body_keeps_a_mass_it_is_given_and_the_run_ignores_it():
+    """User test s56, S11: a ground floor with "mass": 5 was accepted without a word. It is the documented rule
+    (docs/file-format.md, `ground`): a ground body never moves, so its mass, density, inertia and centre of mass are
+    not used; they are kept and saved, because marking a body with a mass as ground in the app (Toggle Ground, the
+    Properties checkbox) keeps its mass for when it is un-marked, and such a document must open again."""
+    doc = {"format": io.FORMAT, "version": io.VERSION, "space": "spatial", "gravity": [0, 0, -9.81],
+           "bodies": [{"name": "floor", "ground": True, "mass": 5,
+                       "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}},
+                      {"name": "box", "mass": 1, "shape": {"type": "box", "size": [0.1, 0.1, 0.1]},
+                       "pose": {"position": [0, 0, 0.06]}, "velocity": {"linear": [0.5, 0, 0]}}],
+           "simulation": {"dt": 0.01, "duration": 0.1}}
+    with_mass = io.from_dict(doc)
+    assert with_mass.bodies[0].mass == 5 and io.from_dict(json.loads(io.dumps(with_mass))).bodies[0].mass == 5
+    del doc["bodies"][0]["mass"]
+    a, b = simulate(with_mass), simulate(io.from_dict(doc))
+    assert a.n_frames == b.n_frames == 11 and np.array_equal(a.position, b.position)
+    assert np.array_equal(a.pn, b.pn) and np.array_equal(a.mass, b.mass)  # the same run, bit for bit
