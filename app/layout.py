@@ -285,11 +285,11 @@ def _layout_whole(g: LayoutGraph, spacing: float, cancelled: Callable[[], bool] 
     return separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE, edges=edges, cancelled=cancelled)
 
 
-def _subgraph(g: LayoutGraph, part: list[int]) -> LayoutGraph:
-    """The part `part` (node indices of g) of g as a graph of its own."""
+def _subgraph(g: LayoutGraph, part: list[int], edges: list[tuple[int, int]]) -> LayoutGraph:
+    """The part `part` (node indices of g, with `edges`, those of g's edges within it, in g's order) of g as a graph
+    of its own."""
     index = {i: k for k, i in enumerate(part)}
-    return LayoutGraph(tuple(g.names[i] for i in part),
-                       tuple((index[a], index[b]) for a, b in g.edges if a in index),
+    return LayoutGraph(tuple(g.names[i] for i in part), tuple((index[a], index[b]) for a, b in edges),
                        tuple(index[i] for i in g.grounds if i in index))
 
 
@@ -354,9 +354,14 @@ def auto_layout(mech: Mechanism | LayoutGraph, spacing: float = NODE_SPACING,
     blocks: list[np.ndarray] = []
     drawn: dict[tuple, np.ndarray] = {}  # parts of the same shape (joints between the same places, the same grounds:
     # a hundred copies of one pendulum) have the same drawing: it is made once (1000 two-body parts took 8 s)
-    for q in joined:
+    part_of = {i: k for k, q in enumerate(joined) for i in q}
+    edges: list[list[tuple[int, int]]] = [[] for _ in joined]
+    for a, b in g.edges:
+        if a in part_of:  # (not a loose body's joint to itself)
+            edges[part_of[a]].append((a, b))
+    for q, e in zip(joined, edges):
         _check(cancelled)
-        sub = _subgraph(g, q)
+        sub = _subgraph(g, q, e)
         key = (len(q), sub.edges, sub.grounds)
         if key not in drawn:
             drawn[key] = _layout_whole(sub, spacing, cancelled, max_iter)
