@@ -16,7 +16,7 @@ from scipy.spatial import cKDTree
 from core.model import Mechanism
 
 __all__ = ["stress_majorization", "MAX_ITER", "graph_distances", "stress", "auto_layout", "layout_graph",
-           "LayoutGraph", "LayoutCancelled", "separate", "NODE_SPACING"]
+           "LayoutGraph", "LayoutCancelled", "separate", "NODE_SPACING", "components", "WHOLE_MAX", "drawing_size"]
 
 NODE_SPACING = 150.0  # scene units between neighbouring nodes
 X_STRETCH = 1.35  # nodes are wider than tall: spread the layout horizontally so labels stay clear
@@ -230,11 +230,41 @@ def layout_graph(mech: Mechanism) -> LayoutGraph:
                        tuple(index[b.name] for b in mech.bodies if b.ground))
 
 
-def auto_layout(mech: Mechanism | LayoutGraph, spacing: float = NODE_SPACING,
-                cancelled: Callable[[], bool] | None = None, max_iter: int = MAX_ITER) -> dict[str, tuple[float, float]]:
-    """Positions for every body of `mech` (scene units, y down), ground bodies towards the bottom; `cancelled`, if
-    given, is polled and its True stops the layout with LayoutCancelled; max_iter caps the stress iterations."""
-    g = mech if isinstance(mech, LayoutGraph) else layout_graph(mech)
+# A graph of more bodies than this in several parts (bodies not joined to each other: a contact scene's loose bodies)
+# has each part laid out on its own and the parts packed side by side (_pack); a smaller one is laid out whole, as one
+# stress drawing (a floor under a few loose bodies: the bodies above it), which is quick at that size. The stress of
+# parts not joined means nothing (their distance is a made-up one), and laying them out whole costs O(n^2) memory and
+# time per iteration: 3,000 loose bodies took 7 s (a Cholesky factor of a 3,000 x 3,000 matrix and its solves).
+WHOLE_MAX = 100
+PACK_GAP = 40.0  # scene units between the boxes of two packed parts (the node boxes' margin, as in CLEARANCE)
+PACK_ASPECT = 1.6  # the packed drawing's width over its height, about (the window and the node boxes are wide)
+
+
+def components(g: LayoutGraph) -> list[list[int]]:
+    """The node indices of each connected part of `g` (bodies joined by joints), each in document order, the parts by
+    their first body."""
+    n = len(g.names)
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in g.edges:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    parts: dict[int, list[int]] = {}
+    for i in range(n):
+        parts.setdefault(root(i), []).append(i)
+    return list(parts.values())
+
+
+def _layout_whole(g: LayoutGraph, spacing: float, cancelled: Callable[[], bool] | None, max_iter: int) -> np.ndarray:
+    """(n, 2) positions of every node of `g` by one stress drawing of the whole graph (separated, rotated so the ground
+    is down, read left to right in document order)."""
     names, edges = g.names, list(g.edges)
     p = stress_majorization(len(names), edges, cancelled=cancelled, max_iter=max_iter) * spacing
     c = p[list(g.grounds)].mean(axis=0) if g.grounds else np.zeros(2)
@@ -252,5 +282,101 @@ def auto_layout(mech: Mechanism | LayoutGraph, spacing: float = NODE_SPACING,
         # The stress does not tell a drawing from its mirror image: read the bodies left to right in document order
         # (a four-bar's crank left of its rocker, the five-bar's 'left' on the left), as drawings usually are.
         p[:, 0] = -p[:, 0]
-    p = separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE, edges=edges, cancelled=cancelled)
-    return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}
+    return separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE, edges=edges, cancelled=cancelled)
+
+
+def _subgraph(g: LayoutGraph, part: list[int], edges: list[tuple[int, int]]) -> LayoutGraph:
+    """The part `part` (node indices of g, with `edges`, those of g's edges within it, in g's order) of g as a graph
+    of its own."""
+    index = {i: k for k, i in enumerate(part)}
+    return LayoutGraph(tuple(g.names[i] for i in part), tuple((index[a], index[b]) for a, b in edges),
+                       tuple(index[i] for i in g.grounds if i in index))
+
+
+def _pack(blocks: list[np.ndarray]) -> list[np.ndarray]:
+    """The node positions of each block (k_i, 2) moved so that the blocks' boxes (their nodes' centres padded by
+    CLEARANCE / 2, and PACK_GAP apart) sit in rows, left to right in the order given, a row ending where it would get
+    wider than the whole drawing should be (about PACK_ASPECT times as wide as tall, never narrower than the widest
+    block); the whole centred on the origin."""
+    lo = [b.min(axis=0) - np.array(CLEARANCE) / 2 for b in blocks]
+    size = [b.max(axis=0) + np.array(CLEARANCE) / 2 - l + PACK_GAP for b, l in zip(blocks, lo)]
+    area = sum(float(s[0] * s[1]) for s in size)
+    width = max(max(float(s[0]) for s in size), float(np.sqrt(area * PACK_ASPECT)))
+    out = []
+    x = y = row_h = 0.0
+    for b, l, s in zip(blocks, lo, size):
+        if x > 0 and x + s[0] > width:
+            x, y, row_h = 0.0, y + row_h, 0.0
+        out.append(b - l + (x, y))
+        x += float(s[0])
+        row_h = max(row_h, float(s[1]))
+    allp = np.concatenate(out)
+    c = np.round(0.5 * (allp.min(axis=0) + allp.max(axis=0)))  # (whole units: a grid's CLEARANCE stays exact)
+    return [p - c for p in out]
+
+
+def _grid(k: int, cols: int) -> np.ndarray:
+    """(k, 2) node centres of k loose bodies in rows of `cols`, CLEARANCE apart (their boxes clear of each other)."""
+    i = np.arange(k)
+    return np.column_stack([i % cols, i // cols]) * np.array(CLEARANCE, float)
+
+
+def _parts(g: LayoutGraph) -> list[list[int]]:
+    """The parts auto_layout draws on their own: every part of a graph of more than WHOLE_MAX bodies, else the whole."""
+    return components(g) if len(g.names) > WHOLE_MAX else [list(range(len(g.names)))]
+
+
+def drawing_size(mech: Mechanism | LayoutGraph) -> int:
+    """The bodies of the largest stress drawing auto_layout makes of `mech` (its cost grows as this squared)."""
+    g = mech if isinstance(mech, LayoutGraph) else layout_graph(mech)
+    return max((len(q) for q in _parts(g)), default=0)
+
+
+def auto_layout(mech: Mechanism | LayoutGraph, spacing: float = NODE_SPACING,
+                cancelled: Callable[[], bool] | None = None, max_iter: int = MAX_ITER) -> dict[str, tuple[float, float]]:
+    """Positions for every body of `mech` (scene units, y down), ground bodies towards the bottom; `cancelled`, if
+    given, is polled and its True stops the layout with LayoutCancelled; max_iter caps the stress iterations.
+
+    A graph in one part, or of at most WHOLE_MAX bodies, is one stress drawing (_layout_whole). A larger one in several
+    parts has each part of two or more bodies drawn so, on its own, and the parts packed in rows (the largest first);
+    the bodies joined to nothing follow in a grid (those not ground first, so a floor ends at the bottom)."""
+    g = mech if isinstance(mech, LayoutGraph) else layout_graph(mech)
+    names = g.names
+    parts = _parts(g)
+    if len(parts) == 1:
+        p = _layout_whole(g, spacing, cancelled, max_iter)
+        return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}
+    joined = sorted((q for q in parts if len(q) > 1), key=lambda q: (-len(q), q[0]))
+    grounds = set(g.grounds)
+    loose = [q[0] for q in parts if len(q) == 1]
+    loose = [i for i in loose if i not in grounds] + [i for i in loose if i in grounds]
+    order: list[list[int]] = []
+    blocks: list[np.ndarray] = []
+    drawn: dict[tuple, np.ndarray] = {}  # parts of the same shape (joints between the same places, the same grounds:
+    # a hundred copies of one pendulum) have the same drawing: it is made once (1000 two-body parts took 8 s)
+    part_of = {i: k for k, q in enumerate(joined) for i in q}
+    edges: list[list[tuple[int, int]]] = [[] for _ in joined]
+    for a, b in g.edges:
+        if a in part_of:  # (not a loose body's joint to itself)
+            edges[part_of[a]].append((a, b))
+    for q, e in zip(joined, edges):
+        _check(cancelled)
+        sub = _subgraph(g, q, e)
+        key = (len(q), sub.edges, sub.grounds)
+        if key not in drawn:
+            drawn[key] = _layout_whole(sub, spacing, cancelled, max_iter)
+        order.append(q)
+        blocks.append(drawn[key])
+    if loose:
+        # a grid about PACK_ASPECT times as wide as tall, or as wide as the joined parts' widest
+        cols = int(np.ceil(np.sqrt(len(loose) * PACK_ASPECT * CLEARANCE[1] / CLEARANCE[0])))
+        if blocks:
+            widest = max(float(np.ptp(b[:, 0])) for b in blocks)
+            cols = max(cols, int(widest // CLEARANCE[0]) + 1)
+        order.append(loose)
+        blocks.append(_grid(len(loose), min(cols, len(loose))))
+    out: dict[str, tuple[float, float]] = {}
+    for q, p in zip(order, _pack(blocks)):
+        for i, (x, y) in zip(q, p):
+            out[names[i]] = (round(float(x), 1), round(float(y), 1))
+    return {nm: out[nm] for nm in names}

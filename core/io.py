@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import json
 import math
@@ -30,6 +31,7 @@ from .model import (
     check_inertia,
     check_orientation,
     check_simulation,
+    shape_key,
 )
 
 __all__ = ["FORMAT", "VERSION", "MAX_FILE_BYTES", "load", "loads", "save", "dumps", "to_dict", "from_dict",
@@ -120,7 +122,9 @@ _TOP_KEYS = {
 }
 
 
-def _body(v: Any, loc: str) -> Body:
+def _body(v: Any, loc: str, shapes: dict | None = None) -> Body:
+    """The body of JSON object `v`; `shapes`: the checked form of each shape read so far, by shape_key (a document's
+    repeated shape is parsed once)."""
     d = _obj(v, loc, _BODY_KEYS)
     name = _str(d["name"], f"{loc}.name")
     points = {}
@@ -155,7 +159,12 @@ def _body(v: Any, loc: str) -> Body:
     if "shape" in d:
         from .shapes import parse_shape  # validates every shape parameter with its location
 
-        shape = parse_shape(d["shape"], f"{loc}.shape").to_dict()
+        key = shape_key(d["shape"]) if shapes is not None else None
+        if key is None or key not in shapes:
+            shape = parse_shape(d["shape"], f"{loc}.shape").to_dict()
+            if key is not None:
+                shapes[key] = shape
+        shape = copy.deepcopy(shapes[key]) if key is not None else shape  # (a body's own, as before)
     if "mass" in d and "density" in d:
         raise LinkwrightError(f"{loc}.density", "give either mass or density, not both")
     if "density" in d and shape is None:
@@ -264,12 +273,13 @@ def from_dict(data: Any) -> Mechanism:
         if not isinstance(lay, dict):
             raise LinkwrightError("layout", f"expected an object mapping body names to [x, y], got {_typename(lay)}")
         layout = {k: _vec(p, f"layout.{k}", 2) for k, p in lay.items()}
+    shapes: dict = {}
     mech = Mechanism(
         name=_str(d["name"], "name") if "name" in d else "Untitled",
         description=_str(d["description"], "description") if "description" in d else "",
         space=space,
         gravity=_vec(d["gravity"], "gravity", bound=validate.MAX_ACCELERATION) if "gravity" in d else None,  # type: ignore[arg-type]
-        bodies=[_body(b, f"bodies[{i}]") for i, b in enumerate(_list(d["bodies"], "bodies"))],
+        bodies=[_body(b, f"bodies[{i}]", shapes) for i, b in enumerate(_list(d["bodies"], "bodies"))],
         joints=[_joint(j, f"joints[{i}]") for i, j in enumerate(_list(d.get("joints", []), "joints"))],
         drivers=[_driver(x, f"drivers[{i}]") for i, x in enumerate(_list(d.get("drivers", []), "drivers"))],
         layout=layout,  # type: ignore[arg-type]

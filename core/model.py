@@ -294,6 +294,19 @@ def check_simulation(s: "SimulationSettings", location: str = "simulation") -> N
         raise LinkwrightError(f"{location}.method", f"must be 'implicit' or 'explicit', got '{s.method}'")
 
 
+def shape_key(shape: object) -> str | None:
+    """A key that is equal for two shape objects only when they hold the same JSON values of the same types (a
+    document's repeated shape is checked once: 3,000 equal spheres); None for anything JSON cannot write (then the
+    shape is checked on its own). (The JSON text tells 1 from 1.0 and True; the repr, a key 1 from "1", a tuple from a
+    list and a numpy number from a float.)"""
+    import json
+
+    try:
+        return json.dumps(shape, allow_nan=True) + "\n" + repr(shape)
+    except (TypeError, ValueError):
+        return None
+
+
 def canonical_shape(shape: dict | None, location: str = "shape") -> dict | None:
     """The shape object as the loader stores it (validated, keys in the format's order), so saving round-trips."""
     if shape is None:
@@ -429,10 +442,12 @@ class Mechanism:
         return known if known is not None else (self.body_names(), self.joint_names())
 
     def check_body(self, body: Body, location: str, replacing: str | None = None,
-                   known: tuple[set, set] | None = None, shape_checked: bool = False) -> None:
+                   known: tuple[set, set] | None = None, shape_checked: bool = False,
+                   shapes: set | None = None) -> None:
         """Raise a located LinkwrightError if `body` cannot be in this document (`known`: the sets of its body and
         joint names, when the caller keeps them; `shape_checked`: its shape was built from this very object, at this
-        location, by the caller, as the loader does, so it is not built again)."""
+        location, by the caller, as the loader does, so it is not built again; `shapes`: the shape_keys of shapes
+        already found valid, which are not checked again, and to which this body's is added)."""
         check_name(body.name, f"{location}.name")
         bodies, joints = self._names(known)
         if body.name != replacing and (body.name in bodies or body.name in joints):
@@ -446,7 +461,11 @@ class Mechanism:
         if body.shape is not None and not shape_checked:
             from .shapes import parse_shape  # local: shapes pull in scipy, not needed for plain linkages
 
-            parse_shape(body.shape, f"{location}.shape")  # the loader's checks and located messages
+            key = shape_key(body.shape) if shapes is not None else None
+            if key is None or key not in shapes:
+                parse_shape(body.shape, f"{location}.shape")  # the loader's checks and located messages
+                if key is not None:
+                    shapes.add(key)
         if body.density is not None and body.shape is None:
             raise LinkwrightError(f"{location}.density", "density needs a shape to give the volume")
         if body.inertia is not None:
@@ -552,9 +571,10 @@ class Mechanism:
         self.bodies, self.joints = [], []
         known: tuple[set, set] = (set(), set())  # the names so far (a list of them per check was O(n^2): 0.4 s of a
         # Space switch of 1,000 bodies)
+        shapes: set = set()  # the shapes found valid so far (each parsed once: 3,000 equal spheres, one parse)
         try:
             for i, b in enumerate(bodies):
-                self.check_body(b, f"bodies[{i}]", known=known, shape_checked=shapes_checked)
+                self.check_body(b, f"bodies[{i}]", known=known, shape_checked=shapes_checked, shapes=shapes)
                 self.bodies.append(b)
                 known[0].add(b.name)
             for i, j in enumerate(joints):

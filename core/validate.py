@@ -118,13 +118,11 @@ def number(value: object, location: str, lo: float | None = None, hi: float | No
         raise LinkwrightError(location, f"must be a positive number, got {got}")
     if nonneg and v < 0:
         raise LinkwrightError(location, f"must not be negative, got {got}")
-    if (lo is not None and v < lo) or (hi is not None and v > hi):
-        rng = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (
-            f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
-        if positive and lo is not None and lo <= 0.0:  # (0 itself is refused above: say so here too)
-            rng = f"more than 0 and at most {hi:g}" if hi is not None else "more than 0"
-        raise LinkwrightError(location, f"must be {rng}, got {got}")
-    return v
+    rng = f"between {lo:g} and {hi:g}" if lo is not None and hi is not None else (
+        f"at least {lo:g}" if lo is not None else f"at most {hi:g}")
+    if positive and lo is not None and lo <= 0.0:  # (0 itself is refused above: say so here too)
+        rng = f"more than 0 and at most {hi:g}" if hi is not None else "more than 0"
+    raise LinkwrightError(location, f"must be {rng}, got {got}")
 
 
 def vector(value: object, location: str, n: int = 3, bound: float | None = MAX_COORDINATE) -> tuple[float, ...]:

@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES, joint_design_frame
 from core.model import Body, Mechanism
 from core.transforms import frame_from_axis, inverse, quat_to_matrix
@@ -433,7 +434,9 @@ def _span(lo: float, hi: float) -> tuple[float, float]:
     return min(lo, hi), max(lo, hi)
 
 
-ShapeMesher = Callable[[Body, str], "tuple[np.ndarray, np.ndarray, bool] | None"]  # (vertices, faces, bounded)
+# (body, location) -> (vertices, faces, bounded) of body.shape, or None; a function of the shape alone (bodies of the
+# same shape share its result), raising a LinkwrightError located at `location` for a shape it rejects
+ShapeMesher = Callable[[Body, str], "tuple[np.ndarray, np.ndarray, bool] | None"]
 
 
 _STICKY_SCALE = 1.25  # the link width is kept while the ideal one (3.5 % of the diagonal) stays within this factor
@@ -462,7 +465,7 @@ class SceneBuilder:
         self._layers: dict[str, int] = {}
         self._names: list[str] = []  # body names of the last build (to recognise a rename)
         self._top = 0  # the layer count the stack is centred for
-        self._shapes: dict = {}  # (shape repr, index) -> (vertices, faces, bounded) or an error message
+        self._shapes: dict = {}  # shape repr -> (vertices, faces, bounded), "none" or ("error", where, message)
         self._bodies: dict = {}  # body key -> (mesh, capsules, triangles)
         # the world box (lo, hi) a run's bodies travelled through (Viewport3D.fit_motion): a floor's or wall's patch
         # covers it too, so a box that slid a metre is not drawn beyond the edge of its floor
@@ -472,17 +475,26 @@ class SceneBuilder:
         self._spheres: dict = {}  # width -> point mesh
         self._design_cache: dict = {}  # pose key -> read-only design 4x4
         self.meshed = 0  # body meshes and glyphs computed by the last build (cache misses)
+        self.shapes_meshed = 0  # shapes the last build gave the shape mesher (one per shape definition not cached)
 
-    def _shape(self, b: Body, bi: int):
-        key = (repr(b.shape), bi)
-        got = self._shapes.get(key)
+    def _shape(self, b: Body, shapes: dict):
+        """(key, mesh) of b's shape: (vertices, faces, bounded), "none", or why it could not be meshed, as ("error",
+        where in the shape, message), without the body's location (build locates it at each body that has it).
+        Meshed once per shape definition (identical shapes, 3,000 equal spheres, share one mesh): from `shapes`, the
+        meshes of this build so far, or the last build's."""
+        key = repr(b.shape)
+        got = shapes.get(key) or self._shapes.get(key)  # (this build's, else the last build's)
         if got is None:
             try:
-                out = self.shape_mesher(b, f"bodies[{bi}].shape")
+                out = self.shape_mesher(b, "shape")
                 got = None if out is None else (np.asarray(out[0], float), np.asarray(out[1], int), bool(out[2]))
-            except Exception as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
-                got = f"bodies[{bi}].shape: {exc}"
+            except LinkwrightError as exc:  # a shape the library rejects is drawn as a link; the viewport never fails
+                where = exc.location[len("shape"):] if exc.location.startswith("shape") else ""
+                got = ("error", where, exc.message)
+            except Exception as exc:
+                got = ("error", "", str(exc))
             got = got if got is not None else "none"
+            self.shapes_meshed += 1
         return key, got
 
     def build(self, mech: Mechanism) -> Scene:
@@ -508,14 +520,16 @@ class SceneBuilder:
         problems: list[str] = []
         shaped: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
         shapes: dict = {}
+        self.shapes_meshed = 0
         if self.shape_mesher is not None:
             for bi, b in enumerate(mech.bodies):
                 if b.shape is not None:
-                    key, got = self._shape(b, bi)
+                    key, got = self._shape(b, shapes)
                     shapes[key] = got
-                    if isinstance(got, str):
-                        if got != "none":
-                            problems.append(got)
+                    if got == "none":
+                        pass
+                    elif isinstance(got[0], str):  # ("error", where, message)
+                        problems.append(f"bodies[{bi}].shape{got[1]}: {got[2]}")
                     else:
                         shaped[b.name] = got
         self._shapes = shapes
@@ -523,10 +537,10 @@ class SceneBuilder:
         world = [np.array([j.at for j in mech.joints], float).reshape(-1, 3)]
         world += [designs[b.name][:3, :3] @ np.asarray(p, float) + designs[b.name][:3, 3] for b in mech.bodies for p in b.points.values()]
         world += [designs[b.name][:3, 3] for b in mech.bodies if not jidx[b.name] and b.name not in shaped]
-        for name, (v, _f, bounded) in shaped.items():
-            if bounded and len(v):
-                world += list(v @ designs[name][:3, :3].T + designs[name][:3, 3])
-        pts = np.concatenate([world[0], np.array(world[1:]).reshape(-1, 3)])
+        # (each shape's vertices as one array: a list of their rows took 0.5 s for 3,000 spheres)
+        solid = [v @ designs[name][:3, :3].T + designs[name][:3, 3] for name, (v, _f, bounded) in shaped.items()
+                 if bounded and len(v)]
+        pts = np.concatenate([world[0], np.array(world[1:]).reshape(-1, 3)] + solid)
         lo, hi = (pts.min(axis=0), pts.max(axis=0)) if len(pts) else (np.zeros(3), np.zeros(3))
         L = float(np.linalg.norm(hi - lo)) or 1.0
         bounds = _plane_bounds(mech, designs, shaped, pts, L)

@@ -4,6 +4,7 @@ graphs, and Ctrl+L computed off the GUI thread, applied as one undo step, droppe
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,11 +12,12 @@ from PySide6.QtCore import QTimer
 from scipy.optimize import minimize
 
 from app.files import EXAMPLES_DIR
-from app.layout import (CLEARANCE, MARKER_BOX, MARKER_SHIFT, NODE_BOX, auto_layout, graph_distances, layout_graph,
+from app.layout import (CLEARANCE, MARKER_BOX, MARKER_SHIFT, MAX_ITER, NODE_BOX, NODE_SPACING, WHOLE_MAX, X_STRETCH,
+                        LayoutCancelled, LayoutGraph, auto_layout, components, graph_distances, layout_graph, separate,
                         stress, stress_majorization)
 from core import io
 from core.generate import ladder
-from core.model import Body, Joint, Mechanism
+from core.model import Body, Joint, Mechanism, Pose
 
 
 def random_mechanism(n: int, seed: int) -> Mechanism:
@@ -152,6 +154,104 @@ def test_examples_keep_ground_at_the_bottom_and_boxes_and_markers_clear():
         assert np.mean([pos[g][1] for g in grounds]) > np.mean(ys), name
 
 
+def whole_layout_as_before(g, max_iter=MAX_ITER) -> dict:
+    """auto_layout as it was before graphs were laid out part by part: one stress drawing of the whole graph, rotated
+    so the ground is down (else its long axis across), mirrored to read in document order, stretched and separated."""
+    names, edges = g.names, list(g.edges)
+    p = stress_majorization(len(names), edges, max_iter=max_iter) * NODE_SPACING
+    c = p[list(g.grounds)].mean(axis=0) if g.grounds else np.zeros(2)
+    if np.hypot(*c) > 1e-9:
+        a = np.pi / 2 - np.arctan2(c[1], c[0])
+    else:
+        u = np.linalg.eigh(p.T @ p)[1][:, -1]
+        a = -np.arctan2(u[1], u[0])
+    p = p @ np.array([[np.cos(a), np.sin(a)], [-np.sin(a), np.cos(a)]])
+    if np.dot(np.arange(len(names)) - (len(names) - 1) / 2, p[:, 0]) < 0:
+        p[:, 0] = -p[:, 0]
+    p = separate(p * np.array([X_STRETCH, 1.0]), CLEARANCE, edges=edges)
+    return {nm: (round(float(x), 1), round(float(y), 1)) for nm, (x, y) in zip(names, p)}
+
+
+@pytest.mark.parametrize("make, max_iter", [
+    (lambda: io.load(EXAMPLES_DIR / "fourbar.json"), MAX_ITER),  # one part
+    (lambda: io.load(EXAMPLES_DIR / "contact_pile.json"), MAX_ITER),  # ten loose bodies: few, still drawn whole
+    (lambda: io.load(EXAMPLES_DIR / "contact_pendulum_strike.json"), MAX_ITER),  # a pendulum and a loose ball
+    (lambda: ladder(150), 20),  # one part of more than WHOLE_MAX bodies
+])
+def test_a_graph_in_one_part_or_a_small_one_is_laid_out_as_before(make, max_iter):
+    g = layout_graph(make())
+    assert len(components(g)) == 1 or len(g.names) <= WHOLE_MAX
+    assert auto_layout(g, max_iter=max_iter) == whole_layout_as_before(g, max_iter)
+
+
+def loose_bodies(n: int) -> LayoutGraph:
+    """A floor (ground) and n bodies joined to nothing (a contact scene of loose bodies)."""
+    return LayoutGraph(("floor",) + tuple(f"b{i}" for i in range(n)), (), (0,))
+
+
+def test_thousands_of_loose_bodies_are_laid_out_at_once_in_a_grid_clear_of_each_other():
+    """3,000 loose bodies were one stress drawing of a 3,001 x 3,001 matrix: 7 s of a file's opening."""
+    g = loose_bodies(3000)
+    t0 = time.perf_counter()
+    pos = auto_layout(g, cancelled=lambda: False)
+    assert time.perf_counter() - t0 < 1.0  # (about 10 ms)
+    assert list(pos) == list(g.names)
+    assert len(set(pos.values())) == len(pos)
+    assert overlapping_nodes(pos, CLEARANCE) == []  # (their boxes, node and margin, apart)
+    assert all(pos["floor"][1] > y for n, (x, y) in pos.items() if n != "floor")  # the floor below the others
+    p = np.array(list(pos.values()))
+    w, h = np.ptp(p, axis=0)
+    assert 1.0 < w / h < 3.0  # wider than tall, as the window
+
+
+def test_parts_are_each_laid_out_as_alone_and_packed_apart():
+    # two ladders and loose bodies: more than WHOLE_MAX bodies in 2 + 30 parts
+    a, b = ladder(60), ladder(40)
+    names = tuple(f"a.{n}" for n in a.body_names()) + tuple(f"b.{n}" for n in b.body_names()) + tuple(
+        f"loose{i}" for i in range(30))
+    ga, gb = layout_graph(a), layout_graph(b)
+    k = len(ga.names)
+    g = LayoutGraph(names, ga.edges + tuple((i + k, j + k) for i, j in gb.edges), ga.grounds + tuple(i + k for i in gb.grounds))
+    assert len(g.names) > WHOLE_MAX and len(components(g)) == 32
+    pos = auto_layout(g)
+    assert overlapping_nodes(pos, CLEARANCE) == []
+    parts = {"a": [n for n in names if n.startswith("a.")], "b": [n for n in names if n.startswith("b.")],
+             "loose": [n for n in names if n.startswith("loose")]}
+    boxes = {}
+    for key, part in parts.items():
+        p = np.array([pos[n] for n in part])
+        boxes[key] = (p.min(axis=0) - np.array(CLEARANCE) / 2, p.max(axis=0) + np.array(CLEARANCE) / 2)
+    for k1, k2 in (("a", "b"), ("a", "loose"), ("b", "loose")):  # the parts' boxes do not overlap
+        (lo1, hi1), (lo2, hi2) = boxes[k1], boxes[k2]
+        assert np.any(hi1 <= lo2) or np.any(hi2 <= lo1), (k1, k2)
+    # each ladder is drawn as it is alone, moved
+    for key, alone in (("a", auto_layout(a)), ("b", auto_layout(b))):
+        shift = np.array([pos[n] for n in parts[key]]) - np.array([alone[n.split(".", 1)[1]] for n in parts[key]])
+        assert np.ptp(shift, axis=0).max() <= 0.2  # (rounding to 0.1)
+    # and markers of its joints clear of the other nodes
+    m = Mechanism(name="two ladders")
+    for n in names:
+        m.add_body(Body(n))
+    for i, (u, v) in enumerate(g.edges):
+        m.add_joint(Joint(f"J{i}", "revolute", (names[u], names[v])))
+    assert markers_under_nodes(m, pos) == []
+
+
+def test_a_layout_in_parts_polls_cancelled():
+    a = layout_graph(ladder(60))
+    k = len(a.names)
+    g = LayoutGraph(a.names + tuple(f"c{n}" for n in a.names), a.edges + tuple((i + k, j + k) for i, j in a.edges),
+                    a.grounds)
+    calls = []
+
+    def cancelled():
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(LayoutCancelled):
+        auto_layout(g, cancelled=cancelled)
+
+
 # ---- Ctrl+L in the window -------------------------------------------------------------------------------------
 
 def big_window(make_window, qtbot):
@@ -284,3 +384,27 @@ def test_opening_a_small_file_without_layout_gets_the_full_layout(make_window):
     assert win.document.mechanism.layout == auto_layout(io.load(path))
     assert win.statusBar().currentMessage() == (
         "Opened stewart_6ups.json as an untitled copy of the shipped example: Save asks for a file name")
+
+
+def test_opening_a_file_of_many_loose_bodies_without_layout_gets_the_full_layout_at_once(make_window, tmp_path):
+    """A contact scene of loose bodies is drawn part by part: its layout is quick whole, not a coarser one."""
+    import json
+
+    from app.files import open_layout_iterations
+
+    m = Mechanism(name="loose", space="spatial", gravity=(0.0, 0.0, -9.81))
+    m.add_body(Body("floor", ground=True, shape={"type": "halfspace", "normal": [0, 0, 1], "offset": 0}))
+    for i in range(400):
+        m.add_body(Body(f"b{i}", mass=1.0, shape={"type": "sphere", "radius": 0.01},
+                        pose=Pose(position=(0.03 * (i % 20), 0.03 * (i // 20), 0.02))))
+    data = io.to_dict(m)
+    data.pop("layout", None)
+    path = tmp_path / "loose.json"
+    path.write_text(json.dumps(data))
+    assert open_layout_iterations(m) == MAX_ITER  # (a graph of 401 bodies in one part would get fewer)
+    win = make_window(Mechanism(name="empty"))
+    assert win.files.open_path(path, ask=False)
+    lay = win.document.mechanism.layout
+    assert lay == auto_layout(m)
+    assert overlapping_nodes(lay, CLEARANCE) == []
+    assert win.statusBar().currentMessage() == "Opened loose.json"

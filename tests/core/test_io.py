@@ -491,3 +491,39 @@ def test_a_universal_joints_axis2_within_the_tolerance_of_normal_is_taken():
             a, b = (np.array(v) / np.linalg.norm(v) for v in (j["axis"], j["axis2"]))
             rounded += abs(float(a @ b)) > 1e-9
     assert rounded and io.loads(json.dumps(doc)).joint(doc["joints"][0]["name"])
+
+
+def test_a_repeated_shape_is_parsed_once_and_each_body_keeps_its_own(monkeypatch):
+    """3,000 equal spheres were parsed twice each (the body's reading, then the document's validation): a third of
+    their file's loading."""
+    import core.shapes
+
+    calls = []
+    parse = core.shapes.parse_shape
+
+    def counting(shape, location):
+        calls.append(location)
+        return parse(shape, location)
+
+    monkeypatch.setattr(core.shapes, "parse_shape", counting)
+    bodies = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}]
+    bodies += [{"name": f"b{i}", "mass": 1, "shape": {"type": "sphere", "radius": 0.01},
+                "pose": {"position": [0.03 * i, 0.0, 0.02]}} for i in range(200)]
+    data = {"format": io.FORMAT, "version": io.VERSION, "space": "spatial", "gravity": [0, 0, -9.81],
+            "bodies": bodies}
+    mech = io.from_dict(copy.deepcopy(data))
+    # the floor and the sphere, once each when read (the document's validation does not build the loaded shapes
+    # again: tests/core/shapes/test_polytope_hull.py, test_a_load_builds_each_shape_once)
+    assert sorted(calls) == ["bodies[0].shape", "bodies[1].shape"]
+    assert [b.shape for b in mech.bodies[1:]] == [{"type": "sphere", "radius": 0.01}] * 200
+    assert mech.bodies[1].shape is not mech.bodies[2].shape  # (each body its own dict, as before)
+    # a shape that differs only in its number's type (1 and 1.0 are written differently) is read on its own
+    bodies[5]["shape"] = {"type": "sphere", "radius": 1}
+    bodies[6]["shape"] = {"type": "sphere", "radius": 1.0}
+    calls.clear()
+    io.from_dict(copy.deepcopy(data))
+    assert "bodies[5].shape" in calls and "bodies[6].shape" in calls
+    # a bad shape repeated is refused at its first body
+    for i in (7, 9):
+        bodies[i]["shape"] = {"type": "sphere", "radius": -1}
+    assert load_error(data).location == "bodies[7].shape.radius"

@@ -147,3 +147,59 @@ def test_halfspace_is_drawn_as_a_patch_sized_to_the_scene():
     side = 1.6 * 0.2 * math.sqrt(3)
     assert np.allclose(v[:, 2], 0.0)
     assert np.ptp(v[:, 0]) == pytest.approx(side, rel=0.02) and np.ptp(v[:, 1]) == pytest.approx(side, rel=0.02)
+
+
+def counting(mesher):
+    """`mesher`, counting its calls in .calls."""
+    def call(body, location):
+        call.calls += 1
+        return mesher(body, location)
+
+    call.calls = 0
+    return call
+
+
+def test_identical_shapes_are_meshed_once_and_every_body_is_drawn():
+    """3,000 equal spheres were meshed one by one (5 s of a file's opening): the shape cache was per body index."""
+    from app.viewport.geometry import SceneBuilder
+
+    mech = Mechanism(space="spatial", gravity=(0.0, 0.0, -9.81))
+    mech.add_body(Body("floor", ground=True, shape={"type": "halfspace", "normal": [0, 0, 1], "offset": 0}))
+    for i in range(200):
+        mech.add_body(Body(f"b{i}", mass=1.0, shape={"type": "sphere", "radius": 0.01},
+                           pose=Pose(position=(0.03 * (i % 20), 0.03 * (i // 20), 0.02))))
+    mesher = counting(default_shape_mesher())
+    builder = SceneBuilder(mesher)
+    scene = builder.build(mech)
+    assert mesher.calls == 2 and builder.shapes_meshed == 2  # the floor and one sphere
+    assert builder.meshed == 2  # (and one body mesh each)
+    assert [b.name for b in scene.bodies] == mech.body_names() and not scene.problems
+    sphere_v = default_shape_mesher()(mech.bodies[1], "shape")[0]
+    for b in scene.bodies[1:]:
+        assert b.from_shape and np.array_equal(b.mesh[0], sphere_v)
+    # the whole scene's extent holds every sphere (placed by its pose)
+    assert scene.extent[1][0] == pytest.approx(0.03 * 19 + 0.01, abs=1e-6)
+    assert scene.extent[1][1] == pytest.approx(0.03 * 9 + 0.01, abs=1e-6)
+    # a second build meshes nothing again
+    builder.build(mech)
+    assert mesher.calls == 2 and builder.shapes_meshed == 0
+
+
+def test_a_bad_shape_is_located_at_each_body_that_has_it():
+    from app.viewport.geometry import SceneBuilder
+
+    bad = {"type": "sphere", "radius": -1}
+    # (built without the edit API, which refuses such a shape: the viewport still draws what it is given)
+    mech = Mechanism(space="spatial", bodies=[Body("a", shape={"type": "sphere", "radius": 0.1}), Body("b", shape=bad),
+                                              Body("c", shape=dict(bad))])
+    mesher = counting(default_shape_mesher())
+    builder = SceneBuilder(mesher)
+    scene = builder.build(mech)
+    assert scene.problems == ["bodies[1].shape.radius: must be a positive number, got -1",
+                              "bodies[2].shape.radius: must be a positive number, got -1"]
+    assert mesher.calls == 2  # the bad shape was tried once
+    assert [b.from_shape for b in scene.bodies] == [True, False, False]  # drawn as links
+    # the same shape moved to another index is located there
+    mech.bodies = [mech.bodies[1], mech.bodies[0]]
+    assert builder.build(mech).problems == ["bodies[0].shape.radius: must be a positive number, got -1"]
+    assert mesher.calls == 2
