@@ -163,16 +163,16 @@ def short_reason(end: RunEnd, step: float | None = None) -> str:
 class _ShownAfterPaint(QObject):
     """Tells the runs' threads when the GUI thread has shown their batches (FrameBatch.shown: a contact run's thread
     waits for it before it computes on, worker.GUI_TURN_SECONDS at most): once the window has painted what taking the
-    batch changed (the 3D view, the readouts; Qt paints a window in a later turn of the event loop, its UpdateRequest,
-    after the queued calls made meanwhile: the batches are released by a queued call made when that event comes), at
-    once when no window is visible, or after SHOWN_FALLBACK_MS when the window does not paint (minimised, nothing
-    changed)."""
+    batch changed (the 3D view, the readouts; Qt paints a window in a later turn of the event loop, its UpdateRequest:
+    the batches taken before that event are released by a queued call made when it comes, which runs after the paint),
+    at once when no window is visible, or after SHOWN_FALLBACK_MS when the window does not paint (minimised, nothing
+    changed). A batch taken after that event and before the queued call waits for the next paint."""
 
     def __init__(self, parent: QObject, widget=None) -> None:
         super().__init__(parent)
         self.widget = widget  # a widget of the window that shows the runs (None: no window)
-        self._pending: list = []  # the batches' threading.Events
-        self._window = None  # the window watched while batches are pending
+        self._pending: list = []  # the batches' threading.Events, taken since the window's last paint began
+        self._window = None  # the window watched
         self._fallback = QTimer(self)
         self._fallback.setSingleShot(True)
         self._fallback.setInterval(SHOWN_FALLBACK_MS)
@@ -194,19 +194,22 @@ class _ShownAfterPaint(QObject):
             self._fallback.start()
 
     def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt API
-        if obj is self._window and self._pending and ev.type() == QEvent.UpdateRequest:
-            QTimer.singleShot(0, self, self.release)  # (a queued call: after this paint)
+        if self._pending and ev.type() == QEvent.UpdateRequest and obj is self._window:
+            painted, self._pending = self._pending, []
+            self._fallback.stop()
+            QTimer.singleShot(0, self, functools.partial(_set_all, painted))  # (a queued call: after this paint)
         return False
 
     def release(self) -> None:
-        """Set the pending batches' events (and stop watching the window)."""
+        """Set the pending batches' events now."""
         self._fallback.stop()
         pending, self._pending = self._pending, []
-        for shown in pending:
-            shown.set()
-        if self._window is not None:
-            self._window.removeEventFilter(self)
-            self._window = None
+        _set_all(pending)
+
+
+def _set_all(events) -> None:
+    for e in events:
+        e.set()
 
 
 class _Job:

@@ -36,8 +36,9 @@ CONTACT_BATCH_SECONDS = 0.5  # contact runs: their frames are bigger and every b
 # Playback), at most this long, before it computes on. While both ran, the GUI thread's work on a batch (its frames,
 # the 3D view, the readouts, the window's composition) waited for the interpreter lock behind the run's Python at every
 # switch interval and shared the 2 cores with it: 70-180 ms of the event loop per batch of the 20 s pile run, up to
-# 300 ms. The run's thread had the lock about half of that time anyway: waiting costs it about 5 % (its cost per step,
-# the window shown). Kinematic runs (a batch every 40 ms, small) do not wait.
+# 300 ms; 35-115 ms with the wait. The run's thread had the lock about half of that time anyway: it waits 45-125 ms
+# per batch, and its cost per step with the window shown rose 7 % on average (noisy). Kinematic runs (a batch every
+# 40 ms, small) do not wait.
 GUI_TURN_SECONDS = 0.15
 _BLAS_LIMITED = []  # the process-wide BLAS thread limit, once applied
 _KERNELS = threading.Lock()  # the contact kernels are loaded (or compiled) once per process, by the first run

@@ -261,7 +261,7 @@ def test_a_contact_runs_thread_computes_nothing_while_the_window_shows_its_batch
     import app.playback.player as player_mod
     import app.playback.worker as worker_mod
     from app.playback.recording import FrameBatch
-    from PySide6.QtCore import QEvent, QObject, Qt
+    from PySide6.QtCore import QEvent, QObject
 
     # (the thread's bound and the release without a paint out of the way: a loaded machine's paint may come later)
     monkeypatch.setattr(worker_mod, "GUI_TURN_SECONDS", 30.0)
@@ -282,7 +282,7 @@ def test_a_contact_runs_thread_computes_nothing_while_the_window_shows_its_batch
                 yield f
 
     monkeypatch.setattr(worker_mod, "open_run", lambda *a, **k: Timed(real_open(*a, **k)))
-    sent, shown = {}, {}  # id(batch) -> perf_counter
+    sent, shown = {}, {}  # batch number -> perf_counter: made (in the run's thread, before it is sent), shown
 
     class Shown(threading.Event):
         def set(self):
@@ -294,12 +294,12 @@ def test_a_contact_runs_thread_computes_nothing_while_the_window_shows_its_batch
     def init(self, *a, **k):
         real_init(self, *a, **k)
         self.shown = Shown()
-        self.shown.key = id(self)
+        self.shown.key = len(sent)
+        sent[len(sent)] = time.perf_counter()
 
     monkeypatch.setattr(FrameBatch, "__init__", init)
     win = window(long_pile())
     pb = win.playback
-    pb.worker.framesReady.connect(lambda _t, b: sent.setdefault(id(b), time.perf_counter()), Qt.DirectConnection)
 
     class Paints(QObject):  # when the window's paints (its UpdateRequest events) began
         def __init__(self):
