@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 
 from core import validate
 from core.errors import LinkwrightError
@@ -36,6 +36,7 @@ DEBOUNCE_MS = 150  # edits closer together than this make one run
 TICK_MS = 30  # playback timer (about 33 frames per second of wall time)
 STATUS_KINDS = ("busy", "ok", "stopped", "error", "stale")  # what the status line reports
 PROGRESS_SECONDS = 0.25  # the progress bar is updated at most this often while frames stream
+SHOWN_FALLBACK_MS = 50  # a batch is taken as shown after this long if its window has not painted it (_ShownAfterPaint)
 AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait for Run after an edit
 # Before a document's first contact run: the cost of one step per unit of work (work_units: a body the run moves, or a
 # joint that holds a body moved by forces). Measured on the 13 shipped contact examples (resources/examples/
@@ -175,6 +176,58 @@ def _without_asides(text: str) -> str:
     return re.sub(r" +([,;:.])", r"\1", re.sub(r"  +", " ", "".join(out))).strip()
 
 
+class _ShownAfterPaint(QObject):
+    """Tells the runs' threads when the GUI thread has shown their batches (FrameBatch.shown: a contact run's thread
+    waits for it before it computes on, worker.GUI_TURN_SECONDS at most): once the window has painted what taking the
+    batch changed (the 3D view, the readouts; Qt paints a window in a later turn of the event loop, its UpdateRequest:
+    the batches taken before that event are released by a queued call made when it comes, which runs after the paint),
+    at once when no window is visible, or after SHOWN_FALLBACK_MS when the window does not paint (minimised, nothing
+    changed). A batch taken after that event and before the queued call waits for the next paint."""
+
+    def __init__(self, parent: QObject, widget=None) -> None:
+        super().__init__(parent)
+        self.widget = widget  # a widget of the window that shows the runs (None: no window)
+        self._pending: list = []  # the batches' threading.Events, taken since the window's last paint began
+        self._window = None  # the window watched
+        self._fallback = QTimer(self)
+        self._fallback.setSingleShot(True)
+        self._fallback.setInterval(SHOWN_FALLBACK_MS)
+        self._fallback.timeout.connect(self.release)
+
+    def add(self, shown) -> None:
+        """`shown` (a threading.Event) is to be set once the window has painted what the GUI thread did so far."""
+        window = self.widget.window() if self.widget is not None else None
+        if window is None or not window.isVisible():
+            shown.set()
+            return
+        if window is not self._window:
+            if self._window is not None:
+                self._window.removeEventFilter(self)
+            window.installEventFilter(self)
+            self._window = window
+        self._pending.append(shown)
+        if not self._fallback.isActive():
+            self._fallback.start()
+
+    def eventFilter(self, obj, ev) -> bool:  # noqa: N802 - Qt API
+        if self._pending and ev.type() == QEvent.UpdateRequest and obj is self._window:
+            painted, self._pending = self._pending, []
+            self._fallback.stop()
+            QTimer.singleShot(0, self, functools.partial(_set_all, painted))  # (a queued call: after this paint)
+        return False
+
+    def release(self) -> None:
+        """Set the pending batches' events now."""
+        self._fallback.stop()
+        pending, self._pending = self._pending, []
+        _set_all(pending)
+
+
+def _set_all(events) -> None:
+    for e in events:
+        e.set()
+
+
 class _Job:
     """Bookkeeping of one run in the GUI thread: its worker, recording, token and progress clock."""
 
@@ -239,6 +292,7 @@ class Playback(QObject):
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)
         self._play_origin = (0.0, 0.0)  # (wall time, motion time) when playing started
+        self._shown = _ShownAfterPaint(self, viewport)  # the runs' threads wait for the batches' paint (worker)
         self._resume_t: float | None = None  # after a re-run, put the cursor back at this time once it is recorded
         for job in (self._main, self._ghost):
             w = job.worker
@@ -437,6 +491,7 @@ class Playback(QObject):
         """Stop the timers, cancel the runs and join their threads (window close)."""
         self._debounce.stop()
         self._main.token = self._ghost.token = -1
+        self._shown.release()
         self.pause()
         self.worker.shutdown()
         self.ghost_worker.shutdown()
@@ -451,6 +506,7 @@ class Playback(QObject):
         self.contact_t_end = self.method = None
         self.seconds_per_step = None
         self._main.token = self._ghost.token = -1
+        self._shown.release()
         self.pause()
         self.recording.clear()  # the old document's frames
         self.ghost.clear()
@@ -636,8 +692,13 @@ class Playback(QObject):
             self._progress(force=True)
 
     def _on_frames(self, job: _Job, token: int, frames) -> None:
+        shown = getattr(frames, "shown", None)  # (a FrameBatch: its run's thread waits for it to be shown)
         if token != job.token:
+            if shown is not None:
+                shown.set()
             return
+        if shown is not None:
+            self._shown.add(shown)
         rec = job.recording
         # a contact run is watched as it goes: the view stays on its newest frame until the user scrubs back or
         # plays (a re-run after an edit goes back to the time shown instead; a stale run's frames wait for a scrub)

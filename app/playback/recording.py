@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -40,6 +41,7 @@ class FrameBatch(list):
 
     def __init__(self, frames=(), sparse=(), known: list | None = None) -> None:
         super().__init__(frames)
+        self.shown = threading.Event()  # set by the GUI thread once it has shown the batch (SolveWorker: its turn)
         self.times = self.poses = self.values = None
         self.columns = np.zeros(0, int)
         if not self:

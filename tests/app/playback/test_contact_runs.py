@@ -252,6 +252,81 @@ def test_the_event_loop_stays_responsive_during_a_contact_run(window, qtbot):
     assert g.max() < 250, f"the event loop was blocked {g.max()} ms"
 
 
+def test_a_contact_runs_thread_computes_nothing_while_the_window_shows_its_batch(window, qtbot, monkeypatch):
+    """The event loop's long gaps during a contact run were the GUI thread's work on a batch (taking its frames, the 3D
+    view, the readouts, the window's composition) done while the run's thread computed on: the GUI thread waited for
+    the interpreter lock behind the run's Python at every switch interval, and the two shared the CPUs (2 cores: 80-140
+    ms per batch, up to 300 ms). After sending a batch the run's thread waits until the window has painted it: no
+    frame is computed between a batch's sending and the end of the window's paint that shows it."""
+    import app.playback.player as player_mod
+    import app.playback.worker as worker_mod
+    from app.playback.recording import FrameBatch
+    from PySide6.QtCore import QEvent, QObject
+
+    # (the thread's bound and the release without a paint out of the way: a loaded machine's paint may come later)
+    monkeypatch.setattr(worker_mod, "GUI_TURN_SECONDS", 30.0)
+    monkeypatch.setattr(player_mod, "SHOWN_FALLBACK_MS", 30000)
+    computed = []  # perf_counter when each frame was computed (the run's thread)
+    real_open = worker_mod.open_run
+
+    class Timed:
+        def __init__(self, run):
+            self._run = run
+
+        def __getattr__(self, name):
+            return getattr(self._run, name)
+
+        def __iter__(self):
+            for f in self._run:
+                computed.append(time.perf_counter())
+                yield f
+
+    monkeypatch.setattr(worker_mod, "open_run", lambda *a, **k: Timed(real_open(*a, **k)))
+    sent, shown = {}, {}  # batch number -> perf_counter: made (in the run's thread, before it is sent), shown
+
+    class Shown(threading.Event):
+        def set(self):
+            shown.setdefault(self.key, time.perf_counter())
+            super().set()
+
+    real_init = FrameBatch.__init__
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        self.shown = Shown()
+        self.shown.key = len(sent)
+        sent[len(sent)] = time.perf_counter()
+
+    monkeypatch.setattr(FrameBatch, "__init__", init)
+    win = window(long_pile())
+    pb = win.playback
+
+    class Paints(QObject):  # when the window's paints (its UpdateRequest events) began
+        def __init__(self):
+            super().__init__()
+            self.began = []
+
+        def eventFilter(self, obj, ev):  # noqa: N802 - Qt API
+            if ev.type() == QEvent.UpdateRequest:
+                self.began.append(time.perf_counter())
+            return False
+
+    paints = Paints()
+    win.installEventFilter(paints)
+    win.action_set.run.trigger()
+    qtbot.waitUntil(lambda: len(shown) >= 4, timeout=60000)
+    pb.stop()
+    qtbot.waitUntil(lambda: not pb.worker.running(), timeout=10000)
+    win.removeEventFilter(paints)
+    waits = [(sent[k], shown[k]) for k in sorted(shown, key=shown.get) if k in sent]
+    assert len(waits) >= 4
+    for t_sent, t_shown in waits:
+        # the window painted between the batch's sending and its release (released after that paint, by a queued call)
+        assert any(t_sent < t < t_shown for t in paints.began), (t_sent, t_shown)
+        assert not any(t_sent < t < t_shown for t in computed), "a frame was computed while the batch was shown"
+    assert len(computed) > len(waits)  # (frames were computed between the batches)
+
+
 def test_edits_mark_a_long_run_stale_and_rerun_a_short_one(window, qtbot):
     # the pile for 20 s (2,000 steps) so that the run is still going when the edit comes: the file's 1 s of this pile
     # takes about half a second (a short run, which re-runs by itself)
