@@ -259,6 +259,8 @@ def from_dict(data: Any) -> Mechanism:
     """Build and validate a Mechanism from parsed format v1 JSON (LinkwrightError with location on any problem)."""
     if not isinstance(data, dict):
         raise LinkwrightError("", f"a mechanism file is a JSON object, got {_typename(data)}")
+    if _depth(data, MAX_NESTING) > MAX_NESTING:  # (parsed elsewhere, as the app's recovery files are: loads checks the text)
+        raise LinkwrightError("", f"JSON nested too deeply for a mechanism file (limit {MAX_NESTING} levels)")
     if data.get("format") != FORMAT:
         raise LinkwrightError("format", f"expected \"{FORMAT}\", got {json.dumps(data.get('format'))} — not a Linkwright mechanism file")
     if data.get("version") != VERSION or isinstance(data.get("version"), bool):

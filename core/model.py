@@ -44,6 +44,7 @@ _PLANAR_TOL = 1e-9  # how far from the z axis a planar revolute axis may be (rel
 # are taken as the perpendicular axis they stand for (its projection, frame_from_axis); an axis2 meant to be oblique
 # is off by degrees
 _NORMAL_TOL = 1e-4
+_PARALLEL_COS = 1 - 1e-9  # an axis2 whose |cos| with the axis is above this is parallel to it (axis2_error, normal_axis2)
 
 
 def planar_axis_error(jtype: str, axis: Vec3) -> str:
@@ -62,7 +63,7 @@ def axis2_error(axis: Vec3, axis2: Vec3) -> str:
     was taken as its projection without a word), and a parallel one is no second axis."""
     b = _unit(axis2)
     cos = sum(x * y for x, y in zip(axis, b))
-    if abs(cos) > 1 - 1e-9:
+    if abs(cos) > _PARALLEL_COS:
         return "must not be parallel to axis"
     if abs(cos) <= _NORMAL_TOL:
         return ""
@@ -82,7 +83,7 @@ def normal_axis2(axis: Vec3, axis2: Vec3) -> Vec3 | None:
         return tuple(axis2)
     b = _unit(axis2)
     d = sum(x * y for x, y in zip(axis, b))
-    if abs(d) > 1 - 1e-9:  # (axis2_error's parallel: what is left of it is round-off)
+    if abs(d) > _PARALLEL_COS:  # (axis2_error's parallel: what is left of it is round-off)
         return None
     return _unit(tuple(x - d * y for x, y in zip(b, axis)))
 
@@ -303,7 +304,7 @@ def shape_key(shape: object) -> str | None:
 
     try:
         return json.dumps(shape, allow_nan=True) + "\n" + repr(shape)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # (a shape nested too deep for json: checked on its own)
         return None
 
 

@@ -85,8 +85,11 @@ def show(value: object) -> str:
         import json
 
         text = json.dumps(value, ensure_ascii=True)
-    except (TypeError, ValueError):
-        text = ascii(value)
+    except (TypeError, ValueError, RecursionError):
+        try:
+            text = ascii(value)
+        except RecursionError:  # (nested deeper than the interpreter's recursion limit)
+            text = f"a {type(value).__name__} nested too deep"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

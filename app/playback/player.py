@@ -164,15 +164,33 @@ def short_reason(end: RunEnd, step: float | None = None) -> str:
 def _without_asides(text: str) -> str:
     """`text` without its parenthesised asides, nested ones too ("'heavy' (100 kg) is 1e+04 times as heavy as 'light'
     (0.01 kg), ..." -> "'heavy' is 1e+04 times as heavy as 'light', ..."; cutting the text at its first parenthesis
-    left "'heavy'")."""
-    out, depth = [], 0
-    for i, ch in enumerate(text):
-        if ch == "(" and (depth or i == 0 or text[i - 1] == " "):
-            depth += 1
-        elif ch == ")" and depth:
-            depth -= 1
-        elif not depth:
-            out.append(ch)
+    left "'heavy'").  A name in quotes ('wheel (left)') is kept as it is, and a parenthesis that is never closed is
+    text, not an aside."""
+    quoted, pairs, stack = set(), {}, []
+    i = 0
+    while i < len(text):  # the quoted names: from a quote that starts a word to one that ends it
+        if text[i] == "'" and (i == 0 or not text[i - 1].isalnum()):
+            end = next((k for k in range(i + 1, len(text)) if text[k] == "'" and (
+                k + 1 == len(text) or not text[k + 1].isalnum())), None)
+            if end is not None:
+                quoted.update(range(i, end + 1))
+                i = end + 1
+                continue
+        i += 1
+    for i, ch in enumerate(text):  # the parentheses outside them that close
+        if i in quoted:
+            continue
+        if ch == "(" and (i == 0 or text[i - 1] == " " or stack):
+            stack.append(i)
+        elif ch == ")" and stack:
+            pairs[stack.pop()] = i
+    out, i = [], 0
+    while i < len(text):
+        if i in pairs:
+            i = pairs[i] + 1
+            continue
+        out.append(text[i])
+        i += 1
     return re.sub(r" +([,;:.])", r"\1", re.sub(r"  +", " ", "".join(out))).strip()
 
 
@@ -597,7 +615,7 @@ class Playback(QObject):
         est = self.expected_seconds()
         head = "results are stale: the document changed" if why == "changed" else "contact run not started"
         # (to as many digits as tell it from the threshold: '≈ 2 s of work, more than 2 s' was 2.3 s)
-        shown = f"{est:.1f}" if est < 10 else f"{est:.0f}"
+        shown = next((t for t in (f"{est:.{d}f}" for d in range(4)) if float(t) > AUTO_RUN_SECONDS), f"{est:.4g}")
         return f"{head}; press Run (F5) (expected ≈ {shown} s of work, more than {AUTO_RUN_SECONDS:g} s)"
 
     def _cancel_job(self, job: _Job) -> None:

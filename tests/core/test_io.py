@@ -527,3 +527,26 @@ def test_a_repeated_shape_is_parsed_once_and_each_body_keeps_its_own(monkeypatch
     for i in (7, 9):
         bodies[i]["shape"] = {"type": "sphere", "radius": -1}
     assert load_error(data).location == "bodies[7].shape.radius"
+
+
+def test_parsed_json_nested_too_deep_is_refused_with_a_message_not_a_recursion_error():
+    # (review: the app's recovery file is parsed by json and handed to from_dict; a shape nested ~1,000 deep raised
+    # RecursionError from the shape memo's key, and the app started with a traceback.  io.loads checks the text's
+    # nesting; from_dict now checks the parsed value's the same way)
+    from core.model import shape_key
+    from core.validate import show
+
+    nested: list = []
+    for _ in range(5000):
+        nested = [nested]
+    data = {"format": io.FORMAT, "version": io.VERSION, "space": "spatial",
+            "bodies": [{"name": "a", "shape": {"type": "sphere", "radius": nested}}]}
+    with pytest.raises(LinkwrightError) as exc:
+        io.from_dict(data)
+    assert exc.value.location == "" and f"limit {io.MAX_NESTING} levels" in exc.value.message
+    # the helpers that write such a value for a message or a key never fail
+    assert shape_key(nested) is None
+    assert "nested too deep" in show(nested) or len(show(nested)) <= 60
+    # a shipped example is still read
+    example = __import__("pathlib").Path(__file__).resolve().parents[2] / "resources" / "examples" / "fourbar.json"
+    assert io.from_dict(json.loads(example.read_text())).name == "Crank-rocker four-bar"

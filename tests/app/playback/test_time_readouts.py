@@ -94,6 +94,9 @@ def test_a_short_reason_keeps_the_clause_around_its_asides():
     halved = ("step did not converge even when halved (MCP solver: stalled (residual 1.8e-05)); the explicit "
               "method's step overlaps by 0.00285 m")
     assert short_reason(end(halved), 0.01) == "stopped at t = 0.15 s: step did not converge even when halved"
+    # a name in quotes is kept whole, and a parenthesis that never closes is text
+    assert short_reason(end("'wheel (left)' (100 kg) is 1e+04 times as heavy as 'arm (' (0.01 kg)"), 0.01) == (
+        "stopped at t = 0.15 s: 'wheel (left)' is 1e+04 times as heavy as 'arm ('")
     # a call in an expression is not an aside
     assert short_reason(end("value of 'sin(t)/t' is not finite"), 0.01).endswith("value of 'sin(t)/t' is not finite")
 
@@ -104,6 +107,6 @@ def test_the_expected_work_is_told_apart_from_the_threshold(make_window, monkeyp
 
     win = make_window(io.load(EXAMPLES / "contact_pile.json"))
     pb = win.playback
-    for est, shown in ((2.3, "≈ 2.3 s"), (9.96, "≈ 10.0 s"), (37.4, "≈ 37 s")):
+    for est, shown in ((2.3, "≈ 2.3 s"), (2.03, "≈ 2.03 s"), (9.96, "≈ 10 s"), (37.4, "≈ 37 s")):
         monkeypatch.setattr(type(pb), "expected_seconds", lambda self, e=est: e)
         assert f"(expected {shown} of work, more than {player.AUTO_RUN_SECONDS:g} s)" in pb._wait_text("opened")
