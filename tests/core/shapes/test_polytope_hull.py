@@ -62,9 +62,6 @@ def test_merge_equals_the_brute_force_rule(pts):
     normals, offsets = _merge_planes(eq[:, :3], -eq[:, 3], scale)
     ref_n, ref_d = _brute_force(eq[:, :3], -eq[:, 3], scale)
     assert np.array_equal(normals, ref_n) and np.array_equal(offsets, ref_d)
-    # and the pairwise loop it replaced
-    old_n, old_d = polyhedra._merge_planes_pairwise(eq[:, :3], -eq[:, 3], scale)
-    assert np.array_equal(normals, old_n) and np.array_equal(offsets, old_d)
 
 
 def test_a_cube_of_many_points_has_six_planes():
