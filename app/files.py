@@ -18,7 +18,7 @@ from core.errors import LinkwrightError
 from core.model import Body, ContactSettings, Mechanism, SimulationSettings
 from core.resources import resource_dir
 
-from .layout import MAX_ITER, auto_layout, drawing_size
+from .layout import MAX_ITER, auto_layout, drawing_work
 
 __all__ = [
     "FileController", "EXAMPLES_DIR", "examples", "recovery_dir", "prepare_loaded", "contact_scene", "MAX_RECENT",
@@ -159,8 +159,9 @@ OPEN_LAYOUT_WORK = 2.0e7
 
 def open_layout_iterations(mech: Mechanism) -> int:
     """The stress iterations prepare_loaded gives `mech`'s layout (fewer than a full layout's for a large graph: one
-    of more bodies than 258 joined together; a scene of many bodies not joined is drawn part by part, each quickly)."""
-    return max(10, min(MAX_ITER, int(OPEN_LAYOUT_WORK / max(drawing_size(mech), 1) ** 2)))
+    of more bodies than 258 joined together, or many parts that together cost as much; a scene of many bodies joined
+    to nothing is placed in a grid)."""
+    return max(10, min(MAX_ITER, int(OPEN_LAYOUT_WORK / max(drawing_work(mech), 1))))
 
 
 def prepare_loaded(mech: Mechanism) -> Mechanism:

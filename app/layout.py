@@ -16,7 +16,7 @@ from scipy.spatial import cKDTree
 from core.model import Mechanism
 
 __all__ = ["stress_majorization", "MAX_ITER", "graph_distances", "stress", "auto_layout", "layout_graph",
-           "LayoutGraph", "LayoutCancelled", "separate", "NODE_SPACING", "components", "WHOLE_MAX", "drawing_size"]
+           "LayoutGraph", "LayoutCancelled", "separate", "NODE_SPACING", "components", "WHOLE_MAX", "drawing_work"]
 
 NODE_SPACING = 150.0  # scene units between neighbouring nodes
 X_STRETCH = 1.35  # nodes are wider than tall: spread the layout horizontally so labels stay clear
@@ -326,10 +326,12 @@ def _parts(g: LayoutGraph) -> list[list[int]]:
     return components(g) if len(g.names) > WHOLE_MAX else [list(range(len(g.names)))]
 
 
-def drawing_size(mech: Mechanism | LayoutGraph) -> int:
-    """The bodies of the largest stress drawing auto_layout makes of `mech` (its cost grows as this squared)."""
+def drawing_work(mech: Mechanism | LayoutGraph) -> int:
+    """What one stress iteration over every drawing auto_layout makes of `mech` costs, in pairs of bodies: the sum of
+    the squared sizes of its drawings (a part of one body is placed in the grid, not drawn)."""
     g = mech if isinstance(mech, LayoutGraph) else layout_graph(mech)
-    return max((len(q) for q in _parts(g)), default=0)
+    parts = _parts(g)
+    return sum(len(q) ** 2 for q in parts if len(q) > 1 or len(parts) == 1)
 
 
 def auto_layout(mech: Mechanism | LayoutGraph, spacing: float = NODE_SPACING,

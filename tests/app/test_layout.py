@@ -405,3 +405,21 @@ def test_opening_a_file_of_many_loose_bodies_without_layout_gets_the_full_layout
     assert lay == auto_layout(m)
     assert overlapping_nodes(lay, CLEARANCE) == []
     assert win.statusBar().currentMessage() == "Opened loose.json"
+
+
+def test_the_open_layout_budget_counts_every_part_it_draws():
+    # (review: the budget was set by the largest part alone, so many mid-sized parts could cost many times
+    # OPEN_LAYOUT_WORK on the GUI thread) one stress iteration costs the sum of the parts' squared sizes
+    from app.files import MAX_ITER, OPEN_LAYOUT_WORK, open_layout_iterations
+    from app.layout import drawing_work
+
+    one = layout_graph(ladder(150))
+    n = len(one.names)
+    names, edges = (), ()
+    for k in range(10):  # ten copies of the ladder, not joined to each other
+        names += tuple(f"{k}.{x}" for x in one.names)
+        edges += tuple((i + k * n, j + k * n) for i, j in one.edges)
+    many = LayoutGraph(names, edges, tuple(i + k * n for k in range(10) for i in one.grounds))
+    assert drawing_work(one) == n * n and drawing_work(many) == 10 * n * n
+    assert open_layout_iterations(one) == min(MAX_ITER, int(OPEN_LAYOUT_WORK / (n * n)))
+    assert open_layout_iterations(many) == max(10, int(OPEN_LAYOUT_WORK / (10 * n * n))) < open_layout_iterations(one)
