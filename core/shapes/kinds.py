@@ -24,6 +24,7 @@ __all__ = [
 HALFSPACE_PATCH_SIZE = 20.0  # m, side of the square drawn for a halfspace's boundary plane
 # of a shape's bounding radius: hull vertices whose d.x is within this of the largest are one face (_PlaneBody.face)
 _FACE_TIE = 1e-9
+_RIM = 8  # the points of a cylinder's cap that stand for it as a face (Cylinder.face: a resting cap's patch)
 
 
 class Halfspace(Shape):
@@ -237,6 +238,17 @@ class Cylinder(Shape):
     def mesh(self, resolution: int = 24) -> tuple[np.ndarray, np.ndarray]:
         """Side band and two fan caps."""
         return cylinder_mesh(self.radius, self.length, resolution)
+
+    def face(self, d: np.ndarray) -> np.ndarray | None:
+        """The cap that the unit direction d points out of, as _RIM points of its rim (their mean is its centre), when
+        the rim's points are tied along d to _FACE_TIE of the bounding radius (r |d_xy| within it: a cap resting on a
+        plane); None otherwise (an edge point or the curved side)."""
+        d = np.asarray(d, float)
+        if d[2] == 0.0 or self.radius * math.hypot(d[0], d[1]) > _FACE_TIE * self.bounding_radius:
+            return None
+        a = np.linspace(0.0, 2.0 * math.pi, _RIM, endpoint=False)
+        return np.column_stack((self.radius * np.cos(a), self.radius * np.sin(a),
+                                np.full(_RIM, math.copysign(self.length / 2, d[2]))))
 
     def support(self, d: np.ndarray) -> np.ndarray:
         """Closed form: r d_xy/|d_xy| on the rim plane picked by sign(d_z)."""

@@ -64,3 +64,23 @@ def test_runs_of_a_cube_sliding_beyond_the_bound_complete_losing_energy(mu, v):
     E = 0.5 * m * np.sum(rec.velocity[:, i] ** 2, axis=1) + 0.5 * I_c * np.sum(rec.angular[:, i] ** 2, axis=1) \
         + m * G * rec.position[:, i, 2]
     assert E[1] < E[0]
+
+
+@pytest.mark.parametrize("mu", [2.0, 3.0])
+def test_an_upright_cylinder_sliding_beyond_its_bound_trips_over_its_rim(mu):
+    # a cylinder of radius r and length 2 b = 2 r (bound 19/12 < mu): the same sticking impulse at the rim's front
+    # point (r, 0, -b): m v b = (I_y + m (r^2 + b^2)) w, I_y = m (3 r^2 + 4 b^2) / 12; the centre then moves at
+    # w x (-r, 0, b) = (w b, 0, w r)
+    from core.contact import build_model, initial_state, step
+
+    r_, b_, v, h = 0.05, 0.05, 3.0, 1e-4
+    I_y = (3 * r_**2 + 4 * b_**2) / 12.0  # (m = 1 kg)
+    w_ref = v * b_ / (I_y + r_**2 + b_**2)  # 23.23 rad/s
+    assert 1.0 / 1.0 - r_ * (mu * b_ - r_) / I_y < 0.0  # beyond the bound
+    model = build_model(mechanism([floor(), body("cyl", {"type": "cylinder", "radius": r_, "length": 2 * b_},
+                                                 position=(0, 0, b_), linear=(v, 0, 0))], mu=mu))
+    res = step(model, initial_state(model), h)
+    assert res.converged and res.halvings == 0 and res.method == "implicit", res.reason
+    i = model.names.index("cyl")
+    assert res.state.w[i] == pytest.approx([0.0, w_ref, 0.0], rel=5e-3, abs=1e-6)
+    assert res.state.v[i] == pytest.approx([w_ref * b_, 0.0, w_ref * r_], rel=5e-3, abs=1e-6)

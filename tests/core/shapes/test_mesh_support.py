@@ -134,7 +134,13 @@ def test_face_is_the_vertices_farthest_along_a_direction():
     assert len(top) == 4 and np.all(top[:, 2] == 0.25)
     assert len(box.face(np.array([1.0, 0.0, 1.0]) / np.sqrt(2))) == 2  # an edge
     assert len(box.face(np.ones(3) / np.sqrt(3))) == 1  # a corner
-    assert parse_shape({"type": "cylinder", "radius": 0.4, "length": 1.5}, "s").face(np.array([0.0, 0.0, 1.0])) is None
+    # a cylinder's cap: points of its rim (their mean its centre), only along the axis (to the tie); else no face
+    cyl = parse_shape({"type": "cylinder", "radius": 0.4, "length": 1.5}, "s")
+    cap = cyl.face(np.array([0.0, 0.0, -1.0]))
+    assert len(cap) >= 3 and np.allclose(cap[:, 2], -0.75) and np.allclose(np.hypot(cap[:, 0], cap[:, 1]), 0.4)
+    assert np.allclose(cap.mean(axis=0), [0.0, 0.0, -0.75])
+    assert cyl.face(np.array([1e-3, 0.0, 1.0]) / np.hypot(1e-3, 1.0)) is None  # a tilted cap: its rim's lowest point
+    assert cyl.face(np.array([1.0, 0.0, 0.0])) is None  # the curved side
 
 
 def test_mesh_resolution_controls_the_vertex_count():
