@@ -1074,8 +1074,8 @@ class _StepProblem:
             # here, so one or two more iterations make the geometry exact to rounding (a box held on an incline: no
             # creep even at 1e-12 m).  Not with three or more pairs: there it took an eighth of the 27-sphere pile's
             # time, and pile steps sit at a floor near 1e-11 that the extra iterations rarely lower
-            tight = self.newton(res.z, tol=0.0 if unpolished else _TIGHT_TOL, max_iter=1 if unpolished else _TIGHT_ITER,
-                                max_restarts=0, polish=False)
+            tol, n_iter = (0.0, 1) if unpolished else (_TIGHT_TOL, _TIGHT_ITER)
+            tight = self.newton(res.z, tol=tol, max_iter=n_iter, max_restarts=0, polish=False)
             if tight.residual < res.residual:
                 res = MCPResult(tight.z, True, res.iterations + tight.iterations, tight.residual, res.reason)
         return replace(res, iterations=res.iterations + its0) if its0 else res
@@ -1255,8 +1255,9 @@ def _far_travelled(model: ContactModel, state: State, end: State, ab: np.ndarray
 
 def _resting_faces(model: ContactModel, state: State, R0: np.ndarray, start_geo: dict) -> dict:
     """The new pairs (start_geo: their closest-point unknowns at the start of the step, by pair) that are a face of a
-    box or polytope resting on a half-space: touching (separation at most _DEPTH_LIMIT), three or more of its vertices
-    tied for the deepest (Shape.face, to a tolerance of its size); {pair: those vertices, world (k, 3)}.  The explicit
+    box or polytope, or a cylinder's cap, resting on a half-space: touching (separation at most _DEPTH_LIMIT), three
+    or more of its vertices (a cap: points of its rim) tied for the deepest (Shape.face, to a tolerance of its size);
+    {pair: those points, world (k, 3)}.  The explicit
     step with its one linearised point per pair is then no predictor: it cannot carry the moment a face's patch of
     contact carries, and the face rocks on that point.  A 30-degree wedge prism resting on a floor (one pair, h =
     0.001 s; the point a corner of its base, or its centre, neither under the centre of mass): the predictor tipped it
