@@ -288,7 +288,8 @@ def from_dict(data: Any) -> Mechanism:
         contact=_contact(d["contact"], "contact") if "contact" in d else None,
         simulation=_simulation(d["simulation"], "simulation") if "simulation" in d else None,
     )
-    mech.validate(shapes_checked=True)  # (_body built each shape already, with the same location)
+    # (_body built each shape already: their stored forms are known valid)
+    mech.validate(shapes={shape_key(b.shape) for b in mech.bodies if b.shape is not None})
     return mech
 
 

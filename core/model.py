@@ -443,12 +443,10 @@ class Mechanism:
         return known if known is not None else (self.body_names(), self.joint_names())
 
     def check_body(self, body: Body, location: str, replacing: str | None = None,
-                   known: tuple[set, set] | None = None, shape_checked: bool = False,
-                   shapes: set | None = None) -> None:
+                   known: tuple[set, set] | None = None, shapes: set | None = None) -> None:
         """Raise a located LinkwrightError if `body` cannot be in this document (`known`: the sets of its body and
-        joint names, when the caller keeps them; `shape_checked`: its shape was built from this very object, at this
-        location, by the caller, as the loader does, so it is not built again; `shapes`: the shape_keys of shapes
-        already found valid, which are not checked again, and to which this body's is added)."""
+        joint names, when the caller keeps them; `shapes`: the shape_keys of shapes already found valid, which are
+        not checked again, and to which this body's is added)."""
         check_name(body.name, f"{location}.name")
         bodies, joints = self._names(known)
         if body.name != replacing and (body.name in bodies or body.name in joints):
@@ -459,7 +457,7 @@ class Mechanism:
                 validate.number(v, f"{location}.{key}", validate.MIN_MASS, validate.MAX_MASS, positive=True)
         if body.mass is not None and body.density is not None:
             raise LinkwrightError(f"{location}.density", "give either mass or density, not both")
-        if body.shape is not None and not shape_checked:
+        if body.shape is not None:
             from .shapes import parse_shape  # local: shapes pull in scipy, not needed for plain linkages
 
             key = shape_key(body.shape) if shapes is not None else None
@@ -554,10 +552,10 @@ class Mechanism:
             )
         check_expression(driver.value, f"{location}.value")
 
-    def validate(self, shapes_checked: bool = False) -> None:
-        """Check the whole document, raising the first problem found with its location (`shapes_checked`: every body's
-        shape was built by the caller from its shape object, at its location: io.from_dict, whose bodies' shapes are
-        what the loader built; building a polytope of many vertices is not free, so it is not done twice per load)."""
+    def validate(self, shapes: set | None = None) -> None:
+        """Check the whole document, raising the first problem found with its location (`shapes`: the shape_keys of
+        shapes the caller found valid, as io.from_dict built them: not built again, a polytope of many vertices is not
+        free)."""
         if self.space not in SPACES:
             raise LinkwrightError("space", f"must be 'planar' or 'spatial', got '{self.space}'")
         validate.text(self.name, "name")
@@ -572,10 +570,10 @@ class Mechanism:
         self.bodies, self.joints = [], []
         known: tuple[set, set] = (set(), set())  # the names so far (a list of them per check was O(n^2): 0.4 s of a
         # Space switch of 1,000 bodies)
-        shapes: set = set()  # the shapes found valid so far (each parsed once: 3,000 equal spheres, one parse)
+        shapes = set(shapes or ())  # the shapes found valid so far (each parsed once: 3,000 equal spheres, one parse)
         try:
             for i, b in enumerate(bodies):
-                self.check_body(b, f"bodies[{i}]", known=known, shape_checked=shapes_checked, shapes=shapes)
+                self.check_body(b, f"bodies[{i}]", known=known, shapes=shapes)
                 self.bodies.append(b)
                 known[0].add(b.name)
             for i, j in enumerate(joints):
