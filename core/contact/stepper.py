@@ -741,6 +741,7 @@ class _StepProblem:
             if new_ips:
                 self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
             patches = _resting_faces(model, state, self.R0, self._start_geo) if new_ips else {}
+            patches.update(_landing_points(model, state, self.R0, h, cand))
             if patches:
                 # a new pair is a face resting on a half-space: the explicit step's one point per pair cannot carry
                 # the moment of the face's patch of contact.  A face that slides on it (by more than the overlap
@@ -1279,6 +1280,35 @@ def _resting_faces(model: ContactModel, state: State, R0: np.ndarray, start_geo:
         face = model.shapes[a].face(R0[a].T @ (-nw))  # (None: a shape with curved faces)
         if face is not None and len(face) >= 3:
             out[ip] = state.p[a] + face @ R0[a].T
+    return out
+
+
+def _landing_points(model: ContactModel, state: State, R0: np.ndarray, h: float, cand) -> dict:
+    """The pairs of cand (new or carried from the last step) of a body with corners (Shape.corners: a box, polytope
+    or cylinder) and a half-space that the step's free motion brings two or more of its corners onto, one of them
+    apart at the start (by more than _DEPTH_LIMIT): a face or an edge landing (the linearised end gap gap + h (v + h
+    g) . n of each corner at most 0, v the corner's velocity at the start); {pair: those corners, world (k, 3)}, as
+    _resting_faces.  A face landing while it slides beyond Painlevé's bound meets the floor with the impulse that
+    sticks its leading edge, and a box tripped so lands back on its face while it turns about the edge it sticks on:
+    no start from the free motion or the explicit step's one point reaches those impulses (a 0.1 m cube at mu 2-3,
+    2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in halves, or the run stopped at its first step;
+    docs/notes/contact-solver.md)."""
+    out = {}
+    for ip in cand:
+        a, b, _mu = model.pairs[ip]
+        corners = model.shapes[a].corners()
+        if model.halfspace[b] is None or corners is None:
+            continue
+        nw, c = _world_halfspace(model, b, state)
+        arms = corners @ R0[a].T
+        x = state.p[a] + arms
+        gap = x @ nw - c
+        u = state.v[a] + h * model.gravity + np.cross(state.w[a], arms)
+        if model.dynamic[b]:
+            u = u - state.v[b] - np.cross(state.w[b], x - state.p[b])
+        reach = gap + h * (u @ nw) <= 0.0
+        if np.count_nonzero(reach) >= 2 and np.any(reach & (gap > _DEPTH_LIMIT)):
+            out[ip] = x[reach]
     return out
 
 

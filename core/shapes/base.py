@@ -178,6 +178,11 @@ class Shape:
         None for the others."""
         return None
 
+    def corners(self) -> np.ndarray | None:
+        """The points that stand for the shape in a patch of contact, body frame (k, 3): its vertices (box,
+        polytope), the points of a cylinder's two rims; None for a shape with curved faces only."""
+        return None
+
     def to_dict(self) -> dict:
         """The format-v1 object; parse_shape(s.to_dict(), loc) == s."""
         return {"type": self.type, **{k: _copy(v) for k, v in self._json.items()}}

@@ -158,6 +158,10 @@ class _PlaneBody(Shape):
         d = unit_directions(d)
         return self._verts[np.argmax(d @ self._verts.T, axis=-1)]
 
+    def corners(self) -> np.ndarray:
+        """The hull vertices (k, 3)."""
+        return self._verts
+
     def face(self, d: np.ndarray) -> np.ndarray:
         """The hull vertices (k, 3) farthest along one unit direction d (3,): those whose d.x is within _FACE_TIE of the
         bounding radius of the largest, the face, edge or vertex of the hull that d points out of (k >= 3, 2, 1)."""
@@ -238,6 +242,12 @@ class Cylinder(Shape):
     def mesh(self, resolution: int = 24) -> tuple[np.ndarray, np.ndarray]:
         """Side band and two fan caps."""
         return cylinder_mesh(self.radius, self.length, resolution)
+
+    def corners(self) -> np.ndarray:
+        """The _RIM points of each cap's rim (2 _RIM, 3), those of Cylinder.face."""
+        a = np.linspace(0.0, 2.0 * math.pi, _RIM, endpoint=False)
+        ring = np.column_stack((self.radius * np.cos(a), self.radius * np.sin(a)))
+        return np.vstack([np.column_stack((ring, np.full(_RIM, z))) for z in (self.length / 2, -self.length / 2)])
 
     def face(self, d: np.ndarray) -> np.ndarray | None:
         """The cap that the unit direction d points out of, as _RIM points of its rim (their mean is its centre), when
