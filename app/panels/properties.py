@@ -170,6 +170,16 @@ def parse_values(text: str) -> Any:
     return [_component(p, k) for k, p in enumerate(parts)]
 
 
+def parse_rows(text: str) -> Any:
+    """A shape parameter whose value is rows of numbers (a polytope's vertices): as parse_values, but a number refused
+    in a flat list typed there is located at the field, not at a flat index ([k]), which is no place in the file's
+    rows ([i][j])."""
+    try:
+        return parse_values(text)
+    except ComponentRefusal as exc:
+        raise ValueError(str(exc)) from None
+
+
 def fmt_values(v: Any) -> str:
     """A shape parameter as parse_values reads it back."""
     if v is None:
@@ -922,7 +932,7 @@ class PropertiesPanel(QWidget):
                 self._shape_form.removeRow(0)
             self.shape_fields = {}
             for prm in (SHAPE_TYPES[kind].PARAMS if kind in SHAPE_TYPES else ()):
-                fld = self._field(parse_values, lambda v, key=prm.key: self._shape_set(key, v), "—" if prm.default is not None else "",
+                fld = self._field(parse_rows if prm.rows else parse_values, lambda v, key=prm.key: self._shape_set(key, v), "—" if prm.default is not None else "",
                                   f"{kind} {prm.key} (docs/shapes.md)", located=True)
                 fld.setObjectName(f"shape_{prm.key}")
                 self.shape_fields[prm.key] = fld

@@ -1340,7 +1340,10 @@ def _patch_predictor(model: ContactModel, state: State, h: float, cand: frozense
     z, its, _status = relaxed_start(prob, patches)
     if z is None:
         return None
-    out, _missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
+    out, missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
+    if missed and len(cand) < len(model.pairs):
+        # (as _step_once: a pair the step's impulse carries a body into, which the broad phase did not solve)
+        return _patch_predictor(model, state, h, cand | missed, patches, ws, cancel)
     return out if out.converged else None
 
 

@@ -23,6 +23,7 @@ class Param:
     check: Callable[[object, str], object]  # (value, location) -> validated JSON-ready value
     name: str = ""  # argument name for _build (default: the key), so aliases can rename keys
     default: object = REQUIRED  # REQUIRED, None (optional, absent), or a value
+    rows: bool = False  # the value is a list of rows of numbers (a polytope's planes, vertices), not one vector
 
 
 def unit_directions(d: np.ndarray) -> np.ndarray:

@@ -196,7 +196,8 @@ class Polytope(_PlaneBody):
     """{x : n_i·x <= d_i} from "planes" (rows divided by |n_i|) or the convex hull of "vertices"."""
 
     type = "polytope"
-    PARAMS = (Param("planes", v.plane_rows, default=None), Param("vertices", v.point_rows, default=None))
+    PARAMS = (Param("planes", v.plane_rows, default=None, rows=True),
+              Param("vertices", v.point_rows, default=None, rows=True))
     ONE_OF = ("planes", "vertices")
 
     def _build(self, planes: list | None = None, vertices: list | None = None) -> None:

@@ -489,6 +489,26 @@ def test_every_properties_refusal_names_its_place_in_the_file(make_window, point
         field.show_value(field._shown, force=True)  # (Esc: the model's value again)
 
 
+def test_a_refused_number_in_a_rows_field_is_located_at_the_field_not_a_flat_index(make_window, point_dialog):
+    """Review s56, L8: a flat list typed into a polytope's vertices (rows [[x, y, z], ...] in the file) was refused at
+    `shape.vertices[k]`, k its flat index, which is no place in the file's rows; a vector field keeps its component
+    index (shape.size[1], as the core locates it)."""
+    answers, _ = point_dialog
+    win = make_window(contact_scene())
+    p = win.properties
+    number = " (numbers are decimal, such as 2, 0.5 or 1e-3)"
+    for kind in ("polytope", "box"):
+        answers.append(("0, 0, 0.5", True))
+        win.action_set.add_shapes[kind].trigger()
+        m = win.document.mechanism
+        j = f"bodies[{len(m.bodies) - 1}]"
+        before = io.dumps(m)
+        key, at = ("vertices", "") if kind == "polytope" else ("size", "[1]")
+        type_into(p.shape_fields[key], "0.1 x 0.2")
+        assert p.shape_fields[key].error == f"{j}.shape.{key}{at}: 'x' is not a number" + number
+        assert io.dumps(win.document.mechanism) == before
+
+
 def _crossing(mech, halfspace: dict) -> list[str]:
     """The bounded shaped bodies of `mech` that reach into the solid of `halfspace` (a world-frame plane)."""
     from core.model import Pose
