@@ -179,9 +179,10 @@ class Shape:
         None for the others."""
         return None
 
-    def corners(self) -> np.ndarray | None:
-        """The points that stand for the shape in a patch of contact, body frame (k, 3): its vertices (box,
-        polytope), the points of a cylinder's two rims; None for a shape with curved faces only."""
+    def corners(self, d: np.ndarray) -> np.ndarray | None:
+        """The points that stand for the shape in a patch of contact with a plane that the unit direction d (body
+        frame) points into, body frame (k, 3): its vertices (box, polytope), points of a cylinder's two rims (one of
+        each rim its farthest along d); None for a shape with curved faces only."""
         return None
 
     def to_dict(self) -> dict:

@@ -25,6 +25,8 @@ HALFSPACE_PATCH_SIZE = 20.0  # m, side of the square drawn for a halfspace's bou
 # of a shape's bounding radius: hull vertices whose d.x is within this of the largest are one face (_PlaneBody.face)
 _FACE_TIE = 1e-9
 _RIM = 8  # the points of a cylinder's cap that stand for it as a face (Cylinder.face: a resting cap's patch)
+_RIM_ANGLES = np.linspace(0.0, 2.0 * math.pi, _RIM, endpoint=False)
+_RIM_COS, _RIM_SIN = np.cos(_RIM_ANGLES), np.sin(_RIM_ANGLES)
 
 
 class Halfspace(Shape):
@@ -158,8 +160,8 @@ class _PlaneBody(Shape):
         d = unit_directions(d)
         return self._verts[np.argmax(d @ self._verts.T, axis=-1)]
 
-    def corners(self) -> np.ndarray:
-        """The hull vertices (k, 3)."""
+    def corners(self, d: np.ndarray) -> np.ndarray:
+        """The hull vertices (k, 3), whatever d."""
         return self._verts
 
     def face(self, d: np.ndarray) -> np.ndarray:
@@ -244,11 +246,17 @@ class Cylinder(Shape):
         """Side band and two fan caps."""
         return cylinder_mesh(self.radius, self.length, resolution)
 
-    def corners(self) -> np.ndarray:
-        """The _RIM points of each cap's rim (2 _RIM, 3), those of Cylinder.face."""
-        a = np.linspace(0.0, 2.0 * math.pi, _RIM, endpoint=False)
-        ring = np.column_stack((self.radius * np.cos(a), self.radius * np.sin(a)))
-        return np.vstack([np.column_stack((ring, np.full(_RIM, z))) for z in (self.length / 2, -self.length / 2)])
+    def corners(self, d: np.ndarray) -> np.ndarray:
+        """_RIM points of each cap's rim (2 _RIM, 3), evenly spaced from the rim's point farthest along d (a rolling
+        cylinder's line of contact is two of them, one on each rim; a cap facing d: the points of Cylinder.face)."""
+        rxy = math.hypot(d[0], d[1])
+        c, s = (d[0] / rxy, d[1] / rxy) if rxy > 0.0 else (1.0, 0.0)  # (the first point's angle)
+        rims = self.__dict__.get("_rims")  # (the rims' points from angle 0, built once: this is called every step)
+        if rims is None:
+            rims = self.__dict__["_rims"] = np.vstack([np.column_stack((self.radius * _RIM_COS, self.radius * _RIM_SIN,
+                                                                        np.full(_RIM, z)))
+                                                       for z in (self.length / 2, -self.length / 2)])
+        return rims @ np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # (turned by the angle about z)
 
     def face(self, d: np.ndarray) -> np.ndarray | None:
         """The cap that the unit direction d points out of, as _RIM points of its rim (their mean is its centre), when

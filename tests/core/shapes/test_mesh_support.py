@@ -145,18 +145,25 @@ def test_face_is_the_vertices_farthest_along_a_direction():
 
 def test_corners_are_the_vertices_or_rim_points_and_none_for_curved_shapes():
     box = parse_shape({"type": "box", "size": [1.0, 2.0, 0.5]}, "s")
-    c = box.corners()
-    # the eight (+-0.5, +-1, +-0.25), each once
+    c = box.corners(np.array([0.0, 0.0, -1.0]))
+    # the eight (+-0.5, +-1, +-0.25), each once, whatever the direction
     assert sorted(map(tuple, np.round(c, 12))) == sorted((x, y, z) for x in (-0.5, 0.5) for y in (-1.0, 1.0)
                                                          for z in (-0.25, 0.25))
     cyl = parse_shape({"type": "cylinder", "radius": 0.4, "length": 1.5}, "s")
-    c = cyl.corners()
+    c = cyl.corners(np.array([0.0, 0.0, 1.0]))
     # each cap's face points, both caps: on the rims
     assert np.allclose(np.hypot(c[:, 0], c[:, 1]), 0.4) and np.allclose(np.abs(c[:, 2]), 0.75)
     top, bottom = c[c[:, 2] > 0], c[c[:, 2] < 0]
     assert np.allclose(top[:, :2], cyl.face(np.array([0.0, 0.0, 1.0]))[:, :2]) and len(bottom) == len(top)
+    # lying on its side towards d: each rim's farthest point along d is one of them (a rolling cylinder's line of
+    # contact), whatever the angle
+    for ang in (0.3, 2.0, -1.1):
+        d = np.array([np.cos(ang), np.sin(ang), 0.0])
+        c = cyl.corners(d)
+        deepest = c[np.isclose(c @ d, 0.4)]
+        assert len(deepest) == 2 and np.allclose(deepest[:, :2], 0.4 * d[:2]) and set(deepest[:, 2]) == {0.75, -0.75}
     for spec in ({"type": "sphere", "radius": 1.0}, {"type": "ellipsoid", "radii": [1.0, 2.0, 3.0]}):
-        assert parse_shape(spec, "s").corners() is None
+        assert parse_shape(spec, "s").corners(np.array([0.0, 0.0, 1.0])) is None
 
 
 def test_mesh_resolution_controls_the_vertex_count():
