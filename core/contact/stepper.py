@@ -245,16 +245,19 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     forms = (_CONIC,) if solver == "interior-point" else _ATTEMPTS
     opts = _Options(options or SolverOptions(), newton or NewtonOptions())
 
+    # the step's iterations, shared by its sub-steps (A step longer than the scene allows) as by its attempts and
+    # halves: its own attempts', and those of the explicit method's step made for a failed one
+    budget, spare = _Budget(max_iterations), _Budget(_FALLBACK_ITER)
+
     def whole(st: State, hs: float) -> StepResult:
         # one step of at most the scene's longest step: its attempts and halving, then the fallback
-        res = _step_split(model, st, hs, method, tol, max_iter, max_halvings, forms, opts, ws, cancel,
-                          _Budget(max_iterations))
+        res = _step_split(model, st, hs, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget)
         if res.converged:
             res.method = method
         elif fallback and method == "implicit":
-            res = _explicit_fallback(model, st, hs, max_iter, opts, ws, cancel, res)
+            res = _explicit_fallback(model, st, hs, max_iter, opts, ws, cancel, res, spare)
         elif fallback:
-            res = _relaxed_retry(model, st, hs, max_iter, opts, ws, cancel, res)
+            res = _relaxed_retry(model, st, hs, max_iter, opts, ws, cancel, res, spare)
         return res
 
     if model.drive is not None:
@@ -479,16 +482,17 @@ def _attempts(model, state, h, method, tol, max_iter, can_halve, forms, opts, ws
         if can_halve and r.reason.startswith((_OVERLAP_STALLED, NEAR_STALLED, _TURNED, _PASSED)):
             return res
     if res is None or (budget.left <= 0 and not res.converged):  # (the budget ran out before an attempt converged)
-        why = f"{_BUDGET_SPENT} ({res.reason if res else 'no attempt made'})"
+        why = f"{_BUDGET_SPENT} ({res.reason if res else 'by the sub-steps before this one'})"
         return StepResult(state, False, its, res.residual if res else float("nan"), why,
                           pairs=res.pairs if res else 0)
     return res
 
 
-def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: StepResult) -> StepResult:
+def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: StepResult, budget: _Budget
+                       ) -> StepResult:
     """The implicit step that `failed` (at every depth) made through the explicit method's step: its attempts
     (_FALLBACK_ATTEMPTS, the first from the solution of the step's relaxed problem), at most _FALLBACK_HALVINGS
-    levels deep and _FALLBACK_ITER iterations.  When it converges it predicts the step: an implicit attempt starts
+    levels deep and the iterations left in budget (_FALLBACK_ITER for a whole step, its sub-steps sharing them).  When it converges it predicts the step: an implicit attempt starts
     from its end (cold: every pair's closest points at its end poses, its impulses), and if that converges the step is
     the implicit method's (a mixed pile's step that every implicit attempt stalled on at every depth, where the
     explicit step's end overlapped by 1.4 mm, converges so in 36 iterations).  Otherwise the explicit step is
@@ -502,13 +506,14 @@ def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: Step
     the bench's runs show but no theorem quoted here covers).  Its gaps are first order only, hence the check at the
     end."""
     r = _step_split(model, state, h, "explicit", _TOL["explicit"], max_iter, _FALLBACK_HALVINGS, _FALLBACK_ATTEMPTS,
-                    opts, ws, cancel, _Budget(_FALLBACK_ITER))
+                    opts, ws, cancel, budget)
     its = failed.iterations + r.iterations
     if r.converged:
         # the implicit step predicted by it: an implicit attempt from its end (every pair's closest points at its end
         # poses, its impulses)
-        corrected = _step_once(model, state, h, "implicit", _TOL["implicit"], max_iter, ws=ws, cancel=cancel,
-                               newton=opts.newton, reach=h, cold=True, predictor=r)
+        corrected = _step_once(model, state, h, "implicit", _TOL["implicit"], max(1, min(max_iter, budget.left)),
+                               ws=ws, cancel=cancel, newton=opts.newton, reach=h, cold=True, predictor=r)
+        budget.left -= corrected.iterations
         its += corrected.iterations
         if corrected.converged:
             return replace(corrected, iterations=its, method="implicit",
@@ -523,15 +528,18 @@ def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: Step
     return replace(failed, iterations=its, reason=f"{failed.reason}; {why}")
 
 
-def _relaxed_retry(model, state, h, max_iter, opts, ws, cancel, failed: StepResult) -> StepResult:
+def _relaxed_retry(model, state, h, max_iter, opts, ws, cancel, failed: StepResult, budget: _Budget) -> StepResult:
     """The explicit method's step that `failed` (at every depth) made once more at its full size, by Newton from the
     solution of its relaxed problem (core.contact.relaxed; the first of _FALLBACK_ATTEMPTS).  The README's
     forty-seed draw of the explicit method had one run stop (27 spheres at mu 0.8, seed 616621599, step 90: every
     depth stalled near the tolerance from the warm start); from the relaxed start that step converges whole (102
     iterations) and the run completes.  As an attempt of every step instead (after the three, and made even after a
     near stall), the same draw took 7-9 % more Newton iterations, with half the halved steps."""
-    r = _step_once(model, state, h, "explicit", _TOL["explicit"], max_iter, ws=ws, cancel=cancel, newton=opts.newton,
-                   reach=h, relaxed=True)
+    if budget.left <= 0:
+        return replace(failed, reason=f"{failed.reason}; {_BUDGET_SPENT} before the relaxed problem's retry")
+    r = _step_once(model, state, h, "explicit", _TOL["explicit"], min(max_iter, budget.left), ws=ws, cancel=cancel,
+                   newton=opts.newton, reach=h, relaxed=True)
+    budget.left -= r.iterations
     its = failed.iterations + r.iterations
     if r.converged:
         return replace(r, iterations=its, method="explicit",

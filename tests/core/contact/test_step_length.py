@@ -86,3 +86,34 @@ def test_a_run_whose_time_step_is_beyond_the_sub_step_limit_is_refused_before_it
     assert e.value.location == "simulation.dt" and e.value.message == reason and reason.startswith(_TOO_LONG)
     within = 2 ** (_MAX_SUBSTEP_LEVELS - 1) * longest_step(model)
     assert ContactRun(model, t_end=within, dt=within).n_steps == 1
+
+
+def test_a_step_made_in_sub_steps_shares_one_iteration_budget_among_them(monkeypatch):
+    """User test s57, S1: a step made in 2^k sub-steps had the cost bound per sub-step (a 1 um cube sliding, 128
+    sub-steps: 38,383 Newton iterations and a minute in one step).  The budget (max_iterations) is the step's, shared
+    by its sub-steps as by its attempts and halves: once spent, the next sub-step makes no attempt and the step
+    stops with that reason; the explicit method's step for a failed one shares its own (_FALLBACK_ITER) the same way."""
+    import core.contact.stepper as stp
+
+    from core.contact.stepper import StepResult
+
+    model = build_model(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1), linear=(1.0, 0, 0))]))
+    h = 8 * longest_step(model)  # 8 sub-steps
+    st = initial_state(model)
+    made = []
+
+    def costs_40(model_, state, hh, method_, tol, max_iter, extra=frozenset(), form="ac", restarts=1, **_kw):
+        made.append(hh)
+        # (a converged sub-step of 40 iterations: its end state is its start, the test counts iterations only)
+        return StepResult(state, True, min(40, max_iter), 1e-11, "converged", pairs=1)
+
+    monkeypatch.setattr(stp, "_step_once", costs_40)
+    # 8 sub-steps of 40 iterations: 320 within a budget of 400, the step converges
+    res = step(model, st, h, max_iterations=400, fallback=False)
+    assert res.converged and res.iterations == 320 and len(made) == 8
+    # within 250: six sub-steps make 240, the seventh's attempt is capped at the 10 left, the eighth has none
+    made.clear()
+    res = step(model, st, h, max_iterations=250, fallback=False)
+    assert not res.converged and res.iterations <= 250
+    assert "budget is spent" in res.reason and "sub-steps before this one" in res.reason
+    assert len(made) == 7  # (the eighth makes no attempt)
