@@ -124,6 +124,24 @@ def test_box_sliding_on_floor_stops_at_the_discrete_distance():
     assert np.all(rec.velocity[-1, 0] == pytest.approx(0.0, abs=1e-12))
 
 
+@pytest.mark.parametrize("along, e_slide", [(0, 0.01), (1, 1.0)])
+def test_an_anisotropic_friction_ellipsoid_acts_in_the_documented_tangent_frame(along, e_slide):
+    # docs/contact.md: on a floor (n = +z) the pair's frame is t = -y, o = +x, so with ellipsoid [e_t, e_o] = [1, 0.01]
+    # a box sliding along x is held by mu g e_o (0.049 m/s^2) and one sliding along y by mu g e_t (user test s57, S4).
+    # Sliding along one tangent the impulse is along it: v_k = v0 - k mu g h e, x_k as the isotropic test's
+    mu, v0 = 0.5, 1.0
+    vel = [0.0, 0.0, 0.0]
+    vel[along] = v0
+    model, rec = run(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1), linear=vel)], mu=mu,
+                               ellipsoid=(1.0, 0.01, 0.0)), 0.3)
+    assert rec.completed
+    check_invariants(model, rec)
+    dv = mu * G * H * e_slide
+    v_end = max(v0 - 30 * dv, 0.0)  # after 30 steps
+    assert rec.velocity[-1, 0, along] == pytest.approx(v_end, abs=1e-9)
+    assert abs(rec.velocity[-1, 0, 1 - along]) < 1e-12
+
+
 @pytest.mark.parametrize("shape,rest_height", [
     (SPHERE, 0.1),
     (CUBE, 0.1),
