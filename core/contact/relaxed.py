@@ -46,8 +46,9 @@ def relaxed_start(prob, patches: dict | None = None) -> tuple[np.ndarray | None,
     with method "explicit" and the Alart-Curnier form, its pairs' start geometry set), in prob's unknowns: (z or None
     when the convex solve fails, its interior-point iterations, clarabel's status).
 
-    patches: {pair index: (k, 3) world points of A} for pairs whose contact is a patch (a face resting on a
-    half-space): the pair's cone is written at each of those points (its gap there, the same normal and tangent
+    patches: {pair index: stepper.Patch} for pairs whose contact is a patch (a face resting on a half-space, corners
+    landing on a face): the pair's cone is written at each of its points (world points of A against B's face
+    through the pair's closest point a2, or of B against A's through a1: its gap there, the same normal and tangent
     frame) instead of at its one closest point, and its impulses in z are their sums.  One point cannot carry the
     moment a face's patch carries (the face would rock on it); the vertices of the face can."""
     import clarabel
@@ -91,8 +92,13 @@ def relaxed_start(prob, patches: dict | None = None) -> tuple[np.ndarray | None,
                 dirs.append((n, pr.mu * e_r, True))
         # the contact points: the pair's closest points, or the points of its patch (each at its own gap, on B's
         # plane through a2)
-        points = ([(pr.a1, pr.a2, pr.gap0)] if pr.ip not in patches else
-                  [(x, x - float(n @ (x - pr.a2)) * n, float(n @ (x - pr.a2))) for x in patches[pr.ip]])
+        patch = patches.get(pr.ip)
+        if patch is None:
+            points = [(pr.a1, pr.a2, pr.gap0)]
+        elif patch.side == 0:  # (points of A, against B's face through a2)
+            points = [(x, x - float(n @ (x - pr.a2)) * n, float(n @ (x - pr.a2))) for x in patch.points]
+        else:  # (points of B, against A's face through a1)
+            points = [(x + float(n @ (pr.a1 - x)) * n, x, float(n @ (pr.a1 - x))) for x in patch.points]
         firsts = []
         for a1, a2, gap0 in points:
             arms = ((pr.ka, a1 - state.p[pr.a], 1.0),) + (((pr.kb, a2 - state.p[pr.b], -1.0),) if pr.kb >= 0 else ())

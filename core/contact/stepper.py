@@ -100,6 +100,7 @@ _HANDOVER_COMP = 1e-9  # ... and complementarity, and hands over to Newton (quad
 _HANDOVER_ITER = 30  # ... for at most this many iterations
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
+_LANDING_MAX_PAIRS = 4  # corners landing on a face (_patches) looked for in steps with at most this many pairs
 _TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards this residual (at most _TIGHT_ITER
 # more Newton iterations)
 _TIGHT_ITER = 2
@@ -744,21 +745,24 @@ class _StepProblem:
         self._new = ([pr for pr in self.pairs if not _has_warm_z(self.warm_start.get(pr.ip), pr.lay)]
                      if method == "implicit" else [])
         self._start_geo = {}  # the new pairs' closest points at the start of the step, when queried here
-        if method == "implicit" and predictor is None and len(cand) <= _PREDICT_MAX_PAIRS:
-            new_ips = [pr.ip for pr in self._new]
+        if method == "implicit" and predictor is None and len(cand) <= max(_PREDICT_MAX_PAIRS, _LANDING_MAX_PAIRS):
+            new_ips = [pr.ip for pr in self._new] if len(cand) <= _PREDICT_MAX_PAIRS else []
             if new_ips:
                 self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
-            patches = _resting_faces(model, state, self.R0, self._start_geo) if new_ips else {}
-            patches.update(_landing_points(model, state, self.R0, h, cand))
-            if patches:
-                # a new pair is a face resting on a half-space: the explicit step's one point per pair cannot carry
-                # the moment of the face's patch of contact.  A face that slides on it (by more than the overlap
-                # bound in the step) is predicted by the step's relaxed problem with the face's vertices as its
-                # contact points (_patch_predictor); one at rest starts from the start of the step (with the
-                # relaxed predictor a resting wedge took 42 Newton iterations instead of 7)
-                sliding = {ip: x for ip, x in patches.items() if _face_slide(model, state, ip, x) * h > _DEPTH_LIMIT}
-                if sliding:
-                    self.pred = _patch_predictor(model, state, h, frozenset(cand), sliding, ws, cancel)
+            resting = _resting_faces(model, state, self.R0, self._start_geo) if new_ips else {}
+            patches, landing = (_patches(model, state, self.R0, h, cand, self.warm_start, self._start_geo)
+                                if len(cand) <= _LANDING_MAX_PAIRS else ({}, set()))
+            if resting or landing:
+                # a new pair is a face resting on a half-space, or corners land on a face: the explicit step's one
+                # linearised point per pair cannot carry the moment of a patch of contact.  A face that slides on
+                # it (by more than the overlap bound in the step) is predicted by the step's relaxed problem with
+                # the patches' points as contact points (_patch_predictor; every pair's patch: a pair resting on one
+                # point would rock there); one at rest starts from the start of the step (with the relaxed predictor
+                # a resting wedge took 42 Newton iterations instead of 7)
+                trigger = {**{ip: patches[ip] for ip in landing}, **resting}
+                if any(_face_slide(model, state, ip, x) * h > _DEPTH_LIMIT for ip, x in trigger.items()):
+                    self.pred = _patch_predictor(model, state, h, frozenset(cand), {**patches, **resting}, ws,
+                                                 cancel)
             elif new_ips:
                 # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of
                 # the velocities and impulses, and the closest points at its end configuration start the implicit
@@ -1266,7 +1270,7 @@ def _resting_faces(model: ContactModel, state: State, R0: np.ndarray, start_geo:
     """The new pairs (start_geo: their closest-point unknowns at the start of the step, by pair) that are a face of a
     box or polytope, or a cylinder's cap, resting on a half-space: touching (separation at most _DEPTH_LIMIT), three
     or more of its vertices (a cap: points of its rim) tied for the deepest (Shape.face, to a tolerance of its size);
-    {pair: those points, world (k, 3)}.  The explicit
+    {pair: Patch of those points}.  The explicit
     step with its one linearised point per pair is then no predictor: it cannot carry the moment a face's patch of
     contact carries, and the face rocks on that point.  A 30-degree wedge prism resting on a floor (one pair, h =
     0.001 s; the point a corner of its base, or its centre, neither under the centre of mass): the predictor tipped it
@@ -1287,40 +1291,91 @@ def _resting_faces(model: ContactModel, state: State, R0: np.ndarray, start_geo:
         nw, _c = _world_halfspace(model, b, state)
         face = model.shapes[a].face(R0[a].T @ (-nw))  # (None: a shape with curved faces)
         if face is not None and len(face) >= 3:
-            out[ip] = state.p[a] + face @ R0[a].T
+            out[ip] = Patch(0, state.p[a] + (face - model.com_body[a]) @ R0[a].T, nw)
     return out
 
 
-def _landing_points(model: ContactModel, state: State, R0: np.ndarray, h: float, cand) -> dict:
-    """The pairs of cand (new or carried from the last step) of a body with corners (Shape.corners: a box, polytope
-    or cylinder) and a half-space that the step's free motion brings two or more of its corners onto, one of them
-    apart at the start (by more than _DEPTH_LIMIT): a face or an edge landing (the linearised end gap gap + h (v + h
-    g) . n of each corner at most 0, v the corner's velocity at the start); {pair: those corners, world (k, 3)}, as
-    _resting_faces.  A face landing while it slides beyond Painlevé's bound meets the floor with the impulse that
+class Patch(NamedTuple):
+    """The contact points that stand for a pair's patch of contact in a predictor (_patch_predictor): world points
+    (k, 3) of body A (side 0) or B (side 1), each against the other body's face through the pair's closest point."""
+
+    side: int
+    points: np.ndarray
+    normal: np.ndarray  # the pair's normal at the start, from B towards A (world)
+
+
+def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, warm: dict, start_geo: dict
+             ) -> tuple[dict, set]:
+    """The pairs of cand (new or carried from the last step) where the step's free motion brings two or more corners
+    of one body (Shape.corners: a box, polytope or cylinder) onto the half-space or the face of the other (a box,
+    polytope or cylinder; the corners above that face): the linearised end gap gap + h u . n of each of those corners
+    at most 0, u its velocity at the start relative to the other body's, with gravity's h g on a body moved by
+    forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than _DEPTH_LIMIT: a face
+    or an edge landing.)  A face landing while it slides beyond Painlevé's bound meets the floor with the impulse that
     sticks its leading edge, and a box tripped so lands back on its face while it turns about the edge it sticks on:
     no start from the free motion or the explicit step's one point reaches those impulses (a 0.1 m cube at mu 2-3,
     2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in halves, or the run stopped at its first step;
-    docs/notes/contact-solver.md)."""
-    out = {}
+    on a loose slab 1,843; docs/notes/contact-solver.md).  The pairs that touch (a face or an edge resting) are
+    patches too, so that the predictor does not rock them on one point (the slab under that box).  The closest points
+    and normal of a pair of two bodies: its warm start's (warm: the state's, as the step's start), else start_geo's
+    or a query's."""
+    out, landing = {}, set()
     for ip in cand:
         a, b, _mu = model.pairs[ip]
-        if model.halfspace[b] is None:
-            continue
-        corners = model.shapes[a].corners(R0[a].T @ (-(R0[b] @ model.broad.plane_n[b])))
-        if corners is None:
-            continue
-        nw = R0[b] @ model.broad.plane_n[b]  # (_world_halfspace, from the start's rotations)
-        c = float(model.broad.plane_c[b] + nw @ state.p[b])
-        # corner r (world R r): gap n.(p + R r) - c, normal speed n.(v + h g) + (R r).(n x w), relative to B's motion
-        va, wa = state.v[a] + h * model.gravity, state.w[a]
-        if model.dynamic[b]:
-            va = va - state.v[b] - _cross(state.w[b], state.p[a] - state.p[b])
-            wa = wa - state.w[b]
-        gap = float(nw @ state.p[a]) - c + corners @ (R0[a].T @ nw)
-        reach = gap + h * (float(nw @ va) + corners @ (R0[a].T @ _cross(nw, wa))) <= 0.0
-        if np.count_nonzero(reach) >= 2 and np.any(reach & (gap > _DEPTH_LIMIT)):
-            out[ip] = state.p[a] + corners[reach] @ R0[a].T
-    return out
+        if model.halfspace[b] is not None:
+            n = R0[b] @ model.broad.plane_n[b]  # (_world_halfspace, from the start's rotations)
+            sides = ((0, a, b, n, float(model.broad.plane_c[b] + n @ state.p[b]), False),)
+        elif model.shapes[a].corners(_Z) is None and model.shapes[b].corners(_Z) is None:
+            continue  # (neither has corners: curved shapes)
+        else:
+            w = warm.get(ip)
+            if w is not None and w.get("z") is not None and w.get("n") is not None:
+                geo, n = w["z"], w["n"]  # (last step's end: this one's start)
+            else:
+                geo = start_geo[ip] if ip in start_geo else closest_points_many(model, state, [ip])[0][0]
+                n = b_normal(model, a, b, R0[b], state.p[b], geo)
+            size = float(np.linalg.norm(n))
+            if not size > 0.0:
+                continue
+            n = n / size  # (from B towards A)
+            sides = ((0, a, b, n, float(n @ geo[3:6]), True), (1, b, a, -n, float(-n @ geo[0:3]), True))
+        for side, x, y, nx, c, within in sides:
+            got = _corners_onto(model, state, R0, h, x, y, nx, c, within)
+            if got is not None:
+                out[ip] = Patch(side, got[0], n)
+                if got[1]:
+                    landing.add(ip)
+                break
+    return out, landing
+
+
+def _corners_onto(model: ContactModel, state: State, R0: np.ndarray, h: float, x: int, y: int, n: np.ndarray,
+                  c: float, within: bool) -> tuple[np.ndarray, bool] | None:
+    """The corners of body x (world, (k, 3)) that the step's free motion brings onto the plane n . p = c of body y
+    (n its outward normal, towards x) when two or more do, and whether one of them is apart at the start; within:
+    only corners above y's face (their foot on the plane inside y's shape); None otherwise."""
+    corners = model.shapes[x].corners(R0[x].T @ (-n))
+    if corners is None:
+        return None
+    corners = corners - model.com_body[x]  # (from the centre of mass: a body point y is at p + R (y - com))
+    # corner r (world R r): gap n.(p + R r) - c; normal speed n.(v + h g) + (R r).(n x w), relative to y's motion
+    vx = state.v[x] + h * model.gravity if model.dynamic[x] else state.v[x]
+    wx = state.w[x]
+    vy = state.v[y] + h * model.gravity if model.dynamic[y] else state.v[y]
+    vx = vx - vy - _cross(state.w[y], state.p[x] - state.p[y])
+    wx = wx - state.w[y]
+    gap = float(n @ state.p[x]) - c + corners @ (R0[x].T @ n)
+    reach = gap + h * (float(n @ vx) + corners @ (R0[x].T @ _cross(n, wx))) <= 0.0
+    if np.count_nonzero(reach) < 2:
+        return None
+    pts = state.p[x] + corners[reach] @ R0[x].T
+    if within:
+        # the feet of the corners on y's face, in y's shape frame, inside y (to a tolerance of its size)
+        feet = pts - np.outer(gap[reach], n)
+        local = (feet - state.p[y]) @ R0[y] + model.com_body[y]
+        if not np.all(model.shapes[y].contains(local, 1e-9 * float(model.shapes[y].bounding_radius))):
+            return None
+    return pts, bool(np.any(gap[reach] > _DEPTH_LIMIT))
 
 
 def _cross(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -1328,15 +1383,15 @@ def _cross(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.array([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]])
 
 
-def _face_slide(model: ContactModel, state: State, ip: int, points: np.ndarray) -> float:
-    """The fastest speed along its half-space of the points of a face resting on it (pair ip, points: world), at the
-    start of the step (a static half-space: the points' own velocities)."""
+def _face_slide(model: ContactModel, state: State, ip: int, patch: Patch) -> float:
+    """The fastest speed along the patch's plane (its normal) of the points of a patch (pair ip) relative to the other
+    body, at the start of the step."""
+    n = patch.normal
     a, b, _mu = model.pairs[ip]
-    nw, _c = _world_halfspace(model, b, state)
-    u = state.v[a] + np.cross(state.w[a], points - state.p[a])
-    if model.dynamic[b]:
-        u = u - state.v[b] - np.cross(state.w[b], points - state.p[b])
-    u = u - np.outer(u @ nw, nw)
+    x, y = (a, b) if patch.side == 0 else (b, a)
+    u = state.v[x] + np.cross(state.w[x], patch.points - state.p[x])
+    u = u - state.v[y] - np.cross(state.w[y], patch.points - state.p[y])
+    u = u - np.outer(u @ n, n)
     return float(np.max(np.linalg.norm(u, axis=1)))
 
 

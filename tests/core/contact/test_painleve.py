@@ -122,3 +122,25 @@ def test_runs_of_a_box_or_cylinder_landing_flat_while_sliding_beyond_the_bound_c
     check_invariants(model, rec, energy=False)
     i = rec.body_names.index("b")
     assert np.max(rec.angular[:, i, 1]) > 1.0  # it tipped forward
+
+
+@pytest.mark.parametrize("slab_first", [True, False])
+def test_a_cube_landing_flat_on_a_loose_slab_while_sliding_beyond_the_bound_trips_as_on_the_floor(slab_first):
+    # the face lands on a 5 kg slab resting on the floor (mu 3 everywhere), within the step: the slab is held by the
+    # floor (its friction impulse there can reach mu (3/8 m v + ...) > the 5/8 m v the cube's edge puts on it), so the
+    # cube trips over its front edge as on the floor, w = 3 (vx + vz) / (8 a) (the landing test above).  The corners
+    # that land are the cube's on the slab's face whichever body the document lists first (user test s57, S2)
+    from core.contact import build_model, initial_state, step
+
+    mu, vx, vz, d, h = 3.0, 2.0, -0.5, 1e-7, 1e-4
+    t = 0.02  # the slab's thickness
+    slab = body("slab", {"type": "box", "size": [0.6, 0.4, t]}, mass=5.0, position=(0, 0, t / 2))
+    cube = body("cube", CUBE, position=(0, 0, t + A + d), linear=(vx, 0, vz))
+    model = build_model(mechanism([floor()] + ([slab, cube] if slab_first else [cube, slab]), mu=mu))
+    r = step(model, initial_state(model), h)
+    assert r.converged and r.halvings == 0 and r.method == "implicit", r.reason
+    w_ref = 3.0 * (vx + vz) / (8.0 * A)
+    i, j = model.names.index("cube"), model.names.index("slab")
+    assert r.state.w[i] == pytest.approx([0.0, w_ref, 0.0], rel=5e-3, abs=1e-6)
+    assert r.state.v[i] == pytest.approx([w_ref * A, 0.0, w_ref * A], rel=5e-3, abs=1e-6)
+    assert np.linalg.norm(r.state.v[j]) < 1e-9  # (the slab held)
