@@ -15,7 +15,7 @@ import numpy as np
 
 from core.errors import LinkwrightError
 from core.joints import JOINT_TYPES, joint_design_frame
-from core.model import Body, Mechanism
+from core.model import Body, Mechanism, shape_key
 from core.transforms import frame_from_axis, inverse, quat_to_matrix
 
 __all__ = [
@@ -251,6 +251,14 @@ def design_pose(body: Body) -> np.ndarray:
     return T
 
 
+def shape_identity(shape: object) -> object:
+    """What the drawing takes as a shape's identity: core.model.shape_key, the loader's and validation's notion (equal
+    for two shapes holding the same JSON values of the same types); a shape JSON cannot write (no file holds one) is
+    its own, a new object each time, equal to nothing (meshed on its own, at every build)."""
+    key = shape_key(shape)
+    return object() if key is None else key
+
+
 def geometry_signature(mech: Mechanism) -> tuple:
     """What the drawn meshes depend on: equal signatures mean only poses (transforms) may differ."""
     joined = {n for j in mech.joints for n in j.bodies}
@@ -258,7 +266,7 @@ def geometry_signature(mech: Mechanism) -> tuple:
     def body_key(b: Body) -> tuple:
         # the pose of a body without joints only moves it; with joints it changes where they sit in its frame
         pose = (b.pose.position, b.pose.orientation) if (b.pose is not None and b.name in joined) else None
-        return (b.name, b.ground, tuple(sorted(b.points.items())), repr(b.shape), pose)
+        return (b.name, b.ground, tuple(sorted(b.points.items())), shape_identity(b.shape), pose)
 
     return (
         mech.space,
@@ -465,7 +473,7 @@ class SceneBuilder:
         self._layers: dict[str, int] = {}
         self._names: list[str] = []  # body names of the last build (to recognise a rename)
         self._top = 0  # the layer count the stack is centred for
-        self._shapes: dict = {}  # shape repr -> (vertices, faces, bounded), "none" or ("error", where, message)
+        self._shapes: dict = {}  # shape_key -> (vertices, faces, bounded), "none" or ("error", where, message)
         self._bodies: dict = {}  # body key -> (mesh, capsules, triangles)
         # the world box (lo, hi) a run's bodies travelled through (Viewport3D.fit_motion): a floor's or wall's patch
         # covers it too, so a box that slid a metre is not drawn beyond the edge of its floor
@@ -480,9 +488,9 @@ class SceneBuilder:
     def _shape(self, b: Body, shapes: dict):
         """(key, mesh) of b's shape: (vertices, faces, bounded), "none", or why it could not be meshed, as ("error",
         where in the shape, message), without the body's location (build locates it at each body that has it).
-        Meshed once per shape definition (identical shapes, 3,000 equal spheres, share one mesh): from `shapes`, the
-        meshes of this build so far, or the last build's."""
-        key = repr(b.shape)
+        Meshed once per shape definition (identical shapes, 3,000 equal spheres, share one mesh; the key is
+        shape_identity, core.model.shape_key): from `shapes`, the meshes of this build so far, or the last build's."""
+        key = shape_identity(b.shape)
         got = shapes.get(key) or self._shapes.get(key)  # (this build's, else the last build's)
         if got is None:
             try:
@@ -519,6 +527,7 @@ class SceneBuilder:
                     jidx[n].append(i)
         problems: list[str] = []
         shaped: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
+        shape_ids: dict[str, object] = {}  # body -> its shape's identity
         shapes: dict = {}
         self.shapes_meshed = 0
         if self.shape_mesher is not None:
@@ -526,6 +535,7 @@ class SceneBuilder:
                 if b.shape is not None:
                     key, got = self._shape(b, shapes)
                     shapes[key] = got
+                    shape_ids[b.name] = key
                     if got == "none":
                         pass
                     elif isinstance(got[0], str):  # ("error", where, message)
@@ -581,11 +591,11 @@ class SceneBuilder:
             if b.name in shaped:
                 v, f, bounded = shaped[b.name]
                 if bounded and js and not b.ground:  # a shaped link: its shape and the bars to its joints
-                    key = ("shape", repr(b.shape), planar, w, z, _pose_key(b), tuple(j.at for j in js))
+                    key = ("shape", shape_ids[b.name], planar, w, z, _pose_key(b), tuple(j.at for j in js))
                 elif bounded:
-                    key = ("shape", repr(b.shape))
+                    key = ("shape", shape_ids[b.name])
                 else:  # an unbounded shape (a halfspace): its plane drawn as a square sized to the scene
-                    key = ("plane", repr(b.shape), _pose_key(b), tuple(plo), tuple(phi), _planes_key(bounds[b.name]))
+                    key = ("plane", shape_ids[b.name], _pose_key(b), tuple(plo), tuple(phi), _planes_key(bounds[b.name]))
             elif b.ground and js:
                 key = ("ground", planar, w, z, _pose_key(b), tuple((j.type, j.at, j.axis) for j in js))
             elif js:

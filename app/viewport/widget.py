@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections import OrderedDict
 
 import numpy as np
 import pyqtgraph.opengl as gl
@@ -19,6 +18,7 @@ from app.document import Document
 from app.selection import Selection
 
 from .camera import from_qmatrix, pixel_ray, to_qmatrix, up_axis, up_rotation, view_quaternion, views
+from .batch import MeshBatch
 from .geometry import (
     Scene, SceneBuilder, cylinder_mesh, default_shape_mesher, merge_meshes, ray_capsules, ray_triangles,
     sphere_mesh, transform_mesh,
@@ -91,17 +91,7 @@ _SHADER = shaders.ShaderProgram("linkwright_lit", [
 # and ghosts (depth value 28) it tints whatever lies behind it, and overlapping walls blend in any order.
 _PATCH_OPTIONS = {**GLOptions["translucent"], "glDepthMask": (GL.GL_FALSE,)}
 _PATCH_DEPTH = 28  # after the opaque bodies (0), ghosts (20) and trails (25); before the contact overlay (30)
-
-
-class _PatchItem(gl.GLMeshItem):
-    """The mesh item of an unbounded shape's patch (_PATCH_OPTIONS); restores depth writes after painting (the items
-    drawn after it, and the next frame's depth clear, which a disabled depth mask would skip)."""
-
-    def paint(self) -> None:
-        try:
-            super().paint()
-        finally:
-            GL.glDepthMask(GL.GL_TRUE)
+_GHOST_DEPTH = 20
 
 
 class _GLView(gl.GLViewWidget):
@@ -192,15 +182,18 @@ class Viewport3D(QWidget):
         self._up = None  # the document's up (against its gravity), None without gravity
         self._static: list = []  # grid and axis triad
         self._static_key: tuple | None = None  # what they were built for
-        self._groups: dict[str, gl.GLGraphicsItem.GLGraphicsItem] = {}  # per body: its frame (transform) node
-        self._body_items: dict[str, gl.GLMeshItem] = {}
-        self._body_meshes: dict[str, tuple] = {}  # the scene mesh object each body item shows (same object: unchanged)
-        self._joint_items: dict[str, gl.GLMeshItem] = {}
-        self._joint_meshes: dict[str, tuple] = {}
-        self._joint_locals: dict[str, np.ndarray] = {}
-        self._points: dict[tuple[str, str], tuple[gl.GLMeshItem, gl.GLTextItem]] = {}  # (body, point) -> sphere, label
-        self._point_state: dict[tuple[str, str], tuple] = {}  # (body, point) -> (mesh, position, label position)
-        self._poses: dict[str, np.ndarray] = {}
+        # Every body, joint glyph and point sphere is a part of one mesh item (MeshBatch: one draw call); floors and
+        # walls of another (translucent patches); each ghost layer of its own. A body's pose is a row of _P.
+        self._solid = MeshBatch(_SHADER, "opaque")
+        self._patches = MeshBatch(_SHADER, _PATCH_OPTIONS, depth_writes=False)
+        self._patches.setDepthValue(_PATCH_DEPTH)  # drawn after everything it may stand in front of
+        self.view.addItem(self._solid)
+        self.view.addItem(self._patches)
+        self._row: dict[str, int] = {}  # body name -> its row of _P (the scene's order)
+        self._P = np.zeros((0, 4, 4))  # world pose of every body's frame
+        self._body_meshes: dict[str, tuple] = {}  # the scene mesh object each body is drawn with (same: unchanged)
+        self._joint_state: dict[str, tuple] = {}  # joint -> (mesh, body, local) drawn
+        self._points: dict[tuple[str, str], list] = {}  # (body, point) -> [label, label position in the body, world]
         self._designs: dict[str, np.ndarray] = {}
         self._fitted: tuple | None = None  # camera state after the last fit (re-fit on resize while unchanged)
         # several `changed` signals in one event-loop turn make one update, at the next turn or at the first query
@@ -240,7 +233,7 @@ class Viewport3D(QWidget):
         self._trail_data: dict[str, np.ndarray] = {}
         self._trail_owners: dict[str, tuple[str, str | None]] = {}  # trail -> (body, its named point or None)
         self._trail_items: dict[str, gl.GLLinePlotItem] = {}
-        self._ghost_groups: dict[str, dict[str, gl.GLGraphicsItem.GLGraphicsItem]] = {}  # layer -> body -> node
+        self._ghosts: dict[str, MeshBatch] = {}  # layer -> its bodies' item
         self._ghost_poses: dict[str, dict[str, np.ndarray]] = {}
         self._design_on = False
         self._fit_extent: tuple | None = None  # scene extent at the last fit
@@ -317,27 +310,69 @@ class Viewport3D(QWidget):
 
     def _apply_poses(self, poses: dict[str, np.ndarray]) -> None:
         for name, T in poses.items():
-            group = self._groups.get(name)
-            if group is None:
-                continue
-            T = np.asarray(T, dtype=float).reshape(4, 4)
-            self._poses[name] = T
-            group.setTransform(to_qmatrix(T))
+            i = self._row.get(name)
+            if i is not None:
+                self._P[i] = np.asarray(T, dtype=float).reshape(4, 4)
+        self._posed()
+
+    def _posed(self) -> None:
+        """The poses in _P changed: the body items follow at the next paint, the point labels now."""
+        self._solid.set_frames(self._P)
+        self._patches.set_frames(self._P)
+        self._place_labels()
 
     def set_pose_array(self, poses: np.ndarray, names: list[str] | None = None) -> None:
         """Pose bodies from a stacked (n_bodies, 4, 4) array (core.kinematics order: the document's bodies)."""
+        self._sync()
         names = self._doc.mechanism.body_names() if names is None else names
-        self.set_body_poses(dict(zip(names, np.asarray(poses, dtype=float))))
+        poses = np.asarray(poses, dtype=float).reshape(-1, 4, 4)
+        rows = np.array([self._row.get(n, -1) for n in names], np.int64).reshape(-1)
+        ok = rows >= 0
+        self._P[rows[ok]] = poses[: len(rows)][ok]
+        self._posed()
 
     def body_poses(self) -> dict[str, np.ndarray]:
         """The current world 4x4 pose of every drawn body frame."""
         self._sync()
-        return {k: v.copy() for k, v in self._poses.items()}
+        return {n: self._P[i].copy() for n, i in self._row.items()}
+
+    def _pose(self, name: str) -> np.ndarray:
+        return self._P[self._row[name]]
 
     def item_count(self) -> dict:
-        """How many body, joint and point items are drawn."""
+        """How many bodies, joint glyphs and named points are drawn."""
         self._sync()
-        return {"bodies": len(self._body_items), "joints": len(self._joint_items), "points": len(self._points)}
+        n_joints = len(self._scene.joints) if self._scene is not None else 0
+        return {"bodies": len(self._row), "joints": n_joints, "points": len(self._points)}
+
+    def gl_item_count(self) -> int:
+        """How many GL items the view draws (every item in its tree, static grid and axes, overlays included)."""
+        self._sync()
+
+        def count(items) -> int:
+            return sum(1 + count(it.childItems()) for it in items)
+
+        return count(self.view.items)
+
+    def drawn_colour(self, kind: str, name) -> tuple | None:
+        """The RGBA a body ('body', name), joint glyph ('joint', name) or named point ('point', (body, point)) is
+        drawn in now (as uploaded: 8 bits a channel), None if it is not drawn."""
+        self._sync()
+        for batch in (self._solid, self._patches):
+            c = batch.colour((kind, name))
+            if c is not None:
+                return c
+        return None
+
+    def drawn_vertices(self, kind: str, name) -> np.ndarray | None:
+        """The world vertices of a body, joint glyph or point sphere as sent to GL (its mesh placed by its body's
+        pose), None if it is not drawn."""
+        self._sync()
+        for batch in (self._solid, self._patches):
+            v = batch.vertices((kind, name))
+            if v is not None:
+                return v
+        return None
 
     def pick(self, x: float, y: float) -> str | None:
         """The body under widget pixel (x, y), by casting the camera ray against link capsules and mesh triangles."""
@@ -354,8 +389,8 @@ class Viewport3D(QWidget):
         """Show or hide the names of points."""
         self._show_labels = bool(on)
         self._sync()
-        for _, t in self._points.values():
-            t.setVisible(self._show_labels)
+        for entry in self._points.values():
+            entry[0].setVisible(self._show_labels)
         if self._labels_action.isChecked() != self._show_labels:
             self._labels_action.setChecked(self._show_labels)
 
@@ -510,22 +545,29 @@ class Viewport3D(QWidget):
         """Translucent copies of bodies at world 4x4 poses (layer "compare": the comparison run, orange; "design":
         the design configuration, grey); a ghost's mesh is uploaded once, then only its transform changes."""
         self._sync()
-        groups = self._ghost_groups.setdefault(layer, {})
         shown = self._ghost_poses.setdefault(layer, {})
-        colour = PALETTE["ghost"] if layer == "compare" else PALETTE["design_ghost"]
         for name, T in zip(names, np.asarray(poses, float)):
             bg = self._by_name.get(name)
             if bg is None or bg.unbounded:
                 continue
-            group = groups.get(name)
-            if group is None:
-                group = groups[name] = gl.GLGraphicsItem.GLGraphicsItem()
-                item = self._mesh_item(bg.mesh, colour, group)
-                item.setGLOptions("translucent")
-                group.setDepthValue(20)
-                self.view.addItem(group)
-            group.setTransform(to_qmatrix(T))
             shown[name] = T.copy()
+        self._draw_ghosts(layer)
+
+    def _draw_ghosts(self, layer: str) -> None:
+        """A layer's ghost bodies as one translucent item (its parts laid out again only when its bodies change)."""
+        shown = self._ghost_poses.get(layer, {})
+        batch = self._ghosts.get(layer)
+        if batch is None:
+            if not shown:
+                return
+            batch = self._ghosts[layer] = MeshBatch(_SHADER, "translucent")
+            batch.setDepthValue(_GHOST_DEPTH)
+            self.view.addItem(batch)
+        names = [n for n in shown if n in self._by_name and not self._by_name[n].unbounded]
+        batch.set_parts([(("body", n), i, self._by_name[n].mesh, None) for i, n in enumerate(names)])
+        batch.set_frames(np.array([shown[n] for n in names], float).reshape(-1, 4, 4))
+        colour = PALETTE["ghost"] if layer == "compare" else PALETTE["design_ghost"]
+        batch.set_colours({("body", n): colour for n in names})
 
     def ghost_poses(self, layer: str = "compare") -> dict[str, np.ndarray]:
         """World poses of the ghost bodies shown in a layer."""
@@ -533,9 +575,10 @@ class Viewport3D(QWidget):
 
     def clear_ghosts(self, layer: str = "compare") -> None:
         """Remove a layer's ghost bodies."""
-        for group in self._ghost_groups.pop(layer, {}).values():
-            self._discard(group)
         self._ghost_poses.pop(layer, None)
+        batch = self._ghosts.get(layer)
+        if batch is not None:
+            batch.set_parts([])
 
     def set_design_ghost(self, on: bool) -> None:
         """Show the bodies' design configuration as translucent grey ghosts (beside the posed bodies)."""
@@ -579,28 +622,9 @@ class Viewport3D(QWidget):
     def _initial_view(self) -> None:
         self.set_view("front" if self._space == "planar" else "iso")
 
-    def _discard(self, item: gl.GLGraphicsItem.GLGraphicsItem) -> None:
-        """Take a top-level item out of the view and apart from its children. pyqtgraph's parent and children refer to
-        each other: together they were a reference cycle, freed by Python's collector at its next collection; apart,
-        they are freed here, in the GUI thread (a collection in a run's thread ran the destructors of the mesh items
-        and their OpenGL buffers there: app.collector)."""
-        self.view.removeItem(item)
-        _detach(item)
-
-    def _mesh_item(self, mesh, colour, parent, patch: bool = False) -> gl.GLMeshItem:
-        """An opaque mesh item, or (patch) a halfspace's translucent patch that writes no depth (_PatchItem)."""
-        cls, options = (_PatchItem, _PATCH_OPTIONS) if patch else (gl.GLMeshItem, "opaque")
-        return cls(parentItem=parent, meshdata=_mesh_data(mesh), color=colour, smooth=True, shader=_SHADER,
-                   glOptions=options)
-
-    def _renew(self, item: gl.GLMeshItem, mesh, colour, patch: bool = False) -> gl.GLMeshItem:
-        """A new item for a changed mesh in the old one's place (an item shows one mesh for its whole life)."""
-        parent = item.parentItem()
-        item.setParentItem(None)
-        return self._mesh_item(mesh, colour, parent, patch)
-
     def _update(self) -> None:
-        """Bring the items up to the document: re-mesh only parts whose mesh changed, add new ones, drop vanished."""
+        """Bring the drawing up to the document: the scene builder re-meshes only parts whose inputs changed; the body
+        items are laid out again only when a part's mesh, frame or place in it changed."""
         mech = self._doc.mechanism
         self._built = (id(mech), mech.content_revision)  # the document state the items show
         self._space, self._up = mech.space, mech.up_direction()
@@ -609,19 +633,26 @@ class Viewport3D(QWidget):
         self._scene = scene
         self._by_name = {b.name: b for b in scene.bodies}
         self._sync_static(scene)
-        leftover, moved = self._sync_bodies(scene)
-        moved |= self._sync_joints(scene)
-        self._sync_points(scene)
-        for name in leftover:  # after the joints and points moved off them
-            self._discard(self._groups.pop(name))
-            for d in (self._body_items, self._body_meshes, self._poses, self._designs):
-                d.pop(name, None)
+        renamed, leftover, moved = self._match(scene)
+        old_row, old_P = self._row, self._P
+        names = [bg.name for bg in scene.bodies]
         designs = {bg.name: bg.design for bg in scene.bodies}
         # after a change of geometry every body goes back to its design pose (a pose solved before belongs to another
-        # mechanism); otherwise only bodies whose design pose changed (a free body's placement) move
-        reset = designs if (moved or leftover) else {n: D for n, D in designs.items() if not _same(D, self._designs.get(n))}
+        # mechanism); otherwise only bodies whose design pose changed (a free body's placement) move, and a renamed
+        # body keeps its pose
+        P = np.array([designs[n] for n in names], float).reshape(-1, 4, 4)
+        if not (moved or leftover):
+            for i, n in enumerate(names):
+                src = renamed.get(n, n)
+                j = old_row.get(src)
+                if j is not None and _same(designs[n], self._designs.get(src)):
+                    P[i] = old_P[j]
+        self._row = {n: i for i, n in enumerate(names)}
+        self._P = P
         self._designs = designs
-        self._apply_poses({n: D for n, D in reset.items() if not _same(D, self._poses.get(n))})
+        self._sync_points(scene)
+        self._lay_out(scene)
+        self._posed()
         if moved or leftover:
             # a run's contact arrows, trails and comparison ghosts were drawn at the poses just left: they go with them
             # (a stale run's next frame shown draws them again, for the bodies still in the document)
@@ -642,133 +673,98 @@ class Viewport3D(QWidget):
             self._draw_contacts()
         if {n for n in self._trail_data if self._owned(n)} != set(self._trail_items):
             self._draw_trails()
-        groups, shown = self._ghost_groups.get("compare", {}), self._ghost_poses.get("compare", {})
-        for name in [n for n in groups if n not in self._by_name]:
-            self._discard(groups.pop(name))
-            shown.pop(name, None)
+        shown = self._ghost_poses.get("compare", {})
+        for name in [n for n in shown if n not in self._by_name]:
+            shown.pop(name)
+        for layer in self._ghosts:
+            self._draw_ghosts(layer)
 
-    def _sync_bodies(self, scene: Scene) -> tuple[list[str], bool]:
-        """Create, re-mesh or re-key body items; returns the names whose items are no longer needed and whether any
-        mesh changed."""
+    def _match(self, scene: Scene) -> tuple[dict[str, str], list[str], bool]:
+        """Compare the scene with the one drawn: (renamed bodies, new name -> old: a vanished body with the very mesh
+        of a new one; vanished bodies; whether any drawn geometry changed: a body's mesh but a floor's patch, or a
+        joint glyph's mesh, body or place)."""
         names = {bg.name for bg in scene.bodies}
-        pool: dict[int, list[str]] = {}  # vanished bodies by the mesh they show: a renamed body takes its old item
-        for n in self._groups:
+        pool: dict[int, list[str]] = {}  # vanished bodies by the mesh they showed
+        for n, m in self._body_meshes.items():
             if n not in names:
-                pool.setdefault(id(self._body_meshes[n]), []).append(n)
-        changed = False
+                pool.setdefault(id(m), []).append(n)
+        renamed: dict[str, str] = {}
+        moved = False
         for bg in scene.bodies:
-            name = bg.name
-            item = self._body_items.get(name)
-            if item is None and pool.get(id(bg.mesh)):
-                old = pool[id(bg.mesh)].pop()
-                for d in (self._groups, self._body_items, self._body_meshes, self._poses, self._designs):
-                    if old in d:
-                        d[name] = d.pop(old)
-                continue
-            if item is None:
-                group = gl.GLGraphicsItem.GLGraphicsItem()
-                self.view.addItem(group)
-                self._groups[name] = group
-                item = self._mesh_item(bg.mesh, self._body_colour(name), group, bg.unbounded)
-                self._body_items[name] = item
-            elif self._body_meshes[name] is not bg.mesh:
-                item = self._body_items[name] = self._renew(item, bg.mesh, self._body_colour(name), bg.unbounded)
-            else:
-                continue
-            # (a floor's patch re-drawn around a run's motion is not a change of the mechanism: the bodies keep
-            # their poses)
-            changed = changed or not bg.unbounded
-            self._body_meshes[name] = bg.mesh
-            # a wall or floor is a translucent patch drawn after everything it may stand in front of (_PatchItem)
-            self._groups[name].setDepthValue(_PATCH_DEPTH if bg.unbounded else 0)
-        return [n for ns in pool.values() for n in ns], changed
-
-    def _sync_joints(self, scene: Scene) -> bool:
-        """Create, re-mesh, re-parent or re-place joint glyphs; returns whether any glyph changed."""
-        names = {jg.name for jg in scene.joints}
-        pool: dict[int, list[str]] = {}
-        for n in self._joint_items:
-            if n not in names:
-                pool.setdefault(id(self._joint_meshes[n]), []).append(n)
-        changed = False
+            prev = self._body_meshes.get(bg.name)
+            if prev is None and pool.get(id(bg.mesh)):
+                renamed[bg.name] = pool[id(bg.mesh)].pop()
+            elif prev is not bg.mesh:
+                # (a floor's patch re-drawn around a run's motion is not a change of the mechanism: the bodies keep
+                # their poses)
+                moved = moved or not bg.unbounded
+        leftover = [n for ns in pool.values() for n in ns]
+        self._body_meshes = {bg.name: bg.mesh for bg in scene.bodies}
+        jnames = {jg.name for jg in scene.joints}
+        jpool: dict[int, list[str]] = {}
+        for n, state in self._joint_state.items():
+            if n not in jnames:
+                jpool.setdefault(id(state[0]), []).append(n)
         for jg in scene.joints:
-            name = jg.name
-            item = self._joint_items.get(name)
-            if item is None and pool.get(id(jg.mesh)):
-                old = pool[id(jg.mesh)].pop()  # a renamed joint (or one of the same look) takes a vanished item
-                for d in (self._joint_items, self._joint_meshes, self._joint_locals):
-                    d[name] = d.pop(old)
-                item = self._joint_items[name]
-            parent = self._groups[jg.body]
-            if item is None:
-                item = self._mesh_item(jg.mesh, PALETTE[jg.color], parent)
-                self._joint_items[name], self._joint_meshes[name] = item, jg.mesh
-                self._joint_locals[name] = None
-                changed = True
-            elif self._joint_meshes[name] is not jg.mesh:
-                item = self._joint_items[name] = self._renew(item, jg.mesh, item.opts["color"])
-                item.setTransform(to_qmatrix(self._joint_locals[name]))
-                self._joint_meshes[name] = jg.mesh
-                changed = True
-            if item.parentItem() is not parent:
-                item.setParentItem(parent)
-                changed = True
-            if not _same(self._joint_locals[name], jg.local):
-                item.setTransform(to_qmatrix(jg.local))
-                self._joint_locals[name] = jg.local
-                changed = True
-        for ns in pool.values():
-            for n in ns:
-                self._joint_items.pop(n).setParentItem(None)
-                self._joint_meshes.pop(n)
-                self._joint_locals.pop(n)
-                changed = True
-        return changed
+            state = self._joint_state.get(jg.name)
+            if state is None and jpool.get(id(jg.mesh)):
+                state = self._joint_state[jpool[id(jg.mesh)].pop()]  # a renamed joint (or one of the same look)
+            body = renamed.get(jg.body, jg.body)
+            if state is None or state[0] is not jg.mesh or state[1] != body or not _same(state[2], jg.local):
+                moved = True
+        moved = moved or any(jpool.values())
+        self._joint_state = {jg.name: (jg.mesh, jg.body, jg.local) for jg in scene.joints}
+        return renamed, leftover, moved
+
+    def _lay_out(self, scene: Scene) -> None:
+        """The parts of the body items: each body's mesh, and the joint glyphs and point spheres it carries."""
+        solid, patches = [], []
+        for bg in scene.bodies:
+            (patches if bg.unbounded else solid).append((("body", bg.name), self._row[bg.name], bg.mesh, None))
+        for jg in scene.joints:
+            solid.append((("joint", jg.name), self._row[jg.body], jg.mesh, jg.local))
+        for pg_ in scene.points:
+            T = np.eye(4)
+            T[:3, 3] = pg_.position
+            solid.append((("point", (pg_.body, pg_.name)), self._row[pg_.body], pg_.mesh, T))
+        self._solid.set_parts(solid)
+        self._patches.set_parts(patches)
 
     def _sync_points(self, scene: Scene) -> None:
-        """Named points: a sphere and a label per point, re-used across edits (all share one sphere mesh)."""
+        """Named points' labels, re-used across edits (their spheres are parts of the body item)."""
         keys = {(p.body, p.name) for p in scene.points}
         pool = [k for k in self._points if k not in keys]
         font = None
         for pg_ in scene.points:
             key = (pg_.body, pg_.name)
-            parent = self._groups[pg_.body]
             entry = self._points.get(key)
             if entry is None and pool:
-                old = pool.pop()
-                entry = self._points[key] = self._points.pop(old)
-                self._point_state[key] = self._point_state.pop(old)
+                entry = self._points[key] = self._points.pop(pool.pop())
             if entry is None:
                 if font is None:
                     font = QFont()
                     font.setPointSizeF(9.0)
-                item = self._mesh_item(pg_.mesh, PALETTE["point"], parent)
-                label = gl.GLTextItem(parentItem=parent, text=pg_.name, color=LABEL, font=font)
+                label = gl.GLTextItem(text=pg_.name, color=LABEL, font=font)
                 label.setVisible(self._show_labels)
-                entry = self._points[key] = (item, label)
-                self._point_state[key] = (pg_.mesh, None, None)
-            item, label = entry
-            if item.parentItem() is not parent:
-                item.setParentItem(parent)
-                label.setParentItem(parent)
-            mesh, pos, text = self._point_state[key]
-            if mesh is not pg_.mesh:
-                item = self._renew(item, pg_.mesh, PALETTE["point"])
-                self._points[key] = (item, label)
-                pos = None
-            if pos is None or not np.array_equal(pos, pg_.position):
-                T = np.eye(4)
-                T[:3, 3] = pg_.position
-                item.setTransform(to_qmatrix(T))
-            label_pos = pg_.position + np.array([0.6, 0.6, 0.0]) * scene.width
-            if text != (pg_.name, tuple(label_pos)):
-                label.setData(pos=label_pos, text=pg_.name)
-            self._point_state[key] = (pg_.mesh, pg_.position, (pg_.name, tuple(label_pos)))
+                self.view.addItem(label)
+                entry = self._points[key] = [label, None, None]
+            if entry[0].text != pg_.name:
+                entry[0].setData(text=pg_.name)
+            entry[1] = pg_.position + np.array([0.6, 0.6, 0.0]) * scene.width  # beside the sphere, in the body frame
         for k in pool:
-            item, label = self._points.pop(k)
-            self._point_state.pop(k)
-            item.setParentItem(None)
-            label.setParentItem(None)
+            self.view.removeItem(self._points.pop(k)[0])
+
+    def _place_labels(self) -> None:
+        """Each point's label where its body's pose puts it."""
+        for (body, _), entry in self._points.items():
+            i = self._row.get(body)
+            if i is None or entry[1] is None:
+                continue
+            T = self._P[i]
+            w = T[:3, :3] @ entry[1] + T[:3, 3]
+            if entry[2] is None or not np.array_equal(entry[2], w):
+                entry[0].setData(pos=w)
+                entry[2] = w
 
     def _sync_static(self, scene: Scene) -> None:
         """Grid in the document's ground plane behind the mechanism (planar: x-y; spatial: normal to its up, x-y
@@ -803,6 +799,7 @@ class Viewport3D(QWidget):
         self.view.addItem(grid)
         self._static.append(grid)
         length = 1.2 * step
+        axes, colours = [], {}
         for k, colour in enumerate(((0.85, 0.25, 0.25, 1.0), (0.25, 0.65, 0.30, 1.0), (0.25, 0.40, 0.85, 1.0))):
             shaft = cylinder_mesh(0.06 * scene.width * 1.5, length, 10, z0=0.0)
             tip = cylinder_mesh(0.2 * scene.width, 0.35 * scene.width, 10, z0=length)
@@ -813,9 +810,14 @@ class Viewport3D(QWidget):
             elif k == 1:
                 R[:3, :3] = [[1, 0, 0], [0, 0, 1], [0, -1, 0]]
             R[2, 3] = z if scene.planar else 0.0
-            item = self._mesh_item(transform_mesh(mesh, R), colour, None)
-            self.view.addItem(item)
-            self._static.append(item)
+            axes.append((("axis", k), 0, transform_mesh(mesh, R), None))
+            colours[("axis", k)] = colour
+        triad = MeshBatch(_SHADER, "opaque")
+        triad.set_parts(axes)
+        triad.set_frames(np.eye(4)[None])
+        triad.set_colours(colours)
+        self.view.addItem(triad)
+        self._static.append(triad)
 
     # ---- selection ----------------------------------------------------------------------------------------------
     def _body_colour(self, name: str) -> tuple:
@@ -832,11 +834,11 @@ class Viewport3D(QWidget):
         return PALETTE["shape"] if (bg is not None and bg.from_shape) else PALETTE["body"]
 
     def _recolour(self) -> None:
-        for name, item in self._body_items.items():
-            c = self._body_colour(name)
-            if item.opts["color"] != c:  # setColor repaints: only items whose colour changes
-                item.setColor(c)
-        for jg in (self._scene.joints if self._scene else []):
+        """Every part's colour (the items upload them only when one changed)."""
+        if self._scene is None:
+            return
+        colours = {("body", n): self._body_colour(n) for n in self._row}
+        for jg in self._scene.joints:
             if self._plain:
                 c = PALETTE[jg.color]
             elif jg.name in self._sel.joints:
@@ -845,9 +847,11 @@ class Viewport3D(QWidget):
                 c = PALETTE["highlight"]
             else:
                 c = PALETTE[jg.color]
-            item = self._joint_items[jg.name]
-            if item.opts["color"] != c:
-                item.setColor(c)
+            colours[("joint", jg.name)] = c
+        for key in self._points:
+            colours[("point", key)] = PALETTE["point"]
+        self._solid.set_colours(colours)
+        self._patches.set_colours(colours)
 
     def _on_click(self, x: float, y: float, mods) -> None:
         hit = self.pick_item(x, y)
@@ -869,7 +873,7 @@ class Viewport3D(QWidget):
         o, d = pixel_ray(P, V, x, y, max(self.view.width(), 1), max(self.view.height(), 1))
         best: tuple[float, tuple[str, str] | None] = (math.inf, None)
         for bg in self._scene.bodies:
-            T = self._poses.get(bg.name, bg.design)
+            T = self._pose(bg.name)
             R, p = T[:3, :3], T[:3, 3]
             ol, dl = R.T @ (o - p), R.T @ d  # the ray in the body frame (rigid: same parameter t)
             t = min(ray_capsules(ol, dl, bg.capsules, bg.radii), ray_triangles(ol, dl, bg.triangles))
@@ -879,7 +883,7 @@ class Viewport3D(QWidget):
                 best = (t, ("body", bg.name))
         if joints:
             for jg in self._scene.joints:
-                T = self._poses.get(jg.body, np.eye(4)) @ jg.local
+                T = self._pose(jg.body) @ jg.local
                 R, p = T[:3, :3], T[:3, 3]
                 v, f = jg.mesh
                 t = ray_triangles(R.T @ (o - p), R.T @ d, v[f])
@@ -909,10 +913,10 @@ class Viewport3D(QWidget):
         for bg in self._scene.bodies:
             v = bg.mesh[0]
             if len(v) and not bg.unbounded:
-                add(v, self._poses.get(bg.name, bg.design))
+                add(v, self._pose(bg.name))
         for jg in self._scene.joints:
             if len(jg.mesh[0]):
-                add(jg.mesh[0], self._poses.get(jg.body, np.eye(4)) @ jg.local)
+                add(jg.mesh[0], self._pose(jg.body) @ jg.local)
         if not los:
             return np.zeros((0, 3))
         return np.array([np.min(los, axis=0), np.max(his, axis=0)])
@@ -975,56 +979,9 @@ class Viewport3D(QWidget):
             self._fit()
 
 
-def _detach(item: gl.GLGraphicsItem.GLGraphicsItem) -> None:
-    """Take every item under `item` off its parent (the parent-child references are the only cycle of an item)."""
-    for child in item.childItems():
-        _detach(child)
-        child.setParentItem(None)
-
-
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     """Equal arrays (the scene builder hands back the very same object for an unchanged value: checked first)."""
     return a is b or (a is not None and b is not None and np.array_equal(a, b))
-
-
-_MESH_DATA: "OrderedDict[int, tuple]" = OrderedDict()  # id(mesh) -> (mesh, its MeshData): the newest used
-_MESH_DATA_SIZE = 4096
-
-
-def _mesh_data(mesh) -> gl.MeshData:
-    """The mesh with its vertex normals already set: pyqtgraph's MeshData.vertexNormals computes them in a Python loop
-    over the vertices at the item's first paint (0.4-0.65 s of each Space switch at 241 bodies, 2.4 s of its repaint
-    under load), and divides by zero for a vertex of degenerate faces only (NaN normals, a RuntimeWarning).  One
-    MeshData per mesh object (the scene builder shares a joint glyph's mesh among the joints of one look; the items
-    only read it; the cache holds the mesh, so its id is not reused while cached)."""
-    hit = _MESH_DATA.get(id(mesh))
-    if hit is not None and hit[0] is mesh:
-        _MESH_DATA.move_to_end(id(mesh))
-        return hit[1]
-    v, f = mesh
-    md = gl.MeshData(vertexes=np.asarray(v, np.float32), faces=np.asarray(f, np.uint32))
-    md._vertexNormals = vertex_normals(md.vertexes(), md.faces())  # (the attribute vertexNormals caches in)
-    _MESH_DATA[id(mesh)] = (mesh, md)
-    if len(_MESH_DATA) > _MESH_DATA_SIZE:
-        _MESH_DATA.popitem(last=False)
-    return md
-
-
-def vertex_normals(v: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """(N, 3) float32 unit normals of the vertices `v` of the faces `f`: the sum of the (area-weighted) normals of the
-    faces around each vertex, normalised, as pyqtgraph's MeshData.vertexNormals; (0, 0, 0) where that sum is zero."""
-    v = np.asarray(v, np.float64)
-    f = np.asarray(f, np.int64)
-    out = np.zeros((len(v), 3))
-    if len(f):
-        p = v[f]  # (F, 3, 3)
-        fn = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
-        for k in range(3):
-            np.add.at(out, f[:, k], fn)
-    norm = np.sqrt((out * out).sum(axis=1))
-    ok = norm > 0.0
-    out[ok] /= norm[ok, None]
-    return out.astype(np.float32)
 
 
 def _extent_moved(old: tuple, new: tuple) -> bool:

@@ -93,8 +93,8 @@ def test_exported_images_leave_the_selection_out_and_the_window_keeps_it(make_wi
     win.action_set.export_png.trigger()
     plain, selected = (image_to_array(QImage(str(tmp_path / f"{n}.png"))) for n in ("plain", "selected"))
     assert np.array_equal(plain, selected)
-    assert win.viewport._body_items["coupler"].opts["color"] == PALETTE["selected"]
-    assert win.viewport._joint_items["B"].opts["color"] == PALETTE["selected"]
+    assert np.allclose(win.viewport.drawn_colour("body", "coupler"), PALETTE["selected"], atol=0.5 / 255)
+    assert np.allclose(win.viewport.drawn_colour("joint", "B"), PALETTE["selected"], atol=0.5 / 255)
 
 
 def test_a_refused_png_name_is_said_once(make_window, dialogs, tmp_path):

@@ -13,11 +13,11 @@ from __future__ import annotations
 import gc
 import json
 import threading
-import weakref
 from pathlib import Path
 
 import pytest
 
+from app.viewport.batch import MeshBatch
 from core import io
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
@@ -104,15 +104,16 @@ def test_bodies_deleted_while_a_contact_run_streams(make_window, qtbot, duration
         assert pb.is_running() and not rec.complete
         frames = {}
         for names in (["ball1"], ["egg", "cube"]):
-            groups = [weakref.ref(vp._groups[n]) for n in names]
-            meshes = [weakref.ref(vp._body_items[n]) for n in names]
+            batches = (vp._solid, vp._patches)
             win.selection.set(bodies=names)
             a.delete.trigger()  # as the user deletes: the selection, the Delete action
             assert not set(names) & set(doc.mechanism.body_names())
             assert vp.item_count()["bodies"] == len(doc.mechanism.bodies)
-            # the deleted bodies' items are freed at once, here in the GUI thread (before: a reference cycle, freed
-            # by the next collection, wherever it ran)
-            assert all(r() is None for r in groups + meshes)
+            # the deleted bodies are no longer drawn, and no mesh item went with them (the bodies are parts of one
+            # item: nothing is left for a collection in the run's thread to free; their trails' line items go)
+            assert all(vp.drawn_vertices("body", n) is None for n in names)
+            assert (vp._solid, vp._patches) == batches and all(b in vp.view.items for b in batches)
+            assert all(isinstance(b, MeshBatch) for b in batches)
             qtbot.wait(30)
             frames[names[0]] = rec.count
         a.undo.trigger()  # egg and cube come back

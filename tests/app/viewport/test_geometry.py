@@ -203,3 +203,29 @@ def test_a_bad_shape_is_located_at_each_body_that_has_it():
     mech.bodies = [mech.bodies[1], mech.bodies[0]]
     assert builder.build(mech).problems == ["bodies[0].shape.radius: must be a positive number, got -1"]
     assert mesher.calls == 2
+
+
+def test_the_shape_cache_knows_shapes_by_core_model_shape_key(monkeypatch):
+    """One notion of shape identity: the 3D view's mesh cache is keyed by core.model.shape_key, as the loader's and
+    validation's checked shapes are (it was keyed by repr(shape))."""
+    import app.viewport.geometry as geometry
+    from app.viewport.geometry import SceneBuilder
+    from core.model import shape_key
+
+    keys = []
+    monkeypatch.setattr(geometry, "shape_key", lambda s: keys.append(s) or shape_key(s))
+    a, b = {"type": "sphere", "radius": 0.1}, {"type": "sphere", "radius": 0.2}
+    mech = Mechanism(space="spatial", bodies=[Body("a", shape=a), Body("b", shape=b), Body("c", shape=dict(a))])
+    mesher = counting(default_shape_mesher())
+    builder = SceneBuilder(mesher)
+    scene = builder.build(mech)
+    assert a in keys and b in keys
+    assert mesher.calls == 2  # equal keys, one mesh: a and c
+    assert scene.bodies[0].mesh is scene.bodies[2].mesh and scene.bodies[1].mesh is not scene.bodies[0].mesh
+    # a shape JSON cannot write has no key: meshed on its own each time, and drawn all the same
+    odd = {"type": "sphere", "radius": 0.1, "note": {1, 2}}
+    assert shape_key(odd) is None
+    mech = Mechanism(space="spatial", bodies=[Body("a", shape=a), Body("d", shape=odd), Body("e", shape=odd)])
+    mesher = counting(lambda body, loc: default_shape_mesher()(Body(body.name, shape=a), loc))
+    scene = SceneBuilder(mesher).build(mech)
+    assert mesher.calls == 3 and all(bg.from_shape for bg in scene.bodies)

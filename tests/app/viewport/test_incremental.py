@@ -1,16 +1,15 @@
-"""Incremental viewport updates on a 200-body document: an edit re-creates only the items whose mesh it changed."""
+"""Incremental viewport updates on a 200-body document: an edit re-meshes only the parts whose inputs it changed, and
+the same few GL items draw the result."""
 
 from __future__ import annotations
 
 import numpy as np
-import pyqtgraph.opengl as gl
 import pytest
 from PySide6.QtWidgets import QApplication
 
 from app.document import Document
 from app.selection import Selection
 from app.viewport import Viewport3D
-from app.viewport.camera import from_qmatrix
 from app.viewport.geometry import SceneBuilder
 from app.viewport.widget import PALETTE
 from core.generate import ladder
@@ -39,63 +38,49 @@ def big(qtbot):
     return vp, doc, sel
 
 
-@pytest.fixture
-def uploads(monkeypatch):
-    """Counts GL mesh items created and setMeshData calls (each creation calls it once too)."""
-    counts = {"created": 0, "setMeshData": 0}
-    init, set_mesh = gl.GLMeshItem.__init__, gl.GLMeshItem.setMeshData
-
-    def counting_init(self, *a, **kw):
-        counts["created"] += 1
-        init(self, *a, **kw)
-
-    def counting_set(self, **kw):
-        counts["setMeshData"] += 1
-        set_mesh(self, **kw)
-
-    monkeypatch.setattr(gl.GLMeshItem, "__init__", counting_init)
-    monkeypatch.setattr(gl.GLMeshItem, "setMeshData", counting_set)
-    return counts
+def _meshes(vp) -> dict:
+    return {bg.name: bg.mesh for bg in vp.scene().bodies}
 
 
-def _snapshot(vp) -> dict:
-    return {"bodies": dict(vp._body_items), "joints": dict(vp._joint_items), "groups": dict(vp._groups)}
+def _remeshed(before: dict, vp) -> set:
+    """Names of bodies whose mesh is not the same object as before (new bodies included)."""
+    return {n for n, m in _meshes(vp).items() if before.get(n) is not m}
 
 
-def _renewed(before: dict, vp) -> tuple[set, set]:
-    """Names of bodies and joints whose item is not the same object as before."""
-    bodies = {n for n, it in vp._body_items.items() if before["bodies"].get(n) is not it}
-    joints = {n for n, it in vp._joint_items.items() if before["joints"].get(n) is not it}
-    return bodies, joints
+def _colour_is(vp, kind: str, name: str, rgba) -> bool:
+    return np.allclose(vp.drawn_colour(kind, name), rgba, atol=0.5 / 255)
 
 
-def test_editing_one_joint_recreates_only_its_bodies(big, uploads):
+def _glyph_centre(vp, name: str) -> np.ndarray:
+    v = vp.drawn_vertices("joint", name)
+    return 0.5 * (v.min(axis=0) + v.max(axis=0))
+
+
+def test_editing_one_joint_remeshes_only_its_bodies(big):
     vp, doc, sel = big
     mech = doc.mechanism
     j = mech.joint("J100")
     a, b = j.bodies
     sel.set(bodies=[a])
-    before = _snapshot(vp)
+    before, items = _meshes(vp), vp.gl_item_count()
     new_at = (j.at[0] + 0.2, j.at[1] + 0.1, 0.0)  # inside the bounding box: the drawing keeps its scale
     doc.push(Edit(doc, lambda m: m.update_joint("J100", at=new_at), lambda m: m.update_joint("J100", at=j.at)))
     QApplication.processEvents()
-    bodies, joints = _renewed(before, vp)
     # the two links through J100 get new meshes; J100's pin keeps its mesh (same type and span) and only moves
-    assert bodies == {a, b}
-    assert joints == set()
-    assert uploads["created"] == 2 and uploads["setMeshData"] == 2
-    assert np.allclose(from_qmatrix(vp._joint_items["J100"].transform())[:2, 3], new_at[:2])
+    assert _remeshed(before, vp) == {a, b} and vp._builder.meshed == 2
+    assert vp.gl_item_count() == items  # (the same items draw the new meshes)
+    assert np.allclose(_glyph_centre(vp, "J100")[:2], new_at[:2], atol=1e-5)
     ends = next(g for g in vp.scene().bodies if g.name == b).capsules.reshape(-1, 3)[:, :2]
     assert any(np.allclose(e, new_at[:2]) for e in ends)  # b's new bar reaches the moved pin
-    assert vp._body_items[a].opts["color"] == PALETTE["selected"]  # the re-created item keeps the selection colour
-    assert vp._body_items[b].opts["color"] == PALETTE["body"]
+    assert _colour_is(vp, "body", a, PALETTE["selected"])  # the re-meshed body keeps the selection colour
+    assert _colour_is(vp, "body", b, PALETTE["body"])
     doc.undo_stack.undo()
     QApplication.processEvents()
-    assert uploads["created"] == 4  # undo re-meshes the same two links, nothing else
+    assert _remeshed(before, vp) == {a, b} and vp._builder.meshed == 2  # undo re-meshes the same two links
     assert vp.item_count() == {"bodies": 200, "joints": len(mech.joints), "points": 1}
 
 
-def test_changes_in_one_turn_make_one_update(big, uploads, monkeypatch):
+def test_changes_in_one_turn_make_one_update(big, monkeypatch):
     vp, doc, _ = big
     builds = []
     build = vp._builder.build
@@ -111,9 +96,8 @@ def test_changes_in_one_turn_make_one_update(big, uploads, monkeypatch):
     assert builds == [1]
     # one update for the last state: every body touched by J10..J12 re-meshed once
     touched = {n for name in ("J10", "J11", "J12") for n in doc.mechanism.joint(name).bodies}
-    assert uploads["created"] == len(touched)
-    pin = vp._joint_items["J12"]
-    assert np.allclose(from_qmatrix(pin.transform())[:2, 3], doc.mechanism.joint("J12").at[:2])
+    assert vp._builder.meshed == len(touched)
+    assert np.allclose(_glyph_centre(vp, "J12")[:2], doc.mechanism.joint("J12").at[:2], atol=1e-5)
 
 
 def test_queries_see_a_pending_change_at_once(big):
@@ -123,15 +107,14 @@ def test_queries_see_a_pending_change_at_once(big):
     assert "extra" in {b.name for b in vp.scene().bodies}
 
 
-def test_adding_a_body_adds_exactly_its_items(big, uploads):
+def test_adding_a_body_draws_it_and_remeshes_nothing_else(big):
     vp, doc, _ = big
-    before = _snapshot(vp)
+    before, items = _meshes(vp), vp.gl_item_count()
     doc.push(Edit(doc, lambda m: m.add_body(Body("lone")), lambda m: m.remove_body("lone")))
     QApplication.processEvents()
-    bodies, joints = _renewed(before, vp)
-    assert bodies == {"lone"} and joints == set()
-    assert uploads["created"] == 1
-    assert vp.item_count()["bodies"] == 201 and "lone" in vp._groups
+    assert _remeshed(before, vp) == {"lone"}
+    assert vp.item_count()["bodies"] == 201 and vp.drawn_vertices("body", "lone") is not None
+    assert vp.gl_item_count() == items
 
     # a body and the joint that hangs it on b199: its block, its pin and b199's re-meshed link
     def add(m):
@@ -141,82 +124,85 @@ def test_adding_a_body_adds_exactly_its_items(big, uploads):
     def remove(m):
         m.remove_body("tip")
 
-    before = _snapshot(vp)
+    before = _meshes(vp)
     doc.push(Edit(doc, add, remove))
     QApplication.processEvents()
-    bodies, joints = _renewed(before, vp)
-    assert bodies == {"tip", "b199"} and joints == {"Jtip"}
-    assert uploads["created"] == 4
+    assert _remeshed(before, vp) == {"tip", "b199"}
+    assert np.allclose(_glyph_centre(vp, "Jtip")[:2], (5.0, 9.0), atol=1e-5)
+    assert vp.gl_item_count() == items
 
 
-def test_deleting_a_body_removes_its_items(big, uploads):
+def test_deleting_a_body_removes_its_parts(big):
     vp, doc, _ = big
     mech = doc.mechanism
     gone_joints = {mech.joints[i].name for i in mech.joints_of("b120")}
     neighbours = {n for i in mech.joints_of("b120") for n in mech.joints[i].bodies} - {"b120"}
     n_joints = len(mech.joints)
-    group = vp._groups["b120"]
-    before = _snapshot(vp)
+    before, items = _meshes(vp), vp.gl_item_count()
     record = {}
     doc.push(Edit(doc, lambda m: record.update(r=m.remove_body("b120")), lambda m: m.restore_body(record["r"])))
     QApplication.processEvents()
     assert vp.item_count() == {"bodies": 199, "joints": n_joints - len(gone_joints), "points": 1}
-    assert "b120" not in vp._groups and group not in vp.view.items
-    assert not gone_joints & set(vp._joint_items)
-    bodies, joints = _renewed(before, vp)
+    assert vp.drawn_vertices("body", "b120") is None
+    assert all(vp.drawn_vertices("joint", n) is None for n in gone_joints)
     # only the neighbours lose a joint point (their links are re-meshed); nothing else is touched
-    assert bodies == neighbours and joints == set()
-    assert uploads["created"] == len(neighbours)
+    assert _remeshed(before, vp) == neighbours
+    assert vp.gl_item_count() == items
     doc.undo_stack.undo()
     QApplication.processEvents()
     assert vp.item_count() == {"bodies": 200, "joints": n_joints, "points": 1}
 
 
-def test_rename_keeps_items_pose_and_selection(big, uploads):
+def test_rename_keeps_mesh_pose_selection_and_label(big):
     vp, doc, sel = big
     T = rot_z(0.3)
     vp.set_body_poses({"b50": T})
-    item, group = vp._body_items["b50"], vp._groups["b50"]
-    point_items = dict(vp._points)
-    before = _snapshot(vp)
+    drawn = vp.drawn_vertices("body", "b50")
+    label = vp._points[("b50", "P")][0]
+    before = _meshes(vp)
     doc.push(Edit(doc, lambda m: m.rename_body("b50", "coupler"), lambda m: m.rename_body("coupler", "b50")))
     sel.set(bodies=["coupler"])  # the app renames the selection with the body
     QApplication.processEvents()
-    assert uploads["created"] == 0 and uploads["setMeshData"] == 0
-    assert vp._body_items["coupler"] is item and vp._groups["coupler"] is group and "b50" not in vp._groups
+    assert vp._builder.meshed == 0 and _meshes(vp)["coupler"] is before["b50"]
     assert np.allclose(vp.body_poses()["coupler"], T)  # nothing else changed: the pose stays
-    assert item.opts["color"] == PALETTE["selected"]
-    # the point moved to the renamed body with its sphere and label
-    assert [k for k in vp._points] == [("coupler", "P")]
-    assert vp._points[("coupler", "P")] == point_items[("b50", "P")]
-    bodies, joints = _renewed(before, vp)
-    assert bodies == {"coupler"} and joints == set()  # same objects, only keyed by the new name
+    np.testing.assert_array_equal(vp.drawn_vertices("body", "coupler"), drawn)
+    assert vp.drawn_vertices("body", "b50") is None
+    assert _colour_is(vp, "body", "coupler", PALETTE["selected"])
+    # the point moved to the renamed body with its label
+    assert list(vp._points) == [("coupler", "P")] and vp._points[("coupler", "P")][0] is label
+    assert vp.drawn_vertices("point", ("coupler", "P")) is not None
     # a joint rename likewise keeps its glyph
-    pin = vp._joint_items["J7"]
+    pin = vp.drawn_vertices("joint", "J7")
     doc.push(Edit(doc, lambda m: m.update_joint("J7", name="pin7"), lambda m: m.update_joint("pin7", name="J7")))
     QApplication.processEvents()
-    assert vp._joint_items["pin7"] is pin and "J7" not in vp._joint_items
-    assert uploads["created"] == 0
+    np.testing.assert_array_equal(vp.drawn_vertices("joint", "pin7"), pin)
+    assert vp.drawn_vertices("joint", "J7") is None and vp._builder.meshed == 0
 
 
-def test_pose_updates_after_an_edit_only_set_transforms(big, uploads):
+def test_pose_updates_after_an_edit_move_vertices_only(big):
     vp, doc, _ = big
     doc.push(Edit(doc, lambda m: m.update_joint("J3", at=(3.1, 0.2, 0.0)), lambda m: m.update_joint("J3", at=(3.0, 0.0, 0.0))))
     QApplication.processEvents()
-    made = uploads["created"]
+    vp.view.grabFramebuffer()  # (a paint: everything uploaded)
+    before = dict(vp._solid.uploads)
     names = doc.mechanism.body_names()
     poses = np.stack([rot_z(0.01 * i) for i in range(len(names))])
     vp.set_pose_array(poses, names)
-    assert uploads["created"] == made and uploads["setMeshData"] == made
-    assert np.allclose(from_qmatrix(vp._groups["b77"].transform()), rot_z(0.77))
+    vp.view.grabFramebuffer()
+    up = vp._solid.uploads
+    assert up["faces"] == before["faces"] and up["colours"] == before["colours"]  # no new layout, no new colour
+    assert up["positions"] == before["positions"] + 1 and up["normals"] == before["normals"] + 1
+    v = next(bg for bg in vp.scene().bodies if bg.name == "b77").mesh[0]
+    np.testing.assert_allclose(vp.drawn_vertices("body", "b77"), v @ rot_z(0.77)[:3, :3].T, atol=1e-5)
 
 
-def test_non_geometric_edit_touches_no_item(big, uploads):
+def test_non_geometric_edit_remeshes_nothing(big):
     vp, doc, _ = big
     vp.set_body_poses({"b5": rot_z(0.5)})
+    before = _meshes(vp)
     doc.push(Edit(doc, lambda m: m.update_body("b9", mass=3.0), lambda m: m.update_body("b9", mass=None)))
     QApplication.processEvents()
-    assert uploads["created"] == 0
+    assert _remeshed(before, vp) == set()
     assert np.allclose(vp.body_poses()["b5"], rot_z(0.5))  # a mass edit does not throw away the pose
 
 

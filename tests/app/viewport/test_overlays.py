@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyqtgraph.opengl as gl
 
 from core import io
 
@@ -29,15 +28,19 @@ def test_scrubbing_a_contact_run_moves_shapes_by_transform_only(make_window, qtb
     rec = win.playback.recording
     qtbot.waitUntil(lambda: rec.complete and rec.count == 101, timeout=60000)
     qtbot.waitUntil(lambda: not win.playback.worker.running(), timeout=5000)
-    item = win.viewport._body_items["ball"]
-    uploads = []
-    monkeypatch.setattr(gl.GLMeshItem, "setMeshData", lambda self, **kw: uploads.append(self))
+    vp = win.viewport
+    vp.view.grabFramebuffer()
+    uploads = dict(vp._solid.uploads)
+    mesh = next(bg for bg in vp.scene().bodies if bg.name == "ball").mesh
     for k in (0, 30, 60, 100):
         win.motion.slider.setValue(k)
-        # the ball falls from z = 0.5 m: its body frame is where the recording puts it
-        np.testing.assert_allclose(win.viewport.body_poses()["ball"], rec.poses[k, rec.body_names.index("ball")],
-                                   atol=1e-12)
-    assert win.viewport._body_items["ball"] is item and uploads == []
+        # the ball falls from z = 0.5 m: its body frame is where the recording puts it, and its vertices with it
+        T = rec.poses[k, rec.body_names.index("ball")]
+        np.testing.assert_allclose(vp.body_poses()["ball"], T, atol=1e-12)
+        np.testing.assert_allclose(vp.drawn_vertices("body", "ball"), mesh[0] @ T[:3, :3].T + T[:3, 3], atol=1e-5)
+        vp.view.grabFramebuffer()
+    assert next(bg for bg in vp.scene().bodies if bg.name == "ball").mesh is mesh
+    assert vp._solid.uploads["faces"] == uploads["faces"] and vp._solid.uploads["colours"] == uploads["colours"]
 
 
 def test_force_arrows_scale_and_toggle(make_window, qtbot):
@@ -250,8 +253,8 @@ def test_a_selected_wall_stays_translucent(qtbot):
         assert np.abs(change).max() > 15  # the wall is tinted (selected: orange, highlighted: cyan)
         # and the body differs from the wall beside it
         assert np.abs(marked[under].mean(axis=0) - marked[beside].mean(axis=0)).max() > 20
-        assert vp._body_items["wall_px"].opts["color"][3] < 1.0
+        assert vp.drawn_colour("body", "wall_px")[3] < 1.0
         vp._sel.set()
         vp._sel.highlight()
-        assert vp._body_items["wall_px"].opts["color"] == PALETTE["plane"]
+        assert np.allclose(vp.drawn_colour("body", "wall_px"), PALETTE["plane"], atol=0.5 / 255)
     np.testing.assert_array_equal(_frame(vp), plain)

@@ -106,49 +106,52 @@ def test_pick_follows_body_poses(fourbar_view):
     assert vp.pick(*vp.project(old)) != "crank"
 
 
-def test_set_body_poses_changes_transforms_only(fourbar_view, monkeypatch, qtbot):
+def _colour_is(vp, kind: str, name: str, rgba) -> bool:
+    return np.allclose(vp.drawn_colour(kind, name), rgba, atol=0.5 / 255)
+
+
+def test_set_body_poses_moves_vertices_only(fourbar_view):
     vp, _, _ = fourbar_view
-    calls = []
-    monkeypatch.setattr(gl.GLMeshItem, "setMeshData", lambda self, **kw: calls.append("setMeshData"))
-    monkeypatch.setattr(gl.GLMeshItem, "meshDataChanged", lambda self: calls.append("meshDataChanged"))
-    items = dict(vp._body_items)
-    mesh_data = {n: it.opts["meshdata"] for n, it in items.items()}
-    before = _pixels(vp)  # paints: every item has parsed (uploaded) its mesh
-    uploaded = {n: it.vertexes for n, it in items.items()}
-    assert all(v is not None for v in uploaded.values())
+    before = _pixels(vp)  # paints: everything uploaded
+    uploads = dict(vp._solid.uploads)
+    meshes = {bg.name: bg.mesh for bg in vp.scene().bodies}
     poses = {"crank": rot_z(0.9), "coupler": translation((0.4, -0.3, 0.0)), "rocker": rot_z(-0.2)}
     vp.set_body_poses(poses)
     after = _pixels(vp)
-    assert calls == []
-    assert {n: it.opts["meshdata"] for n, it in vp._body_items.items()} == mesh_data
-    assert all(vp._body_items[n].opts["meshdata"] is mesh_data[n] for n in mesh_data)
-    # the arrays pyqtgraph uploaded are the same objects: nothing was re-parsed or re-uploaded
-    assert all(vp._body_items[n].vertexes is uploaded[n] for n in uploaded)
+    # faces and colours stay uploaded; only the vertices (and their normals) are sent again, once
+    assert vp._solid.uploads == {**uploads, "positions": uploads["positions"] + 1, "normals": uploads["normals"] + 1}
+    assert {bg.name: bg.mesh for bg in vp.scene().bodies} == meshes
     for name, T in poses.items():
-        assert np.allclose(from_qmatrix(vp._groups[name].transform()), T)
+        v = meshes[name][0]
+        np.testing.assert_allclose(vp.drawn_vertices("body", name), v @ T[:3, :3].T + T[:3, 3], atol=1e-5)
+    # a joint glyph rides on its first body: joint B (on the coupler) moved with it
+    jg = next(j for j in vp.scene().joints if j.name == "B")
+    T = poses[jg.body] @ jg.local
+    np.testing.assert_allclose(vp.drawn_vertices("joint", "B"), jg.mesh[0] @ T[:3, :3].T + T[:3, 3], atol=1e-5)
     assert np.abs(after - before).sum() > 0  # and the picture did move
 
 
 def test_selection_and_highlight_change_colours(fourbar_view):
     vp, _, sel = fourbar_view
-    base = vp._body_items["coupler"].opts["color"]
-    assert base == PALETTE["body"]
-    assert vp._body_items["ground"].opts["color"] == PALETTE["ground"]
+    assert _colour_is(vp, "body", "coupler", PALETTE["body"])
+    assert _colour_is(vp, "body", "ground", PALETTE["ground"])
     x, y = vp.project(_body_midpoint(vp, "coupler"))
     s = _scale(vp)
     before = _pixels(vp)[int(y * s), int(x * s)]
+    uploads = dict(vp._solid.uploads)
     sel.set(bodies=["coupler"], joints=["B"])
-    assert vp._body_items["coupler"].opts["color"] == PALETTE["selected"]
-    assert vp._joint_items["B"].opts["color"] == PALETTE["selected"]
-    assert vp._body_items["crank"].opts["color"] == PALETTE["body"]
+    assert _colour_is(vp, "body", "coupler", PALETTE["selected"])
+    assert _colour_is(vp, "joint", "B", PALETTE["selected"])
+    assert _colour_is(vp, "body", "crank", PALETTE["body"])
     after = _pixels(vp)[int(y * s), int(x * s)]
+    assert vp._solid.uploads == {**uploads, "colours": uploads["colours"] + 1}  # a selection uploads colours only
     # the selection colour is orange: red well above blue, where the link was blue before
     assert before[2] > before[0] and after[0] > after[2] + 60
     sel.highlight(bodies=["rocker"], joints=["A"])
-    assert vp._body_items["rocker"].opts["color"] == PALETTE["highlight"]
-    assert vp._joint_items["A"].opts["color"] == PALETTE["highlight"]
+    assert _colour_is(vp, "body", "rocker", PALETTE["highlight"])
+    assert _colour_is(vp, "joint", "A", PALETTE["highlight"])
     sel.clear()
-    assert vp._body_items["coupler"].opts["color"] == PALETTE["body"]
+    assert _colour_is(vp, "body", "coupler", PALETTE["body"])
 
 
 def test_front_view_of_planar_document_shows_xy_plane(fourbar_view):
@@ -231,14 +234,14 @@ def test_a_runs_motion_widens_the_floor_under_it_and_keeps_the_poses(qtbot):
 
 def test_document_edits_rebuild_only_for_geometry(fourbar_view):
     vp, doc, _ = fourbar_view
-    items = dict(vp._body_items)
+    items = {bg.name: bg.mesh for bg in vp.scene().bodies}
     old_mass = doc.mechanism.body("rocker").mass
     doc.push(Edit(doc, lambda m: m.update_body("rocker", mass=1.5), lambda m: m.update_body("rocker", mass=old_mass)))
     QApplication.processEvents()  # updates are coalesced to the next event-loop turn (or the next query)
-    assert vp._body_items == items and all(vp._body_items[n] is items[n] for n in items)
+    assert all(bg.mesh is items[bg.name] for bg in vp.scene().bodies)
     doc.push(Edit(doc, lambda m: m.update_joint("B", at=(0.6, 0.8, 0.0)), lambda m: m.update_joint("B", at=(0.5, 0.866, 0.0))))
     QApplication.processEvents()
-    assert vp._body_items["crank"] is not items["crank"]
+    assert next(bg for bg in vp.scene().bodies if bg.name == "crank").mesh is not items["crank"]
     ends = next(b for b in vp.scene().bodies if b.name == "crank").capsules[0][:, :2]
     assert any(np.allclose(e, (0.6, 0.8)) for e in ends)
     doc.undo_stack.undo()
@@ -282,12 +285,14 @@ def test_kinematic_poses_keep_joint_glyphs_on_both_bodies(fourbar_view):
     traj = solve_trajectory(compile_model(mech), np.array([0.0, 0.1, 0.2]))
     assert traj.ok
     vp.set_pose_array(traj.poses[-1], traj.body_names)
-    world = {n: from_qmatrix(g.transform()) for n, g in vp._groups.items()}
+    world = vp.body_poses()
     for jg in vp.scene().joints:
         j = mech.joint(jg.name)
         carried = (world[jg.body] @ jg.local)[:2, 3]  # the glyph frame's origin (x-y; z is the layer depth)
         other = world[j.other(jg.body)] @ np.append(j.at, 1.0)  # design frames are the world frame here
         assert np.allclose(carried, other[:2], atol=1e-6), jg.name
+        drawn = vp.drawn_vertices("joint", jg.name).mean(axis=0)  # (the pin's vertices are symmetric about its axis)
+        assert np.allclose(drawn[:2], other[:2], atol=1e-5), jg.name
     # the crank turned by 2*pi*0.2 rad about A (driver 2*pi*t): its B end moved accordingly
     ang = 2 * np.pi * 0.2
     b = world["crank"] @ np.array([0.5, 0.866, 0.0, 1.0])
