@@ -1309,8 +1309,8 @@ def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, 
     """The pairs of cand (new or carried from the last step) where the step's free motion brings two or more corners
     of one body (Shape.corners: a box, polytope or cylinder) onto the half-space or the face of the other (a box,
     polytope or cylinder; the corners above that face): the linearised end gap gap + h u . n of each of those corners
-    at most 0, u its velocity at the start relative to the other body's, with gravity's h g on a body moved by
-    forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than _DEPTH_LIMIT: a face
+    at most _DEPTH_LIMIT (touching), u its velocity at the start relative to the other body's, with gravity's h g on
+    a body moved by forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than _DEPTH_LIMIT: a face
     or an edge landing.)  A face landing while it slides beyond Painlevé's bound meets the floor with the impulse that
     sticks its leading edge, and a box tripped so lands back on its face while it turns about the edge it sticks on:
     no start from the free motion or the explicit step's one point reaches those impulses (a 0.1 m cube at mu 2-3,
@@ -1365,7 +1365,8 @@ def _corners_onto(model: ContactModel, state: State, R0: np.ndarray, h: float, x
     vx = vx - vy - _cross(state.w[y], state.p[x] - state.p[y])
     wx = wx - state.w[y]
     gap = float(n @ state.p[x]) - c + corners @ (R0[x].T @ n)
-    reach = gap + h * (float(n @ vx) + corners @ (R0[x].T @ _cross(n, wx))) <= 0.0
+    # (touching: within the overlap bound, as two bodies resting on each other do with gravity's h g cancelled)
+    reach = gap + h * (float(n @ vx) + corners @ (R0[x].T @ _cross(n, wx))) <= _DEPTH_LIMIT
     if np.count_nonzero(reach) < 2:
         return None
     pts = state.p[x] + corners[reach] @ R0[x].T
