@@ -493,8 +493,9 @@ def _explicit_fallback(model, state, h, max_iter, opts, ws, cancel, failed: Step
                        ) -> StepResult:
     """The implicit step that `failed` (at every depth) made through the explicit method's step: its attempts
     (_FALLBACK_ATTEMPTS, the first from the solution of the step's relaxed problem), at most _FALLBACK_HALVINGS
-    levels deep and the iterations left in budget (_FALLBACK_ITER for a whole step, its sub-steps sharing them).  When it converges it predicts the step: an implicit attempt starts
-    from its end (cold: every pair's closest points at its end poses, its impulses), and if that converges the step is
+    levels deep and the iterations left in budget (_FALLBACK_ITER for a whole step, its sub-steps sharing them).
+    When it converges it predicts the step: an implicit attempt starts from its end (cold: every pair's closest
+    points at its end poses, its impulses), and if that converges the step is
     the implicit method's (a mixed pile's step that every implicit attempt stalled on at every depth, where the
     explicit step's end overlapped by 1.4 mm, converges so in 36 iterations).  Otherwise the explicit step is
     accepted when the true gaps at its end (its closest-point queries, StepResult.contacts) meet the implicit method's
@@ -1310,8 +1311,8 @@ def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, 
     of one body (Shape.corners: a box, polytope or cylinder) onto the half-space or the face of the other (a box,
     polytope or cylinder; the corners above that face): the linearised end gap gap + h u . n of each of those corners
     at most _DEPTH_LIMIT (touching), u its velocity at the start relative to the other body's, with gravity's h g on
-    a body moved by forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than _DEPTH_LIMIT: a face
-    or an edge landing.)  A face landing while it slides beyond Painlevé's bound meets the floor with the impulse that
+    a body moved by forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than
+    _DEPTH_LIMIT: a face or an edge landing.)  A face landing while it slides beyond Painlevé's bound meets the floor with the impulse that
     sticks its leading edge, and a box tripped so lands back on its face while it turns about the edge it sticks on:
     no start from the free motion or the explicit step's one point reaches those impulses (a 0.1 m cube at mu 2-3,
     2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in halves, or the run stopped at its first step;
