@@ -1314,9 +1314,9 @@ def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, 
     a body moved by forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than
     _DEPTH_LIMIT: a face or an edge landing.)  A face landing while it slides beyond Painlevé's bound meets the floor
     with the impulse that sticks its leading edge, and a box tripped so lands back on its face while it turns about
-    the edge it sticks on: no start from the free motion or the explicit step's one point reaches those impulses (a 0.1 m cube at mu 2-3,
-    2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in halves, or the run stopped at its first step;
-    on a loose slab 1,843; docs/notes/contact-solver.md).  The pairs that touch (a face or an edge resting) are
+    the edge it sticks on: no start from the free motion or the explicit step's one point reaches those impulses (a
+    0.1 m cube at mu 2-3, 2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in halves, or the run stopped
+    at its first step; on a loose slab 1,843; docs/notes/contact-solver.md).  The pairs that touch (a face or an edge resting) are
     patches too, so that the predictor does not rock them on one point (the slab under that box).  The closest points
     and normal of a pair of two bodies: its warm start's (warm: the state's, as the step's start), else start_geo's
     or a query's."""
