@@ -1309,17 +1309,17 @@ def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, 
              ) -> tuple[dict, set]:
     """The pairs of cand (new or carried from the last step) where the step's free motion brings two or more corners
     of one body (Shape.corners: a box, polytope or cylinder) onto the half-space or the face of the other (a box,
-    polytope or cylinder; the corners above that face): the linearised end gap gap + h u . n of each of those corners
-    at most _DEPTH_LIMIT (touching), u its velocity at the start relative to the other body's, with gravity's h g on
-    a body moved by forces.  ({pair: Patch}, the pairs of those where a corner is apart at the start, by more than
-    _DEPTH_LIMIT: a face or an edge landing.)  A face landing while it slides beyond Painlevé's bound meets the floor
-    with the impulse that sticks its leading edge, and a box tripped so lands back on its face while it turns about
-    the edge it sticks on: no start from the free motion or the explicit step's one point reaches those impulses (a
-    0.1 m cube at mu 2-3, 2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in halves, or the run stopped
-    at its first step; on a loose slab 1,843; docs/notes/contact-solver.md).  The pairs that touch (a face or an edge resting) are
-    patches too, so that the predictor does not rock them on one point (the slab under that box).  The closest points
-    and normal of a pair of two bodies: its warm start's (warm: the state's, as the step's start), else start_geo's
-    or a query's."""
+    polytope or cylinder; the corners above that face): the linearised end gap gap + h u . n of each of those
+    corners at most _DEPTH_LIMIT (touching), u its velocity at the start relative to the other body's, with
+    gravity's h g on a body moved by forces. ({pair: Patch}, the pairs of those where a corner is apart at the
+    start, by more than _DEPTH_LIMIT: a face or an edge landing.) A face landing while it slides beyond Painlevé's
+    bound meets the floor with the impulse that sticks its leading edge, and a box tripped so lands back on its face
+    while it turns about the edge it sticks on: no start from the free motion or the explicit step's one point
+    reaches those impulses (a 0.1 m cube at mu 2-3, 2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in
+    halves, or the run stopped at its first step; on a loose slab 1,843; docs/notes/contact-solver.md). The pairs
+    that touch (a face or an edge resting) are patches too, so that the predictor does not rock them on one point
+    (the slab under that box). The closest points and normal of a pair of two bodies: its warm start's (warm: the
+    state's, as the step's start), else start_geo's or a query's."""
     out, landing = {}, set()
     for ip in cand:
         a, b, _mu = model.pairs[ip]
