@@ -5,7 +5,8 @@ ended 62 s after Stop (sphere drop, empty cache, Stop 3 s into the compile).
 
 The test process has the kernels loaded already (tests/app/conftest.py), so the window runs in a child process with
 an empty numba cache (NUMBA_CACHE_DIR).  It is the suite's one cold compile (60-120 s on the development machine),
-and it times Stop: serial."""
+and it times Stop: serial.  The window's side of it (the status, Stop, the fallback's status) is also checked in this
+process with a stand-in for the compile."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, ROOT
 
-pytestmark = [pytest.mark.gui, pytest.mark.serial]
+pytestmark = pytest.mark.gui
 
 SCRIPT = r"""
 import json, os, sys, time
@@ -73,6 +74,7 @@ os._exit(0)
 """
 
 
+@pytest.mark.serial
 @pytest.mark.timeout(900)
 def test_stop_during_the_first_compile_ends_the_run_at_once_and_the_next_run_works(tmp_path):
     cache = tmp_path / "numba"
@@ -95,3 +97,77 @@ def test_stop_during_the_first_compile_ends_the_run_at_once_and_the_next_run_wor
     assert any("compiling the contact solver's kernels" in s for s in after), after
     assert out["rerun"] == {"status": "101 frames, t = 0 … 1 s", "count": 101, "ok": True}
     assert sum(f.suffix == ".nbi" for f in cache.rglob("*")) > 50  # (written to the cache it was given)
+
+
+@pytest.fixture
+def stand_in_compile(monkeypatch):
+    """The window's first contact run finds the kernels missing (this process has loaded them: the worker is made to
+    prepare them again) and `compile(cancel, notify)` stands in for core.contact.compiling.ensure_kernels."""
+    import app.playback.worker as worker_module
+    from core.contact import compiling
+
+    monkeypatch.setattr(worker_module, "_KERNELS_READY", [])
+
+    def use(compile_):
+        monkeypatch.setattr(compiling, "ensure_kernels", compile_)
+
+    return use
+
+
+def test_the_window_says_the_kernels_are_compiled_and_stop_ends_the_compile(make_window, qtbot, stand_in_compile):
+    import time
+
+    from core import io
+    from core.contact.compiling import KernelsCancelled, Note
+
+    asked = []
+
+    def compile_until_stopped(cancel, notify):
+        notify(Note("compiling", 12.4, 60))
+        while not cancel():
+            time.sleep(0.005)
+        asked.append("stopped")
+        raise KernelsCancelled("cancelled while the contact kernels were compiled")
+
+    stand_in_compile(compile_until_stopped)
+    win = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))  # (its run starts by itself)
+    pb, label = win.playback, win.motion.status_label
+    qtbot.waitUntil(lambda: label.text().startswith("compiling"), timeout=30000)
+    assert label.text() == ("compiling the contact solver's kernels: a machine's first run only, about 60 s "
+                            "(12 s so far)")
+    assert "Stop (Shift+F5) ends the compile at once" in pb.status_tip
+    win.action_set.stop.trigger()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=5000)
+    assert asked == ["stopped"] and pb.recording.count == 0
+    assert label.text() == "stopped by the user"
+
+
+def test_the_window_says_when_the_kernels_are_compiled_in_the_runs_thread(make_window, qtbot, stand_in_compile):
+    import threading
+
+    from core import io
+    from core.contact import prepare_kernels
+    from core.contact.compiling import Note
+
+    looked = threading.Event()
+
+    def compile_here(cancel, notify):
+        notify(Note("in-process", 0.0, 60, "numba has no writable cache folder (set NUMBA_CACHE_DIR to one)"))
+        looked.wait(30)  # (the compile, as long as the test looks at the status)
+        prepare_kernels()
+        return "in-process"
+
+    stand_in_compile(compile_here)
+    win = make_window(io.load(EXAMPLES / "contact_sphere_drop.json"))
+    pb = win.playback
+    try:
+        qtbot.waitUntil(lambda: "in this process" in pb.status, timeout=30000)
+        assert pb.status == ("compiling the contact solver's kernels in this process, about 60 s: Stop takes effect "
+                             "after it")
+        assert pb.status_tip == ("They could not be compiled in a separate process that Stop can end: numba has no "
+                                 "writable cache folder (set NUMBA_CACHE_DIR to one).")
+        assert win.motion.status_label.text() == pb.status
+    finally:
+        looked.set()
+    qtbot.waitUntil(lambda: pb.recording.complete and not pb.worker.running(), timeout=60000)
+    assert pb.recording.ok and pb.recording.count == 101
