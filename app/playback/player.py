@@ -320,6 +320,7 @@ class Playback(QObject):
             w.crashed.connect(lambda tok, msg, tb, j=job: self._on_crashed(j, tok, msg, tb))
             w.ended.connect(lambda tok, end, j=job: self._on_ended(j, tok, end))
             w.preparing.connect(lambda tok, j=job: self._on_preparing(j, tok))
+            w.compiling.connect(lambda tok, note, j=job: self._on_compiling(j, tok, note))
         self.worker.analysed.connect(self._on_analysed)
         self.recording.cursorChanged.connect(self._on_cursor)
         document.changed.connect(self._on_changed)
@@ -694,7 +695,22 @@ class Playback(QObject):
 
     def _on_preparing(self, job: _Job, token: int) -> None:
         if token == job.token and job is self._main and not self.recording.stale:
-            self._set_status("preparing the contact solver… (a machine's first run compiles it: 10-60 s)", "", "busy")
+            self._set_status("preparing the contact solver…", "Loading its compiled kernels (1-3 s).", "busy")
+
+    def _on_compiling(self, job: _Job, token: int, note) -> None:
+        """The kernels are compiled (a machine's first run): what, how long so far, and whether Stop can end it."""
+        if token != job.token or job is not self._main or self.recording.stale:
+            return
+        if note.stage == "compiling":
+            text = (f"compiling the contact solver's kernels: a machine's first run only, about {note.estimate:.0f} s "
+                    f"({note.elapsed:.0f} s so far)")
+            tip = ("numba compiles them once and caches them; every later run loads them in a second or two. "
+                   "Stop (Shift+F5) ends the compile at once; the next run goes on from what it had compiled.")
+        else:
+            text = (f"compiling the contact solver's kernels in this process, about {note.estimate:.0f} s: Stop "
+                    "takes effect after it")
+            tip = f"They could not be compiled in a separate process that Stop can end: {note.reason}."
+        self._set_status(text, tip, "busy")
 
     def _on_began(self, job: _Job, token: int, info: RunInfo) -> None:
         if token != job.token:

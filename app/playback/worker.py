@@ -110,6 +110,9 @@ class SolveWorker(QObject):
     failed = Signal(int, str, str)  # token, location and message of a LinkwrightError (bad driver, bad document)
     crashed = Signal(int, str, str)  # token, message, traceback: a bug in a solver (logged; frames so far are kept)
     preparing = Signal(int)  # token: the contact solver's compiled kernels are being loaded (first run: compiled)
+    # token, core.contact.compiling.Note: the kernels are being compiled (a machine's first run), sent when it starts
+    # and about once a second while it lasts
+    compiling = Signal(int, object)
     ended = Signal(int, object)  # token, RunEnd
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -149,6 +152,27 @@ class SolveWorker(QObject):
         self._jobs.shutdown(timeout)
 
     # ---- in the job thread: no widget, no document, only the snapshot and signals ---------------------------------
+    def _prepare_kernels(self, token: int, cancel: threading.Event) -> bool:
+        """The contact kernels loaded, once per process (the first contact run's thread; another run's waits for it):
+        from numba's cache, or on a machine's first run compiled in a child process that Stop terminates at once
+        (core.contact.compiling.ensure_kernels; the `compiling` signal tells the window). False when the job was
+        cancelled meanwhile (this run's Stop, or waiting for another run's compile)."""
+        from core.contact.compiling import KernelsCancelled, ensure_kernels
+
+        while not _KERNELS.acquire(timeout=0.005):  # (another job's thread is loading them: Stop still ends this one)
+            if cancel.is_set():
+                return False
+        try:
+            if not _KERNELS_READY:
+                self.preparing.emit(token)
+                ensure_kernels(cancel=cancel.is_set, notify=lambda note: self.compiling.emit(token, note))
+                _KERNELS_READY.append(True)
+        except KernelsCancelled:
+            return False
+        finally:
+            _KERNELS.release()
+        return True
+
     def _run(self, token: int, mech: Mechanism, spec: RunSpec, analyse: bool, cancel: threading.Event) -> None:
         n = 0
         batch: list = []
@@ -177,6 +201,11 @@ class SolveWorker(QObject):
                 from core.contact.bodies import RunCancelled
 
                 stopped = RunCancelled
+                # the kernels first: the set-up's overlap queries call them (with an empty cache, compiled there, in
+                # this thread, where Stop could not end it: 2-3 s of the sphere drop's set-up)
+                if not self._prepare_kernels(token, cancel) or cancel.is_set():
+                    self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
+                    return
             try:
                 run = open_run(mech, spec, cancel=cancel.is_set)  # parses drivers, shapes; checks the drivers
             except LinkwrightError as exc:
@@ -187,21 +216,11 @@ class SolveWorker(QObject):
                 return
             info = {}
             if run.kind == "contact":
-                from core.contact import prepare_kernels
-
                 m = run.model
                 weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
                 info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight,
                         "header": run.header(),  # for exporting the run as `linkwright simulate` writes it
                         "out_of_range": run.out_of_range}  # (the recording's values of pairs it does not hold)
-                with _KERNELS:
-                    if not _KERNELS_READY:
-                        self.preparing.emit(token)
-                        prepare_kernels()  # loaded from numba's cache; compiled on a machine's first run (10-60 s)
-                        _KERNELS_READY.append(True)
-                if cancel.is_set():
-                    self.ended.emit(token, RunEnd(False, "cancelled before the run began", None, None, True, 0))
-                    return
             self.solves_started += 1
             began = time.perf_counter()
             self.began.emit(token, RunInfo(run.kind, list(run.body_names), tuple(run.channels), run.times, info,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 
 import numpy as np
 
@@ -59,22 +58,22 @@ def _progress_bar():
 
 
 def _prepare() -> None:
-    """The compiled kernels, loaded or (a machine's first run) compiled before the run, with a note on a terminal
-    when that takes a while."""
-    from ..contact import prepare_kernels
+    """The compiled kernels, loaded, or (a machine's first run) compiled first in a child process that Ctrl+C and
+    SIGTERM stop at once (core.contact.compiling: the signal's exception is raised in this thread while it waits for
+    the child, which is terminated; the command ends with `interrupted`, 130, as anywhere before the run), with a
+    note on a terminal when they are compiled."""
+    from ..contact.compiling import ensure_kernels
 
-    note = None
-    if sys.stderr.isatty():
-        def note_slow() -> None:
-            sys.stderr.write("preparing the contact solver: the first run on a machine compiles its kernels "
-                             "(numba; 10-60 s, then cached)...\n")
+    told = []
+
+    def note(n) -> None:
+        if n.stage == "compiling" and not told and sys.stderr.isatty():
+            told.append(True)
+            sys.stderr.write(f"compiling the contact solver's kernels: a machine's first run only, about "
+                             f"{n.estimate:.0f} s (numba; then cached)...\n")
             sys.stderr.flush()
-        note = threading.Timer(2.0, note_slow)
-        note.daemon = True
-        note.start()
-    prepare_kernels()
-    if note is not None:
-        note.cancel()
+
+    ensure_kernels(notify=note)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,8 @@ the gathers, pair_batch's end poses, shape rows and pair terms, then the body ro
 
 tests/core/contact/test_stepper.py checks these rows against the one-pair numpy forms (core.contact.pair.eval_pair;
 the explicit method's explicit_terms against core.contact.explicit._eval_explicit) and the Jacobians against finite
-differences.  Compiled on first use and cached next to this file (numba cache=True).
+differences.  Compiled on first use and cached (numba cache=True) where numba's locators put it: NUMBA_CACHE_DIR,
+else __pycache__ beside this file when writable, else numba's per-user cache folder (core.contact.compiling).
 """
 
 from __future__ import annotations
@@ -27,7 +28,31 @@ __all__ = ["batch_rows", "quat_matrices", "broad_bounds", "body_rows", "advance_
            "finish_schur", "all_finite", "eliminate_rhs", "back_substitute", "lm_eliminate", "lm_eliminate_rhs",
            "lm_back_substitute", "fb_reformulate", "natural_parts", "overlap_depth", "geometry_rows", "closest_newton"]
 
-_CACHE = True
+
+def _cache_folder_probe():
+    """(Only its source file matters: numba's cache locators are asked where they would cache this module's code.)"""
+
+
+def _cacheable() -> bool:
+    """Whether numba can cache this module's kernels: one of its locators finds a writable folder (NUMBA_CACHE_DIR,
+    __pycache__ beside this file, the per-user cache folder). With none, `njit(cache=True)` raised RuntimeError
+    ("cannot cache function ...: no locator available") when this module was imported (a read-only install with a
+    read-only home): the kernels are then compiled in every process instead."""
+    try:
+        from numba.core.caching import FunctionCache
+    except ImportError:  # (numba's internals moved: let njit decide, as before)
+        return True
+    try:
+        FunctionCache(_cache_folder_probe)
+    except RuntimeError:
+        return False
+    except Exception:  # noqa: BLE001 - numba's internals changed: let njit decide, as before
+        return True
+    return True
+
+
+CACHED = _cacheable()  # whether the kernels are cached on disk (core.contact.compiling)
+_CACHE = CACHED
 
 
 @njit(cache=_CACHE)

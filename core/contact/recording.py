@@ -435,7 +435,8 @@ def prepare_kernels() -> float:
     touching spheres in a row on a plane (pairs with a static and with a dynamic B; more than two pairs, and more
     unknowns than the dense limit: block elimination) and a box beside them, the box's one-pair closest-point query,
     one small Levenberg-Marquardt solve and one small solve with a sparse Schur complement.  Returns the seconds it
-    took."""
+    took.  A compile here cannot be interrupted: the app and `linkwright simulate` call
+    core.contact.ensure_kernels, which compiles in a child process a stop can end."""
     from .. import io
     from . import closest, stepper
 

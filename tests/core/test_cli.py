@@ -607,6 +607,73 @@ def test_simulate_exits_promptly_after_saying_it_was_interrupted(tmp_path):
     assert ended - said < 0.5, f"exited {ended - said:.2f} s after the message"
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.serial
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_during_the_first_compile_ends_simulate_at_once(tmp_path):
+    """A machine's first `simulate` (an empty numba cache) compiles the contact kernels in a child process, saying so
+    on a terminal; Ctrl+C then ends the command at once with `interrupted` and 130 (as anywhere before the run,
+    README), and the compiling process with it (it is in a session of its own, so the terminal's Ctrl+C reaches only
+    the command, which terminates it). (Before, the compile ran in the command's thread: the signal's exception was
+    raised inside numba's compiler, after 20 ms to 1 s; the note came after 2 s, and said "preparing".)"""
+    import os
+    import pty
+    import select
+    import signal
+    import time
+
+    out = tmp_path / "run.csv"
+    master, slave = pty.openpty()
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "app", "simulate", str(EXAMPLES / "contact_sphere_drop.json"),
+                             "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    err, sent, children, deadline = b"", None, [], time.monotonic() + 120
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.01)
+            if ready:
+                try:
+                    err += os.read(master, 4096)
+                except OSError:  # EIO: it closed its terminal, it is exiting
+                    break
+            if sent is None and b"compiling the contact solver's kernels" in err:
+                time.sleep(1.0)  # (well into the child's work)
+                children = _children(proc.pid)
+                sent = time.monotonic()
+                proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        ended = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = err.decode().replace("\r\n", "\n")
+    assert sent is not None, text
+    assert proc.returncode == 130 and text.endswith("\ninterrupted\n"), text
+    assert ended - sent < 2.0, f"exited {ended - sent:.2f} s after Ctrl+C"
+    assert len(children) == 1  # the compiling process, ended with the command:
+    assert not Path(f"/proc/{children[0]}").exists()
+    assert not out.exists()
+
+
 def test_simulate_takes_the_output_suffix_in_any_case(tmp_path):
     """`--out RUN.NPZ` is the archive and `RUN.CSV` the table (as `render --out A.GIF` and the app's export take
     upper-case suffixes); another suffix is still refused."""
