@@ -679,6 +679,7 @@ def _stop_signals(cleanup: Callable[[], None], graceful: Callable[[int], bool] |
 def render_command(args) -> int:
     """`linkwright render FILE --out anim.gif|anim.mp4 [--t-end T] [--fps N]`: 0, 2 for bad input, 3 if the run
     stopped before T (the frames up to the stop are written)."""
+    from core.cli.simulate import prepare_kernels_noted
     from core.run import RunSpec, nothing_to_move, open_run, run_kind
 
     from .main import application, missing_display
@@ -712,6 +713,7 @@ def render_command(args) -> int:
         # time shorter than one step: validate.run_steps, as `simulate`; it wrote one frame, status 0 or 3)
         with typed_options({"simulation.duration": "--t-end" if args.t_end is not None else None}):
             validate.run_steps(t_end, mech.simulation_settings().dt)
+            prepare_kernels_noted()  # (open_run's start-up checks use them: compiled first, where Ctrl+C stops it)
             open_run(mech, RunSpec(kind="contact", t_end=max(t_end, mech.simulation_settings().duration)))
     else:
         # an end time of more than 0, as `kinematics --t-end` (0 wrote one frame, status 0)
@@ -809,6 +811,7 @@ def _render(args, mech, out: Path, t_end: float, stop: _RenderStop | None = None
 def screenshot_at(window, t: float) -> tuple[bool, str]:
     """Run the window's document to t through its Motion dock (every view follows) and show time t, or the last frame
     before a stop; (reached, reason)."""
+    from core.cli.simulate import prepare_kernels_noted
     from core.run import RunSpec, nothing_to_move, open_run
 
     t = _check_time(t, "--time")
@@ -821,6 +824,7 @@ def screenshot_at(window, t: float) -> tuple[bool, str]:
         # the run's own start-up checks (a floor that is not ground, with a shape and no mass; bodies started inside
         # one another, a floor given twice, a spin too fast for the step: were status 3, "stopped early")
         validate.step_count(t, mech.simulation_settings().dt, "--time")
+        prepare_kernels_noted()  # (open_run's start-up checks use them: compiled first, where Ctrl+C stops it)
         with typed_options({"simulation.duration": "--time"}):  # (a recording too large for the machine: its end)
             open_run(mech, RunSpec(kind="contact", t_end=t))
     else:

@@ -304,7 +304,8 @@ class Viewport3D(QWidget):
         return self.view.renderer
 
     def set_body_poses(self, poses: dict[str, np.ndarray]) -> None:
-        """Place bodies by world 4x4 transforms of their frames (unknown names are ignored); no mesh is re-uploaded."""
+        """Place bodies by world 4x4 transforms of their frames (unknown names are ignored): the batched item places
+        its parts' vertices and normals at its next paint and uploads those (faces and colours are not re-uploaded)."""
         self._sync()  # a pending document update must not later overwrite these poses
         self._apply_poses(poses)
 

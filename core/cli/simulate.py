@@ -57,7 +57,7 @@ def _progress_bar():
     return show
 
 
-def _prepare() -> None:
+def prepare_kernels_noted() -> None:
     """The compiled kernels, loaded, or (a machine's first run) compiled first in a child process that Ctrl+C and
     SIGTERM stop at once (core.contact.compiling: the signal's exception is raised in this thread while it waits for
     the child, which is terminated; the command ends with `interrupted`, 130, as anywhere before the run), with a
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if n * dt > t_end * (1 + 1e-9) + 1e-12:
         print(f"note: {t_end:g} s is not a whole number of steps of {dt:g} s: the run takes {n} step{'s' if n != 1 else ''}, to "
               f"t = {n * dt:.6g} s", file=sys.stderr)
-    _prepare()
+    prepare_kernels_noted()
     with typed_options(typed):
         # Ctrl+C and SIGTERM during the run cancel it between solver iterations (core.cli.run_interruptibly): the
         # rows computed before it are written as for a run stopped early, and the status is 130 or 143

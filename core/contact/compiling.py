@@ -144,14 +144,18 @@ def _kernels_file() -> str:
 def _compile_in_child(cancel: Callable[[], bool], tick: Callable[[], None]) -> str:
     """Run the child compile; "" when it ended well, else why not. KernelsCancelled when `cancel` says stop (the child
     terminated first)."""
-    cmd, env = _child_command()
-    with tempfile.TemporaryFile() as err:
+    try:
+        cmd, env = _child_command()
+        err = tempfile.TemporaryFile()  # (no writable temporary folder: said as the reason, as a failed start)
+    except (OSError, TypeError, ValueError) as exc:
+        return f"could not prepare the compiling process: {exc}"
+    with err:
         try:
             # its own session: a terminal's Ctrl+C goes to this process, which stops the child itself; stdin a pipe
             # this process never writes to, which the child watches (closed: this process is gone, the child ends)
             proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err,
                                     start_new_session=True)
-        except OSError as exc:
+        except (OSError, TypeError, ValueError) as exc:  # (TypeError: no sys.executable in an embedded interpreter)
             return f"could not start {cmd[0]}: {exc}"
         try:
             while proc.poll() is None:

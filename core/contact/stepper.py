@@ -750,20 +750,20 @@ class _StepProblem:
             new_ips = [pr.ip for pr in self._new] if len(cand) <= _PREDICT_MAX_PAIRS else []
             if new_ips:
                 self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
-            resting = _resting_faces(model, state, self.R0, self._start_geo) if new_ips else {}
-            patches, landing = (_patches(model, state, self.R0, h, cand, self.warm_start, self._start_geo)
-                                if len(cand) <= _LANDING_MAX_PAIRS else ({}, set()))
-            if resting or landing:
-                # a new pair is a face resting on a half-space, or corners land on a face: the explicit step's one
-                # linearised point per pair cannot carry the moment of a patch of contact.  A face that slides on
-                # it (by more than the overlap bound in the step) is predicted by the step's relaxed problem with
+            patches, landing = (_patches(model, state, self.R0, h, cand, self.warm_start, self._start_geo,
+                                         self.c_body) if len(cand) <= _LANDING_MAX_PAIRS else ({}, set()))
+            # (a new pair whose patch is a face, three corners or more, touching: a face resting on the other body)
+            new = {pr.ip for pr in self._new}
+            trigger = landing | {ip for ip, x in patches.items() if ip in new and len(x.points) >= 3}
+            if trigger:
+                # corners land on a face, or a new pair is a face resting on the other body: the explicit step's
+                # one linearised point per pair cannot carry the moment of a patch of contact.  A face that slides
+                # on it (by more than the overlap bound in the step) is predicted by the step's relaxed problem with
                 # the patches' points as contact points (_patch_predictor; every pair's patch: a pair resting on one
                 # point would rock there); one at rest starts from the start of the step (with the relaxed predictor
                 # a resting wedge took 42 Newton iterations instead of 7)
-                trigger = {**{ip: patches[ip] for ip in landing}, **resting}
-                if any(_face_slide(model, state, ip, x) * h > _DEPTH_LIMIT for ip, x in trigger.items()):
-                    self.pred = _patch_predictor(model, state, h, frozenset(cand), {**patches, **resting}, ws,
-                                                 cancel)
+                if any(_face_slide(model, state, ip, patches[ip]) * h > _DEPTH_LIMIT for ip in trigger):
+                    self.pred = _patch_predictor(model, state, h, frozenset(cand), patches, ws, cancel)
             elif new_ips:
                 # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of
                 # the velocities and impulses, and the closest points at its end configuration start the implicit
@@ -1267,35 +1267,6 @@ def _far_travelled(model: ContactModel, state: State, end: State, ab: np.ndarray
     return ~(travel - gap <= thin)  # (a non-finite travel is tested)
 
 
-def _resting_faces(model: ContactModel, state: State, R0: np.ndarray, start_geo: dict) -> dict:
-    """The new pairs (start_geo: their closest-point unknowns at the start of the step, by pair) that are a face of a
-    box or polytope, or a cylinder's cap, resting on a half-space: touching (separation at most _DEPTH_LIMIT), three
-    or more of its vertices (a cap: points of its rim) tied for the deepest (Shape.face, to a tolerance of its size);
-    {pair: Patch of those points}.  The explicit
-    step with its one linearised point per pair is then no predictor: it cannot carry the moment a face's patch of
-    contact carries, and the face rocks on that point.  A 30-degree wedge prism resting on a floor (one pair, h =
-    0.001 s; the point a corner of its base, or its centre, neither under the centre of mass): the predictor tipped it
-    at 0.02 rad/s, its end 1.85e-5 m inside the floor, and every implicit attempt started there stalled (at 1.4e-6, at
-    every depth of halving; the run stopped at t = 0); a block on the free wedge (two pairs) was made in halves of
-    h/128, one of which carried the block through the wedge (32 km/s, _passed_through); a 1 mm bead at rest 0.22 m off
-    the centre of a 1 m cube on a floor slid off at 1.6 m/s (the tipped cube's spin, through the friction rows).
-    Started from the start of the step instead (no predictor): 7, 10 and 6 Newton iterations, every body at rest or at
-    its closed form; but a cube sliding on its face beyond Painlevé's bound (mu > 5/3, docs/notes) never reached the
-    impulse that trips it over its front edge from there.  Hence _patch_predictor.  Edges and corners keep the
-    explicit predictor: its one point is their contact (a tall box rocking on its edge, 0.0002 s steps: 9,715
-    iterations over 4,000 steps with it, 11,060 and a step of 976 iterations in five halvings without)."""
-    out = {}
-    for ip, geo in start_geo.items():
-        a, b, _mu = model.pairs[ip]
-        if model.halfspace[b] is None or geo[PairLayout(model.shapes[a].m, model.shapes[b].m, 0).s] > _DEPTH_LIMIT:
-            continue
-        nw, _c = _world_halfspace(model, b, state)
-        face = model.shapes[a].face(R0[a].T @ (-nw))  # (None: a shape with curved faces)
-        if face is not None and len(face) >= 3:
-            out[ip] = Patch(0, state.p[a] + (face - model.com_body[a]) @ R0[a].T, nw)
-    return out
-
-
 class Patch(NamedTuple):
     """The contact points that stand for a pair's patch of contact in a predictor (_patch_predictor): world points
     (k, 3) of body A (side 0) or B (side 1), each against the other body's face through the pair's closest point."""
@@ -1305,29 +1276,42 @@ class Patch(NamedTuple):
     normal: np.ndarray  # the pair's normal at the start, from B towards A (world)
 
 
-def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, warm: dict, start_geo: dict
-             ) -> tuple[dict, set]:
-    """The pairs of cand (new or carried from the last step) where the step's free motion brings two or more corners
-    of one body (Shape.corners: a box, polytope or cylinder) onto the half-space or the face of the other (a box,
-    polytope or cylinder; the corners above that face): the linearised end gap gap + h u . n of each of those
-    corners at most _DEPTH_LIMIT (touching), u its velocity at the start relative to the other body's, with
-    gravity's h g on a body moved by forces. ({pair: Patch}, the pairs of those where a corner is apart at the
-    start, by more than _DEPTH_LIMIT: a face or an edge landing.) A face landing while it slides beyond Painlevé's
-    bound meets the floor with the impulse that sticks its leading edge, and a box tripped so lands back on its face
-    while it turns about the edge it sticks on: no start from the free motion or the explicit step's one point
-    reaches those impulses (a 0.1 m cube at mu 2-3, 2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton iterations in
-    halves, or the run stopped at its first step; on a loose slab 1,843; docs/notes/contact-solver.md). The pairs
-    that touch (a face or an edge resting) are patches too, so that the predictor does not rock them on one point
-    (the slab under that box). The closest points and normal of a pair of two bodies: its warm start's (warm: the
-    state's, as the step's start), else start_geo's or a query's."""
+def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, warm: dict, start_geo: dict,
+             c_body: np.ndarray) -> tuple[dict, set]:
+    """The contact patches of a step's pairs, for its predictor (_patch_predictor): ({pair: Patch}, the pairs of
+    those that land).  A pair has a patch where the step's free motion (c_body: the free end-of-step velocities of
+    the dynamic bodies, _StepProblem) brings two or more corners of one body (Shape.corners: a box, polytope or
+    cylinder) onto the half-space or the face of the other (a box, polytope or cylinder; the corners above that
+    face): each corner's linearised end gap, gap + h u . n (u its free velocity relative to the other body's), at
+    most _DEPTH_LIMIT, touching included.  It lands where one of those corners is apart at the start (by more than
+    _DEPTH_LIMIT).  The closest points and normal of a pair of two bodies: its warm start's (warm: the state's, as
+    the step's start), else start_geo's or a query's.
+
+    Why patches: the explicit step with its one linearised point per pair is no predictor of a patch of contact: it
+    cannot carry the moment the patch carries, and the face rocks on that point.  A 30-degree wedge prism resting on
+    a floor (one pair, h = 0.001 s; the point a corner of its base, or its centre, neither under the centre of mass):
+    the explicit predictor tipped it at 0.02 rad/s, its end 1.85e-5 m inside the floor, and every implicit attempt
+    started there stalled (at 1.4e-6, at every depth of halving; the run stopped at t = 0); a block on the free wedge
+    (two pairs) was made in halves of h/128, one of which carried the block through the wedge (32 km/s,
+    _passed_through); a 1 mm bead at rest 0.22 m off the centre of a 1 m cube on a floor slid off at 1.6 m/s (the
+    tipped cube's spin, through the friction rows).  Started from the start of the step instead (no predictor): 7,
+    10 and 6 Newton iterations, every body at rest or at its closed form; but a cube sliding on its face beyond
+    Painlevé's bound (mu > 5/3, docs/notes) never reached the impulse that trips it over its front edge from there,
+    nor does a face that lands while it slides beyond the bound, or a box tripped so that lands back on its face while
+    it turns about the edge it sticks on (a 0.1 m cube at mu 2-3, 2-4 m/s, 0.5-20 mm up: steps of 1,400-1,700 Newton
+    iterations in halves, or the run stopped at its first step; on a loose slab 1,843).  Hence the relaxed problem
+    over the patches.  The pairs that touch are patches in it too, so that it does not rock them on one point (the
+    slab under that box).  Edges and corners of a new pair keep the explicit predictor: its one point is their
+    contact (a tall box rocking on its edge, 0.0002 s steps: 9,715 iterations over 4,000 steps with it, 11,060 and a
+    step of 976 iterations in five halvings without)."""
     out, landing = {}, set()
     for ip in cand:
         a, b, _mu = model.pairs[ip]
         if model.halfspace[b] is not None:
             n = R0[b] @ model.broad.plane_n[b]  # (_world_halfspace, from the start's rotations)
             sides = ((0, a, b, n, float(model.broad.plane_c[b] + n @ state.p[b]), False),)
-        elif model.shapes[a].corners(_Z) is None and model.shapes[b].corners(_Z) is None:
-            continue  # (neither has corners: curved shapes)
+        elif model.shapes[a].corners(_Z) is None or model.shapes[b].corners(_Z) is None:
+            continue  # (a curved shape: no face for the other's corners, no corners of its own)
         else:
             w = warm.get(ip)
             if w is not None and w.get("z") is not None and w.get("n") is not None:
@@ -1341,7 +1325,7 @@ def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, 
             n = n / size  # (from B towards A)
             sides = ((0, a, b, n, float(n @ geo[3:6]), True), (1, b, a, -n, float(-n @ geo[0:3]), True))
         for side, x, y, nx, c, within in sides:
-            got = _corners_onto(model, state, R0, h, x, y, nx, c, within)
+            got = _corners_onto(model, state, R0, h, x, y, nx, c, within, c_body)
             if got is not None:
                 out[ip] = Patch(side, got[0], n)
                 if got[1]:
@@ -1351,22 +1335,23 @@ def _patches(model: ContactModel, state: State, R0: np.ndarray, h: float, cand, 
 
 
 def _corners_onto(model: ContactModel, state: State, R0: np.ndarray, h: float, x: int, y: int, n: np.ndarray,
-                  c: float, within: bool) -> tuple[np.ndarray, bool] | None:
-    """The corners of body x (world, (k, 3)) that the step's free motion brings onto the plane n . p = c of body y
-    (n its outward normal, towards x) when two or more do, and whether one of them is apart at the start; within:
-    only corners above y's face (their foot on the plane inside y's shape); None otherwise."""
+                  c: float, within: bool, c_body: np.ndarray) -> tuple[np.ndarray, bool] | None:
+    """The corners of body x (world, (k, 3)) that the step's free motion (c_body, as _patches) brings onto the plane
+    n . p = c of body y (n its outward normal, towards x) when two or more do, and whether one of them is apart at
+    the start; within: only corners above y's face (their foot on the plane inside y's shape); None otherwise."""
     corners = model.shapes[x].corners(R0[x].T @ (-n))
     if corners is None:
         return None
     corners = corners - model.com_body[x]  # (from the centre of mass: a body point y is at p + R (y - com))
-    # corner r (world R r): gap n.(p + R r) - c; normal speed n.(v + h g) + (R r).(n x w), relative to y's motion
-    vx = state.v[x] + h * model.gravity if model.dynamic[x] else state.v[x]
-    wx = state.w[x]
-    vy = state.v[y] + h * model.gravity if model.dynamic[y] else state.v[y]
-    vx = vx - vy - _cross(state.w[y], state.p[x] - state.p[y])
-    wx = wx - state.w[y]
+    # corner r (world R r): gap n.(p + R r) - c; normal speed n.v + (R r).(n x w), relative to y's motion, with the
+    # free end-of-step velocities (p+ = p + h v): a driven body's driven ones, a static body's none
+    kx, ky = model.dynamic_slot[x], model.dynamic_slot[y]
+    vx, wx = (c_body[kx, :3], c_body[kx, 3:]) if kx >= 0 else (state.v[x], state.w[x])
+    vy, wy = (c_body[ky, :3], c_body[ky, 3:]) if ky >= 0 else (state.v[y], state.w[y])
+    vx = vx - vy - _cross(wy, state.p[x] - state.p[y])
+    wx = wx - wy
     gap = float(n @ state.p[x]) - c + corners @ (R0[x].T @ n)
-    # (touching: within the overlap bound, as two bodies resting on each other do with gravity's h g cancelled)
+    # (touching: within the overlap bound, as two bodies resting on each other do)
     reach = gap + h * (float(n @ vx) + corners @ (R0[x].T @ _cross(n, wx))) <= _DEPTH_LIMIT
     if np.count_nonzero(reach) < 2:
         return None
@@ -1399,9 +1384,9 @@ def _face_slide(model: ContactModel, state: State, ip: int, patch: Patch) -> flo
 
 def _patch_predictor(model: ContactModel, state: State, h: float, cand: frozenset, patches: dict, ws, cancel
                      ) -> "StepResult | None":
-    """The predictor of a step whose new pairs include faces resting on a half-space (patches: _resting_faces): the
-    solution of the explicit step's relaxed problem (core.contact.relaxed) with each such pair's cone at every vertex
-    of its face, taken as an explicit step (its velocities, end poses and summed impulses); None when it is not
+    """The predictor of a step whose pairs include a face resting on, or corners landing on, a face (patches:
+    _patches): the solution of the explicit step's relaxed problem (core.contact.relaxed) with each patch's cone at
+    every one of its points, taken as an explicit step (its velocities, end poses and summed impulses); None when it is not
     solved.  A convex problem with a unique solution: a face at rest stays at rest on its vertices (no rocking), and a
     face sliding with friction beyond Painlevé's bound gets the impulse that sticks its leading edge and trips it over
     (a 0.1 m cube at mu 2 and 3 sliding at 1-4 m/s; the implicit step from there converges in 3-4 iterations, where

@@ -241,6 +241,7 @@ class Cylinder(Shape):
         self.com = np.zeros(3)
         self.bounding_radius = math.hypot(r, h)
         self.inner_radius = min(r, h)
+        self._rims = np.vstack([np.column_stack((r * _RIM_COS, r * _RIM_SIN, np.full(_RIM, z))) for z in (h, -h)])
 
     def mesh(self, resolution: int = 24) -> tuple[np.ndarray, np.ndarray]:
         """Side band and two fan caps."""
@@ -251,12 +252,8 @@ class Cylinder(Shape):
         cylinder's line of contact is two of them, one on each rim; a cap facing d: the points of Cylinder.face)."""
         rxy = math.hypot(d[0], d[1])
         c, s = (d[0] / rxy, d[1] / rxy) if rxy > 0.0 else (1.0, 0.0)  # (the first point's angle)
-        rims = self.__dict__.get("_rims")  # (the rims' points from angle 0, built once: this is called every step)
-        if rims is None:
-            rims = self.__dict__["_rims"] = np.vstack([np.column_stack((self.radius * _RIM_COS, self.radius * _RIM_SIN,
-                                                                        np.full(_RIM, z)))
-                                                       for z in (self.length / 2, -self.length / 2)])
-        return rims @ np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # (turned by the angle about z)
+        # (the rims' points from angle 0, _rims, turned by the angle about z)
+        return self._rims @ np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
 
     def face(self, d: np.ndarray) -> np.ndarray | None:
         """The cap that the unit direction d points out of, as _RIM points of its rim (their mean is its centre), when

@@ -371,3 +371,28 @@ def test_the_pairs_offered_are_the_pairs_a_run_solves_on_every_example(name):
     model = build_model(mech)
     expected = [(model.names[min(a, b)], model.names[max(a, b)]) for a, b, _mu in model.pairs]
     assert touching_pairs(mech) == expected  # (contact_fourbar_swing has none: its links are joined)
+
+
+def test_a_box_landing_on_a_driven_platform_is_predicted_by_its_relative_free_motion(monkeypatch):
+    # review s57: the patch predictor's test for corners landing (stepper._patches) takes each body's free motion over
+    # the step: gravity's h g for the box, none for the platform the driver lifts at u (its driven velocity).  The box
+    # (sliding at 1 m/s, at rest vertically) 2.5 mm above the platform closes the gap by h (u + g h) = 2.98 mm in a
+    # step of 0.01 s: it lands, and the step starts from the predictor; with gravity given to the platform as well
+    # (their relative fall cancelled) it would close only h u = 2 mm, and would not
+    import core.contact.stepper as stepper
+
+    u, h, d = 0.2, 0.01, 2.5e-3
+    assert h * u < d <= h * (u + G * h)
+    mech = _doc([{"name": "ground", "ground": True}, _box("platform", (0.6, 0.6, 0.1), (0, 0, 0.5)),
+                 _box("box", (0.2, 0.2, 0.2), (0, 0, 0.65 + d), mass=1.0, velocity={"linear": [1.0, 0, 0]})],
+                [{"name": "lift", "type": "prismatic", "bodies": ["ground", "platform"], "at": [0, 0, 0.5],
+                  "axis": [0, 0, 1]}],
+                [{"joint": "lift", "value": f"{u} * t"}])
+    model = build_model(mech)
+    called = []
+    real = stepper._patch_predictor
+    monkeypatch.setattr(stepper, "_patch_predictor", lambda *a, **k: called.append(1) or real(*a, **k))
+    res = stepper.step(model, initial_state(model), h)
+    assert res.converged and called
+    (c,) = [c for c in res.contacts if c.pn > 0]
+    assert c.gap >= -1e-9

@@ -146,7 +146,7 @@ def test_a_step_that_carries_a_body_through_another_is_refused(monkeypatch):
     st = initial_state(model)
     with monkeypatch.context() as mp:
         # the old start: the predictor whatever the new pairs' start, the support map's corner as the base's point
-        mp.setattr(stepper, "_resting_faces", lambda *_a: {})
+        mp.setattr(stepper, "_patches", lambda *_a: ({}, set()))
         mp.setattr(closest, "_deepest_face_point", lambda shape, d: np.asarray(shape.support(d), float))
         r = stepper._step_once(model, st, 0.001 / 128, "implicit", 1e-10, 60, ws=Workspace(), form="ac", restarts=1)
     assert not r.converged and r.reason.startswith(stepper._PASSED), r.reason
