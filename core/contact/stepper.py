@@ -746,6 +746,7 @@ class _StepProblem:
         self._new = ([pr for pr in self.pairs if not _has_warm_z(self.warm_start.get(pr.ip), pr.lay)]
                      if method == "implicit" else [])
         self._start_geo = {}  # the new pairs' closest points at the start of the step, when queried here
+        self._patched = False  # (the step starts from the patch predictor: every pair from its end, as a new pair)
         if method == "implicit" and predictor is None and len(cand) <= max(_PREDICT_MAX_PAIRS, _LANDING_MAX_PAIRS):
             new_ips = [pr.ip for pr in self._new] if len(cand) <= _PREDICT_MAX_PAIRS else []
             if new_ips:
@@ -764,6 +765,7 @@ class _StepProblem:
                 # a resting wedge took 42 Newton iterations instead of 7)
                 if any(_face_slide(model, state, ip, patches[ip]) * h > _DEPTH_LIMIT for ip in trigger):
                     self.pred = _patch_predictor(model, state, h, frozenset(cand), patches, ws, cancel)
+                    self._patched = self.pred is not None
             elif new_ips:
                 # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of
                 # the velocities and impulses, and the closest points at its end configuration start the implicit
@@ -827,12 +829,15 @@ class _StepProblem:
         # pair, but for those whose warm start is the last step's end-of-step query at these very poses (its answer:
         # the same function of the same poses and start; 8 turned cubes in two layers: a ninth of their step)
         if self.method == "implicit":
-            ask = self._new
+            ask = self.pairs if self._patched else self._new
             known = {}
             if ask:
                 ips = [pr.ip for pr in ask]
                 if all(ip in self._start_geo for ip in ips):
                     geos = [self._start_geo[ip] for ip in ips]  # (queried already: the predictor's test)
+                elif self._patched:  # (from the warm start's points where there is one)
+                    geos = [g for g, _r in closest_points_many(model, state, ips, [
+                        self._start_geo.get(pr.ip, self._explicit_warm_geo(pr)) for pr in ask])]
                 else:
                     geos = [g for g, _r in closest_points_many(model, state, ips)]
                 if pred is not None:
@@ -864,7 +869,7 @@ class _StepProblem:
                     pw = pred.state.warm.get(ip) if pred is not None else None  # (it solved this step's pairs)
                     if pw is not None and pw.get("zx") is not None:
                         pr.zf0 = _impulse_form(pw["zx"], lay.nf, bool(pw.get("ac")), ac)
-                if (warm is not None and warm.get("n") is not None and pr.zf0 is not None
+                if (warm is not None and warm.get("n") is not None and pr.zf0 is not None and not self._patched
                         and abs(float(warm["e_aux"] @ warm["n"])) <= _AUX_KEEP):
                     pr.e_aux = warm["e_aux"]  # the same tangent frame as last step (its friction unknowns stay valid)
                 else:
