@@ -117,3 +117,31 @@ def test_a_step_made_in_sub_steps_shares_one_iteration_budget_among_them(monkeyp
     assert not res.converged and res.iterations <= 250
     assert "budget is spent" in res.reason and "sub-steps before this one" in res.reason
     assert len(made) == 7  # (the eighth makes no attempt)
+
+
+def test_the_explicit_method_s_share_of_a_step_is_shared_by_its_sub_steps_too(monkeypatch):
+    """The explicit method's step for a failed implicit one has _FALLBACK_ITER iterations for the whole step, shared by
+    its sub-steps: here every implicit attempt fails and every explicit step converges in 50 iterations (its
+    implicit attempt from the end then fails in 10, charged to the same share, and the explicit step is taken), so the
+    explicit method takes sub-steps until the share is spent, and the step then fails.  With a share of 300: five
+    sub-steps of the eight (each sub-step had its own share before: all 8 were taken and the step converged)."""
+    import core.contact.stepper as stp
+
+    from core.contact.stepper import StepResult
+
+    model = build_model(mechanism([floor(), body("box", CUBE, position=(0, 0, 0.1), linear=(1.0, 0, 0))]))
+    h = 8 * longest_step(model)
+    st = initial_state(model)
+    explicit = []
+
+    def fake(model_, state, hh, method_, tol, max_iter, extra=frozenset(), form="ac", restarts=1, **kw):
+        if method_ == "explicit":
+            explicit.append(min(50, max_iter))
+            return StepResult(state, max_iter >= 50, min(50, max_iter), 1e-11, "converged", pairs=1)
+        return StepResult(state, False, min(10, max_iter), 1e-3, "MCP solver: stalled", pairs=1)
+
+    monkeypatch.setattr(stp, "_step_once", fake)
+    monkeypatch.setattr(stp, "_FALLBACK_ITER", 300)
+    res = step(model, st, h, max_iterations=30)
+    assert not res.converged
+    assert explicit == [50] * 5  # (300 = 5 x (50 + 10); the sixth sub-step finds nothing left)
