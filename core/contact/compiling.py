@@ -12,7 +12,8 @@ it, and the command line's Ctrl+C could land inside it.  So `ensure_kernels`:
    environment, hence the same cache directory), which compiles the missing kernels and writes them to numba's cache,
    while the calling thread waits for it and looks at `cancel` every few milliseconds: on stop the child is
    terminated at once (what it had compiled stays cached; the next run compiles the rest) and KernelsCancelled is
-   raised;
+   raised.  The compile holds an exclusive lock on the cache folder (_cache_lock): another process compiling into
+   the same cache is waited for (stoppable too), and what it compiled is then loaded;
 3. loads the kernels again in the calling thread, now from the cache.  Only when that still finds a kernel to
    compile (the child could not write a usable cache), when the child failed, or when numba cannot cache at all, are
    the kernels compiled in the calling thread, as before, and `notify` says so (Note.stage "in-process").
@@ -25,6 +26,7 @@ not cached (kernels.CACHED is False) and every process compiles them (`kernel_ca
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -216,7 +218,10 @@ def ensure_kernels(cancel: Callable[[], bool] | None = None, notify: Callable[[N
             last[0] = now
             notify(Note("compiling", now - t0, COMPILE_ESTIMATE_SECONDS))
 
-    failed = _compile_in_child(cancel, tick)
+    with _cache_lock(cancel, tick) as waited:
+        if waited and _load_only() is None:  # (another process compiled them meanwhile)
+            return "compiled"
+        failed = _compile_in_child(cancel, tick)
     if failed:
         return in_process(failed)
     if cancel():
@@ -226,6 +231,63 @@ def ensure_kernels(cancel: Callable[[], bool] | None = None, notify: Callable[[N
         return in_process(f"the kernels the compiling process wrote could not be loaded from numba's cache "
                           f"({kernel_cache_dir()}; first missing: {missing})")
     return "compiled"
+
+
+LOCK_NAME = "linkwright-kernels.lock"
+
+
+@contextlib.contextmanager
+def _cache_lock(cancel: Callable[[], bool], tick: Callable[[], None]):
+    """An exclusive advisory lock on numba's cache folder for the compile (yields whether it had to wait for another
+    process).  numba writes a kernel's cache index by reading, changing and writing it back, unlocked, and numbers the
+    compiled files by their place in it: two processes compiling into one cache at once (two windows' first runs, an
+    app's and a `linkwright simulate`'s) can lose each other's entries or give one signature's number to another's
+    file.  The lock file is in the cache folder (else the temporary folder); where it cannot be made or locked
+    (no fcntl or msvcrt), the compile goes on without it.  Waiting looks at `cancel` every POLL_SECONDS."""
+    folder = kernel_cache_dir()
+    try:
+        fd = os.open(os.path.join(folder if folder and os.path.isdir(folder) else tempfile.gettempdir(), LOCK_NAME),
+                     os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield False
+        return
+    try:
+        lock, unlock = _lock_calls(fd)
+        waited = False
+        while lock is not None:
+            try:
+                lock()
+                break
+            except OSError:  # (held by another process)
+                waited = True
+                if cancel():
+                    raise KernelsCancelled("cancelled while another process compiled the contact kernels")
+                tick()
+                time.sleep(POLL_SECONDS)
+        try:
+            yield waited
+        finally:
+            if lock is not None:
+                unlock()
+    finally:
+        os.close(fd)
+
+
+def _lock_calls(fd: int):
+    """Non-blocking exclusive lock and unlock of file descriptor fd (fcntl on POSIX, msvcrt on Windows); (None, None)
+    where neither is available."""
+    try:
+        import fcntl
+
+        return (lambda: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)), (lambda: fcntl.flock(fd, fcntl.LOCK_UN))
+    except ImportError:
+        pass
+    try:
+        import msvcrt
+
+        return (lambda: msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)), (lambda: msvcrt.locking(fd, msvcrt.LK_UNLCK, 1))
+    except ImportError:
+        return None, None
 
 
 def _exit_with_parent() -> None:

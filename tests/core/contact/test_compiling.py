@@ -164,3 +164,33 @@ def test_the_compiling_process_refuses_another_core_package(tmp_path):
             proc.wait()
     assert status == 4 and "not" in proc.stderr.read()
     assert cmd[-1] == os.path.abspath(kernels.__file__)
+
+
+def test_a_compile_waits_for_another_process_compiling_into_the_same_cache(loaded, monkeypatch, tmp_path):
+    # review s57: two processes compiling into one numba cache at once can corrupt its index; the compile takes an
+    # exclusive lock on the cache folder.  Another process holds it: the compile waits (a stop ends the wait at
+    # once); once it is released and the kernels load from the cache, no compiling process of this one's is started
+    monkeypatch.setattr(compiling, "kernel_cache_dir", lambda: str(tmp_path))
+    started = []
+    misses = ["batch_rows", "batch_rows"]
+    _stand_in_child(monkeypatch, "import sys; sys.exit(0)", misses)
+    real_child = compiling._compile_in_child
+    monkeypatch.setattr(compiling, "_compile_in_child", lambda *a: started.append(1) or real_child(*a))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+         str(tmp_path / compiling.LOCK_NAME)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        stop = threading.Event()
+        threading.Timer(0.2, stop.set).start()
+        t0 = time.perf_counter()
+        with pytest.raises(KernelsCancelled):
+            ensure_kernels(cancel=stop.is_set)
+        assert time.perf_counter() - t0 < 2.0 and not started  # (it waited, and a stop ended the wait)
+        misses[:] = ["batch_rows"]  # (missing once more; then the other process's compile has written them)
+        threading.Timer(0.3, holder.stdin.close).start()  # (the other process ends, its lock with it)
+        assert ensure_kernels() == "compiled" and not started
+    finally:
+        holder.kill()
+        holder.wait()
