@@ -61,3 +61,23 @@ def signal_when(args: list[str], sig, ready, seconds: float = 120, stdout=subpro
         os.close(master)
     assert sent, err
     return proc.returncode, err
+
+
+def run_on_terminal(args: list[str], on_output, seconds: float = 120, env: dict | None = None
+                    ) -> tuple[int, str, float]:
+    """Run `python -m app ARGS` with its stderr on a terminal, calling on_output(process, stderr so far) before each
+    read (it may signal the process); (exit status, stderr text with "\n" line ends, time.monotonic() when it ended)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=slave)
+    os.close(slave)
+    try:
+        err = follow_terminal(master, proc, seconds, lambda text: on_output(proc, text))
+        proc.wait(timeout=60)
+        ended = time.monotonic()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return proc.returncode, err.decode().replace("\r\n", "\n"), ended

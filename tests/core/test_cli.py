@@ -6,13 +6,14 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from core import __version__, io, structure
 from tests.conftest import EXAMPLES, ROOT
-from tests.terminal import signal_when
+from tests.terminal import run_on_terminal, signal_when
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -565,41 +566,23 @@ def test_simulate_exits_promptly_after_saying_it_was_interrupted(tmp_path):
     `interrupted at t = ...`. It took another 1.0-2.1 s (user test s52, F10): the interpreter's shutdown garbage-
     collected the contact run's 160,000 objects (numba's types and dispatchers) several times over. The rows are
     still all there."""
-    import os
-    import pty
     import re
-    import select
     import signal
-    import time
 
     out = tmp_path / "run.csv"
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "app", "simulate", str(EXAMPLES / "contact_pile.json"), "--t-end",
-                             "60", "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
-    err, sent, said, deadline = b"", False, None, time.monotonic() + 120
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.01)
-            if ready:
-                try:
-                    err += os.read(master, 4096)
-                except OSError:  # EIO: it closed its terminal, it is exiting
-                    break
-            if b"simulating [" in err and not sent:
-                proc.send_signal(signal.SIGINT)
-                sent = True
-            if said is None and re.search(rb"rows? written\)", err):
-                said = time.monotonic()
-        proc.wait(timeout=60)
-        ended = time.monotonic()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    text = err.decode().replace("\r\n", "\n")
-    assert proc.returncode == 130 and said is not None, text
+    state = {"sent": False, "said": None}
+
+    def watch(proc, err):
+        if b"simulating [" in err and not state["sent"]:
+            proc.send_signal(signal.SIGINT)
+            state["sent"] = True
+        if state["said"] is None and re.search(rb"rows? written\)", err):
+            state["said"] = time.monotonic()
+
+    code, text, ended = run_on_terminal(["simulate", str(EXAMPLES / "contact_pile.json"), "--t-end", "60", "--out",
+                                         str(out)], watch)
+    said = state["said"]
+    assert code == 130 and said is not None, text
     m = re.search(r"\ninterrupted at t = (\S+) s \((\d+) rows written\)\n$", text)
     assert m, text
     rows = out.read_text().splitlines()
@@ -633,41 +616,24 @@ def test_ctrl_c_during_the_first_compile_ends_simulate_at_once(tmp_path):
     the command, which terminates it). (Before, the compile ran in the command's thread: the signal's exception was
     raised inside numba's compiler, after 20 ms to 1 s; the note came after 2 s, and said "preparing".)"""
     import os
-    import pty
-    import select
     import signal
-    import time
 
     out = tmp_path / "run.csv"
-    master, slave = pty.openpty()
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "app", "simulate", str(EXAMPLES / "contact_sphere_drop.json"),
-                             "--out", str(out)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
-    err, sent, children, deadline = b"", None, [], time.monotonic() + 120
-    try:
-        while proc.poll() is None and time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.01)
-            if ready:
-                try:
-                    err += os.read(master, 4096)
-                except OSError:  # EIO: it closed its terminal, it is exiting
-                    break
-            if sent is None and b"compiling the contact solver's kernels" in err:
-                time.sleep(1.0)  # (well into the child's work)
-                children = _children(proc.pid)
-                sent = time.monotonic()
-                proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        ended = time.monotonic()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    text = err.decode().replace("\r\n", "\n")
+    state = {"sent": None, "children": []}
+
+    def watch(proc, err):
+        if state["sent"] is None and b"compiling the contact solver's kernels" in err:
+            time.sleep(1.0)  # (well into the child's work)
+            state["children"] = _children(proc.pid)
+            state["sent"] = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+
+    code, text, ended = run_on_terminal(["simulate", str(EXAMPLES / "contact_sphere_drop.json"), "--out", str(out)],
+                                        watch, env=env)
+    sent, children = state["sent"], state["children"]
     assert sent is not None, text
-    assert proc.returncode == 130 and text.endswith("\ninterrupted\n"), text
+    assert code == 130 and text.endswith("\ninterrupted\n"), text
     assert ended - sent < 2.0, f"exited {ended - sent:.2f} s after Ctrl+C"
     assert len(children) == 1  # the compiling process, ended with the command:
     assert not Path(f"/proc/{children[0]}").exists()
