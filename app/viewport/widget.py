@@ -358,21 +358,20 @@ class Viewport3D(QWidget):
     def drawn_colour(self, kind: str, name) -> tuple | None:
         """The RGBA a body ('body', name), joint glyph ('joint', name) or named point ('point', (body, point)) is
         drawn in now (as uploaded: 8 bits a channel), None if it is not drawn."""
-        self._sync()
-        for batch in (self._solid, self._patches):
-            c = batch.colour((kind, name))
-            if c is not None:
-                return c
-        return None
+        return self._drawn(lambda batch: batch.colour((kind, name)))
 
     def drawn_vertices(self, kind: str, name) -> np.ndarray | None:
         """The world vertices of a body, joint glyph or point sphere as sent to GL (its mesh placed by its body's
         pose), None if it is not drawn."""
+        return self._drawn(lambda batch: batch.vertices((kind, name)))
+
+    def _drawn(self, read):
+        """read(batch) of the first batch of the solid parts and the patches that draws the part, else None."""
         self._sync()
         for batch in (self._solid, self._patches):
-            v = batch.vertices((kind, name))
-            if v is not None:
-                return v
+            got = read(batch)
+            if got is not None:
+                return got
         return None
 
     def pick(self, x: float, y: float) -> str | None:

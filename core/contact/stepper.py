@@ -751,13 +751,16 @@ class _StepProblem:
             new_ips = [pr.ip for pr in self._new] if len(cand) <= _PREDICT_MAX_PAIRS else []
             if new_ips:
                 self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
+            # (the patches start the first attempt; in the others they matter only to new pairs, below)
+            first = form == "ac" and not cold
             patches, landing = (_patches(model, state, self.R0, h, cand, self.warm_start, self._start_geo,
-                                         self.c_body) if len(cand) <= _LANDING_MAX_PAIRS else ({}, set()))
+                                         self.c_body)
+                                if len(cand) <= _LANDING_MAX_PAIRS and (first or new_ips) else ({}, set()))
             # (a new pair whose patch is a face, three corners or more, touching: a face resting on the other body)
             new = {pr.ip for pr in self._new}
             trigger = landing | {ip for ip, x in patches.items() if ip in new and len(x.points) >= 3}
             sliding = any(_face_slide(model, state, ip, patches[ip]) * h > _DEPTH_LIMIT for ip in trigger)
-            if sliding and form == "ac" and not cold:
+            if sliding and first:
                 # corners land on a face, or a new pair is a face resting on the other body, and slide: the explicit
                 # step's one linearised point per pair cannot carry the moment of a patch of contact.  The first
                 # attempt starts from the step's relaxed problem with the patches' points as contact points
@@ -767,12 +770,11 @@ class _StepProblem:
                 # 2.4 took 184-760 Newton iterations a step from it in every attempt, 2-7 from the explicit step)
                 self.pred = _patch_predictor(model, state, h, frozenset(cand), patches, ws, cancel)
                 self._patched = self.pred is not None
-            if trigger and not sliding:
-                # a new face resting on the other body, at rest: it starts from the start of the step (with the
-                # explicit predictor a resting wedge rocked, and every attempt from there stalled; with the relaxed
-                # problem it took 42 Newton iterations instead of 7)
-                pass
-            elif new_ips and self.pred is None:
+            # (a new face resting on the other body, at rest, starts from the start of the step: with the explicit
+            # predictor a resting wedge rocked, and every attempt from there stalled; with the relaxed problem it
+            # took 42 Newton iterations instead of 7)
+            at_rest = bool(trigger) and not sliding
+            if new_ips and self.pred is None and not at_rest:
                 # a pair without a warm start (a new contact): the explicit step is a cheap, well-posed predictor of
                 # the velocities and impulses, and the closest points at its end configuration start the implicit
                 # solve.  Only with few pairs: with many it costs as much as the step itself; new pairs then start

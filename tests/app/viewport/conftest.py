@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 os.environ.setdefault("LIBGL_ALWAYS_SOFTWARE", "1")
 
@@ -10,3 +12,21 @@ from PySide6.QtCore import QCoreApplication, Qt  # noqa: E402
 # pyqtgraph caches shader programs per process: the GL widgets of all tests must share one context group.
 if QCoreApplication.instance() is None:
     QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
+
+
+@pytest.fixture
+def shown_view(qtbot):
+    """show(mechanism, size=(640, 480)): a shown 3D view of the mechanism, exposed (its GL context made)."""
+    from app.document import Document
+    from app.selection import Selection
+    from app.viewport import Viewport3D
+
+    def show(mech, size=(640, 480)):
+        vp = Viewport3D(Document(mech), Selection())
+        qtbot.addWidget(vp)
+        vp.resize(*size)
+        vp.show()
+        qtbot.waitExposed(vp)
+        return vp
+
+    return show

@@ -6,9 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.document import Document
-from app.selection import Selection
-from app.viewport import Viewport3D
 from app.viewport.widget import PALETTE
 from core import io
 from core.transforms import rot_z
@@ -34,17 +31,6 @@ def gl_items(vp) -> int:
     return count(vp.view.items)
 
 
-@pytest.fixture
-def make_view(qtbot):
-    def make(mech):
-        vp = Viewport3D(Document(mech), Selection())
-        qtbot.addWidget(vp)
-        vp.resize(640, 480)
-        vp.show()
-        qtbot.waitExposed(vp)
-        return vp
-    return make
-
 
 def _pixels(vp) -> np.ndarray:
     img = vp.view.grabFramebuffer().convertToFormat(vp.view.grabFramebuffer().Format.Format_RGB888)
@@ -52,8 +38,8 @@ def _pixels(vp) -> np.ndarray:
     return arr[:, : 3 * img.width()].reshape(img.height(), img.width(), 3).astype(int)
 
 
-def test_many_bodies_are_drawn_by_as_many_gl_items_as_a_few(make_view):
-    few, many = make_view(spheres(2)), make_view(spheres(600))
+def test_many_bodies_are_drawn_by_as_many_gl_items_as_a_few(shown_view):
+    few, many = shown_view(spheres(2)), shown_view(spheres(600))
     assert many.item_count()["bodies"] == 601
     assert gl_items(many) == gl_items(few) <= 12  # (one item per body and joint made 600 of them)
     assert many.gl_item_count() == gl_items(many)
@@ -63,8 +49,8 @@ def test_many_bodies_are_drawn_by_as_many_gl_items_as_a_few(make_view):
     np.testing.assert_allclose(centre, (0.3 * (599 % 25), 0.3 * (599 // 25), 0.2), atol=1e-5)
 
 
-def test_a_moved_body_is_drawn_at_its_pose_and_selected_in_its_own_colour(make_view):
-    vp = make_view(spheres(100))
+def test_a_moved_body_is_drawn_at_its_pose_and_selected_in_its_own_colour(shown_view):
+    vp = shown_view(spheres(100))
     sel = vp._sel
     vp.set_view("top")
     # s37 rises 0.5 m and goes 0.45 m off the grid's side, turned: its vertices are its mesh under that pose
@@ -94,8 +80,8 @@ def test_a_moved_body_is_drawn_at_its_pose_and_selected_in_its_own_colour(make_v
     assert plain[2] > plain[0] + 20
 
 
-def test_posing_every_body_of_a_big_scene_moves_each_by_its_own_pose(make_view):
-    vp = make_view(spheres(400))
+def test_posing_every_body_of_a_big_scene_moves_each_by_its_own_pose(shown_view):
+    vp = shown_view(spheres(400))
     names = [bg.name for bg in vp.scene().bodies]
     poses = np.array([vp.body_poses()[n] for n in names])
     poses[:, 2, 3] += np.linspace(0.0, 1.0, len(names))  # each body lifted by its own height

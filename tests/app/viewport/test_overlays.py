@@ -133,22 +133,13 @@ def test_the_view_frames_the_whole_motion_of_a_contact_run(make_window, qtbot):
         assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
 
 
-def _pile_view(qtbot, walls=None):
+def _pile_view(shown_view, walls=None):
     """A shown 3D view of the pile in its bin, iso view (walls: the names of the walls kept; None: all four)."""
-    from app.document import Document
-    from app.selection import Selection
-    from app.viewport import Viewport3D
-
     data = io.load(EXAMPLES / "contact_pile.json")
     for name in [b.name for b in data.bodies if b.name.startswith("wall_")]:
         if walls is not None and name not in walls:
             data.remove_body(name)
-    vp = Viewport3D(Document(data), Selection())
-    qtbot.addWidget(vp)
-    vp.resize(640, 480)
-    vp.show()
-    qtbot.waitExposed(vp)
-    return vp
+    return shown_view(data)
 
 
 def _frame(vp) -> np.ndarray:
@@ -159,11 +150,11 @@ def _frame(vp) -> np.ndarray:
     return image_to_array(vp.view.grabFramebuffer()).astype(int)
 
 
-def test_trails_show_through_the_walls_of_a_bin(qtbot):
+def test_trails_show_through_the_walls_of_a_bin(qtbot, shown_view):
     """contact_pile's floor and four walls are translucent patches. They were drawn before the trails and wrote
     depth, so every part of a trail behind a wall (in the iso view: the whole inside of the bin) failed the depth
     test: toggling Trails changed almost no pixel. Each trail must show wherever no body stands in front of it."""
-    vp = _pile_view(qtbot)
+    vp = _pile_view(shown_view)
     walls = {bg.name for bg in vp.scene().bodies if bg.unbounded}
     assert {"floor", "wall_px", "wall_nx", "wall_py", "wall_ny"} <= walls
     z = np.linspace(0.02, 0.5, 40)[:, None]
@@ -194,16 +185,16 @@ def test_trails_show_through_the_walls_of_a_bin(qtbot):
     np.testing.assert_array_equal(_frame(vp), on)  # the next frame is the same (depth writes restored for the clear)
 
 
-def test_walls_do_not_cover_the_bodies_in_front_of_them(qtbot):
+def test_walls_do_not_cover_the_bodies_in_front_of_them(qtbot, shown_view):
     """The walls the camera looks at from the bin's inside lie behind every body: no body pixel changes when they
     are drawn (a patch that writes no depth is still depth-tested against the bodies drawn before it)."""
-    full = _pile_view(qtbot)
+    full = _pile_view(shown_view)
     _, V = full.camera_matrices()
     eye = np.linalg.inv(V)[:3, 3]
     back = {b.name for b in full._doc.mechanism.bodies
             if b.name.startswith("wall_") and np.dot(b.shape["normal"], eye) > b.shape["offset"]}
     assert len(back) == 2  # iso: two walls behind the pile, two in front of it
-    views = _pile_view(qtbot, walls=back), _pile_view(qtbot, walls=set())
+    views = _pile_view(shown_view, walls=back), _pile_view(shown_view, walls=set())
     for vp in views:
         for key in ("rotation", "center", "distance"):
             vp.view.opts[key] = full.view.opts[key]
@@ -221,13 +212,13 @@ def test_walls_do_not_cover_the_bodies_in_front_of_them(qtbot):
     assert (walls_drawn & body_px).sum() <= 0.01 * body_px.sum()  # (a body's outline may differ by a pixel)
 
 
-def test_a_selected_wall_stays_translucent(qtbot):
+def test_a_selected_wall_stays_translucent(qtbot, shown_view):
     """Selecting a wall of the pile's bin drew it opaque orange: the sphere behind the front wall (wall_px, right in
     the iso view) was hidden. Selected or highlighted, a wall is tinted towards the selection's colour and stays
     translucent: the bodies behind it still show through it, shaded as before."""
     from app.viewport.widget import PALETTE
 
-    vp = _pile_view(qtbot)
+    vp = _pile_view(shown_view)
     _, V = vp.camera_matrices()
     eye = np.linalg.inv(V)[:3, 3]
     wall = next(b for b in vp._doc.mechanism.bodies if b.name == "wall_px")

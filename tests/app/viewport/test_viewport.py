@@ -169,18 +169,13 @@ def test_front_view_of_planar_document_shows_xy_plane(fourbar_view):
     assert np.allclose(V[2, :3], [0.0, 0.0, 1.0], atol=1e-6)
 
 
-def _shown_view(qtbot, example: str, size=(500, 400)) -> Viewport3D:
+def _shown_view(shown_view, example: str, size=(500, 400)) -> Viewport3D:
     """A shown 3D view of an example document."""
-    vp = Viewport3D(Document(io.load(EXAMPLES / example)), Selection())
-    qtbot.addWidget(vp)
-    vp.resize(*size)
-    vp.show()
-    qtbot.waitExposed(vp)
-    return vp
+    return shown_view(io.load(EXAMPLES / example), size)
 
 
-def test_initial_views_and_fit_frames_everything(qtbot):
-    vp = _shown_view(qtbot, "stewart_6ups.json")
+def test_initial_views_and_fit_frames_everything(shown_view):
+    vp = _shown_view(shown_view, "stewart_6ups.json")
     _, V = vp.camera_matrices()
     assert abs(V[2, 2]) < 0.99 and abs(V[2, 1]) > 0.1  # a spatial document starts oblique (iso), not axis-on
     for name in ("front", "top", "iso", "fit"):
@@ -193,11 +188,11 @@ def test_initial_views_and_fit_frames_everything(qtbot):
         vp.set_view("sideways")
 
 
-def test_fit_motion_frames_the_bodies_where_they_are_drawn(qtbot):
+def test_fit_motion_frames_the_bodies_where_they_are_drawn(shown_view):
     # the parts feeder's crank, coupler and rocker are bars without shapes whose frames sit at the world origin, up
     # to 0.5 m from the bars: a run that does not move them is framed like Fit (not by balls around their origins,
     # which framed 2 m for 0.5 m of mechanism), and a body carried 0.3 m away is still framed
-    vp = _shown_view(qtbot, "contact_parts_feeder.json")
+    vp = _shown_view(shown_view, "contact_parts_feeder.json")
     vp.set_view("fit")
     fit_distance = vp.view.opts["distance"]
     still = {name: np.repeat(T[None], 3, axis=0) for name, T in vp.body_poses().items()}
@@ -214,11 +209,11 @@ def test_fit_motion_frames_the_bodies_where_they_are_drawn(qtbot):
         assert 0 <= x <= vp.view.width() and 0 <= y <= vp.view.height()
 
 
-def test_a_runs_motion_widens_the_floor_under_it_and_keeps_the_poses(qtbot):
+def test_a_runs_motion_widens_the_floor_under_it_and_keeps_the_poses(shown_view):
     """contact_box_slide's box slides about a metre: after the run's framing (fit_motion) the floor's patch reaches
     under the whole path (it was sized from the design, and the box was drawn beyond its edge, floating), and
     re-drawing the floor leaves every body's pose where the run put it."""
-    vp = _shown_view(qtbot, "contact_box_slide.json")
+    vp = _shown_view(shown_view, "contact_box_slide.json")
     floor = lambda: next(b for b in vp.scene().bodies if b.name == "floor")  # noqa: E731
     x_before = floor().mesh[0][:, 0].max()
     poses = {name: np.repeat(T[None], 2, axis=0) for name, T in vp.body_poses().items()}
@@ -300,17 +295,13 @@ def test_kinematic_poses_keep_joint_glyphs_on_both_bodies(fourbar_view):
 
 
 @pytest.mark.parametrize("gravity", [(0.0, -9.81, 0.0), (9.81, 0.0, 0.0), (0.0, 0.0, 9.81), (-3.0, 0.0, -4.0)])
-def test_a_spatial_view_stands_against_its_gravity(qtbot, gravity):
+def test_a_spatial_view_stands_against_its_gravity(shown_view, gravity):
     # a spatial document whose gravity is not -z (a scene drawn with y up, or upside down): the orbit turns about the
     # direction against the gravity, the front view shows that direction straight up the screen, the top view looks
     # down along the gravity, and the grid lies normal to it (before: always z, whatever the gravity)
     mech = io.load(EXAMPLES / "contact_box_slide.json")
     mech.gravity = gravity
-    vp = Viewport3D(Document(mech), Selection())
-    qtbot.addWidget(vp)
-    vp.resize(500, 400)
-    vp.show()
-    qtbot.waitExposed(vp)
+    vp = shown_view(mech, (500, 400))
     up = -np.asarray(gravity) / np.linalg.norm(gravity)
     assert np.allclose(vp.view.up, up)
     vp.set_view("front")
