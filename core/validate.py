@@ -268,8 +268,12 @@ def run_steps(t_end: Any, dt: Any, t_location: str = "simulation.duration", dt_l
     an end time shorter than one step, 0 included, at t_location: such a run cannot end at its end time (it ran one
     whole step past it, End 1e-9 s with frames to t = 0.01 s, or for 0 s recorded the start alone while the app's End
     showed 1e-09 s). The document's duration, `linkwright simulate`'s --t-end and the Motion dock's End."""
-    n = step_count(t_end, dt, t_location, dt_location, limit, count_location)
-    whole_step(t_end, dt, t_location)
+    h = number(dt, dt_location, MIN_DT, MAX_DURATION, positive=True)
+    T = number(t_end, t_location)  # (a number at all: the range's refusal below names one step as its lower end)
+    if not 0.0 <= T <= MAX_DURATION:  # (step_count's own range, 0 to MAX_DURATION, would say "between 0 and ...")
+        raise LinkwrightError(t_location, f"must be between one step ({h:g} s) and {MAX_DURATION:g} s, got {show(t_end)}")
+    n = step_count(T, h, t_location, dt_location, limit, count_location)
+    whole_step(T, h, t_location)
     return n
 
 

@@ -832,3 +832,14 @@ def test_an_inertia_no_body_can_have_is_refused(inertia, message):
     # a flat plate's moments (1, 1, 2) are the limit, and allowed
     d["bodies"][1]["inertia"] = [[1, 0, 0], [0, 1, 0], [0, 0, 2]]
     io.loads(json.dumps(d))
+
+
+def test_a_contact_runs_end_range_names_one_step_as_its_lower_end():
+    """A contact run's end time (the document's duration, the Motion dock's End, simulate --t-end) is refused below one
+    step too (run_steps): its range refusal said "between 0 and 1e+06" (user test s57, S6), as if 0 were allowed."""
+    for t in (2e6, -1.0):
+        with pytest.raises(LinkwrightError, match=r"must be between one step \(0\.01 s\) and 1e\+06 s, got"):
+            validate.run_steps(t, 0.01)
+    with pytest.raises(LinkwrightError, match="shorter than one step"):
+        validate.run_steps(0.0, 0.01)
+    assert validate.run_steps(0.02, 0.01) == 2
