@@ -173,12 +173,29 @@ def _compile_in_child(cancel: Callable[[], bool], tick: Callable[[], None]) -> s
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+                _remove_partial_files()
             proc.stdin.close()
         if proc.returncode != 0:
             err.seek(0)
             tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
             return f"the compiling process ended with status {proc.returncode}" + (f": {' / '.join(tail)}" if tail else "")
     return ""
+
+
+def _remove_partial_files() -> None:
+    """Remove the cache files a terminated compile was writing: numba writes each to `<name>.tmp.<id>` and renames
+    it when complete, so a child ended mid-write leaves that file behind (a few MB each, never read, never removed).
+    Only the kernels' own (`kernels.*.tmp.*`): the caller holds the cache folder's lock (_cache_lock), so no other
+    compile of ours is writing one."""
+    folder = kernel_cache_dir()
+    try:
+        names = os.listdir(folder) if folder else []
+    except OSError:
+        return
+    for name in names:
+        if name.startswith("kernels.") and ".tmp." in name:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
 
 
 def ensure_kernels(cancel: Callable[[], bool] | None = None, notify: Callable[[Note], None] | None = None) -> str:

@@ -84,6 +84,19 @@ def test_a_stop_terminates_the_compiling_process_at_once(loaded, monkeypatch, tm
         os.kill(int(pid_file.read_text()), 0)
 
 
+def test_a_stopped_compile_leaves_no_partly_written_cache_file(loaded, monkeypatch, tmp_path):
+    # numba writes a cache file as <name>.tmp.<id> and renames it when complete: a compile terminated mid-write left
+    # the partial file in the cache folder for good (review s57). The complete files stay.
+    monkeypatch.setattr(compiling, "kernel_cache_dir", lambda: str(tmp_path))
+    partial, done = tmp_path / "kernels.batch_rows-10.py311.1.nbc.tmp.1f2e", tmp_path / "kernels.step-3.py311.nbi"
+    _stand_in_child(monkeypatch, f"import time; open({str(done)!r}, 'w').write('index'); "
+                                 f"open({str(partial)!r}, 'w').write('half'); time.sleep(120)", ["batch_rows"])
+    with pytest.raises(KernelsCancelled):
+        ensure_kernels(cancel=lambda: partial.exists())
+    assert not partial.exists() and done.read_text() == "index"
+    assert (tmp_path / compiling.LOCK_NAME).exists()  # (the lock file is no cache file: it stays)
+
+
 def test_a_compile_that_ends_well_is_loaded_from_the_cache_after_it(loaded, monkeypatch):
     misses = ["batch_rows"]
     _stand_in_child(monkeypatch, "pass", misses)
