@@ -16,13 +16,15 @@ if QCoreApplication.instance() is None:
 
 @pytest.fixture
 def shown_view(qtbot):
-    """show(mechanism, size=(640, 480)): a shown 3D view of the mechanism, exposed (its GL context made)."""
+    """show(mechanism, size=(640, 480), selection=None): a shown 3D view of the mechanism (or of a Document),
+    exposed (its GL context made)."""
     from app.document import Document
     from app.selection import Selection
     from app.viewport import Viewport3D
 
-    def show(mech, size=(640, 480)):
-        vp = Viewport3D(Document(mech), Selection())
+    def show(mech, size=(640, 480), selection=None):
+        doc = mech if isinstance(mech, Document) else Document(mech)
+        vp = Viewport3D(doc, selection if selection is not None else Selection())
         qtbot.addWidget(vp)
         vp.resize(*size)
         vp.show()

@@ -23,15 +23,9 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def fourbar_view(qtbot):
-    doc = Document(io.load(EXAMPLES / "fourbar.json"))
-    sel = Selection()
-    vp = Viewport3D(doc, sel)
-    qtbot.addWidget(vp)
-    vp.resize(640, 480)
-    vp.show()
-    qtbot.waitExposed(vp)
-    return vp, doc, sel
+def fourbar_view(shown_view):
+    doc, sel = Document(io.load(EXAMPLES / "fourbar.json")), Selection()
+    return shown_view(doc, selection=sel), doc, sel
 
 
 def _pixels(vp) -> np.ndarray:
