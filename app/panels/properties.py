@@ -326,6 +326,16 @@ class Field(LineEdit):
         self.setToolTip(reason if reason else self._tip)
         self.errorChanged.emit(reason)
 
+    def event(self, event) -> bool:
+        # Undo and Redo are the field's own while an entry is being typed (or refused); once it is taken (Enter) or
+        # none was typed, they are the document's: Ctrl+Z after Enter put the old text back in the field while the
+        # document kept the new value, then committed that text as another edit when the focus left (user test s58)
+        if (event.type() == QEvent.Type.ShortcutOverride and self.text() == self._shown and not self._error
+                and (event.matches(QKeySequence.StandardKey.Undo) or event.matches(QKeySequence.StandardKey.Redo))):
+            event.ignore()
+            return True
+        return super().event(event)
+
     def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt API
         # Esc leaves an entry typed or refused: the field shows the model's value again (and its refusal goes); the
         # way out of a refused entry that stops an action of the window (Actions.finish_editing)
