@@ -27,9 +27,9 @@ def resting_pile(n: int = 5):
     on top of them, 1 mm above touching: a pile resting after a few steps."""
     pitch = 2 * R + 0.001
     top = R + math.sqrt((2 * R) ** 2 - 2 * (pitch / 2) ** 2) + 0.001  # touching the four below, plus 1 mm
-    spheres = [{"name": f"a{i}{j}", "mass": MASS, "shape": {"type": "sphere", "radius": R},
+    spheres = [{"name": f"a{i}_{j}", "mass": MASS, "shape": {"type": "sphere", "radius": R},
                 "pose": {"position": [i * pitch, j * pitch, R]}} for i in range(n) for j in range(n)]
-    spheres += [{"name": f"b{i}{j}", "mass": MASS, "shape": {"type": "sphere", "radius": R},
+    spheres += [{"name": f"b{i}_{j}", "mass": MASS, "shape": {"type": "sphere", "radius": R},
                  "pose": {"position": [(i + 0.5) * pitch, (j + 0.5) * pitch, top]}}
                 for i in range(n - 1) for j in range(n - 1)]
     return _document(spheres, 0.3)
