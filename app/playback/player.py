@@ -718,7 +718,8 @@ class Playback(QObject):
         job.recording.begin(info.kind, info.body_names, info.channels, info.times, info.info)
         job.started = info.started or time.perf_counter()  # (the run's thread's clock: perf_counter is process-wide)
         if job is self._main and self.viewport is not None and info.kind == "contact":
-            self.viewport.set_force_reference(info.info.get("weight", 0.0))
+            # (the arrows' scale: the run's typical weight drawn half its bodies' typical size long)
+            self.viewport.set_force_reference(info.info.get("typical_weight", 0.0), info.info.get("weighed"))
         if job is self._main:
             if self._key != self._run_key:  # (an edit came before the run began: begin() made its frames current)
                 job.recording.set_stale(True)
@@ -912,7 +913,7 @@ class Playback(QObject):
                 if mass is None or mass[i] > 0.0:
                     trails[name] = rec.values["body.com"][: k + 1, i]
                     owners[name] = (name, None)
-        vp.set_trails(trails, owners)
+        vp.set_trails(trails, owners, key=(id(rec), rec.serial))  # (prefixes of one run's series: drawn incrementally)
 
     @staticmethod
     def _overlay_owners(rec: FrameRecording) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:

@@ -96,6 +96,9 @@ class FrameRecording(QObject):
     # ---- filling (GUI thread, from the worker's signals) ---------------------------------------------------------
     def clear(self) -> None:
         """Drop every frame, name and channel (and the cursor's frame)."""
+        # which filling of the recording this is: frames once recorded never change within one (the 3D view's trails
+        # are drawn incrementally under this key: Viewport3D.set_trails)
+        self.serial = getattr(self, "serial", 0) + 1
         self.kind = ""
         self.body_names: list[str] = []
         self.channels: dict[str, Channel] = {}

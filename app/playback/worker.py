@@ -217,8 +217,14 @@ class SolveWorker(QObject):
             info = {}
             if run.kind == "contact":
                 m = run.model
-                weight = float(m.mass[run.dyn].max(initial=0.0) * np.linalg.norm(m.gravity))
+                g = float(np.linalg.norm(m.gravity))
+                weight = float(m.mass[run.dyn].max(initial=0.0) * g)
+                # the bodies moved by forces (not the drivers' kinematic ones), their typical weight: the force
+                # arrows' reference (Viewport3D.set_force_reference)
+                weighed = [i for i in run.dyn if m.free[i] and m.mass[i] > 0]
+                typical = float(np.median(m.mass[weighed]) * g) if weighed else 0.0
                 info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight,
+                        "typical_weight": typical, "weighed": [m.names[i] for i in weighed],
                         "header": run.header(),  # for exporting the run as `linkwright simulate` writes it
                         "out_of_range": run.out_of_range}  # (the recording's values of pairs it does not hold)
             self.solves_started += 1

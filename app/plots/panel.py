@@ -90,7 +90,7 @@ STREAM_REDRAW_MS = 200  # contact runs: while frames stream, curves are redrawn 
 # the last one took (its curves' new data and the window update that drew them); many curves of a long run took
 # 100-300 ms of the GUI thread per redraw on a software-rendered window, at every batch
 STREAM_REDRAW_SPACING = 3.0
-REFRESH_ROWS = 256  # the series list is told of at most this many changed rows one by one, of more all at once
+REFRESH_ROWS = 32  # the series list repaints at most this many changed rows one by one, of more its whole view
 CURVE_SLICE_S = 0.04  # the GUI thread makes or reuses curve items for at most about this long, then lets events in
 # a time plot of more curves than this draws them 1 px wide (_pen's thin): Qt's raster engine draws a 1 px line by its
 # fast path and strokes a wider one as an outline to fill, each dot of a dotted one apart. 170 curves of 1000 frames
@@ -570,6 +570,7 @@ class _SeriesModel(QAbstractListModel):
         super().__init__(panel)
         self.panel = panel
         self.labels: tuple[str, ...] = ()
+        self.view: QListView | None = None  # the list that shows the rows (refresh repaints it)
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 - Qt API
         return 0 if parent.isValid() else len(self.labels)
@@ -604,18 +605,19 @@ class _SeriesModel(QAbstractListModel):
             self.endResetModel()
 
     def refresh(self, rows=None) -> None:
-        """The ticks or tips may have changed (of these rows, default all): the view draws again the rows it shows (no
-        row is read here). A range of rows makes the list view lay out all its rows again, calling rowCount for each
-        (2080 rows of a 64-body pile: 10-80 ms of the GUI thread); a single row's change only repaints that row."""
-        if not self.labels:
+        """The ticks or tips may have changed (of these rows, default all): the list view draws again the rows it
+        shows, which reads them (data). Not by dataChanged: the list view answers any dataChanged, of one row too,
+        by laying out its rows again, two rowCount calls per row (Qt 6.11: 90,000 for the 45,000 pairs of a 300-body
+        pile, 50-70 ms of the GUI thread per redraw of a streaming run); a repaint reads the rows on screen only.
+        The rows' data is the panel's state, read when drawn: no other view shows this model."""
+        view = self.view
+        if not self.labels or view is None:
             return
-        roles = [Qt.CheckStateRole, Qt.ToolTipRole]
         if rows is None or len(rows) > REFRESH_ROWS:
-            self.dataChanged.emit(self.index(0), self.index(len(self.labels) - 1), roles)
+            view.viewport().update()
             return
         for i in rows:
-            ix = self.index(int(i))
-            self.dataChanged.emit(ix, ix, roles)
+            view.update(self.index(int(i)))
 
 
 class _SeriesList(QListView):
@@ -625,6 +627,7 @@ class _SeriesList(QListView):
         super().__init__()
         self.setUniformItemSizes(True)  # (no row is measured to lay the list out)
         self.model_ = _SeriesModel(panel)
+        self.model_.view = self
         self.setModel(self.model_)
 
     def count(self) -> int:

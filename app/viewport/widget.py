@@ -48,7 +48,21 @@ PALETTE = {  # RGBA floats
     "design_ghost": (0.55, 0.57, 0.60, 0.30),  # the design configuration: translucent grey
 }
 PATCH_MARKED_ALPHA = 0.35  # a selected or highlighted floor or wall: its colour at this opacity (translucent as "plane")
-FORCE_ARROW_FRACTION = 0.25  # at scale 1, a force equal to the heaviest body's weight is this fraction of the scene
+# Force arrows (force_scale, contact_arrows): at x 1 the run's typical weight (the median weight of its bodies moved by
+# forces) is drawn ARROW_WEIGHT_SIZES of the typical body size long (the median of those bodies' sizes, each the
+# longest edge of its drawing's bounding box): a resting body's weight reaches from its contact to about its middle.
+# Arrows are proportional up to ARROW_KNEE_SIZES body sizes and grow logarithmically beyond (an impact's peak force is
+# not drawn across the scene); the x box scales both. (It was a quarter of the scene's diagonal for the heaviest
+# body's weight: a pile of hundreds of bodies became a forest of arrows many bodies long.)
+ARROW_WEIGHT_SIZES = 0.5
+ARROW_KNEE_SIZES = 3.0
+ARROW_FALLBACK_SIZE = 0.05  # the body size, as a fraction of the scene's diagonal, when no body has a bounded drawing
+FORCE_BOX_TIP = ("Length of the force arrows. At × 1 a typical weight (the median weight of the run's bodies moved by "
+                 "forces) is drawn half a typical body size long (the median size of those bodies), so a resting "
+                 "body's weight reaches about its middle; without gravity, the frame's median normal force is. "
+                 f"Arrows are proportional to their forces up to {ARROW_KNEE_SIZES:g} body sizes (at × 1) and grow "
+                 "logarithmically beyond, so an impact's peak is not drawn across the scene. × 2 doubles every arrow.")
+TRAIL_TOLERANCE = 1e-4  # of the scene's diagonal: a trail's drawn polyline skips steps shorter than this (sub-pixel)
 LABEL = (40, 44, 52)
 _CLICK_SLOP = 4.0  # pixels a press may move and still count as a click
 
@@ -223,7 +237,9 @@ class Viewport3D(QWidget):
         bar.addAction(self._labels_action)
         # run overlays: contact points and force arrows, trails, the comparison run's ghost bodies
         self._forces_on, self._trails_on = True, True
-        self._force_reference = 0.0  # N: the heaviest body's weight (0: unknown, arrows scaled by the forces shown)
+        self._force_reference = 0.0  # N: the run's typical weight (0: unknown, arrows scaled by the forces shown)
+        self._force_bodies: tuple[str, ...] | None = None  # the bodies whose median size is the arrows' length unit
+        self._body_size_cache: tuple = (None, None, 0.0)  # (scene, bodies, size): _body_size
         self._force_factor = 1.0
         self._contact_data = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
         # a run's overlays name the bodies they belong to: those of bodies no longer in the document are not drawn
@@ -232,7 +248,13 @@ class Viewport3D(QWidget):
         self._contact_shown = np.zeros(0, bool)  # which rows are drawn
         self._trail_data: dict[str, np.ndarray] = {}
         self._trail_owners: dict[str, tuple[str, str | None]] = {}  # trail -> (body, its named point or None)
-        self._trail_items: dict[str, gl.GLLinePlotItem] = {}
+        self._trail_key = None  # the caller's key of the trails' series (set_trails): same key, prefixes of one series
+        self._trail_cache: _TrailCache | None = None  # the drawn polylines' segments, frame by frame
+        # every trail is a part of one line item (one per trail cost a 300-body pile's paint 150 ms of GL calls)
+        self._trail_item = gl.GLLinePlotItem(pos=np.zeros((2, 3)), mode="lines", color=PALETTE["trail"], width=1.5)
+        self._trail_item.setGLOptions("translucent")
+        self._trail_item.setDepthValue(25)
+        self._trail_item.setVisible(False)
         self._ghosts: dict[str, MeshBatch] = {}  # layer -> its bodies' item
         self._ghost_poses: dict[str, dict[str, np.ndarray]] = {}
         self._design_on = False
@@ -249,6 +271,7 @@ class Viewport3D(QWidget):
             it.setDepthValue(30)  # drawn last, after the bodies, the floor, trails and ghosts
             it.setVisible(False)
             self.view.addItem(it)
+        self.view.addItem(self._trail_item)
         self._forces_action = QAction("Forces", self, checkable=True, checked=True)
         self._forces_action.setToolTip("Show contact points and contact-force arrows (red: normal, blue: friction)")
         self._forces_action.toggled.connect(self.set_forces_visible)
@@ -262,7 +285,7 @@ class Viewport3D(QWidget):
         self.force_box.setDecimals(2)
         self.force_box.setValue(1.0)
         self.force_box.setPrefix("× ")
-        self.force_box.setToolTip("Length of the force arrows (1: the heaviest body's weight is a quarter of the scene)")
+        self.force_box.setToolTip(FORCE_BOX_TIP)
         self.force_box.valueChanged.connect(self.set_force_factor)
         bar.addAction(self._forces_action)
         bar.addWidget(self.force_box)
@@ -426,19 +449,68 @@ class Viewport3D(QWidget):
 
     # ---- run overlays -------------------------------------------------------------------------------------------
     def force_scale(self) -> float:
-        """Arrow length per newton (m/N) of the force arrows."""
-        lo, hi = self._scene.extent if self._scene is not None else (np.zeros(3), np.ones(3))
-        size = max(float(np.linalg.norm(hi - lo)), 1e-6)
+        """Arrow length per newton (m/N) of the force arrows, up to the knee (arrow_lengths): at factor 1 the run's
+        typical weight (set_force_reference) is ARROW_WEIGHT_SIZES of the typical body size long; without one (no
+        gravity, no mass), the median normal force of the frame shown is."""
         ref = self._force_reference
         if ref <= 0:
-            _p, fn, ff = self._drawn_contacts()
-            F = np.concatenate([fn, ff])
-            ref = float(np.linalg.norm(F, axis=1).max(initial=0.0)) or 1.0
-        return FORCE_ARROW_FRACTION * size / ref * self._force_factor
+            _p, fn, _ff = self._drawn_contacts()
+            f = np.linalg.norm(fn, axis=1)
+            f = f[f > 0]
+            ref = float(np.median(f)) if len(f) else 1.0
+        return ARROW_WEIGHT_SIZES * self._body_size() / ref * self._force_factor
 
-    def set_force_reference(self, newtons: float) -> None:
-        """The force drawn a quarter of the scene long at factor 1 (the heaviest body's weight of a contact run)."""
+    def arrow_knee(self) -> float:
+        """The arrow length (m) up to which arrows are proportional to their forces (ARROW_KNEE_SIZES body sizes,
+        times the factor)."""
+        return ARROW_KNEE_SIZES * self._body_size() * self._force_factor
+
+    def arrow_lengths(self, forces) -> np.ndarray:
+        """The drawn lengths (m) of arrows of these force magnitudes (N): force_scale() x force up to the knee,
+        beyond it knee x (1 + ln(length / knee)), so a force ten times another is still drawn longer."""
+        L = self.force_scale() * np.asarray(forces, float)
+        knee = self.arrow_knee()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(L > knee, knee * (1.0 + np.log(np.maximum(L, knee) / knee)), L)
+
+    def _arrow_vectors(self, forces: np.ndarray) -> np.ndarray:
+        """(n, 3) arrows of (n, 3) forces: along each force, arrow_lengths long."""
+        f = np.linalg.norm(forces, axis=1)
+        unit = np.divide(forces, f[:, None], out=np.zeros_like(forces), where=f[:, None] > 0)
+        return unit * self.arrow_lengths(f)[:, None]
+
+    def _body_size(self) -> float:
+        """The arrows' length unit (m): the median size of the force reference's bodies (set_force_reference; else
+        every body but ground ones), each the longest edge of the bounding box of its drawing in its frame; halfspaces
+        have none. ARROW_FALLBACK_SIZE of the scene's diagonal when none has a size."""
+        scene = self._scene
+        key_scene, key_bodies, size = self._body_size_cache
+        if scene is key_scene and self._force_bodies == key_bodies and size > 0:
+            return size
+        sizes = []
+        if scene is not None:
+            wanted = None if self._force_bodies is None else set(self._force_bodies)
+            for bg in scene.bodies:
+                if bg.unbounded or bg.ground or (wanted is not None and bg.name not in wanted):
+                    continue
+                v = np.asarray(bg.mesh[0], float)
+                if len(v):
+                    sizes.append(float(np.ptp(v, axis=0).max()))
+        sizes = [x for x in sizes if x > 0]
+        if sizes:
+            size = float(np.median(sizes))
+        else:
+            lo, hi = scene.extent if scene is not None else (np.zeros(3), np.ones(3))
+            size = ARROW_FALLBACK_SIZE * max(float(np.linalg.norm(hi - lo)), 1e-6)
+        self._body_size_cache = (scene, self._force_bodies, size)
+        return size
+
+    def set_force_reference(self, newtons: float, bodies=None) -> None:
+        """The force drawn ARROW_WEIGHT_SIZES of a body size long at factor 1: a contact run's typical weight (the
+        median weight of its bodies moved by forces); bodies: the names whose median size is that unit (None: every
+        body of the document but ground ones)."""
         self._force_reference = max(float(newtons), 0.0)
+        self._force_bodies = None if bodies is None else tuple(bodies)
         self._draw_contacts()
 
     def set_force_factor(self, factor: float) -> None:
@@ -460,8 +532,7 @@ class Viewport3D(QWidget):
         self._trails_on = bool(on)
         if self._trails_action.isChecked() != self._trails_on:
             self._trails_action.setChecked(self._trails_on)
-        for item in self._trail_items.values():
-            item.setVisible(self._trails_on)
+        self._trail_item.setVisible(self._trails_on and self._trail_cache is not None and self._trail_cache.drawn > 0)
 
     def set_contacts(self, points, normal_forces, friction_forces, pairs=None) -> None:
         """Contact points (n, 3) and the forces on body A there (normal and friction, (n, 3) newtons), world; pairs:
@@ -475,8 +546,7 @@ class Viewport3D(QWidget):
         """What is drawn: contact points and the tip of each normal and friction arrow (world)."""
         self._sync()
         p, fn, ff = self._drawn_contacts()
-        s = self.force_scale()
-        return p.copy(), p + s * fn, p + s * ff
+        return p.copy(), p + self._arrow_vectors(fn), p + self._arrow_vectors(ff)
 
     def _contact_mask(self) -> np.ndarray:
         """Which contact rows belong to bodies in the document."""
@@ -499,17 +569,21 @@ class Viewport3D(QWidget):
         if not show:
             return
         self._contact_item.setData(pos=p)
-        s = self.force_scale()
-        self._normal_item.setData(pos=_arrow_segments(p, s * fn))
-        self._friction_item.setData(pos=_arrow_segments(p, s * ff))
+        self._normal_item.setData(pos=_arrow_segments(p, self._arrow_vectors(fn)))
+        self._friction_item.setData(pos=_arrow_segments(p, self._arrow_vectors(ff)))
 
-    def set_trails(self, trails: dict[str, np.ndarray], owners: dict[str, tuple[str, str | None]] | None = None) -> None:
-        """Paths (k, 3) by name (named points, bodies' centres of mass) up to the cursor; items are re-used by name.
-        owners: a trail's body and named point (None: its centre of mass); a trail is drawn while they are in the
-        document (a trail without an owner always)."""
+    def set_trails(self, trails: dict[str, np.ndarray], owners: dict[str, tuple[str, str | None]] | None = None,
+                   key=None) -> None:
+        """Paths (k, 3) by name (named points, bodies' centres of mass) up to the cursor, drawn as parts of one line
+        item. owners: a trail's body and named point (None: its centre of mass); a trail is drawn while they are in
+        the document (a trail without an owner always). key: calls with the same key (not None) promise the same
+        names, paths of one length, each a prefix or an extension of the last call's (a run's series up to another
+        cursor): only the frames not drawn before are added, and a cursor moved back draws a prefix of what was; so
+        a frame of a long run costs what its new frames need, not the whole history's polylines."""
         self._sync()  # (the bodies and points the owners are checked against)
         self._trail_data = trails
         self._trail_owners = dict(owners or {})
+        self._trail_key = key
         self._draw_trails()
 
     def _owned(self, name: str) -> bool:
@@ -521,20 +595,18 @@ class Viewport3D(QWidget):
         return body in self._by_name if point is None else (body, point) in self._points
 
     def _draw_trails(self) -> None:
-        trails = {n: p for n, p in self._trail_data.items() if self._owned(n)}
-        for name in [n for n in self._trail_items if n not in trails]:
-            self.view.removeItem(self._trail_items.pop(name))
-        for name, path in trails.items():
-            path = np.asarray(path, float)
-            item = self._trail_items.get(name)
-            if item is None:
-                item = self._trail_items[name] = gl.GLLinePlotItem(mode="line_strip", color=PALETTE["trail"], width=1.5)
-                item.setGLOptions("translucent")
-                item.setDepthValue(25)
-                self.view.addItem(item)
-            if len(path) >= 2:
-                item.setData(pos=path)
-            item.setVisible(self._trails_on and len(path) >= 2)
+        names = tuple(n for n in self._trail_data if self._owned(n))
+        paths = [np.asarray(self._trail_data[n], float).reshape(-1, 3) for n in names]
+        length = len(paths[0]) if paths else 0
+        cache = self._trail_cache
+        if not (cache is not None and self._trail_key is not None and cache.key == self._trail_key
+                and cache.names == names and all(len(p) == length for p in paths)):
+            lo, hi = self._scene.extent if self._scene is not None else (np.zeros(3), np.ones(3))
+            tol = TRAIL_TOLERANCE * max(float(np.linalg.norm(hi - lo)), 1e-9)
+            cache = self._trail_cache = _TrailCache(self._trail_key, names, tol)
+        segments = cache.upto(paths)
+        self._trail_item.setData(pos=segments if len(segments) else np.zeros((2, 3), np.float32))
+        self._trail_item.setVisible(self._trails_on and len(segments) > 0)
 
     def trails(self) -> dict[str, np.ndarray]:
         """The trails drawn, by name."""
@@ -600,7 +672,7 @@ class Viewport3D(QWidget):
         self.set_trails({})
         self._fit_extra = np.zeros((0, 3))
         self.set_contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)))
-        self._force_reference = 0.0
+        self._force_reference, self._force_bodies = 0.0, None
         self._update()
         self._initial_view()
 
@@ -671,7 +743,7 @@ class Viewport3D(QWidget):
         (and come back with them, an undo): a stale run is drawn for the bodies that still exist, as its poses are."""
         if not np.array_equal(self._contact_mask(), self._contact_shown):
             self._draw_contacts()
-        if {n for n in self._trail_data if self._owned(n)} != set(self._trail_items):
+        if self._trail_cache is None or tuple(n for n in self._trail_data if self._owned(n)) != self._trail_cache.names:
             self._draw_trails()
         shown = self._ghost_poses.get("compare", {})
         for name in [n for n in shown if n not in self._by_name]:
@@ -993,22 +1065,66 @@ def _extent_moved(old: tuple, new: tuple) -> bool:
 
 
 def _arrow_segments(p: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Line segments (pairs of points) of arrows from p along v, each a shaft and four head strokes."""
-    out = []
-    for a, d in zip(p, v):
-        L = float(np.linalg.norm(d))
-        if L < 1e-12:
-            continue
-        u = d / L
-        e1 = np.cross(u, [1.0, 0.0, 0.0] if abs(u[0]) < 0.9 else [0.0, 1.0, 0.0])
-        e1 /= np.linalg.norm(e1)
-        e2 = np.cross(u, e1)
-        tip = a + d
-        back = tip - 0.18 * d
-        out += [a, tip]
-        for e in (e1, -e1, e2, -e2):
-            out += [tip, back + 0.07 * L * e]
-    return np.array(out) if out else np.zeros((2, 3))
+    """Line segments (pairs of points) of arrows from p along v, each a shaft and four head strokes (vectorised: a
+    loop over the arrows took a 300-body pile's frame 170 ms)."""
+    p, v = np.asarray(p, float).reshape(-1, 3), np.asarray(v, float).reshape(-1, 3)
+    L = np.linalg.norm(v, axis=1)
+    keep = L >= 1e-12
+    p, v, L = p[keep], v[keep], L[keep]
+    if not len(p):
+        return np.zeros((2, 3))
+    u = v / L[:, None]
+    ref = np.where((np.abs(u[:, 0]) < 0.9)[:, None], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    e1 = np.cross(u, ref)
+    e1 /= np.linalg.norm(e1, axis=1)[:, None]
+    e2 = np.cross(u, e1)
+    tip = p + v
+    back = tip - 0.18 * v
+    w = 0.07 * L[:, None]
+    out = np.stack([p, tip, tip, back + w * e1, tip, back - w * e1, tip, back + w * e2, tip, back - w * e2], axis=1)
+    return out.reshape(-1, 3)
+
+
+class _TrailCache:
+    """The drawn trails' line segments, frame by frame (frame j's block: each trail's step from its last drawn point
+    to its point at frame j + 1, where it has moved more than `tol` since; so the polylines up to frame k are the
+    first blocks, a prefix of one array)."""
+
+    def __init__(self, key, names: tuple, tol: float) -> None:
+        self.key, self.names, self.tol = key, names, tol
+        self.seg = np.zeros((0, 3), np.float32)  # (room, 3) segment ends, pairs
+        self.used = 0  # rows of seg in use
+        self.ends = [0]  # ends[j]: rows used by the blocks of frames < j
+        self.last: np.ndarray | None = None  # (trails, 3) each trail's last drawn point
+        self.drawn = 0  # rows drawn by the last upto
+
+    def upto(self, paths: list[np.ndarray]) -> np.ndarray:
+        """The segments of `paths` (all one length k, of the series the cache was made for) up to frame k - 1."""
+        k = len(paths[0]) if paths else 0
+        built = len(self.ends) - 1  # frames whose steps are in the blocks
+        if k - 1 > built:
+            P = np.stack([p[max(built, 0):k] for p in paths], axis=1)  # (frames, trails, 3)
+            if self.last is None:
+                self.last = P[0].copy()
+            blocks = []
+            for j in range(1, len(P)):
+                moved = np.linalg.norm(P[j] - self.last, axis=1) > self.tol
+                if moved.any():
+                    blocks.append(np.stack([self.last[moved], P[j, moved]], axis=1).reshape(-1, 3))
+                    self.last[moved] = P[j, moved]
+                else:
+                    blocks.append(np.zeros((0, 3)))
+            need = self.used + sum(len(b) for b in blocks)
+            if need > len(self.seg):
+                room = np.zeros((max(need, 2 * len(self.seg), 64), 3), np.float32)
+                room[: self.used] = self.seg[: self.used]
+                self.seg = room
+            for b in blocks:
+                self.seg[self.used: self.used + len(b)] = b
+                self.used += len(b)
+                self.ends.append(self.used)
+        self.drawn = self.ends[max(k - 1, 0)] if k >= 1 else 0
+        return self.seg[: self.drawn]
 
 
 def _nice(x: float) -> float:

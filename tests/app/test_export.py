@@ -786,7 +786,7 @@ def test_every_animation_frame_shows_the_overlays_of_its_own_time(make_window, q
         assert len(trail) == k + 1  # the path up to this frame, not up to the cursor
         np.testing.assert_allclose(trail[-1], ref.position[k, b], atol=1e-12)
         np.testing.assert_allclose(ghost[:3, 3], expl.position[k, b], atol=1e-12)
-        assert_arrows_of_frame(arrows, s, ref, k, p)
+        assert_arrows_of_frame(arrows, s, ref, k, p, vp.arrow_knee())
     assert ref.active[10:31, p].all()  # the box slides on the floor: arrows in the later frames
     # afterwards the views show the cursor's frame again
     assert len(vp.trails()["box"]) == rec.count

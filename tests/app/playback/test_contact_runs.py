@@ -56,16 +56,25 @@ def pose(position, quat) -> np.ndarray:
     return T
 
 
-def assert_arrows_of_frame(arrows, scale: float, ref, k: int, p: int) -> None:
+def drawn_length(force, scale: float, knee: float):
+    """The documented arrow length of a force magnitude (docs/viewport.md, Run overlays): scale x force up to the knee,
+    knee x (1 + ln(scale x force / knee)) beyond it."""
+    L = scale * np.asarray(force, float)
+    return np.where(L > knee, knee * (1 + np.log(np.maximum(L, knee) / knee)), L)
+
+
+def assert_arrows_of_frame(arrows, scale: float, ref, k: int, p: int, knee: float = np.inf) -> None:
     """The 3D view's arrows (Viewport3D.contact_arrows) are pair p's at frame k of the core's recording `ref`: from
-    the contact point along the normal force and the friction force (force = impulse / h), times the arrow scale;
-    none while the pair is out of contact range."""
+    the contact point along the normal force and the friction force (force = impulse / h), scale x force long up to
+    the knee (logarithmic beyond it); none while the pair is out of contact range."""
     pts, tip_n, tip_f = arrows
     h = ref.dt
     if ref.active[k, p]:
         np.testing.assert_allclose(pts, [ref.point_a[k, p]], atol=1e-12)
-        np.testing.assert_allclose(tip_n - pts, [scale * ref.normal[k, p] * ref.pn[k, p] / h], atol=1e-12)
-        np.testing.assert_allclose(tip_f - pts, [scale * ref.pf[k, p] / h], atol=1e-12)
+        for tip, force in ((tip_n, ref.normal[k, p] * ref.pn[k, p] / h), (tip_f, ref.pf[k, p] / h)):
+            f = float(np.linalg.norm(force))
+            want = force / f * drawn_length(f, scale, knee) if f > 0 else 0 * force
+            np.testing.assert_allclose(tip - pts, [want], atol=1e-12)
     else:
         assert len(pts) == 0
 
@@ -92,7 +101,8 @@ def test_a_contact_example_runs_by_itself_and_every_view_follows_the_cursor(wind
                                    atol=1e-12)
         assert plots.cursor_time() == pytest.approx(k * h)
         assert plots.value_at_cursor(pair) == pytest.approx(ref.pn[k, p] / h, abs=1e-12)  # force = impulse / h
-        assert_arrows_of_frame(win.viewport.contact_arrows(), win.viewport.force_scale(), ref, k, p)
+        assert_arrows_of_frame(win.viewport.contact_arrows(), win.viewport.force_scale(), ref, k, p,
+                               win.viewport.arrow_knee())
         # the body's trail (its centre of mass's path) ends where the body is: origin + R(q) com
         com = ref.position[k, b] + quat_to_matrix(ref.orientation[k, b]) @ ref.com[b]
         np.testing.assert_allclose(win.viewport.trails()[body][-1], com, atol=1e-12)

@@ -20,7 +20,7 @@ def test_the_coupler_curve_is_traced_up_to_the_cursor(make_window, qtbot):
         trail = win.viewport.trails()["coupler.P"]
         np.testing.assert_allclose(trail, rec.points[: k + 1, 0], atol=1e-12)  # every frame up to the cursor
     win.viewport.set_trails_visible(False)
-    assert all(not item.visible() for item in win.viewport._trail_items.values())
+    assert not win.viewport._trail_item.visible()
 
 
 def test_scrubbing_a_contact_run_moves_shapes_by_transform_only(make_window, qtbot, monkeypatch):
@@ -50,9 +50,9 @@ def test_force_arrows_scale_and_toggle(make_window, qtbot):
     vp = win.viewport
     win.motion.slider.setValue(100)  # resting: one contact, normal force m g = 9.81 N straight up
     p, tip_n, _tip_f = vp.contact_arrows()
-    lo, hi = vp.scene().extent
-    # at factor 1 the heaviest body's weight (1 kg * 9.81 m/s^2) is a quarter of the scene's diagonal long
-    length = 0.25 * float(np.linalg.norm(hi - lo))
+    # at factor 1 the typical weight (the one ball's, 1 kg * 9.81 m/s^2) is half a typical body size long: the ball's
+    # diameter, 0.2 m (its weight, as the normal force of the ball at rest, reaches its centre)
+    length = 0.1
     np.testing.assert_allclose(tip_n - p, [[0.0, 0.0, length]], atol=1e-9)
     vp.force_box.setValue(2.0)  # the user lengthens the arrows
     np.testing.assert_allclose(vp.contact_arrows()[1] - p, [[0.0, 0.0, 2 * length]], atol=1e-9)
