@@ -104,6 +104,7 @@ _LANDING_MAX_PAIRS = 4  # corners landing on a face (_patches) looked for in ste
 _TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards this residual (at most _TIGHT_ITER
 # more Newton iterations)
 _TIGHT_ITER = 2
+_QUERY_CHUNK = 4  # closest-point queries of a step's start between two looks at its cancel callable (_queries)
 _DEPTH_LIMIT = DEPTH_LIMIT  # 9e-10 m (core.contact.pair): the deepest overlap of two bodies (first order) that an
 # implicit step accepts, under the invariant gap >= -1e-9 of the validation tests. Measured on the 22 hard states of
 # three 27-sphere runs: 26 s with 9e-10, 76 s with 5e-10; each closest-point row bounded by 1e-10 m or 3e-10 m
@@ -274,6 +275,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     levels = _substep_levels(h, longest)
     if levels > _MAX_SUBSTEP_LEVELS:
         return StepResult(state, False, 0, float("nan"), step_too_long(h, longest))
+    levels = max(levels, _spin_levels(model, state, h))  # (a body spinning in contact: _CONTACT_TURN)
     try:
         return _sub_stepped(whole, state, h, levels)
     except _Cancelled:
@@ -297,6 +299,30 @@ _TOO_LONG = "the step is too long for this scene"
 # thinnest bodies: the disc and the cam follower, a = 0.01 m), so none of them is sub-stepped at its time step
 _STEP_SCALE = 0.4
 _MAX_SUBSTEP_LEVELS = 10  # at most 1024 sub-steps of a step
+
+
+def _spin_levels(model: ContactModel, state: State, h: float) -> int:
+    """k: the step made as 2^k sub-steps turns no body in contact by more than _CONTACT_TURN (from the start's spin;
+    at most _MAX_SUBSTEP_LEVELS).  A body in contact: one whose turn is bounded (turns_bounded) with a pair in the
+    last step's solve (state.warm: in contact range, touching or about to; with touching pairs alone, a die's landing
+    step was made whole and rises of energy of 1.9 % were left); its spin about a cylinder's own axis is left out
+    (that turn leaves its shape where it is, as a sphere's does)."""
+    near = set()
+    for ip in state.warm:
+        a, b, _ = model.pairs[ip]
+        near.update((a, b))
+    rate = 0.0
+    for i in near:
+        if not turns_bounded(model, i):
+            continue
+        w = state.w[i]
+        if model.shapes[i].type == "cylinder":
+            axis = _rot(state.q[i:i + 1])[0][:, 2]
+            w = w - (w @ axis) * axis
+        rate = max(rate, float(np.linalg.norm(w)))
+    if h * rate <= _CONTACT_TURN:
+        return 0
+    return min(int(np.ceil(np.log2(h * rate / _CONTACT_TURN) - 1e-12)), _MAX_SUBSTEP_LEVELS)
 
 
 def _substep_levels(h: float, longest: float) -> int:
@@ -390,6 +416,16 @@ _MAX_TURN = 2.0  # h |w| of a body's end-of-step angular velocity at most (a qua
 # turn, a cube looks the same) and sped up from 2 to 20 m/s in five steps, gaining energy; such a step is halved.
 # Spheres are left out (their shape does not turn with them: a fast-rolling ball is no problem), and so are bodies
 # moved by the drivers.  The bench's scenes at h = 0.01 never come near it (the spinning ellipsoid: 0.6)
+
+
+_CONTACT_TURN = 0.25  # h |w| of a body in contact at the start of a step at most: a faster spin sub-steps the step
+# (_spin_levels; A body spinning in contact, docs/contact.md).  The step is first order, and a body that turns far in
+# one step while it touches pivots about end-of-step corners it never had: a 16 mm polytope die thrown at 2.5 m/s
+# (user test s58) tumbled at 1.4-2 rad a step at h = 0.01, gained energy in 76 of 300 steps (+11 % of its energy in
+# one) and never settled; 18 throws of a cube, an octahedron and an icosahedron die (random speeds and spins), against
+# no limit: 0.5 rad left rises of up to 1.9 % of the start's energy in 5 runs, 0.25 rad none above 0.1 % (each die at
+# rest), 0.1 rad none either at 2.7 times the iterations of 0.25; 0.25 took 5,495 Newton iterations against 30,504
+# with no limit (the tumbling runs end sooner)
 
 
 def turns_bounded(model, i: int) -> bool:
@@ -750,7 +786,7 @@ class _StepProblem:
         if method == "implicit" and predictor is None and len(cand) <= max(_PREDICT_MAX_PAIRS, _LANDING_MAX_PAIRS):
             new_ips = [pr.ip for pr in self._new] if len(cand) <= _PREDICT_MAX_PAIRS else []
             if new_ips:
-                self._start_geo = dict(zip(new_ips, (g for g, _r in closest_points_many(model, state, new_ips))))
+                self._start_geo = dict(zip(new_ips, (g for g, _r in self._queries(state, new_ips))))
             # (the patches start the first attempt; in the others they matter only to new pairs, below)
             first = form == "ac" and not cold
             patches, landing = (_patches(model, state, self.R0, h, cand, self.warm_start, self._start_geo,
@@ -826,6 +862,19 @@ class _StepProblem:
         self.project = _geometry_elimination(self) if elim and method == "implicit" else None
 
     # ---- the start ---------------------------------------------------------------------------------------------
+    def _queries(self, state: State, ips: list, guesses: list | None = None) -> list:
+        """closest_points_many of the pairs ips at `state` (from guesses), _QUERY_CHUNK pairs at a time, the step's
+        cancel looked at before each chunk (_Cancelled): a query without a closed form takes up to tens of ms (GJK for
+        its start), and a 300-body bin's new pairs of one step took 0.55 s before the first look.  The same results:
+        each pair's query is its own."""
+        out = []
+        for k in range(0, len(ips), _QUERY_CHUNK):
+            if self.cancel is not None and self.cancel():
+                raise _Cancelled()
+            out += closest_points_many(self.model, state, ips[k:k + _QUERY_CHUNK],
+                                       None if guesses is None else guesses[k:k + _QUERY_CHUNK])
+        return out
+
     def _start_pairs(self) -> None:
         """Each pair's start-of-step data: (implicit) its closest points and impulses to start from and its tangent
         frame; (explicit) its fixed geometry, normal, lever arms and gap from a closest-point query now."""
@@ -844,20 +893,20 @@ class _StepProblem:
                 if all(ip in self._start_geo for ip in ips):
                     geos = [self._start_geo[ip] for ip in ips]  # (queried already: the predictor's test)
                 elif self._patched:  # (from the warm start's points where there is one)
-                    geos = [g for g, _r in closest_points_many(model, state, ips, [
+                    geos = [g for g, _r in self._queries(state, ips, [
                         self._start_geo.get(pr.ip, self._explicit_warm_geo(pr)) for pr in ask])]
                 else:
-                    geos = [g for g, _r in closest_points_many(model, state, ips)]
+                    geos = [g for g, _r in self._queries(state, ips)]
                 if pred is not None:
-                    geos = [g for g, _r in closest_points_many(model, pred.state, ips, geos)]
+                    geos = [g for g, _r in self._queries(pred.state, ips, geos)]
                 known = dict(zip(ips, geos))
         else:
             known = {pr.ip: self.warm_start[pr.ip]["geo"] for pr in self.pairs
                      if _same_pose(self.warm_start.get(pr.ip), state, pr.a, pr.b)}
             ask = [pr for pr in self.pairs if pr.ip not in known]
             if ask:
-                known.update(zip((pr.ip for pr in ask), (g for g, _r in closest_points_many(
-                    model, state, [pr.ip for pr in ask], [self._explicit_warm_geo(pr) for pr in ask]))))
+                known.update(zip((pr.ip for pr in ask), (g for g, _r in self._queries(
+                    state, [pr.ip for pr in ask], [self._explicit_warm_geo(pr) for pr in ask]))))
         for pr in self.pairs:
             ip, a, b, lay = pr.ip, pr.a, pr.b, pr.lay
             warm = self.warm_start.get(ip)

@@ -97,3 +97,30 @@ def test_not_cancelled_the_set_up_gives_the_same_run():
     for fa, fb in zip(a, b):
         for k in fa.values:
             np.testing.assert_array_equal(fa.values[k], fb.values[k])
+
+
+def test_a_step_looks_at_its_cancel_between_chunks_of_its_start_queries(monkeypatch):
+    """A step's start queries the closest points of its new pairs (GJK then Newton where there is no closed form: up to
+    tens of ms a pair); a 300-body bin's first look at its cancel came 0.55 s into a step. They are made
+    _QUERY_CHUNK pairs at a time with a look before each, and a step cancelled there ends "cancelled"."""
+    from core.contact import initial_state, step, stepper
+
+    boxes = [body(f"b{k}", {"type": "box", "size": [0.1, 0.1, 0.1]}, mass=0.1,
+                  position=(0.1 * (k % 4), 0.1 * (k // 4), 0.05)) for k in range(12)]
+    model = build_model(mechanism([floor()] + boxes))
+    sizes = []
+    many = stepper.closest_points_many
+
+    def counted(model, state, ips, guesses=None):
+        sizes.append(len(ips))
+        return many(model, state, ips, guesses)
+
+    monkeypatch.setattr(stepper, "closest_points_many", counted)
+    r = step(model, initial_state(model), 0.01)
+    assert r.converged and sum(sizes) >= 3 * stepper._QUERY_CHUNK
+    assert max(sizes) <= stepper._QUERY_CHUNK  # (every pair is new: the 12 on the floor and 17 neighbours)
+    sizes.clear()
+    stop = _After(2)
+    r = step(model, initial_state(model), 0.01, cancel=stop)
+    assert not r.converged and r.reason.startswith("cancelled")
+    assert sizes == [stepper._QUERY_CHUNK] and stop.calls == 2  # (one chunk queried, then it stopped)

@@ -222,9 +222,12 @@ def test_torque_free_spin_keeps_kinetic_energy_and_angular_momentum(shape, w0):
 
 
 def test_ellipsoid_spinning_upright_on_the_floor_never_gains_energy():
-    """A prolate ellipsoid standing on its tip, spinning at 60 rad/s about its long axis with a push: friction at the
-    tip tips it over and it ends lying, and kinetic plus potential energy never exceeds its start by more than the
-    first-order scheme's own error of a step.  (With the explicit gyroscopic term it rose by 28 % while it tipped.)"""
+    """A prolate ellipsoid standing on its tip, spinning at 60 rad/s about its long axis with a push: kinetic plus
+    potential energy never exceeds its start by more than the first-order scheme's own error of a step (with the
+    explicit gyroscopic term it rose by 28 % while it tipped), and friction and the contact take energy away.  Its
+    spin keeps it up for the second: made in steps of 0.001 s the tip is still 7.9 cm up after 1 s (and 7.8 cm after
+    3 s); in whole steps of 0.01 s (0.6 rad of its spin a step) it had fallen by 0.6 s, lying 5 cm up.  A body spinning
+    in contact is sub-stepped (stepper._CONTACT_TURN): at 0.01 s it is still standing at 1 s."""
     m = 0.42
     mech = mechanism([floor(), body("top", {"type": "ellipsoid", "radii": [0.05, 0.05, 0.08]}, mass=m,
                                     position=(0, 0, 0.0801), linear=(0.2, 0, 0), angular=(0, 0, 60.0))], mu=0.3)
@@ -233,12 +236,13 @@ def test_ellipsoid_spinning_upright_on_the_floor_never_gains_energy():
     # (energy=False: a body tipping over its contact is an inverted pendulum, whose energy this first-order scheme
     # moves either way within a step, as the pyramids' in test_stepper)
     check_invariants(model, rec, energy=False)
-    assert rec.position[-1, 0, 2] < 0.06  # it ended lying (centre 5 cm up), not standing (8 cm)
+    assert rec.position[-1, 0, 2] > 0.07  # standing (centre 8 cm up), not lying (5 cm)
+    assert np.max(rec.halvings) >= 1
     E = total_energy(model, rec)
     # the step v+ = v + h g, p+ = p + h v+ changes the energy of a free fall by -m h^2 |g|^2 / 2; the scheme's error
     # of a step is of that size, and friction and the inelastic contact only take energy away
     assert np.max(E - E[0]) <= 0.5 * m * H * H * G * G
-    assert E[-1] < E[0] - 0.1  # friction dissipated most of what it gained from tipping (0.13 J) and more
+    assert E[-1] < E[0]
 
 
 @pytest.mark.parametrize("offset,yaw,m_top", [((0.03, 0.0), 0.0, 1.0), ((0.06, 0.0), 0.0, 1.0),
