@@ -41,8 +41,7 @@ _TOL = 1e-12  # its absolute and relative duality-gap and feasibility tolerances
 _SOLVED = ("Solved", "AlmostSolved")
 
 
-def relaxed_start(prob, patches: dict | None = None, slips: dict | None = None
-                  ) -> tuple[np.ndarray | None, int, str]:
+def relaxed_start(prob, patches: dict | None = None) -> tuple[np.ndarray | None, int, str]:
     """The solution of the relaxed problem of an explicit step's problem `prob` (core.contact.stepper._StepProblem
     with method "explicit" and the Alart-Curnier form, its pairs' start geometry set), in prob's unknowns: (z or None
     when the convex solve fails, its interior-point iterations, clarabel's status).
@@ -51,13 +50,7 @@ def relaxed_start(prob, patches: dict | None = None, slips: dict | None = None
     landing on a face): the pair's cone is written at each of its points (world points of A against B's face
     through the pair's closest point a2, or of B against A's through a1: its gap there, the same normal and tangent
     frame) instead of at its one closest point, and its impulses in z are their sums.  One point cannot carry the
-    moment a face's patch carries (the face would rock on it); the vertices of the face can.
-
-    slips: when given, filled with {pair index: (k, 2) array} for the pairs of `patches`: at each of the pair's points
-    its normal impulse (the cone's dual, in clarabel's units) and its slip speed at the solution (|u_t| in the
-    friction ellipsoid's norm: the cone's tangential rows over mu).  Where a loaded point slips, the relaxed problem
-    makes its normal velocity mu |u_t| instead of zero (Anitescu's glide, the error of the relaxation); where every
-    loaded point sticks the solution is that of Coulomb's law on the same geometry."""
+    moment a face's patch carries (the face would rock on it); the vertices of the face can."""
     import clarabel
 
     model, state, h = prob.model, prob.state, float(prob.h)
@@ -134,11 +127,6 @@ def relaxed_start(prob, patches: dict | None = None, slips: dict | None = None
     sol = clarabel.DefaultSolver(sp.triu(M, format="csc"), q, A.matrix(6 * nb), A.rhs(), cones, settings).solve()
     status, its = str(sol.status), int(sol.iterations)
     x, y = np.asarray(sol.x, float), np.asarray(sol.z, float)
-    if slips is not None and status in _SOLVED:
-        slack = np.asarray(sol.s, float)
-        for pr, firsts, k in places:
-            if pr.ip in patches and k > 1 and pr.mu > 0.0:
-                slips[pr.ip] = np.array([(y[r0], np.linalg.norm(slack[r0 + 1:r0 + k]) / pr.mu) for r0 in firsts])
     if status not in _SOLVED or x.size != 6 * nb or not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         return None, its, status
     # the unknowns of prob: the velocities; per pair pn / m_ref and the friction impulses q_k = p_k / (m_ref e_k) (the

@@ -101,9 +101,6 @@ _HANDOVER_ITER = 30  # ... for at most this many iterations
 _DENSE_LIMIT = 250  # above this many unknowns the Jacobian is assembled sparse
 _PREDICT_MAX_PAIRS = 2  # the explicit predictor for new pairs only in steps with at most this many pairs
 _LANDING_MAX_PAIRS = 4  # corners landing on a face (_patches) looked for in steps with at most this many pairs
-_LOADED = 1e-6  # a point of a patch's relaxed solution is loaded above this fraction of the patch's largest impulse
-_STUCK = 1e-6  # ... and sticks below this fraction of the patch's sliding speed (_sticks; measured: 1e-8 at most
-# where the relaxed solution sticks, to clarabel's tolerance, 1.5e-2 at least where it slides)
 _TIGHT_TOL = 1e-13  # a converged step of one or two pairs is polished towards this residual (at most _TIGHT_ITER
 # more Newton iterations)
 _TIGHT_ITER = 2
@@ -771,8 +768,7 @@ class _StepProblem:
                 # attempts, and this one when the relaxed problem has no solution, as any step (the relaxed
                 # problem glides where its pairs slide, h mu |u_t|: a tilted cylinder landing while it slides at mu
                 # 2.4 took 184-760 Newton iterations a step from it in every attempt, 2-7 from the explicit step)
-                self.pred = _patch_predictor(model, state, h, frozenset(cand), patches, ws, cancel,
-                                             {ip: _face_slide(model, state, ip, patches[ip]) for ip in trigger})
+                self.pred = _patch_predictor(model, state, h, frozenset(cand), patches, ws, cancel)
                 self._patched = self.pred is not None
             # (a new face resting on the other body, at rest, starts from the start of the step: with the explicit
             # predictor a resting wedge rocked, and every attempt from there stalled; with the relaxed problem it
@@ -1407,8 +1403,8 @@ def _face_slide(model: ContactModel, state: State, ip: int, patch: Patch) -> flo
     return float(np.max(np.linalg.norm(u, axis=1)))
 
 
-def _patch_predictor(model: ContactModel, state: State, h: float, cand: frozenset, patches: dict, ws, cancel,
-                     trigger: dict) -> "StepResult | None":
+def _patch_predictor(model: ContactModel, state: State, h: float, cand: frozenset, patches: dict, ws, cancel
+                     ) -> "StepResult | None":
     """The predictor of a step whose pairs include a face resting on, or corners landing on, a face (patches:
     _patches): the solution of the explicit step's relaxed problem (core.contact.relaxed) with each patch's cone at
     every one of its points, taken as an explicit step (its velocities, end poses and summed impulses); None when it is not
@@ -1420,25 +1416,14 @@ def _patch_predictor(model: ContactModel, state: State, h: float, cand: frozense
                         cancel, False, None, None, None)
     if prob.failure:
         return None
-    slips = {}
-    z, its, _status = relaxed_start(prob, patches, slips)
-    if z is None or not any(_sticks(slips.get(ip), slide) for ip, slide in trigger.items()):
+    z, its, _status = relaxed_start(prob, patches)
+    if z is None:
         return None
     out, missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
     if missed and len(cand) < len(model.pairs):
         # (as _step_once: a pair the step's impulse carries a body into, which the broad phase did not solve)
-        return _patch_predictor(model, state, h, cand | missed, patches, ws, cancel, trigger)
+        return _patch_predictor(model, state, h, cand | missed, patches, ws, cancel)
     return out if out.converged else None
-
-
-def _sticks(slips: np.ndarray | None, slide: float) -> bool:
-    """Whether a patch's relaxed solution (slips: relaxed_start's (impulse, slip speed) per point) sticks at one of its
-    loaded points (impulse above _LOADED of the patch's largest): its slip speed at most _STUCK times slide, the
-    patch's sliding speed at the start of the step."""
-    if slips is None or not slips.size:
-        return False
-    loaded = slips[:, 0] > _LOADED * float(np.max(slips[:, 0]))
-    return bool(np.any(slips[loaded, 1] <= _STUCK * slide))
 
 
 def _kept_overlap(bt: "_Batch", start_gap: np.ndarray) -> np.ndarray | None:
