@@ -91,6 +91,7 @@ class FrameRecording(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.stale = False
+        self.serial = 0  # which filling of the recording this is (clear counts them)
         self.clear()
 
     # ---- filling (GUI thread, from the worker's signals) ---------------------------------------------------------
@@ -98,7 +99,7 @@ class FrameRecording(QObject):
         """Drop every frame, name and channel (and the cursor's frame)."""
         # which filling of the recording this is: frames once recorded never change within one (the 3D view's trails
         # are drawn incrementally under this key: Viewport3D.set_trails)
-        self.serial = getattr(self, "serial", 0) + 1
+        self.serial += 1
         self.kind = ""
         self.body_names: list[str] = []
         self.channels: dict[str, Channel] = {}
