@@ -111,14 +111,19 @@ def test_a_cube_landing_flat_while_sliding_beyond_the_bound_trips_as_the_stickin
     (CUBE, 2.0, 4.0, 5e-4), (CUBE, 3.0, 2.0, 5e-4),
     ({"type": "cylinder", "radius": A, "length": 2 * A}, 2.0, 4.0, 3e-3),
     ({"type": "cylinder", "radius": A, "length": 2 * A}, 3.0, 0.5, 5e-4),
-    ({"type": "cylinder", "radius": A, "length": 2 * A}, 3.0, 4.0, 2e-2)])
+    ({"type": "cylinder", "radius": A, "length": 2 * A}, 3.0, 4.0, 2e-2),
+    ({"type": "cylinder", "radius": A, "length": 2 * A}, 2.0, 4.0, 2e-2)])
 def test_runs_of_a_box_or_cylinder_landing_flat_while_sliding_beyond_the_bound_complete(shape, mu, v, drop):
     # dropped flat from `drop` above the floor while sliding at v: the face lands, trips over its front edge and lands
-    # back on a face while it turns (each stopped its run at one of these landings before)
+    # back on a face while it turns (each stopped its run at one of these landings before).  The last: tripped at 38
+    # rad/s, the cylinder lands back on its rim in a step made in two sub-steps (a body spinning in contact), whose
+    # patch test looked only at the sub-step's own motion: no predictor, every attempt failed at every depth and the
+    # explicit method's step took it (1,554 Newton iterations); the test looks at the whole step's motion now
     mech = mechanism([floor(), body("b", shape, position=(0, 0, A + drop), linear=(v, 0, 0))], mu=mu)
     model, rec = run(mech, 0.4)
     assert rec.completed, rec.reason
     assert not rec.fallback.any()
+    assert np.max(rec.iterations) <= 200  # (the dearest step: 12 or less, 50 where it lands back; 1,554 before)
     check_invariants(model, rec, energy=False)
     i = rec.body_names.index("b")
     assert np.max(rec.angular[:, i, 1]) > 1.0  # it tipped forward
