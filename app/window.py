@@ -80,6 +80,8 @@ class MainWindow(QMainWindow):
         self.status = StatusReadout(self.statusBar(), self.document)
         self.editor.message.connect(self.status.show)
         self.files.message.connect(self.status.show)
+        self.properties.message.connect(self.status.show)  # (its refusals: the latest is the one the bar says)
+        self.properties.refusalWithdrawn.connect(self.status.withdraw)
         # the rank-based mobility and whether it is on its way: the Structure panel and the status bar judge the
         # drivers by it, and not at all while it is being computed
         self._run_under_way = self.playback.is_running()

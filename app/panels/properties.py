@@ -274,6 +274,9 @@ class Field(LineEdit):
     """A line edit bound to one model value: parses on entry, commits through a callback, shows refusals in red."""
 
     errorChanged = Signal(str)
+    # an entry was refused, with the reason (at every refusal, also one that repeats the field's refusal: the status
+    # bar says the latest one)
+    refused = Signal(str)
     committed = Signal()  # an entry was taken (the panel then shows the model's value: "C " typed for C reads "C")
 
     def __init__(self, parse: Callable[[str], Any], commit: Callable[[Any], LinkwrightError | None], placeholder: str = "",
@@ -367,11 +370,13 @@ class Field(LineEdit):
                 self._set_error(f"{where}{getattr(exc, 'part', '')}: {exc}", True)
             else:
                 self._set_error(str(exc))
+            self.refused.emit(self._error)
             return
         err = self._commit(value)
         if err is not None:
             located = bool(err.location) and (self._located or bool(where))
             self._set_error(str(err) if located else err.message, located)
+            self.refused.emit(self._error)
             return
         self._set_error("")
         self._shown = text
@@ -496,10 +501,16 @@ SPACE_TIP = ("the document's space: planar (motion in the x-y plane, 3 freedoms 
 class PropertiesPanel(QWidget):
     """Edits the single selected body or joint, or the document when nothing is selected; lists the drivers."""
 
+    # a line for the status bar: a refusal of an entry, a table cell or a choice ('Refused: ...', also when the
+    # document's edit refused it, the editor's message: this one comes after it and says it as the form does)
+    message = Signal(str)
+    refusalWithdrawn = Signal(str)  # that status line ('Refused: ...') no longer holds: the window clears it if shown
+
     def __init__(self, document, selection, editor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document, self.selection, self.editor = document, selection, editor
         self._target: tuple[str, str] | None = None  # ("body"|"joint", name) shown in the form
+        self._refreshing = False  # in refresh: the message under the form is withdrawn (or not) once it is done
         # the message under the form about a cell of the Pairs or Points table: it goes with the row it was about
         # (a refresh rebuilds the tables from the model, the red cell with them: an undo, another edit)
         self._cell_error = ""
@@ -682,6 +693,7 @@ class PropertiesPanel(QWidget):
         fld = Field(parse, commit, placeholder, tip, located)
         fld.locate = lambda fld=fld: self._file_location(fld)
         fld.errorChanged.connect(self._show_error)
+        fld.refused.connect(self._field_refused)
         fld.committed.connect(self.refresh)
         return fld
 
@@ -707,7 +719,32 @@ class PropertiesPanel(QWidget):
         return ""
 
     def _show_error(self, reason: str) -> None:
+        """A field's refusal came or went (Field.errorChanged): the message under the form; a refusal is said in the
+        status bar by _field_refused (at each one, also when it repeats the field's)."""
+        old = self.error.text()
         self.error.setText(self._error_text(self.sender(), reason))
+        if not reason:
+            self._withdrawn(old)
+
+    def _field_refused(self, reason: str) -> None:
+        """A field's entry was refused (Field.refused): the status bar says so, as the form does."""
+        self.message.emit(f"Refused: {self._error_text(self.sender(), reason)}")
+
+    def _say(self, text: str) -> None:
+        """The message under the form: a refusal (also said in the status bar: the latest refusal, whichever field,
+        table cell or choice it was about; user test s58 saw the status bar keep a refused size while a mass was
+        refused), or '' when the one shown no longer holds."""
+        old = self.error.text()
+        self.error.setText(text)
+        if text:
+            self.message.emit(f"Refused: {text}")
+        else:
+            self._withdrawn(old)
+
+    def _withdrawn(self, old: str) -> None:
+        """The refusal `old` under the form no longer holds: so the status bar stops saying it (if it still does)."""
+        if old and not self._refreshing and old != self.error.text():
+            self.refusalWithdrawn.emit(f"Refused: {old}")
 
     def _error_text(self, fld: Field, reason: str) -> str:
         if not reason or fld.error_located:  # (a located refusal names its place: 'simulation.dt: ...', once)
@@ -747,7 +784,21 @@ class PropertiesPanel(QWidget):
 
     # ---- model -> widgets -------------------------------------------------------------------------------------
     def refresh(self, force: bool = False) -> None:
-        """Show the selected item's values (`force`: the target changed, drop refused entries)."""
+        """Show the selected item's values (`force`: the target changed, drop refused entries). A refusal under the form
+        that no longer holds after it goes from the status bar too (one the form still shows, a field's that is kept,
+        is not said again: an edit elsewhere said what it did)."""
+        if self._refreshing:
+            self._show_form(force)
+            return
+        old = self.error.text()
+        self._refreshing = True
+        try:
+            self._show_form(force)
+        finally:
+            self._refreshing = False
+        self._withdrawn(old)
+
+    def _show_form(self, force: bool) -> None:
         m = self.document.mechanism
         sb, sj = self.selection.bodies, self.selection.joints
         if len(sb) == 1 and not sj and next(iter(sb)) in m.body_names():
@@ -842,7 +893,7 @@ class PropertiesPanel(QWidget):
         err = self.editor.set_simulation(**changes)
         if err is not None and "method" in changes:
             self.refresh()
-            self.error.setText(str(err))
+            self._say(str(err))
         return err
 
     def _space_chosen(self, space: str) -> None:
@@ -850,9 +901,9 @@ class PropertiesPanel(QWidget):
         err = self.editor.set_space(space)  # (the space shown again is no edit)
         if err is not None:
             self.refresh()
-            self.error.setText(f"{SPACE_REFUSED} {space}: {err}")
+            self._say(f"{SPACE_REFUSED} {space}: {err}")
         elif self.error.text().startswith(SPACE_REFUSED):
-            self.error.setText("")  # (an earlier refusal: it no longer holds)
+            self._say("")  # (an earlier refusal: it no longer holds)
 
     def _method_chosen(self, method: str) -> None:
         if method != self.document.mechanism.simulation_settings().method:  # re-choosing the shown one is no edit
@@ -895,11 +946,11 @@ class PropertiesPanel(QWidget):
             self._red_cell(self.pairs, item, str(err))
             self._show_cell_error(str(err))
         else:
-            self.error.setText("")
+            self._say("")
 
     def _show_cell_error(self, text: str) -> None:
         """The refusal of a table cell's entry under the form, until the tables are shown again from the model."""
-        self.error.setText(text)
+        self._say(text)
         self._cell_error = text
 
     def _red_cell(self, table: QTableWidget, item: QTableWidgetItem, reason: str) -> None:
@@ -918,14 +969,14 @@ class PropertiesPanel(QWidget):
         try:
             touching = touching_pairs(m)
         except LinkwrightError as exc:  # (drivers that cannot be analysed: which bodies they fix is not known)
-            self.error.setText(f"Add pair: which bodies the drivers fix is not known: {exc}")
+            self._say(f"Add pair: which bodies the drivers fix is not known: {exc}")
             return
         taken = {frozenset(p.bodies) for p in c.pairs}
         for a, b in touching:
             if frozenset((a, b)) not in taken:
                 self.editor.set_pair_friction(a, b, c.friction)
                 return
-        self.error.setText("contact.pairs: every pair of bodies that can touch has a friction of its own already"
+        self._say("contact.pairs: every pair of bodies that can touch has a friction of its own already"
                            if touching else "contact.pairs: no two bodies of this document can touch")
 
     def _remove_pair(self) -> None:
@@ -960,7 +1011,7 @@ class PropertiesPanel(QWidget):
         err = self._body_set(shape=None if kind is None else SHAPE_PRESETS[kind])
         if err is not None:  # a combo cannot hold a refused value: show the model's and the reason
             self.refresh()
-            self.error.setText(str(err))
+            self._say(str(err))
 
     def _shape_set(self, key: str, value) -> LinkwrightError | None:
         if self._target is None or self._target[0] != "body":
@@ -997,14 +1048,14 @@ class PropertiesPanel(QWidget):
         if kind == "density":
             if b.shape is None:
                 self.refresh()
-                self.error.setText("density: needs a shape to give the volume")
+                self._say("density: needs a shape to give the volume")
                 return
             err = self._body_set(mass=None, density=None if (b.mass is None or volume is None) else b.mass / volume)
         else:
             err = self._body_set(density=None, mass=None if (b.density is None or volume is None) else b.density * volume)
         if err is not None:
             self.refresh()
-            self.error.setText(str(err))
+            self._say(str(err))
 
     def _pose_set(self, **changes) -> LinkwrightError | None:
         if self._target is None or self._target[0] != "body":
@@ -1048,9 +1099,9 @@ class PropertiesPanel(QWidget):
         if err is not None and combo:
             # A combo cannot hold a refused value: show the reason and the model's value again.
             self.refresh()
-            self.error.setText(f"{combo}: {err.message}")
+            self._say(f"{combo}: {err.message}")
         elif err is None and combo and self.error.text().startswith(("type: ", "bodies: ")):
-            self.error.setText("")  # (a choice taken: the refusal of an earlier one goes, as a field's does)
+            self._say("")  # (a choice taken: the refusal of an earlier one goes, as a field's does)
         return err
 
     def _joint_body_chosen(self, k: int, name: str) -> None:
@@ -1090,7 +1141,7 @@ class PropertiesPanel(QWidget):
         if err is not None:
             self._show_cell_error(f"points row {r + 1}: {err.message}")  # (as a refusal of the entry itself)
         else:
-            self.error.setText("")
+            self._say("")
 
     def _add_point(self) -> None:
         if self._target is None or self._target[0] != "body":

@@ -3,6 +3,7 @@ the last message."""
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from core.kinematics.mobility import drivable_freedoms, redundant_text, verdict_awaits_rank
@@ -84,5 +85,13 @@ class StatusReadout:
         self.drivers.setText(f"DOF {max(mob, 0)} · drivers {nd}" + (f" — <span style='color:{color}'>{state}</span>" if state else ""))
 
     def show(self, text: str, timeout_ms: int = 8000) -> None:
-        """Show the last message."""
-        self.bar.showMessage(text, timeout_ms)
+        """Show the last message (none once the window is gone: a field that held a refused entry refuses it again
+        when it loses the focus as the window closes, after the status bar was deleted)."""
+        if shiboken6.isValid(self.bar):
+            self.bar.showMessage(text, timeout_ms)
+
+    def withdraw(self, text: str) -> None:
+        """The message `text` no longer holds (a refusal whose entry was taken back, Esc, another item selected):
+        clear it if it is the one shown (a later message stays)."""
+        if text and shiboken6.isValid(self.bar) and self.bar.currentMessage() == text:
+            self.bar.clearMessage()

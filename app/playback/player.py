@@ -5,8 +5,9 @@ section and bodies with mass (the Dynamics action adds or removes that section) 
 otherwise -> kinematics. Re-run rule after an edit (or on open): kinematics always re-runs by itself (after
 a 150 ms debounce); a contact run re-runs by itself when its expected work is at most AUTO_RUN_SECONDS, otherwise its
 frames are kept, marked stale, and Run (F5) starts it. Expected work = steps x seconds per step, measured on this
-document's last contact run, or before any run PRIOR_SECONDS_PER_UNIT_STEP per unit of work and step (a body the run
-moves, or a joint that holds a body moved by forces: work_units), for either method.
+document's last contact run, or before any run the prior (prior_seconds_per_step: PRIOR_SECONDS_PER_UNIT_STEP per
+unit of work, a body the run moves or a joint that holds a body moved by forces, work_units, and a term in the square
+of the shaped bodies moved by forces, crowd_bodies), for either method.
 """
 
 from __future__ import annotations
@@ -38,18 +39,30 @@ STATUS_KINDS = ("busy", "ok", "stopped", "error", "stale")  # what the status li
 PROGRESS_SECONDS = 0.25  # the progress bar is updated at most this often while frames stream
 SHOWN_FALLBACK_MS = 50  # a batch is taken as shown after this long if its window has not painted it (_ShownAfterPaint)
 AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait for Run after an edit
-# Before a document's first contact run: the cost of one step per unit of work (work_units: a body the run moves, or a
-# joint that holds a body moved by forces). Measured on the 13 shipped contact examples (resources/examples/
-# contact_*.json, each for its file's duration, both methods; CPU time of core.run.open_run's run alone, headless,
-# OPENBLAS_NUM_THREADS=1, kernels loaded): 0.15-2.3 ms per unit and step, median 0.7 ms; e.g. the pile (5 bodies,
-# 100 steps) 3.1 ms a step implicit, 3.4 explicit (0.31 s of work; the app's run, with its GUI thread, about 0.4 s),
-# the tray tilt (6 bodies, its joint driven) 4.6 ms, the swinging four-bar (3 bodies, 4 joints) 7.9 ms, the parts
-# feeder (4 bodies, its joints all driven) 2.1 ms. 1.5 ms is about twice the median and above every example's cost but
-# the polytopes' (3 bodies: 2.3 ms implicit, 1.7 explicit; 0.69 s of work estimated 0.45 s). The explicit method
-# measured 0.7-3 times the implicit one's per step (3 times only for the one-body box slide and disc roll: 1.3 and
-# 0.9 ms a unit), within the same bound: no factor of its own. The 27-sphere piles of bench/ (bench/results/
-# contact.md: 61 steps/s, 0.6 ms a body; 12 steps/s at mu 0.8, 3 ms) are estimated 4 s for 1 s, 81 s for 20 s.
+# Before a document's first contact run, the cost of one step (prior_seconds_per_step):
+#     PRIOR_SECONDS_PER_UNIT_STEP x (units + crowd^2 / PRIOR_CROWD_BODIES)
+# units: work_units (a body the run moves, or a joint that holds a body moved by forces); crowd: crowd_bodies (the
+# shaped bodies moved by forces). The linear term is the cost of a step of a few bodies: measured on the 13 shipped
+# contact examples (resources/examples/contact_*.json, each for its file's duration, both methods; CPU time of
+# core.run.open_run's run alone, headless, OPENBLAS_NUM_THREADS=1, kernels loaded): 0.15-2.3 ms per unit and step,
+# median 0.7 ms; 1.5 ms is about twice the median. The explicit method measured 0.7-3 times the implicit one's per
+# step, within the same bound: no factor of its own. The quadratic term is the crowd's: a step's Newton iterations
+# each cost about as much as its unknowns, and a pile takes more of them the more bodies bear on each other (on
+# average a step 5 for 8 spheres, 19 for 27, 144 for 300; CPU a step 1.0-9.5 ms for the examples, 7.4 ms for 8
+# spheres, 33 ms for 27, 0.77 s for 64, 4.3-5.2 s for 300: about the square of the bodies beyond a few dozen).
+# Estimated / measured CPU of whole runs (implicit, headless, 2-core machine shared with other jobs, s58): the 13
+# examples 0.54-3.1 (the polytopes 0.54: 0.95 s of work estimated 0.5 s; the two spheres 3.1); bench piles of 8 and
+# 27 spheres for 1 s 2.3 and 2.9; a bin of 30 mixed parts for 2 s 4.7 (4.8 s measured); 30 toppling dominoes for
+# 1.5 s 0.81 (20.8 s); a bench pile of 64 spheres (seed 1) 0.53 (67 s for its 87 steps: they grow to 4-13 s as it
+# settles, and the run stops at t = 0.87 s on a step that does not converge); the user test's bin of 300 bodies 1.4
+# and 1.7 in two runs (1,440 s estimated for its 200 steps; 4.3 and 5.2 s a step measured over its first 61, after
+# which the run stops on a step that does not converge). The linear prior alone (before s58) made these 0.09 (the
+# 300 bodies: 90 s) to 2.8. PRIOR_CROWD_BODIES 20 is the middle of the crowded scenes' spread: 30 made the 300
+# bodies 0.95 and the dominoes 0.65, 15 the 300 bodies 1.8 and the bin of 30 parts 6. A prior, not a forecast:
+# expect it within a factor of about 5 either way (what the scene does decides the rest: a pile that stalls costs
+# more, bodies that fall apart less); the measured seconds per step of the document's last complete run replace it.
 PRIOR_SECONDS_PER_UNIT_STEP = 1.5e-3
+PRIOR_CROWD_BODIES = 20.0
 OTHER_METHOD = {"implicit": "explicit", "explicit": "implicit"}
 # the locations of a run's checks (core.run.open_run, the contact run: the document's fields and RunSpec's) whose
 # values the Motion dock gives, and the dock's fields that show them: a refused run names the field
@@ -68,11 +81,12 @@ def _geometry_key(mech) -> tuple:
 
 
 def _units_key(mech) -> tuple:
-    """What work_units depends on: the bodies' names, ground, whether they have mass, their design poses and points
-    (the kinematic model's frames and length scale), the joints, and which coordinates are driven (not the driver
-    expressions, nor masses, shapes, velocities, contact or simulation settings)."""
+    """What work_units and crowd_bodies depend on: the bodies' names, ground, whether they have mass and a shape,
+    their design poses and points (the kinematic model's frames and length scale), the joints, and which coordinates
+    are driven (not the driver expressions, nor masses, which shapes, velocities, contact or simulation settings)."""
     return (mech.space,
-            tuple((b.name, b.ground, b.mass is not None or b.density is not None, b.pose, tuple(b.points.items()))
+            tuple((b.name, b.ground, b.mass is not None or b.density is not None, b.shape is not None, b.pose,
+                   tuple(b.points.items()))
                   for b in mech.bodies),
             tuple(mech.joints), tuple((d.joint, d.coordinate) for d in mech.drivers))
 
@@ -90,7 +104,24 @@ def work_units(mech) -> int:
     or duration, an undo or a redo costs a comparison. Which bodies the drivers fix does not depend on what the driver
     expressions say, only on which coordinates they drive: the analysis compiles them as 0, so the count is the same
     with an expression that does not compile (it was every joint then)."""
-    return _work_units(_ByUnitsKey(mech))
+    return _work_units(_ByUnitsKey(mech))[0]
+
+
+def crowd_bodies(mech) -> int:
+    """The bodies that can crowd a contact run's step: those moved by forces (not fixed by the drivers) that have a
+    shape (they can touch). A step's Newton iterations each cost about as much as its unknowns (the elimination over
+    the contacts is sparse), and how many iterations it takes grows with how many such bodies bear on each other
+    (a pile's load goes through its bodies): the prior's quadratic term (prior_seconds_per_step). Counted with
+    work_units, once per structure."""
+    return _work_units(_ByUnitsKey(mech))[1]
+
+
+def prior_seconds_per_step(mech) -> float:
+    """The cost of one step of a contact run of `mech` before any run of it (the auto-run rule's prior):
+    PRIOR_SECONDS_PER_UNIT_STEP x (units + crowd^2 / PRIOR_CROWD_BODIES), units = work_units, crowd = crowd_bodies
+    (the calibration and how far off it is: the constants' comment)."""
+    units, crowd = _work_units(_ByUnitsKey(mech))
+    return PRIOR_SECONDS_PER_UNIT_STEP * (max(units, 1) + crowd * crowd / PRIOR_CROWD_BODIES)
 
 
 class _ByUnitsKey:
@@ -109,30 +140,32 @@ class _ByUnitsKey:
 
 
 @functools.lru_cache(maxsize=8)  # the last structures seen: undo and redo come back to one
-def _work_units(keyed: _ByUnitsKey) -> int:
+def _work_units(keyed: _ByUnitsKey) -> tuple[int, int]:
+    """(work_units, crowd_bodies) of the mechanism."""
     mech = keyed.mech
     attached = {n for j in mech.joints for n in j.bodies}
-    moving = sum(1 for b in mech.bodies
-                 if not b.ground and (b.mass is not None or b.density is not None or b.name in attached))
+    moving = [b for b in mech.bodies
+              if not b.ground and (b.mass is not None or b.density is not None or b.name in attached)]
+    massive = {b.name for b in moving if b.mass is not None or b.density is not None}
     try:
         structure = copy.copy(mech)
         structure.drivers = [replace(d, value="0") for d in mech.drivers]  # (a shallow copy: the document's stay)
-        forced = set(undriven_massive_bodies(structure)) if mech.joints else set()
+        forced = set(undriven_massive_bodies(structure)) if mech.joints else massive
     except LinkwrightError:
-        forced = attached
-    return moving + sum(1 for j in mech.joints if forced.intersection(j.bodies))
+        forced = attached | massive
+    units = len(moving) + sum(1 for j in mech.joints if forced.intersection(j.bodies))
+    return units, sum(1 for b in moving if b.shape is not None and b.name in forced)
 
 
-def expected_contact_seconds(mech, t_end: float | None, seconds_per_step: float | None = None,
-                             units: int | None = None) -> float:
+def expected_contact_seconds(mech, t_end: float | None, seconds_per_step: float | None = None) -> float:
     """Estimated wall time of a contact run of `mech` to `t_end` (None: its duration), the auto-run rule's measure:
-    steps x `seconds_per_step`, else x the prior for its work `units` (default work_units(mech))."""
+    steps x `seconds_per_step` (measured on the document's last run), else x prior_seconds_per_step(mech)."""
     sim = mech.simulation
     dt = float(sim.dt) if sim else 0.01
     T = float(t_end if t_end is not None else (sim.duration if sim else 1.0))
     steps = max(T / dt, 0.0) if dt > 0 else 0.0
     if seconds_per_step is None:
-        seconds_per_step = PRIOR_SECONDS_PER_UNIT_STEP * max(work_units(mech) if units is None else units, 1)
+        seconds_per_step = prior_seconds_per_step(mech)
     return steps * seconds_per_step
 
 

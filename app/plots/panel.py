@@ -230,6 +230,7 @@ class Quantity:
     comparable: bool = False  # drawn also for the comparison run (dashed)
     pairs: tuple[int, ...] = ()  # per-pair quantities: the contact pair of each series
     note: str = ""  # said in the plot's title, not on the axis (a long axis label is cut off in a low plot)
+    tip: str = ""  # what to know in reading it: the tooltip of its entry in the quantity box and of its series' rows
     # (the axis says what is plotted in a few words and its unit; at the default window size the time plot's y axis is
     # about 130 px tall, and a label longer than that is written with its unit alone: _fit_axis_label)
 
@@ -292,6 +293,18 @@ def _column(channel: str, i: int, comp: int | None = None, norm: bool = False) -
     return f
 
 
+# What to know in reading a channel's series (Quantity.tip), beyond its title and unit.
+CHANNEL_TIPS = {
+    "driver.effort": (
+        "The force (N) or torque (N m) each driver applies along its coordinate. Where the driven body touches "
+        "another with friction (a pusher's face against a box), the split of the load among redundant contacts is "
+        "not unique: friction on the face can carry part of the pushed body's weight, and the effort can then differ "
+        "from mu M g + M a by that share (about 4 % low for a pusher moving five boxes, 10-15 % in a slider-crank "
+        "pushing a box; with a frictionless face, friction 0 for that pair, it matches to 1e-3 N). docs/contact.md, "
+        "Statically indeterminate contacts."),
+}
+
+
 def quantities(kind: str, channels: dict) -> list[Quantity]:
     """The quantities a run with these channels offers, in menu order."""
     out: list[Quantity] = []
@@ -302,7 +315,7 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
                 out.append(Quantity(mode, axis, ch, tuple((lab, _column(ch, i)) for i, lab in enumerate(c.labels))))
         return out
 
-    def per_label(name, ch, axis, comparable=False, norm=False, comps=False, note=""):
+    def per_label(name, ch, axis, comparable=False, norm=False, comps=False, note="", tip=""):
         c = channels.get(ch)
         if c is None or not c.labels:
             return
@@ -312,7 +325,8 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
         else:
             series = _Series(ch, c.labels, norm=norm)
             rows = tuple(range(len(c.labels)))
-        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else (), note))
+        out.append(Quantity(name, axis, ch, series, comparable, rows if ch.startswith("pair.") else (), note,
+                            tip or CHANNEL_TIPS.get(ch, "")))
 
     per_label("normal force", "pair.normal_force", "normal force  [N]", comparable=True)
     per_label("friction force", "pair.friction_force", "|friction force|  [N]", comparable=True, norm=True)
@@ -884,13 +898,16 @@ class PlotsPanel(QWidget):
         return q is not None and i < len(q.labels) and self._visible(q, i)
 
     def _row_tip(self, i: int) -> str:
-        """The tooltip of series i's row: why a pair's series is left out."""
+        """The tooltip of series i's row: why a pair's series is left out, else what to know in reading the
+        quantity (Quantity.tip, '' for most)."""
         q = self.quantity()
-        if q is None or not q.pairs or i >= len(q.pairs):
+        if q is None:
             return ""
+        if not q.pairs or i >= len(q.pairs):
+            return q.tip
         p = q.pairs[i]
         if p < len(self._ever_active) and self._ever_active[p]:
-            return ""
+            return q.tip
         return "never in contact range so far: left out until it is (tick to show)"
 
     def set_series_visible(self, label: str, on: bool) -> None:
@@ -976,6 +993,9 @@ class PlotsPanel(QWidget):
             self.mode_combo.blockSignals(True)
             self.mode_combo.clear()
             self.mode_combo.addItems(names)
+            for k, q in enumerate(qs):
+                if q.tip:
+                    self.mode_combo.setItemData(k, q.tip, Qt.ToolTipRole)
             if keep:
                 self.mode_combo.setCurrentText(keep)
             self.mode_combo.blockSignals(False)

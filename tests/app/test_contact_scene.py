@@ -208,6 +208,53 @@ def test_bad_entries_show_the_located_reason_inline_and_change_nothing(make_wind
     assert win.document.mechanism.simulation.method == "explicit"
 
 
+def test_the_status_bar_says_the_latest_refusal_and_clears_when_it_is_gone(make_window, point_dialog, qtbot):
+    """User test s58: after several bad entries in a row the status bar kept an earlier refusal (a box's Size -0.2,
+    then nan: still '-0.2'; a Mass -1, then 1e400: still the Size's), while the field's red style and tooltip were
+    right. An entry refused before it reaches the document (one that does not parse: nan, 1e400, a negative mass)
+    said nothing there. Now each refusal is said as the form says it, and one taken back (Esc, another item
+    selected) goes from the status bar when it is the line shown."""
+    from PySide6.QtCore import Qt
+
+    win = make_window(contact_scene())
+    p = add_shaped(win, point_dialog, "box", "0, 0, 0.5")
+    bar = win.statusBar()
+    size, mass = p.shape_fields["size"], p.body_mass
+    i = win.document.mechanism.body_names().index("box1")
+    before = win.document.mechanism.copy()
+    for field, text, says in [
+            (size, "-0.2, 0.2, 0.2", f"bodies[{i}].shape.size[0]: must be a positive number, got -0.2"),
+            (size, "nan, 0.2, 0.2", f"bodies[{i}].shape.size[0]: must be a finite number, got nan"),
+            (mass, "-1", f"bodies[{i}].mass: must be a positive number, got -1"),
+            (mass, "1e400", f"bodies[{i}].mass: must be a finite number, got 1e400")]:
+        type_into(field, text)
+        assert field.error == says and field.toolTip() == says
+        assert bar.currentMessage() == f"Refused: {says}" == f"Refused: {p.error.text()}"
+        qtbot.keyClick(field, Qt.Key_Escape)  # taken back: the field shows the model's value, the message goes
+        assert field.error == "" and bar.currentMessage() == ""
+    assert win.document.mechanism == before
+    # The same refusal again after another message: said again.
+    type_into(mass, "-1")
+    win.editor.rename("box1", "crate")
+    assert bar.currentMessage() == "Rename body box1 to crate"
+    type_into(mass, "-1")
+    assert bar.currentMessage() == f"Refused: bodies[{i}].mass: must be a positive number, got -1"
+    # A refusal kept (the field still red) while another item is edited: that edit's message stays; selecting
+    # another item drops the refused entry and its status line.
+    win.editor.move({"crate": (5.0, 5.0)})
+    moved = bar.currentMessage()
+    assert mass.text() == "-1" and not moved.startswith("Refused")
+    type_into(mass, "-2")
+    assert bar.currentMessage().endswith("got -2")
+    win.selection.clear()
+    assert p.error.text() == "" and bar.currentMessage() == ""
+    # An entry taken after a refusal: the edit's own message.
+    win.selection.set(bodies=["crate"])
+    type_into(mass, "nan")
+    type_into(mass, "2")
+    assert bar.currentMessage().startswith("Edit body crate: mass") and p.error.text() == ""
+
+
 def test_roll_pitch_yaw_is_shown_in_degrees_and_stored_as_the_quaternion(make_window, point_dialog):
     win = make_window(contact_scene())
     p = add_shaped(win, point_dialog, "cylinder", "1, 2, 0.5")

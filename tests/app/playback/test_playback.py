@@ -338,3 +338,48 @@ def test_work_units_analyses_the_drivers_once_per_structure(monkeypatch):
     assert player.work_units(mech) == 6 and len(calls) == 2  # (back: undo)
     # the analysis never saw the expressions (which coordinates are driven is all it needs)
     assert [d.value for d in calls[0].drivers] == ["0"] * len(mech.drivers)
+
+
+def _bin_of(n: int, duration: float = 2.0) -> Mechanism:
+    """n spheres (r = 3.5 cm, 0.1 kg) on a grid 10 cm apart in layers 10 cm apart, above the floor of a 1 m bin."""
+    import json
+
+    side = math.ceil(math.sqrt(min(n, 81)))
+    walls = [{"name": "floor", "ground": True, "shape": {"type": "halfspace", "normal": [0, 0, 1], "offset": 0}}] + [
+        {"name": f"wall{i}", "ground": True, "shape": {"type": "halfspace", "normal": nrm, "offset": -0.5}}
+        for i, nrm in enumerate(([-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0]))]
+    balls = [{"name": f"s{k}", "mass": 0.1, "shape": {"type": "sphere", "radius": 0.035},
+              "pose": {"position": [0.1 * (k % side) - 0.4, 0.1 * (k // side % side) - 0.4, 0.1 + 0.1 * (k // side ** 2)]}}
+             for k in range(n)]
+    doc = {"format": "linkwright.mechanism", "version": 1, "space": "spatial", "gravity": [0, 0, -9.81],
+           "bodies": walls + balls, "contact": {"friction": 0.5}, "simulation": {"dt": 0.01, "duration": duration}}
+    return io.loads(json.dumps(doc))
+
+
+def test_the_prior_estimate_grows_with_the_square_of_the_bodies_that_can_crowd_a_step():
+    """User test s58: a bin of 300 bodies for 2 s was 'expected ≈ 90 s of work' (1.5 ms a step for each body, 200
+    steps) and took 1-40 s a step (CPU, 4.3-5.2 s a step on average over its first 61 steps). A step's cost grows about
+    as the square of the bodies that bear on each other (its Newton iterations each cost as its unknowns, and it
+    takes more of them: 2-5 for up to 8 spheres, 19 for 27, 144 for 300), so the prior has a term in the square of
+    the shaped bodies moved by forces (crowd_bodies). Its estimates stay within a factor of 2 of the measured work
+    for the 300-body bin; a mechanism of shapeless links (none can touch) keeps the linear prior, and the shipped
+    examples' auto-run decisions are as documented (docs/gui.md)."""
+    import app.playback.player as player
+
+    big = _bin_of(300)
+    assert player.work_units(big) == 300 and player.crowd_bodies(big) == 300
+    measured = 5.2 * 200  # (seconds of CPU a step, the more of two runs over the bin's first 61, on 2 shared cores)
+    assert 0.5 * measured <= player.expected_contact_seconds(big, None) <= 2.0 * measured
+    # per step: a quarter of the bodies costs about a sixteenth once crowded, not a quarter
+    per = {n: player.prior_seconds_per_step(_bin_of(n)) for n in (1, 8, 75, 300)}
+    assert per[300] / per[75] > 10 and per[8] / per[1] < 12
+    # links without shapes: no crowd, the linear prior (1.5 ms a step for each body and joint held by forces)
+    chain = io.load(EXAMPLES / "contact_fourbar_swing.json")
+    assert player.crowd_bodies(chain) == 0
+    assert player.prior_seconds_per_step(chain) == player.PRIOR_SECONDS_PER_UNIT_STEP * player.work_units(chain)
+    # the shipped examples that re-run by themselves, and those that wait for Run
+    for name in ("pile", "sphere_drop", "box_slide", "disc_roll", "parts_feeder", "cam_follower", "two_spheres",
+                 "pendulum_strike", "polytopes"):
+        assert player.expected_contact_seconds(io.load(EXAMPLES / f"contact_{name}.json"), None) <= 2.0, name
+    for name in ("fourbar_swing", "tray_tilt"):
+        assert player.expected_contact_seconds(io.load(EXAMPLES / f"contact_{name}.json"), None) > 2.0, name

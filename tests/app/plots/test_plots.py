@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 
 from core import io
 from core.kinematics import compile_model, solve_trajectory
@@ -686,3 +686,23 @@ def test_a_contact_document_waiting_for_run_shows_none_of_the_previous_documents
     assert not win.playback.auto_runs() and "press Run (F5)" in win.motion.status_label.text()
     assert plots.series_list.model_.labels == () and plots.quantities == []
     assert all(len(curve_xy(c)[0]) == 0 for c in plots.q_curves)
+
+
+def test_the_driver_effort_says_that_friction_on_a_pushers_face_can_carry_part_of_the_weight(make_window, qtbot):
+    """User test s58: a pusher's driver effort read about 4 % below mu M g + M a, documented (docs/contact.md,
+    Statically indeterminate contacts: friction on the pusher's face can carry part of the pushed weight) but not said
+    where the series are: a designer reading the effort plot could not know. The quantity's entry and each of its
+    series' rows say so in their tooltip; other quantities' rows do not."""
+    w = _shown_run(make_window, qtbot, "contact_parts_feeder.json")
+    plots = w.plots
+    i = plots.modes().index("driver effort")
+    tip = plots.mode_combo.itemData(i, Qt.ToolTipRole)
+    assert "mu M g + M a" in tip and "Statically indeterminate contacts" in tip
+    plots.set_mode("driver effort")
+    model = plots.series_list.model()
+    assert model.rowCount() >= 1
+    for r in range(model.rowCount()):
+        assert model.data(model.index(r, 0), Qt.ToolTipRole) == tip
+    plots.set_mode("energy")
+    assert not model.data(model.index(0, 0), Qt.ToolTipRole)
+    assert not plots.mode_combo.itemData(plots.modes().index("energy"), Qt.ToolTipRole)
