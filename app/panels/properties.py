@@ -722,7 +722,8 @@ class PropertiesPanel(QWidget):
         """A field's refusal came or went (Field.errorChanged): the message under the form; a refusal is said in the
         status bar by _field_refused (at each one, also when it repeats the field's)."""
         old = self.error.text()
-        self.error.setText(self._error_text(self.sender(), reason))
+        # (a refusal gone: another field's that still stands stays said, under the form and in the status bar)
+        self.error.setText(self._error_text(self.sender(), reason) if reason else self._field_refusal())
         if not reason:
             self._withdrawn(old)
 

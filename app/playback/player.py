@@ -946,7 +946,7 @@ class Playback(QObject):
                 if mass is None or mass[i] > 0.0:
                     trails[name] = rec.values["body.com"][: k + 1, i]
                     owners[name] = (name, None)
-        vp.set_trails(trails, owners, key=(id(rec), rec.serial))  # (prefixes of one run's series: drawn incrementally)
+        vp.set_trails(trails, owners, key=rec.serial)  # (prefixes of one run's series: drawn incrementally)
 
     @staticmethod
     def _overlay_owners(rec: FrameRecording) -> tuple[list[tuple[str, str]], dict[str, tuple[str, str]]]:

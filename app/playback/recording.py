@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 
@@ -71,6 +72,9 @@ class FrameBatch(list):
 FIRST_CAPACITY = FIRST_FRAMES  # frames a recording has room for when its run begins (core.run: it doubles)
 
 
+_FILLINGS = itertools.count(1)  # the fillings of every recording of the process, numbered (FrameRecording.serial)
+
+
 class FrameRecording(QObject):
     """Frames of one run in arrays that grow as they arrive (doubling, up to the planned frames), plus the cursor (an
     index).
@@ -91,7 +95,6 @@ class FrameRecording(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.stale = False
-        self.serial = 0  # which filling of the recording this is (clear counts them)
         self.clear()
 
     # ---- filling (GUI thread, from the worker's signals) ---------------------------------------------------------
@@ -99,7 +102,7 @@ class FrameRecording(QObject):
         """Drop every frame, name and channel (and the cursor's frame)."""
         # which filling of the recording this is: frames once recorded never change within one (the 3D view's trails
         # are drawn incrementally under this key: Viewport3D.set_trails)
-        self.serial += 1
+        self.serial = next(_FILLINGS)  # (process-wide: a key no other recording's filling has)
         self.kind = ""
         self.body_names: list[str] = []
         self.channels: dict[str, Channel] = {}

@@ -80,7 +80,7 @@ class RunInfo:
     body_names: list[str]
     channels: tuple  # core.run.Channel
     times: np.ndarray
-    info: dict = field(default_factory=dict)  # contact: method, dt, pairs, weight, header (ContactRun.header)
+    info: dict = field(default_factory=dict)  # contact: method, dt, pairs, typical_weight, weighed, header
     # time.perf_counter() when the run's thread began solving (the progress line's rate counts from it: the GUI thread
     # may take the began signal late, and the frames computed meanwhile are not computed in no time)
     started: float = 0.0
@@ -218,12 +218,11 @@ class SolveWorker(QObject):
             if run.kind == "contact":
                 m = run.model
                 g = float(np.linalg.norm(m.gravity))
-                weight = float(m.mass[run.dyn].max(initial=0.0) * g)
                 # the bodies moved by forces (not the drivers' kinematic ones), their typical weight: the force
                 # arrows' reference (Viewport3D.set_force_reference)
                 weighed = [i for i in run.dyn if m.free[i] and m.mass[i] > 0]
                 typical = float(np.median(m.mass[weighed]) * g) if weighed else 0.0
-                info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names), "weight": weight,
+                info = {"method": run.method, "dt": run.h, "pairs": len(run.pair_names),
                         "typical_weight": typical, "weighed": [m.names[i] for i in weighed],
                         "header": run.header(),  # for exporting the run as `linkwright simulate` writes it
                         "out_of_range": run.out_of_range}  # (the recording's values of pairs it does not hold)

@@ -52,8 +52,7 @@ PATCH_MARKED_ALPHA = 0.35  # a selected or highlighted floor or wall: its colour
 # forces) is drawn ARROW_WEIGHT_SIZES of the typical body size long (the median of those bodies' sizes, each the
 # longest edge of its drawing's bounding box): a resting body's weight reaches from its contact to about its middle.
 # Arrows are proportional up to ARROW_KNEE_SIZES body sizes and grow logarithmically beyond (an impact's peak force is
-# not drawn across the scene); the x box scales both. (It was a quarter of the scene's diagonal for the heaviest
-# body's weight: a pile of hundreds of bodies became a forest of arrows many bodies long.)
+# not drawn across the scene); the x box scales both.
 ARROW_WEIGHT_SIZES = 0.5
 ARROW_KNEE_SIZES = 3.0
 ARROW_FALLBACK_SIZE = 0.05  # the body size, as a fraction of the scene's diagonal, when no body has a bounded drawing

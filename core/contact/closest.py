@@ -376,15 +376,17 @@ def closest_points_many(model: ContactModel, state: State, ips, guesses=None) ->
 CANCEL_CHUNK = 16
 
 
-def closest_points_chunked(model: ContactModel, state: State, ips, cancel=None) -> list:
-    """closest_points_many of ips, CANCEL_CHUNK pairs at a time, checking `cancel` before each chunk (RunCancelled
-    when it says stop).  The same results: each pair's query is its own (closest_newton runs one pair at a time)."""
+def closest_points_chunked(model: ContactModel, state: State, ips, cancel=None, guesses=None,
+                           chunk: int = CANCEL_CHUNK) -> list:
+    """closest_points_many of ips (from guesses), `chunk` pairs at a time, checking `cancel` before each chunk
+    (RunCancelled when it says stop).  The same results: each pair's query is its own (closest_newton runs one pair at
+    a time)."""
     if cancel is None:
-        return closest_points_many(model, state, ips)
+        return closest_points_many(model, state, ips, guesses)
     out = []
-    for k in range(0, len(ips), CANCEL_CHUNK):
+    for k in range(0, len(ips), chunk):
         check_cancel(cancel)
-        out += closest_points_many(model, state, ips[k:k + CANCEL_CHUNK])
+        out += closest_points_many(model, state, ips[k:k + chunk], None if guesses is None else guesses[k:k + chunk])
     return out
 
 

@@ -185,8 +185,8 @@ def _compile_in_child(cancel: Callable[[], bool], tick: Callable[[], None]) -> s
 def _remove_partial_files() -> None:
     """Remove the cache files a terminated compile was writing: numba writes each to `<name>.tmp.<id>` and renames
     it when complete, so a child ended mid-write leaves that file behind (a few MB each, never read, never removed).
-    Only the kernels' own (`kernels.*.tmp.*`): the caller holds the cache folder's lock (_cache_lock), so no other
-    compile of ours is writing one."""
+    Only the kernels' own (`kernels.*.tmp.*`): the caller holds the cache folder's lock (_cache_lock), which every
+    compile into the cache holds (the child's and one in the calling process alike), so no other is writing one."""
     folder = kernel_cache_dir()
     try:
         names = os.listdir(folder) if folder else []
@@ -215,7 +215,8 @@ def ensure_kernels(cancel: Callable[[], bool] | None = None, notify: Callable[[N
         log.warning("note: compiling the contact kernels in this process (about %d s, which a stop waits for): %s",
                     COMPILE_ESTIMATE_SECONDS, reason)
         notify(Note("in-process", time.perf_counter() - t0, COMPILE_ESTIMATE_SECONDS, reason))
-        prepare_kernels()
+        with _cache_lock(lambda: False, lambda: None):  # (every compile into the cache holds its lock)
+            prepare_kernels()
         return "in-process"
 
     if not kernels.CACHED:

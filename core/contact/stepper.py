@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
-from .bodies import ContactModel, State
+from .bodies import ContactModel, RunCancelled, State
 from .closest import (_eliminable, _rot, b_normal, _sphere_plane_geometry, _spheres_geometry, _world_halfspace,
-                      candidate_pairs, closest_points_many)
+                      candidate_pairs, closest_points_chunked, closest_points_many)
 from .elements import ElementMatrix
 from .explicit import _eval_explicit_batch, _explicit_size
 from .joints import JointStep
@@ -50,6 +50,7 @@ from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, NewtonOptions, solve_mc
 from .pair import DEPTH_LIMIT, PIN_SPEED, PairLayout, contact_frame_aux, cross3, separation_pin, tangent_frame
 from .plan import Workspace, _Batch, _friction_slots, _Pair
 from .relaxed import relaxed_start
+from ..shapes.kinds import Cylinder
 from ..transforms import matrix_to_quat
 
 if TYPE_CHECKING:  # (core.kinematics is imported where a run has drivers)
@@ -287,7 +288,7 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     levels = max(levels, _spin_levels(model, state, h))  # (a body spinning in contact: _CONTACT_TURN)
     try:
         return _sub_stepped(whole, state, h, levels)
-    except _Cancelled:
+    except (_Cancelled, RunCancelled):  # (RunCancelled: from the closest-point queries of a step's start)
         return StepResult(state, False, 0, float("nan"), f"cancelled at t = {state.t:.6g} s")
 
 
@@ -325,7 +326,7 @@ def _spin_levels(model: ContactModel, state: State, h: float) -> int:
         if not turns_bounded(model, i):
             continue
         w = state.w[i]
-        if model.shapes[i].type == "cylinder":
+        if isinstance(model.shapes[i], Cylinder):  # (a disc too)
             axis = _rot(state.q[i:i + 1])[0][:, 2]
             w = w - (w @ axis) * axis
         rate = max(rate, float(np.linalg.norm(w)))
@@ -874,17 +875,11 @@ class _StepProblem:
 
     # ---- the start ---------------------------------------------------------------------------------------------
     def _queries(self, state: State, ips: list, guesses: list | None = None) -> list:
-        """closest_points_many of the pairs ips at `state` (from guesses), _QUERY_CHUNK pairs at a time, the step's
-        cancel looked at before each chunk (_Cancelled): a query without a closed form takes up to tens of ms (GJK for
-        its start), and a 300-body bin's new pairs of one step took 0.55 s before the first look.  The same results:
-        each pair's query is its own."""
-        out = []
-        for k in range(0, len(ips), _QUERY_CHUNK):
-            if self.cancel is not None and self.cancel():
-                raise _Cancelled()
-            out += closest_points_many(self.model, state, ips[k:k + _QUERY_CHUNK],
-                                       None if guesses is None else guesses[k:k + _QUERY_CHUNK])
-        return out
+        """closest_points_many of the pairs ips at `state` (from guesses), _QUERY_CHUNK pairs at a time with a look at
+        the step's cancel before each chunk (closest_points_chunked; RunCancelled): a query without a closed form
+        takes up to tens of ms (GJK for its start), and a 300-body bin's new pairs of one step took 0.55 s before the
+        first look.  The same results: each pair's query is its own."""
+        return closest_points_chunked(self.model, state, ips, self.cancel, guesses, _QUERY_CHUNK)
 
     def _start_pairs(self) -> None:
         """Each pair's start-of-step data: (implicit) its closest points and impulses to start from and its tangent

@@ -248,8 +248,18 @@ def test_the_status_bar_says_the_latest_refusal_and_clears_when_it_is_gone(make_
     assert bar.currentMessage().endswith("got -2")
     win.selection.clear()
     assert p.error.text() == "" and bar.currentMessage() == ""
-    # An entry taken after a refusal: the edit's own message.
+    # Two fields refused, the first taken back (Esc): the second's refusal still stands, under the form and in the
+    # status bar (review s58: both went, while the second field stayed red)
     win.selection.set(bodies=["crate"])
+    type_into(size, "-0.2, 0.2, 0.2")
+    type_into(mass, "-1")
+    qtbot.keyClick(size, Qt.Key_Escape)
+    says = f"bodies[{i}].mass: must be a positive number, got -1"
+    assert size.error == "" and mass.error == says and p.error.text() == says
+    assert bar.currentMessage() == f"Refused: {says}"
+    qtbot.keyClick(mass, Qt.Key_Escape)
+    assert p.error.text() == "" and bar.currentMessage() == ""
+    # An entry taken after a refusal: the edit's own message.
     type_into(mass, "nan")
     type_into(mass, "2")
     assert bar.currentMessage().startswith("Edit body crate: mass") and p.error.text() == ""

@@ -361,8 +361,9 @@ def test_the_prior_estimate_grows_with_the_square_of_the_bodies_that_can_crowd_a
     steps) and took 1-40 s a step (CPU, 4.3-5.2 s a step on average over its first 61 steps). A step's cost grows about
     as the square of the bodies that bear on each other (its Newton iterations each cost as its unknowns, and it
     takes more of them: 2-5 for up to 8 spheres, 19 for 27, 144 for 300), so the prior has a term in the square of
-    the shaped bodies moved by forces (crowd_bodies). Its estimates stay within a factor of 2 of the measured work
-    for the 300-body bin; a mechanism of shapeless links (none can touch) keeps the linear prior, and the shipped
+    the shaped bodies moved by forces (crowd_bodies). For 300 such bodies it is within a factor of 2 of the work
+    measured on the user's bin of 300 mixed parts (the prior counts bodies, not their shapes: this bin is of spheres);
+    a mechanism of shapeless links (none can touch) keeps the linear prior, and the shipped
     examples' auto-run decisions are as documented (docs/gui.md)."""
     import app.playback.player as player
 

@@ -46,16 +46,16 @@ def test_build_model_stops_at_the_body_or_pair_row_where_cancel_says_so():
     assert stop.calls == 2
 
 
-def _count_queries(monkeypatch, module=closest):
-    """Record the number of pairs of each closest_points_many call (made through `module`'s name for it)."""
+def _count_queries(monkeypatch):
+    """Record the number of pairs of each closest_points_many call."""
     sizes = []
-    many = module.closest_points_many
+    many = closest.closest_points_many
 
     def counted(model, state, ips, guesses=None):
         sizes.append(len(ips))
         return many(model, state, ips, guesses)
 
-    monkeypatch.setattr(module, "closest_points_many", counted)
+    monkeypatch.setattr(closest, "closest_points_many", counted)
     return sizes
 
 
@@ -108,10 +108,12 @@ def test_a_step_looks_at_its_cancel_between_chunks_of_its_start_queries(monkeypa
     boxes = [body(f"b{k}", {"type": "box", "size": [0.1, 0.1, 0.1]}, mass=0.1,
                   position=(0.1 * (k % 4), 0.1 * (k // 4), 0.05)) for k in range(12)]
     model = build_model(mechanism([floor()] + boxes))
-    sizes = _count_queries(monkeypatch, stepper)
-    r = step(model, initial_state(model), 0.01)
-    assert r.converged and sum(sizes) >= 3 * stepper._QUERY_CHUNK
-    assert max(sizes) <= stepper._QUERY_CHUNK  # (every pair is new: the 12 on the floor and 17 neighbours)
+    sizes = _count_queries(monkeypatch)
+    r = step(model, initial_state(model), 0.01)  # (no cancel: all in one call)
+    assert r.converged and sizes == [41]  # (every pair is new: the 12 on the floor and 29 neighbours, edges included)
+    sizes.clear()
+    r = step(model, initial_state(model), 0.01, cancel=lambda: False)
+    assert r.converged and sum(sizes) == 41 and max(sizes) == stepper._QUERY_CHUNK
     sizes.clear()
     stop = _After(2)
     r = step(model, initial_state(model), 0.01, cancel=stop)

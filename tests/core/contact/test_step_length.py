@@ -183,15 +183,17 @@ def test_a_body_in_contact_is_sub_stepped_by_its_spin_and_a_cylinder_s_own_axis_
     st.warm = {0: {}}
     assert _spin_levels(model, st, 0.01) == math.ceil(math.log2(0.01 * 60.0 / _CONTACT_TURN)) == 2
     assert _spin_levels(model, st, 0.004) == 0  # (0.24 rad)
-    # a disc (r 0.05 m) rolling along x about its own axis (body z turned onto world y) at 100 rad/s, and tilted
+    # a cylinder and a disc (r 0.05 m) rolling along x about their own axes (body z turned onto world y) at 100
+    # rad/s, and tilted
     c = math.cos(math.pi / 4)
-    disc = {"type": "cylinder", "radius": 0.05, "length": 0.01}
-    model = build_model(mechanism([floor(), body("disc", disc, position=(0, 0, 0.05), orientation=(c, c, 0, 0),
-                                                 angular=(0, 100.0, 0))]))
-    st = initial_state(model)
-    st.warm = {0: {}}
-    assert _spin_levels(model, st, 0.01) == 0
-    st.w[1] = (20.0, 100.0, 0.0)  # (20 rad/s about x: 0.2 rad a step, within the limit)
-    assert _spin_levels(model, st, 0.01) == 0
-    st.w[1] = (60.0, 100.0, 0.0)
-    assert _spin_levels(model, st, 0.01) == 2
+    for shape in ({"type": "cylinder", "radius": 0.05, "length": 0.01}, {"type": "disc", "radius": 0.05,
+                                                                            "thickness": 0.01}):
+        model = build_model(mechanism([floor(), body("wheel", shape, position=(0, 0, 0.05), orientation=(c, c, 0, 0),
+                                                     angular=(0, 100.0, 0))]))
+        st = initial_state(model)
+        st.warm = {0: {}}
+        assert _spin_levels(model, st, 0.01) == 0, shape["type"]
+        st.w[1] = (20.0, 100.0, 0.0)  # (20 rad/s about x: 0.2 rad a step, within the limit)
+        assert _spin_levels(model, st, 0.01) == 0
+        st.w[1] = (60.0, 100.0, 0.0)
+        assert _spin_levels(model, st, 0.01) == 2
