@@ -427,18 +427,20 @@ def test_closest_points_of_many_pairs_at_once_are_those_of_one_pair_at_a_time():
 def test_explicit_step_reuses_the_end_query_of_the_last_step_only_at_the_same_poses(monkeypatch):
     """The explicit method queries each pair's closest points at the end of a step; the next step, starting from
     those very poses, takes that answer instead of asking again, and asks again once a body has been moved."""
-    from core.contact import stepper
+    from core.contact import closest, stepper
 
     mech = mechanism([floor(), body("box", {"type": "box", "size": [0.1, 0.1, 0.1]}, position=(0, 0, 0.06),
                                     orientation=(math.cos(0.1), 0.0, math.sin(0.1), 0.0))])
     model = build_model(mech)
     asked = []
-    real = stepper.closest_points_many
+    real = closest.closest_points_many
 
     def counting(model_, state, ips, guesses=None):
         asked.append(list(ips))
         return real(model_, state, ips, guesses)
 
+    # (the step's start queries go through closest.closest_points_chunked, its end query through the stepper's name)
+    monkeypatch.setattr(closest, "closest_points_many", counting)
     monkeypatch.setattr(stepper, "closest_points_many", counting)
     st = step(model, initial_state(model), 0.01, "explicit").state
     assert asked == [[0], [0]]  # the start (no warm start yet) and the end
