@@ -252,25 +252,6 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     # halves: its own attempts', and those of the explicit method's step made for a failed one
     budget, spare = _Budget(max_iterations), _Budget(_FALLBACK_ITER)
 
-    span = [h]  # the step size the scene allows (A step longer than the scene allows), set below
-
-    def whole(st: State, hs: float) -> StepResult:
-        # one step of at most the scene's longest step: its attempts and halving, then the fallback.  Its reach (the
-        # broad phase's travel and the patch test's) is that of the step the scene allows, also in the sub-steps of
-        # a body spinning in contact: a cylinder tripped at 38 rad/s landed back on its rim in the first of two
-        # sub-steps, whose own motion the patch test had found landing nothing; every attempt failed at every depth
-        # (1,554 Newton iterations, the explicit method's step) where the whole step's test starts it from the patch
-        # predictor (51)
-        res = _step_split(model, st, hs, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget,
-                          reach=span[0])
-        if res.converged:
-            res.method = method
-        elif fallback and method == "implicit":
-            res = _explicit_fallback(model, st, hs, max_iter, opts, ws, cancel, res, spare)
-        elif fallback:
-            res = _relaxed_retry(model, st, hs, max_iter, opts, ws, cancel, res, spare)
-        return res
-
     if model.drive is not None:
         # the drivers' motion to the step's end: where it cannot be followed (a driver's pole or bound, a limit
         # position) no attempt, halving or other method makes the step, and the run stops there with its reason
@@ -284,7 +265,25 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     levels = _substep_levels(h, longest)
     if levels > _MAX_SUBSTEP_LEVELS:
         return StepResult(state, False, 0, float("nan"), step_too_long(h, longest))
-    span[0] = h / 2.0**levels
+    reach = h / 2.0**levels  # the step size the scene allows (A step longer than the scene allows)
+
+    def whole(st: State, hs: float) -> StepResult:
+        # one step of at most the scene's longest step: its attempts and halving, then the fallback.  Its reach (the
+        # broad phase's travel and the patch test's) is that of the step the scene allows, also in the sub-steps of
+        # a body spinning in contact: a cylinder tripped at 38 rad/s landed back on its rim in the first of two
+        # sub-steps, whose own motion the patch test had found landing nothing; every attempt failed at every depth
+        # (1,554 Newton iterations, the explicit method's step) where the whole step's test starts it from the patch
+        # predictor (51)
+        res = _step_split(model, st, hs, method, tol, max_iter, max_halvings, forms, opts, ws, cancel, budget,
+                          reach=reach)
+        if res.converged:
+            res.method = method
+        elif fallback and method == "implicit":
+            res = _explicit_fallback(model, st, hs, max_iter, opts, ws, cancel, res, spare)
+        elif fallback:
+            res = _relaxed_retry(model, st, hs, max_iter, opts, ws, cancel, res, spare)
+        return res
+
     levels = max(levels, _spin_levels(model, state, h))  # (a body spinning in contact: _CONTACT_TURN)
     try:
         return _sub_stepped(whole, state, h, levels)
