@@ -158,7 +158,9 @@ def worker(job_file: str) -> None:
                        meta_for(k, {"status": status, "iterations": r.iterations, "cpu": cpu, "reason": r.reason}))
         _emit(out, {"type": "step", "k": k, "t": r.state.t, "cpu": cpu, "wall": wall, "iterations": r.iterations,
                     "halvings": r.halvings, "converged": r.converged, "reason": r.reason if not r.converged else "",
-                    "fallback": r.converged and r.method != method,  # (the explicit method took a failed implicit step)
+                    "fallback": r.converged and r.method == "explicit" and method != "explicit",  # (the explicit
+                    # method took a failed implicit step)
+                    "relaxed": r.converged and r.method == "relaxed",  # (its relaxed problem's solution took it)
                     "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": _finite(min(gaps)) if gaps else None,
                     "exact_min": _finite(exact), "residual": _finite(r.residual),
                     "proc_end": time.process_time()})
@@ -253,6 +255,7 @@ def summarise(job: Job, steps: list[dict], stop: str, unfinished: float, start: 
         "max_iterations": max(its) if its else None,
         "halvings": int(sum(s["halvings"] for s in done)), "halved_steps": int(sum(s["halvings"] > 0 for s in done)),
         "fallback_steps": int(sum(bool(s.get("fallback")) for s in done)),
+        "relaxed_steps": int(sum(bool(s.get("relaxed")) for s in done)),
         "deepest_gap": min(gaps) if gaps else None,
         "deepest_exact": min(exact) if exact else None,
         "exact_pairs": start["exact_checked_pairs"] if start else None,
@@ -315,6 +318,7 @@ def aggregate(runs: list[dict]) -> list[dict]:
             "max_iterations": max((r["max_iterations"] for r in done), default=None),
             "halved_steps": sum(r["halved_steps"] for r in rs),
             "fallback_steps": sum(r.get("fallback_steps", 0) for r in rs),
+            "relaxed_steps": sum(r.get("relaxed_steps", 0) for r in rs),
             "deepest_gap": min(gaps) if gaps else None, "deepest_exact": min(exact) if exact else None,
             "stops": sorted({r["stop"] for r in rs if not r["completed"]}),
         })
@@ -332,6 +336,8 @@ def unmet_targets(row: dict) -> list[str]:
         unmet.append(f"{row['slow_steps']} step(s) > {SLOW_STEP:g} s")
     if row.get("fallback_steps"):  # (completed, but those steps by the explicit method: core.contact.stepper)
         unmet.append(f"{row['fallback_steps']} step(s) by the explicit method")
+    if row.get("relaxed_steps"):  # (completed, but those steps glide: no solution of the step's equations)
+        unmet.append(f"{row['relaxed_steps']} step(s) by the relaxed problem")
     overlaps = [x for x in (row["deepest_gap"], row["deepest_exact"]) if x is not None]
     if overlaps and min(overlaps) < -1e-9:
         unmet.append(f"overlap {min(overlaps):.1e} m")
@@ -397,6 +403,7 @@ def _print_run(r: dict) -> None:
           f">0.5 s {r['slow_steps']:3d}  gap {_fmt(r['deepest_gap'], '.1e')}  "
           f"overlap {_fmt(r['deepest_exact'], '.1e')}"
           + (f"  by the explicit method {r['fallback_steps']}" if r.get("fallback_steps") else "")
+          + (f"  by the relaxed problem {r['relaxed_steps']}" if r.get("relaxed_steps") else "")
           + ("" if r["completed"] else f"\n      NOT COMPLETED: {r['stop']}"), flush=True)
 
 
@@ -404,7 +411,7 @@ def parse_scenes(text: str | None) -> list[tuple[str, list[int] | None]]:
     """'pile27,cubes4:17,42' -> [('pile27', None), ('cubes4', [17, 42])] (None: draw the seeds); ValueError with
     the offending item otherwise."""
     if not text:
-        return [(name, None) for name in FAMILIES]
+        return [(name, None) for name, f in FAMILIES.items() if f.default]
     out: list[tuple[str, list[int] | None]] = []
     for i, part in enumerate(p.strip() for p in text.split(",")):
         fam, _, seed = part.partition(":")
@@ -426,7 +433,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, help="master seed: reproduces the seeds of an earlier run (default: random)")
     ap.add_argument("--scenes", help=f"comma-separated families, each optionally with seeds as family:s1,s2 "
-                                     f"(default: all of {', '.join(FAMILIES)})")
+                                     f"(default: {', '.join(n for n, f in FAMILIES.items() if f.default)}; "
+                                     f"also {', '.join(n for n, f in FAMILIES.items() if not f.default)})")
     ap.add_argument("--method", choices=("implicit", "explicit", "both"), default="both")
     ap.add_argument("--solver", choices=("newton", "interior-point", "both"), default="newton",
                     help="the implicit method's MCP solver (core.contact.stepper.SOLVERS; default newton)")

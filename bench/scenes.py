@@ -264,6 +264,7 @@ class Family:
     steps: int  # steps of a bench run (h = 0.01 s)
     seeds: int  # seeds drawn per run (full bench; --quick draws fewer)
     target: tuple[float, float] | None = None  # issue 19's steps/s on one core: (median over seeds, slowest seed)
+    default: bool = True  # run when no scenes are named (--scenes); False: only when named
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
@@ -282,6 +283,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("sphere", sphere_plane_document, "sphere launched on a plane (random direction, speed, spin)", 1, 500, 3,
            (3000, 3000)),
     Family("disc", disc_document, "the disc example, random launch speed and back-spin", 1, 300, 3),
+    # (not one of issue 19's scenes, and minutes a run: only when named, --scenes pile64)
+    Family("pile64", lambda s: box_pile_document(4, 0.25, 0.12, 0.005, 0.125, seed=s),
+           "64 spheres in a bin (4 layers), jitter seed, mu 0.4", 64, 150, 3, default=False),
 )}
 
 

@@ -169,12 +169,14 @@ def expected_contact_seconds(mech, t_end: float | None, seconds_per_step: float 
     return steps * seconds_per_step
 
 
-def _fallback_steps(rec: FrameRecording) -> int:
-    """How many steps of a contact run the explicit method took (the solver channel's fallback column)."""
+def _fallback_steps(rec: FrameRecording) -> tuple[int, int]:
+    """How many steps of a contact run the explicit method's step took, and how many its relaxed problem's solution
+    (the solver channel's fallback column: codes 1 and 2, core.contact.stepper.fallback_code)."""
     c = rec.channel("solver")
     if c is None or "fallback" not in c.labels:
-        return 0
-    return int(np.count_nonzero(rec.series("solver")[:, c.labels.index("fallback")]))
+        return 0, 0
+    code = rec.series("solver")[:, c.labels.index("fallback")]
+    return int(np.count_nonzero(code == 1)), int(np.count_nonzero(code == 2))
 
 
 def short_reason(end: RunEnd, step: float | None = None) -> str:
@@ -885,11 +887,16 @@ class Playback(QObject):
             fit_motion(self.viewport, motion_of(rec, rec.time_at(rec.count - 1)), samples=48)
         if end.ok:
             text, tip = f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s", ""
-            taken = _fallback_steps(rec)
-            if taken:
-                text += f" · {taken} step(s) by the explicit method"
+            explicit, relaxed = _fallback_steps(rec)
+            if explicit:
+                text += f" · {explicit} step(s) by the explicit method"
                 tip = ("The implicit step failed there even when halved, and the explicit method took it; its end "
-                       "met the same overlap bound (Plots: solver fallback).")
+                       "met the same overlap bound (Plots: solver fallback, 1).")
+            if relaxed:
+                text += f" · {relaxed} step(s) by the relaxed problem"
+                tip = (tip + "\n" if tip else "") + (
+                    "Every Newton attempt failed there, and the step is the solution of its relaxed problem (convex "
+                    "friction): a contact that slides ends it slightly apart (Plots: solver fallback, 2).")
             self._set_status(text, tip, "ok")
         elif note and rec.count:  # the frames asked for are there: not a failure, no warning colour
             self._set_status(f"{rec.count} frames, t = 0 … {rec.time_at(rec.count - 1):g} s ({note})", reason, "ok")

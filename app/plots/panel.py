@@ -348,7 +348,8 @@ def quantities(kind: str, channels: dict) -> list[Quantity]:
         for i, (lab, axis, note) in enumerate((("iterations", "Newton iterations", "per step"),
                                                ("residual", "residual", "of the step, scaled"),
                                                ("halvings", "halvings", "of the step"),
-                                               ("fallback", "fallback", "1: the explicit method took the step"))):
+                                               ("fallback", "fallback",
+                                                "1: the explicit method took the step, 2: its relaxed problem"))):
             out.append(Quantity(f"solver {lab}", axis, "solver", ((lab, _column("solver", i)),), True, note=note))
     # Any other channel (a driver's effort, ...) is offered as it is: its title, unit, labels and components.
     offered = {q.channel for q in out} | NOT_PLOTTED

@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the step's solver: newton (default: Newton with the friction law in the Alart-Curnier "
                              "form, then in the normalised form, then Alart-Curnier from a cold start; then the step "
                              "halved) or interior-point (the conic interior-point method alone, halved the same way); "
-                             "an implicit step that fails even so is taken by the explicit method's step "
-                             "(docs/contact.md)")
+                             "an implicit step that fails even so is taken by the explicit method's step, and a "
+                             "step that fails with both by its relaxed problem's (docs/contact.md)")
     parser.add_argument("--out", default=None, metavar="OUT",
                         help="output file, .csv (one row per step) or .npz (lossless); default: CSV on stdout")
 
@@ -124,11 +124,13 @@ def run(args: argparse.Namespace) -> int:
         io.write_atomic(args.out, rec.save_npz, "--out", binary=True, suffix=".npz")
     else:
         io.write_atomic(args.out, rec.save_csv, "--out")
-    taken = np.flatnonzero(rec.fallback)
-    if taken.size:  # (the run's numbers are still within the overlap bound, but its steps are not all implicit)
-        when = ", ".join(f"{rec.t[k]:.6g}" for k in taken[:5]) + (", ..." if taken.size > 5 else "")
-        print(f"note: {taken.size} step(s) (ending at t = {when} s) failed with the implicit method and were taken by "
-              "the explicit method", file=sys.stderr)
+    for code, what in ((1, "failed with the implicit method and were taken by the explicit method"),
+                       (2, "failed with every Newton attempt and were taken as the solution of their relaxed problem "
+                           "(convex friction: a sliding contact ends slightly apart; docs/contact.md)")):
+        taken = np.flatnonzero(rec.fallback == code)
+        if taken.size:  # (the run's numbers are still within the overlap bound, but its steps are not all its method's)
+            when = ", ".join(f"{rec.t[k]:.6g}" for k in taken[:5]) + (", ..." if taken.size > 5 else "")
+            print(f"note: {taken.size} step(s) (ending at t = {when} s) {what}", file=sys.stderr)
     if signum is not None:
         if not rec.completed and not rec.reason.startswith("cancelled"):  # (it stopped by itself as the signal came)
             print(f"simulation stopped early: {rec.reason}", file=sys.stderr)

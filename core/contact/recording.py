@@ -33,8 +33,8 @@ from .bodies import ContactModel, RunCancelled, State, build_model, initial_stat
 from .closest import b_normal, candidate_pairs, centre_inside, closest_points_chunked, start_overlaps
 from .plan import Workspace
 from .jam import find_jam
-from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, longest_step,
-                      step, step_too_long, too_far, too_fast_spin)
+from .stepper import (_DEPTH_LIMIT, _KEEP_OVERLAP, MAX_REACH, METHODS, RESOLUTION, SOLVERS, StepResult, fallback_code,
+                      longest_step, step, step_too_long, too_far, too_fast_spin)
 
 log = logging.getLogger(__name__)
 
@@ -179,12 +179,14 @@ class Recording:
     driver_names: list[str] = field(default_factory=list)  # the document's drivers (driven coordinates)
     driver_effort: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (K,D) the force or torque each
     # driver gives its coordinate (impulse over the step / h), N or N m
-    fallback: np.ndarray | None = None  # (K,) bool: the implicit step failed and the explicit method took it
-    # (core.contact.stepper._explicit_fallback); all False when not given (a file written before it was recorded)
+    fallback: np.ndarray | None = None  # (K,) int8: 0 the run's method took the step, 1 the implicit step failed
+    # and the explicit method's step took it (core.contact.stepper._explicit_fallback), 2 both failed and the step is
+    # its relaxed problem's solution (stepper._relaxed_step); all 0 when not given (a file written before it was
+    # recorded; a file of the bool column reads as 0 and 1)
 
     def __post_init__(self):
-        self.fallback = (np.zeros(self.t.shape, bool) if self.fallback is None
-                         else np.asarray(self.fallback, dtype=bool))
+        self.fallback = (np.zeros(self.t.shape, np.int8) if self.fallback is None
+                         else np.asarray(self.fallback).astype(np.int8))
         K, P = int(self.t.size), len(self.pair_names)
         if self.pair_columns is None:
             self.pair_columns = np.arange(P)
@@ -380,7 +382,7 @@ class Recording:
                    pair_columns=None if columns is None else np.array(columns, int), pairs=pairs,
                    out_of_range=header.get("out_of_range"),
                    iterations=solver[:, 0].astype(int), residual=solver[:, 1].copy(), halvings=solver[:, 2].astype(int),
-                   fallback=solver[:, 3] > 0 if solver.shape[1] > 3 else None,
+                   fallback=solver[:, 3] if solver.shape[1] > 3 else None,
                    completed=bool(completed), reason="completed" if completed else reason,
                    mass=np.array(header["mass"], dtype=float), inertia=np.array(header["inertia"], dtype=float),
                    com=np.array(header["com"], dtype=float))
@@ -494,7 +496,8 @@ CONTACT_CHANNELS = {
     "driver.effort": ("driver effort", "N or N m", "drivers", ()),
     "energy": ("energy", "J", ("kinetic", "potential", "total"), ()),
     "solver": ("solver", "", ("iterations", "residual", "halvings", "fallback"), ()),  # fallback: 1 where the
-    # explicit method took a step the implicit method failed (StepResult.method)
+    # explicit method took a step the implicit method failed, 2 where the step is its relaxed problem's solution
+    # (StepResult.method; fallback_code)
 }
 
 
@@ -852,7 +855,7 @@ class ContactRun:
         potential = float(-(m * (st.p[dyn] @ model.gravity)).sum())  # zero at the origin
         v["energy"][:] = (kinetic, potential, kinetic + potential)
         if res is not None:
-            v["solver"][:] = (res.iterations, res.residual, res.halvings, float(res.method not in ("", self.method)))
+            v["solver"][:] = (res.iterations, res.residual, res.halvings, fallback_code(res.method, self.method))
         if self._point_body.size:  # (else the zero rows above)
             v["points"] = np.einsum("nij,nj->ni", poses[self._point_body], self._point_local)[:, :3]
         return ContactFrame(k, float(k * h), poses, v, st, np.array(sorted(seen), int))

@@ -25,8 +25,11 @@ the interior-point method with friction as second-order cones (core.contact.ipm)
 Convergence is always the global scaled natural residual <= tol, and for the implicit method every pair's overlap
 depth (first order, from its closest-point rows) <= _DEPTH_LIMIT.  An implicit step that fails even halved is taken
 by the explicit method when that converges and its end meets the same overlap bound, with the true gaps of a
-closest-point query (_explicit_fallback; the result says so: StepResult.method).  The step size h is fixed (the
-caller's dt); a step that fails is reported as failed and the state is kept.
+closest-point query (_explicit_fallback; the result says so: StepResult.method).  A step that every Newton attempt
+of both methods failed is, last, the solution of its relaxed problem (core.contact.relaxed: Anitescu's convex
+relaxation of the explicit method's step, which has one solution whenever the pile can open) when its end meets the
+method's overlap bound (_relaxed_step; StepResult.method "relaxed").  The step size h is fixed (the caller's dt); a
+step that fails is reported as failed and the state is kept.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from .joints import JointStep
 from .kernels import advance_poses, batch_rows, body_blocks, body_rows, contact_frames, overlap_depth, scatter_add
 from . import ipm
 from .ipm import SolverOptions
-from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, NewtonOptions, solve_mcp
+from .mcp import EXTRA_STALLED, NEAR_STALLED, MCPResult, NewtonOptions, natural_residual, solve_mcp
 from .pair import DEPTH_LIMIT, PIN_SPEED, PairLayout, contact_frame_aux, cross3, separation_pin, tangent_frame
 from .plan import Workspace, _Batch, _friction_slots, _Pair
 from .relaxed import relaxed_start
@@ -56,7 +59,7 @@ from ..transforms import matrix_to_quat
 if TYPE_CHECKING:  # (core.kinematics is imported where a run has drivers)
     from ..kinematics import MotionEnd
 
-__all__ = ["ContactResult", "StepResult", "step", "METHODS", "SOLVERS", "turns_bounded", "too_fast_spin", "RESOLUTION",
+__all__ = ["ContactResult", "StepResult", "step", "METHODS", "fallback_code", "SOLVERS", "turns_bounded", "too_fast_spin", "RESOLUTION",
            "MAX_REACH", "too_far", "longest_step", "step_too_long"]
 
 METHODS = ("implicit", "explicit")
@@ -186,8 +189,9 @@ class StepResult:
     # and angular impulse about the joint origin, N m s (world; core.contact.joints.JointStep.impulses)
     driver_impulse: np.ndarray | None = None  # (D,) per driver: the generalised impulse it gives its coordinate over
     # the step to move the kinematic bodies against the contacts and joints (N s or N m s; _driver_impulses)
-    method: str = ""  # the method that took the step: the one asked for, or "explicit" when the implicit step
-    # failed and the explicit method took it (_explicit_fallback); "" when the step failed
+    method: str = ""  # the method that took the step: the one asked for, "explicit" when the implicit step failed
+    # and the explicit method took it (_explicit_fallback), "relaxed" when both failed and the step is the solution of
+    # its relaxed problem (_relaxed_step); "" when the step failed
     motion_end: MotionEnd | None = None  # the step failed because the drivers' motion cannot be followed to its end
     # (a driver's pole or bound, a limit position): why, and where that motion ends when it was found
 
@@ -231,7 +235,9 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
     (_explicit_fallback: its attempts, the first from its relaxed problem's solution, at most _FALLBACK_HALVINGS
     levels and _FALLBACK_ITER iterations more): an implicit attempt from that step's end, else the explicit step
     itself when its end meets the overlap bound; result.method says which method took the step.  (Explicit method:
-    such a step is made once more at its full size from its relaxed problem's solution, _relaxed_retry.)
+    such a step is made once more at its full size from its relaxed problem's solution, _relaxed_retry.)  A step
+    that fails so too is its relaxed problem's solution when its end meets the method's overlap bound
+    (_relaxed_step, result.method "relaxed": a sliding loaded pair ends it apart by h mu |u_t|).
 
     tol: the stopping tolerance of the scaled natural residual (default: the method's, _TOL).  options: the
     interior point's limits (SolverOptions), newton: the Newton attempts' (core.contact.mcp.NewtonOptions); their
@@ -278,10 +284,11 @@ def step(model: ContactModel, state: State, h: float, method: str = "implicit", 
                           reach=reach)
         if res.converged:
             res.method = method
-        elif fallback and method == "implicit":
-            res = _explicit_fallback(model, st, hs, max_iter, opts, ws, cancel, res, spare)
         elif fallback:
-            res = _relaxed_retry(model, st, hs, max_iter, opts, ws, cancel, res, spare)
+            res = (_explicit_fallback if method == "implicit" else _relaxed_retry)(model, st, hs, max_iter, opts, ws,
+                                                                                    cancel, res, spare)
+            if not res.converged:
+                res = _relaxed_step(model, st, hs, method, ws, cancel, res)
         return res
 
     levels = max(levels, _spin_levels(model, state, h))  # (a body spinning in contact: _CONTACT_TURN)
@@ -595,6 +602,45 @@ def _relaxed_retry(model, state, h, max_iter, opts, ws, cancel, failed: StepResu
     return replace(failed, iterations=its, reason=f"{failed.reason}; nor from the relaxed problem's solution ({r.reason})")
 
 
+def _relaxed_step(model, state, h, method, ws, cancel, failed: StepResult) -> StepResult:
+    """The step that `failed` by every Newton attempt of both methods (at every depth of halving, then the explicit
+    method's step) taken as the solution of its relaxed problem (core.contact.relaxed): the explicit method's geometry
+    with Anitescu's convex relaxation of Coulomb friction, a strictly convex programme over second-order cones with
+    one solution whenever the linearised gaps can be opened, found by an interior point in a few tens of iterations.
+    Accepted, as the explicit method's step is for an implicit run, when the true gaps at its end (closest-point
+    queries at its end poses) meet the implicit method's overlap bound (an explicit run: as its own steps, first
+    order).  What it gives up: a loaded pair that slides ends the step apart by h mu |u_t| instead of touching
+    (Anitescu's glide), its end of step is not a solution of the step's equations, and no rebound or energy bound is
+    checked on it; the result says so (method "relaxed", its reason with the widest such gap).  Why: a 64-sphere pile
+    settling in a bin (bench/scenes.py box_pile_document(4, ...), seeds 1 and 2) met, at t = 0.84-0.87 s, steps whose
+    Newton runs of both methods stall at every depth of halving (residuals 1e-7 to 1e-5 in the friction rows of
+    the 47-53 of its 150 loaded pairs that slide), and the runs stopped there; this problem's solution took 22-25
+    interior-point iterations (60 ms), its loaded pairs at most 0.2-0.3 mm apart, and the runs went on."""
+    if cancel is not None and cancel():
+        raise _Cancelled
+    prob = _StepProblem(model, state, h, "explicit", "ac", _AC_RHO, False, frozenset(), _TOL["explicit"], 1, ws,
+                        cancel, reach=h)
+    if prob.failure:
+        return failed
+    z, its, status = relaxed_start(prob)
+    its += failed.iterations
+    if z is None:
+        return replace(failed, iterations=its, reason=f"{failed.reason}; nor its relaxed problem (clarabel: {status})")
+    out, _missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
+    if not out.converged:  # (a body turned too far, or passed through another)
+        return replace(failed, iterations=its, reason=f"{failed.reason}; nor its relaxed problem ({out.reason})")
+    deepest = min((c.gap for c in out.contacts), default=np.inf)
+    if method == "implicit" and deepest < -_DEPTH_LIMIT:
+        return replace(failed, iterations=its,
+                       reason=f"{failed.reason}; nor its relaxed problem (its end overlaps by {-deepest:.3g} m)")
+    glide = max((c.gap for c in out.contacts if c.pn > 0.0), default=0.0)
+    # (its residual: the explicit method's rows at its solution, the Coulomb law its glide does not meet)
+    residual = natural_residual(z, prob.value(z), prob.lower)
+    return replace(out, iterations=its, method="relaxed", residual=residual,
+                   reason=f"taken by its relaxed problem (loaded pairs end up to {max(glide, 0.0):.3g} m apart): "
+                          f"{failed.reason}")
+
+
 def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult]) -> StepResult:
     """The step that res failed to solve, as two halves solved by half(start state); one result for the whole step:
     the geometry of the end of the second half, the impulses of both halves added (_merge_contacts)."""
@@ -616,10 +662,23 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
     # (the method that took the step: a sub-step taken by the explicit method marks the whole step, _sub_stepped)
     return StepResult(second.state, True, its, max(first.residual, second.residual), "converged after halving",
                       _merge_contacts(first.contacts, second.contacts), halvings, pairs, added("joint_impulse"),
-                      added("driver_impulse"), first.method if first.method == second.method else "explicit")
+                      added("driver_impulse"), max(first.method, second.method, key=_taken_rank))
 
 
 _HALVED = "step did not converge even when halved"
+# what took a step (StepResult.method), from the method asked for to the last resort: a step made of sub-steps is
+# marked by the last of its sub-steps' (recording's solver channel: its fallback column, this index)
+_TAKEN_BY = ("implicit", "explicit", "relaxed")
+
+
+def _taken_rank(method: str) -> int:
+    return _TAKEN_BY.index(method) if method else -1  # ("": a step within a step's attempts, not yet marked)
+
+
+def fallback_code(taken: str, asked: str) -> int:
+    """The recording's code of what took a step (its solver channel's fallback column): 0 the method asked for (or a
+    failed step, ""), 1 the explicit method's step for a failed implicit one, 2 the relaxed problem's solution."""
+    return 0 if taken in ("", asked) else _TAKEN_BY.index(taken)
 
 
 def _halved_reason(reason: str) -> str:

@@ -55,6 +55,20 @@ def test_the_issue_targets_are_checked_per_family():
     # the mixed pile has no rate target in the issue: only completion, slow steps and overlap
     assert unmet_targets({**row, "family": "mixed13", "completed": 10, "slow_steps": 0, "deepest_exact": 0.0,
                           "median_steps_per_s": 1.0, "slowest_seed_steps_per_s": 1.0}) == []
+    # steps a failed implicit step's fallbacks took: completed runs, but not the implicit method's steps
+    assert unmet_targets({**row, "completed": 10, "slow_steps": 0, "deepest_exact": 0.0, "slowest_seed_steps_per_s": 21,
+                          "fallback_steps": 2, "relaxed_steps": 1}) == [
+        "2 step(s) by the explicit method", "1 step(s) by the relaxed problem"]
+
+
+def test_scenes_outside_the_issue_run_only_when_named():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from bench_contact import parse_scenes
+    from scenes import FAMILIES
+
+    default = [name for name, _seeds in parse_scenes(None)]
+    assert "pile64" not in default and default == [n for n in FAMILIES if n != "pile64"]
+    assert parse_scenes("pile64:3") == [("pile64", [3])]
 
 
 def test_saved_states_of_a_whole_run_replay_to_the_same_iterations(tmp_path):

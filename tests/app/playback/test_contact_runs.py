@@ -413,6 +413,33 @@ def test_steps_the_explicit_method_took_are_counted_in_the_status_line_and_plott
     np.testing.assert_array_equal(win.plots.joint_series()[:, 0], taken)
 
 
+def test_steps_the_relaxed_problem_took_are_counted_in_the_status_line_and_plotted(window, monkeypatch):
+    # every Newton attempt of both methods from t = 0.9 s on fails: those steps are their relaxed problem's solution
+    # (core.contact.stepper._relaxed_step), the run completes, the status line counts them and its tooltip says what
+    # they give up; the plot of the solver's fallback column is 2 there
+    import core.contact.stepper as stp
+
+    real = stp._step_once
+
+    def attempt(model_, state, h, method, *args, **kw):
+        if state.t >= 0.9 - 1e-9:
+            return stp.StepResult(state, False, 1, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
+        return real(model_, state, h, method, *args, **kw)
+
+    monkeypatch.setattr(stp, "_step_once", attempt)
+    win = window("contact_sphere_drop")
+    finished(win)
+    rec = win.playback.recording
+    assert rec.ok and rec.count == 101
+    taken = rec.series("solver")[:, 3]
+    assert taken[:91].sum() == 0 and taken[91:].tolist() == [2.0] * 10  # the steps ending at t = 0.91 ... 1.0 s
+    label = win.motion.status_label
+    assert label.text().endswith(" · 10 step(s) by the relaxed problem") and "explicit" not in label.text()
+    assert "a contact that slides ends it slightly apart" in label.toolTip()
+    win.plots.set_mode("solver fallback")
+    np.testing.assert_array_equal(win.plots.joint_series()[:, 0], taken)
+
+
 def test_a_jam_is_named_in_the_status_line_with_the_solvers_reason_in_its_tooltip(window):
     # user test s53 (G3): the cam follower with its guide turned horizontal, the cam pushing up on a body that cannot
     # move up: the run stops at its first step; the status line said "stopped at t = 0.00 s: step did not converge

@@ -221,3 +221,55 @@ def test_an_explicit_step_that_fails_at_every_depth_is_made_again_from_the_relax
     assert r.reason.startswith("converged from the relaxed problem's solution: the step failed")
     for c in r.contacts:
         assert c.pn >= 0.0 and np.linalg.norm(c.pf) <= c.mu * c.pn * (1 + 1e-7) + 1e-15
+
+
+def _newton_fails(monkeypatch):
+    """Every Newton attempt of both methods fails (as in the 64-sphere pile's creeping steps, docs/contact.md)."""
+    def attempt(model_, state, h, method, *args, **kw):
+        return stp.StepResult(state, False, 4, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
+
+    monkeypatch.setattr(stp, "_step_once", attempt)
+
+
+@pytest.mark.parametrize("method", ["implicit", "explicit"])
+def test_a_step_that_every_newton_attempt_fails_is_its_relaxed_problems_solution(monkeypatch, method):
+    # The sliding ball of the first test, every Newton attempt of both methods made to fail: the step is the relaxed
+    # problem's solution (stepper._relaxed_step), as derived there: p_n / m = (g h + mu v0) / (1 + 3.5 mu^2), the ball
+    # lifted at v_z = mu u_t, so that it ends the step h mu u_t above the floor with its normal impulse (Anitescu's
+    # glide, which the result's reason quotes)
+    mu, v0 = 0.3, 1.0
+    model = _sliding_ball(v0, mu)
+    st = initial_state(model)
+    _newton_fails(monkeypatch)
+    res = step(model, st, H, method)
+    pn = (G * H + mu * v0) / (1 + 3.5 * mu ** 2)
+    u_t = v0 - 3.5 * mu * pn
+    assert res.converged and res.method == "relaxed"
+    np.testing.assert_allclose(res.state.v[1], [v0 - mu * pn, 0.0, mu * u_t], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.state.w[1], [0.0, R * mu * pn / (0.4 * R ** 2), 0.0], rtol=0, atol=1e-8)
+    (c,) = res.contacts
+    assert c.pn == pytest.approx(pn, rel=1e-8)  # (m = 1 kg)
+    assert c.gap == pytest.approx(H * mu * u_t, rel=1e-6)  # (the end pose's true gap, from its closest-point query)
+    assert f"loaded pairs end up to {H * mu * u_t:.3g} m apart" in res.reason
+    assert "MCP solver: stalled (residual 1e-05)" in res.reason  # (why Newton failed, kept)
+    # its residual is that of the explicit method's rows at it: not a solution of Coulomb's law (its normal row,
+    # u_n = 0 while loaded, misses by mu u_t)
+    assert res.residual > 1e-3
+    # asked for no fallback, the step fails as Newton left it
+    assert not step(model, st, H, method, fallback=False).converged
+
+
+def test_the_relaxed_step_is_refused_when_its_end_overlaps(monkeypatch):
+    # the spinning cube of test_stepper (the explicit method's step overlaps the floor by about 1.2 cm: its gap is
+    # linearised at the face's closest point while an edge swings down): the relaxed problem has the same geometry,
+    # so its end overlaps too and the implicit run's step fails with both reasons
+    model = build_model(mechanism([floor(), body("box", {"type": "box", "size": [0.1, 0.1, 0.1]},
+                                                 position=(0, 0, 0.0501), angular=(30, 0, 0))]))
+    st = initial_state(model)
+    _newton_fails(monkeypatch)
+    res = step(model, st, H)
+    assert not res.converged and res.state is st and res.method == ""
+    deepest = float(res.reason.rsplit("its end overlaps by ", 1)[1].split(" m)")[0])
+    # (millimetres, the first-order error of its geometry: the leading edge swings 12 mm below the face's plane, and
+    # the relaxation lifts the sliding cube part of the way)
+    assert deepest > 1e-3

@@ -536,6 +536,25 @@ def test_the_cli_and_the_npz_file_say_which_steps_the_explicit_method_took(monke
     assert load_npz(tmp_path / "old.npz").fallback.tolist() == [False] * 4
 
 
+def test_the_cli_and_the_npz_file_say_which_steps_the_relaxed_problem_took(monkeypatch, tmp_path, capsys):
+    # every Newton attempt of both methods fails: each step is its relaxed problem's solution (stepper._relaxed_step),
+    # code 2 of the solver channel's fallback column, and the CLI says so
+    import core.contact.stepper as stp
+    from core import io
+
+    monkeypatch.setattr(stp, "_step_once", lambda model_, state, *a, **k: stp.StepResult(
+        state, False, 4, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1))
+    f = tmp_path / "drop.json"
+    io.save(_drop(), f)
+    out = tmp_path / "r.npz"
+    assert cli_main(["simulate", str(f), "--t-end", "0.03", "--dt", "0.01", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert ("note: 3 step(s) (ending at t = 0.01, 0.02, 0.03 s) failed with every Newton attempt and were taken as "
+            "the solution of their relaxed problem") in err
+    assert "taken by the explicit method" not in err
+    assert load_npz(out).fallback.tolist() == [0, 2, 2, 2]
+
+
 def test_the_explicit_fallback_is_refused_when_its_true_gap_overlaps_and_the_step_fails(monkeypatch):
     # a cube 0.1 mm above the floor spinning at 30 rad/s about x: in 0.01 s it turns 0.3 rad and an edge swings into
     # the floor.  The explicit method linearises the gap of the face's closest point: its end overlaps by about
@@ -552,7 +571,9 @@ def test_the_explicit_fallback_is_refused_when_its_true_gap_overlaps_and_the_ste
     _implicit_fails(monkeypatch)
     res = step(model, st, 0.01)
     assert not res.converged and res.state is st and res.method == ""
-    assert res.reason.endswith(f"; the explicit method's step overlaps by {-deepest:.3g} m")
+    assert f"; the explicit method's step overlaps by {-deepest:.3g} m; " in res.reason
+    # (and then its relaxed problem's, whose geometry is the explicit method's: test_relaxed)
+    assert "; nor its relaxed problem (its end overlaps by " in res.reason
 
 
 def test_failed_step_stops_the_run_and_keeps_every_frame(monkeypatch):
@@ -608,12 +629,18 @@ def test_non_converging_solver_is_reported_with_halving_attempts(monkeypatch, sh
     model = build_model(mechanism([floor(), body("ball", shape, position=(0, 0, 0.1))]))
     st = initial_state(model)  # resting, so the pair is a candidate
     monkeypatch.setattr(stp, "solve_mcp", lambda fun, z0, lower, **kw: MCPResult(z0, False, 3, 1.0, "stub"))
-    res = step(model, st, 0.01)
+    res = step(model, st, 0.01, fallback=False)
     assert not res.converged and "halved" in res.reason and res.halvings >= 1
-    # the reason of the last attempt made, the cold start's, then the explicit method's (stubbed too: the fallback)
+    # the reason of the last attempt made, the cold start's
     why = "step did not converge even when halved (MCP solver: stub (residual 1))"
-    assert res.reason == f"{why}; nor did the explicit method's ({why})"
+    assert res.reason == why
     assert res.state is st  # state unchanged
+    # with the fallbacks: the explicit method's step (stubbed too), then the relaxed problem's solution (no Newton
+    # solve: it takes the step, the body resting on the floor), the reasons of both Newton failures kept
+    res = step(model, st, 0.01)
+    assert res.converged and res.method == "relaxed"
+    assert res.reason.endswith(f"{why}; nor did the explicit method's ({why})")
+    np.testing.assert_allclose(res.state.v[1], 0.0, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("method", ["implicit", "explicit"])
@@ -643,9 +670,18 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
         return StepResult(state, False, 1, 1.0, "forced", pairs=3)
 
     monkeypatch.setattr(stp, "_step_once", failing)
+    real_relaxed, relaxed_its = stp.relaxed_start, []
+
+    def relaxed(prob):
+        got = real_relaxed(prob)
+        relaxed_its.append(got[1])
+        return got
+
+    monkeypatch.setattr(stp, "relaxed_start", relaxed)
     h = 0.01
     res = step(model, st, h, method)
-    assert not res.converged and res.state is st and "halved" in res.reason
+    # ... and last the relaxed problem's solution takes the step (_relaxed_step: the falling ball, no contact yet)
+    assert res.converged and res.method == "relaxed" and len(relaxed_its) == 1 and "halved" in res.reason
     assert stp._MAX_HALVINGS == 8
     schedule = [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
     if method == "explicit":
@@ -653,6 +689,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
         schedule += [(id(st), h, "ac")]
         assert relaxeds == [False] * 27 + [True]
         assert res.reason.endswith("; nor from the relaxed problem's solution (forced)")
+        assert res.reason.startswith("taken by its relaxed problem (loaded pairs end up to 0 m apart): ")
     if method == "implicit":
         # then the explicit method's fallback: its attempts, the first from the relaxed problem's solution, at h and
         # h/2 (_FALLBACK_HALVINGS = 1)
@@ -666,13 +703,13 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     # the third attempt starts cold, and asks for the elimination (which only the implicit method makes)
     assert colds[:3] == [False, False, True]
     assert elims[:3] == [False, False, True]
-    assert res.iterations == len(calls)
+    assert res.iterations == len(calls) + relaxed_its[0]
     # the interior-point solver: its attempt alone at each level
     calls.clear()
     step(model, st, h, method, solver="interior-point")
     assert [f for _i, _h, f in calls] == ["conic"] * 9 + (list(("ac",) + forms) * 2 if method == "implicit" else ["ac"])
     # a failed step's reason says once that it was halved, then the last attempt's reason
-    assert res.reason.startswith("step did not converge even when halved (forced)")
+    assert res.reason.split(": ", 1)[1].startswith("step did not converge even when halved (forced)")
 
 
 def test_a_sub_step_solves_the_pairs_within_reach_of_the_whole_step():
