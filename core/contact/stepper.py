@@ -59,8 +59,8 @@ from ..transforms import matrix_to_quat
 if TYPE_CHECKING:  # (core.kinematics is imported where a run has drivers)
     from ..kinematics import MotionEnd
 
-__all__ = ["ContactResult", "StepResult", "step", "METHODS", "fallback_code", "SOLVERS", "turns_bounded", "too_fast_spin", "RESOLUTION",
-           "MAX_REACH", "too_far", "longest_step", "step_too_long"]
+__all__ = ["ContactResult", "StepResult", "step", "METHODS", "fallback_code", "SOLVERS", "turns_bounded",
+           "too_fast_spin", "RESOLUTION", "MAX_REACH", "too_far", "longest_step", "step_too_long"]
 
 METHODS = ("implicit", "explicit")
 SOLVERS = ("newton", "interior-point")  # the step's solvers (docs/contact.md)
@@ -618,15 +618,21 @@ def _relaxed_step(model, state, h, method, ws, cancel, failed: StepResult) -> St
     interior-point iterations (60 ms), its loaded pairs at most 0.2-0.3 mm apart, and the runs went on."""
     if cancel is not None and cancel():
         raise _Cancelled
-    prob = _StepProblem(model, state, h, "explicit", "ac", _AC_RHO, False, frozenset(), _TOL["explicit"], 1, ws,
-                        cancel, reach=h)
-    if prob.failure:
-        return failed
-    z, its, status = relaxed_start(prob)
-    its += failed.iterations
-    if z is None:
-        return replace(failed, iterations=its, reason=f"{failed.reason}; nor its relaxed problem (clarabel: {status})")
-    out, _missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
+    extra, its = frozenset(), failed.iterations
+    while True:
+        prob = _StepProblem(model, state, h, "explicit", "ac", _AC_RHO, False, extra, _TOL["explicit"], 1, ws, cancel,
+                            reach=h)
+        if prob.failure:
+            return failed
+        z, n, status = relaxed_start(prob)
+        its += n
+        if z is None:
+            return replace(failed, iterations=its,
+                           reason=f"{failed.reason}; nor its relaxed problem (clarabel: {status})")
+        out, missed = prob.finish(MCPResult(z, True, its, 0.0, "converged"))
+        if not missed or len(extra) >= len(model.pairs):
+            break
+        extra |= missed  # (pairs the broad phase left out that its end brings into range: solved again with them)
     if not out.converged:  # (a body turned too far, or passed through another)
         return replace(failed, iterations=its, reason=f"{failed.reason}; nor its relaxed problem ({out.reason})")
     deepest = min((c.gap for c in out.contacts), default=np.inf)
@@ -667,7 +673,7 @@ def _in_halves(state: State, res: StepResult, half: Callable[[State], StepResult
 
 _HALVED = "step did not converge even when halved"
 # what took a step (StepResult.method), from the method asked for to the last resort: a step made of sub-steps is
-# marked by the last of its sub-steps' (recording's solver channel: its fallback column, this index)
+# marked by the one of its sub-steps' furthest down this list (the recording's fallback column: its index)
 _TAKEN_BY = ("implicit", "explicit", "relaxed")
 
 

@@ -273,3 +273,28 @@ def test_the_relaxed_step_is_refused_when_its_end_overlaps(monkeypatch):
     # (millimetres, the first-order error of its geometry: the leading edge swings 12 mm below the face's plane, and
     # the relaxation lifts the sliding cube part of the way)
     assert deepest > 1e-3
+
+
+def test_the_relaxed_step_solves_again_with_the_pairs_its_impulses_bring_into_range(monkeypatch):
+    # ball b (radius R) flies at 5 m/s along 45 degrees into ball a, which rests on the floor 8 mm from ball c.  At
+    # rest a-c's broad-phase margin is 2 h (0 + h g) + 1 mm + 0.02 R = 4.96 mm (kernels.broad_bounds), so the pair is
+    # not a candidate; the impact drives a sideways at metres a second, through those 8 mm within the step.  The
+    # relaxed step's end brings a and c into range: it is solved again with that pair, and ends with a and c apart
+    # (every Newton attempt made to fail, as in test_a_step_that_every_newton_attempt_fails...)
+    gap, d = 0.008, 2 * R + 1e-4
+    s = np.sqrt(0.5)
+    model = build_model(mechanism([
+        floor(), body("a", {"type": "sphere", "radius": R}, position=(0, 0, R)),
+        body("c", {"type": "sphere", "radius": R}, position=(2 * R + gap, 0, R)),
+        body("b", {"type": "sphere", "radius": R}, position=(-d * s, 0, R + d * s), linear=(5 * s, 0, -5 * s))],
+        mu=0.3))
+    st = initial_state(model)
+    ac = next(ip for ip, (a, b, _mu) in enumerate(model.pairs) if {model.names[a], model.names[b]} == {"a", "c"})
+    _newton_fails(monkeypatch)
+    res = step(model, st, H)
+    assert res.converged and res.method == "relaxed"
+    pa, pc = res.state.p[model.names.index("a")], res.state.p[model.names.index("c")]
+    assert pa[0] > gap  # (a went further than the gap: c was in its way)
+    assert np.linalg.norm(pa - pc) - 2 * R >= -stp._DEPTH_LIMIT  # the centre distance less the radii
+    (c_ac,) = [c for c in res.contacts if c.pair == ac]
+    assert c_ac.pn > 0  # a pushed c
