@@ -7,8 +7,9 @@ quantities it offers follows from the run's channels (core.run.Channel). A time-
 series that is shown (a contact pair's once the pair has been in contact range), a few tens of milliseconds of them
 at a time, and not while the panel is hidden; items are kept for the same series names and reused for others (a
 pyqtgraph curve costs about a millisecond of the GUI thread to make: one per pair of a 64-body pile, 2080, froze the
-window for seconds), and only get `setData` on views of the recording's arrays as frames arrive; click or drag on the
-time plot seeks. The visible series export to CSV, the plot to PNG or SVG (drawn in memory, written atomically).
+window for seconds), and only get `setData` on views of the recording's arrays as frames arrive. Beyond BUNDLE_OVER
+curves one item draws them all (_Bundle), a line per series. Click or drag on the time plot seeks. The visible series
+export to CSV, the plot to PNG or SVG (drawn in memory, written atomically).
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401 - registers the exporters
-from PySide6.QtCore import QAbstractListModel, QBuffer, QIODevice, QModelIndex, Qt, QTimer
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtCore import QAbstractListModel, QBuffer, QIODevice, QModelIndex, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsTextItem,
@@ -95,9 +96,21 @@ CURVE_SLICE_S = 0.04  # the GUI thread makes or reuses curve items for at most a
 # a time plot of more curves than this draws them 1 px wide (_pen's thin): Qt's raster engine draws a 1 px line by its
 # fast path and strokes a wider one as an outline to fill, each dot of a dotted one apart. 170 curves of 1000 frames
 # (a 64-body pile's in-range pairs) took 410 ms of the GUI thread to paint 2 px wide (most of it the dotted ones), 20 ms
-# 1 px wide; drawn as one item per pen (NaN breaks between its series) they took as long as apart (460 ms). The legend
-# names the curves up to this many; beyond it they are told apart by the series list and the readout.
+# 1 px wide; drawn as one item per pen (NaN breaks between its series) their paint took as long as apart (460 ms). The
+# legend names the curves up to this many; beyond it they are told apart by the series list and the readout.
 THIN_OVER = LEGEND_MAX
+# a time plot of more curves than this draws them all in one item (_Bundle), not one pyqtgraph curve item each: an
+# item's new data, its share of the automatic range and its own work in the paint cost the GUI thread about 0.5 ms a
+# curve at each redraw; 900 curves of 1200 frames (a 300-body pile's in-range pairs, bench/bench_plots.py) took
+# 720-900 ms a redraw drawn by items, 148-158 ms by the bundle (most of it Qt drawing the lines), 170 curves 126-157 ms
+# against 33-41 ms. Up to LEGEND_MAX curves each series needs its own item: the legend's samples are the items. The
+# bundle measured cheaper from 17 curves on (17: 13 against 21 ms; 40: 20 against 40 ms; 120: 33 against 100 ms), but
+# the tests of tests/app/playback (test_plot_many_series, test_gui_work_per_batch) look at the curve items of 40 and
+# 120 series (their count, pens and data): so up to 120 curves the items stay, and the two ways of drawing meet here.
+BUNDLE_OVER = 120
+# pyqtgraph's curve items downsample beyond this many frames per pixel of the view's width (PlotDataItem's
+# autoDownsampleFactor); the bundle does as they do
+DOWNSAMPLE_FACTOR = 5.0
 _FG = "#37474f"
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 
@@ -140,20 +153,22 @@ class _PlacedLegend(pg.LegendItem):
         """The names it shows (none while it is hidden)."""
         return [label.text for _sample, label in self.items] if self.isVisible() else []
 
-    def show_curves(self, curves: list, labels: dict[int, str]) -> None:
+    def show_curves(self, curves: list, labels: dict[int, str], others: int = 0) -> None:
         """Name the curves drawn (not one hidden or without data) by their labels (id(curve) -> name); hidden when
-        none is, or more than LEGEND_MAX (too wide beside the plot)."""
+        none is, or more than LEGEND_MAX (too wide beside the plot) with `others`, the curves drawn by other items (the
+        time plot's bundle: _Bundle)."""
         drawn = [c for c in curves if c.isVisible() and c.xData is not None and len(c.xData)]
-        key = tuple(id(c) for c in drawn)
+        total = len(drawn) + others
+        key = (tuple(id(c) for c in drawn), others)
         changed = key != self.key
         if changed:
             self.key = key
             self.clear()
-            if len(drawn) <= LEGEND_MAX:
+            if total <= LEGEND_MAX:
                 for c in drawn:
                     self.addItem(c, labels.get(id(c), ""))
-        shown = 0 < len(drawn) <= LEGEND_MAX
-        note = f"{len(drawn)} {self.many}" if self.many and len(drawn) > LEGEND_MAX else ""
+        shown = 0 < total <= LEGEND_MAX
+        note = f"{total} {self.many}" if self.many and total > LEGEND_MAX else ""
         if note != self._note:
             self._note = note
             self.note.setHtml(note)
@@ -419,6 +434,18 @@ def _pen(i: int, dashed: bool = False, thin: bool = False):
     return pg.mkPen(_PALETTE[i % k], width=1 if thin else 2, style=styles[(i // k) % 2])
 
 
+@lru_cache(maxsize=None)
+def _shared_pen(i: int, dashed: bool, thin: bool):
+    """_pen(i, dashed, thin), one pen object for every series drawn alike (the bundle's: not a pen made per series at
+    each redraw). Not to be changed."""
+    return _pen(i, dashed, thin)
+
+
+def _bundle_pen(i: int, dashed: bool = False):
+    """The bundle's pen of the plot's i-th series (_pen's, thin: more curves than the legend names)."""
+    return _shared_pen(i % (2 * len(_PALETTE)), dashed, True)  # (_pen's looks repeat every twenty series)
+
+
 def _pens(n: int, dashed: bool = False) -> list:
     """n distinguishable pens (_pen)."""
     return [_pen(i, dashed) for i in range(n)]
@@ -462,6 +489,196 @@ def _extent(arrays) -> tuple[float, float]:
         if a.size:
             lo, hi = min(lo, float(a.min())), max(hi, float(a.max()))
     return lo, hi
+
+
+def _peaks(y: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The highest and the lowest value of y in each bin of frames beginning at `starts` (the last bin: to the end),
+    one after the other (pyqtgraph's 'peak' downsampling, the last, shorter bin kept)."""
+    out = np.empty(2 * len(starts))
+    out[0::2] = np.maximum.reduceat(y, starts)
+    out[1::2] = np.minimum.reduceat(y, starts)
+    return out
+
+
+class _Bundle(pg.GraphicsObject):
+    """Many curves of the time plot in one item (more than BUNDLE_OVER): each series drawn as its own line in its own
+    pen, one after the other in series order (as many curve items draw: the same colours, line styles, and the same one
+    on top where they cross), over the x values they share. One pyqtgraph curve item per series cost the GUI thread
+    about 0.5 ms a curve at each redraw (its new data, its bounds for the automatic range, its paint's own work): 0.72 s
+    for 900 curves. The bundle's extent for the automatic range is computed in numpy when its data change (dataBounds),
+    and its lines are clipped to the view (while the x range is not automatic) and downsampled (the highest and the
+    lowest value per bin of frames) as the curve items' are, when it is painted for another view.
+    Not one curve item per pen (its series joined, broken by pyqtgraph's connect array): that drew each pen's series
+    together, so where curves cross the last pen's colour covered the others (a dense band of 900 curves took the
+    colour of the last pen drawn), and it painted slower (a sketch of both, 900 random curves of 1200 frames: 220-270 ms
+    a redraw against 160 ms)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.labels: tuple[str, ...] = ()
+        self.x = np.zeros(0)
+        self.ys: list[np.ndarray] = []  # the series' values over x (views of the recording's arrays)
+        self.pens: list = []
+        self.key = None  # what its data were set from (the panel's: the same frames are not set again)
+        self._extent = (math.inf, -math.inf)  # the lowest and highest finite value of all its series
+        self._bounds: dict = {}  # (axis, frac, orthoRange) -> dataBounds
+        self._pad = 0.0  # pixels its pens draw beyond the data (pixelPadding)
+        self._rect = None  # the bounding rectangle, while the view's scale stays
+        self._lines = None  # (clip and downsampling, the lines drawn): made when painted
+        self._index: dict[str, int] | None = None
+        self.setVisible(False)
+
+    def count(self) -> int:
+        """The curves it draws."""
+        return len(self.ys)
+
+    def extent(self) -> tuple[float, float]:
+        """(lowest, highest) finite value of its series ((inf, -inf) when there is none)."""
+        return self._extent
+
+    def curve(self, label: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The x and y of the series labelled so (all its frames), None when it draws none by that name."""
+        if self._index is None:
+            self._index = {lab: k for k, lab in enumerate(self.labels)}
+        k = self._index.get(label)
+        return None if k is None or not len(self.x) else (self.x, self.ys[k])
+
+    def lines(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The lines as last painted (clipped to the view, downsampled), x and y of each series: empty before a
+        paint."""
+        if self._lines is None:
+            return []
+        out = []
+        for line in self._lines[1]:
+            xy = pg.functions.ndarray_from_qpolygonf(line) if len(line) else np.zeros((0, 2))
+            out.append((xy[:, 0].copy(), xy[:, 1].copy()))
+        return out
+
+    def set_curves(self, x, ys, pens, labels, key=None) -> None:
+        """Draw these series (each y over x, in its pen, named by its label), instead of those it drew."""
+        self.prepareGeometryChange()
+        self.x, self.ys, self.pens, self.labels = np.asarray(x, float), list(ys), list(pens), tuple(labels)
+        self.key, self._index = key, None
+        lo, hi = math.inf, -math.inf
+        for y in self.ys:  # (a series with a non-finite value: its finite ones)
+            if not len(y):
+                continue
+            a, b = float(y.min()), float(y.max())
+            if not (math.isfinite(a) and math.isfinite(b)):
+                y = y[np.isfinite(y)]
+                if not y.size:
+                    continue
+                a, b = float(y.min()), float(y.max())
+            lo, hi = min(lo, a), max(hi, b)
+        self._extent = (lo, hi)
+        self._pad = max((p.widthF() * 0.7072 for p in self.pens if p.isCosmetic()), default=0.0)  # (pyqtgraph's)
+        self._bounds.clear()
+        self._rect = self._lines = None
+        self.setVisible(bool(self.ys) and len(self.x) > 0)
+        self.informViewBoundsChanged()
+        self.update()
+
+    def clear(self) -> None:
+        """Draw nothing."""
+        if self.ys or self.key is not None:
+            self.set_curves(np.zeros(0), [], [], [])
+
+    # ---- pyqtgraph's item protocol: its extent (the automatic range), its bounds, its paint ------------------------
+    def dataBounds(self, ax, frac=1.0, orthoRange=None):  # noqa: N802 - pyqtgraph API
+        """(lowest, highest) of its data along axis ax (0: x, 1: y), of the points within orthoRange along the other
+        axis when given, of the central `frac` of each series' values when below 1 (as pyqtgraph's curve items)."""
+        key = (ax, frac, None if orthoRange is None else tuple(orthoRange))
+        if key in self._bounds:
+            return self._bounds[key]
+        out = (None, None)
+        x = self.x
+        if self.ys and len(x):
+            if orthoRange is None and frac >= 1.0:
+                if ax == 0:
+                    fx = x[np.isfinite(x)]
+                    out = (float(fx.min()), float(fx.max())) if fx.size else out
+                elif self._extent[0] <= self._extent[1]:
+                    out = self._extent
+            else:
+                los, his = [], []
+                for y in self.ys:
+                    d, other = (x, y) if ax == 0 else (y, x)
+                    if orthoRange is not None:
+                        d = d[(other >= orthoRange[0]) & (other <= orthoRange[1])]
+                    d = d[np.isfinite(d)]
+                    if d.size:
+                        b = (d.min(), d.max()) if frac >= 1.0 else np.percentile(d, [50 * (1 - frac), 50 * (1 + frac)])
+                        los.append(float(b[0]))
+                        his.append(float(b[1]))
+                out = (min(los), max(his)) if los else (None, None)
+        self._bounds[key] = out
+        return out
+
+    def pixelPadding(self):  # noqa: N802 - pyqtgraph API
+        return self._pad
+
+    def boundingRect(self):  # noqa: N802 - Qt API
+        if self._rect is None:
+            (x0, x1), (y0, y1) = self.dataBounds(0), self.dataBounds(1)
+            if x0 is None or y0 is None:
+                return QRectF()
+            px = py = 0.0
+            if self._pad > 0:
+                vx, vy = self.pixelVectors()
+                px = 0.0 if vx is None else vx.length() * self._pad
+                py = 0.0 if vy is None else vy.length() * self._pad
+            self._rect = QRectF(x0 - px, y0 - py, x1 - x0 + 2 * px, y1 - y0 + 2 * py)
+        return self._rect
+
+    def viewTransformChanged(self):  # noqa: N802 - pyqtgraph API
+        super().viewTransformChanged()
+        self._rect = None  # (its pens' padding, in data units, follows the view's scale)
+        self.prepareGeometryChange()
+
+    def _window(self) -> tuple[int, int, int]:
+        """(i0, i1, ds): the frames drawn, i0 to i1 (those in view and one bin beyond each side while the x range is
+        not automatic, else all), and the frames per bin (1: not downsampled), as pyqtgraph's curve items choose
+        them."""
+        x, vb = self.x, self.getViewBox()
+        m = len(x)
+        if vb is None or m < 2:
+            return 0, m, 1
+        left, right = vb.viewRange()[0]
+        dx, width = float(x[-1] - x[0]) / (m - 1), vb.width()
+        ds = 1
+        if dx > 0 and width > 0:
+            per = (right - left) / dx / (width * DOWNSAMPLE_FACTOR)
+            ds = max(1, int(per)) if math.isfinite(per) else 1
+        if vb.autoRangeEnabled()[0]:
+            return 0, m, ds
+        i0 = min(max(int(np.searchsorted(x, left)) - ds, 0), m)
+        return i0, min(max(int(np.searchsorted(x, right)) + ds, i0), m), ds
+
+    def paint(self, p, *args):  # noqa: N802 - Qt API
+        if not self.ys:
+            return
+        window = self._window()
+        if self._lines is None or self._lines[0] != window:
+            i0, i1, ds = window
+            x = self.x[i0:i1]
+            starts = None
+            if ds > 1 and len(x):
+                starts = np.arange(0, len(x), ds)
+                x = np.repeat(x[(starts + np.minimum(starts + ds, len(x))) // 2], 2)  # (each bin's middle frame)
+            lines = []
+            for y in self.ys:
+                y = y[i0:i1] if starts is None else _peaks(y[i0:i1], starts)
+                line = pg.functions.create_qpolygonf(len(x))
+                xy = pg.functions.ndarray_from_qpolygonf(line)
+                xy[:, 0], xy[:, 1] = x, y
+                lines.append(line)
+            self._lines = (window, lines)
+        opts = self._exportOpts
+        p.setRenderHint(QPainter.RenderHint.Antialiasing,
+                        opts.get("antialias", True) if opts else bool(pg.getConfigOption("antialias")))
+        for pen, line in zip(self.pens, self._lines[1]):
+            p.setPen(pen)
+            p.drawPolyline(line)
 
 
 class _View(pg.ViewBox):
@@ -712,6 +929,11 @@ class PlotsPanel(QWidget):
         self._q_slots: dict[int, pg.PlotDataItem] = {}
         self._g_slots: dict[int, pg.PlotDataItem] = {}
         self._spare: list[pg.PlotDataItem] = []
+        # beyond BUNDLE_OVER curves the series shown are drawn by these instead (the run's; the comparison's, dashed,
+        # over them), and have no curve item
+        self.q_bundle, self.g_bundle = _Bundle(), _Bundle()
+        for bundle in (self.q_bundle, self.g_bundle):
+            self.q_plot.getViewBox().addItem(bundle)
         self._curves_due = False  # curve work left to do: the panel was hidden, or the last slice ran out of time
         self._more = QTimer(self)  # the next slice of curve work (CURVE_SLICE_S)
         self._more.setSingleShot(True)
@@ -841,7 +1063,8 @@ class PlotsPanel(QWidget):
 
     @property
     def q_curves(self) -> list[pg.PlotDataItem]:
-        """The time plot's curve items of the run, in series order (only series shown have one)."""
+        """The time plot's curve items of the run, in series order (only series shown have one; none while the plot
+        draws more than BUNDLE_OVER curves: its bundle, q_bundle, draws them)."""
         self._flush_curves()
         return [self._q_slots[i] for i in sorted(self._q_slots)]
 
@@ -850,6 +1073,20 @@ class PlotsPanel(QWidget):
         """The time plot's curve items of the comparison run, in series order."""
         self._flush_curves()
         return [self._g_slots[i] for i in sorted(self._g_slots)]
+
+    def curve_data(self, label: str, ghost: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+        """The x and y the time plot draws for a series of the plotted quantity (the comparison run's with ghost=True),
+        by its curve item or its bundle, all its frames (before clipping and downsampling); None when it draws none."""
+        self._flush_curves()
+        q = self.quantity()
+        i = q.index.get(label) if q is not None else None
+        if i is None:
+            return None
+        c = (self._g_slots if ghost else self._q_slots).get(i)
+        if c is not None and c.isVisible() and c.xData is not None and len(c.xData):
+            return c.getOriginalDataset()
+        bundle = self.g_bundle if ghost else self.q_bundle
+        return bundle.curve(label + (self._ghost_suffix if ghost else ""))
 
     def _flush_curves(self) -> None:
         """Do the curve work left (hidden panel, a slice out of time) now, all of it (a reader wants the curves)."""
@@ -951,6 +1188,8 @@ class PlotsPanel(QWidget):
         self._traces = None  # (the last run's traces: let go)
         for c in list(self._q_slots.values()) + list(self._g_slots.values()) + self.xy_curves:
             c.setData([], [])
+        self.q_bundle.clear()
+        self.g_bundle.clear()
         self.q_legend.conceal()  # (their columns close)
         self.xy_legend.conceal()
         self.xy_hover.setVisible(False)
@@ -1032,7 +1271,7 @@ class PlotsPanel(QWidget):
         """The time plot's legend names the curves drawn: not a series unticked or left out, not the comparison's
         while there is none."""
         curves = [self._q_slots[i] for i in sorted(self._q_slots)] + [self._g_slots[i] for i in sorted(self._g_slots)]
-        self.q_legend.show_curves(curves, self._curve_labels)
+        self.q_legend.show_curves(curves, self._curve_labels, self.q_bundle.count() + self.g_bundle.count())
 
     def legend_names(self) -> list[str]:
         """The names the time plot's legend shows (none while it is hidden)."""
@@ -1114,8 +1353,10 @@ class PlotsPanel(QWidget):
         suffix = f" ({self._ghost_method()})"
         if names != self._series_names:
             self._release(self._q_slots)
+            self.q_bundle.clear()
         if names != self._series_names or suffix != self._ghost_suffix or not (q and q.comparable):
             self._release(self._g_slots)
+            self.g_bundle.clear()
         self._series_names, self._ghost_suffix = names, suffix
         self.series_list.model_.set_labels(names)
         self._show_checks(q)
@@ -1211,8 +1452,9 @@ class PlotsPanel(QWidget):
             self._ever_active = seen[0] | seen[1]
 
     def _update_curves(self, budget: float = CURVE_SLICE_S) -> None:
-        """Draw the series shown: a curve item for each that has none yet (for at most `budget` seconds, the rest in
-        the next slice), new data for the others; none of it while the panel is hidden (done when it is shown)."""
+        """Draw the series shown: up to BUNDLE_OVER curves a curve item for each that has none yet (for at most
+        `budget` seconds, the rest in the next slice), new data for the others; beyond it, all of them in the bundles.
+        None of it while the panel is hidden (done when it is shown)."""
         q = self.quantity()
         rec = self.recording
         if q is None:
@@ -1226,24 +1468,75 @@ class PlotsPanel(QWidget):
         self._curves_due = False
         t = rec.times[: rec.count]
         g = self.ghost if (self.ghost is not None and self.ghost.count and q.comparable) else None
-        tg = g.times[: g.count] if g is not None else None
         g_has = g is not None and g.channels.get(q.channel) is not None
         channel = rec.channels.get(q.channel)
         unit = channel.unit if channel is not None else ""
         res = resolution(unit, self._largest(unit))
         self.q_plot.getViewBox().resolution[1] = res
-        named = len(q.series) <= LEGEND_MAX
-        suffix = self._ghost_suffix
-        making = 0.0  # s spent making curve items in this slice (new data for the others is not sliced: each slice is
-        # drawn by a repaint of the plot and the window, which costs more than the data of every curve)
-        drawn = []  # the values drawn (their extent against the plot's resolution)
         mask = self._visible_mask(q)
-        thin = int(np.count_nonzero(mask)) * (2 if g_has else 1) > THIN_OVER
+        shown = np.flatnonzero(mask)
+        curves = len(shown) * (2 if g_has else 1)
+        thin = curves > THIN_OVER
         if thin != self._thin:  # (the curves made so far take the other width)
             self._thin = thin
             for slots, dashed in ((self._q_slots, False), (self._g_slots, True)):
                 for i, c in slots.items():
                     c.setPen(_pen(i, dashed, thin))
+        if curves > BUNDLE_OVER:
+            # (the bundles draw them; curve items made while fewer were shown wait, hidden and empty, as spares)
+            for slots in (self._q_slots, self._g_slots):
+                if slots:
+                    self._release(slots)
+            drawn = self._bundle_curves(q, shown, t, g if g_has else None)
+        else:
+            self.q_bundle.clear()
+            self.g_bundle.clear()
+            drawn = self._item_curves(q, mask, t, g if g_has else None, budget)
+        noise = _noise_note(*_extent(drawn), res, unit)
+        if noise != self._noise:
+            self._noise = noise
+            self._show_stale(rec.stale)
+        self._sync_legend()
+        self._settle_view(self.q_plot)
+        if self._curves_due and not self._off_screen():
+            self._continue_curves()
+
+    def _bundle_curves(self, q: Quantity, shown: np.ndarray, t: np.ndarray, g) -> list:
+        """Draw the series shown in the bundles (the run's, and the comparison run's when g is given), their data set
+        only when they or the frames changed; the values drawn, as their extents."""
+        rec = self.recording
+        drawn = []
+        for bundle, r, dashed, suffix in ((self.q_bundle, rec, False, ""),
+                                          (self.g_bundle, g, True, self._ghost_suffix)):
+            if r is None:
+                bundle.clear()
+                continue
+            key = (self._generation, q.name, r.count, shown.tobytes())
+            if bundle.key != key:
+                x = t if r is rec else r.times[: r.count]
+                ys, pens, labels = [], [], []
+                for i in shown.tolist():
+                    lab, f = q.series[i]
+                    y = f(r) if r.count else np.zeros(0)
+                    if len(y) == len(x):
+                        ys.append(y)
+                        pens.append(_bundle_pen(i, dashed))
+                        labels.append(lab + suffix)
+                bundle.set_curves(x, ys, pens, labels, key)
+            drawn.append(np.array(bundle.extent()))
+        return drawn
+
+    def _item_curves(self, q: Quantity, mask: np.ndarray, t: np.ndarray, g, budget: float) -> list:
+        """Draw the series shown by their curve items (the comparison run's too when g is given): a curve item for
+        each that has none yet (for at most `budget` seconds, the rest in the next slice: _curves_due), new data for
+        the others; the values drawn."""
+        rec = self.recording
+        tg = g.times[: g.count] if g is not None else None
+        named = len(q.series) <= LEGEND_MAX
+        suffix = self._ghost_suffix
+        making = 0.0  # s spent making curve items in this slice (new data for the others is not sliced: each slice is
+        # drawn by a repaint of the plot and the window, which costs more than the data of every curve)
+        drawn = []  # the values drawn (their extent against the plot's resolution)
         # (the series shown and those with a curve to hide: not a loop over every series of the quantity, 6240 for
         # the friction components of a 64-body pile, at every redraw)
         todo = set(np.flatnonzero(mask).tolist())
@@ -1273,7 +1566,7 @@ class PlotsPanel(QWidget):
                     self._curve_keys.pop(id(c), None)
                 c.setVisible(show)
             c = self._g_slots.get(i)
-            if g_has and show:
+            if g is not None and show:
                 if c is None:
                     if making > budget:
                         self._curves_due = True
@@ -1292,14 +1585,7 @@ class PlotsPanel(QWidget):
                 c.setData([], [])
                 self._curve_keys.pop(id(c), None)
                 c.setVisible(False)
-        noise = _noise_note(*_extent(drawn), res, unit)
-        if noise != self._noise:
-            self._noise = noise
-            self._show_stale(rec.stale)
-        self._sync_legend()
-        self._settle_view(self.q_plot)
-        if self._curves_due and not self._off_screen():
-            self._continue_curves()
+        return drawn
 
     def _settle_view(self, plot: pg.PlotItem) -> None:
         """Fit the plot's automatic range to its new data now, before the window paints it: pyqtgraph fits it when
@@ -1574,8 +1860,7 @@ class PlotsPanel(QWidget):
         """The time plot as an SVG document. pyqtgraph 0.14's SVGExporter cannot parse the paths Qt 6 writes
         (pyqtgraph issue #3485): Qt's own SVG generator paints the plot instead, into memory (painting into a file
         that could not be opened gave no error but about 150 'Painter not active' warnings)."""
-        from PySide6.QtCore import QRectF, QSize
-        from PySide6.QtGui import QPainter
+        from PySide6.QtCore import QSize
         from PySide6.QtSvg import QSvgGenerator
 
         rect = self.q_plot.sceneBoundingRect()
