@@ -8,7 +8,6 @@ a formula (`force`) the reference values are computed from."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -328,32 +327,6 @@ def test_a_click_on_many_curves_seeks_and_the_export_draws_them(pile, qtbot, tmp
                 (np.abs(a.astype(int) - [int(c[i:i + 2], 16) for i in (5, 3, 1)]).sum(axis=2) == 0).sum() > 20}
 
     assert colours(bundled) == colours(items) and len(colours(items)) == len(panel._PALETTE)
-
-
-def test_a_redraw_of_many_curves_costs_a_fraction_of_one_item_each(pile, qtbot, monkeypatch):
-    """GUI-thread CPU time of a redraw (new data, range, paint) of 300 curves, bundled against one curve item each, in
-    one run (the machine's load changes both alike): the bundle took a fifth to a quarter (bench_plots.py)."""
-    from app.plots import panel
-
-    p = pile(64, 300, 1000)
-    plots = p.plots
-
-    def redraw_cpu() -> float:
-        cpu = []
-        for _ in range(3):
-            plots._generation += 1  # (as if new frames came: every series set again)
-            t0 = time.thread_time()
-            plots._update_curves(budget=float("inf"))
-            plots.q_widget.viewport().repaint()
-            cpu.append(time.thread_time() - t0)
-        return float(np.median(cpu))
-
-    bundled = redraw_cpu()
-    monkeypatch.setattr(panel, "BUNDLE_OVER", 10 ** 6)
-    plots._update_curves(budget=float("inf"))  # (the items made)
-    qtbot.wait(50)
-    items = redraw_cpu()
-    assert bundled < 0.6 * items, (bundled, items)
 
 
 def test_a_contact_run_of_150_spheres_on_a_floor_draws_their_forces_in_the_bundle(make_window, qtbot):
