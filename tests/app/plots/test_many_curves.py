@@ -8,7 +8,6 @@ a formula (`force`) the reference values are computed from."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyqtgraph as pg
 import pytest
