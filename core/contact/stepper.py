@@ -941,8 +941,8 @@ class _StepProblem:
     def _queries(self, state: State, ips: list, guesses: list | None = None) -> list:
         """closest_points_many of the pairs ips at `state` (from guesses), _QUERY_CHUNK pairs at a time with a look at
         the step's cancel before each chunk (closest_points_chunked; RunCancelled): a query without a closed form
-        takes up to tens of ms (GJK for its start), and a 300-body bin's new pairs of one step took 0.55 s before the
-        first look.  The same results: each pair's query is its own."""
+        takes milliseconds, tens where its Newton run falls back on solve_mcp, and a 300-body bin's new pairs of one
+        step took 0.55 s before the first look.  The same results: each pair's query is its own."""
         return closest_points_chunked(self.model, state, ips, self.cancel, guesses, _QUERY_CHUNK)
 
     def _start_pairs(self) -> None:

@@ -41,7 +41,13 @@ def test_a_file_written_before_loads_with_every_pair_held(pile):
     # core.contact.pair.carried_slip, so they are compared with the CSV that code wrote, below)
     assert old.pair_names == pile.pair_names and pile.pair_columns.size < 35
     for attr in PAIR_ATTRS + ("t", "position", "orientation", "velocity", "angular"):
-        np.testing.assert_array_equal(getattr(old, attr)[0], getattr(pile, attr)[0], err_msg=attr)
+        if attr in ("point_a", "point_b", "normal", "gap"):
+            # (a converged closest-point query's, from GJK's points: the same to rounding, not to the bit; GJK's
+            # simplex step by signed volumes moved one point of the file's by 7e-18 m)
+            np.testing.assert_allclose(getattr(old, attr)[0], getattr(pile, attr)[0], rtol=1e-12, atol=1e-15,
+                                       err_msg=attr)
+        else:
+            np.testing.assert_array_equal(getattr(old, attr)[0], getattr(pile, attr)[0], err_msg=attr)
     np.testing.assert_array_equal(old.t, pile.t)
     # its CSV, written now, is the CSV the code then wrote (the pairs ever in range, in pair order)
     text = (DATA / "pile_before_columns.csv").read_bytes().decode()

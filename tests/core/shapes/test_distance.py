@@ -111,3 +111,104 @@ def test_penetration_is_the_smallest_separating_translation(case_a, case_b):
         u /= np.linalg.norm(u)
         still = gjk_distance(sup_a, _world(sb, Rb, pb + (pen.depth - tol) * u), u)
         assert still.distance <= 1e-9 * scale, (u, still.distance)
+
+
+def _exact_nearest(P: np.ndarray) -> float:
+    """The distance from the origin to conv(P), P (k, 3), in exact rational arithmetic: the least |x| over the
+    subsets of affinely independent points of the origin's projection x on their affine hull, where its barycentric
+    weights are all >= 0 (the nearest point lies inside a face spanned by such points, Caratheodory).  The
+    projection: Q0 + E t with E's columns Q_i - Q0 and (E^T E) t = -E^T Q0, solved by Gaussian elimination on
+    Fractions (the input floats are exact rationals); a singular Gram matrix is an affinely dependent subset."""
+    from fractions import Fraction
+    from itertools import combinations
+
+    def dot(x, y):
+        return sum(xm * ym for xm, ym in zip(x, y))
+
+    F = [[Fraction(float(c)) for c in p] for p in P]
+    best = None
+    for r in range(1, len(F) + 1):
+        for S in combinations(range(len(F)), r):
+            Q = [F[i] for i in S]
+            E = [[q[m] - Q[0][m] for m in range(3)] for q in Q[1:]]
+            n = r - 1
+            A = [[dot(E[i], E[j]) for j in range(n)] + [-dot(E[i], Q[0])] for i in range(n)]  # [E^T E | -E^T Q0]
+            singular = False
+            for c in range(n):
+                piv = next((i for i in range(c, n) if A[i][c] != 0), None)
+                if piv is None:
+                    singular = True
+                    break
+                A[c], A[piv] = A[piv], A[c]
+                for i in range(n):
+                    if i != c and A[i][c] != 0:
+                        f = A[i][c] / A[c][c]
+                        A[i] = [a - f * b for a, b in zip(A[i], A[c])]
+            if singular:
+                continue
+            t = [A[i][n] / A[i][i] for i in range(n)]
+            lam = [1 - sum(t)] + t
+            if min(lam) < 0:
+                continue
+            x = [sum(l * q[m] for l, q in zip(lam, Q)) for m in range(3)]
+            d2 = dot(x, x)
+            best = d2 if best is None or d2 < best else best
+    return float(best) ** 0.5
+
+
+def _simplices(rng):
+    """Random simplices of 1 to 4 points (name, (k, 3) array), degenerate ones among them."""
+    out = []
+    for _ in range(60):
+        k = int(rng.integers(1, 5))
+        scale, shift = 10 ** rng.uniform(-3, 1), 10 ** rng.uniform(-3, 1)
+        out.append(("random", scale * rng.standard_normal((k, 3)) + shift * rng.standard_normal(3)))
+    for _ in range(15):
+        a, e = rng.standard_normal(3), rng.standard_normal(3)
+        t = rng.uniform(-1, 2, int(rng.integers(3, 5)))
+        out.append(("collinear (to rounding)", a + t[:, None] * e))
+        ai, ei = rng.integers(-4, 5, 3) / 4.0, rng.integers(-4, 5, 3) / 8.0  # (dyadic: exactly collinear in floats)
+        out.append(("collinear (exactly)", ai + (rng.integers(-3, 4, int(rng.integers(3, 5))) / 2.0)[:, None] * ei))
+        n = rng.standard_normal(3)
+        n /= np.linalg.norm(n)
+        u = np.cross(n, rng.standard_normal(3))
+        w = np.cross(n, u)
+        c = rng.uniform(-1, 1) * n
+        st = rng.standard_normal((4, 2))
+        out.append(("coplanar tetrahedron (to rounding)", c + st[:, :1] * u + st[:, 1:] * w))
+        z = rng.choice([0.0, rng.uniform(-1, 1)])  # (the plane z = const: exactly coplanar; z = 0: the origin in it)
+        out.append(("coplanar tetrahedron (exactly)", np.column_stack((rng.standard_normal((4, 2)), np.full(4, z)))))
+        P = rng.standard_normal((int(rng.integers(2, 5)), 3)) + rng.standard_normal(3)
+        P[-1] = P[0]
+        out.append(("repeated point", P))
+        T = rng.standard_normal((4, 3))
+        out.append(("origin inside", T - rng.dirichlet(np.ones(4)) @ T))
+        k = int(rng.integers(2, 5))
+        out.append(("far and small", 1e-3 * rng.standard_normal((k, 3)) + 5.0 * rng.standard_normal(3)))
+    for _ in range(60):
+        # (four points 1e-11 to 1e-9 off a line: the signs of such a tetrahedron's barycentric coordinates are
+        # rounding, and one face in twelve is the nearest although its opposite vertex's coordinate is positive)
+        a, e = rng.standard_normal(3), rng.standard_normal(3)
+        off = 10 ** rng.uniform(-11, -9) * rng.standard_normal((4, 3))
+        out.append(("nearly collinear tetrahedron", a + rng.uniform(-1, 2, 4)[:, None] * e + off))
+    return out
+
+
+def test_nearest_point_of_a_simplex_is_the_exact_nearest_point():
+    # GJK's simplex step (signed volumes) against the definition, computed exactly: the distance agrees to rounding,
+    # the weights are positive, sum to 1 and make the point returned
+    from core.shapes.distance import _nearest_in_simplex
+
+    rng = np.random.default_rng(5)
+    for name, P in _simplices(rng):
+        x, lam, idx = _nearest_in_simplex([tuple(p) for p in P])
+        exact = _exact_nearest(P)
+        scale = float(np.abs(P).max())
+        assert abs(float(np.linalg.norm(x)) - exact) <= 1e-12 * exact + 1e-14 * scale, (name, P, x, exact)
+        assert len(set(idx)) == len(idx) == len(lam) and all(0 <= i < len(P) for i in idx), (name, idx)
+        assert min(lam) > 0.0 and abs(sum(lam) - 1.0) <= 1e-15 * len(lam), (name, lam)
+        if len(idx) < 4:
+            np.testing.assert_allclose(x, np.asarray(lam) @ P[list(idx)], rtol=0, atol=1e-15 * scale)
+        else:  # (the four points: the origin is inside the tetrahedron, and is the point returned)
+            assert exact == 0.0 and x == (0.0, 0.0, 0.0), (name, P)
+            np.testing.assert_allclose(np.asarray(lam) @ P, 0.0, atol=1e-14 * scale)
