@@ -389,15 +389,21 @@ def test_undoing_the_edit_that_made_a_run_stale_makes_it_current_again(window, q
     assert pb.recording.stale and pb.status_kind == "stale"
 
 
-def test_steps_the_explicit_method_took_are_counted_in_the_status_line_and_plotted(window, qtbot, monkeypatch):
-    # every implicit attempt from t = 0.5 s on fails (as in a frictional jam): the explicit method takes those steps
-    # (core.contact.stepper._explicit_fallback), the run completes, and the status line and the plots say so
+@pytest.mark.parametrize("failing, t_from, code, said", [
+    (("implicit",), 0.5, 1, " · 50 step(s) by the explicit method"),
+    (("implicit", "explicit"), 0.9, 2, " · 10 step(s) by the relaxed problem")])
+def test_steps_the_fallbacks_took_are_counted_in_the_status_line_and_plotted(window, monkeypatch, failing, t_from,
+                                                                              code, said):
+    # every Newton attempt of the `failing` methods from t_from on fails (as in a frictional jam): the explicit
+    # method's step takes those steps (core.contact.stepper._explicit_fallback; code 1) or, both failing, their relaxed
+    # problem's solution (_relaxed_step; code 2); the run completes, and the status line, its tooltip and the plot of
+    # the solver's fallback column say so
     import core.contact.stepper as stp
 
     real = stp._step_once
 
     def attempt(model_, state, h, method, *args, **kw):
-        if method == "implicit" and state.t >= 0.5 - 1e-9:
+        if method in failing and state.t >= t_from - 1e-9:
             return stp.StepResult(state, False, 1, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
         return real(model_, state, h, method, *args, **kw)
 
@@ -407,35 +413,12 @@ def test_steps_the_explicit_method_took_are_counted_in_the_status_line_and_plott
     rec = win.playback.recording
     assert rec.ok and rec.count == 101
     taken = rec.series("solver")[:, 3]
-    assert taken[:51].sum() == 0 and taken[51:].tolist() == [1.0] * 50  # the steps ending at t = 0.51 ... 1.0 s
-    assert win.motion.status_label.text().endswith(" · 50 step(s) by the explicit method")
-    win.plots.set_mode("solver fallback")  # (the plot of the column: 1 at those steps)
-    np.testing.assert_array_equal(win.plots.joint_series()[:, 0], taken)
-
-
-def test_steps_the_relaxed_problem_took_are_counted_in_the_status_line_and_plotted(window, monkeypatch):
-    # every Newton attempt of both methods from t = 0.9 s on fails: those steps are their relaxed problem's solution
-    # (core.contact.stepper._relaxed_step), the run completes, the status line counts them and its tooltip says what
-    # they give up; the plot of the solver's fallback column is 2 there
-    import core.contact.stepper as stp
-
-    real = stp._step_once
-
-    def attempt(model_, state, h, method, *args, **kw):
-        if state.t >= 0.9 - 1e-9:
-            return stp.StepResult(state, False, 1, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
-        return real(model_, state, h, method, *args, **kw)
-
-    monkeypatch.setattr(stp, "_step_once", attempt)
-    win = window("contact_sphere_drop")
-    finished(win)
-    rec = win.playback.recording
-    assert rec.ok and rec.count == 101
-    taken = rec.series("solver")[:, 3]
-    assert taken[:91].sum() == 0 and taken[91:].tolist() == [2.0] * 10  # the steps ending at t = 0.91 ... 1.0 s
+    first = round(t_from / 0.01) + 1  # the first step failed: the one ending at t_from + dt
+    assert taken[:first].sum() == 0 and taken[first:].tolist() == [float(code)] * (101 - first)
     label = win.motion.status_label
-    assert label.text().endswith(" · 10 step(s) by the relaxed problem") and "explicit" not in label.text()
-    assert "a contact that slides ends it slightly apart" in label.toolTip()
+    assert label.text().endswith(said)
+    assert ("a contact that slides ends it slightly apart" in label.toolTip()) == (code == 2)
+    assert ("explicit" in label.text()) == (code == 1)
     win.plots.set_mode("solver fallback")
     np.testing.assert_array_equal(win.plots.joint_series()[:, 0], taken)
 

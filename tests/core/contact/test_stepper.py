@@ -458,14 +458,14 @@ def _drop():
     return mechanism([floor(), body("ball", {"type": "sphere", "radius": 0.1}, position=(0, 0, 0.3))])
 
 
-def _implicit_fails(monkeypatch):
-    """Every implicit attempt fails (as in a frictional jam); the explicit method's attempts are the real ones."""
+def _implicit_fails(monkeypatch, failing=("implicit",)):
+    """Every attempt of the `failing` methods fails (as in a frictional jam); the other method's are the real ones."""
     import core.contact.stepper as stp
 
     real = stp._step_once
 
     def attempt(model_, state, h, method, *args, **kw):
-        if method == "implicit":
+        if method in failing:
             return stp.StepResult(state, False, 4, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1)
         return real(model_, state, h, method, *args, **kw)
 
@@ -517,42 +517,28 @@ def test_a_failed_implicit_step_is_taken_by_the_explicit_method_when_its_end_mee
     assert rec.completed and rec.fallback.tolist() == [False, True, True] and rec.method == "implicit"
 
 
-def test_the_cli_and_the_npz_file_say_which_steps_the_explicit_method_took(monkeypatch, tmp_path, capsys):
+@pytest.mark.parametrize("failing, code, said", [
+    (("implicit",), 1, "failed with the implicit method and were taken by the explicit method"),
+    (("implicit", "explicit"), 2, "failed with every Newton attempt and were taken as the solution of their relaxed "
+                                  "problem")])
+def test_the_cli_and_the_npz_file_say_which_steps_a_fallback_took(monkeypatch, tmp_path, capsys, failing, code, said):
+    # every Newton attempt of the failing methods fails: each step is the explicit method's (code 1 of the solver
+    # channel's fallback column) or, both failing, its relaxed problem's solution (stepper._relaxed_step, code 2)
     from core import io
 
-    _implicit_fails(monkeypatch)
+    _implicit_fails(monkeypatch, failing)
     f = tmp_path / "drop.json"
     io.save(_drop(), f)
     out = tmp_path / "r.npz"
     assert cli_main(["simulate", str(f), "--t-end", "0.03", "--dt", "0.01", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert ("note: 3 step(s) (ending at t = 0.01, 0.02, 0.03 s) failed with the implicit method and were taken by the "
-            "explicit method") in err
+    assert f"note: 3 step(s) (ending at t = 0.01, 0.02, 0.03 s) {said}" in err and err.count("note:") == 1
     rec = load_npz(out)
-    assert rec.completed and rec.fallback.tolist() == [False, True, True, True]
+    assert rec.completed and rec.fallback.tolist() == [0] + [code] * 3
     # a file written without the column reads as no such step
     with np.load(out) as z:
         np.savez(tmp_path / "old.npz", **{k: z[k] for k in z.files if k != "fallback"})
-    assert load_npz(tmp_path / "old.npz").fallback.tolist() == [False] * 4
-
-
-def test_the_cli_and_the_npz_file_say_which_steps_the_relaxed_problem_took(monkeypatch, tmp_path, capsys):
-    # every Newton attempt of both methods fails: each step is its relaxed problem's solution (stepper._relaxed_step),
-    # code 2 of the solver channel's fallback column, and the CLI says so
-    import core.contact.stepper as stp
-    from core import io
-
-    monkeypatch.setattr(stp, "_step_once", lambda model_, state, *a, **k: stp.StepResult(
-        state, False, 4, 1e-5, "MCP solver: stalled (residual 1e-05)", pairs=1))
-    f = tmp_path / "drop.json"
-    io.save(_drop(), f)
-    out = tmp_path / "r.npz"
-    assert cli_main(["simulate", str(f), "--t-end", "0.03", "--dt", "0.01", "--out", str(out)]) == 0
-    err = capsys.readouterr().err
-    assert ("note: 3 step(s) (ending at t = 0.01, 0.02, 0.03 s) failed with every Newton attempt and were taken as "
-            "the solution of their relaxed problem") in err
-    assert "taken by the explicit method" not in err
-    assert load_npz(out).fallback.tolist() == [0, 2, 2, 2]
+    assert load_npz(tmp_path / "old.npz").fallback.tolist() == [0] * 4
 
 
 def test_the_explicit_fallback_is_refused_when_its_true_gap_overlaps_and_the_step_fails(monkeypatch):
