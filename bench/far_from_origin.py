@@ -70,7 +70,7 @@ def measure(family: str, D: float, seeds: int) -> str:
         rec = simulate(build_model(io.from_dict(document(family, D, seed))), t_end=steps * 0.01, dt=0.01)
         its += list(rec.iterations[1:])
         halved += int(np.count_nonzero(rec.halvings[1:]))
-        explicit += int(np.count_nonzero(rec.fallback[1:]))
+        explicit += int(np.count_nonzero(rec.fallback[1:] == 1))  # (2: the relaxed problem's, not counted here)
         stopped += not rec.completed
     cell = f"{np.mean(its):.1f}" + (f" [{halved}, {explicit}]" if halved or explicit else "")
     return cell + (f", {stopped} of {seeds} runs stopped" if stopped else "")

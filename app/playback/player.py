@@ -54,7 +54,8 @@ AUTO_RUN_SECONDS = 2.0  # contact runs expected to take longer than this wait fo
 # examples 0.54-3.1 (the polytopes 0.54: 0.95 s of work estimated 0.5 s; the two spheres 3.1); bench piles of 8 and
 # 27 spheres for 1 s 2.3 and 2.9; a bin of 30 mixed parts for 2 s 4.7 (4.8 s measured); 30 toppling dominoes for
 # 1.5 s 0.81 (20.8 s); a bench pile of 64 spheres (seed 1) 0.53 (67 s for its 87 steps: they grow to 4-13 s as it
-# settles, and the run stops at t = 0.87 s on a step that does not converge); the user test's bin of 300 bodies 1.4
+# settles, and the run stopped at t = 0.87 s on a step that did not converge, a step the relaxed problem's solution
+# now takes); the user test's bin of 300 bodies 1.4
 # and 1.7 in two runs (1,440 s estimated for its 200 steps; 4.3 and 5.2 s a step measured over its first 61, after
 # which the run stops on a step that does not converge). The linear prior alone (before s58) made these 0.09 (the
 # 300 bodies: 90 s) to 2.8. PRIOR_CROWD_BODIES 20 is the middle of the crowded scenes' spread: 30 made the 300

@@ -21,7 +21,8 @@ quadratic objectives", 2024).
 
 What it relaxes: a sliding pair's normal velocity is mu |u_t| instead of zero, so a loaded pair that slides would
 end the step apart by h mu |u_t| (Anitescu's gliding: millimetres for a sphere sliding at 0.5 m/s at mu 0.8).  Its
-solution is therefore not taken as a step: it is where the explicit step's Newton attempt starts, which then meets
+solution is therefore not taken as a step (but last, when both methods' Newton attempts fail:
+core.contact.stepper._relaxed_step): it is where the explicit step's Newton attempt starts, which then meets
 the explicit method's exact rows (Coulomb's law on the linearised gap).  In a jammed 27-sphere pile at mu 0.8 whose
 step neither method solved from its own start at any depth of halving, Newton from this start converges in 22-25
 iterations (docs/notes/contact-solver.md).

@@ -639,10 +639,12 @@ def _relaxed_step(model, state, h, method, ws, cancel, failed: StepResult) -> St
     if method == "implicit" and deepest < -_DEPTH_LIMIT:
         return replace(failed, iterations=its,
                        reason=f"{failed.reason}; nor its relaxed problem (its end overlaps by {-deepest:.3g} m)")
-    glide = max((c.gap for c in out.contacts if c.pn > 0.0), default=0.0)
+    # (loaded: the interior point leaves every pair an impulse of its tolerance's size, 1e-15 N s on pairs far apart)
+    top = max((c.pn for c in out.contacts), default=0.0)
+    glide = max((c.gap for c in out.contacts if c.pn > 1e-9 * top), default=0.0)
     # (its residual: the explicit method's rows at its solution, the Coulomb law its glide does not meet)
     residual = natural_residual(z, prob.value(z), prob.lower)
-    return replace(out, iterations=its, method="relaxed", residual=residual,
+    return replace(out, iterations=its, method="relaxed", residual=residual, halvings=failed.halvings,
                    reason=f"taken by its relaxed problem (loaded pairs end up to {max(glide, 0.0):.3g} m apart): "
                           f"{failed.reason}")
 

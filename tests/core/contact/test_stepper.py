@@ -514,7 +514,7 @@ def test_a_failed_implicit_step_is_taken_by_the_explicit_method_when_its_end_mee
     assert not res.converged and res.method == "" and res.state is st
     # the recording marks the step (the solver channel's "fallback" column), and the CLI says so
     rec = simulate(model, t_end=0.02, dt=0.01)
-    assert rec.completed and rec.fallback.tolist() == [False, True, True] and rec.method == "implicit"
+    assert rec.completed and rec.fallback.tolist() == [0, 1, 1] and rec.method == "implicit"
 
 
 @pytest.mark.parametrize("failing, code, said", [
@@ -539,6 +539,10 @@ def test_the_cli_and_the_npz_file_say_which_steps_a_fallback_took(monkeypatch, t
     with np.load(out) as z:
         np.savez(tmp_path / "old.npz", **{k: z[k] for k in z.files if k != "fallback"})
     assert load_npz(tmp_path / "old.npz").fallback.tolist() == [0] * 4
+    # ... and one written with the column as bool (before the relaxed problem's code 2) reads as 0 and 1
+    with np.load(out) as z:
+        np.savez(tmp_path / "bool.npz", **{k: (z[k] > 0 if k == "fallback" else z[k]) for k in z.files})
+    assert load_npz(tmp_path / "bool.npz").fallback.tolist() == [0] + [1] * 3
 
 
 def test_the_explicit_fallback_is_refused_when_its_true_gap_overlaps_and_the_step_fails(monkeypatch):
@@ -668,6 +672,7 @@ def test_step_schedule_is_the_attempts_in_order_then_halves_and_counts_every_ite
     res = step(model, st, h, method)
     # ... and last the relaxed problem's solution takes the step (_relaxed_step: the falling ball, no contact yet)
     assert res.converged and res.method == "relaxed" and len(relaxed_its) == 1 and "halved" in res.reason
+    assert res.halvings == 8  # (the depth the failed step was halved to, recorded with it)
     assert stp._MAX_HALVINGS == 8
     schedule = [(id(st), h / 2 ** k, f) for k in range(9) for f in forms]
     if method == "explicit":
