@@ -92,6 +92,7 @@ def worker(job_file: str) -> None:
     job = Job(**spec["job"])
     out = open(spec["records"], "w")
     from core.contact import build_model, initial_state, prepare_kernels, step
+    from core.contact.stepper import fallback_code
     from core.contact.plan import Workspace
 
     kernel_seconds = prepare_kernels()
@@ -156,11 +157,11 @@ def worker(job_file: str) -> None:
             status = "converged" if r.converged else "failed"
             save_state(Path(job.save_hard) / _hard_name(job, k), state,
                        meta_for(k, {"status": status, "iterations": r.iterations, "cpu": cpu, "reason": r.reason}))
+        taken = fallback_code(r.method, method)
         _emit(out, {"type": "step", "k": k, "t": r.state.t, "cpu": cpu, "wall": wall, "iterations": r.iterations,
                     "halvings": r.halvings, "converged": r.converged, "reason": r.reason if not r.converged else "",
-                    "fallback": r.converged and r.method == "explicit" and method != "explicit",  # (the explicit
-                    # method took a failed implicit step)
-                    "relaxed": r.converged and r.method == "relaxed",  # (its relaxed problem's solution took it)
+                    # (1: the explicit method took a failed implicit step, 2: its relaxed problem's solution did)
+                    "fallback": taken == 1, "relaxed": taken == 2,
                     "pairs": r.pairs, "contacts": len(r.contacts), "min_gap": _finite(min(gaps)) if gaps else None,
                     "exact_min": _finite(exact), "residual": _finite(r.residual),
                     "proc_end": time.process_time()})
